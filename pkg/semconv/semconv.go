@@ -1,0 +1,159 @@
+// Package semconv is the one table of metric and label names that the simulator, the
+// dashboards, the diagnosis rules and the editor hints share. The names follow
+// ../shared/docs/metrics-catalog.md; where that document marks a name as unverified ([I] or
+// [?]) the choice made here is the project's default, kept in this file alone so that a real
+// account that shows otherwise costs one edit.
+package semconv
+
+// Label names written by SageMaker detailed observability (datapoint attributes, no prefix).
+const (
+	LabelEndpoint         = "aws.sagemaker.endpoint.name"
+	LabelVariant          = "aws.sagemaker.variant.name"
+	LabelInferenceComp    = "aws.sagemaker.inference_component.name"
+	LabelContainerID      = "aws.sagemaker.container.id"
+	LabelContainerName    = "aws.sagemaker.container.name"
+	LabelFramework        = "aws.sagemaker.inference_framework"
+	LabelScalingDirection = "aws.sagemaker.scaling.direction"
+	LabelOperationType    = "aws.sagemaker.operation.type"
+	// Unverified [I]: the catalog (§4.6) proposes these two for ICE and lifecycle events.
+	LabelEventInstanceType = "aws.sagemaker.instance_type"
+	LabelEventAZ           = "aws.sagemaker.availability_zone"
+)
+
+// Resource and system labels (OTel resource attributes and CloudWatch system labels).
+const (
+	LabelHostID       = "@resource.host.id"
+	LabelHostType     = "@resource.host.type"
+	LabelAZ           = "@resource.cloud.availability_zone"
+	LabelResourceID   = "@resource.cloud.resource_id"
+	LabelAccount      = "@aws.account"
+	LabelRegion       = "@aws.region"
+	LabelScopeName    = "@instrumentation.@name"
+	LabelType         = "__type__"
+	LabelTemporality  = "__temporality__"
+	LabelMonotonicity = "__monotonicity__"
+)
+
+// Values of LabelFramework.
+const (
+	FrameworkVLLM   = "vllm"
+	FrameworkSGLang = "sglang"
+	FrameworkDJL    = "djl"
+)
+
+// Values of LabelScalingDirection.
+const (
+	ScaleOut = "ScaleOut"
+	ScaleIn  = "ScaleIn"
+)
+
+// Scope name of enriched SageMaker vended metrics [I: catalog §3.5].
+const ScopeSageMakerVended = "cloudwatch.aws/sagemaker"
+
+// Dimension labels of enriched classic (vended) metrics: original CloudWatch dimension names.
+const (
+	DimEndpointName           = "EndpointName"
+	DimVariantName            = "VariantName"
+	DimInferenceComponentName = "InferenceComponentName"
+	DimInstanceID             = "InstanceId"
+	DimContainerID            = "ContainerId"
+	DimAvailabilityZone       = "AvailabilityZone"
+	DimInstanceType           = "InstanceType"
+	DimRegion                 = "Region"
+)
+
+// Classic SageMaker metrics after OTel enrichment: delta temporality, so dashboards use
+// sum_over_time, never rate. Latencies are microseconds.
+const (
+	Invocations                   = "Invocations"
+	InvocationsByInstanceID       = "InvocationsByInstanceId"
+	InvocationsForIC              = "InvocationsForIc"
+	InvocationsForICByInstanceID  = "InvocationsForIcByInstanceIdByContainerId"
+	Invocation4XXErrors           = "Invocation4XXErrors"
+	Invocation5XXErrors           = "Invocation5XXErrors"
+	InvocationModelErrors         = "InvocationModelErrors"
+	Invocation4XXErrorsByInstance = "Invocation4XXErrorsByInstanceId"
+	Invocation5XXErrorsByInstance = "Invocation5XXErrorsByInstanceId"
+	Invocation4XXErrorsForIC      = "Invocation4XXErrorsForIc"
+	Invocation5XXErrorsForIC      = "Invocation5XXErrorsForIc"
+	ModelLatency                  = "ModelLatency"
+	OverheadLatency               = "OverheadLatency"
+	FirstChunkModelLatency        = "FirstChunkModelLatency"
+	FirstChunkOverheadLatency     = "FirstChunkOverheadLatency"
+	ConcurrentRequestsPerCopy     = "ConcurrentRequestsPerCopy"
+	MidStreamErrors               = "MidStreamErrors"
+)
+
+// vLLM engine metrics (colon form, as scraped).
+const (
+	VLLMRunning          = "vllm:num_requests_running"
+	VLLMWaiting          = "vllm:num_requests_waiting"
+	VLLMKVCacheUsage     = "vllm:kv_cache_usage_perc" // ratio 0-1
+	VLLMPromptTokens     = "vllm:prompt_tokens_total"
+	VLLMGenerationTokens = "vllm:generation_tokens_total"
+	VLLMPreemptions      = "vllm:num_preemptions_total"
+	VLLMRequestSuccess   = "vllm:request_success_total"
+	VLLMTTFT             = "vllm:time_to_first_token_seconds"
+	VLLMITL              = "vllm:inter_token_latency_seconds"
+	VLLME2E              = "vllm:e2e_request_latency_seconds"
+	VLLMQueueTime        = "vllm:request_queue_time_seconds"
+)
+
+// SGLang engine metrics.
+const (
+	SGLangRunning          = "sglang:num_running_reqs"
+	SGLangQueued           = "sglang:num_queue_reqs"
+	SGLangTokenUsage       = "sglang:token_usage" // ratio 0-1
+	SGLangPromptTokens     = "sglang:prompt_tokens_total"
+	SGLangGenerationTokens = "sglang:generation_tokens_total"
+	SGLangRetracted        = "sglang:num_retracted_reqs"
+	SGLangTTFT             = "sglang:time_to_first_token_seconds"
+	SGLangITL              = "sglang:inter_token_latency_seconds"
+	SGLangE2E              = "sglang:e2e_request_latency_seconds"
+	SGLangQueueTime        = "sglang:queue_time_seconds"
+)
+
+// DJL Serving / LMI metrics (no TTFT/KV: panels show them empty, not zero).
+const (
+	DJLRequestLatency  = "RequestLatency" // µs
+	DJLResponse2XX     = "Response_2XX_total"
+	DJLResponse5XX     = "Response_5XX_total"
+	DJLTokenThroughput = "TokenThroughput"
+)
+
+// DCGM exporter GPU metrics (per GPU). FB_* in MiB.
+const (
+	DCGMGPUUtil     = "DCGM_FI_DEV_GPU_UTIL"
+	DCGMMemCopyUtil = "DCGM_FI_DEV_MEM_COPY_UTIL"
+	DCGMGPUTemp     = "DCGM_FI_DEV_GPU_TEMP"
+	DCGMMemoryTemp  = "DCGM_FI_DEV_MEMORY_TEMP"
+	DCGMFBUsed      = "DCGM_FI_DEV_FB_USED"
+	DCGMFBFree      = "DCGM_FI_DEV_FB_FREE"
+	DCGMSMActive    = "DCGM_FI_DEV_SM_ACTIVE"
+	DCGMPowerUsage  = "DCGM_FI_DEV_POWER_USAGE"
+	DCGMXIDErrors   = "DCGM_FI_DEV_XID_ERRORS"
+)
+
+// Node exporter host metrics (per instance).
+const (
+	NodeCPUSeconds        = "node_cpu_seconds_total"
+	NodeMemTotal          = "node_memory_MemTotal_bytes"
+	NodeMemAvailable      = "node_memory_MemAvailable_bytes"
+	NodeFilesystemSize    = "node_filesystem_size_bytes"
+	NodeFilesystemAvail   = "node_filesystem_avail_bytes"
+	NodeDiskIOTimeSeconds = "node_disk_io_time_seconds_total"
+)
+
+// Control-plane, event-driven metrics (catalog §4.6). Events are sparse samples at event
+// time; read them with *_over_time over a wide window.
+const (
+	ScalingE2EDuration  = "e2e_duration"         // s; LabelScalingDirection, LabelOperationType
+	ICECount            = "ice_count"            // LabelEventInstanceType, LabelEventAZ
+	ModelDownloadTime   = "model_download_time"  // s
+	GPULoadTime         = "gpu_load_time"        // s
+	ContainerStartTime  = "container_start_time" // s
+	ColdStartDuration   = "cold_start_duration"  // s, creation to first invocation [I]
+	RebalancingDuration = "rebalancing_duration" // s
+	ICCopyMoved         = "ic_copy_moved"
+	InstancesReleased   = "instances_released"
+)

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Runs everything CI runs: Go vet and tests (emulator, plugin, dashboards, diagnosis),
+# a short fuzz of every Go fuzz target, the frontend's typecheck, lint, tests and build,
+# and the release package check. Usage: scripts/test.sh   (FUZZTIME=10s to fuzz longer)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export GOFLAGS="${GOFLAGS:-} -mod=mod"
+logdir=$(mktemp -d)
+trap 'rm -rf "$logdir"' EXIT
+stage() { printf '\n== %s\n' "$*"; }
+
+stage "Go vet"
+go vet ./...
+
+stage "Go tests"
+go build -o "$logdir/testsummary" ./scripts/testsummary
+go test -json -count=1 ./... | "$logdir/testsummary" | tee "$logdir/go.txt"
+
+stage "Go fuzz (${FUZZTIME:-5s} per target)"
+# Every `func FuzzX` in a _test.go file is fuzzed briefly; new targets join automatically.
+grep -rl --include='*_test.go' -E '^func Fuzz[A-Za-z0-9_]+\(' pkg cmd dashboards scripts 2>/dev/null |
+  while read -r file; do
+    for name in $(grep -oE '^func Fuzz[A-Za-z0-9_]+' "$file" | sed 's/^func //'); do
+      echo "fuzz $name ./$(dirname "$file")"
+      go test -run='^$' -fuzz="^${name}\$" -fuzztime="${FUZZTIME:-5s}" "./$(dirname "$file")" >"$logdir/fuzz.log" 2>&1 ||
+        { cat "$logdir/fuzz.log"; exit 1; }
+    done
+  done
+
+stage "Frontend install"
+if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  npm ci --no-audit --no-fund
+fi
+stage "Frontend typecheck"
+npm run --silent typecheck
+stage "Frontend lint"
+npm run --silent lint
+stage "Frontend tests"
+npm test -- --json --outputFile="$logdir/jest.json"
+stage "Frontend build"
+npm run --silent build
+
+stage "Backend build and release package check"
+go tool mage -v build:backend
+go run ./cmd/release check --dist dist
+
+go_line=$(grep -E '^go tests: ' "$logdir/go.txt" | tail -1)
+js_counts=$(node -e 'const r=require(process.argv[1]);console.log(r.numPassedTests+" "+r.numFailedTests)' "$logdir/jest.json")
+read -r go_pass go_fail < <(sed -E 's/^go tests: ([0-9]+) passed, ([0-9]+) failed.*/\1 \2/' <<<"$go_line")
+read -r js_pass js_fail <<<"$js_counts"
+echo
+echo "go: $go_pass passed, $go_fail failed; frontend: $js_pass passed, $js_fail failed"
+echo "tests: $((go_pass + js_pass)) passed, $((go_fail + js_fail)) failed"

@@ -144,6 +144,12 @@ const (
 	NodeDiskIOTimeSeconds = "node_disk_io_time_seconds_total"
 )
 
+// Node exporter label and value the CPU-busy formula needs (100·(1 − idle rate)).
+const (
+	LabelCPUMode = "mode"
+	CPUModeIdle  = "idle"
+)
+
 // Control-plane, event-driven metrics (catalog §4.6). Events are sparse samples at event
 // time; read them with *_over_time over a wide window.
 const (
@@ -156,4 +162,40 @@ const (
 	RebalancingDuration = "rebalancing_duration" // s
 	ICCopyMoved         = "ic_copy_moved"
 	InstancesReleased   = "instances_released"
+)
+
+// Values of LabelType and LabelTemporality.
+const (
+	TypeGauge         = "gauge"
+	TypeCounter       = "counter"
+	TypeHistogram     = "histogram"
+	TemporalityDelta  = "delta"
+	OperationUpdateIC = "UpdateInferenceComponent" // LabelOperationType of IC copy scaling [I]
+)
+
+// Vended-metric granularity variants (catalog §3.5, S6) used by AZ and per-IC panels.
+const (
+	InvocationsByAzByInstanceType = "InvocationsByAzByInstanceType"
+	ModelLatencyForIC             = "ModelLatencyForIc"
+	OverheadLatencyForIC          = "OverheadLatencyForIc"
+)
+
+// Engine, DCGM and node exporter labels that pass through the collector unchanged.
+const (
+	LabelModelName      = "model_name"
+	LabelVLLMEngine     = "engine"
+	LabelFinishedReason = "finished_reason"
+	LabelSGLEngineType  = "engine_type"
+	LabelSGLTPRank      = "tp_rank"
+	LabelSGLPPRank      = "pp_rank"
+	LabelSGLMoEEPRank   = "moe_ep_rank"
+	LabelGPU            = "gpu"
+	LabelGPUUUID        = "UUID"
+	LabelGPUDevice      = "device"
+	LabelGPUModelName   = "modelName"
+	LabelGPUPCIBusID    = "pci_bus_id"
+	LabelCPU            = "cpu"
+	LabelDevice         = "device"
+	LabelFSType         = "fstype"
+	LabelMountpoint     = "mountpoint"
 )

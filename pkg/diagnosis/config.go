@@ -1,0 +1,156 @@
+package diagnosis
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Config holds the thresholds of every rule and the query shape. DefaultConfig documents the
+// defaults (also tabled in README.md); change a field to tune a rule for a fleet.
+type Config struct {
+	// Rules to run, by id (RuleIDs); empty runs all of them.
+	Rules []string
+	// Concurrency is the number of rules evaluated at once (each sends its own queries).
+	Concurrency int
+	// MaxPoints bounds the points per series of range queries; the step grows with the range.
+	MaxPoints int
+	// MinStep is the smallest range-query step (the metrics' publish period).
+	MinStep time.Duration
+	// RateWindow is the smallest window for rate() on cumulative counters.
+	RateWindow time.Duration
+	// MaxFindingsPerRule keeps only the worst findings of one rule.
+	MaxFindingsPerRule int
+
+	// KV cache (ratio 0-1, a time quantile per copy over the range).
+	KVQuantile       float64 // which time quantile of KV usage counts as "sustained"
+	KVSaturation     float64 // sustained usage at or above this is saturation
+	KVEarlyWarning   float64 // sustained usage at or above this deserves an autoscaling trigger
+	WaitingRequests  float64 // average waiting requests that confirm requests queue
+	ScalingTarget    float64 // ConcurrentRequestsPerCopy target of the scaling policies
+	ScalingOverload  time.Duration
+	SlowScaling      time.Duration // a scale-out slower than this is slow scaling
+	TTFTHigh         time.Duration // P99 TTFT at or above this is high whatever its history
+	TTFTMin          time.Duration // a TTFT rise below this is ignored
+	TTFTRiseRatio    float64       // P99 TTFT peak / usual at or above this is "up"
+	LatencyNormal    float64       // model/overhead latency peak / usual below this is "normal"
+	GPUMemWarnPct    float64       // framebuffer used % at or above this: warning
+	GPUMemCritPct    float64       // framebuffer used % at or above this: critical
+	VRAMGrowthPct    float64       // percentage points of growth over the range for a "leak"
+	VRAMGrowthR2     float64       // minimum linear fit (R²) of a steady growth
+	TimeToFullCrit   time.Duration // a growth that fills VRAM sooner than this is critical
+	VRAMDropPct      float64       // percentage points lost within VRAMDropWithin: a sudden drop
+	VRAMDropWithin   time.Duration
+	AZNoTrafficShare float64 // an AZ with instances getting less than this share of its fair traffic has "no traffic"
+	AZSkewRatio      float64 // per-instance traffic of the busiest AZ / quietest AZ at or above this is imbalance
+	ColdStartSlow    time.Duration
+	ColdStartShare   float64 // a phase with at least this share of the cold start dominates it
+	ThroughputRatio  float64 // current tokens/s below this fraction of the range's peak is "far below"
+	ThroughputMin    float64 // peaks below this many tokens/s are idle engines, not drops
+	ErrorRateWarn    float64 // error ratio (errors / invocations) of a spike: warning
+	ErrorRateCrit    float64 // 5xx or model error ratio of a spike: critical
+	ErrorSpikeRatio  float64 // peak ratio / usual ratio at or above this is a spike
+}
+
+// DefaultConfig returns the documented defaults (README.md, "Thresholds").
+func DefaultConfig() Config {
+	return Config{
+		Concurrency:        4,
+		MaxPoints:          120,
+		MinStep:            time.Minute,
+		RateWindow:         5 * time.Minute,
+		MaxFindingsPerRule: 10,
+
+		KVQuantile:       0.9,
+		KVSaturation:     0.9,
+		KVEarlyWarning:   0.5,
+		WaitingRequests:  1,
+		ScalingTarget:    4,
+		ScalingOverload:  10 * time.Minute,
+		SlowScaling:      10 * time.Minute,
+		TTFTHigh:         2 * time.Second,
+		TTFTMin:          500 * time.Millisecond,
+		TTFTRiseRatio:    2,
+		LatencyNormal:    1.5,
+		GPUMemWarnPct:    95,
+		GPUMemCritPct:    98,
+		VRAMGrowthPct:    10,
+		VRAMGrowthR2:     0.8,
+		TimeToFullCrit:   24 * time.Hour,
+		VRAMDropPct:      30,
+		VRAMDropWithin:   5 * time.Minute,
+		AZNoTrafficShare: 0.1,
+		AZSkewRatio:      3,
+		ColdStartSlow:    2 * time.Minute,
+		ColdStartShare:   0.5,
+		ThroughputRatio:  0.3,
+		ThroughputMin:    1,
+		ErrorRateWarn:    0.01,
+		ErrorRateCrit:    0.05,
+		ErrorSpikeRatio:  3,
+	}
+}
+
+// Validate reports the first setting that cannot work, naming the field and the fix.
+func (c Config) Validate() error {
+	positive := []struct {
+		name string
+		v    float64
+	}{
+		{"Concurrency", float64(c.Concurrency)},
+		{"MaxPoints", float64(c.MaxPoints)},
+		{"MinStep", float64(c.MinStep)},
+		{"RateWindow", float64(c.RateWindow)},
+		{"WaitingRequests", c.WaitingRequests},
+		{"ScalingTarget", c.ScalingTarget},
+		{"ScalingOverload", float64(c.ScalingOverload)},
+		{"SlowScaling", float64(c.SlowScaling)},
+		{"TTFTHigh", float64(c.TTFTHigh)},
+		{"TTFTRiseRatio", c.TTFTRiseRatio},
+		{"LatencyNormal", c.LatencyNormal},
+		{"VRAMGrowthPct", c.VRAMGrowthPct},
+		{"TimeToFullCrit", float64(c.TimeToFullCrit)},
+		{"VRAMDropPct", c.VRAMDropPct},
+		{"VRAMDropWithin", float64(c.VRAMDropWithin)},
+		{"AZSkewRatio", c.AZSkewRatio},
+		{"ColdStartSlow", float64(c.ColdStartSlow)},
+		{"ErrorRateWarn", c.ErrorRateWarn},
+		{"ErrorRateCrit", c.ErrorRateCrit},
+		{"ErrorSpikeRatio", c.ErrorSpikeRatio},
+	}
+	for _, p := range positive {
+		if !(p.v > 0) {
+			return fmt.Errorf("diagnosis config: %s must be greater than zero (got %v); start from DefaultConfig()", p.name, p.v)
+		}
+	}
+	ratios := []struct {
+		name string
+		v    float64
+	}{
+		{"KVQuantile", c.KVQuantile},
+		{"KVSaturation", c.KVSaturation},
+		{"KVEarlyWarning", c.KVEarlyWarning},
+		{"VRAMGrowthR2", c.VRAMGrowthR2},
+		{"AZNoTrafficShare", c.AZNoTrafficShare},
+		{"ColdStartShare", c.ColdStartShare},
+		{"ThroughputRatio", c.ThroughputRatio},
+	}
+	for _, r := range ratios {
+		if !(r.v > 0 && r.v <= 1) {
+			return fmt.Errorf("diagnosis config: %s is a ratio and must be in (0, 1] (got %v)", r.name, r.v)
+		}
+	}
+	if c.KVEarlyWarning > c.KVSaturation {
+		return errors.New("diagnosis config: KVEarlyWarning must not exceed KVSaturation")
+	}
+	if !(c.GPUMemWarnPct > 0 && c.GPUMemWarnPct <= c.GPUMemCritPct && c.GPUMemCritPct <= 100) {
+		return fmt.Errorf("diagnosis config: need 0 < GPUMemWarnPct (%v) <= GPUMemCritPct (%v) <= 100", c.GPUMemWarnPct, c.GPUMemCritPct)
+	}
+	if c.ErrorRateWarn > c.ErrorRateCrit {
+		return errors.New("diagnosis config: ErrorRateWarn must not exceed ErrorRateCrit")
+	}
+	if c.TTFTMin < 0 || c.ThroughputMin < 0 || c.MaxFindingsPerRule < 0 {
+		return errors.New("diagnosis config: TTFTMin, ThroughputMin and MaxFindingsPerRule must not be negative")
+	}
+	return nil
+}

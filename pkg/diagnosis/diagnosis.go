@@ -1,0 +1,257 @@
+// Package diagnosis evaluates the dashboards' reading rules automatically: each rule runs a few
+// PromQL queries over a scope (fleet, endpoint, inference component) and a time range and turns
+// what it sees into findings, which Run ranks (severity, then score). Rules talk to a Querier,
+// so they are tested against a real PromQL engine over synthetic data and run in production
+// against CloudWatch through pkg/promclient.
+package diagnosis
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Severity orders findings: critical before warning before info.
+type Severity int
+
+const (
+	Info Severity = iota
+	Warning
+	Critical
+)
+
+func (s Severity) String() string {
+	switch s {
+	case Critical:
+		return "critical"
+	case Warning:
+		return "warning"
+	default:
+		return "info"
+	}
+}
+
+// MarshalJSON writes the name, so JSON output stays readable and stable.
+func (s Severity) MarshalJSON() ([]byte, error) { return json.Marshal(s.String()) }
+
+// Level is the kind of resource a finding points at.
+type Level string
+
+const (
+	LevelFleet        Level = "fleet"
+	LevelEndpoint     Level = "endpoint"
+	LevelIC           Level = "inference-component"
+	LevelInstance     Level = "instance"
+	LevelAZ           Level = "availability-zone"
+	LevelInstanceType Level = "instance-type"
+)
+
+// Scope selects what Run looks at; empty fields mean "all" (the fleet).
+type Scope struct {
+	Endpoint           string `json:"endpoint,omitempty"`
+	InferenceComponent string `json:"inferenceComponent,omitempty"`
+}
+
+func (s Scope) String() string {
+	switch {
+	case s.Endpoint == "" && s.InferenceComponent == "":
+		return "fleet"
+	case s.InferenceComponent == "":
+		return "endpoint " + s.Endpoint
+	case s.Endpoint == "":
+		return "inference component " + s.InferenceComponent
+	}
+	return "endpoint " + s.Endpoint + ", inference component " + s.InferenceComponent
+}
+
+// Target is the resource a finding is about, with the endpoint and IC it belongs to so that
+// the panel link can carry them.
+type Target struct {
+	Level              Level  `json:"level"`
+	Name               string `json:"name"`
+	Endpoint           string `json:"endpoint,omitempty"`
+	InferenceComponent string `json:"inferenceComponent,omitempty"`
+	Instance           string `json:"instance,omitempty"`
+	AZ                 string `json:"availabilityZone,omitempty"`
+}
+
+func (t Target) String() string {
+	s := string(t.Level) + " " + t.Name
+	if t.Endpoint != "" && t.Endpoint != t.Name && t.Level != LevelEndpoint {
+		s += " (" + t.Endpoint + ")"
+	}
+	return s
+}
+
+// Evidence is one number that convinced a rule, with the query that produced it.
+type Evidence struct {
+	What  string `json:"what"`
+	Value string `json:"value"`
+	Query string `json:"query"`
+}
+
+// Finding is one likely cause.
+type Finding struct {
+	Rule      string     `json:"rule"`
+	Cause     string     `json:"cause"`
+	Target    Target     `json:"scope"`
+	Severity  Severity   `json:"severity"`
+	Score     float64    `json:"score"`
+	Summary   string     `json:"summary"`
+	Evidence  []Evidence `json:"evidence"`
+	Next      string     `json:"next"`
+	PanelLink string     `json:"panelLink"`
+}
+
+// RuleFailure records a rule that could not finish (its query failed); the other rules'
+// findings are still returned.
+type RuleFailure struct {
+	Rule  string `json:"rule"`
+	Error string `json:"error"`
+}
+
+// Report is the result of one diagnosis run.
+type Report struct {
+	Scope    Scope         `json:"scope"`
+	Start    time.Time     `json:"start"`
+	End      time.Time     `json:"end"`
+	Findings []Finding     `json:"findings"`
+	Failures []RuleFailure `json:"failures,omitempty"`
+	// Requests is the number of upstream queries made (identical queries shared by several
+	// rules are sent once).
+	Requests int `json:"requests"`
+}
+
+// maxRange is CloudWatch's limit on query range including range-vector windows.
+const maxRange = 7 * 24 * time.Hour
+
+// Run evaluates the rules of cfg over scope and [start, end], concurrently (cfg.Concurrency at
+// a time), and returns the ranked findings. A failing rule is reported in Report.Failures and
+// does not stop the others; only invalid input is an error.
+func Run(ctx context.Context, q Querier, scope Scope, start, end time.Time, cfg Config) (Report, error) {
+	if q == nil {
+		return Report{}, errors.New("diagnosis: no querier: pass a Querier (for example NewPromClientQuerier)")
+	}
+	if err := cfg.Validate(); err != nil {
+		return Report{}, err
+	}
+	if !end.After(start) {
+		return Report{}, fmt.Errorf("diagnosis: the time range is empty (start %s, end %s): choose an end after the start", start.Format(time.RFC3339), end.Format(time.RFC3339))
+	}
+	if end.Sub(start) > maxRange-time.Hour {
+		return Report{}, fmt.Errorf("diagnosis: the time range %s is too long: CloudWatch allows at most 7 days including look-back, use 6 days or less", end.Sub(start))
+	}
+	rules, err := selectRules(cfg.Rules)
+	if err != nil {
+		return Report{}, err
+	}
+	mq := newMemoQuerier(q)
+	e := &env{q: mq, scope: scope, start: start, end: end, cfg: cfg}
+	e.step, e.window = stepFor(end.Sub(start), cfg)
+
+	var (
+		mu       sync.Mutex
+		wg       sync.WaitGroup
+		findings []Finding
+		failures []RuleFailure
+		sem      = make(chan struct{}, cfg.Concurrency)
+	)
+	for _, r := range rules {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+				mu.Lock()
+				failures = append(failures, RuleFailure{Rule: r.id, Error: ctx.Err().Error()})
+				mu.Unlock()
+				return
+			}
+			defer func() { <-sem }()
+			fs, err := r.run(ctx, e)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				failures = append(failures, RuleFailure{Rule: r.id, Error: err.Error()})
+				return
+			}
+			for i := range fs {
+				fs[i].Rule = r.id
+				fs[i].Score = r.priority + 10*math.Max(0, math.Min(0.999, fs[i].Score))
+				if fs[i].PanelLink == "" {
+					fs[i].PanelLink = panelLink(r.panel, fs[i].Target, start, end)
+				}
+			}
+			findings = append(findings, capFindings(fs, cfg.MaxFindingsPerRule)...)
+		}()
+	}
+	wg.Wait()
+	Rank(findings)
+	sort.Slice(failures, func(i, j int) bool { return failures[i].Rule < failures[j].Rule })
+	return Report{Scope: scope, Start: start, End: end, Findings: findings, Failures: failures, Requests: mq.requests()}, nil
+}
+
+// Rank orders findings by severity, then score (both descending), then rule and target name
+// so that equal findings keep a stable order.
+func Rank(fs []Finding) {
+	sort.SliceStable(fs, func(i, j int) bool {
+		a, b := fs[i], fs[j]
+		if a.Severity != b.Severity {
+			return a.Severity > b.Severity
+		}
+		if a.Score != b.Score {
+			return a.Score > b.Score
+		}
+		if a.Rule != b.Rule {
+			return a.Rule < b.Rule
+		}
+		return a.Target.Name < b.Target.Name
+	})
+}
+
+// capFindings keeps a rule's n most important findings, so one widespread problem does not
+// bury the others.
+func capFindings(fs []Finding, n int) []Finding {
+	if n <= 0 || len(fs) <= n {
+		return fs
+	}
+	Rank(fs)
+	return fs[:n]
+}
+
+// RuleIDs lists the rules in evaluation order.
+func RuleIDs() []string {
+	ids := make([]string, len(allRules))
+	for i, r := range allRules {
+		ids[i] = r.id
+	}
+	return ids
+}
+
+func selectRules(ids []string) ([]rule, error) {
+	if len(ids) == 0 {
+		return allRules, nil
+	}
+	var out []rule
+	for _, id := range ids {
+		found := false
+		for _, r := range allRules {
+			if r.id == id {
+				out = append(out, r)
+				found = true
+				break
+			}
+		}
+		if !found {
+			return nil, fmt.Errorf("diagnosis: unknown rule %q: choose from %s", id, strings.Join(RuleIDs(), ", "))
+		}
+	}
+	return out, nil
+}

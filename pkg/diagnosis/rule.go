@@ -1,0 +1,28 @@
+package diagnosis
+
+import "context"
+
+// rule is one reading rule: an id, the dashboard panel that shows its evidence, a priority
+// (specific causes before the symptoms they produce: a crash explains its errors) and the
+// evaluation. A rule sets Finding.Score to its strength in [0, 1); Run turns it into
+// priority + 10·strength so findings of one severity rank by cause, then magnitude.
+type rule struct {
+	id       string
+	panel    panelRef
+	priority float64
+	run      func(ctx context.Context, e *env) ([]Finding, error)
+}
+
+// allRules, in evaluation order.
+var allRules = []rule{
+	{id: "vram-drop", panel: panelGPUMemory, priority: 90, run: runVRAMDrop},
+	{id: "ice-exhaustion", panel: panelICE, priority: 85, run: runICE},
+	{id: "scaling", panel: panelScaling, priority: 80, run: runScaling},
+	{id: "kv-cache-saturation", panel: panelEnginePressure, priority: 75, run: runKV},
+	{id: "az-traffic", panel: panelTraffic, priority: 70, run: runAZ},
+	{id: "engine-queueing", panel: panelLatencyBreakdown, priority: 65, run: runQueueing},
+	{id: "gpu-memory", panel: panelGPUMemory, priority: 60, run: runGPUMemory},
+	{id: "cold-start", panel: panelColdStart, priority: 50, run: runColdStart},
+	{id: "error-spike", panel: panelErrors, priority: 30, run: runErrors},
+	{id: "throughput-drop", panel: panelThroughput, priority: 20, run: runThroughput},
+}

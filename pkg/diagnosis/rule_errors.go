@@ -1,0 +1,181 @@
+package diagnosis
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/prometheus/common/model"
+
+	"github.com/inferscope/sagemaker-datasource/pkg/semconv"
+)
+
+// errorKinds are the error signals of the classic metrics, with the IC-level name when one
+// exists (model errors are published per endpoint only).
+var errorKinds = []struct{ tag, endpoint, ic, label string }{
+	{"invocations", semconv.Invocations, semconv.InvocationsForIC, "invocations"},
+	{"4xx", semconv.Invocation4XXErrors, semconv.Invocation4XXErrorsForIC, "4xx errors"},
+	{"5xx", semconv.Invocation5XXErrors, semconv.Invocation5XXErrorsForIC, "5xx errors"},
+	{"model", semconv.InvocationModelErrors, "", "model errors"},
+}
+
+// trafficExpr: invocations and errors per endpoint (per IC in IC scope), one total per step.
+// The classic metrics are delta: each sample is the count of its interval, so sum_over_time
+// over one step counts that step (rate() would be wrong).
+func (e *env) trafficExpr() string {
+	group, icScope := semconv.DimEndpointName, e.scope.InferenceComponent != ""
+	if icScope {
+		group = semconv.DimInferenceComponentName
+	}
+	var parts [][2]string
+	for _, k := range errorKinds {
+		metric := k.endpoint
+		if icScope {
+			if k.ic == "" {
+				continue
+			}
+			metric = k.ic
+		}
+		s := e.classic(metric)
+		if icScope { // the ForIc metrics carry no endpoint dimension
+			s = sel(metric, matcher(semconv.DimInferenceComponentName, "=", e.scope.InferenceComponent))
+		}
+		parts = append(parts, [2]string{k.tag, fmt.Sprintf("sum %s (sum_over_time(%s[%s]))", by(group), s, promDur(e.step))})
+	}
+	return tagged(parts...)
+}
+
+// traffic is the per-step invocations and errors of one endpoint or IC.
+type traffic struct {
+	name   string // endpoint or IC name
+	ic     bool
+	series map[string]map[model.Time]float64 // tag -> time -> count
+}
+
+func (e *env) traffic(ctx context.Context) (map[string]*traffic, string, error) {
+	q := e.trafficExpr()
+	m, err := e.matrix(ctx, q)
+	if err != nil {
+		return nil, q, err
+	}
+	out := map[string]*traffic{}
+	icScope := e.scope.InferenceComponent != ""
+	for _, s := range m {
+		name := label(s.Metric, semconv.DimEndpointName)
+		if icScope {
+			name = label(s.Metric, semconv.DimInferenceComponentName)
+		}
+		t := out[name]
+		if t == nil {
+			t = &traffic{name: name, ic: icScope, series: map[string]map[model.Time]float64{}}
+			out[name] = t
+		}
+		tag := label(s.Metric, tagLabel)
+		pts := t.series[tag]
+		if pts == nil {
+			pts = map[model.Time]float64{}
+			t.series[tag] = pts
+		}
+		for _, p := range s.Values {
+			if v := float64(p.Value); finite(v) {
+				pts[p.Timestamp] += v
+			}
+		}
+	}
+	return out, q, nil
+}
+
+// ratio is errors/invocations of one step.
+type ratioPoint struct {
+	t            model.Time
+	errs, invocs float64
+}
+
+// ratios returns the per-step error ratio of kind, in time order, over steps with traffic.
+func (t *traffic) ratios(kind string) []ratioPoint {
+	inv := t.series["invocations"]
+	var out []ratioPoint
+	for ts, n := range inv {
+		if n > 0 {
+			out = append(out, ratioPoint{t: ts, errs: t.series[kind][ts], invocs: n})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].t < out[j].t })
+	return out
+}
+
+// errorsNear counts 5xx and model errors within [from, to].
+func (t *traffic) errorsNear(from, to time.Time) float64 {
+	n := 0.0
+	for _, kind := range []string{"5xx", "model"} {
+		for ts, v := range t.series[kind] {
+			if tt := ts.Time(); !tt.Before(from) && !tt.After(to) {
+				n += v
+			}
+		}
+	}
+	return n
+}
+
+// runErrors: a step whose error ratio is well above the range's usual ratio and above the
+// warning level is a spike; 5xx and model errors at the critical level are critical, 4xx
+// (the callers' fault) stay warnings.
+func runErrors(ctx context.Context, e *env) ([]Finding, error) {
+	tr, q, err := e.traffic(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []Finding
+	for _, t := range tr {
+		for _, k := range errorKinds[1:] {
+			rs := t.ratios(k.tag)
+			if len(rs) == 0 {
+				continue
+			}
+			xs := make([]float64, len(rs))
+			worst := 0
+			for i, r := range rs {
+				xs[i] = r.errs / r.invocs
+				if xs[i] > xs[worst] {
+					worst = i
+				}
+			}
+			usual := quantile(xs, 0.5)
+			peak := xs[worst]
+			if peak < e.cfg.ErrorRateWarn || (usual > 0 && peak < e.cfg.ErrorSpikeRatio*usual) {
+				continue
+			}
+			sev := Warning
+			if k.tag != "4xx" && peak >= e.cfg.ErrorRateCrit {
+				sev = Critical
+			}
+			target := Target{Level: LevelEndpoint, Name: t.name, Endpoint: t.name}
+			if t.ic {
+				target = Target{Level: LevelIC, Name: t.name, Endpoint: e.scope.Endpoint, InferenceComponent: t.name}
+			}
+			at := rs[worst].t.Time().UTC()
+			out = append(out, Finding{
+				Cause: "Error-rate spike (" + k.label + ")", Target: target, Severity: sev, Score: strength(peak, e.cfg.ErrorRateWarn, 1),
+				Summary: fmt.Sprintf("%s of %s reached %s of invocations at %s (usually %s)",
+					k.label, t.name, pctPts(100*peak), at.Format("15:04"), pctPts(100*usual)),
+				Evidence: []Evidence{
+					{What: "peak " + k.label + " ratio", Value: fmt.Sprintf("%s (%s of %s invocations in %s)", pctPts(100*peak), num(rs[worst].errs), num(rs[worst].invocs), fmtDur(e.step)), Query: q},
+					{What: "usual (median) ratio over the range", Value: pctPts(100 * usual), Query: q},
+				},
+				Next: errorAdvice(k.tag),
+			})
+		}
+	}
+	return out, nil
+}
+
+func errorAdvice(kind string) string {
+	switch kind {
+	case "4xx":
+		return "Check the callers: payload size, malformed input, throttling (4xx are client-side); compare with a recent client deployment."
+	case "model":
+		return "Read the container logs for the model's exceptions at that time; check for OOM, bad inputs or a bad model version."
+	}
+	return "Check the instance and container health at that time (crash, OOM, restarts) and the model logs; see the GPU memory panel for a crash."
+}

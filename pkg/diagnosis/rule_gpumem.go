@@ -1,0 +1,156 @@
+package diagnosis
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/prometheus/common/model"
+
+	"github.com/inferscope/sagemaker-datasource/pkg/semconv"
+)
+
+// fbExpr: framebuffer used % per instance and IC (DCGM series carry the IC owning the GPU),
+// so a leak or a crash of one model shows on its own GPUs.
+func (e *env) fbExpr() string {
+	g := by(lEP, lIC, lHost)
+	used := fmt.Sprintf("sum %s (%s)", g, e.eng(semconv.DCGMFBUsed))
+	free := fmt.Sprintf("sum %s (%s)", g, e.eng(semconv.DCGMFBFree))
+	return fmt.Sprintf("100 * %s / (%s + %s)", used, used, free)
+}
+
+func instanceTarget(m model.Metric) Target {
+	h := label(m, lHost)
+	return Target{Level: LevelInstance, Name: h, Endpoint: label(m, lEP), InferenceComponent: label(m, lIC), Instance: h}
+}
+
+// runGPUMemory: VRAM that rises steadily (a good linear fit, a large rise) will fill up, and
+// the time to full sets the severity; VRAM that is already nearly full leaves no headroom.
+func runGPUMemory(ctx context.Context, e *env) ([]Finding, error) {
+	q := e.fbExpr()
+	m, err := e.matrix(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	hours := e.end.Sub(e.start).Hours()
+	var out []Finding
+	for _, s := range m {
+		xs := values(s)
+		if len(xs) < 3 {
+			continue
+		}
+		t := instanceTarget(s.Metric)
+		now := tail(xs, 0.05)
+		slope, r2, _ := linearFit(s)
+		rise := slope * hours
+		if finite(slope) && slope > 0 && rise >= e.cfg.VRAMGrowthPct && r2 >= e.cfg.VRAMGrowthR2 {
+			ttf := time.Duration(math.Max(0, 100-now) / slope * float64(time.Hour))
+			sev := Warning
+			if ttf <= e.cfg.TimeToFullCrit {
+				sev = Critical
+			}
+			out = append(out, Finding{
+				Cause: "Steady GPU memory growth", Target: t, Severity: sev,
+				Score:   1 - strength(ttf.Hours(), 0, 7*24),
+				Summary: fmt.Sprintf("GPU memory of %s rose from %s to %s (%s per hour, fit R²=%.2f); full in about %s", t.Name, pctPts(xs[0]), pctPts(now), pctPts(slope), r2, fmtDur(ttf)),
+				Evidence: []Evidence{
+					{What: "framebuffer used now", Value: pctPts(now), Query: q},
+					{What: "growth (linear fit over the range)", Value: fmt.Sprintf("%s/h, R²=%.2f", pctPts(slope), r2), Query: q},
+					{What: "time to full at this rate", Value: fmtDur(ttf), Query: q},
+				},
+				Next: "Look for a memory leak in the model server (growing caches, fragmentation); restart or replace the copy before it fills, and add instances first if it is load-driven.",
+			})
+			continue
+		}
+		if now >= e.cfg.GPUMemWarnPct {
+			sev := Warning
+			if now >= e.cfg.GPUMemCritPct {
+				sev = Critical
+			}
+			out = append(out, Finding{
+				Cause: "GPU memory pressure", Target: t, Severity: sev, Score: strength(now, e.cfg.GPUMemWarnPct, 100),
+				Summary:  fmt.Sprintf("GPU memory of %s is at %s: no headroom for another model's weights or larger batches", t.Name, pctPts(now)),
+				Evidence: []Evidence{{What: "framebuffer used now", Value: pctPts(now), Query: q}},
+				Next:     "Move a copy elsewhere or add instances; lower gpu_memory_utilization / max model length if the engine reserves too much.",
+			})
+		}
+	}
+	return out, nil
+}
+
+// runVRAMDrop: GPU memory that falls sharply within a few minutes means the model's process
+// released it: a crash when 5xx/model errors appear at the same time, else an unload or a
+// restart worth checking.
+func runVRAMDrop(ctx context.Context, e *env) ([]Finding, error) {
+	q := e.fbExpr()
+	m, err := e.matrix(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	var tr map[string]*traffic
+	var trQ string
+	k := max(1, int(math.Ceil(float64(e.cfg.VRAMDropWithin)/float64(e.step))))
+	var out []Finding
+	for _, s := range m {
+		drop, at, before, after := largestDrop(s.Values, k)
+		if drop < e.cfg.VRAMDropPct {
+			continue
+		}
+		if tr == nil { // the error query is only needed once something dropped
+			if tr, trQ, err = e.traffic(ctx); err != nil {
+				return nil, err
+			}
+		}
+		t := instanceTarget(s.Metric)
+		name := t.Endpoint
+		if e.scope.InferenceComponent != "" {
+			name = t.InferenceComponent
+		}
+		when := at.Time().UTC()
+		errs := 0.0
+		if tt := tr[name]; tt != nil {
+			errs = tt.errorsNear(when.Add(-e.cfg.VRAMDropWithin-e.step), when.Add(e.cfg.VRAMDropWithin+e.step))
+		}
+		final := tail(values(s), 0.05)
+		recovered := final >= before-e.cfg.VRAMDropPct/2
+		ev := []Evidence{
+			{What: "framebuffer used before → after", Value: fmt.Sprintf("%s → %s at %s", pctPts(before), pctPts(after), when.Format("15:04")), Query: q},
+			{What: "5xx + model errors around the drop", Value: num(errs), Query: trQ},
+			{What: "framebuffer used now", Value: pctPts(final), Query: q},
+		}
+		f := Finding{Target: t, Evidence: ev, Score: strength(drop, e.cfg.VRAMDropPct, 100)}
+		state := "did not come back"
+		if recovered {
+			state = "came back (restart or reload)"
+		}
+		if errs > 0 {
+			f.Cause, f.Severity = "Model crash (sudden GPU memory drop with errors)", Critical
+			f.Summary = fmt.Sprintf("GPU memory of %s fell by %s at %s while %s 5xx/model errors were returned; memory %s", t.Name, pctPts(drop), when.Format("15:04"), num(errs), state)
+			f.Next = "Read the container logs around that time (OOM, CUDA/XID errors, segfault); check the model version and inputs that triggered it."
+		} else {
+			f.Cause, f.Severity = "Sudden GPU memory drop (model unloaded or restarted)", Warning
+			f.Summary = fmt.Sprintf("GPU memory of %s fell by %s at %s with no errors; memory %s", t.Name, pctPts(drop), when.Format("15:04"), state)
+			f.Next = "Check whether a copy was scaled in, moved or unloaded on purpose (scaling and rebalancing events); if not, read the container logs."
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+// largestDrop finds the largest fall from the highest of the previous k points to a point.
+func largestDrop(ps []model.SamplePair, k int) (drop float64, at model.Time, before, after float64) {
+	for i := 1; i < len(ps); i++ {
+		v := float64(ps[i].Value)
+		if !finite(v) {
+			continue
+		}
+		for j := max(0, i-k); j < i; j++ {
+			b := float64(ps[j].Value)
+			if finite(b) && b-v > drop {
+				drop, at, before, after = b-v, ps[i].Timestamp, b, v
+			}
+		}
+	}
+	return drop, at, before, after
+}

@@ -1,0 +1,123 @@
+package diagnosis
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/inferscope/sagemaker-datasource/pkg/semconv"
+)
+
+// ttftExpr: P99 time to first token per endpoint/IC over time (engine histograms are
+// cumulative native histograms, so rate() is right here).
+func (e *env) ttftExpr() string {
+	return engines(semconv.VLLMTTFT, semconv.SGLangTTFT, func(m string) string {
+		return fmt.Sprintf("histogram_quantile(0.99, sum %s (rate(%s[%s])))", by(lEP, lIC), e.eng(m), promDur(e.window))
+	})
+}
+
+// latencyExpr: P99 ModelLatency and OverheadLatency per endpoint over time, in one request.
+// They are delta histograms: sum_over_time, never rate.
+func (e *env) latencyExpr() string {
+	f := func(metric string) string {
+		s := e.classicEndpoint(metric)
+		return fmt.Sprintf("histogram_quantile(0.99, sum %s (sum_over_time(%s[%s])))", by(semconv.DimEndpointName), s, promDur(e.window))
+	}
+	return tagged([2]string{"model", f(semconv.ModelLatency)}, [2]string{"overhead", f(semconv.OverheadLatency)})
+}
+
+// classicEndpoint selects a classic endpoint-level metric (it has no IC dimension).
+func (e *env) classicEndpoint(metric string) string {
+	if e.scope.Endpoint == "" {
+		return metric
+	}
+	return sel(metric, matcher(semconv.DimEndpointName, "=", e.scope.Endpoint))
+}
+
+// runQueueing: TTFT that is high or rising while the platform's model and overhead latency
+// stay flat means requests wait inside the engine's own queue. When the KV cache of the same
+// copy is saturated the KV rule already names the cause, so it is not repeated here.
+func runQueueing(ctx context.Context, e *env) ([]Finding, error) {
+	tq := e.ttftExpr()
+	tm, err := e.matrix(ctx, tq)
+	if err != nil || len(tm) == 0 {
+		return nil, err
+	}
+	kvQ, waitQ, lq := e.kvExpr(), e.waitingExpr(), e.latencyExpr()
+	kvv, err := e.instant(ctx, kvQ)
+	if err != nil {
+		return nil, err
+	}
+	wv, err := e.instant(ctx, waitQ)
+	if err != nil {
+		return nil, err
+	}
+	lm, err := e.matrix(ctx, lq)
+	if err != nil {
+		return nil, err
+	}
+	kv, waiting := byKey(kvv), byKey(wv)
+	type lat struct{ usual, peak float64 }
+	lats := map[string]map[string]lat{} // endpoint -> model|overhead
+	for _, s := range lm {
+		ep := label(s.Metric, semconv.DimEndpointName)
+		if lats[ep] == nil {
+			lats[ep] = map[string]lat{}
+		}
+		u, p := usualPeak(values(s))
+		lats[ep][label(s.Metric, tagLabel)] = lat{u, p}
+	}
+	high, floor := e.cfg.TTFTHigh.Seconds(), e.cfg.TTFTMin.Seconds()
+	var out []Finding
+	for _, s := range tm {
+		xs := values(s)
+		if len(xs) == 0 {
+			continue
+		}
+		usual, peak := usualPeak(xs)
+		up := peak >= high || (peak >= floor && usual > 0 && peak/usual >= e.cfg.TTFTRiseRatio)
+		k := key(s.Metric)
+		if !up || kv[k] >= e.cfg.KVSaturation {
+			continue
+		}
+		t := icOrEndpoint(s.Metric)
+		ml, okM := lats[t.Endpoint]["model"]
+		ol, okO := lats[t.Endpoint]["overhead"]
+		normal := func(l lat, ok bool) bool { return ok && (l.usual <= 0 || l.peak/l.usual < e.cfg.LatencyNormal) }
+		if (okM && !normal(ml, okM)) || (okO && !normal(ol, okO)) {
+			continue // the platform or the model itself slowed down: not engine queueing
+		}
+		w := waiting[k]
+		sev := Warning
+		if peak >= high && w >= e.cfg.WaitingRequests {
+			sev = Critical
+		}
+		ev := []Evidence{
+			{What: "TTFT P99 usual → peak", Value: secs(usual) + " → " + secs(peak), Query: tq},
+			{What: "waiting requests (average, worst copy)", Value: num1(w), Query: waitQ},
+			{What: "KV cache usage (sustained)", Value: pct(kv[k]), Query: kvQ},
+		}
+		latNote := "model and overhead latency not published for this scope"
+		if okM || okO {
+			ev = append(ev,
+				Evidence{What: "ModelLatency P99 usual → peak", Value: usec(ml.usual) + " → " + usec(ml.peak), Query: lq},
+				Evidence{What: "OverheadLatency P99 usual → peak", Value: usec(ol.usual) + " → " + usec(ol.peak), Query: lq})
+			latNote = "model and overhead latency stay flat"
+		}
+		out = append(out, Finding{
+			Cause: "Engine queueing", Target: t, Severity: sev, Score: strength(peak/max(usual, 1e-3), 1, 20),
+			Summary:  fmt.Sprintf("TTFT P99 of %s rose to %s (usually %s) while %s: requests wait in the engine's queue (%s waiting)", t.Name, secs(peak), secs(usual), latNote, num1(w)),
+			Evidence: ev,
+			Next:     "Raise the engine's concurrency (max_num_seqs / max batch size) if GPU memory allows, add copies, or lower the per-copy concurrency target so scaling starts earlier.",
+		})
+	}
+	return out, nil
+}
+
+// usec formats a latency published in microseconds.
+func usec(v float64) string {
+	if !finite(v) {
+		return "n/a"
+	}
+	return fmtDur(time.Duration(v * float64(time.Microsecond)))
+}

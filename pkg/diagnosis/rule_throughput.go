@@ -1,0 +1,81 @@
+package diagnosis
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/inferscope/sagemaker-datasource/pkg/semconv"
+)
+
+// tokensExpr: output tokens per second per endpoint/IC over time.
+func (e *env) tokensExpr() string {
+	return engines(semconv.VLLMGenerationTokens, semconv.SGLangGenerationTokens, func(m string) string {
+		return fmt.Sprintf("sum %s (rate(%s[%s]))", by(lEP, lIC), e.eng(m), promDur(e.window))
+	})
+}
+
+// runThroughput: output tokens/s now (the last tenth of the range) far below the engine's own
+// peak over the range. When invocations fell as much, demand fell (info); otherwise the engine
+// got slower for the same demand (warning).
+func runThroughput(ctx context.Context, e *env) ([]Finding, error) {
+	q := e.tokensExpr()
+	m, err := e.matrix(ctx, q)
+	if err != nil || len(m) == 0 {
+		return nil, err
+	}
+	var tr map[string]*traffic
+	var trQ string
+	var out []Finding
+	for _, s := range m {
+		xs := values(s)
+		if len(xs) < 10 {
+			continue
+		}
+		_, peak := usualPeak(xs)
+		now := tail(xs, 0.1)
+		if peak < e.cfg.ThroughputMin || now >= e.cfg.ThroughputRatio*peak {
+			continue
+		}
+		if tr == nil {
+			if tr, trQ, err = e.traffic(ctx); err != nil {
+				return nil, err
+			}
+		}
+		t := icOrEndpoint(s.Metric)
+		name := t.Endpoint
+		if e.scope.InferenceComponent != "" {
+			name = t.InferenceComponent
+		}
+		demand := -1.0 // unknown
+		if tt := tr[name]; tt != nil {
+			var inv []float64
+			for _, r := range tt.ratios("invocations") {
+				inv = append(inv, r.invocs)
+			}
+			if _, p := usualPeak(inv); len(inv) >= 10 && p > 0 {
+				demand = tail(inv, 0.1) / p
+			}
+		}
+		ratio := now / peak
+		ev := []Evidence{
+			{What: "output tokens/s now vs peak over the range", Value: fmt.Sprintf("%s vs %s (%s)", num1(now), num1(peak), pct(ratio)), Query: q},
+		}
+		f := Finding{Target: t, Score: 1 - ratio, Evidence: ev}
+		switch {
+		case demand >= 0 && demand <= 2*ratio:
+			f.Evidence = append(f.Evidence, Evidence{What: "invocations now vs peak", Value: pct(demand), Query: trQ})
+			f.Cause, f.Severity = "Throughput down with demand", Info
+			f.Summary = fmt.Sprintf("Output throughput of %s is %s of its peak, and invocations fell to %s of theirs: less demand, not a slower engine", t.Name, pct(ratio), pct(demand))
+			f.Next = "Nothing to fix if the drop in traffic is expected; consider scaling in to save cost."
+		default:
+			if demand >= 0 {
+				f.Evidence = append(f.Evidence, Evidence{What: "invocations now vs peak", Value: pct(demand), Query: trQ})
+			}
+			f.Cause, f.Severity = "Throughput far below the engine's usual level", Warning
+			f.Summary = fmt.Sprintf("Output throughput of %s is %s tokens/s, %s of its peak over the range (%s)", t.Name, num1(now), pct(ratio), num1(peak))
+			f.Next = "Compare with the engine pressure and GPU panels: KV saturation, preemptions, a crashed or restarting copy, or a new model version with a smaller batch size."
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}

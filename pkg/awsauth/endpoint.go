@@ -1,0 +1,131 @@
+package awsauth
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+)
+
+var (
+	regionPattern = regexp.MustCompile(`^[a-z]{2}(-[a-z]+)+-\d+$`)
+	// awsHost matches CloudWatch's regional hosts in the commercial and China partitions.
+	awsHost = regexp.MustCompile(`^monitoring\.([a-z0-9-]+)\.amazonaws\.com(\.cn)?$`)
+)
+
+// Endpoint is where signed requests may go and the region they are signed for.
+type Endpoint struct {
+	URL    *url.URL
+	Region string
+	Source string // the setting it came from, for error messages
+}
+
+// ResolveEndpoint picks the base URL (jsonData.endpoint, else the datasource
+// URL, else https://monitoring.<defaultRegion>.amazonaws.com) and checks it
+// is safe to sign for: a CloudWatch host of the configured region over
+// https, an explicitly configured jsonData.endpoint, or plain http only to a
+// loopback host. A datasource URL may name a CloudWatch or loopback host
+// only; anything else has to be set deliberately as jsonData.endpoint.
+func ResolveEndpoint(s Settings) (Endpoint, error) {
+	if s.Region != "" && !regionPattern.MatchString(s.Region) {
+		return Endpoint{}, backend.DownstreamErrorf("jsonData.defaultRegion %q is not an AWS region name; use one like us-east-1", s.Region)
+	}
+	raw, source := s.Endpoint, "jsonData.endpoint"
+	if raw == "" {
+		raw, source = s.DatasourceURL, "the datasource URL"
+	}
+	if raw == "" {
+		if s.Region == "" {
+			return Endpoint{}, backend.DownstreamErrorf("no region configured: set jsonData.defaultRegion (e.g. us-east-1) so requests go to https://monitoring.<region>.amazonaws.com")
+		}
+		u := &url.URL{Scheme: "https", Host: "monitoring." + s.Region + ".amazonaws.com"}
+		return Endpoint{URL: u, Region: s.Region, Source: "jsonData.defaultRegion"}, nil
+	}
+
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil || u.Host == "" || u.Opaque != "" {
+		return Endpoint{}, backend.DownstreamErrorf("%s %q is not an absolute URL; use https://monitoring.<region>.amazonaws.com", source, raw)
+	}
+	if u.User != nil {
+		return Endpoint{}, backend.DownstreamErrorf("%s must not carry user credentials; remove the user:password@ part and use the AWS authentication settings", source)
+	}
+	if u.RawQuery != "" || u.Fragment != "" {
+		return Endpoint{}, backend.DownstreamErrorf("%s %q must not have a query or fragment; use the base URL only", source, u.Redacted())
+	}
+	host := strings.ToLower(u.Hostname())
+	loopback := isLoopback(host)
+	switch u.Scheme {
+	case "https":
+	case "http":
+		if !loopback {
+			return Endpoint{}, backend.DownstreamErrorf("%s %q uses plain http to a non-loopback host; signed requests need https (plain http is allowed only to 127.0.0.1, ::1 or localhost)", source, u.Redacted())
+		}
+	default:
+		return Endpoint{}, backend.DownstreamErrorf("%s %q must use https (or http to a loopback host)", source, u.Redacted())
+	}
+
+	if m := awsHost.FindStringSubmatch(host); m != nil {
+		region := m[1]
+		if s.Region != "" && region != s.Region {
+			return Endpoint{}, backend.DownstreamErrorf("%s is in region %q but jsonData.defaultRegion is %q; signatures are scoped to one region, so make them the same", source, region, s.Region)
+		}
+		if !regionPattern.MatchString(region) || (m[2] != "") != strings.HasPrefix(region, "cn-") {
+			return Endpoint{}, backend.DownstreamErrorf("%s host %q does not name a valid region for its partition (amazonaws.com.cn serves cn-* regions only)", source, host)
+		}
+		if u.Path != "" && u.Path != "/" {
+			return Endpoint{}, backend.DownstreamErrorf("%s %q must not have a path; CloudWatch serves /api/v1/* at the host root", source, u.Redacted())
+		}
+		u.Path, u.RawPath = "", ""
+		return Endpoint{URL: u, Region: region, Source: source}, nil
+	}
+
+	if source != "jsonData.endpoint" && !loopback {
+		return Endpoint{}, backend.DownstreamErrorf("the datasource URL host %q is not a CloudWatch endpoint (monitoring.<region>.amazonaws.com); "+
+			"leave the URL empty to use the region's endpoint, or set jsonData.endpoint to send signed requests to a custom endpoint on purpose", host)
+	}
+	if s.Region == "" {
+		return Endpoint{}, backend.DownstreamErrorf("%s %q is a custom endpoint, so the signing region cannot be derived from it; set jsonData.defaultRegion", source, u.Redacted())
+	}
+	u.Path = strings.TrimSuffix(u.Path, "/")
+	u.RawPath = strings.TrimSuffix(u.RawPath, "/")
+	return Endpoint{URL: u, Region: s.Region, Source: source}, nil
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// RestrictToEndpoint refuses, before anything is signed or sent, requests
+// whose scheme or host differ from the resolved endpoint. Put it outside the
+// signing transport so a stray URL (or a redirect) never gets a signature.
+func RestrictToEndpoint(next http.RoundTripper, ep Endpoint) http.RoundTripper {
+	return &restricted{next: next, scheme: ep.URL.Scheme, host: strings.ToLower(ep.URL.Host), source: ep.Source}
+}
+
+type restricted struct {
+	next                 http.RoundTripper
+	scheme, host, source string
+}
+
+func (t *restricted) RoundTrip(r *http.Request) (*http.Response, error) {
+	host := strings.ToLower(r.URL.Host)
+	if r.Host != "" {
+		host = strings.ToLower(r.Host)
+	}
+	if r.URL.Scheme != t.scheme || host != t.host {
+		if r.Body != nil {
+			r.Body.Close()
+		}
+		return nil, backend.DownstreamError(fmt.Errorf("refusing to sign a request for %s://%s: only %s://%s (from %s) is allowed",
+			r.URL.Scheme, host, t.scheme, t.host, t.source))
+	}
+	return t.next.RoundTrip(r)
+}

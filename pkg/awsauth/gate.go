@@ -1,0 +1,64 @@
+package awsauth
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+)
+
+// Keys under which Grafana passes its [aws] settings to plugins.
+const (
+	KeyAllowedAuthProviders = "AWS_AUTH_AllowedAuthProviders"
+	KeyAssumeRoleEnabled    = "AWS_AUTH_AssumeRoleEnabled"
+)
+
+// Gate is what the Grafana server allows datasources to use.
+type Gate struct {
+	AllowedAuthProviders []string
+	AssumeRoleEnabled    bool
+}
+
+// GateFromContext reads Grafana's [aws] settings from the request context,
+// with Grafana's defaults when they are unset.
+func GateFromContext(ctx context.Context) Gate {
+	cfg := backend.GrafanaConfigFromContext(ctx)
+	g := Gate{AllowedAuthProviders: []string{AuthDefault, AuthKeys, AuthCredentials}, AssumeRoleEnabled: true}
+	if v := strings.TrimSpace(cfg.Get(KeyAllowedAuthProviders)); v != "" {
+		g.AllowedAuthProviders = nil
+		for p := range strings.SplitSeq(v, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				g.AllowedAuthProviders = append(g.AllowedAuthProviders, p)
+			}
+		}
+	}
+	if v := strings.TrimSpace(cfg.Get(KeyAssumeRoleEnabled)); v != "" {
+		// An unparsable value keeps the permissive default, as Grafana's own parsing does.
+		if b, err := strconv.ParseBool(v); err == nil {
+			g.AssumeRoleEnabled = b
+		}
+	}
+	return g
+}
+
+// Check refuses settings the server does not allow. Errors are downstream:
+// the fix is in the datasource or server configuration.
+func (g Gate) Check(s Settings) error {
+	at := s.effectiveAuthType()
+	if !slices.Contains(authTypes, at) {
+		return backend.DownstreamErrorf("unknown authentication type %q in jsonData.authType; use one of %s", at, strings.Join(authTypes, ", "))
+	}
+	if !slices.Contains(g.AllowedAuthProviders, at) {
+		return backend.DownstreamErrorf("authentication type %q is not allowed on this Grafana server (allowed: %s); "+
+			"choose an allowed type in jsonData.authType or ask the Grafana admin to add it to [aws] allowed_auth_providers",
+			at, strings.Join(g.AllowedAuthProviders, ", "))
+	}
+	if s.AssumeRoleARN != "" && !g.AssumeRoleEnabled {
+		return backend.DownstreamError(fmt.Errorf("assume role is disabled on this Grafana server ([aws] assume_role_enabled = false); " +
+			"clear jsonData.assumeRoleArn or ask the Grafana admin to enable it"))
+	}
+	return nil
+}

@@ -1,0 +1,229 @@
+package builder
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// The committed JSON (provisioned and bundled) must be exactly what the generator produces.
+func TestCommittedJSONIsGenerated(t *testing.T) {
+	generated, err := All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range []string{"../../provisioning/dashboards", "../../src/dashboards"} {
+		for _, g := range generated {
+			path := filepath.Join(dir, g.File)
+			t.Run(path, func(t *testing.T) {
+				have, err := os.ReadFile(path)
+				if err != nil {
+					t.Fatalf("%v; run go run ./dashboards/cmd/gen", err)
+				}
+				if !bytes.Equal(have, g.JSON) {
+					t.Fatalf("%s differs from the generator's output; run go run ./dashboards/cmd/gen -out provisioning/dashboards -bundle src/dashboards", path)
+				}
+			})
+		}
+	}
+}
+
+// panelJSON is the part of a generated panel the structure checks read.
+type panelJSON struct {
+	ID          int    `json:"id"`
+	Type        string `json:"type"`
+	Title       string `json:"title"`
+	Description string `json:"description"`
+	Datasource  *struct {
+		Type string `json:"type"`
+		UID  string `json:"uid"`
+	} `json:"datasource"`
+	Targets []map[string]any `json:"targets"`
+	Field   struct {
+		Defaults struct {
+			Unit     string `json:"unit"`
+			NoValue  string `json:"noValue"`
+			Mappings []any  `json:"mappings"`
+		} `json:"defaults"`
+		Overrides []struct {
+			Properties []struct {
+				ID    string `json:"id"`
+				Value any    `json:"value"`
+			} `json:"properties"`
+		} `json:"overrides"`
+	} `json:"fieldConfig"`
+	Transformations []any `json:"transformations"`
+}
+
+type dashboardJSON struct {
+	UID       string      `json:"uid"`
+	Title     string      `json:"title"`
+	Panels    []panelJSON `json:"panels"`
+	Links     []any       `json:"links"`
+	Templates struct {
+		List []struct {
+			Name       string `json:"name"`
+			Type       string `json:"type"`
+			Query      any    `json:"query"`
+			Multi      bool   `json:"multi"`
+			IncludeAll bool   `json:"includeAll"`
+			AllValue   string `json:"allValue"`
+		} `json:"list"`
+	} `json:"templating"`
+}
+
+// labelValuesForm is our label-values variable form: label_values(selector, "label").
+var labelValuesForm = regexp.MustCompile(`^label_values\((.+), "([^"]+)"\)$`)
+
+func decodeAll(t *testing.T) map[string]dashboardJSON {
+	t.Helper()
+	generated, err := All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]dashboardJSON{}
+	for _, g := range generated {
+		var d dashboardJSON
+		if err := json.Unmarshal(g.JSON, &d); err != nil {
+			t.Fatalf("%s: %v", g.File, err)
+		}
+		out[g.File] = d
+	}
+	return out
+}
+
+func TestDashboardStructure(t *testing.T) {
+	wantUID := map[string]string{"performance.json": UIDPerformance, "capacity.json": UIDCapacity, "reliability.json": UIDReliability}
+	for file, d := range decodeAll(t) {
+		t.Run(file, func(t *testing.T) {
+			if d.UID != wantUID[file] {
+				t.Errorf("uid %q, want %q", d.UID, wantUID[file])
+			}
+			ids := map[int]string{}
+			for _, p := range d.Panels {
+				if p.ID == 0 {
+					t.Errorf("panel %q has no explicit id", p.Title)
+				}
+				if prev, dup := ids[p.ID]; dup {
+					t.Errorf("panel id %d used by %q and %q", p.ID, prev, p.Title)
+				}
+				ids[p.ID] = p.Title
+				if p.Type == "row" {
+					continue
+				}
+				if strings.TrimSpace(p.Description) == "" {
+					t.Errorf("panel %q has no description (reading rule)", p.Title)
+				}
+				if p.Type == "text" {
+					continue
+				}
+				if p.Datasource == nil || p.Datasource.Type != PluginID || p.Datasource.UID != "${datasource}" {
+					t.Errorf("panel %q datasource %+v, want %s/${datasource}", p.Title, p.Datasource, PluginID)
+				}
+				if numericPanel(p) && p.Field.Defaults.Unit == "" && !hasOverride(p, "unit") {
+					t.Errorf("numeric panel %q has no unit", p.Title)
+				}
+				if len(p.Targets) == 0 {
+					t.Errorf("panel %q has no target", p.Title)
+				}
+				refs := map[string]bool{}
+				for _, tg := range p.Targets {
+					ref, _ := tg["refId"].(string)
+					if ref == "" || refs[ref] {
+						t.Errorf("panel %q: refId %q missing or repeated", p.Title, ref)
+					}
+					refs[ref] = true
+					ds, _ := tg["datasource"].(map[string]any)
+					if ds["type"] != PluginID || ds["uid"] != "${datasource}" {
+						t.Errorf("panel %q target %s datasource %v", p.Title, ref, ds)
+					}
+				}
+			}
+			if len(d.Links) < 3 {
+				t.Errorf("want links to the other dashboards and the fleet view, got %d", len(d.Links))
+			}
+		})
+	}
+}
+
+// numericPanel: every panel except tables showing only text draws numbers.
+func numericPanel(p panelJSON) bool {
+	return p.Type == "timeseries" || p.Type == "stat" || p.Type == "barchart" || p.Type == "bargauge"
+}
+
+func hasOverride(p panelJSON, id string) bool {
+	for _, o := range p.Field.Overrides {
+		for _, pr := range o.Properties {
+			if pr.ID == id {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func TestVariables(t *testing.T) {
+	want := []string{varDatasource, varEndpoint, varIC, varAZ, varInstance, varFramework, varPercentile, varAgg}
+	
+	for file, d := range decodeAll(t) {
+		var names []string
+		for _, v := range d.Templates.List {
+			names = append(names, v.Name)
+			switch v.Type {
+			case "datasource":
+				if v.Query != PluginID {
+					t.Errorf("%s: datasource variable of type %v, want %s", file, v.Query, PluginID)
+				}
+			case "query":
+				q, _ := v.Query.(string)
+				if labelValuesForm.FindStringSubmatch(q) == nil {
+					t.Errorf("%s: variable %s query %q is not label_values(selector, \"label\")", file, v.Name, q)
+				}
+				if !v.Multi || !v.IncludeAll || (v.AllValue != ".*" && v.AllValue != ".+") {
+					t.Errorf("%s: variable %s should be multi-value with All = .* or .+", file, v.Name)
+				}
+			}
+		}
+		if strings.Join(names, ",") != strings.Join(want, ",") {
+			t.Errorf("%s: variables %v, want %v", file, names, want)
+		}
+	}
+}
+
+// Every panel showing inference-component data states the empty case instead of "No data".
+func TestICPanelsHaveEmptyState(t *testing.T) {
+	for file, d := range decodeAll(t) {
+		for _, p := range d.Panels {
+			for _, tg := range p.Targets {
+				expr, _ := tg["expr"].(string)
+				if strings.Contains(expr, "InvocationsForIc") || strings.Contains(expr, "ConcurrentRequestsPerCopy") {
+					if p.Field.Defaults.NoValue != noICs {
+						t.Errorf("%s: IC panel %q has noValue %q, want %q", file, p.Title, p.Field.Defaults.NoValue, noICs)
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestDiagnosisTarget(t *testing.T) {
+	d := decodeAll(t)["performance.json"]
+	first := d.Panels[0]
+	if first.Type != "table" || len(first.Targets) != 1 {
+		t.Fatalf("first Performance panel is %s with %d targets, want the diagnosis table", first.Type, len(first.Targets))
+	}
+	tg := first.Targets[0]
+	if tg["queryType"] != QueryTypeDiagnosis || tg["refId"] != "D" || tg["endpoint"] != vEndpoint || tg["inferenceComponent"] != vIC {
+		t.Fatalf("diagnosis target %v", tg)
+	}
+	if _, hasExpr := tg["expr"]; hasExpr {
+		t.Fatal("diagnosis target carries an expr")
+	}
+	if err := (DiagnosisQuery{QueryType: QueryTypeDiagnosis}).Validate(); err == nil {
+		t.Fatal("a diagnosis query without refId validated")
+	}
+}

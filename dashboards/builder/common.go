@@ -1,0 +1,219 @@
+// Package builder holds the Performance, Capacity and Reliability dashboards as code
+// (grafana-foundation-sdk), one file per dashboard section, with the panel defaults shared here.
+package builder
+
+import (
+	"github.com/grafana/grafana-foundation-sdk/go/barchart"
+	"github.com/grafana/grafana-foundation-sdk/go/cog"
+	"github.com/grafana/grafana-foundation-sdk/go/common"
+	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
+	"github.com/grafana/grafana-foundation-sdk/go/prometheus"
+	"github.com/grafana/grafana-foundation-sdk/go/stat"
+	"github.com/grafana/grafana-foundation-sdk/go/table"
+	"github.com/grafana/grafana-foundation-sdk/go/text"
+	"github.com/grafana/grafana-foundation-sdk/go/timeseries"
+)
+
+// PluginID is our datasource type; panels never reference the core Prometheus type.
+const PluginID = "inferscope-sagemaker-datasource"
+
+// Stable dashboard uids: links and viewPanel URLs depend on them.
+const (
+	UIDPerformance = "inferscope-performance"
+	UIDCapacity    = "inferscope-capacity"
+	UIDReliability = "inferscope-reliability"
+)
+
+// Tag shared by the three dashboards (the "dashboards" link type lists by tag).
+const Tag = "inferscope"
+
+// Units not in the SDK's units package.
+const (
+	unitTokensPerSec = "suffix: tok/s"
+	unitDateTime     = "dateTimeAsIso"
+	unitPercent      = "percent"
+	unitRatio        = "percentunit"
+	unitSeconds      = "s"
+	unitMs           = "ms"
+	unitBytes        = "bytes"
+	unitShort        = "short"
+	unitReqPerSec    = "reqps"
+)
+
+// dsRef points every panel and target at the dashboard's datasource variable of our type.
+func dsRef() common.DataSourceRef {
+	return common.DataSourceRef{Type: cog.ToPtr(PluginID), Uid: cog.ToPtr("${datasource}")}
+}
+
+// Query builders.
+
+// promRange is a time-series target.
+func promRange(refID, expr, legend string) *prometheus.DataqueryBuilder {
+	q := prometheus.NewDataqueryBuilder().RefId(refID).Expr(expr).Range().Datasource(dsRef())
+	if legend != "" {
+		q.LegendFormat(legend)
+	}
+	return q
+}
+
+// promTable is an instant target framed as a table (one row per series).
+func promTable(refID, expr string) *prometheus.DataqueryBuilder {
+	return prometheus.NewDataqueryBuilder().RefId(refID).Expr(expr).Instant().
+		Format(prometheus.PromQueryFormatTable).Datasource(dsRef())
+}
+
+// promInstant is an instant target for stat-like panels.
+func promInstant(refID, expr, legend string) *prometheus.DataqueryBuilder {
+	q := prometheus.NewDataqueryBuilder().RefId(refID).Expr(expr).Instant().Datasource(dsRef())
+	if legend != "" {
+		q.LegendFormat(legend)
+	}
+	return q
+}
+
+// Threshold steps: base colour then (value, colour) pairs.
+type step struct {
+	at    float64
+	color string
+}
+
+func thresholds(base string, steps ...step) *dashboard.ThresholdsConfigBuilder {
+	s := []dashboard.Threshold{{Color: base}}
+	for _, st := range steps {
+		s = append(s, dashboard.Threshold{Value: cog.ToPtr(st.at), Color: st.color})
+	}
+	return dashboard.NewThresholdsConfigBuilder().Mode(dashboard.ThresholdsModeAbsolute).Steps(s)
+}
+
+// Panel defaults. Every constructor takes the explicit id (stable viewPanel links), the title
+// and the reading-rule description, and points the panel at our datasource.
+
+func timeseriesPanel(id uint32, title, desc, unit string) *timeseries.PanelBuilder {
+	return timeseries.NewPanelBuilder().Id(id).Title(title).Description(desc).Datasource(dsRef()).
+		Unit(unit).Height(8).Span(12).
+		LineWidth(1).FillOpacity(10).
+		Legend(common.NewVizLegendOptionsBuilder().DisplayMode(common.LegendDisplayModeTable).
+			Placement(common.LegendPlacementBottom).ShowLegend(true).Calcs([]string{"mean", "max", "lastNotNull"})).
+		Tooltip(common.NewVizTooltipOptionsBuilder().Mode(common.TooltipDisplayModeMulti).Sort(common.SortOrderDescending))
+}
+
+// stackedPanel is a timeseries whose series add up to a whole (latency parts, cold-start phases).
+func stackedPanel(id uint32, title, desc, unit string) *timeseries.PanelBuilder {
+	return timeseriesPanel(id, title, desc, unit).FillOpacity(60).
+		Stacking(common.NewStackingConfigBuilder().Mode(common.StackingModeNormal))
+}
+
+// barsPanel draws sparse event counts as bars.
+func barsPanel(id uint32, title, desc, unit string) *timeseries.PanelBuilder {
+	return timeseriesPanel(id, title, desc, unit).DrawStyle(common.GraphDrawStyleBars).FillOpacity(80).
+		Stacking(common.NewStackingConfigBuilder().Mode(common.StackingModeNormal))
+}
+
+func statPanel(id uint32, title, desc, unit string) *stat.PanelBuilder {
+	return stat.NewPanelBuilder().Id(id).Title(title).Description(desc).Datasource(dsRef()).
+		Unit(unit).Height(4).Span(4).
+		GraphMode(common.BigValueGraphModeNone).ColorMode(common.BigValueColorModeValue).
+		ReduceOptions(common.NewReduceDataOptionsBuilder().Calcs([]string{"lastNotNull"}))
+}
+
+// tilesPanel is the health grid: one coloured tile per resource, repeat-free (each series is a
+// tile), coloured by thresholds and named by the legend.
+func tilesPanel(id uint32, title, desc, unit string) *stat.PanelBuilder {
+	return stat.NewPanelBuilder().Id(id).Title(title).Description(desc).Datasource(dsRef()).
+		Unit(unit).Height(8).Span(24).
+		GraphMode(common.BigValueGraphModeNone).ColorMode(common.BigValueColorModeBackground).
+		TextMode(common.BigValueTextModeValueAndName).Orientation(common.VizOrientationAuto).
+		ReduceOptions(common.NewReduceDataOptionsBuilder().Calcs([]string{"lastNotNull"}))
+}
+
+func tablePanel(id uint32, title, desc string) *table.PanelBuilder {
+	return table.NewPanelBuilder().Id(id).Title(title).Description(desc).Datasource(dsRef()).
+		Height(9).Span(24).Filterable(true).ShowHeader(true).
+		Footer(common.NewTableFooterOptionsBuilder().Show(false).Reducer([]string{"sum"}))
+}
+
+func barchartPanel(id uint32, title, desc, unit string) *barchart.PanelBuilder {
+	return barchart.NewPanelBuilder().Id(id).Title(title).Description(desc).Datasource(dsRef()).
+		Unit(unit).Height(8).Span(12).ShowValue(common.VisibilityModeAuto).FillOpacity(80).
+		Legend(common.NewVizLegendOptionsBuilder().DisplayMode(common.LegendDisplayModeList).
+			Placement(common.LegendPlacementBottom).ShowLegend(true)).
+		Tooltip(common.NewVizTooltipOptionsBuilder().Mode(common.TooltipDisplayModeMulti).Sort(common.SortOrderNone))
+}
+
+func textPanel(id uint32, title, desc, markdown string) *text.PanelBuilder {
+	return text.NewPanelBuilder().Id(id).Title(title).Description(desc).
+		Mode(text.TextModeMarkdown).Content(markdown).Height(8).Span(12)
+}
+
+// Table helpers.
+
+// mergeAndRename joins instant table frames into one row per entity, drops the time column
+// and renames "Value #X" and label columns to readable headers.
+func mergeAndRename(rename map[string]string, order []string) []dashboard.DataTransformerConfig {
+	index := map[string]int{}
+	for i, name := range order {
+		index[name] = i
+	}
+	return []dashboard.DataTransformerConfig{
+		{Id: "merge", Options: map[string]any{}},
+		{Id: "organize", Options: map[string]any{
+			"excludeByName": map[string]bool{"Time": true},
+			"renameByName":  rename,
+			"indexByName":   index,
+		}},
+	}
+}
+
+// override property helpers (raw field-config ids as Grafana stores them).
+func prop(id string, value any) dashboard.DynamicConfigValue {
+	return dashboard.DynamicConfigValue{Id: id, Value: value}
+}
+
+func thresholdProp(base string, steps ...step) dashboard.DynamicConfigValue {
+	s := []map[string]any{{"color": base, "value": nil}}
+	for _, st := range steps {
+		s = append(s, map[string]any{"color": st.color, "value": st.at})
+	}
+	return prop("thresholds", map[string]any{"mode": "absolute", "steps": s})
+}
+
+func cellBackground() dashboard.DynamicConfigValue {
+	return prop("custom.cellOptions", map[string]any{"type": "color-background", "mode": "basic"})
+}
+
+func cellGauge() dashboard.DynamicConfigValue {
+	return prop("custom.cellOptions", map[string]any{"type": "gauge", "mode": "basic", "valueDisplayMode": "text"})
+}
+
+func colorProp(color string) dashboard.DynamicConfigValue {
+	return prop("color", map[string]any{"mode": "fixed", "fixedColor": color})
+}
+
+func linksProp(links ...map[string]any) dashboard.DynamicConfigValue {
+	return prop("links", links)
+}
+
+func link(title, url string) map[string]any {
+	return map[string]any{"title": title, "url": url}
+}
+
+// stateMappings names the 0/1/2 health states computed by the tile queries.
+func stateMappings(ok, warn, bad string) []dashboard.ValueMapping {
+	return []dashboard.ValueMapping{
+		{ValueMap: &dashboard.ValueMap{Type: dashboard.MappingTypeValueToText, Options: map[string]dashboard.ValueMappingResult{
+			"0": {Text: cog.ToPtr(ok), Color: cog.ToPtr("green"), Index: cog.ToPtr[int32](0)},
+			"1": {Text: cog.ToPtr(warn), Color: cog.ToPtr("orange"), Index: cog.ToPtr[int32](1)},
+			"2": {Text: cog.ToPtr(bad), Color: cog.ToPtr("red"), Index: cog.ToPtr[int32](2)},
+		}}},
+	}
+}
+
+// stateThresholds colours 0/1/2 states green/orange/red.
+func stateThresholds() *dashboard.ThresholdsConfigBuilder {
+	return thresholds("green", step{1, "orange"}, step{2, "red"})
+}
+
+// sortBy sorts a table by one column.
+func sortBy(column string, desc bool) []cog.Builder[common.TableSortByFieldState] {
+	return []cog.Builder[common.TableSortByFieldState]{common.NewTableSortByFieldStateBuilder().DisplayName(column).Desc(desc)}
+}

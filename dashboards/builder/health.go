@@ -1,0 +1,116 @@
+package builder
+
+import (
+	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
+	"github.com/grafana/grafana-foundation-sdk/go/stat"
+
+	sc "github.com/inferscope/sagemaker-datasource/pkg/semconv"
+)
+
+// Health states shared by the tiles and the tables' state columns: 0 OK, 1 warning, 2 critical.
+// Each signal is (x >= bool warn) + (x >= bool crit), tagged with its name so the `or` keeps
+// every signal, and the tile shows the worst one.
+func levels(expr string, warn, crit string) string {
+	return "(" + expr + " >= bool " + warn + ") + (" + expr + " >= bool " + crit + ")"
+}
+
+// Performance thresholds (the spec's signals): KV cache fill, queueing, TTFT.
+const (
+	kvWarn, kvCrit     = "0.8", "0.95"
+	ttftWarn, ttftCrit = "2", "5" // seconds at the selected percentile
+)
+
+// perfState is the worst performance signal per resource of the aggregation level.
+func perfState(byExpr func(op, expr string) string) string {
+	var parts []string
+	for _, m := range []string{kvPair.vllm, kvPair.sglang} {
+		parts = append(parts, tag(levels(engine(m), kvWarn, kvCrit), "signal", "kv_cache"))
+	}
+	// Requests waiting at all is a warning; more waiting than running is critical.
+	for _, m := range []struct{ wait, run string }{{sc.VLLMWaiting, sc.VLLMRunning}, {sc.SGLangQueued, sc.SGLangRunning}} {
+		parts = append(parts, tag("("+engine(m.wait)+" > bool 0) + ("+engine(m.wait)+" > bool "+engine(m.run)+")", "signal", "queue"))
+	}
+	for _, m := range []string{ttftPair.vllm, ttftPair.sglang} {
+		q := "histogram_quantile(" + vPercentile + ", " + byExpr("sum", rate(engine(m), rateWindow)) + ")"
+		parts = append(parts, tag(levels(q, ttftWarn, ttftCrit), "signal", "ttft"))
+	}
+	return byExpr("max", or(parts...))
+}
+
+const perfTilesDesc = `One tile per resource at the "Aggregate by" level (instances, IC copies or endpoints). ` +
+	`Colour is computed from thresholds on the engine signals until CloudWatch alarm state is available to the data source: ` +
+	`green = OK; orange = KV cache ≥ 80 %, requests waiting, or TTFT at the selected percentile ≥ 2 s; ` +
+	`red = KV cache ≥ 95 %, more requests waiting than running, or TTFT ≥ 5 s. ` +
+	`No tile (or "No engine signal") means the container emits no vLLM/SGLang metrics (for example DJL): nothing to judge, like "no alarm configured". ` +
+	`Stat tiles have no tooltip in core Grafana: the fields a hover would show (instance type, TTFT, output tokens/s, concurrent requests, KV cache, state) are the columns of "Instance performance" below, one row per instance. ` +
+	`Click a tile (aggregated by instances) to filter the whole dashboard by it. Next: a red tile → check its row below, then Engine pressure.`
+
+// perfTiles is the Performance health grid.
+func perfTiles(id uint32) *stat.PanelBuilder {
+	return tilesPanel(id, "Fleet health", perfTilesDesc, unitShort).
+		WithTarget(promInstant("A", perfState(func(op, e string) string { return byAgg(op, e) }), "{{$agg}}")).
+		Mappings(stateMappings("OK", "Warning", "Critical")).
+		Thresholds(stateThresholds()).NoValue("No engine signal").Decimals(0).
+		OverrideByRegexp(".*", []dashboard.DynamicConfigValue{linksProp(instanceLink(UIDPerformance, "${__field.labels.__values}"))})
+}
+
+// Capacity thresholds: utilisation % of GPU, GPU memory, CPU, memory, disk.
+const (
+	capWarn, capCrit = 75.0, 89.0
+)
+
+// capacitySignals are per-instance utilisation percentages, tagged by signal.
+func capacitySignals() map[string]string {
+	by := []string{lHost}
+	return map[string]string{
+		"gpu":        avgBy(by, host(sc.DCGMGPUUtil)),
+		"gpu_memory": gpuMemPercent(by),
+		"cpu":        cpuPercent(by),
+		"memory":     memPercent(by),
+		"disk":       diskPercent(by),
+	}
+}
+
+// capacityState is the worst utilisation per instance.
+func capacityState() string {
+	sig := capacitySignals()
+	var parts []string
+	for _, name := range []string{"gpu", "gpu_memory", "cpu", "memory", "disk"} {
+		parts = append(parts, tag(sig[name], "signal", name))
+	}
+	return maxBy([]string{lHost}, or(parts...))
+}
+
+const capTilesDesc = `One tile per instance showing its highest utilisation among GPU, GPU memory, CPU, memory and disk. ` +
+	`Colour is thresholds until alarm state is available: green < 75 %, orange 75–89 %, red ≥ 89 % (GPU memory at 89 % leaves little VRAM for another model's weights). ` +
+	`The five values behind each tile are the columns of "Headroom and placement" below. ` +
+	`Normal: mixed green/orange under load. Bad: many red tiles on one signal → the fleet is short of that resource; add instances before placing models. ` +
+	`Click a tile to filter the dashboard by that instance.`
+
+func capacityTiles(id uint32) *stat.PanelBuilder {
+	return tilesPanel(id, "Capacity health", capTilesDesc, unitPercent).
+		WithTarget(promInstant("A", capacityState(), "{{"+lHost+"}}")).
+		Thresholds(thresholds("green", step{capWarn, "orange"}, step{capCrit, "red"})).
+		Min(0).Max(100).Decimals(0).NoValue("No instances in the selection").
+		OverrideByRegexp(".*", []dashboard.DynamicConfigValue{linksProp(instanceLink(UIDCapacity, "${__field.labels.__values}"))})
+}
+
+// Utilisation formulas, shared by tiles, tables and time series.
+
+func gpuMemPercent(by []string) string {
+	used := sumBy(by, host(sc.DCGMFBUsed))
+	return "100 * " + used + " / (" + used + " + " + sumBy(by, host(sc.DCGMFBFree)) + ")"
+}
+
+func cpuPercent(by []string) string {
+	return "100 * (1 - " + avgBy(by, rate(host(sc.NodeCPUSeconds, eq(sc.LabelCPUMode, sc.CPUModeIdle)), rateWindow)) + ")"
+}
+
+func memPercent(by []string) string {
+	return "100 * (1 - " + sumBy(by, host(sc.NodeMemAvailable)) + " / " + sumBy(by, host(sc.NodeMemTotal)) + ")"
+}
+
+// diskPercent sums all filesystems: which mountpoint SageMaker uses for models is not documented.
+func diskPercent(by []string) string {
+	return "100 * (1 - " + sumBy(by, host(sc.NodeFilesystemAvail)) + " / " + sumBy(by, host(sc.NodeFilesystemSize)) + ")"
+}

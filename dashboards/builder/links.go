@@ -1,0 +1,67 @@
+package builder
+
+import (
+	"strings"
+
+	"github.com/grafana/grafana-foundation-sdk/go/cog"
+	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
+)
+
+// setVar fixes one variable in a deep link.
+type setVar struct{ name, value string }
+
+// drillURL is a data link to a dashboard keeping the time range and the variables.
+func drillURL(uid string, set ...setVar) string {
+	return drillPath(uid, set...) + "&${__url_time_range}"
+}
+
+// drillPath keeps every variable except those set; `${var:queryparam}` expands to
+// var-<name>=<value> for each selected value.
+func drillPath(uid string, set ...setVar) string {
+	fixed := map[string]bool{}
+	for _, s := range set {
+		fixed[s.name] = true
+	}
+	parts := []string{}
+	for _, name := range allVarNames {
+		if !fixed[name] {
+			parts = append(parts, "${"+name+":queryparam}")
+		}
+	}
+	for _, s := range set {
+		parts = append(parts, "var-"+s.name+"="+s.value)
+	}
+	return "/d/" + uid + "?" + strings.Join(parts, "&")
+}
+
+// Drill-down targets: fleet → endpoint → endpoint + IC, and "filter by this instance".
+func endpointLink(uid, value string) map[string]any {
+	return link("Open this endpoint", drillURL(uid, setVar{varEndpoint, value}, setVar{varIC, "$__all"}, setVar{varInstance, "$__all"}))
+}
+
+func icLink(uid, endpoint, ic string) map[string]any {
+	return link("Open this inference component", drillURL(uid, setVar{varEndpoint, endpoint}, setVar{varIC, ic}, setVar{varInstance, "$__all"}))
+}
+
+func instanceLink(uid, value string) map[string]any {
+	return link("Filter by this instance", drillURL(uid, setVar{varInstance, value}))
+}
+
+// dashboardLinks puts the three dashboards and a fleet reset on top of each one, carrying
+// variables and time.
+func dashboardLinks(self string) []cog.Builder[dashboard.DashboardLink] {
+	titles := map[string]string{UIDPerformance: "Performance", UIDCapacity: "Capacity", UIDReliability: "Reliability"}
+	var out []cog.Builder[dashboard.DashboardLink]
+	for _, uid := range []string{UIDPerformance, UIDCapacity, UIDReliability} {
+		if uid == self {
+			continue
+		}
+		out = append(out, dashboard.NewDashboardLinkBuilder(titles[uid]).Type(dashboard.DashboardLinkTypeLink).
+			Url("/d/"+uid).Icon("dashboard").Tooltip(titles[uid]+" view of the same selection").
+			IncludeVars(true).KeepTime(true).TargetBlank(false).AsDropdown(false).Tags([]string{}))
+	}
+	return append(out, dashboard.NewDashboardLinkBuilder("Fleet (all endpoints)").Type(dashboard.DashboardLinkTypeLink).
+		Url(drillPath(self, setVar{varEndpoint, "$__all"}, setVar{varIC, "$__all"}, setVar{varAZ, "$__all"}, setVar{varInstance, "$__all"})).
+		Icon("external link").Tooltip("Clear endpoint, IC, AZ and instance filters; keep the time range").
+		IncludeVars(false).KeepTime(true).TargetBlank(false).AsDropdown(false).Tags([]string{}))
+}

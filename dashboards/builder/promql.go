@@ -1,0 +1,213 @@
+package builder
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	sc "github.com/inferscope/sagemaker-datasource/pkg/semconv"
+)
+
+// Short names for the labels every query groups or filters by.
+const (
+	lEP   = sc.LabelEndpoint
+	lIC   = sc.LabelInferenceComp
+	lCID  = sc.LabelContainerID
+	lFW   = sc.LabelFramework
+	lHost = sc.LabelHostID
+	lType = sc.LabelHostType
+	lAZ   = sc.LabelAZ
+)
+
+// legacyName matches names PromQL accepts unquoted; anything else (dots, '@') must be quoted,
+// because CloudWatch silently matches nothing for an underscore spelling.
+var legacyName = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
+
+// label renders a label name for a matcher or a by/on list.
+func label(name string) string {
+	if legacyName.MatchString(name) {
+		return name
+	}
+	return strconv.Quote(name)
+}
+
+// labels renders a grouping list, e.g. `"@resource.host.id", "aws.sagemaker.endpoint.name"`.
+func labels(names ...string) string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = label(n)
+	}
+	return strings.Join(out, ", ")
+}
+
+// Matchers; the value is written as is so template variables survive.
+func eq(name, value string) string  { return label(name) + `="` + value + `"` }
+func re(name, value string) string  { return label(name) + `=~"` + value + `"` }
+func neq(name, value string) string { return label(name) + `!="` + value + `"` }
+
+// sel writes a selector that always names its metric (CloudWatch rejects selectors without one).
+func sel(metric string, matchers ...string) string {
+	if !legacyName.MatchString(strings.ReplaceAll(metric, ":", "_")) {
+		return "{" + strings.Join(append([]string{strconv.Quote(metric)}, matchers...), ", ") + "}"
+	}
+	if len(matchers) == 0 {
+		return metric
+	}
+	return metric + "{" + strings.Join(matchers, ", ") + "}"
+}
+
+// Template variable references.
+const (
+	vEndpoint   = "$endpoint"
+	vIC         = "$inference_component"
+	vInstance   = "$instance"
+	vAZ         = "$az"
+	vFramework  = "$framework"
+	vPercentile = "$percentile"
+	vAgg        = "$agg"
+	rateWindow  = "[$__rate_interval]"
+	rangeWindow = "[$__range]"
+)
+
+// aggLabel is the aggregation-level variable used as a label name: the variable holds the bare
+// label (so legends can use {{$agg}}) and queries quote it.
+var aggLabel = `"` + vAgg + `"`
+
+// Scopes: which variables a series family can be filtered by.
+
+// engine selects engine series (vLLM, SGLang, DJL): they carry every SageMaker label.
+func engine(metric string, extra ...string) string {
+	return sel(metric, append([]string{re(lEP, vEndpoint), re(lIC, vIC), re(lAZ, vAZ), re(lHost, vInstance), re(lFW, vFramework)}, extra...)...)
+}
+
+// gpu selects DCGM series; the IC label is present only on GPUs an IC copy owns.
+func gpu(metric string, extra ...string) string {
+	return sel(metric, append([]string{re(lEP, vEndpoint), re(lIC, vIC), re(lAZ, vAZ), re(lHost, vInstance)}, extra...)...)
+}
+
+// host selects machine-level series (node exporter, or DCGM for capacity): no IC filter,
+// because headroom belongs to the machine, not to the model on it.
+func host(metric string, extra ...string) string {
+	return sel(metric, append([]string{re(lEP, vEndpoint), re(lAZ, vAZ), re(lHost, vInstance)}, extra...)...)
+}
+
+// classic selects enriched vended metrics, which keep CloudWatch dimension names.
+func classic(metric string, extra ...string) string {
+	return sel(metric, append([]string{re(sc.DimEndpointName, vEndpoint)}, extra...)...)
+}
+
+// event selects control-plane event series of an endpoint.
+func event(metric string, extra ...string) string {
+	return sel(metric, append([]string{re(lEP, vEndpoint)}, extra...)...)
+}
+
+// Expression helpers.
+
+func sumBy(by []string, expr string) string { return agg("sum", by, expr) }
+func avgBy(by []string, expr string) string { return agg("avg", by, expr) }
+func maxBy(by []string, expr string) string { return agg("max", by, expr) }
+func countBy(by []string, expr string) string {
+	return agg("count", by, expr)
+}
+
+func agg(op string, by []string, expr string) string {
+	if len(by) == 0 {
+		return op + " (" + expr + ")"
+	}
+	return op + " by (" + labels(by...) + ") (" + expr + ")"
+}
+
+// byAgg groups by the aggregation-level variable plus fixed labels.
+func byAgg(op string, expr string, extra ...string) string {
+	list := aggLabel
+	if len(extra) > 0 {
+		list += ", " + labels(extra...)
+	}
+	return op + " by (" + list + ") (" + expr + ")"
+}
+
+func rate(selector, window string) string { return "rate(" + selector + window + ")" }
+
+// or joins engine alternatives; the engines' series differ in labels, so nothing is dropped.
+func or(exprs ...string) string { return strings.Join(exprs, " or ") }
+
+// tag adds a constant label so that otherwise identical label sets survive an `or`.
+func tag(expr, name, value string) string {
+	return fmt.Sprintf(`label_replace(%s, %q, %q, "", "")`, expr, name, value)
+}
+
+// quantile is histogram_quantile over a cumulative native histogram (engine metrics).
+func quantile(q string, by []string, selector, window string) string {
+	return "histogram_quantile(" + q + ", " + sumBy(by, rate(selector, window)) + ")"
+}
+
+// deltaSum is the total of a delta-temporality classic metric over a window; rate() is wrong
+// on delta data and CloudWatch does not warn.
+func deltaSum(by []string, selector, window string) string {
+	return sumBy(by, "sum_over_time("+selector+window+")")
+}
+
+// deltaPerSecond turns a delta count into a per-second rate over a fixed 5m window.
+func deltaPerSecond(by []string, selector string) string {
+	return deltaSum(by, selector, "[5m]") + " / 300"
+}
+
+// deltaQuantileMs is the latency quantile of a delta µs histogram, in milliseconds.
+func deltaQuantileMs(q string, by []string, selector string) string {
+	return "histogram_quantile(" + q + ", " + deltaSum(by, selector, "[5m]") + ") / 1000"
+}
+
+// Engine metric pairs: the same question asked of vLLM and of SGLang.
+type enginePair struct{ vllm, sglang string }
+
+var (
+	ttftPair      = enginePair{sc.VLLMTTFT, sc.SGLangTTFT}
+	itlPair       = enginePair{sc.VLLMITL, sc.SGLangITL}
+	e2ePair       = enginePair{sc.VLLME2E, sc.SGLangE2E}
+	runningPair   = enginePair{sc.VLLMRunning, sc.SGLangRunning}
+	waitingPair   = enginePair{sc.VLLMWaiting, sc.SGLangQueued}
+	kvPair        = enginePair{sc.VLLMKVCacheUsage, sc.SGLangTokenUsage}
+	promptPair    = enginePair{sc.VLLMPromptTokens, sc.SGLangPromptTokens}
+	generatedPair = enginePair{sc.VLLMGenerationTokens, sc.SGLangGenerationTokens}
+)
+
+// engineQuantile: per-engine histogram quantiles joined with `or`.
+func engineQuantile(q string, by []string, p enginePair, window string) string {
+	return or(quantile(q, by, engine(p.vllm), window), quantile(q, by, engine(p.sglang), window))
+}
+
+// engineGauge aggregates a gauge across both engines (raw series first, so hosts running
+// both engines add up instead of one hiding the other).
+func engineGauge(op string, by []string, p enginePair) string {
+	return agg(op, by, or(engine(p.vllm), engine(p.sglang)))
+}
+
+// engineRate sums a counter's rate across both engines.
+func engineRate(by []string, p enginePair, window string) string {
+	return sumBy(by, or(rate(engine(p.vllm), window), rate(engine(p.sglang), window)))
+}
+
+// hostAZ is one row per instance carrying InstanceId (the classic dimension) and the AZ, used
+// to give classic per-instance metrics an AZ and to apply the AZ filter to them.
+func hostAZ() string {
+	return countBy([]string{sc.DimInstanceID, lAZ},
+		fmt.Sprintf(`label_replace(%s, %q, "$1", %q, "(.+)")`, host(sc.NodeMemTotal), sc.DimInstanceID, lHost))
+}
+
+// instancesPerAZ counts serving instances (one node series each) per AZ.
+func instancesPerAZ(extra ...string) string {
+	return countBy(append([]string{lAZ}, extra...), countBy(append([]string{lAZ, lHost}, extra...), host(sc.NodeMemTotal)))
+}
+
+// fleetAZs lists every AZ the fleet runs in, with value 0, so that an AZ the selection does not
+// use shows up as an explicit zero rather than disappearing.
+func fleetAZs() string {
+	return "0 * " + countBy([]string{lAZ}, sel(sc.NodeMemTotal, re(lAZ, vAZ)))
+}
+
+// icCopies counts IC copies: distinct (IC, container) pairs on the GPUs they own.
+func icCopies(by ...string) string {
+	inner := append(append([]string{}, by...), lIC, lCID)
+	return countBy(by, countBy(inner, gpu(sc.DCGMGPUUtil, neq(lIC, ""))))
+}

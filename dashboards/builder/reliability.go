@@ -1,0 +1,223 @@
+package builder
+
+import (
+	"github.com/grafana/grafana-foundation-sdk/go/barchart"
+	"github.com/grafana/grafana-foundation-sdk/go/cog"
+	"github.com/grafana/grafana-foundation-sdk/go/common"
+	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
+	"github.com/grafana/grafana-foundation-sdk/go/stat"
+	"github.com/grafana/grafana-foundation-sdk/go/table"
+	"github.com/grafana/grafana-foundation-sdk/go/timeseries"
+
+	sc "github.com/inferscope/sagemaker-datasource/pkg/semconv"
+)
+
+// Reliability answers "if one AZ fails, does my fleet survive? are scaling events working?
+// why are cold starts slow?".
+func Reliability() *dashboard.DashboardBuilder {
+	return newDashboard(UIDReliability, "Inferscope · Reliability",
+		"If one AZ fails, does my fleet survive? Are scaling events working? Why are cold starts slow?").
+		WithRow(dashboard.NewRowBuilder("Summary").Id(100)).
+		WithPanel(instancesStat(10)).WithPanel(icsStat(11)).WithPanel(azSkewStat(12)).
+		WithPanel(scaleEventsStat(13)).WithPanel(iceStat(14)).WithPanel(slowestColdStartStat(15)).
+		WithRow(dashboard.NewRowBuilder("Availability Zone distribution").Id(110)).
+		WithPanel(azDistribution(1)).WithPanel(azRisk(21)).WithPanel(trafficPerAZ(22, UIDReliability)).
+		WithRow(dashboard.NewRowBuilder("Scaling events").Id(120)).
+		WithPanel(scalingVsLoad(2)).WithPanel(scalingTable(23)).
+		WithRow(dashboard.NewRowBuilder("Cold start anatomy").Id(130)).
+		WithPanel(coldStartBars(3)).WithPanel(coldStartAdvice(24)).
+		WithRow(dashboard.NewRowBuilder("Insufficient capacity errors (ICE)").Id(140)).
+		WithPanel(iceOverTime(25)).WithPanel(iceTable(4))
+}
+
+func scaleEventsStat(id uint32) *stat.PanelBuilder {
+	return statPanel(id, "Scaling events", "Scale-out and scale-in actions completed in the time range. 0 with load changes means autoscaling is not configured or not firing (see Scaling events below).", unitShort).
+		WithTarget(promInstant("A", "sum (count_over_time("+scalingSel("ScaleOut|ScaleIn")+rangeWindow+"))", "")).
+		NoValue("0").Thresholds(thresholds("blue"))
+}
+
+func iceStat(id uint32) *stat.PanelBuilder {
+	return statPanel(id, "ICE events", "Insufficient capacity errors in the time range: provisioning attempts AWS could not fill. Any value means scale-outs failed; see the ICE table.", unitShort).
+		WithTarget(promInstant("A", "sum (sum_over_time("+event(sc.ICECount)+rangeWindow+"))", "")).
+		NoValue("0").Thresholds(thresholds("green", step{1, "red"})).ColorMode(common.BigValueColorModeBackground)
+}
+
+func slowestColdStartStat(id uint32) *stat.PanelBuilder {
+	return statPanel(id, "Slowest cold start", "Longest IC cold start (creation to first invocation) in the time range. Minutes here = scale-outs land late; see Cold start anatomy for the dominant phase.", unitSeconds).
+		WithTarget(promInstant("A", "max (max_over_time("+event(sc.ColdStartDuration, re(lIC, vIC))+rangeWindow+"))", "")).
+		NoValue("No cold starts").Thresholds(thresholds("green", step{120, "orange"}, step{300, "red"}))
+}
+
+// azDistribution: instances and IC copies per AZ side by side; every fleet AZ appears, at zero
+// when the selection has nothing there.
+func azDistribution(id uint32) *barchart.PanelBuilder {
+	return barchartPanel(id, "Instances and IC copies per AZ",
+		"Instances (machines) and IC copies (models) per Availability Zone, side by side: instances can be balanced while IC copies crowd onto a few machines in one AZ. "+
+			"Every AZ the fleet uses is listed, at zero when the selection has nothing there. Rebalance when one AZ holds most copies.", unitShort).
+		WithTarget(promTable("A", instancesPerAZ()+" or "+fleetAZs())).
+		WithTarget(promTable("B", icCopies(lAZ)+" or "+fleetAZs())).
+		Transformations(mergeAndRename(map[string]string{lAZ: "AZ", "Value #A": "Instances", "Value #B": "IC copies"},
+			[]string{lAZ, "Value #A", "Value #B"})).
+		XField("AZ").Orientation(common.VizOrientationAuto).Span(10)
+}
+
+// azRisk rates each endpoint by how many AZs its instances span.
+func azRisk(id uint32) *stat.PanelBuilder {
+	azs := countBy([]string{lEP}, countBy([]string{lEP, lAZ}, host(sc.NodeMemTotal)))
+	return statPanel(id, "AZ risk per endpoint",
+		"Risk rating per endpoint from the AZs its instances span: 3 or more AZs = Low (nothing to do); 2 AZs = Medium (rebalance, one AZ failure halves capacity); "+
+			"a single AZ, i.e. every other AZ has no instance = High (one AZ failure takes the endpoint offline). "+
+			"Colour is thresholds on this count until alarm state is available.", unitShort).
+		WithTarget(promInstant("A", "("+azs+" < bool 3) + ("+azs+" < bool 2)", "{{"+lEP+"}}")).
+		Mappings(stateMappings("Low", "Medium", "High")).Thresholds(stateThresholds()).
+		ColorMode(common.BigValueColorModeBackground).TextMode(common.BigValueTextModeValueAndName).
+		Height(8).Span(4).NoValue("No instances")
+}
+
+// scalingSel selects scaling events of the endpoint in the given directions.
+func scalingSel(directions string) string {
+	return event(sc.ScalingE2EDuration, re(sc.LabelScalingDirection, directions))
+}
+
+func scalingVsLoad(id uint32) *timeseries.PanelBuilder {
+	by := []string{lEP}
+	queued := sumBy(by, or("avg_over_time("+engine(waitingPair.vllm)+"[10m])", "avg_over_time("+engine(waitingPair.sglang)+"[10m])"))
+	noScaleOut := "(" + queued + " > 1) unless on (" + label(lEP) + ") " + sumBy(by, "count_over_time("+scalingSel(sc.ScaleOut)+"[30m])")
+	return timeseriesPanel(id, "Scaling events vs load",
+		"Load (running and waiting requests per endpoint, lines) against completed scale-out / scale-in actions (bars, right axis), and a red \"did not fire\" series: "+
+			"requests queued for 10 minutes with no scale-out in the last 30. Normal: scale-outs follow rises in load within minutes. "+
+			"\"Did not fire\" = the scaling metric or target does not see this load (for example it scales on invocations while the queue grows inside the engine) "+
+			"or scaling is not configured; a scale-out that fired but load stayed high = new capacity failed (ICE) or is still cold-starting.", unitShort).
+		WithTarget(promRange("A", engineGauge("sum", by, runningPair), "running {{"+lEP+"}}")).
+		WithTarget(promRange("B", engineGauge("sum", by, waitingPair), "waiting {{"+lEP+"}}")).
+		WithTarget(promRange("C", sumBy([]string{lEP, sc.LabelScalingDirection}, "count_over_time("+scalingSel(sc.ScaleOut+"|"+sc.ScaleIn)+"[$__interval])"),
+			"{{"+sc.LabelScalingDirection+"}} {{"+lEP+"}}")).
+		WithTarget(promRange("D", noScaleOut, "did not fire {{"+lEP+"}}")).
+		OverrideByQuery("C", []dashboard.DynamicConfigValue{
+			prop("custom.drawStyle", "bars"), prop("custom.fillOpacity", 80), prop("custom.axisPlacement", "right"), prop("unit", unitShort),
+		}).
+		OverrideByQuery("D", []dashboard.DynamicConfigValue{colorProp("red"), prop("custom.lineWidth", 3), prop("custom.fillOpacity", 30)}).
+		Span(16).Height(9)
+}
+
+func scalingTable(id uint32) *table.PanelBuilder {
+	by := []string{lEP, sc.LabelScalingDirection, sc.LabelOperationType}
+	s := scalingSel(sc.ScaleOut + "|" + sc.ScaleIn)
+	return tablePanel(id, "Scaling actions",
+		"Per endpoint, direction and operation: how many actions completed in the range, when the last one ended and how long the slowest took end to end. "+
+			"Empty when Application Auto Scaling is not configured. Slow scale-outs (minutes) come from cold starts or ICE retries.").
+		WithTarget(promTable("A", sumBy(by, "count_over_time("+s+rangeWindow+")"))).
+		WithTarget(promTable("B", maxBy(by, "max_over_time(timestamp("+s+")["+"$__range:1m])")+" * 1000")).
+		WithTarget(promTable("C", maxBy(by, "max_over_time("+s+rangeWindow+")"))).
+		Transformations(mergeAndRename(map[string]string{
+			lEP: "Endpoint", sc.LabelScalingDirection: "Direction", sc.LabelOperationType: "Operation",
+			"Value #A": "Actions", "Value #B": "Last action", "Value #C": "Slowest (s)",
+		}, []string{"Value #B", lEP, sc.LabelScalingDirection, sc.LabelOperationType, "Value #A", "Value #C"})).
+		SortBy(sortBy("Last action", true)).
+		OverrideByName("Endpoint", []dashboard.DynamicConfigValue{linksProp(endpointLink(UIDPerformance, "${__value.raw}"))}).
+		OverrideByName("Actions", []dashboard.DynamicConfigValue{prop("unit", unitShort)}).
+		OverrideByName("Last action", []dashboard.DynamicConfigValue{prop("unit", unitDateTime)}).
+		OverrideByName("Slowest (s)", []dashboard.DynamicConfigValue{prop("unit", unitSeconds), cellBackground(), thresholdProp("green", step{120, "orange"}, step{300, "red"})}).
+		NoValue("No scaling actions: Application Auto Scaling may not be configured").Span(8).Height(9)
+}
+
+// Cold-start phases, in stacking order and with the spec's colours.
+var coldPhases = []struct {
+	metric, name, color string
+}{
+	{sc.ModelDownloadTime, "Model download", "blue"},
+	{sc.GPULoadTime, "GPU load", "purple"},
+	{sc.ContainerStartTime, "Container start", "orange"},
+}
+
+// lastPhase is the last value of a cold-start phase per IC in the range.
+func lastPhase(metric string) string {
+	return maxBy([]string{lIC}, "last_over_time("+event(metric, re(lIC, vIC))+rangeWindow+")")
+}
+
+func coldStartBars(id uint32) *barchart.PanelBuilder {
+	b := barchartPanel(id, "Cold start anatomy",
+		"Latest provisioning of each inference component in the range, as one horizontal bar of its phases: model download (blue), GPU load (purple), "+
+			"container start (orange) and platform overhead (grey, total cold start minus the three phases). "+
+			"Scale: a large vLLM IC took about 238 s, mostly download; a tiny model about 41 s. Advice per dominant phase is in the panel beside.", unitSeconds).
+		Orientation(common.VizOrientationHorizontal).Stacking(common.StackingModeNormal).XField(lIC).Span(16).Height(9).
+		NoValue("No inference-component cold starts in the range (single-model endpoint or no provisioning)")
+	rename := map[string]string{}
+	order := []string{lIC}
+	phases := []string{}
+	for i, p := range coldPhases {
+		ref := string(rune('A' + i))
+		b.WithTarget(promTable(ref, lastPhase(p.metric)))
+		rename["Value #"+ref] = p.name
+		order = append(order, "Value #"+ref)
+		phases = append(phases, lastPhase(p.metric))
+		b.OverrideByName(p.name, []dashboard.DynamicConfigValue{colorProp(p.color)})
+	}
+	overhead := "clamp_min(" + lastPhase(sc.ColdStartDuration) + " - (" + phases[0] + " + " + phases[1] + " + " + phases[2] + "), 0)"
+	b.WithTarget(promTable("D", overhead))
+	rename["Value #D"] = "Platform overhead"
+	rename[lIC] = "Inference component"
+	order = append(order, "Value #D")
+	return b.Transformations(mergeAndRename(rename, order)).
+		OverrideByName("Platform overhead", []dashboard.DynamicConfigValue{colorProp("grey")})
+}
+
+// coldStartAdvice names each IC's dominant phase and maps it to what to do about it.
+func coldStartAdvice(id uint32) *table.PanelBuilder {
+	parts := []string{}
+	for _, p := range coldPhases {
+		parts = append(parts, tag(lastPhase(p.metric), "phase", p.name))
+	}
+	dominant := "topk by (" + label(lIC) + ") (1, " + or(parts...) + ")"
+	advice := map[string]string{
+		"Model download":  "Download dominates: compress the artifacts or cache them closer (uncompressed safetensors, S3 in-region, instance storage).",
+		"GPU load":        "GPU load dominates: use a smaller quantisation, faster weight formats, or keep warm copies.",
+		"Container start": "Container start dominates: trim the image and its dependencies; pre-pull images.",
+	}
+	mapping := map[string]dashboard.ValueMappingResult{}
+	for i, p := range coldPhases {
+		mapping[p.name] = dashboard.ValueMappingResult{Text: cog.ToPtr(advice[p.name]), Color: cog.ToPtr(p.color), Index: cog.ToPtr(int32(i))}
+	}
+	return tablePanel(id, "Cold start advice",
+		"The dominant phase of each IC's latest cold start and what to do about it: download → compress or cache artifacts; GPU load → smaller quantisation, warm-up; "+
+			"container start → fewer dependencies. Platform overhead is not actionable by you; if it dominates, raise it with AWS.").
+		WithTarget(promTable("A", dominant)).
+		Transformations(mergeAndRename(map[string]string{lIC: "Inference component", "phase": "Advice", "Value": "Seconds"},
+			[]string{lIC, "phase", "Value"})).
+		OverrideByName("Advice", []dashboard.DynamicConfigValue{
+			prop("mappings", []dashboard.ValueMapping{{ValueMap: &dashboard.ValueMap{Type: dashboard.MappingTypeValueToText, Options: mapping}}}),
+			cellBackground(),
+		}).
+		OverrideByName("Seconds", []dashboard.DynamicConfigValue{prop("unit", unitSeconds)}).
+		NoValue("No inference-component cold starts in the range").Span(8).Height(9)
+}
+
+// ICE labels: the catalog's proposal, kept in semconv.
+var iceBy = []string{sc.LabelEventInstanceType, sc.LabelEventAZ}
+
+func iceOverTime(id uint32) *timeseries.PanelBuilder {
+	return barsPanel(id, "ICE count over time",
+		"Insufficient capacity errors per instance type and AZ. Clustered in one AZ = try other AZs for that type; "+
+			"the same type failing in every AZ = the region is out of that type: fall back to another instance type.", unitShort).
+		WithTarget(promRange("A", sumBy(iceBy, "sum_over_time("+event(sc.ICECount)+"[$__interval])"),
+			"{{"+sc.LabelEventInstanceType+"}} · {{"+sc.LabelEventAZ+"}}")).
+		NoValue("No ICE in the range").Min(0)
+}
+
+func iceTable(id uint32) *table.PanelBuilder {
+	by := append([]string{lEP}, iceBy...)
+	s := event(sc.ICECount)
+	return tablePanel(id, "ICE events",
+		"Failed provisioning attempts: last time, endpoint (click to open it), instance type, AZ and count in the range. "+
+			"Reading rule: every ICE for one instance type across all AZs means the region is out of that type; fall back to another type.").
+		WithTarget(promTable("A", maxBy(by, "max_over_time(timestamp("+s+")[$__range:1m])")+" * 1000")).
+		WithTarget(promTable("B", sumBy(by, "sum_over_time("+s+rangeWindow+")"))).
+		Transformations(mergeAndRename(map[string]string{
+			"Value #A": "Time", lEP: "Endpoint", sc.LabelEventInstanceType: "Instance type", sc.LabelEventAZ: "AZ", "Value #B": "ICE count",
+		}, []string{"Value #A", lEP, sc.LabelEventInstanceType, sc.LabelEventAZ, "Value #B"})).
+		SortBy(sortBy("Time", true)).
+		OverrideByName("Time", []dashboard.DynamicConfigValue{prop("unit", unitDateTime)}).
+		OverrideByName("ICE count", []dashboard.DynamicConfigValue{prop("unit", unitShort), cellBackground(), thresholdProp("orange", step{5, "red"})}).
+		OverrideByName("Endpoint", []dashboard.DynamicConfigValue{linksProp(endpointLink(UIDPerformance, "${__value.raw}"))}).
+		NoValue("No ICE in the range").Span(12)
+}

@@ -23,11 +23,12 @@ type Config struct {
 	MaxFindingsPerRule int
 
 	// KV cache (ratio 0-1, a time quantile per copy over the range).
-	KVQuantile       float64 // which time quantile of KV usage counts as "sustained"
-	KVSaturation     float64 // sustained usage at or above this is saturation
-	KVEarlyWarning   float64 // sustained usage at or above this deserves an autoscaling trigger
-	WaitingRequests  float64 // average waiting requests that confirm requests queue
-	ScalingTarget    float64 // ConcurrentRequestsPerCopy target of the scaling policies
+	KVQuantile       float64            // which time quantile of KV usage counts as "sustained"
+	KVSaturation     float64            // sustained usage at or above this is saturation
+	KVEarlyWarning   float64            // sustained usage at or above this deserves an autoscaling trigger
+	WaitingRequests  float64            // average waiting requests that confirm requests queue
+	ScalingTarget    float64            // ConcurrentRequestsPerCopy target of the scaling policies
+	ScalingTargets   map[string]float64 // per-IC targets that differ from ScalingTarget
 	ScalingOverload  time.Duration
 	SlowScaling      time.Duration // a scale-out slower than this is slow scaling
 	TTFTHigh         time.Duration // P99 TTFT at or above this is high whatever its history
@@ -65,7 +66,7 @@ func DefaultConfig() Config {
 		KVSaturation:     0.9,
 		KVEarlyWarning:   0.5,
 		WaitingRequests:  1,
-		ScalingTarget:    4,
+		ScalingTarget:    8,
 		ScalingOverload:  10 * time.Minute,
 		SlowScaling:      10 * time.Minute,
 		TTFTHigh:         2 * time.Second,
@@ -138,6 +139,11 @@ func (c Config) Validate() error {
 	for _, r := range ratios {
 		if !(r.v > 0 && r.v <= 1) {
 			return fmt.Errorf("diagnosis config: %s is a ratio and must be in (0, 1] (got %v)", r.name, r.v)
+		}
+	}
+	for ic, v := range c.ScalingTargets {
+		if !(v > 0) {
+			return fmt.Errorf("diagnosis config: the scaling target of %q must be greater than zero (got %v)", ic, v)
 		}
 	}
 	if c.KVEarlyWarning > c.KVSaturation {

@@ -244,6 +244,11 @@ func diagnose(t testing.TB, q Querier, scope Scope, rules ...string) Report {
 	t.Helper()
 	cfg := DefaultConfig()
 	cfg.Rules = rules
+	return diagnoseWith(t, q, scope, cfg)
+}
+
+func diagnoseWith(t testing.TB, q Querier, scope Scope, cfg Config) Report {
+	t.Helper()
 	r, err := Run(context.Background(), q, scope, t0, tEnd(), cfg)
 	if err != nil {
 		t.Fatal(err)

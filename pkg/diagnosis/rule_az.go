@@ -5,134 +5,166 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
+
+	"github.com/prometheus/common/model"
 
 	"github.com/inferscope/sagemaker-datasource/pkg/semconv"
 )
 
-// azInstancesExpr: instances per endpoint and AZ (DCGM series carry the IC, so an IC scope
-// counts the instances hosting that IC).
+// azInstancesExpr: instances per endpoint and AZ now (node series: one set per instance).
 func (e *env) azInstancesExpr() string {
-	return fmt.Sprintf("count %s (count %s (last_over_time(%s[%s])))", by(lEP, lAZ), by(lEP, lAZ, lHost), e.eng(semconv.DCGMGPUUtil), promDur(e.window))
+	return fmt.Sprintf("count %s (count %s (last_over_time(%s[%s])))",
+		by(lEP, lAZ), by(lEP, lAZ, lHost), e.endpointOnly(semconv.NodeMemTotal, lEP), promDur(e.window))
 }
 
-// azTrafficExpr: requests served per endpoint and AZ over the range, from the engines'
-// end-to-end latency histograms (their count is the number of requests).
+// azTrafficExpr: invocations per endpoint and AZ, one total per step (delta counts).
 func (e *env) azTrafficExpr() string {
-	f := func(m string) string {
-		return fmt.Sprintf("histogram_count(increase(%s[%s]))", e.eng(m), e.rng())
+	return fmt.Sprintf("sum %s (sum_over_time(%s[%s]))",
+		by(semconv.DimEndpointName, semconv.DimAvailabilityZone), e.endpointOnly(semconv.InvocationsByAzByInstanceType, semconv.DimEndpointName), promDur(e.step))
+}
+
+// endpointOnly selects metric on the scope's endpoint alone: AZ placement and traffic are
+// properties of the endpoint even when an IC is in scope.
+func (e *env) endpointOnly(metric, epLabel string) string {
+	if e.scope.Endpoint == "" {
+		return metric
 	}
-	return fmt.Sprintf("sum %s (%s or %s)", by(lEP, lAZ), f(semconv.VLLME2E), f(semconv.SGLangE2E))
+	return sel(metric, matcher(epLabel, "=", e.scope.Endpoint))
 }
 
-type azStat struct {
-	az        string
-	instances float64
-	requests  float64
-}
-
-// runAZ: an AZ that has instances but (almost) no requests points to routing or placement;
-// an AZ whose instances each serve several times what another AZ's serve is imbalance.
+// runAZ: an AZ whose instances have served (almost) nothing for the last part of the range
+// while the other AZs serve points to routing or placement; an AZ whose instances each serve
+// several times what another AZ's serve is imbalance.
 func runAZ(ctx context.Context, e *env) ([]Finding, error) {
 	iq, tq := e.azInstancesExpr(), e.azTrafficExpr()
 	iv, err := e.instant(ctx, iq)
 	if err != nil || len(iv) == 0 {
 		return nil, err
 	}
-	tv, err := e.instant(ctx, tq)
+	tm, err := e.matrix(ctx, tq)
 	if err != nil {
 		return nil, err
 	}
-	eps := map[string]map[string]*azStat{}
-	get := func(ep, az string) *azStat {
-		if eps[ep] == nil {
-			eps[ep] = map[string]*azStat{}
-		}
-		if eps[ep][az] == nil {
-			eps[ep][az] = &azStat{az: az}
-		}
-		return eps[ep][az]
-	}
+	instances := map[string]map[string]float64{} // endpoint -> AZ -> count
 	for _, s := range iv {
-		if v := float64(s.Value); finite(v) {
-			get(label(s.Metric, lEP), label(s.Metric, lAZ)).instances = v
+		if v := float64(s.Value); finite(v) && v > 0 {
+			ep := label(s.Metric, lEP)
+			if instances[ep] == nil {
+				instances[ep] = map[string]float64{}
+			}
+			instances[ep][label(s.Metric, lAZ)] = v
 		}
 	}
-	for _, s := range tv {
-		if v := float64(s.Value); finite(v) {
-			get(label(s.Metric, lEP), label(s.Metric, lAZ)).requests = v
+	traffic := map[string]map[string]map[model.Time]float64{} // endpoint -> AZ -> step -> invocations
+	steps := map[string]map[model.Time]bool{}
+	for _, s := range tm {
+		ep, az := label(s.Metric, semconv.DimEndpointName), label(s.Metric, semconv.DimAvailabilityZone)
+		if traffic[ep] == nil {
+			traffic[ep], steps[ep] = map[string]map[model.Time]float64{}, map[model.Time]bool{}
+		}
+		traffic[ep][az] = map[model.Time]float64{}
+		for _, p := range s.Values {
+			if v := float64(p.Value); finite(v) {
+				traffic[ep][az][p.Timestamp] = v
+				steps[ep][p.Timestamp] = true
+			}
 		}
 	}
 	var out []Finding
-	for ep, azs := range eps {
-		var stats []*azStat
-		var inst, reqs float64
-		for _, a := range azs {
-			if a.instances > 0 {
-				stats = append(stats, a)
-				inst += a.instances
-				reqs += a.requests
+	for ep, azs := range instances {
+		if len(azs) < 2 || len(steps[ep]) == 0 {
+			continue // one AZ, or no traffic data: nothing to compare
+		}
+		ts := make([]model.Time, 0, len(steps[ep]))
+		for t := range steps[ep] {
+			ts = append(ts, t)
+		}
+		sort.Slice(ts, func(i, j int) bool { return ts[i] < ts[j] })
+		names := make([]string, 0, len(azs))
+		inst := 0.0
+		for az, n := range azs {
+			names = append(names, az)
+			inst += n
+		}
+		sort.Strings(names)
+		// share of its fair traffic each AZ got at each step
+		share := func(az string, t model.Time) float64 {
+			total := 0.0
+			for a := range azs {
+				total += traffic[ep][a][t]
+			}
+			if total <= 0 {
+				return 1 // no traffic anywhere is not an AZ problem
+			}
+			return traffic[ep][az][t] / azs[az] / (total / inst)
+		}
+		recent := ts[len(ts)-max(3, len(ts)/4):]
+		sums := func(at []model.Time) func(string) float64 {
+			return func(az string) float64 {
+				n := 0.0
+				for _, t := range at {
+					n += traffic[ep][az][t]
+				}
+				return n
 			}
 		}
-		if len(stats) < 2 || reqs <= 0 {
-			continue // one AZ, or no request data: nothing to compare
+		recentSum := sums(recent)
+		dist := func(f func(string) string) string {
+			parts := make([]string, len(names))
+			for i, az := range names {
+				parts[i] = az + "=" + f(az)
+			}
+			return strings.Join(parts, ", ")
 		}
-		// busiest first
-		sort.Slice(stats, func(i, j int) bool {
-			return stats[i].requests/stats[i].instances > stats[j].requests/stats[j].instances
-		})
-		fair := reqs / inst
-		dist := azDistribution(stats)
 		ev := []Evidence{
-			{What: "instances per AZ", Value: dist(func(a *azStat) string { return num(a.instances) }), Query: iq},
-			{What: "requests per AZ over the range", Value: dist(func(a *azStat) string { return num(a.requests) }), Query: tq},
+			{What: "instances per AZ", Value: dist(func(az string) string { return num(azs[az]) }), Query: iq},
+			{What: fmt.Sprintf("invocations per AZ, last %s", fmtDur(time.Duration(len(recent))*e.step)), Value: dist(func(az string) string { return num(recentSum(az)) }), Query: tq},
 		}
 		var starved []string
-		worstShare := 1.0
-		for _, a := range stats {
-			share := a.requests / a.instances / fair
-			if share < e.cfg.AZNoTrafficShare {
-				starved = append(starved, a.az)
-				worstShare = min(worstShare, share)
+		since, runs := map[string]model.Time{}, map[string]int{}
+		for _, az := range names {
+			run := 0
+			for i := len(ts) - 1; i >= 0 && share(az, ts[i]) < e.cfg.AZNoTrafficShare; i-- {
+				run++
+			}
+			if run >= len(recent) {
+				starved = append(starved, az)
+				since[az], runs[az] = ts[len(ts)-run], run
 			}
 		}
-		if len(starved) > 0 {
+		if len(starved) > 0 && len(starved) < len(names) {
 			az := starved[0]
 			out = append(out, Finding{
 				Cause:    "AZ with instances but no traffic",
 				Target:   Target{Level: LevelAZ, Name: az, Endpoint: ep, AZ: az},
-				Severity: Critical, Score: 1 - worstShare,
-				Summary: fmt.Sprintf("Endpoint %s has %s in %s but they serve %s of their fair share of requests",
-					ep, plural(azs[az].instances, "instance"), strings.Join(starved, ", "), pct(worstShare)),
+				Severity: Critical, Score: strength(float64(runs[az]), 0, float64(len(ts))),
+				Summary: fmt.Sprintf("Endpoint %s has %s in %s but they have received no traffic since %s while the other AZs serve it",
+					ep, plural(azs[az], "instance"), strings.Join(starved, ", "), since[az].Time().UTC().Format("15:04")),
 				Evidence: ev,
-				Next:     "Check the routing and the health of the instances in that AZ (failed health checks, network, placement of IC copies); the others carry its load and will queue first.",
+				Next:     "Check the routing and the health of the instances in that AZ (failed health checks, network, placement of IC copies); the other AZs carry its load and will queue first.",
 			})
 			continue
 		}
-		hot, cold := stats[0], stats[len(stats)-1]
-		ratio := (hot.requests / hot.instances) / (cold.requests / cold.instances)
-		if ratio >= e.cfg.AZSkewRatio {
+		// Imbalance over the recent part: per-instance invocations of the busiest vs quietest AZ.
+		perInst := func(az string) float64 { return recentSum(az) / azs[az] }
+		sort.Slice(names, func(i, j int) bool { return perInst(names[i]) > perInst(names[j]) })
+		hot, cold := names[0], names[len(names)-1]
+		if perInst(cold) <= 0 || perInst(hot) <= 0 {
+			continue
+		}
+		if ratio := perInst(hot) / perInst(cold); ratio >= e.cfg.AZSkewRatio {
 			out = append(out, Finding{
 				Cause:    "AZ traffic imbalance",
-				Target:   Target{Level: LevelAZ, Name: hot.az, Endpoint: ep, AZ: hot.az},
+				Target:   Target{Level: LevelAZ, Name: hot, Endpoint: ep, AZ: hot},
 				Severity: Warning, Score: strength(ratio, e.cfg.AZSkewRatio, 20),
-				Summary:  fmt.Sprintf("Each instance of %s in %s serves %.1f× the requests of one in %s", ep, hot.az, ratio, cold.az),
+				Summary:  fmt.Sprintf("Each instance of %s in %s serves %.1f× the invocations of one in %s", ep, hot, ratio, cold),
 				Evidence: ev,
 				Next:     "Rebalance instances and IC copies across AZs and check the routing; the hot AZ saturates first and one AZ failure would hurt more.",
 			})
 		}
 	}
 	return out, nil
-}
-
-// azDistribution formats "az=value" pairs in the stats' order.
-func azDistribution(stats []*azStat) func(func(*azStat) string) string {
-	return func(f func(*azStat) string) string {
-		parts := make([]string, len(stats))
-		for i, a := range stats {
-			parts[i] = a.az + "=" + f(a)
-		}
-		return strings.Join(parts, ", ")
-	}
 }
 
 func plural(n float64, what string) string {

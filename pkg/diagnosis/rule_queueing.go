@@ -16,22 +16,23 @@ func (e *env) ttftExpr() string {
 	})
 }
 
-// latencyExpr: P99 ModelLatency and OverheadLatency per endpoint over time, in one request.
-// They are delta histograms: sum_over_time, never rate.
+// latencyExpr: P99 ModelLatency and OverheadLatency over time, per endpoint and per IC (the
+// ForIc variants), in one request. They are delta histograms: sum_over_time, never rate.
 func (e *env) latencyExpr() string {
-	f := func(metric string) string {
-		s := e.classicEndpoint(metric)
-		return fmt.Sprintf("histogram_quantile(0.99, sum %s (sum_over_time(%s[%s])))", by(semconv.DimEndpointName), s, promDur(e.window))
+	f := func(metric, dim, value string) string {
+		s := metric
+		if value != "" {
+			s = sel(metric, matcher(dim, "=", value))
+		}
+		return fmt.Sprintf("histogram_quantile(0.99, sum %s (sum_over_time(%s[%s])))", by(dim), s, promDur(e.window))
 	}
-	return tagged([2]string{"model", f(semconv.ModelLatency)}, [2]string{"overhead", f(semconv.OverheadLatency)})
-}
-
-// classicEndpoint selects a classic endpoint-level metric (it has no IC dimension).
-func (e *env) classicEndpoint(metric string) string {
-	if e.scope.Endpoint == "" {
-		return metric
-	}
-	return sel(metric, matcher(semconv.DimEndpointName, "=", e.scope.Endpoint))
+	ep, ic := semconv.DimEndpointName, semconv.DimInferenceComponentName
+	return tagged(
+		[2]string{"model", f(semconv.ModelLatency, ep, e.scope.Endpoint)},
+		[2]string{"overhead", f(semconv.OverheadLatency, ep, e.scope.Endpoint)},
+		[2]string{"model", f(semconv.ModelLatencyForIC, ic, e.scope.InferenceComponent)},
+		[2]string{"overhead", f(semconv.OverheadLatencyForIC, ic, e.scope.InferenceComponent)},
+	)
 }
 
 // runQueueing: TTFT that is high or rising while the platform's model and overhead latency
@@ -58,14 +59,14 @@ func runQueueing(ctx context.Context, e *env) ([]Finding, error) {
 	}
 	kv, waiting := byKey(kvv), byKey(wv)
 	type lat struct{ usual, peak float64 }
-	lats := map[string]map[string]lat{} // endpoint -> model|overhead
+	lats := map[string]map[string]lat{} // endpoint or IC name -> model|overhead
 	for _, s := range lm {
-		ep := label(s.Metric, semconv.DimEndpointName)
-		if lats[ep] == nil {
-			lats[ep] = map[string]lat{}
+		name := label(s.Metric, semconv.DimEndpointName) + label(s.Metric, semconv.DimInferenceComponentName)
+		if lats[name] == nil {
+			lats[name] = map[string]lat{}
 		}
 		u, p := usualPeak(values(s))
-		lats[ep][label(s.Metric, tagLabel)] = lat{u, p}
+		lats[name][label(s.Metric, tagLabel)] = lat{u, p}
 	}
 	high, floor := e.cfg.TTFTHigh.Seconds(), e.cfg.TTFTMin.Seconds()
 	var out []Finding
@@ -81,8 +82,8 @@ func runQueueing(ctx context.Context, e *env) ([]Finding, error) {
 			continue
 		}
 		t := icOrEndpoint(s.Metric)
-		ml, okM := lats[t.Endpoint]["model"]
-		ol, okO := lats[t.Endpoint]["overhead"]
+		ml, okM := lats[t.Name]["model"]
+		ol, okO := lats[t.Name]["overhead"]
 		normal := func(l lat, ok bool) bool { return ok && (l.usual <= 0 || l.peak/l.usual < e.cfg.LatencyNormal) }
 		if (okM && !normal(ml, okM)) || (okO && !normal(ol, okO)) {
 			continue // the platform or the model itself slowed down: not engine queueing

@@ -3,6 +3,7 @@ package diagnosis
 import (
 	"context"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/prometheus/common/model"
@@ -10,9 +11,27 @@ import (
 	"github.com/inferscope/sagemaker-datasource/pkg/semconv"
 )
 
-// loadExpr: concurrent requests per copy, per IC over time (the metric autoscaling targets).
+// loadExpr: concurrent requests per copy, per IC over time (the metric IC autoscaling
+// targets). It carries only the IC dimension, so the endpoint filter is applied through
+// icEndpointsExpr.
 func (e *env) loadExpr() string {
-	return fmt.Sprintf("max %s (max_over_time(%s[%s]))", by(semconv.DimEndpointName, semconv.DimInferenceComponentName), e.classic(semconv.ConcurrentRequestsPerCopy), promDur(e.step))
+	var m []string
+	if e.scope.InferenceComponent != "" {
+		m = append(m, matcher(semconv.DimInferenceComponentName, "=", e.scope.InferenceComponent))
+	}
+	return fmt.Sprintf("max %s (avg_over_time(%s[%s]))", by(semconv.DimInferenceComponentName), sel(semconv.ConcurrentRequestsPerCopy, m...), promDur(e.step))
+}
+
+// icEndpointsExpr: which endpoint each IC belongs to (GPUs owned by an IC carry both labels).
+func (e *env) icEndpointsExpr() string {
+	return fmt.Sprintf("count %s (last_over_time(%s[%s]))", by(lEP, lIC), e.eng(semconv.DCGMGPUUtil, matcher(lIC, "!=", "")), e.rng())
+}
+
+// waitingRangeExpr: waiting requests per endpoint/IC over time (worst copy).
+func (e *env) waitingRangeExpr() string {
+	return engines(semconv.VLLMWaiting, semconv.SGLangQueued, func(m string) string {
+		return fmt.Sprintf("max %s (max_over_time(%s[%s]))", by(lEP, lIC), e.eng(m), promDur(e.step))
+	})
 }
 
 // scalingEventsExpr: scaling actions per endpoint/IC/direction over time; the value is the
@@ -30,14 +49,34 @@ type scaleEvent struct {
 // scale-out afterwards means autoscaling did not fire (no policy, wrong metric, max capacity
 // reached, or ICE); a scale-out that took longer than SlowScaling is slow scaling.
 func runScaling(ctx context.Context, e *env) ([]Finding, error) {
-	lq, sq := e.loadExpr(), e.scalingEventsExpr()
+	lq, sq, mq, wq := e.loadExpr(), e.scalingEventsExpr(), e.icEndpointsExpr(), e.waitingRangeExpr()
 	lm, err := e.matrix(ctx, lq)
-	if err != nil {
+	if err != nil || len(lm) == 0 {
 		return nil, err
 	}
 	sm, err := e.matrix(ctx, sq)
 	if err != nil {
 		return nil, err
+	}
+	mv, err := e.instant(ctx, mq)
+	if err != nil {
+		return nil, err
+	}
+	wm, err := e.matrix(ctx, wq)
+	if err != nil {
+		return nil, err
+	}
+	icEP := map[string]string{}
+	for _, s := range mv {
+		icEP[label(s.Metric, lIC)] = label(s.Metric, lEP)
+	}
+	waiting := map[string]map[model.Time]float64{}
+	for _, s := range wm {
+		w := map[model.Time]float64{}
+		for _, p := range s.Values {
+			w[p.Timestamp] = float64(p.Value)
+		}
+		waiting[label(s.Metric, lIC)] = w
 	}
 	outs := map[string][]scaleEvent{} // scale-outs by IC name, else endpoint name
 	eps := map[string]string{}
@@ -55,12 +94,27 @@ func runScaling(ctx context.Context, e *env) ([]Finding, error) {
 	var out []Finding
 	reported := map[string]bool{}
 	for _, s := range lm {
-		ic, ep := label(s.Metric, semconv.DimInferenceComponentName), label(s.Metric, semconv.DimEndpointName)
-		name, t := ic, Target{Level: LevelIC, Name: ic, Endpoint: ep, InferenceComponent: ic}
-		if ic == "" {
-			name, t = ep, Target{Level: LevelEndpoint, Name: ep, Endpoint: ep}
+		ic := label(s.Metric, semconv.DimInferenceComponentName)
+		ep, known := icEP[ic]
+		if e.scope.Endpoint != "" && (!known || ep != e.scope.Endpoint) {
+			continue // another endpoint's IC
 		}
-		from, to, peak := longestAbove(s.Values, e.cfg.ScalingTarget)
+		name, t := ic, Target{Level: LevelIC, Name: ic, Endpoint: ep, InferenceComponent: ic}
+		target := e.cfg.ScalingTarget
+		if v, ok := e.cfg.ScalingTargets[ic]; ok {
+			target = v
+		}
+		// Over the target and requests queue (when the engine reports a queue): the harm
+		// scaling exists to prevent.
+		w, hasQueue := waiting[ic]
+		over := make([]model.SamplePair, 0, len(s.Values))
+		for _, p := range s.Values {
+			if hasQueue && !(w[p.Timestamp] >= e.cfg.WaitingRequests) {
+				p.Value = model.SampleValue(math.NaN())
+			}
+			over = append(over, p)
+		}
+		from, to, peak := longestAbove(over, target)
 		if from.IsZero() || to.Sub(from)+e.step < e.cfg.ScalingOverload {
 			continue
 		}
@@ -71,13 +125,16 @@ func runScaling(ctx context.Context, e *env) ([]Finding, error) {
 			}
 		}
 		ev := []Evidence{
-			{What: "concurrent requests per copy over the target", Value: fmt.Sprintf("peak %s vs target %s, %s → %s (%s)", num1(peak), num(e.cfg.ScalingTarget), from.UTC().Format("15:04"), to.UTC().Format("15:04"), fmtDur(to.Sub(from)+e.step)), Query: lq},
+			{What: "concurrent requests per copy over the target", Value: fmt.Sprintf("peak %s vs target %s, %s → %s (%s)", num1(peak), num(target), from.UTC().Format("15:04"), to.UTC().Format("15:04"), fmtDur(to.Sub(from)+e.step)), Query: lq},
+		}
+		if hasQueue {
+			ev = append(ev, Evidence{What: "waiting requests during the overload", Value: fmt.Sprintf("≥ %s at every step", num(e.cfg.WaitingRequests)), Query: wq})
 		}
 		if first == nil {
 			ev = append(ev, Evidence{What: "scale-out events since the load rose", Value: "0", Query: sq})
 			out = append(out, Finding{
-				Cause: "Autoscaling did not fire", Target: t, Severity: Critical, Score: strength(peak/e.cfg.ScalingTarget, 1, 5),
-				Summary:  fmt.Sprintf("Load per copy of %s stayed above the target %s for %s with no scale-out", name, num(e.cfg.ScalingTarget), fmtDur(to.Sub(from)+e.step)),
+				Cause: "Autoscaling did not fire", Target: t, Severity: Critical, Score: strength(peak/target, 1, 5),
+				Summary:  fmt.Sprintf("Load per copy of %s stayed above the target %s for %s (peak %s) with requests queueing and no scale-out", name, num(target), fmtDur(to.Sub(from)+e.step), num1(peak)),
 				Evidence: ev,
 				Next:     "Check the scaling policy (registered target, metric ConcurrentRequestsPerCopy / InvocationsPerCopy, target value, cooldowns), the max capacity, and ICE events blocking new instances.",
 			})
@@ -93,7 +150,7 @@ func runScaling(ctx context.Context, e *env) ([]Finding, error) {
 	}
 	// Slow scale-outs not tied to a visible overload.
 	for name, evs := range outs {
-		if reported[name] {
+		if reported[name] || (e.scope.Endpoint != "" && eps[name] != e.scope.Endpoint) {
 			continue
 		}
 		var worst *scaleEvent

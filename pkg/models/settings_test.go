@@ -1,0 +1,198 @@
+package models
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+)
+
+const (
+	testAccessKey = "AKIAEXAMPLEACCESSKEY"
+	testSecretKey = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYSECRETKEY"
+	testToken     = "FwoGZXIvYXdzEXAMPLESESSIONTOKEN"
+)
+
+func instance(jsonData string, secure map[string]string) backend.DataSourceInstanceSettings {
+	return backend.DataSourceInstanceSettings{
+		URL:                     "https://monitoring.eu-west-1.amazonaws.com",
+		JSONData:                json.RawMessage(jsonData),
+		DecryptedSecureJSONData: secure,
+	}
+}
+
+var allSecrets = map[string]string{"accessKey": testAccessKey, "secretKey": testSecretKey, "sessionToken": testToken}
+
+func TestLoadSettings(t *testing.T) {
+	tests := []struct {
+		name    string
+		json    string
+		secure  map[string]string
+		check   func(t *testing.T, s *Settings)
+		wantErr []string
+	}{
+		{
+			name: "empty jsonData gets defaults",
+			json: ``,
+			check: func(t *testing.T, s *Settings) {
+				want := Settings{
+					URL: "https://monitoring.eu-west-1.amazonaws.com", AuthType: AuthDefault,
+					QueryTimeout: 60 * time.Second, HTTPMethod: "POST", MaxConcurrency: 10, RequestsPerSecond: 50,
+				}
+				if *s != want {
+					t.Fatalf("got %+v\nwant %+v", *s, want)
+				}
+			},
+		},
+		{
+			name:   "full keys configuration",
+			json:   `{"authType":"keys","defaultRegion":"us-east-1","profile":"p","assumeRoleArn":"arn:aws:iam::1:role/r","externalId":"x","endpoint":"https://monitoring.us-east-1.amazonaws.com","timeInterval":"30s","queryTimeout":"2m","httpMethod":"get","maxConcurrency":"5","requestsPerSecond":12.5}`,
+			secure: allSecrets,
+			check: func(t *testing.T, s *Settings) {
+				want := Settings{
+					URL: "https://monitoring.eu-west-1.amazonaws.com", AuthType: AuthKeys, DefaultRegion: "us-east-1",
+					Profile: "p", AssumeRoleARN: "arn:aws:iam::1:role/r", ExternalID: "x",
+					Endpoint: "https://monitoring.us-east-1.amazonaws.com", TimeInterval: 30 * time.Second,
+					QueryTimeout: 2 * time.Minute, HTTPMethod: "GET", MaxConcurrency: 5, RequestsPerSecond: 12.5,
+					AccessKey: testAccessKey, SecretKey: testSecretKey, SessionToken: testToken,
+				}
+				if *s != want {
+					t.Fatalf("got %+v\nwant %+v", *s, want)
+				}
+				if s.SecretKey.Reveal() != testSecretKey {
+					t.Fatal("Reveal must return the secret")
+				}
+			},
+		},
+		{
+			name: "each auth type is accepted",
+			json: `{"authType":"ec2_iam_role"}`,
+			check: func(t *testing.T, s *Settings) {
+				if s.AuthType != AuthEC2IAMRole {
+					t.Fatalf("authType = %q", s.AuthType)
+				}
+			},
+		},
+		{
+			name: "credentials auth with a profile",
+			json: `{"authType":"credentials","profile":"ml"}`,
+			check: func(t *testing.T, s *Settings) {
+				if s.AuthType != AuthCredentials || s.Profile != "ml" {
+					t.Fatalf("got %+v", s)
+				}
+			},
+		},
+		{
+			name: "null and blank numbers keep defaults",
+			json: `{"maxConcurrency":null,"requestsPerSecond":""}`,
+			check: func(t *testing.T, s *Settings) {
+				if s.MaxConcurrency != DefaultMaxConcurrency || s.RequestsPerSecond != DefaultRequestsPerSec {
+					t.Fatalf("got %+v", s)
+				}
+			},
+		},
+		{name: "unknown auth type", json: `{"authType":"grafana_assume_role"}`, wantErr: []string{`jsonData.authType "grafana_assume_role" is not supported`, "default, keys, credentials, ec2_iam_role"}},
+		{name: "keys without keys", json: `{"authType":"keys"}`, wantErr: []string{"secureJsonData.accessKey is empty", "secureJsonData.secretKey is empty"}},
+		{name: "keys without secret key", json: `{"authType":"keys"}`, secure: map[string]string{"accessKey": testAccessKey}, wantErr: []string{"secureJsonData.secretKey is empty"}},
+		{name: "bad http method", json: `{"httpMethod":"PUT"}`, wantErr: []string{`jsonData.httpMethod "PUT" is not supported: use POST`}},
+		{name: "bad time interval", json: `{"timeInterval":"fast"}`, wantErr: []string{`jsonData.timeInterval: invalid duration "fast"`}},
+		{name: "bad query timeout", json: `{"queryTimeout":"soon"}`, wantErr: []string{`jsonData.queryTimeout: invalid duration "soon"`}},
+		{name: "query timeout too long", json: `{"queryTimeout":"1h"}`, wantErr: []string{`jsonData.queryTimeout "1h" is out of range`}},
+		{name: "concurrency above CloudWatch's limit", json: `{"maxConcurrency":31}`, wantErr: []string{"jsonData.maxConcurrency 31 is out of range", "1 to 30"}},
+		{name: "fractional concurrency", json: `{"maxConcurrency":2.5}`, wantErr: []string{"jsonData.maxConcurrency 2.5 is out of range"}},
+		{name: "concurrency not a number", json: `{"maxConcurrency":"lots"}`, wantErr: []string{"jsonData.maxConcurrency is not a number"}},
+		{name: "rate zero", json: `{"requestsPerSecond":0}`, wantErr: []string{"jsonData.requestsPerSecond 0 is out of range"}},
+		{name: "rate above limit", json: `{"requestsPerSecond":301}`, wantErr: []string{"at most 300"}},
+		{name: "wrong type", json: `{"authType":5}`, wantErr: []string{`key "authType" must be a string, not a number`}},
+		{name: "not JSON", json: `{`, wantErr: []string{"not valid JSON"}},
+		{name: "several problems at once", json: `{"httpMethod":"PATCH","timeInterval":"x"}`, wantErr: []string{"jsonData.httpMethod", "jsonData.timeInterval"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := LoadSettings(instance(tc.json, tc.secure))
+			if len(tc.wantErr) > 0 {
+				if err == nil {
+					t.Fatalf("want error, got %+v", s)
+				}
+				for _, w := range tc.wantErr {
+					if !strings.Contains(err.Error(), w) {
+						t.Errorf("error %q does not contain %q", err, w)
+					}
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.check(t, s)
+		})
+	}
+}
+
+// TestSecretsNeverLeak prints and marshals settings in every way code is likely to, and
+// checks that no secret value comes out.
+func TestSecretsNeverLeak(t *testing.T) {
+	s, err := LoadSettings(instance(`{"authType":"keys"}`, allSecrets))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logBuf bytes.Buffer
+	slog.New(slog.NewJSONHandler(&logBuf, nil)).Info("settings", "settings", s, "secret", s.SecretKey)
+	slog.New(slog.NewTextHandler(&logBuf, nil)).Info("settings", "settings", *s, "token", s.SessionToken)
+	js, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Deliberately odd verbs are what a careless log line would use; calling through a
+	// variable keeps vet from rejecting them.
+	sprintf := fmt.Sprintf
+	outputs := map[string]string{
+		"String":  s.String(),
+		"%v":      fmt.Sprintf("%v", s),
+		"%v val":  fmt.Sprintf("%v", *s),
+		"%+v val": fmt.Sprintf("%+v", *s),
+		"%#v val": fmt.Sprintf("%#v", *s),
+		"%s val":  sprintf("%s", *s),
+		"%d val":  sprintf("%d", *s),
+		"%x val":  fmt.Sprintf("%x", *s),
+		"%q val":  sprintf("%q", *s),
+		"%x key":  fmt.Sprintf("%x", s.SecretKey),
+		"error":   fmt.Errorf("wrapped: %v", *s).Error(),
+		"json":    string(js),
+		"slog":    logBuf.String(),
+	}
+	for name, out := range outputs {
+		for _, secret := range []string{testAccessKey, testSecretKey, testToken} {
+			for _, form := range []string{secret, fmt.Sprintf("%x", secret)} {
+				if strings.Contains(out, form) {
+					t.Errorf("%s leaks a secret: %s", name, out)
+				}
+			}
+		}
+	}
+	if !strings.Contains(outputs["String"], "secretKey=set") || !strings.Contains(outputs["json"], `"secretKey":"[redacted]"`) {
+		t.Errorf("redacted output should still say the secret is present: %s / %s", outputs["String"], outputs["json"])
+	}
+	var empty Settings
+	js, _ = json.Marshal(empty)
+	if strings.Contains(string(js), "accessKey") {
+		t.Errorf("unset secrets should be omitted: %s", js)
+	}
+}
+
+func TestLoadSettingsErrorsNeverLeak(t *testing.T) {
+	_, err := LoadSettings(instance(`{"authType":"keys","httpMethod":"PUT","maxConcurrency":99}`, allSecrets))
+	if err == nil {
+		t.Fatal("want an error")
+	}
+	for _, secret := range []string{testAccessKey, testSecretKey, testToken} {
+		if strings.Contains(err.Error(), secret) {
+			t.Fatalf("error leaks a secret: %v", err)
+		}
+	}
+}

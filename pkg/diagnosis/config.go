@@ -27,8 +27,9 @@ type Config struct {
 	KVSaturation     float64            // sustained usage at or above this is saturation
 	KVEarlyWarning   float64            // sustained usage at or above this deserves an autoscaling trigger
 	WaitingRequests  float64            // average waiting requests that confirm requests queue
-	ScalingTarget    float64            // ConcurrentRequestsPerCopy target of the scaling policies
-	ScalingTargets   map[string]float64 // per-IC targets that differ from ScalingTarget
+	ScalingTarget    float64            // ConcurrentRequestsPerCopy target of the scaling policies; 0: unknown, use ScalingRise
+	ScalingTargets   map[string]float64 // per-IC policy targets (override ScalingTarget)
+	ScalingRise      float64            // without a target: load per copy this many times its usual level is overload
 	ScalingOverload  time.Duration
 	SlowScaling      time.Duration // a scale-out slower than this is slow scaling
 	TTFTHigh         time.Duration // P99 TTFT at or above this is high whatever its history
@@ -66,7 +67,7 @@ func DefaultConfig() Config {
 		KVSaturation:     0.9,
 		KVEarlyWarning:   0.5,
 		WaitingRequests:  1,
-		ScalingTarget:    8,
+		ScalingRise:      1.5,
 		ScalingOverload:  10 * time.Minute,
 		SlowScaling:      10 * time.Minute,
 		TTFTHigh:         2 * time.Second,
@@ -75,7 +76,7 @@ func DefaultConfig() Config {
 		LatencyNormal:    1.5,
 		GPUMemWarnPct:    95,
 		GPUMemCritPct:    98,
-		VRAMGrowthPct:    10,
+		VRAMGrowthPct:    5,
 		VRAMGrowthR2:     0.8,
 		TimeToFullCrit:   24 * time.Hour,
 		VRAMDropPct:      30,
@@ -103,7 +104,7 @@ func (c Config) Validate() error {
 		{"MinStep", float64(c.MinStep)},
 		{"RateWindow", float64(c.RateWindow)},
 		{"WaitingRequests", c.WaitingRequests},
-		{"ScalingTarget", c.ScalingTarget},
+		{"ScalingRise", c.ScalingRise},
 		{"ScalingOverload", float64(c.ScalingOverload)},
 		{"SlowScaling", float64(c.SlowScaling)},
 		{"TTFTHigh", float64(c.TTFTHigh)},
@@ -155,8 +156,8 @@ func (c Config) Validate() error {
 	if c.ErrorRateWarn > c.ErrorRateCrit {
 		return errors.New("diagnosis config: ErrorRateWarn must not exceed ErrorRateCrit")
 	}
-	if c.TTFTMin < 0 || c.ThroughputMin < 0 || c.MaxFindingsPerRule < 0 {
-		return errors.New("diagnosis config: TTFTMin, ThroughputMin and MaxFindingsPerRule must not be negative")
+	if c.ScalingTarget < 0 || c.TTFTMin < 0 || c.ThroughputMin < 0 || c.MaxFindingsPerRule < 0 {
+		return errors.New("diagnosis config: ScalingTarget, TTFTMin, ThroughputMin and MaxFindingsPerRule must not be negative")
 	}
 	return nil
 }

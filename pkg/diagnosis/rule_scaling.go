@@ -3,7 +3,6 @@ package diagnosis
 import (
 	"context"
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/prometheus/common/model"
@@ -27,13 +26,6 @@ func (e *env) icEndpointsExpr() string {
 	return fmt.Sprintf("count %s (last_over_time(%s[%s]))", by(lEP, lIC), e.eng(semconv.DCGMGPUUtil, matcher(lIC, "!=", "")), e.rng())
 }
 
-// waitingRangeExpr: waiting requests per endpoint/IC over time (worst copy).
-func (e *env) waitingRangeExpr() string {
-	return engines(semconv.VLLMWaiting, semconv.SGLangQueued, func(m string) string {
-		return fmt.Sprintf("max %s (max_over_time(%s[%s]))", by(lEP, lIC), e.eng(m), promDur(e.step))
-	})
-}
-
 // scalingEventsExpr: scaling actions per endpoint/IC/direction over time; the value is the
 // action's end-to-end duration in seconds. Events are sparse samples at event time.
 func (e *env) scalingEventsExpr() string {
@@ -49,7 +41,7 @@ type scaleEvent struct {
 // scale-out afterwards means autoscaling did not fire (no policy, wrong metric, max capacity
 // reached, or ICE); a scale-out that took longer than SlowScaling is slow scaling.
 func runScaling(ctx context.Context, e *env) ([]Finding, error) {
-	lq, sq, mq, wq := e.loadExpr(), e.scalingEventsExpr(), e.icEndpointsExpr(), e.waitingRangeExpr()
+	lq, sq, mq := e.loadExpr(), e.scalingEventsExpr(), e.icEndpointsExpr()
 	lm, err := e.matrix(ctx, lq)
 	if err != nil || len(lm) == 0 {
 		return nil, err
@@ -62,21 +54,9 @@ func runScaling(ctx context.Context, e *env) ([]Finding, error) {
 	if err != nil {
 		return nil, err
 	}
-	wm, err := e.matrix(ctx, wq)
-	if err != nil {
-		return nil, err
-	}
 	icEP := map[string]string{}
 	for _, s := range mv {
 		icEP[label(s.Metric, lIC)] = label(s.Metric, lEP)
-	}
-	waiting := map[string]map[model.Time]float64{}
-	for _, s := range wm {
-		w := map[model.Time]float64{}
-		for _, p := range s.Values {
-			w[p.Timestamp] = float64(p.Value)
-		}
-		waiting[label(s.Metric, lIC)] = w
 	}
 	outs := map[string][]scaleEvent{} // scale-outs by IC name, else endpoint name
 	eps := map[string]string{}
@@ -100,23 +80,26 @@ func runScaling(ctx context.Context, e *env) ([]Finding, error) {
 			continue // another endpoint's IC
 		}
 		name, t := ic, Target{Level: LevelIC, Name: ic, Endpoint: ep, InferenceComponent: ic}
-		target := e.cfg.ScalingTarget
+		// The policy's target when configured; otherwise a rise well above the IC's own usual
+		// load (its first quartile over the range, which autoscaling normally holds).
+		limit, explicit := e.cfg.ScalingTarget, e.cfg.ScalingTarget > 0
 		if v, ok := e.cfg.ScalingTargets[ic]; ok {
-			target = v
+			limit, explicit = v, true
 		}
-		// Over the target and requests queue (when the engine reports a queue): the harm
-		// scaling exists to prevent.
-		w, hasQueue := waiting[ic]
-		over := make([]model.SamplePair, 0, len(s.Values))
-		for _, p := range s.Values {
-			if hasQueue && !(w[p.Timestamp] >= e.cfg.WaitingRequests) {
-				p.Value = model.SampleValue(math.NaN())
+		usual := quantile(values(s), 0.25)
+		if !explicit {
+			if !(usual > 0) {
+				continue
 			}
-			over = append(over, p)
+			limit = e.cfg.ScalingRise * usual
 		}
-		from, to, peak := longestAbove(over, target)
+		from, to, peak := longestAbove(s.Values, limit)
 		if from.IsZero() || to.Sub(from)+e.step < e.cfg.ScalingOverload {
 			continue
+		}
+		over := fmt.Sprintf("the target %s", num(limit))
+		if !explicit {
+			over = fmt.Sprintf("%s× its usual %s", num(e.cfg.ScalingRise), num1(usual))
 		}
 		var first *scaleEvent
 		for i, ev := range outs[name] {
@@ -125,24 +108,23 @@ func runScaling(ctx context.Context, e *env) ([]Finding, error) {
 			}
 		}
 		ev := []Evidence{
-			{What: "concurrent requests per copy over the target", Value: fmt.Sprintf("peak %s vs target %s, %s → %s (%s)", num1(peak), num(target), from.UTC().Format("15:04"), to.UTC().Format("15:04"), fmtDur(to.Sub(from)+e.step)), Query: lq},
-		}
-		if hasQueue {
-			ev = append(ev, Evidence{What: "waiting requests during the overload", Value: fmt.Sprintf("≥ %s at every step", num(e.cfg.WaitingRequests)), Query: wq})
+			{What: "concurrent requests per copy above " + over, Value: fmt.Sprintf("peak %s, %s → %s (%s)", num1(peak), from.UTC().Format("15:04"), to.UTC().Format("15:04"), fmtDur(to.Sub(from)+e.step)), Query: lq},
 		}
 		if first == nil {
 			ev = append(ev, Evidence{What: "scale-out events since the load rose", Value: "0", Query: sq})
 			out = append(out, Finding{
-				Cause: "Autoscaling did not fire", Target: t, Severity: Critical, Score: strength(peak/target, 1, 5),
-				Summary:  fmt.Sprintf("Load per copy of %s stayed above the target %s for %s (peak %s) with requests queueing and no scale-out", name, num(target), fmtDur(to.Sub(from)+e.step), num1(peak)),
+				Cause: "Autoscaling did not fire", Target: t, Severity: Critical, Score: strength(peak/limit, 1, 5),
+				Summary:  fmt.Sprintf("Load per copy of %s stayed above %s for %s (peak %s) with no scale-out", name, over, fmtDur(to.Sub(from)+e.step), num1(peak)),
 				Evidence: ev,
 				Next:     "Check the scaling policy (registered target, metric ConcurrentRequestsPerCopy / InvocationsPerCopy, target value, cooldowns), the max capacity, and ICE events blocking new instances.",
 			})
 			reported[name] = true
 			continue
 		}
+		// A delay counts only against a known target: an inferred threshold can be crossed
+		// long before the policy's own.
 		delay := first.at.Sub(from)
-		if delay >= e.cfg.SlowScaling {
+		if explicit && delay >= e.cfg.SlowScaling {
 			ev = append(ev, Evidence{What: "first scale-out after the load rose", Value: fmt.Sprintf("%s later at %s (took %s)", fmtDur(delay), first.at.UTC().Format("15:04"), secs(first.dur)), Query: sq})
 			out = append(out, slowScaling(t, name, delay, ev))
 			reported[name] = true

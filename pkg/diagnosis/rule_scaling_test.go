@@ -13,16 +13,20 @@ func TestScalingRule(t *testing.T) {
 		load    func(int) float64
 		waiting func(int) float64
 		outs    map[int]float64 // minute -> e2e_duration (s)
+		target  float64         // configured policy target; 0 infers from the load
 		cause   string
 		sev     Severity
 	}{
-		{"overload, queue, no scale-out", stepAt(100, 6, 20), stepAt(100, 0, 12), nil, "did not fire", Critical},
-		{"overload answered quickly", stepAt(100, 6, 20), stepAt(100, 0, 12), map[int]float64{103: 240}, "", 0},
-		{"overload answered late", stepAt(100, 6, 20), stepAt(100, 0, 12), map[int]float64{140: 300}, "Slow scaling", Warning},
-		{"a slow scale-out on its own", constant(4), constant(0), map[int]float64{50: 1500}, "Slow scaling", Warning},
-		{"over the target but nothing waits", constant(12), constant(0), nil, "", 0},
-		{"short burst", stepAt(175, 6, 20), stepAt(175, 0, 12), nil, "", 0},
-		{"scale-out before the overload does not count", stepAt(100, 6, 20), stepAt(100, 0, 12), map[int]float64{20: 200}, "did not fire", Critical},
+		{"load triples, no scale-out", stepAt(100, 6, 20), stepAt(100, 0, 12), nil, 0, "did not fire", Critical},
+		{"over a known target, no scale-out", constant(12), constant(0), nil, 8, "did not fire", Critical},
+		{"overload answered quickly", stepAt(100, 6, 20), stepAt(100, 0, 12), map[int]float64{103: 240}, 0, "", 0},
+		{"overload of a known target answered late", stepAt(100, 6, 20), stepAt(100, 0, 12), map[int]float64{140: 300}, 8, "Slow scaling", Warning},
+		{"late answer without a known target is not judged", stepAt(100, 6, 20), stepAt(100, 0, 12), map[int]float64{140: 300}, 0, "", 0},
+		{"a slow scale-out on its own", constant(4), constant(0), map[int]float64{50: 1500}, 0, "Slow scaling", Warning},
+		{"steady load", constant(12), constant(0), nil, 0, "", 0},
+		{"short burst", stepAt(175, 6, 20), stepAt(175, 0, 12), nil, 0, "", 0},
+		{"scale-out before the overload does not count", stepAt(100, 6, 20), stepAt(100, 0, 12), map[int]float64{20: 200}, 0, "did not fire", Critical},
+		{"idle IC", constant(0), constant(0), nil, 0, "", 0},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -35,7 +39,9 @@ func TestScalingRule(t *testing.T) {
 			if c.outs != nil {
 				d.event(lbls(semconv.ScalingE2EDuration, semconv.LabelEndpoint, "ep-a", semconv.LabelInferenceComp, "ic-a", semconv.LabelScalingDirection, semconv.ScaleOut), c.outs)
 			}
-			r := diagnose(t, d.querier(), Scope{Endpoint: "ep-a"}, "scaling")
+			cfg := DefaultConfig()
+			cfg.Rules, cfg.ScalingTarget = []string{"scaling"}, c.target
+			r := diagnoseWith(t, d.querier(), Scope{Endpoint: "ep-a"}, cfg)
 			if c.cause == "" {
 				if len(r.Findings) != 0 {
 					t.Fatalf("want none, got%s", describe(r.Findings))
@@ -55,9 +61,9 @@ func TestScalingTargetPerIC(t *testing.T) {
 	d.float(lbls(semconv.ConcurrentRequestsPerCopy, semconv.DimInferenceComponentName, "ic-a"), constant(12))
 	q := d.querier()
 	cfg := DefaultConfig()
-	cfg.Rules = []string{"scaling"}
+	cfg.Rules, cfg.ScalingTarget = []string{"scaling"}, 8
 	if r := diagnoseWith(t, q, Scope{}, cfg); len(r.Findings) != 1 {
-		t.Fatalf("12 per copy over the default target 8 with no queue data must fire, got%s", describe(r.Findings))
+		t.Fatalf("12 per copy over the target 8 must fire, got%s", describe(r.Findings))
 	}
 	cfg.ScalingTargets = map[string]float64{"ic-a": 14}
 	if r := diagnoseWith(t, q, Scope{}, cfg); len(r.Findings) != 0 {

@@ -1,0 +1,182 @@
+package diagnosis
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/model"
+	"github.com/prometheus/prometheus/tsdb"
+
+	"github.com/inferscope/sagemaker-datasource/pkg/emulator"
+	"github.com/inferscope/sagemaker-datasource/pkg/fleet"
+	"github.com/inferscope/sagemaker-datasource/pkg/simulator"
+)
+
+// httpQuerier talks to the emulator over loopback HTTP, so queries go through the same
+// CloudWatch rules (metric name in every selector, 500-series limit, range limit) as in
+// production.
+type httpQuerier struct {
+	base string
+	c    *http.Client
+}
+
+func (h httpQuerier) post(ctx context.Context, path string, v url.Values) (int, []byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.base+path, strings.NewReader(v.Encode()))
+	if err != nil {
+		return 0, nil, err
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	resp, err := h.c.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, b, err
+}
+
+func unix(t time.Time) string { return strconv.FormatFloat(float64(t.UnixMilli())/1000, 'f', -1, 64) }
+
+func (h httpQuerier) Instant(ctx context.Context, expr string, t time.Time) (model.Vector, error) {
+	st, b, err := h.post(ctx, "/api/v1/query", url.Values{"query": {expr}, "time": {unix(t)}})
+	if err != nil {
+		return nil, err
+	}
+	return DecodeVector(st, b)
+}
+
+func (h httpQuerier) Range(ctx context.Context, expr string, start, end time.Time, step time.Duration) (model.Matrix, error) {
+	st, b, err := h.post(ctx, "/api/v1/query_range", url.Values{"query": {expr}, "start": {unix(start)}, "end": {unix(end)}, "step": {strconv.FormatFloat(step.Seconds(), 'f', -1, 64)}})
+	if err != nil {
+		return nil, err
+	}
+	return DecodeMatrix(st, b)
+}
+
+// scenarioNow is the fixed end of the simulated history.
+var scenarioNow = time.Date(2026, 11, 30, 14, 30, 0, 0, time.UTC)
+
+// startStack backfills hours of f under scenario (seed 42, one-minute steps) and serves it
+// through the emulator on loopback.
+func startStack(t testing.TB, f *fleet.Fleet, scenario string, hours int) Querier {
+	t.Helper()
+	opts := tsdb.DefaultOptions()
+	opts.WALSegmentSize = -1
+	db, err := tsdb.Open(t.TempDir(), nil, nil, opts, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	sim, err := simulator.New(f, scenario, 42)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sim.Backfill(context.Background(), db, scenarioNow.Add(-time.Duration(hours)*time.Hour), scenarioNow, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := emulator.New(emulator.Config{Region: "us-east-1", Now: func() time.Time { return scenarioNow }}, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv)
+	t.Cleanup(ts.Close)
+	return httpQuerier{base: ts.URL, c: ts.Client()}
+}
+
+// expectation: the cause ranked first for a scenario and where it must point.
+// Names are those the simulator picks in the default fleet (instance ids are hashes, so only
+// their endpoint is checked).
+type expectation struct {
+	scenario string
+	rule     string
+	level    Level
+	name     string
+	endpoint string
+	severity Severity
+}
+
+var scenarioTable = []expectation{
+	{"healthy", "", "", "", "", Info},
+	{"kv-saturation", "kv-cache-saturation", LevelIC, "chat-llama-8b", "chat-ic", Critical},
+	{"gpu-memory-leak", "gpu-memory", LevelInstance, "", "chat-ic", Critical},
+	{"model-crash", "vram-drop", LevelInstance, "", "summarize", Critical},
+	{"az-imbalance", "az-traffic", LevelAZ, "us-east-1c", "chat-ic", Critical},
+	{"scaling-not-firing", "scaling", LevelIC, "code-llama-8b", "chat-ic", Critical},
+	{"slow-cold-start", "cold-start", LevelIC, "chat-llama-8b", "chat-ic", Warning},
+	{"ice-exhaustion", "ice-exhaustion", LevelInstanceType, "ml.g5.12xlarge", "chat-ic", Critical},
+	{"engine-queueing", "engine-queueing", LevelIC, "chat-qwen-7b", "chat-ic", Critical},
+}
+
+// TestScenarioTable runs the full diagnosis on every scenario of the default fleet (3 h of
+// history) and checks the top finding; -v prints the table scenario → top finding.
+func TestScenarioTable(t *testing.T) {
+	if testing.Short() {
+		t.Skip("backfills nine simulated fleets")
+	}
+	known := map[string]bool{}
+	for _, s := range simulator.Scenarios() {
+		known[s.Name] = true
+	}
+	var rows []string
+	for _, x := range scenarioTable {
+		if !known[x.scenario] {
+			t.Errorf("scenario %s is not in the simulator any more", x.scenario)
+			continue
+		}
+		delete(known, x.scenario)
+		t.Run(x.scenario, func(t *testing.T) {
+			q := startStack(t, fleet.Default(), x.scenario, 3)
+			r, err := Run(context.Background(), q, Scope{}, scenarioNow.Add(-3*time.Hour), scenarioNow, DefaultConfig())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range r.Failures {
+				t.Errorf("rule %s failed: %s", f.Rule, f.Error)
+			}
+			top := "no finding"
+			if len(r.Findings) > 0 {
+				f := r.Findings[0]
+				top = fmt.Sprintf("%s | %s | %s %s | %s", f.Severity, f.Cause, f.Target.Level, f.Target.Name, f.Summary)
+			}
+			rows = append(rows, fmt.Sprintf("| %s | %s | %d |", x.scenario, top, r.Requests))
+			t.Logf("%d requests;%s", r.Requests, describe(r.Findings))
+			if r.Requests > 40 {
+				t.Errorf("%d upstream requests, budget 40", r.Requests)
+			}
+			if x.rule == "" {
+				for _, f := range r.Findings {
+					if f.Severity > Info {
+						t.Errorf("healthy fleet: %s %s on %s", f.Severity, f.Cause, f.Target)
+					}
+				}
+				return
+			}
+			if len(r.Findings) == 0 {
+				t.Fatalf("no finding, want %s", x.rule)
+			}
+			f := r.Findings[0]
+			if f.Rule != x.rule || f.Target.Level != x.level || f.Severity != x.severity || f.Target.Endpoint != x.endpoint || (x.name != "" && f.Target.Name != x.name) {
+				t.Fatalf("top finding is %s/%s on %s, want %s/%s on %s %s (%s)", f.Rule, f.Severity, f.Target, x.rule, x.severity, x.level, x.name, x.endpoint)
+			}
+			if len(f.Evidence) == 0 || f.Evidence[0].Query == "" || f.Evidence[0].Value == "" || f.PanelLink == "" || f.Next == "" {
+				t.Fatalf("top finding lacks evidence, next step or link: %+v", f)
+			}
+		})
+	}
+	for s := range known {
+		t.Errorf("scenario %s has no expectation in scenarioTable", s)
+	}
+	t.Logf("\n| scenario | top finding (severity | cause | scope | summary) | requests |\n|---|---|---|\n%s", strings.Join(rows, "\n"))
+	if path := os.Getenv("DIAGNOSIS_TABLE"); path != "" {
+		_ = os.WriteFile(path, []byte(strings.Join(rows, "\n")+"\n"), 0o644)
+	}
+}

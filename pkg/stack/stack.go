@@ -1,0 +1,196 @@
+// Package stack assembles the local CloudWatch stand-in: a Prometheus TSDB in a temp dir, the
+// fleet simulator (backfilled history, then live samples) and the emulator's HTTP API with
+// SigV4 verification, on a loopback listener. Plugin, dashboard and diagnosis tests start one
+// with Start; cmd/emulator serves one to a user.
+package stack
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/prometheus/prometheus/tsdb"
+
+	"github.com/inferscope/sagemaker-datasource/pkg/emulator"
+	"github.com/inferscope/sagemaker-datasource/pkg/fleet"
+	"github.com/inferscope/sagemaker-datasource/pkg/sigv4"
+	"github.com/inferscope/sagemaker-datasource/pkg/simulator"
+)
+
+// Options configure a stack; zero fields take the defaults noted.
+type Options struct {
+	Scenario  string        // "healthy"
+	Seed      int64         // 0 is a valid seed
+	History   time.Duration // 6h; backfilled up to now
+	Step      time.Duration // 60s, the SageMaker publish frequency
+	Addr      string        // "127.0.0.1:0"; must be a loopback address
+	Region    string        // "us-east-1"
+	AccessKey string        // generated when both keys are empty
+	SecretKey string
+	Fleet     *fleet.Fleet // fleet.Default()
+	Live      bool         // keep appending one step every Step
+	Faults    emulator.Faults
+	Limits    emulator.Limits
+}
+
+// Stack is a running emulator with its simulated fleet.
+type Stack struct {
+	URL       string // http://127.0.0.1:PORT
+	Region    string
+	AccessKey string
+	SecretKey string
+	End       time.Time // end of the backfilled history
+	Stats     simulator.Stats
+	DB        *tsdb.DB
+
+	dir    string
+	srv    *http.Server
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	once   sync.Once
+	runErr error
+}
+
+func (o *Options) defaults() error {
+	if o.Scenario == "" {
+		o.Scenario = "healthy"
+	}
+	if o.History == 0 {
+		o.History = 6 * time.Hour
+	}
+	if o.Step == 0 {
+		o.Step = time.Minute
+	}
+	if o.Addr == "" {
+		o.Addr = "127.0.0.1:0"
+	}
+	if o.Region == "" {
+		o.Region = "us-east-1"
+	}
+	if o.Fleet == nil {
+		o.Fleet = fleet.Default()
+	}
+	switch {
+	case o.History < o.Step || o.Step < time.Second:
+		return fmt.Errorf("history %v must be at least one step and the step %v at least 1s", o.History, o.Step)
+	case o.History > 7*24*time.Hour:
+		return fmt.Errorf("history %v is longer than CloudWatch's 7-day query range; use at most 168h", o.History)
+	case (o.AccessKey == "") != (o.SecretKey == ""):
+		return errors.New("give both the access key and the secret key, or neither to generate a pair")
+	}
+	host, _, err := net.SplitHostPort(o.Addr)
+	if err != nil {
+		return fmt.Errorf("address %q: %v; use host:port such as 127.0.0.1:9090", o.Addr, err)
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return fmt.Errorf("address %q is not a loopback address; the emulator only listens on 127.0.0.1 or ::1", o.Addr)
+	}
+	if o.AccessKey == "" {
+		o.AccessKey, o.SecretKey = generateKeys()
+	}
+	return nil
+}
+
+// generateKeys returns an AWS-shaped key pair (AKIA + 16, and 40 characters).
+func generateKeys() (string, string) {
+	const upper = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
+	const mixed = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+	pick := func(alphabet string, n int) string {
+		b := make([]byte, n)
+		_, _ = rand.Read(b) // crypto/rand.Read never fails on supported platforms
+		for i := range b {
+			b[i] = alphabet[int(b[i])%len(alphabet)]
+		}
+		return string(b)
+	}
+	return "AKIA" + pick(upper, 16), pick(mixed, 40)
+}
+
+// Start backfills History of the fleet up to now, then serves the emulator. With Live set
+// it keeps appending one step every Step until Close.
+func Start(ctx context.Context, opts Options) (*Stack, error) {
+	if err := opts.defaults(); err != nil {
+		return nil, err
+	}
+	sim, err := simulator.New(opts.Fleet, opts.Scenario, opts.Seed)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "inferscope-emulator-")
+	if err != nil {
+		return nil, fmt.Errorf("temp dir for the TSDB: %w", err)
+	}
+	st := &Stack{Region: opts.Region, AccessKey: opts.AccessKey, SecretKey: opts.SecretKey, dir: dir}
+	fail := func(err error) (*Stack, error) {
+		st.Close()
+		return nil, err
+	}
+	dbOpts := tsdb.DefaultOptions()
+	dbOpts.WALSegmentSize = -1 // throwaway data: no write-ahead log
+	dbOpts.RetentionDuration = (opts.History + 24*time.Hour).Milliseconds()
+	if st.DB, err = tsdb.Open(dir, nil, nil, dbOpts, nil); err != nil {
+		return fail(fmt.Errorf("open TSDB: %w", err))
+	}
+	st.End = time.Now().Truncate(opts.Step)
+	if st.Stats, err = sim.Backfill(ctx, st.DB, st.End.Add(-opts.History), st.End, opts.Step); err != nil {
+		return fail(fmt.Errorf("backfill: %w", err))
+	}
+	srv, err := emulator.New(emulator.Config{
+		Region: opts.Region,
+		Verifier: &sigv4.Verifier{
+			Region: opts.Region, Service: sigv4.Service,
+			Credentials: map[string]sigv4.Credential{opts.AccessKey: {AccessKeyID: opts.AccessKey, SecretAccessKey: opts.SecretKey}},
+		},
+		Limits: opts.Limits,
+		Faults: opts.Faults,
+	}, st.DB)
+	if err != nil {
+		return fail(err)
+	}
+	ln, err := net.Listen("tcp", opts.Addr)
+	if err != nil {
+		return fail(fmt.Errorf("listen on %s: %w", opts.Addr, err))
+	}
+	st.URL = "http://" + ln.Addr().String()
+	st.srv = &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
+	runCtx, cancel := context.WithCancel(context.Background())
+	st.cancel = cancel
+	st.wg.Add(1)
+	go func() {
+		defer st.wg.Done()
+		_ = st.srv.Serve(ln) // returns http.ErrServerClosed on Close
+	}()
+	if opts.Live {
+		st.wg.Add(1)
+		go func() {
+			defer st.wg.Done()
+			st.runErr = sim.Run(runCtx, st.DB, opts.Step)
+		}()
+	}
+	return st, nil
+}
+
+// Close stops live appending and the server and deletes the TSDB. It returns the live
+// simulator's error, if it stopped on one.
+func (s *Stack) Close() error {
+	s.once.Do(func() {
+		if s.cancel != nil {
+			s.cancel()
+		}
+		if s.srv != nil {
+			_ = s.srv.Close()
+		}
+		s.wg.Wait()
+		if s.DB != nil {
+			_ = s.DB.Close()
+		}
+		_ = os.RemoveAll(s.dir)
+	})
+	return s.runErr
+}

@@ -1,0 +1,40 @@
+// Browser APIs that jsdom lacks but Grafana UI components and CodeMirror touch on render.
+import '@testing-library/jest-dom';
+import { TextEncoder, TextDecoder } from 'util';
+
+Object.assign(global, { TextEncoder, TextDecoder });
+
+if (!window.matchMedia) {
+  Object.defineProperty(window, 'matchMedia', {
+    writable: true,
+    value: (query) => ({
+      matches: false,
+      media: query,
+      onchange: null,
+      addListener: () => {},
+      removeListener: () => {},
+      addEventListener: () => {},
+      removeEventListener: () => {},
+      dispatchEvent: () => false,
+    }),
+  });
+}
+
+class NoopObserver {
+  observe() {}
+  unobserve() {}
+  disconnect() {}
+  takeRecords() {
+    return [];
+  }
+}
+global.ResizeObserver = global.ResizeObserver || NoopObserver;
+global.IntersectionObserver = global.IntersectionObserver || NoopObserver;
+global.MutationObserver = global.MutationObserver || NoopObserver;
+
+// CodeMirror measures text with Range rectangles, which jsdom does not implement.
+if (typeof document !== 'undefined' && document.createRange) {
+  const emptyRect = { x: 0, y: 0, top: 0, left: 0, bottom: 0, right: 0, width: 0, height: 0, toJSON: () => ({}) };
+  Range.prototype.getBoundingClientRect = () => emptyRect;
+  Range.prototype.getClientRects = () => ({ item: () => null, length: 0, [Symbol.iterator]: [][Symbol.iterator] });
+}

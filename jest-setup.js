@@ -1,0 +1,2 @@
+// Extends the create-plugin style base in .config/.
+import './.config/jest-setup';

@@ -1,0 +1,6 @@
+// Extends the create-plugin style base in .config/. Tests run in UTC so time formatting is stable.
+process.env.TZ = 'UTC';
+
+module.exports = {
+  ...require('./.config/jest.config'),
+};

@@ -1,0 +1,122 @@
+import {
+  DataSourcePluginOptionsEditorProps,
+  onUpdateDatasourceJsonDataOption,
+  onUpdateDatasourceSecureJsonDataOption,
+  SelectableValue,
+} from '@grafana/data';
+import { ConnectionConfig } from '@grafana/aws-sdk';
+import { Field, FieldSet, Input, RadioButtonGroup, SecretInput } from '@grafana/ui';
+import React, { ChangeEvent } from 'react';
+
+import { SageOptions, SageSecureJsonData } from '../types';
+
+export type Props = DataSourcePluginOptionsEditorProps<SageOptions, SageSecureJsonData>;
+
+const HTTP_METHODS: Array<SelectableValue<'POST' | 'GET'>> = [
+  { label: 'POST', value: 'POST' },
+  { label: 'GET', value: 'GET' },
+];
+
+/**
+ * AWS authentication comes from @grafana/aws-sdk's ConnectionConfig (the form every AWS
+ * plugin shares; it writes authType, defaultRegion, profile, assumeRoleArn, externalId,
+ * endpoint and the accessKey/secretKey secrets). The rest are this plugin's own settings.
+ * Secrets are never read back: Grafana only reports them as configured.
+ */
+export function ConfigEditor(props: Props) {
+  const { options, onOptionsChange } = props;
+  const { jsonData, secureJsonFields } = options;
+
+  const onNumber = (key: 'maxConcurrency' | 'requestsPerSecond') => (e: ChangeEvent<HTMLInputElement>) => {
+    const raw = e.currentTarget.value.trim();
+    const value = raw === '' ? undefined : Number(raw);
+    onOptionsChange({
+      ...options,
+      jsonData: { ...jsonData, [key]: value === undefined || Number.isNaN(value) ? undefined : value },
+    });
+  };
+
+  // Resetting clears the stored token on save; the old value is never shown.
+  const resetSessionToken = () =>
+    onOptionsChange({
+      ...options,
+      secureJsonFields: { ...secureJsonFields, sessionToken: false },
+      secureJsonData: { ...options.secureJsonData, sessionToken: '' },
+    });
+
+  return (
+    <>
+      <ConnectionConfig
+        {...(props as unknown as React.ComponentProps<typeof ConnectionConfig>)}
+        defaultEndpoint="https://monitoring.{region}.amazonaws.com"
+      />
+      {jsonData.authType === 'keys' && (
+        <Field label="Session token" description="Only for temporary credentials (keys starting with ASIA).">
+          <SecretInput
+            id="sessionToken"
+            width={60}
+            isConfigured={Boolean(secureJsonFields?.sessionToken)}
+            value={options.secureJsonData?.sessionToken ?? ''}
+            onChange={onUpdateDatasourceSecureJsonDataOption(props, 'sessionToken')}
+            onReset={resetSessionToken}
+          />
+        </Field>
+      )}
+      <FieldSet label="Query settings">
+        <Field
+          label="Min step"
+          description="Lower bound of the step of every query, e.g. 60s: CloudWatch stores one sample per minute."
+        >
+          <Input
+            id="timeInterval"
+            width={20}
+            placeholder="60s"
+            value={jsonData.timeInterval ?? ''}
+            onChange={onUpdateDatasourceJsonDataOption(props, 'timeInterval')}
+          />
+        </Field>
+        <Field label="Query timeout" description="Per request, e.g. 30s. CloudWatch stops queries after 20s.">
+          <Input
+            id="queryTimeout"
+            width={20}
+            placeholder="30s"
+            value={jsonData.queryTimeout ?? ''}
+            onChange={onUpdateDatasourceJsonDataOption(props, 'queryTimeout')}
+          />
+        </Field>
+        <Field label="HTTP method" description="POST keeps long queries out of URLs; label values always use GET.">
+          <RadioButtonGroup<'POST' | 'GET'>
+            options={HTTP_METHODS}
+            value={jsonData.httpMethod ?? 'POST'}
+            onChange={(v) => onOptionsChange({ ...options, jsonData: { ...jsonData, httpMethod: v } })}
+          />
+        </Field>
+        <Field
+          label="Requests per second"
+          description="Upper bound on calls to CloudWatch from this data source; throttled calls are retried."
+        >
+          <Input
+            id="requestsPerSecond"
+            type="number"
+            min={0}
+            width={20}
+            placeholder="default"
+            value={jsonData.requestsPerSecond ?? ''}
+            onChange={onNumber('requestsPerSecond')}
+          />
+        </Field>
+        <Field label="Max concurrency" description="Queries in flight at once from this data source.">
+          <Input
+            id="maxConcurrency"
+            type="number"
+            min={1}
+            width={20}
+            placeholder="default"
+            value={jsonData.maxConcurrency ?? ''}
+            onChange={onNumber('maxConcurrency')}
+          />
+        </Field>
+      </FieldSet>
+    </>
+  );
+}

@@ -1,0 +1,135 @@
+import { CoreApp, QueryEditorProps, SelectableValue, TimeRange } from '@grafana/data';
+import { InlineField, InlineFieldRow, Input, RadioButtonGroup, Select, Stack } from '@grafana/ui';
+import React, { ChangeEvent, useEffect, useMemo } from 'react';
+
+import type { SageDatasource } from '../datasource';
+import { getHints } from '../hints';
+import { ResourcePrometheusClient } from '../promql/client';
+import { QueryFormat, QueryType, SageOptions, SageQuery } from '../types';
+import { HintList } from './HintList';
+import { PromQLEditor } from './PromQLEditor';
+
+export type Props = QueryEditorProps<SageDatasource, SageQuery, SageOptions>;
+
+const QUERY_TYPES: Array<SelectableValue<QueryType>> = [
+  { label: 'PromQL', value: 'promql' },
+  { label: 'Diagnosis', value: 'diagnosis', description: 'Ranked findings for an endpoint' },
+];
+
+export const FORMATS: Array<SelectableValue<QueryFormat>> = [
+  { label: 'Time series', value: 'time_series' },
+  { label: 'Table', value: 'table' },
+  { label: 'Heatmap', value: 'heatmap', description: 'Classic le buckets become heatmap rows' },
+];
+
+type RangeType = 'range' | 'instant' | 'both';
+
+const RANGE_TYPES: Array<SelectableValue<RangeType>> = [
+  { label: 'Range', value: 'range' },
+  { label: 'Instant', value: 'instant' },
+  { label: 'Both', value: 'both' },
+];
+
+function rangeTypeOf(q: SageQuery): RangeType {
+  if (q.range && q.instant) {
+    return 'both';
+  }
+  // Old queries with neither flag run as range queries, as in the backend.
+  return q.instant && !q.range ? 'instant' : 'range';
+}
+
+/** One resource-backed completion client per datasource, reading the panel's current range. */
+export function useCompletionClient(datasource: SageDatasource, range?: TimeRange) {
+  const client = useMemo(() => new ResourcePrometheusClient(datasource.resources), [datasource]);
+  useEffect(() => {
+    client.setRange(range);
+  }, [client, range]);
+  return client;
+}
+
+export function QueryEditor(props: Props) {
+  const { query, onChange, onRunQuery, datasource, range, app } = props;
+  const client = useCompletionClient(datasource, range);
+  const expr = query.expr ?? '';
+  const hints = useMemo(() => getHints(expr), [expr]);
+  const queryType: QueryType = query.queryType === 'diagnosis' ? 'diagnosis' : 'promql';
+  const change = (patch: Partial<SageQuery>) => onChange({ ...query, ...patch });
+  const text = (key: keyof SageQuery) => (e: ChangeEvent<HTMLInputElement>) => change({ [key]: e.currentTarget.value });
+
+  return (
+    <Stack direction="column" gap={1}>
+      {app !== CoreApp.UnifiedAlerting && (
+        <RadioButtonGroup<QueryType>
+          size="sm"
+          options={QUERY_TYPES}
+          value={queryType}
+          onChange={(v) => {
+            change({ queryType: v });
+            onRunQuery();
+          }}
+        />
+      )}
+      {queryType === 'diagnosis' ? (
+        <InlineFieldRow>
+          <InlineField label="Endpoint" labelWidth={14} tooltip="SageMaker endpoint name; template variables work">
+            <Input width={30} value={query.endpoint ?? ''} onChange={text('endpoint')} onBlur={onRunQuery} />
+          </InlineField>
+          <InlineField label="Inference component" labelWidth={20} tooltip="Optional: narrow to one inference component">
+            <Input width={30} value={query.inferenceComponent ?? ''} onChange={text('inferenceComponent')} onBlur={onRunQuery} />
+          </InlineField>
+        </InlineFieldRow>
+      ) : (
+        <>
+          <PromQLEditor
+            value={expr}
+            client={client}
+            onChange={(v) => change({ expr: v })}
+            onRunQuery={onRunQuery}
+            placeholder='vllm:num_requests_running{"aws.sagemaker.endpoint.name"="my-endpoint"}'
+          />
+          <HintList hints={hints} onFix={(fixed) => change({ expr: fixed })} />
+          <InlineFieldRow>
+            <InlineField label="Legend" labelWidth={10} tooltip='{{label}} templates, e.g. {{aws.sagemaker.endpoint.name}}; "__auto" picks one'>
+              <Input
+                width={26}
+                placeholder="__auto"
+                value={query.legendFormat ?? ''}
+                onChange={text('legendFormat')}
+                onBlur={onRunQuery}
+              />
+            </InlineField>
+            <InlineField
+              label="Min step"
+              labelWidth={10}
+              tooltip="Lower bound of the step, e.g. 1m; defaults to the data source's Min step"
+            >
+              <Input width={10} placeholder="auto" value={query.interval ?? ''} onChange={text('interval')} onBlur={onRunQuery} />
+            </InlineField>
+            <InlineField label="Format" labelWidth={8}>
+              <Select<QueryFormat>
+                width={16}
+                aria-label="Format"
+                options={FORMATS}
+                value={query.format ?? 'time_series'}
+                onChange={(v) => {
+                  change({ format: v.value });
+                  onRunQuery();
+                }}
+              />
+            </InlineField>
+            <InlineField label="Type" labelWidth={6}>
+              <RadioButtonGroup<RangeType>
+                options={RANGE_TYPES}
+                value={rangeTypeOf(query)}
+                onChange={(v) => {
+                  change({ range: v !== 'instant', instant: v !== 'range' });
+                  onRunQuery();
+                }}
+              />
+            </InlineField>
+          </InlineFieldRow>
+        </>
+      )}
+    </Stack>
+  );
+}

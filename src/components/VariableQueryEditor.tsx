@@ -1,0 +1,128 @@
+import { QueryEditorProps, SelectableValue } from '@grafana/data';
+import { InlineField, Input, RadioButtonGroup, Stack, Text } from '@grafana/ui';
+import React, { useState } from 'react';
+
+import type { SageDatasource } from '../datasource';
+import { SageOptions, SageQuery } from '../types';
+import {
+  formatVariableQuery,
+  parseVariableQuery,
+  ParsedVariableQuery,
+  toVariableQuery,
+  VariableQuery,
+  VariableQueryKind,
+} from '../variables';
+
+type Props = QueryEditorProps<SageDatasource, SageQuery, SageOptions, VariableQuery>;
+
+const KINDS: Array<SelectableValue<VariableQueryKind>> = [
+  { label: 'Label names', value: 'label_names' },
+  { label: 'Label values', value: 'label_values' },
+  { label: 'Metrics', value: 'metrics' },
+  { label: 'Query result', value: 'query_result' },
+];
+
+function parseOrDefault(text: string, kind: VariableQueryKind | undefined): { parsed: ParsedVariableQuery; error?: string } {
+  if (!text.trim()) {
+    return { parsed: emptyOf(kind ?? 'label_values') };
+  }
+  try {
+    return { parsed: parseVariableQuery(text) };
+  } catch (e) {
+    return { parsed: emptyOf(kind ?? 'label_values'), error: (e as Error).message };
+  }
+}
+
+function emptyOf(kind: VariableQueryKind): ParsedVariableQuery {
+  switch (kind) {
+    case 'label_names':
+      return { kind };
+    case 'label_values':
+      return { kind, label: '' };
+    case 'metrics':
+      return { kind, regex: '' };
+    case 'query_result':
+      return { kind, expr: '' };
+  }
+}
+
+/**
+ * Structured editor for query variables. It always stores the classic string form, which
+ * dashboards as code and Prometheus dashboards use, so both edit paths resolve the same way.
+ */
+export function VariableQueryEditor({ query: stored, onChange }: Props) {
+  const query = toVariableQuery(stored);
+  const initial = parseOrDefault(query.query, query.qryType);
+  const [draft, setDraft] = useState<ParsedVariableQuery>(initial.parsed);
+
+  const commit = (next: ParsedVariableQuery) => {
+    setDraft(next);
+    const complete =
+      (next.kind === 'label_values' && next.label) ||
+      (next.kind === 'metrics' && next.regex) ||
+      (next.kind === 'query_result' && next.expr) ||
+      next.kind === 'label_names';
+    const text = complete ? formatVariableQuery(next) : '';
+    onChange({ ...query, qryType: next.kind, query: text });
+  };
+
+  const selectorField = (value: string | undefined, update: (v: string) => void, label: string) => (
+    <InlineField label={label} labelWidth={20} grow tooltip="Series selector naming the metric; template variables work">
+      <Input
+        aria-label={label}
+        placeholder='DCGM_FI_DEV_GPU_UTIL{"aws.sagemaker.endpoint.name"=~"$endpoint"}'
+        defaultValue={value ?? ''}
+        onBlur={(e) => update(e.currentTarget.value.trim())}
+      />
+    </InlineField>
+  );
+
+  return (
+    <Stack direction="column" gap={1}>
+      <RadioButtonGroup<VariableQueryKind>
+        options={KINDS}
+        value={draft.kind}
+        onChange={(kind) => commit(emptyOf(kind))}
+      />
+      {draft.kind === 'label_names' &&
+        selectorField(draft.match, (m) => commit({ kind: 'label_names', match: m || undefined }), 'Series selector')}
+      {draft.kind === 'label_values' && (
+        <>
+          <InlineField label="Label" labelWidth={20} tooltip="Dotted names work as they are: aws.sagemaker.endpoint.name">
+            <Input
+              aria-label="Label"
+              placeholder="aws.sagemaker.endpoint.name"
+              defaultValue={draft.label}
+              onBlur={(e) => commit({ ...draft, label: e.currentTarget.value.trim() })}
+            />
+          </InlineField>
+          {selectorField(draft.match, (m) => commit({ ...draft, match: m || undefined }), 'Filter by selector')}
+        </>
+      )}
+      {draft.kind === 'metrics' && (
+        <InlineField label="Metric regex" labelWidth={20} grow tooltip="Matched against the whole name">
+          <Input
+            aria-label="Metric regex"
+            placeholder="vllm:.*"
+            defaultValue={draft.regex}
+            onBlur={(e) => commit({ kind: 'metrics', regex: e.currentTarget.value.trim() })}
+          />
+        </InlineField>
+      )}
+      {draft.kind === 'query_result' && (
+        <InlineField label="Query" labelWidth={20} grow tooltip="Instant PromQL query; each sample becomes a value">
+          <Input
+            aria-label="Query"
+            placeholder='topk(5, sum by ("@resource.host.id") (DCGM_FI_DEV_GPU_UTIL))'
+            defaultValue={draft.expr}
+            onBlur={(e) => commit({ kind: 'query_result', expr: e.currentTarget.value.trim() })}
+          />
+        </InlineField>
+      )}
+      {initial.error && <Text color="error">{initial.error}</Text>}
+      <Text color="secondary" variant="bodySmall">
+        Stored as: <code>{query.query || '(incomplete)'}</code>
+      </Text>
+    </Stack>
+  );
+}

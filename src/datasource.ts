@@ -1,0 +1,169 @@
+import {
+  AnnotationQuery,
+  CoreApp,
+  DataQuery,
+  DataQueryRequest,
+  DataQueryResponse,
+  DataSourceApi,
+  DataSourceInstanceSettings,
+  LegacyMetricFindQueryOptions,
+  MetricFindValue,
+  ScopedVars,
+} from '@grafana/data';
+import { DataSourceWithBackend, getTemplateSrv, TemplateSrv } from '@grafana/runtime';
+import { map, Observable, of } from 'rxjs';
+
+import { framesToEvents, prepareAnnotation, SageAnnotation } from './annotations';
+import { AnnotationQueryEditor } from './components/AnnotationQueryEditor';
+import { applyFormats } from './format';
+import { ResourceClient } from './resources';
+import { DEFAULT_QUERY, INSTANT_REFID_SUFFIX, SageOptions, SageQuery } from './types';
+import { resolveVariableQuery, toVariableQuery, VariableQuery } from './variables';
+import { SageVariableSupport } from './variableSupport';
+
+/** Datasource types whose queries are PromQL in the same model as ours. */
+export const PROMQL_DATASOURCE_TYPES = new Set([
+  'prometheus',
+  'grafana-amazonprometheus-datasource',
+  'grafana-azureprometheus-datasource',
+  'inferscope-sagemaker-datasource',
+]);
+
+/**
+ * Variables the backend computes from the final step and range; interpolating them here would
+ * freeze Grafana's own guess of the interval into the query.
+ */
+const BACKEND_VARIABLES = ['__interval', '__interval_ms', '__rate_interval', '__range', '__range_s', '__range_ms'];
+
+/**
+ * Escapes a value for use inside a PromQL regex matcher in a double-quoted string: a regex
+ * metacharacter gets a backslash for the regex engine, and that backslash is itself escaped
+ * for the string ("a.b" becomes a\\.b in the query text).
+ */
+export function escapeForRegex(value: string): string {
+  return value
+    .replace(/\\/g, '\\\\\\\\')
+    .replace(/[$^*{}[\]+?.()|]/g, '\\\\$&')
+    .replace(/"/g, '\\"');
+}
+
+/** Escapes a single value for a double-quoted PromQL string. */
+function escapeForString(value: string): string {
+  return value.replace(/\\/g, '\\\\').replace(/"/g, '\\"');
+}
+
+interface VariableLike {
+  multi?: boolean;
+  includeAll?: boolean;
+}
+
+/** The template formatter: multi-value and All variables become an escaped regex alternation. */
+export function interpolateValue(value: string | string[], variable?: VariableLike): string {
+  const regexVariable = Boolean(variable?.multi || variable?.includeAll);
+  if (typeof value === 'string') {
+    return regexVariable ? escapeForRegex(value) : escapeForString(value);
+  }
+  const escaped = value.map(escapeForRegex);
+  return escaped.length === 1 ? escaped[0] : `(${escaped.join('|')})`;
+}
+
+/** "Both" becomes a range query and an instant one (refId + "-Instant"), as Grafana's Prometheus frontend does. */
+export function splitRangeAndInstant(query: SageQuery): SageQuery[] {
+  if (query.queryType === 'diagnosis' || !(query.range && query.instant)) {
+    return [query];
+  }
+  return [
+    { ...query, instant: false },
+    { ...query, range: false, refId: `${query.refId}${INSTANT_REFID_SUFFIX}` },
+  ];
+}
+
+export class SageDatasource extends DataSourceWithBackend<SageQuery, SageOptions> {
+  readonly resources: ResourceClient;
+
+  // templateSrv has a default so that the constructor's length is 1: Grafana treats classes
+  // with longer constructors as Angular plugins.
+  constructor(
+    instanceSettings: DataSourceInstanceSettings<SageOptions>,
+    private readonly templateSrv: TemplateSrv = getTemplateSrv()
+  ) {
+    super(instanceSettings);
+    this.resources = new ResourceClient(this);
+    this.variables = new SageVariableSupport(this);
+    this.annotations = {
+      QueryEditor: AnnotationQueryEditor,
+      prepareAnnotation: (json: AnnotationQuery<SageQuery>) => prepareAnnotation(json as SageAnnotation),
+      processEvents: (anno, frames) => of(framesToEvents(frames, anno as SageAnnotation)),
+    };
+  }
+
+  getDefaultQuery(app: CoreApp): Partial<SageQuery> {
+    // Explore shows the instant table next to the graph, as it does for Prometheus.
+    return app === CoreApp.Explore ? { ...DEFAULT_QUERY, instant: true } : DEFAULT_QUERY;
+  }
+
+  filterQuery(query: SageQuery): boolean {
+    if (query.hide) {
+      return false;
+    }
+    return query.queryType === 'diagnosis' || Boolean(query.expr?.trim());
+  }
+
+  /** Interpolates with the backend's own variables left in place. */
+  interpolate(text: string | undefined, scopedVars: ScopedVars = {}, regexFormat = true): string | undefined {
+    if (text === undefined) {
+      return undefined;
+    }
+    const vars = Object.fromEntries(Object.entries(scopedVars).filter(([k]) => !BACKEND_VARIABLES.includes(k)));
+    return this.templateSrv.replace(text, vars, regexFormat ? interpolateValue : undefined);
+  }
+
+  applyTemplateVariables(query: SageQuery, scopedVars: ScopedVars): SageQuery {
+    return {
+      ...query,
+      expr: this.interpolate(query.expr, scopedVars),
+      legendFormat: this.interpolate(query.legendFormat, scopedVars, false),
+      interval: this.interpolate(query.interval, scopedVars, false),
+      endpoint: this.interpolate(query.endpoint, scopedVars, false),
+      inferenceComponent: this.interpolate(query.inferenceComponent, scopedVars, false),
+    };
+  }
+
+  query(request: DataQueryRequest<SageQuery>): Observable<DataQueryResponse> {
+    const targets = request.targets.flatMap(splitRangeAndInstant);
+    const explore = request.app === CoreApp.Explore;
+    return super
+      .query({ ...request, targets })
+      .pipe(map((response) => ({ ...response, data: applyFormats(response.data ?? [], targets, explore) })));
+  }
+
+  /** Keeps the PromQL of queries coming from Prometheus-type datasources; others start empty. */
+  async importQueries(queries: DataQuery[], originDataSource: DataSourceApi): Promise<SageQuery[]> {
+    if (!PROMQL_DATASOURCE_TYPES.has(originDataSource.meta?.id ?? originDataSource.type)) {
+      return queries.map((q) => ({ ...DEFAULT_QUERY, refId: q.refId }));
+    }
+    return queries.map((q) => {
+      const p = q as SageQuery;
+      return {
+        ...DEFAULT_QUERY,
+        refId: p.refId,
+        hide: p.hide,
+        expr: p.expr ?? '',
+        legendFormat: p.legendFormat ?? DEFAULT_QUERY.legendFormat,
+        interval: p.interval,
+        intervalFactor: p.intervalFactor,
+        format: p.format ?? 'time_series',
+        range: p.range ?? !p.instant,
+        instant: p.instant ?? false,
+        editorMode: 'code',
+      };
+    });
+  }
+
+  /** Variable values through the resource routes; accepts the classic string forms. */
+  metricFindQuery(query: string | VariableQuery, options?: LegacyMetricFindQueryOptions): Promise<MetricFindValue[]> {
+    const text = toVariableQuery(query).query;
+    const interpolated = this.interpolate(text, options?.scopedVars) ?? '';
+    return resolveVariableQuery(interpolated, this.resources, options?.range);
+  }
+}

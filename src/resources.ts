@@ -1,0 +1,110 @@
+import { dateTime, TimeRange } from '@grafana/data';
+
+/** The part of DataSourceWithBackend the resource client needs; tests pass a fake. */
+export interface ResourceFetcher {
+  getResource<T = unknown>(path: string, params?: Record<string, unknown>): Promise<T>;
+}
+
+/** The Prometheus API envelope the backend passes through. */
+interface PromEnvelope<T> {
+  status?: string;
+  data?: T;
+  error?: string;
+}
+
+/** A vector/matrix/scalar result of api/v1/query as the backend passes it through. */
+export interface PromQueryData {
+  resultType: 'vector' | 'matrix' | 'scalar' | 'string';
+  result: unknown;
+}
+
+/** Default window for discovery calls made without a dashboard time range. */
+const DEFAULT_LOOKBACK_MS = 60 * 60 * 1000;
+
+/** Upper bound on discovery results; CloudWatch allows up to 10000 per call. */
+export const DISCOVERY_LIMIT = 10000;
+
+/** The path of the label-values resource; dotted and @ names are URL-escaped (@ → %40). */
+export function labelValuesPath(label: string): string {
+  return `api/v1/label/${encodeURIComponent(label)}/values`;
+}
+
+function seconds(ms: number): string {
+  return String(Math.floor(ms / 1000));
+}
+
+/** Timestamps in unix seconds for a range, or the last hour when none is given. */
+export function rangeParams(range?: TimeRange, now = Date.now()): { start: string; end: string } {
+  if (range) {
+    return { start: seconds(range.from.valueOf()), end: seconds(range.to.valueOf()) };
+  }
+  return { start: seconds(now - DEFAULT_LOOKBACK_MS), end: seconds(now) };
+}
+
+/** A range covering the last hour, for callers that must pass one explicitly. */
+export function lastHour(now = Date.now()): TimeRange {
+  const from = dateTime(now - DEFAULT_LOOKBACK_MS);
+  const to = dateTime(now);
+  return { from, to, raw: { from: 'now-1h', to: 'now' } };
+}
+
+function unwrap<T>(path: string, body: PromEnvelope<T> | undefined): T {
+  if (!body || body.status !== 'success' || body.data === undefined) {
+    const reason = body?.error ?? 'unexpected response shape';
+    throw new Error(`${path}: ${reason}`);
+  }
+  return body.data;
+}
+
+/**
+ * Discovery calls through the plugin's resource routes (the backend signs and forwards them to
+ * CloudWatch). Every method returns plain values; errors name the path and the API's message.
+ */
+export class ResourceClient {
+  constructor(private readonly fetcher: ResourceFetcher) {}
+
+  private async get<T>(path: string, params: Record<string, unknown>): Promise<T> {
+    const body = await this.fetcher.getResource<PromEnvelope<T>>(path, params);
+    return unwrap(path, body);
+  }
+
+  /** Label names, optionally only those of series matching the selectors. */
+  labelNames(matchers: string[] = [], range?: TimeRange): Promise<string[]> {
+    return this.get<string[]>('api/v1/labels', withMatch({ ...rangeParams(range), limit: DISCOVERY_LIMIT }, matchers));
+  }
+
+  /** Values of one label, optionally only on series matching the selectors. */
+  labelValues(label: string, matchers: string[] = [], range?: TimeRange): Promise<string[]> {
+    return this.get<string[]>(
+      labelValuesPath(label),
+      withMatch({ ...rangeParams(range), limit: DISCOVERY_LIMIT }, matchers)
+    );
+  }
+
+  /** Metric names: the values of __name__. */
+  metricNames(matchers: string[] = [], range?: TimeRange): Promise<string[]> {
+    return this.labelValues('__name__', matchers, range);
+  }
+
+  /** Label sets of the series matching the selectors (at least one is required by the API). */
+  series(matchers: string[], range?: TimeRange): Promise<Array<Record<string, string>>> {
+    if (matchers.length === 0) {
+      return Promise.reject(new Error('api/v1/series: at least one series selector is required'));
+    }
+    return this.get<Array<Record<string, string>>>(
+      'api/v1/series',
+      withMatch({ ...rangeParams(range), limit: DISCOVERY_LIMIT }, matchers)
+    );
+  }
+
+  /** An instant query at the end of the range, returning the raw Prometheus result. */
+  instantQuery(expr: string, range?: TimeRange): Promise<PromQueryData> {
+    return this.get<PromQueryData>('api/v1/query', { query: expr, time: rangeParams(range).end });
+  }
+}
+
+function withMatch(params: Record<string, unknown>, matchers: string[]): Record<string, unknown> {
+  const match = matchers.filter((m) => m.trim() !== '');
+  // Grafana serialises an array parameter as repeated keys: match[]=a&match[]=b.
+  return match.length ? { ...params, 'match[]': match } : params;
+}

@@ -1,0 +1,67 @@
+import { DataSourceJsonData } from '@grafana/data';
+import { DataQuery } from '@grafana/schema';
+
+/** Result formats; applied in the browser, as Grafana's Prometheus frontend does. */
+export type QueryFormat = 'time_series' | 'table' | 'heatmap';
+
+/** "" and "promql" run PromQL; "diagnosis" asks the backend for the ranked findings table. */
+export type QueryType = '' | 'promql' | 'diagnosis';
+
+export type EditorMode = 'code' | 'builder';
+
+/**
+ * The query model. Field names match Grafana's Prometheus datasource so that queries survive
+ * a datasource switch in either direction.
+ */
+export interface SageQuery extends DataQuery {
+  queryType?: QueryType;
+  expr?: string;
+  range?: boolean;
+  instant?: boolean;
+  legendFormat?: string;
+  /** Min step, e.g. "1m"; empty means the datasource's Min step or Grafana's interval. */
+  interval?: string;
+  intervalFactor?: number;
+  format?: QueryFormat;
+  editorMode?: EditorMode;
+  /** Diagnosis query only. */
+  endpoint?: string;
+  /** Diagnosis query only. */
+  inferenceComponent?: string;
+}
+
+export type AuthType = 'default' | 'keys' | 'credentials' | 'ec2_iam_role';
+
+/** jsonData keys the Go backend reads (pkg/models). Keep this list in step with it. */
+export interface SageOptions extends DataSourceJsonData {
+  authType?: AuthType;
+  defaultRegion?: string;
+  profile?: string;
+  assumeRoleArn?: string;
+  externalId?: string;
+  endpoint?: string;
+  timeInterval?: string;
+  queryTimeout?: string;
+  httpMethod?: 'POST' | 'GET';
+  maxConcurrency?: number;
+  requestsPerSecond?: number;
+}
+
+/** Write-only secrets; Grafana returns only secureJsonFields flags for them. */
+export interface SageSecureJsonData {
+  accessKey?: string;
+  secretKey?: string;
+  sessionToken?: string;
+}
+
+export const DEFAULT_QUERY: Partial<SageQuery> = {
+  expr: '',
+  range: true,
+  instant: false,
+  format: 'time_series',
+  editorMode: 'code',
+  legendFormat: '__auto',
+};
+
+/** Suffix Grafana's Prometheus frontend gives the instant half of a "Both" query. */
+export const INSTANT_REFID_SUFFIX = '-Instant';

@@ -1,0 +1,157 @@
+import { MetricFindValue, TimeRange } from '@grafana/data';
+import { DataQuery } from '@grafana/schema';
+
+import { unquoteName } from './promql/names';
+import { ResourceClient } from './resources';
+
+/**
+ * A query variable. The classic string form is the source of truth (it is what dashboards as
+ * code and Prometheus dashboards store); qryType only remembers the editor's choice.
+ */
+export interface VariableQuery extends DataQuery {
+  qryType?: VariableQueryKind;
+  query: string;
+}
+
+export type VariableQueryKind = 'label_names' | 'label_values' | 'metrics' | 'query_result';
+
+export type ParsedVariableQuery =
+  | { kind: 'label_names'; match?: string }
+  | { kind: 'label_values'; label: string; match?: string }
+  | { kind: 'metrics'; regex: string }
+  | { kind: 'query_result'; expr: string };
+
+const FORMS = 'label_names([selector]), label_values([selector,] label), metrics(regex) or query_result(expr)';
+
+/** Splits at the last comma outside quotes, braces and parentheses (selector, label). */
+function splitLastArg(args: string): [string, string] | [string] {
+  let depth = 0;
+  let quote = '';
+  let last = -1;
+  for (let i = 0; i < args.length; i++) {
+    const c = args[i];
+    if (quote) {
+      if (c === '\\') {
+        i++;
+      } else if (c === quote) {
+        quote = '';
+      }
+    } else if (c === '"' || c === "'" || c === '`') {
+      quote = c;
+    } else if (c === '{' || c === '(' || c === '[') {
+      depth++;
+    } else if (c === '}' || c === ')' || c === ']') {
+      depth--;
+    } else if (c === ',' && depth === 0) {
+      last = i;
+    }
+  }
+  return last < 0 ? [args.trim()] : [args.slice(0, last).trim(), args.slice(last + 1).trim()];
+}
+
+/** Parses the classic forms; throws an error naming the accepted forms otherwise. */
+export function parseVariableQuery(query: string): ParsedVariableQuery {
+  const m = /^\s*(label_names|label_values|metrics|query_result)\s*\(([\s\S]*)\)\s*$/.exec(query);
+  if (!m) {
+    throw new Error(`Unsupported variable query "${query.trim()}": use ${FORMS}.`);
+  }
+  const [, fn, rawArgs] = m;
+  const args = rawArgs.trim();
+  switch (fn) {
+    case 'label_names':
+      return args ? { kind: 'label_names', match: args } : { kind: 'label_names' };
+    case 'label_values': {
+      const parts = splitLastArg(args);
+      const label = unquoteName(parts[parts.length - 1]);
+      if (!label) {
+        throw new Error('label_values() needs a label name: label_values(metric, "aws.sagemaker.endpoint.name").');
+      }
+      return parts.length === 2 && parts[0] ? { kind: 'label_values', label, match: parts[0] } : { kind: 'label_values', label };
+    }
+    case 'metrics':
+      return { kind: 'metrics', regex: args || '.*' };
+    default:
+      if (!args) {
+        throw new Error('query_result() needs a PromQL expression: query_result(topk(5, vllm:num_requests_running)).');
+      }
+      return { kind: 'query_result', expr: args };
+  }
+}
+
+/** The classic string for a parsed query; the structured editor writes this. */
+export function formatVariableQuery(q: ParsedVariableQuery): string {
+  switch (q.kind) {
+    case 'label_names':
+      return `label_names(${q.match ?? ''})`;
+    case 'label_values':
+      return q.match ? `label_values(${q.match}, ${quoteLabelArg(q.label)})` : `label_values(${quoteLabelArg(q.label)})`;
+    case 'metrics':
+      return `metrics(${q.regex})`;
+    case 'query_result':
+      return `query_result(${q.expr})`;
+  }
+}
+
+function quoteLabelArg(label: string): string {
+  return /^[a-zA-Z_][a-zA-Z0-9_]*$/.test(label) ? label : JSON.stringify(label);
+}
+
+/** Stored queries come as strings (old dashboards, dashboards as code) or as VariableQuery. */
+export function toVariableQuery(stored: unknown, refId = 'variable'): VariableQuery {
+  if (typeof stored === 'string') {
+    return { refId, query: stored };
+  }
+  const q = (stored ?? {}) as Partial<VariableQuery>;
+  return { ...q, refId: q.refId ?? refId, query: typeof q.query === 'string' ? q.query : '' };
+}
+
+function texts(values: string[]): MetricFindValue[] {
+  return Array.from(new Set(values)).map((text) => ({ text }));
+}
+
+/** Prometheus-style one-line rendering of a query_result sample: name{labels} value timestamp. */
+function sampleText(metric: Record<string, string>, value: [number, string]): string {
+  const { __name__, ...labels } = metric;
+  const pairs = Object.entries(labels).map(([k, v]) => `${k}=${JSON.stringify(v)}`);
+  return `${__name__ ?? ''}{${pairs.join(', ')}} ${value[1]} ${Math.round(value[0] * 1000)}`;
+}
+
+/**
+ * Resolves an (already interpolated) variable query through the resource routes; variables
+ * never run through the query path. Metric regexes are applied here, because CloudWatch
+ * refuses regex matchers on __name__.
+ */
+export async function resolveVariableQuery(
+  query: string,
+  resources: ResourceClient,
+  range?: TimeRange
+): Promise<MetricFindValue[]> {
+  const q = parseVariableQuery(query);
+  switch (q.kind) {
+    case 'label_names':
+      return texts(await resources.labelNames(q.match ? [q.match] : [], range));
+    case 'label_values':
+      return texts(await resources.labelValues(q.label, q.match ? [q.match] : [], range));
+    case 'metrics': {
+      let re: RegExp;
+      try {
+        re = new RegExp(`^(?:${q.regex})$`);
+      } catch (e) {
+        throw new Error(`metrics(${q.regex}): invalid regular expression: ${(e as Error).message}`);
+      }
+      return texts((await resources.metricNames([], range)).filter((n) => re.test(n)));
+    }
+    case 'query_result': {
+      const data = await resources.instantQuery(q.expr, range);
+      if (data.resultType === 'vector') {
+        const samples = data.result as Array<{ metric: Record<string, string>; value: [number, string] }>;
+        return samples.map((s) => ({ text: sampleText(s.metric, s.value) }));
+      }
+      if (data.resultType === 'scalar' || data.resultType === 'string') {
+        const [, v] = data.result as [number, string];
+        return [{ text: String(v) }];
+      }
+      throw new Error(`query_result(${q.expr}): a ${data.resultType} result cannot fill a variable; use an instant vector.`);
+    }
+  }
+}

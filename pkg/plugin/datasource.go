@@ -1,0 +1,146 @@
+// Package plugin is the Grafana datasource instance: it routes queries by type, serves the
+// editor's resource calls and answers Save & test, over a CloudWatch PromQL client.
+package plugin
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+	"github.com/grafana/grafana-plugin-sdk-go/backend/datasource"
+	"github.com/grafana/grafana-plugin-sdk-go/backend/instancemgmt"
+
+	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
+	"github.com/inferscope/sagemaker-datasource/pkg/models"
+	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
+	"github.com/inferscope/sagemaker-datasource/pkg/sigv4"
+)
+
+// Upstream is what the datasource needs from CloudWatch; *promclient.Client implements it
+// and tests substitute fakes.
+type Upstream interface {
+	Query(ctx context.Context, expr string, t time.Time, limit int) (*promclient.Response, error)
+	QueryRange(ctx context.Context, expr string, start, end time.Time, step time.Duration, limit int) (*promclient.Response, error)
+	Labels(ctx context.Context, matchers []string, start, end time.Time, limit int) (*promclient.Response, error)
+	LabelValues(ctx context.Context, name string, matchers []string, start, end time.Time, limit int) (*promclient.Response, error)
+	Series(ctx context.Context, matchers []string, start, end time.Time, limit int) (*promclient.Response, error)
+}
+
+// ClientFactory builds the upstream client for validated settings and the endpoint they
+// resolve to.
+type ClientFactory func(ctx context.Context, s *models.Settings, ep awsauth.Endpoint) (Upstream, error)
+
+// Datasource is one configured datasource. Settings problems do not fail its creation:
+// they are kept in setupErr and reported by Save & test and by every query and resource
+// call, where the user sees them.
+type Datasource struct {
+	client   Upstream
+	settings *models.Settings
+	setupErr error
+	endpoint string // for messages
+	region   string
+	redact   redactor
+	queries  *datasource.QueryTypeMux
+	dispose  func()
+}
+
+var (
+	_ backend.QueryDataHandler      = (*Datasource)(nil)
+	_ backend.CallResourceHandler   = (*Datasource)(nil)
+	_ backend.CheckHealthHandler    = (*Datasource)(nil)
+	_ instancemgmt.InstanceDisposer = (*Datasource)(nil)
+)
+
+// NewDatasource is the instance factory datasource.Manage calls whenever a datasource's
+// settings change.
+func NewDatasource(ctx context.Context, settings backend.DataSourceInstanceSettings) (instancemgmt.Instance, error) {
+	return New(ctx, settings, NewClient)
+}
+
+// New builds a datasource with the given client factory.
+func New(ctx context.Context, settings backend.DataSourceInstanceSettings, factory ClientFactory) (*Datasource, error) {
+	d := &Datasource{redact: newRedactor(settings.DecryptedSecureJSONData), dispose: func() {}}
+	d.queries = datasource.NewQueryTypeMux()
+	d.queries.HandleFunc("", d.queryPromQL)
+	d.queries.HandleFunc(models.QueryTypePromQL, d.queryPromQL)
+
+	s, err := models.LoadSettings(settings)
+	if err != nil {
+		d.setupErr = backend.DownstreamError(err)
+		return d, nil
+	}
+	d.settings = s
+	ep, err := awsauth.ResolveEndpoint(authSettings(s))
+	if err != nil {
+		d.setupErr = err
+		return d, nil
+	}
+	d.endpoint, d.region = ep.URL.Redacted(), ep.Region
+	client, err := factory(ctx, s, ep)
+	if err != nil {
+		d.setupErr = err
+		return d, nil
+	}
+	d.client = client
+	if c, ok := client.(interface{ CloseIdleConnections() }); ok {
+		d.dispose = c.CloseIdleConnections
+	}
+	return d, nil
+}
+
+// NewClient is the production ClientFactory: credentials (gated by Grafana's [aws]
+// settings), a transport that refuses any host but the endpoint, SigV4 signing last, and
+// the traffic-shaping client on top.
+func NewClient(ctx context.Context, s *models.Settings, ep awsauth.Endpoint) (Upstream, error) {
+	creds, err := awsauth.NewCredentialsProvider(ctx, authSettings(s), awsauth.Deps{})
+	if err != nil {
+		return nil, err
+	}
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	signed := sigv4.NewRoundTripper(transport, creds, ep.Region, sigv4.Service, nil)
+	c, err := promclient.New(promclient.Options{
+		BaseURL:        ep.URL,
+		Transport:      awsauth.RestrictToEndpoint(signed, ep),
+		Method:         s.HTTPMethod,
+		QueryTimeout:   s.QueryTimeout,
+		MaxConcurrency: s.MaxConcurrency,
+		QueryRPS:       s.RequestsPerSecond,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return closingClient{Client: c, transport: transport}, nil
+}
+
+// closingClient lets Dispose close the instance's idle connections.
+type closingClient struct {
+	*promclient.Client
+	transport *http.Transport
+}
+
+func (c closingClient) CloseIdleConnections() { c.transport.CloseIdleConnections() }
+
+// authSettings hands the auth-relevant settings to awsauth.
+func authSettings(s *models.Settings) awsauth.Settings {
+	return awsauth.Settings{
+		AuthType:      string(s.AuthType),
+		Region:        s.DefaultRegion,
+		Profile:       s.Profile,
+		AssumeRoleARN: s.AssumeRoleARN,
+		ExternalID:    s.ExternalID,
+		Endpoint:      s.Endpoint,
+		DatasourceURL: s.URL,
+		AccessKey:     s.AccessKey.Reveal(),
+		SecretKey:     s.SecretKey.Reveal(),
+		SessionToken:  s.SessionToken.Reveal(),
+	}
+}
+
+// QueryData routes each query by its queryType.
+func (d *Datasource) QueryData(ctx context.Context, req *backend.QueryDataRequest) (*backend.QueryDataResponse, error) {
+	return d.queries.QueryData(ctx, req)
+}
+
+// Dispose releases the instance's idle connections when Grafana replaces it.
+func (d *Datasource) Dispose() { d.dispose() }

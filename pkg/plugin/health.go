@@ -1,0 +1,146 @@
+package plugin
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+
+	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
+	"github.com/inferscope/sagemaker-datasource/pkg/semconv"
+	"github.com/inferscope/sagemaker-datasource/pkg/sigv4"
+)
+
+// sageMakerLookback is how far back Save & test looks for SageMaker series.
+const sageMakerLookback = 24 * time.Hour
+
+// sageMakerProbes are series that exist once SageMaker detailed observability publishes a
+// GPU endpoint's metrics: DCGM GPU utilisation and the engines' running-request gauges.
+var sageMakerProbes = []string{semconv.DCGMGPUUtil, semconv.VLLMRunning, semconv.SGLangRunning}
+
+// CheckHealth is Save & test. It proves, in order, that credentials resolve and CloudWatch
+// accepts the signature and the query permission (instant 1+1 is GetMetricData), that the
+// discovery permission is there (labels is ListMetrics), and whether SageMaker metrics have
+// arrived yet. Each failure names its fix.
+func (d *Datasource) CheckHealth(ctx context.Context, _ *backend.CheckHealthRequest) (*backend.CheckHealthResult, error) {
+	if d.setupErr != nil {
+		return d.healthError(d.setupErr.Error()), nil
+	}
+	now := time.Now()
+	resp, err := d.client.Query(ctx, "1+1", now, 0)
+	if err == nil {
+		err = successEnvelope(resp, nil)
+	}
+	if err != nil {
+		return d.healthError(d.explain(err, "cloudwatch:GetMetricData")), nil
+	}
+	resp, err = d.client.Labels(ctx, nil, now.Add(-time.Hour), now, 1)
+	if err == nil {
+		err = successEnvelope(resp, nil)
+	}
+	if err != nil {
+		return d.healthError(d.explain(err, "cloudwatch:ListMetrics")), nil
+	}
+	var series []json.RawMessage
+	resp, err = d.client.Series(ctx, sageMakerProbes, now.Add(-sageMakerLookback), now, 1)
+	if err == nil {
+		err = successEnvelope(resp, &series)
+	}
+	if err != nil {
+		return d.healthError(d.explain(err, "cloudwatch:ListMetrics")), nil
+	}
+	if len(series) == 0 {
+		return &backend.CheckHealthResult{
+			Status: backend.HealthStatusOk,
+			Message: fmt.Sprintf("Connected to CloudWatch (%s): credentials, signature and permissions work, "+
+				"but no SageMaker metrics were found in the last %s (looked for %s). "+
+				"Turn on detailed observability for the inference endpoints and OTel enrichment of vended metrics "+
+				"in this account and region, then allow some time for the first data to arrive.",
+				d.endpoint, sageMakerLookback, strings.Join(sageMakerProbes, ", ")),
+		}, nil
+	}
+	return &backend.CheckHealthResult{
+		Status:  backend.HealthStatusOk,
+		Message: fmt.Sprintf("Connected to CloudWatch (%s): queries and metric discovery work and SageMaker metrics are present.", d.endpoint),
+	}, nil
+}
+
+func (d *Datasource) healthError(msg string) *backend.CheckHealthResult {
+	return &backend.CheckHealthResult{Status: backend.HealthStatusError, Message: d.redact.String(msg)}
+}
+
+// successEnvelope checks that a 2xx body is a Prometheus success envelope and, when data
+// is not nil, decodes its data field into it.
+func successEnvelope(resp *promclient.Response, data any) error {
+	var env struct {
+		Status    string          `json:"status"`
+		ErrorType string          `json:"errorType"`
+		Error     string          `json:"error"`
+		Data      json.RawMessage `json:"data"`
+	}
+	if err := json.Unmarshal(resp.Body, &env); err != nil {
+		return fmt.Errorf("the endpoint answered HTTP %d with something that is not Prometheus JSON (%v): "+
+			"check that the endpoint is CloudWatch (https://monitoring.<region>.amazonaws.com)", resp.Status, err)
+	}
+	if env.Status != "success" {
+		return fmt.Errorf("CloudWatch answered %q: %s: %s", env.Status, env.ErrorType, env.Error)
+	}
+	if data != nil {
+		if err := json.Unmarshal(env.Data, data); err != nil {
+			return fmt.Errorf("CloudWatch's answer has an unexpected data field: %v", err)
+		}
+	}
+	return nil
+}
+
+// explain turns a failed health probe into a message that names the fix. action is the
+// IAM permission the probe needs.
+func (d *Datasource) explain(err error, action string) string {
+	var (
+		apiErr  *promclient.APIError
+		credErr *sigv4.CredentialsError
+		netErr  *net.OpError
+		dnsErr  *net.DNSError
+	)
+	switch {
+	case errors.As(err, &credErr):
+		return "AWS credentials could not be resolved: " + credErr.Error()
+	case errors.As(err, &dnsErr), errors.As(err, &netErr):
+		return fmt.Sprintf("Cannot reach %s (%v): check the endpoint URL (or the datasource URL and default region), DNS, proxy and network access from the Grafana server.", d.endpoint, err)
+	case errors.Is(err, context.DeadlineExceeded):
+		return fmt.Sprintf("%s did not answer in time: check network access from the Grafana server and the query timeout.", d.endpoint)
+	case !errors.As(err, &apiErr):
+		return err.Error()
+	}
+	said := fmt.Sprintf(" (CloudWatch answered HTTP %d %s: %s)", apiErr.Status, apiErr.Type, strings.TrimSuffix(apiErr.Message, "."))
+	text := strings.ToLower(apiErr.Type + " " + apiErr.Message)
+	switch {
+	case strings.Contains(text, "scoped to a valid region"), strings.Contains(text, "scoped to correct region"):
+		return fmt.Sprintf("Wrong region: requests are signed for %q but %s belongs to another region. "+
+			"Set Default Region to the region in the endpoint host (monitoring.<region>.amazonaws.com).%s", d.region, d.endpoint, said)
+	case strings.Contains(text, "scoped to correct service"):
+		return fmt.Sprintf("Wrong service scope: the plugin signs for service %q, which %s does not accept. "+
+			"Point the endpoint at CloudWatch (https://monitoring.<region>.amazonaws.com), not an Amazon Managed Prometheus workspace or another service.%s",
+			sigv4.Service, d.endpoint, said)
+	case strings.Contains(text, "signature expired"), strings.Contains(text, "not yet current"),
+		strings.Contains(text, "requestexpired"), strings.Contains(text, "clock skew"):
+		return "Clock skew: the Grafana server's clock is more than 5 minutes away from AWS time, so signatures are rejected. " +
+			"Synchronise the server clock (NTP)." + said
+	case strings.Contains(text, "signaturedoesnotmatch"), strings.Contains(text, "signature we calculated does not match"):
+		return "The signature does not match: the secret key does not belong to the access key (check for stray whitespace when pasting), " +
+			"or a proxy altered the request." + said
+	case strings.Contains(text, "unrecognizedclient"), strings.Contains(text, "invalidclienttokenid"),
+		strings.Contains(text, "security token included in the request is invalid"), strings.Contains(text, "does not exist in our records"):
+		return "AWS does not recognise these credentials: check the access key and secret key (or the profile / role), " +
+			"and that a session token, if used, has not expired." + said
+	case strings.Contains(text, "accessdenied"), strings.Contains(text, "not authorized"), apiErr.Status == 403:
+		return fmt.Sprintf("Missing permission: the AWS identity may not call %s. Grant cloudwatch:GetMetricData and "+
+			"cloudwatch:ListMetrics (Resource \"*\") to the user or role the datasource uses.%s", action, said)
+	}
+	return fmt.Sprintf("CloudWatch refused the %s probe with HTTP %d%s", action, apiErr.Status, said)
+}

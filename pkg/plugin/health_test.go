@@ -1,0 +1,177 @@
+package plugin
+
+import (
+	"context"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+)
+
+func TestCheckHealth(t *testing.T) {
+	const region = "us-east-1"
+	tests := []struct {
+		name       string
+		server     *fakeCloudWatch
+		settings   func(f *fakeCloudWatch) backend.DataSourceInstanceSettings
+		ctx        context.Context
+		wantStatus backend.HealthStatus
+		want       []string // substrings of the message
+		wantNoCall bool
+	}{
+		{
+			name:       "healthy with SageMaker metrics",
+			server:     &fakeCloudWatch{region: region, series: `[{"__name__":"DCGM_FI_DEV_GPU_UTIL","@resource.host.id":"i-1"}]`},
+			wantStatus: backend.HealthStatusOk,
+			want:       []string{"SageMaker metrics are present"},
+		},
+		{
+			name:       "healthy but no SageMaker metrics yet",
+			server:     &fakeCloudWatch{region: region},
+			wantStatus: backend.HealthStatusOk,
+			want:       []string{"no SageMaker metrics", "detailed observability", "OTel enrichment", "DCGM_FI_DEV_GPU_UTIL", "vllm:num_requests_running"},
+		},
+		{
+			name:   "wrong region",
+			server: &fakeCloudWatch{region: "eu-west-1"},
+			// A custom endpoint cannot tell its region, so the mismatch reaches CloudWatch.
+			wantStatus: backend.HealthStatusError,
+			want:       []string{"Wrong region", "Default Region", "Credential should be scoped to a valid region", "HTTP 403 InvalidSignatureException"},
+		},
+		{
+			name:       "wrong service scope",
+			server:     &fakeCloudWatch{region: region, service: "aps"},
+			wantStatus: backend.HealthStatusError,
+			want:       []string{"Wrong service scope", "monitoring", "not an Amazon Managed Prometheus workspace"},
+		},
+		{
+			name:       "clock skew",
+			server:     &fakeCloudWatch{region: region, clockOffset: 20 * time.Minute},
+			wantStatus: backend.HealthStatusError,
+			want:       []string{"Clock skew", "NTP", "Signature expired"},
+		},
+		{
+			name:   "unknown access key",
+			server: &fakeCloudWatch{region: region},
+			settings: func(f *fakeCloudWatch) backend.DataSourceInstanceSettings {
+				return f.settings(region, "AKIDNOBODYKNOWS", fakeSecretKey)
+			},
+			wantStatus: backend.HealthStatusError,
+			want:       []string{"does not recognise these credentials", "access key"},
+		},
+		{
+			name:   "wrong secret key",
+			server: &fakeCloudWatch{region: region},
+			settings: func(f *fakeCloudWatch) backend.DataSourceInstanceSettings {
+				return f.settings(region, fakeAccessKey, "not-the-right-secret-key")
+			},
+			wantStatus: backend.HealthStatusError,
+			want:       []string{"signature does not match", "secret key"},
+		},
+		{
+			name:       "missing GetMetricData",
+			server:     &fakeCloudWatch{region: region, denied: map[string]string{"/api/v1/query": "cloudwatch:GetMetricData"}},
+			wantStatus: backend.HealthStatusError,
+			want:       []string{"Missing permission", "may not call cloudwatch:GetMetricData", "cloudwatch:ListMetrics"},
+		},
+		{
+			name:       "missing ListMetrics",
+			server:     &fakeCloudWatch{region: region, denied: map[string]string{"/api/v1/labels": "cloudwatch:ListMetrics"}},
+			wantStatus: backend.HealthStatusError,
+			want:       []string{"Missing permission", "may not call cloudwatch:ListMetrics"},
+		},
+		{
+			name:   "endpoint unreachable",
+			server: &fakeCloudWatch{region: region},
+			settings: func(f *fakeCloudWatch) backend.DataSourceInstanceSettings {
+				f.url = closedLoopbackURL(t)
+				return f.settings(region, fakeAccessKey, fakeSecretKey)
+			},
+			wantStatus: backend.HealthStatusError,
+			want:       []string{"Cannot reach", "check the endpoint URL"},
+		},
+		{
+			name:   "endpoint not allowed",
+			server: &fakeCloudWatch{region: region},
+			settings: func(f *fakeCloudWatch) backend.DataSourceInstanceSettings {
+				f.url = "http://10.1.2.3:9090"
+				return f.settings(region, fakeAccessKey, fakeSecretKey)
+			},
+			wantStatus: backend.HealthStatusError,
+			want:       []string{"jsonData.endpoint", "plain http"},
+			wantNoCall: true,
+		},
+		{
+			name:   "auth type not allowed by Grafana",
+			server: &fakeCloudWatch{region: region},
+			ctx: backend.WithGrafanaConfig(context.Background(), backend.NewGrafanaCfg(map[string]string{
+				"AWS_AUTH_AllowedAuthProviders": "default,ec2_iam_role",
+			})),
+			wantStatus: backend.HealthStatusError,
+			want:       []string{`"keys" is not allowed`, "allowed_auth_providers"},
+			wantNoCall: true,
+		},
+		{
+			name:   "invalid settings",
+			server: &fakeCloudWatch{region: region},
+			settings: func(f *fakeCloudWatch) backend.DataSourceInstanceSettings {
+				s := f.settings(region, fakeAccessKey, fakeSecretKey)
+				s.JSONData = []byte(`{"authType":"magic","endpoint":"` + f.url + `"}`)
+				return s
+			},
+			wantStatus: backend.HealthStatusError,
+			want:       []string{`jsonData.authType "magic"`},
+			wantNoCall: true,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := tt.server
+			f.start(t)
+			s := f.settings(region, fakeAccessKey, fakeSecretKey)
+			if tt.settings != nil {
+				s = tt.settings(f)
+			}
+			ctx := tt.ctx
+			if ctx == nil {
+				ctx = context.Background()
+			}
+			d := newRealDatasource(t, ctx, s)
+			res, err := d.CheckHealth(ctx, &backend.CheckHealthRequest{})
+			if err != nil {
+				t.Fatalf("CheckHealth returned an error instead of a result: %v", err)
+			}
+			t.Logf("health: %v %s", res.Status, res.Message)
+			if res.Status != tt.wantStatus {
+				t.Errorf("status %v, want %v (message %q)", res.Status, tt.wantStatus, res.Message)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(res.Message, w) {
+					t.Errorf("message %q\nlacks %q", res.Message, w)
+				}
+			}
+			for _, secret := range s.DecryptedSecureJSONData {
+				if strings.Contains(res.Message, secret) {
+					t.Errorf("message leaks a secret: %q", res.Message)
+				}
+			}
+			if n := f.requests.Load(); tt.wantNoCall && n != 0 {
+				t.Errorf("%d requests reached the server, want none", n)
+			}
+		})
+	}
+}
+
+// closedLoopbackURL returns an http URL on loopback where nothing listens.
+func closedLoopbackURL(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return "http://" + addr
+}

@@ -1,0 +1,51 @@
+package plugin
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+)
+
+// defaultConcurrentQueries is Grafana's own default for concurrent_query_count.
+const defaultConcurrentQueries = 10
+
+// concurrencyLimit is how many queries of one request run at once: Grafana's
+// concurrent_query_count when it reaches the plugin, else the default.
+func concurrencyLimit(ctx context.Context) int {
+	if n, err := backend.GrafanaConfigFromContext(ctx).ConcurrentQueryCount(); err == nil && n > 0 {
+		return n
+	}
+	return defaultConcurrentQueries
+}
+
+// runQueries answers every query of req with run, at most limit at a time. A panic in one
+// query becomes that query's error and leaves the others alone.
+func runQueries(ctx context.Context, req *backend.QueryDataRequest, limit int, run func(context.Context, backend.DataQuery) backend.DataResponse) *backend.QueryDataResponse {
+	results := make([]backend.DataResponse, len(req.Queries))
+	sem := make(chan struct{}, max(limit, 1))
+	var wg sync.WaitGroup
+	for i, q := range req.Queries {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			defer func() {
+				if r := recover(); r != nil {
+					backend.Logger.Error("query panicked", "refId", q.RefID, "panic", fmt.Sprint(r))
+					results[i] = backend.ErrDataResponseWithSource(backend.StatusInternal, backend.ErrorSourcePlugin,
+						fmt.Sprintf("internal error while running query %s; please report it", q.RefID))
+				}
+			}()
+			results[i] = run(ctx, q)
+		}()
+	}
+	wg.Wait()
+	resp := backend.NewQueryDataResponse()
+	for i, q := range req.Queries {
+		resp.Responses[q.RefID] = results[i]
+	}
+	return resp
+}

@@ -1,0 +1,107 @@
+package plugin
+
+import (
+	"bytes"
+	"context"
+	"sync"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+
+	"github.com/inferscope/sagemaker-datasource/pkg/converter"
+	"github.com/inferscope/sagemaker-datasource/pkg/interval"
+	"github.com/inferscope/sagemaker-datasource/pkg/models"
+	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
+)
+
+// queryPromQL runs the PromQL queries of a request in parallel, bounded by Grafana's
+// concurrent_query_count. Alerting requests (FromAlert header) take the same path: nothing
+// here depends on the frontend.
+func (d *Datasource) queryPromQL(ctx context.Context, req *backend.QueryDataRequest) (*backend.QueryDataResponse, error) {
+	return runQueries(ctx, req, concurrencyLimit(ctx), d.runPromQL), nil
+}
+
+// runPromQL answers one query: parse the model, work out the step and the $__ variables,
+// then run the range and/or instant query and convert the answers to frames. With both,
+// the two calls run at once and their frames share the query's refId and response.
+func (d *Datasource) runPromQL(ctx context.Context, dq backend.DataQuery) backend.DataResponse {
+	if d.setupErr != nil {
+		return d.errorResponse(d.setupErr)
+	}
+	q, err := models.ParseQuery(dq)
+	if err != nil {
+		return d.errorResponse(backend.DownstreamError(err))
+	}
+	iv, err := interval.Compute(interval.Params{
+		From:            q.TimeRange.From,
+		To:              q.TimeRange.To,
+		MaxDataPoints:   q.MaxDataPoints,
+		RequestInterval: q.RequestInterval(),
+		QueryInterval:   q.Interval,
+		ScrapeInterval:  d.settings.TimeInterval,
+		IntervalFactor:  q.IntervalFactor,
+	})
+	if err != nil {
+		return d.errorResponse(backend.DownstreamError(err))
+	}
+	expr := iv.Interpolate(q.Expr)
+
+	var (
+		wg                  sync.WaitGroup
+		rangeResp, instResp backend.DataResponse
+	)
+	if q.Range {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// Aligned to the step (in the panel's time zone) so refreshes hit the same samples.
+			start := interval.Align(q.TimeRange.From, iv.Step, q.UTCOffsetSec)
+			end := interval.Align(q.TimeRange.To, iv.Step, q.UTCOffsetSec)
+			resp, err := d.client.QueryRange(ctx, expr, start, end, iv.Step, 0)
+			rangeResp = d.convert(resp, err, q, expr, iv)
+		}()
+	}
+	if q.Instant {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			resp, err := d.client.Query(ctx, expr, q.TimeRange.To, 0)
+			instResp = d.convert(resp, err, q, expr, iv)
+		}()
+	}
+	wg.Wait()
+	switch {
+	case !q.Instant:
+		return rangeResp
+	case !q.Range:
+		return instResp
+	}
+	// Both: one response with both frame sets; a failure of either half is reported
+	// without hiding the other half's frames.
+	merged := rangeResp
+	merged.Frames = append(merged.Frames, instResp.Frames...)
+	if merged.Error == nil && instResp.Error != nil {
+		merged.Error, merged.Status, merged.ErrorSource = instResp.Error, instResp.Status, instResp.ErrorSource
+	}
+	return merged
+}
+
+// convert turns one upstream answer into a DataResponse whose frames carry the query's
+// refId (server-side expressions and alerting look frames up by it).
+func (d *Datasource) convert(resp *promclient.Response, err error, q *models.Query, expr string, iv interval.Result) backend.DataResponse {
+	if err != nil {
+		return d.errorResponse(err)
+	}
+	frames, err := converter.Read(bytes.NewReader(resp.Body), converter.Options{
+		Expr:         expr,
+		LegendFormat: q.LegendFormat,
+		Step:         iv.Step,
+	})
+	if err != nil {
+		// A 2xx body that is a Prometheus error or not Prometheus JSON: the upstream's fault.
+		return backend.ErrDataResponseWithSource(backend.StatusBadGateway, backend.ErrorSourceDownstream, d.redact.String(err.Error()))
+	}
+	for _, f := range frames {
+		f.RefID = q.RefID
+	}
+	return backend.DataResponse{Frames: frames}
+}

@@ -1,0 +1,242 @@
+package plugin
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"mime"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+	"github.com/prometheus/common/model"
+
+	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
+)
+
+// CallResource serves the editor's and the template variables' calls. Only the paths
+// CloudWatch implements reach it; the Prometheus paths it lacks are answered here without
+// an upstream call, so the editor degrades quietly instead of showing errors. The handler
+// works on req.Path itself (rather than through an http.ServeMux) because label names in
+// the path may hold any UTF-8 character.
+func (d *Datasource) CallResource(ctx context.Context, req *backend.CallResourceRequest, sender backend.CallResourceResponseSender) error {
+	resp := d.resource(ctx, req)
+	resp.Body = d.redact.Bytes(resp.Body)
+	return sender.Send(resp)
+}
+
+func (d *Datasource) resource(ctx context.Context, req *backend.CallResourceRequest) *backend.CallResourceResponse {
+	path := strings.Trim(req.Path, "/")
+	switch path {
+	case "api/v1/metadata":
+		// CloudWatch has no metric metadata; an empty map keeps the editor's hints quiet.
+		return jsonResponse(http.StatusOK, []byte(`{"status":"success","data":{}}`))
+	case "api/v1/rules":
+		// No recording or alerting rules API exists; the frontend loads rules on start-up.
+		return jsonResponse(http.StatusOK, []byte(`{"status":"success","data":{"groups":[]}}`))
+	case "api/v1/status/buildinfo", "api/v1/query_exemplars":
+		// A 404 tells the frontend there is no build info and no exemplar support.
+		return notFound(path)
+	}
+	name, isLabelValues := labelValuesName(path)
+	if !isLabelValues && path != "api/v1/labels" && path != "api/v1/series" && path != "api/v1/query" {
+		return notFound(path)
+	}
+	if d.setupErr != nil {
+		return errorResponseJSON(http.StatusBadRequest, "bad_data", d.setupErr.Error())
+	}
+	if req.Method != http.MethodGet && req.Method != http.MethodPost {
+		return errorResponseJSON(http.StatusMethodNotAllowed, "bad_data",
+			fmt.Sprintf("method %s is not allowed on %s: use GET or POST", req.Method, path))
+	}
+	p, err := parseResourceParams(req)
+	if err != nil {
+		return errorResponseJSON(http.StatusBadRequest, "bad_data", err.Error())
+	}
+	var (
+		up     *promclient.Response
+		callEr error
+	)
+	switch {
+	case isLabelValues:
+		// The name arrives decoded; promclient escapes it again and always uses GET,
+		// the only method CloudWatch accepts on this path.
+		up, callEr = d.client.LabelValues(ctx, name, p.matchers, p.start, p.end, p.limit(promclient.MaxDiscoveryLimit))
+	case path == "api/v1/labels":
+		up, callEr = d.client.Labels(ctx, p.matchers, p.start, p.end, p.limit(promclient.MaxDiscoveryLimit))
+	case path == "api/v1/series":
+		up, callEr = d.client.Series(ctx, p.matchers, p.start, p.end, p.limit(promclient.MaxDiscoveryLimit))
+	default: // api/v1/query, for query_result() variables: the raw JSON goes back untouched.
+		expr := p.values.Get("query")
+		if strings.TrimSpace(expr) == "" {
+			return errorResponseJSON(http.StatusBadRequest, "bad_data", "the query parameter is missing: send query=<PromQL expression>")
+		}
+		at := p.time
+		if at.IsZero() {
+			at = time.Now()
+		}
+		up, callEr = d.client.Query(ctx, expr, at, p.limit(promclient.MaxQueryLimit))
+	}
+	if callEr != nil {
+		status, _, msg := classify(callEr)
+		return errorResponseJSON(int(status), errorTypeFor(int(status)), msg)
+	}
+	resp := jsonResponse(up.Status, up.Body)
+	if up.Status >= 200 && up.Status < 300 {
+		if cc := cacheControl(req.GetHTTPHeader("X-Grafana-Cache")); cc != "" {
+			resp.Headers["Cache-Control"] = []string{cc}
+			resp.Headers["X-Grafana-Cache"] = []string{"y"}
+		}
+	}
+	return resp
+}
+
+// labelValuesName extracts and decodes <name> from api/v1/label/<name>/values. Grafana
+// hands the path over already percent-decoded, but a still-encoded name (%40resource.host.id)
+// is decoded too, and the Prometheus frontend's U__ escaping of UTF-8 names
+// (U___40_resource_2e_host_2e_id) is undone.
+func labelValuesName(path string) (string, bool) {
+	rest, ok := strings.CutPrefix(path, "api/v1/label/")
+	if !ok {
+		return "", false
+	}
+	name, ok := strings.CutSuffix(rest, "/values")
+	if !ok || name == "" {
+		return "", false
+	}
+	if strings.Contains(name, "%") {
+		if dec, err := url.PathUnescape(name); err == nil {
+			name = dec
+		}
+	}
+	return model.UnescapeName(name, model.ValueEncodingEscaping), true
+}
+
+// resourceParams are the parameters of a resource call, from the query string and, for a
+// form POST, the body.
+type resourceParams struct {
+	values         url.Values
+	matchers       []string
+	start, end     time.Time // zero when not given: CloudWatch applies its default
+	time           time.Time
+	requestedLimit int // 0 when not given
+}
+
+func parseResourceParams(req *backend.CallResourceRequest) (resourceParams, error) {
+	var p resourceParams
+	u, err := url.Parse(req.URL)
+	if err != nil {
+		return p, fmt.Errorf("the request URL cannot be parsed: %v", err)
+	}
+	p.values = u.Query()
+	if req.Method == http.MethodPost && len(req.Body) > 0 {
+		ct := req.GetHTTPHeader("Content-Type")
+		mt, _, _ := mime.ParseMediaType(ct)
+		if ct != "" && mt != "application/x-www-form-urlencoded" {
+			return p, fmt.Errorf("content type %q is not supported: send the parameters as application/x-www-form-urlencoded", ct)
+		}
+		form, err := url.ParseQuery(string(req.Body))
+		if err != nil {
+			return p, fmt.Errorf("the form body cannot be parsed: %v", err)
+		}
+		for k, vs := range form {
+			p.values[k] = append(p.values[k], vs...)
+		}
+	}
+	p.matchers = p.values["match[]"]
+	for _, f := range []struct {
+		name string
+		dst  *time.Time
+	}{{"start", &p.start}, {"end", &p.end}, {"time", &p.time}} {
+		if v := p.values.Get(f.name); v != "" {
+			t, err := parseTime(v)
+			if err != nil {
+				return p, fmt.Errorf("parameter %s: %v", f.name, err)
+			}
+			*f.dst = t
+		}
+	}
+	if v := p.values.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return p, fmt.Errorf("parameter limit: %q is not a whole number ≥ 0", v)
+		}
+		p.requestedLimit = n
+	}
+	return p, nil
+}
+
+// limit clamps the requested limit to CloudWatch's maximum: Grafana's frontend asks for
+// up to 40000, which CloudWatch would otherwise have to judge.
+func (p resourceParams) limit(maximum int) int {
+	return min(p.requestedLimit, maximum)
+}
+
+// parseTime reads a Prometheus API timestamp: Unix seconds (fractions allowed) or RFC 3339.
+func parseTime(s string) (time.Time, error) {
+	if f, err := strconv.ParseFloat(s, 64); err == nil {
+		if math.IsNaN(f) || math.IsInf(f, 0) || math.Abs(f) > 1e12 {
+			return time.Time{}, fmt.Errorf("%q is not a usable Unix time", s)
+		}
+		sec, frac := math.Modf(f)
+		return time.Unix(int64(sec), int64(math.Round(frac*1e9))).UTC(), nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%q is neither Unix seconds nor RFC 3339", s)
+	}
+	return t, nil
+}
+
+var maxAge = regexp.MustCompile(`(?:^|[\s,])max-age=(\d{1,9})(?:$|[\s,])`)
+
+// cacheControl turns the frontend's X-Grafana-Cache request header ("private, max-age=60")
+// into the Cache-Control the browser should honour; "" when there is nothing to echo.
+func cacheControl(header string) string {
+	m := maxAge.FindStringSubmatch(header)
+	if m == nil {
+		return ""
+	}
+	return "private, max-age=" + m[1]
+}
+
+func jsonResponse(status int, body []byte) *backend.CallResourceResponse {
+	return &backend.CallResourceResponse{
+		Status:  status,
+		Headers: map[string][]string{"Content-Type": {"application/json"}},
+		Body:    body,
+	}
+}
+
+// errorResponseJSON answers in the Prometheus error envelope the frontend already parses.
+func errorResponseJSON(status int, errorType, msg string) *backend.CallResourceResponse {
+	body, _ := json.Marshal(map[string]string{"status": "error", "errorType": errorType, "error": msg})
+	return jsonResponse(status, body)
+}
+
+func notFound(path string) *backend.CallResourceResponse {
+	return errorResponseJSON(http.StatusNotFound, "not_found",
+		fmt.Sprintf("CloudWatch's PromQL API has no /%s endpoint", path))
+}
+
+// errorTypeFor picks the Prometheus errorType that matches an HTTP status.
+func errorTypeFor(status int) string {
+	switch {
+	case status == http.StatusBadRequest:
+		return "bad_data"
+	case status == http.StatusUnprocessableEntity:
+		return "execution"
+	case status == http.StatusGatewayTimeout || status == http.StatusServiceUnavailable:
+		return "timeout"
+	case status == http.StatusNotFound:
+		return "not_found"
+	case status >= 500:
+		return "internal"
+	}
+	return "unavailable"
+}

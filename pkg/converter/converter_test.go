@@ -1,0 +1,299 @@
+package converter
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"testing/iotest"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+	"github.com/grafana/grafana-plugin-sdk-go/experimental"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+var goldenCases = []struct {
+	file string
+	opts Options
+}{
+	{"matrix.json", Options{Expr: "vllm:num_requests_running", LegendFormat: "{{aws.sagemaker.endpoint.name}} on {{ @resource.host.id }}{{missing}}", Step: 15 * time.Second}},
+	{"matrix-result-first.json", Options{Expr: "sum by (ep) (x)", LegendFormat: "__auto", Step: time.Minute}},
+	{"vector.json", Options{Expr: "up or vector(42)", Step: 30 * time.Second}},
+	{"scalar.json", Options{Expr: "1+1", Step: 15 * time.Second}},
+	{"string.json", Options{Expr: `"hello"`}},
+	{"histogram-vector.json", Options{Expr: "vllm:time_to_first_token_seconds", LegendFormat: "{{aws.sagemaker.endpoint.name}}", Step: time.Minute}},
+	{"histogram-matrix.json", Options{Expr: "sum_over_time(h[5m])", Step: time.Minute}},
+	{"empty-matrix.json", Options{Expr: "absent_metric", Step: 1500 * time.Millisecond}},
+	{"empty-vector-infos.json", Options{Expr: "min(h)", Step: 15 * time.Second}},
+	{"truncated-warning.json", Options{Expr: "m", LegendFormat: "{{a}}", Step: 15 * time.Second}},
+	{"error-bad-data.json", Options{Expr: "sum("}},
+	{"error-execution-with-data.json", Options{Expr: "x"}},
+	{"error-aws.json", Options{Expr: "x"}},
+	{"error-not-json.txt", Options{Expr: "x"}},
+	{"error-bad-value.json", Options{Expr: "x"}},
+	{"error-result-type.json", Options{Expr: "x"}},
+	{"error-no-result-type.json", Options{Expr: "x"}},
+	{"error-truncated-body.json", Options{Expr: "up"}},
+}
+
+// TestGolden converts every testdata response and compares the DataResponse with its
+// golden file. Run with -update to rewrite them after an intended change.
+func TestGolden(t *testing.T) {
+	for _, tc := range goldenCases {
+		t.Run(tc.file, func(t *testing.T) {
+			body, err := os.ReadFile(filepath.Join("testdata", tc.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			dr := Response(bytes.NewReader(body), tc.opts)
+			name := strings.TrimSuffix(tc.file, filepath.Ext(tc.file)) + ".golden"
+			if dr.Error != nil {
+				checkGoldenError(t, name, &dr)
+			} else {
+				experimental.CheckGoldenJSONResponse(t, "testdata", name, &dr, *update)
+			}
+
+			// Reading through a one-byte reader exercises every buffer boundary of the
+			// streaming parser; the outcome must not change.
+			slow := Response(iotest.OneByteReader(bytes.NewReader(body)), tc.opts)
+			want, _ := json.Marshal(dr)
+			got, _ := json.Marshal(slow)
+			if !bytes.Equal(want, got) {
+				t.Fatalf("one-byte reader gives a different response:\n%s\nvs\n%s", got, want)
+			}
+		})
+	}
+}
+
+// checkGoldenError is the golden check for failed responses. The SDK's
+// CheckGoldenJSONResponse cannot read back a file it wrote for a response with an error
+// (the header then lacks the marker it splits on), so these files hold the plain JSON of
+// the DataResponse after a comment line, compared the same way (JSON equality).
+func checkGoldenError(t *testing.T, name string, dr *backend.DataResponse) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".jsonc")
+	actual, err := json.MarshalIndent(dr, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const header = "// Golden error response: the JSON of backend.DataResponse. Regenerate with -update.\n"
+	if *update {
+		if err := os.WriteFile(path, append([]byte(header), actual...), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("reading golden file (run with -update to create it): %v", err)
+	}
+	expected, ok := strings.CutPrefix(string(raw), header)
+	if !ok {
+		t.Fatalf("%s does not start with the golden header", path)
+	}
+	var want, got any
+	if err := json.Unmarshal([]byte(expected), &want); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	if err := json.Unmarshal(actual, &got); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(want, got) {
+		t.Fatalf("%s differs:\nwant %s\ngot  %s", path, expected, actual)
+	}
+}
+
+func TestErrors(t *testing.T) {
+	tests := []struct {
+		file     string
+		wantProm *PrometheusError
+		wantText string
+	}{
+		{"error-bad-data.json", &PrometheusError{Type: "bad_data", Message: "1:4: parse error: unclosed left parenthesis"}, "bad_data: 1:4: parse error: unclosed left parenthesis"},
+		{"error-execution-with-data.json", &PrometheusError{Type: "execution", Message: "query processing would load too many samples into memory"}, "execution: query processing"},
+		{"error-aws.json", &PrometheusError{Type: "com.amazon.coral.service#AccessDeniedException", Message: "User is not authorized to perform: cloudwatch:GetMetricData"}, "AccessDeniedException"},
+		{"error-not-json.txt", nil, "not a JSON object"},
+		{"error-bad-value.json", nil, `sample value "fast" is not a number`},
+		{"error-result-type.json", nil, `resultType "streams"`},
+		{"error-no-result-type.json", nil, "result but no resultType"},
+		{"error-truncated-body.json", nil, "not a valid Prometheus API response"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.file, func(t *testing.T) {
+			body, err := os.ReadFile(filepath.Join("testdata", tc.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			frames, err := Read(bytes.NewReader(body), Options{})
+			if err == nil {
+				t.Fatalf("want an error, got %d frames", len(frames))
+			}
+			if !strings.Contains(err.Error(), tc.wantText) {
+				t.Errorf("error %q does not contain %q", err, tc.wantText)
+			}
+			var pe *PrometheusError
+			if tc.wantProm != nil {
+				if !errors.As(err, &pe) || *pe != *tc.wantProm {
+					t.Errorf("error = %#v, want %#v", err, tc.wantProm)
+				}
+			} else if errors.As(err, &pe) {
+				t.Errorf("a malformed body must not look like a Prometheus error: %v", err)
+			}
+			dr := Response(bytes.NewReader(body), Options{})
+			if dr.Error == nil || dr.ErrorSource != backend.ErrorSourceDownstream {
+				t.Errorf("Response must carry a downstream error, got %v / %q", dr.Error, dr.ErrorSource)
+			}
+		})
+	}
+}
+
+func TestMoreErrorShapes(t *testing.T) {
+	tests := []struct{ body, want string }{
+		{``, "not a valid Prometheus API response"},
+		{`[]`, "not a JSON object"},
+		{`{"status":"success"}`, "status success but no data"},
+		{`{"data":{"resultType":"vector","result":[]}}`, "no status field"},
+		{`{"status":"pending","data":{}}`, `unknown status "pending"`},
+		{`{"status":"success","data":{"resultType":"vector","result":[],"result":[]}}`, "more than one result"},
+		{`{"status":"success","data":{"resultType":"vector","result":[{"value":[1]}]}}`, "not a [timestamp, value] pair"},
+		{`{"status":"success","data":{"resultType":"vector","result":[{"value":["1","1"]}]}}`, "not a valid Prometheus API response"},
+		{`{"status":"success","data":{"resultType":"vector","result":[{"value":[1e300,"1"]}]}}`, "not a Unix time"},
+		{`{"status":"success","data":{"resultType":"vector","result":[{"histogram":[1,5]}]}}`, "count, sum and buckets"},
+		{`{"status":"success","data":{"resultType":"vector","result":[{"histogram":[1,{"buckets":[[7,"0","1","1"]]}]}]}}`, "boundary rule 7"},
+		{`{"status":"success","data":{"resultType":"vector","result":[{"histogram":[1,{"buckets":[[0,"0"]]}]}]}}`, "[boundary rule, lower, upper, count]"},
+		{`{"status":"success","data":{"resultType":"vector","result":[{"metric":{"a":1}}]}}`, "not a valid Prometheus API response"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.body, func(t *testing.T) {
+			_, err := Read(strings.NewReader(tc.body), Options{})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error = %v, want it to contain %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// vectorBody builds an instant-query response with n series.
+func vectorBody(n int, warnings ...string) string {
+	var sb strings.Builder
+	sb.WriteString(`{"status":"success","data":{"resultType":"vector","result":[`)
+	for i := range n {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		fmt.Fprintf(&sb, `{"metric":{"__name__":"m","i":"%d"},"value":[1764496800,"%d"]}`, i, i)
+	}
+	sb.WriteString(`]}`)
+	if len(warnings) > 0 {
+		w, _ := json.Marshal(warnings)
+		fmt.Fprintf(&sb, `,"warnings":%s`, w)
+	}
+	sb.WriteString(`}`)
+	return sb.String()
+}
+
+func TestTruncationNotice(t *testing.T) {
+	tests := []struct {
+		name      string
+		series    int
+		limit     int
+		warnings  []string
+		wantText  string
+		wantTotal int
+	}{
+		{name: "below the cap", series: 499, wantTotal: 0},
+		{name: "at CloudWatch's cap", series: 500, wantText: "Result truncated at 500 series, the most CloudWatch returns", wantTotal: 1},
+		{name: "at the query's own limit", series: 20, limit: 20, wantText: "Result truncated at 20 series, the limit this query asked for", wantTotal: 1},
+		{name: "limit above the cap still means 500", series: 499, limit: 10000, wantTotal: 0},
+		{name: "truncation warning from CloudWatch", series: 3, warnings: []string{"result truncated to the maximum of 500 series"}, wantText: "Narrow the selector", wantTotal: 2},
+		{name: "other warnings only", series: 3, warnings: []string{"something else"}, wantTotal: 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			frames, err := Read(strings.NewReader(vectorBody(tc.series, tc.warnings...)), Options{Expr: "m", Limit: tc.limit})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(frames) != tc.series {
+				t.Fatalf("%d frames for %d series", len(frames), tc.series)
+			}
+			notices := frames[0].Meta.Notices
+			if len(notices) != tc.wantTotal {
+				t.Fatalf("notices = %+v, want %d", notices, tc.wantTotal)
+			}
+			if tc.wantText != "" {
+				last := notices[len(notices)-1]
+				if last.Severity != data.NoticeSeverityWarning || !strings.Contains(last.Text, tc.wantText) {
+					t.Fatalf("last notice = %+v, want a warning containing %q", last, tc.wantText)
+				}
+			}
+			for _, f := range frames[1:] {
+				if len(f.Meta.Notices) != 0 || f.Meta.ExecutedQueryString != "" {
+					t.Fatal("only the first frame carries response-wide metadata")
+				}
+			}
+		})
+	}
+}
+
+func TestDisplayName(t *testing.T) {
+	labels := data.Labels{"__name__": "vllm:e2e_request_latency_seconds", "aws.sagemaker.endpoint.name": "ep-1", "@resource.host.id": "i-1", "b": `q"uote`}
+	tests := []struct {
+		legend string
+		labels data.Labels
+		want   string
+	}{
+		{"{{aws.sagemaker.endpoint.name}}", labels, "ep-1"},
+		{"{{ @resource.host.id }} / {{__name__}}", labels, "i-1 / vllm:e2e_request_latency_seconds"},
+		{"{{nope}}x", labels, "x"},
+		{"{{unclosed", labels, "{{unclosed"},
+		{"}}{{b}}{{", labels, `}}q"uote{{`},
+		{"plain", labels, "plain"},
+		{"__auto", labels, ""},
+		{"__auto", nil, "EXPR"},
+		{"", labels, `vllm:e2e_request_latency_seconds{@resource.host.id="i-1", aws.sagemaker.endpoint.name="ep-1", b="q\"uote"}`},
+		{"", data.Labels{"__name__": "up"}, "up"},
+		{"", data.Labels{"job": "a"}, `{job="a"}`},
+		{"", data.Labels{}, "EXPR"},
+		{"", nil, "EXPR"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.legend, func(t *testing.T) {
+			if got := displayName(tc.legend, "EXPR", tc.labels); got != tc.want {
+				t.Fatalf("displayName(%q) = %q, want %q", tc.legend, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestSpecialValuesAndTimes(t *testing.T) {
+	body := `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{},"values":[[1764496800.001,"NaN"],[1764496800.002,"+Inf"],[1764496800.003,"-Inf"],[-1.5,"0"]]}]}}`
+	frames, err := Read(strings.NewReader(body), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := frames[0]
+	if f.Rows() != 4 {
+		t.Fatalf("rows = %d", f.Rows())
+	}
+	v0, _ := f.Fields[1].ConcreteAt(0)
+	v1, _ := f.Fields[1].ConcreteAt(1)
+	v2, _ := f.Fields[1].ConcreteAt(2)
+	if !math.IsNaN(v0.(float64)) || !math.IsInf(v1.(float64), 1) || !math.IsInf(v2.(float64), -1) {
+		t.Fatalf("values = %v %v %v", v0, v1, v2)
+	}
+	for i, want := range []time.Time{time.UnixMilli(1764496800001), time.UnixMilli(1764496800002), time.UnixMilli(1764496800003), time.UnixMilli(-1500)} {
+		if got := f.Fields[0].At(i).(time.Time); !got.Equal(want) {
+			t.Errorf("time %d = %v, want %v", i, got, want)
+		}
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
@@ -20,7 +19,7 @@ func Load(path string) (*Fleet, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read fleet file: %w", err)
 	}
-	return Parse(filepath.Base(path), data)
+	return Parse(path, data)
 }
 
 // Parse decodes and validates a fleet from YAML. name is used in error messages. The error is

@@ -7,7 +7,6 @@ package stack
 import (
 	"context"
 	"crypto/rand"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -76,26 +75,39 @@ func (o *Options) defaults() error {
 	if o.Fleet == nil {
 		o.Fleet = fleet.Default()
 	}
+	known := false
+	for _, sc := range simulator.Scenarios() {
+		known = known || sc.Name == o.Scenario
+	}
 	switch {
-	case o.History < o.Step || o.Step < time.Second:
-		return fmt.Errorf("history %v must be at least one step and the step %v at least 1s", o.History, o.Step)
+	case !known:
+		return &OptionError{"scenario", fmt.Sprintf("unknown scenario %q; list them with --list-scenarios", o.Scenario)}
+	case o.Step < time.Second:
+		return &OptionError{"step", fmt.Sprintf("step %v is below 1s", o.Step)}
+	case o.History < o.Step:
+		return &OptionError{"history", fmt.Sprintf("history %v is shorter than one step (%v)", o.History, o.Step)}
 	case o.History > 7*24*time.Hour:
-		return fmt.Errorf("history %v is longer than CloudWatch's 7-day query range; use at most 168h", o.History)
+		return &OptionError{"history", fmt.Sprintf("history %v is longer than CloudWatch's 7-day query range; use at most 168h", o.History)}
 	case (o.AccessKey == "") != (o.SecretKey == ""):
-		return errors.New("give both the access key and the secret key, or neither to generate a pair")
+		return &OptionError{"access-key", "give both the access key and the secret key, or neither to generate a pair"}
 	}
 	host, _, err := net.SplitHostPort(o.Addr)
 	if err != nil {
-		return fmt.Errorf("address %q: %v; use host:port such as 127.0.0.1:9090", o.Addr, err)
+		return &OptionError{"addr", fmt.Sprintf("address %q: %v; use host:port such as 127.0.0.1:9090", o.Addr, err)}
 	}
 	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-		return fmt.Errorf("address %q is not a loopback address; the emulator only listens on 127.0.0.1 or ::1", o.Addr)
+		return &OptionError{"addr", fmt.Sprintf("address %q is not a loopback address; the emulator only listens on 127.0.0.1 or ::1", o.Addr)}
 	}
 	if o.AccessKey == "" {
 		o.AccessKey, o.SecretKey = generateKeys()
 	}
 	return nil
 }
+
+// OptionError is a bad option; Option is its flag name in cmd/emulator.
+type OptionError struct{ Option, Problem string }
+
+func (e *OptionError) Error() string { return e.Problem }
 
 // generateKeys returns an AWS-shaped key pair (AKIA + 16, and 40 characters).
 func generateKeys() (string, string) {

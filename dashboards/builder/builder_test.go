@@ -72,6 +72,9 @@ type dashboardJSON struct {
 			Multi      bool   `json:"multi"`
 			IncludeAll bool   `json:"includeAll"`
 			AllValue   string `json:"allValue"`
+			Current    struct {
+				Value any `json:"value"`
+			} `json:"current"`
 		} `json:"list"`
 	} `json:"templating"`
 }
@@ -168,7 +171,7 @@ func hasOverride(p panelJSON, id string) bool {
 
 func TestVariables(t *testing.T) {
 	want := []string{varDatasource, varEndpoint, varIC, varAZ, varInstance, varFramework, varPercentile, varAgg}
-	
+
 	for file, d := range decodeAll(t) {
 		var names []string
 		for _, v := range d.Templates.List {
@@ -226,4 +229,38 @@ func TestDiagnosisTarget(t *testing.T) {
 	if err := (DiagnosisQuery{QueryType: QueryTypeDiagnosis}).Validate(); err == nil {
 		t.Fatal("a diagnosis query without refId validated")
 	}
+}
+
+// defaultVars are the values Grafana would interpolate on first load: the current option, or
+// the All value when All is selected.
+func defaultVars(d dashboardJSON) map[string]string {
+	out := map[string]string{}
+	for _, v := range d.Templates.List {
+		cur, _ := v.Current.Value.(string)
+		if cur == "$__all" {
+			cur = v.AllValue
+		}
+		out[v.Name] = cur
+	}
+	return out
+}
+
+// builtinSamples stand in for Grafana's interval variables at a one-minute step.
+var builtinSamples = map[string]string{"__rate_interval": "5m", "__range": "6h", "__interval": "1m"}
+
+var varRef = regexp.MustCompile(`\$([A-Za-z_][A-Za-z0-9_]*)`)
+
+// interpolate replaces $name references like Grafana's template service; unknown names (such as
+// label_replace's $1, which is not a name) stay as written.
+func interpolate(expr string, vars map[string]string) string {
+	return varRef.ReplaceAllStringFunc(expr, func(ref string) string {
+		name := ref[1:]
+		if v, ok := builtinSamples[name]; ok {
+			return v
+		}
+		if v, ok := vars[name]; ok {
+			return v
+		}
+		return ref
+	})
 }

@@ -56,7 +56,7 @@ func perfTiles(id uint32) *stat.PanelBuilder {
 
 // Capacity thresholds: utilisation % of GPU, GPU memory, CPU, memory, disk.
 const (
-	capWarn, capCrit = 75.0, 89.0
+	capWarn, capCrit = 80.0, 95.0
 )
 
 // capacitySignals are per-instance utilisation percentages, tagged by signal.
@@ -82,7 +82,7 @@ func capacityState() string {
 }
 
 const capTilesDesc = `One tile per instance showing its highest utilisation among GPU, GPU memory, CPU, memory and disk. ` +
-	`Colour is thresholds until alarm state is available: green < 75 %, orange 75–89 %, red ≥ 89 % (GPU memory at 89 % leaves little VRAM for another model's weights). ` +
+	`Colour is thresholds until alarm state is available: green < 80 %, orange 80–95 %, red ≥ 95 % (GPU memory at 89 % already leaves little VRAM for another model's weights; vLLM pre-allocates about 90 % for its KV cache, so orange is normal on vLLM hosts). ` +
 	`The five values behind each tile are the columns of "Headroom and placement" below. ` +
 	`Normal: mixed green/orange under load. Bad: many red tiles on one signal → the fleet is short of that resource; add instances before placing models. ` +
 	`Click a tile to filter the dashboard by that instance.`

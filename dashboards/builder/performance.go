@@ -264,13 +264,13 @@ func preemptionsPanel(id uint32) *timeseries.PanelBuilder {
 }
 
 func concurrencyPerCopy(id uint32) *timeseries.PanelBuilder {
-	sel := sel(sc.ConcurrentRequestsPerCopy, re(sc.DimInferenceComponentName, vIC))
+	sel := icClassic(sc.ConcurrentRequestsPerCopy)
 	return timeseriesPanel(id, "Concurrent requests per IC copy",
 		"SageMaker's concurrent requests per copy for each inference component (delta metric: samples in 1 m summed, divided by their count). "+
 			"A common scaling target; a value above your target with no scale-out is \"autoscaling did not fire\" (Reliability → Scaling events). "+
 			"Empty on single-model endpoints.", unitShort).
-		WithTarget(promRange("A", sumBy([]string{sc.DimInferenceComponentName}, "sum_over_time("+sel+"[1m])")+" / "+
-			sumBy([]string{sc.DimInferenceComponentName}, "count_over_time("+sel+"[1m])"), "{{"+sc.DimInferenceComponentName+"}}")).
+		WithTarget(promRange("A", onEndpointICs(sumBy([]string{sc.DimInferenceComponentName}, "sum_over_time("+sel+"[1m])")+" / "+
+			sumBy([]string{sc.DimInferenceComponentName}, "count_over_time("+sel+"[1m])")), "{{"+sc.DimInferenceComponentName+"}}")).
 		NoValue(noICs)
 }
 
@@ -291,9 +291,10 @@ func errorsPanel(id uint32) *timeseries.PanelBuilder {
 
 func icErrorRatioPanel(id uint32) *timeseries.PanelBuilder {
 	by := []string{sc.DimInferenceComponentName}
-	ic := re(sc.DimInferenceComponentName, vIC)
-	total := deltaSum(by, classic(sc.InvocationsForIC, ic), "[5m]")
-	ratio := func(m string) string { return "100 * " + deltaSum(by, classic(m, ic), "[5m]") + " / " + total }
+	total := deltaSum(by, icClassic(sc.InvocationsForIC), "[5m]")
+	ratio := func(m string) string {
+		return onEndpointICs("100 * " + deltaSum(by, icClassic(m), "[5m]") + " / " + total)
+	}
 	return timeseriesPanel(id, "Error rate per inference component",
 		"4XX and 5XX as a share of each IC's invocations. Normal: below 1 %. One IC high while others are fine = that model or its container; "+
 			"all ICs high together = the endpoint or the platform.", unitPercent).

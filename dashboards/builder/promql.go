@@ -206,6 +206,20 @@ func fleetAZs() string {
 	return "0 * " + countBy([]string{lAZ}, sel(sc.NodeMemTotal, re(lAZ, vAZ)))
 }
 
+// icClassic selects a per-IC vended metric. These carry only InferenceComponentName, so the
+// endpoint filter comes from onEndpointICs.
+func icClassic(metric string) string {
+	return sel(metric, re(sc.DimInferenceComponentName, vIC))
+}
+
+// onEndpointICs restricts a result grouped by InferenceComponentName to the ICs of the
+// selected endpoints (read from the GPUs the ICs own).
+func onEndpointICs(expr string) string {
+	ics := countBy([]string{lIC}, gpu(sc.DCGMGPUUtil, neq(lIC, "")))
+	return "(" + expr + ") and on (" + label(sc.DimInferenceComponentName) + ") " +
+		fmt.Sprintf(`label_replace(%s, %q, "$1", %q, "(.+)")`, ics, sc.DimInferenceComponentName, lIC)
+}
+
 // icCopies counts IC copies: distinct (IC, container) pairs on the GPUs they own.
 func icCopies(by ...string) string {
 	inner := append(append([]string{}, by...), lIC, lCID)

@@ -1,6 +1,8 @@
 package builder
 
 import (
+	"fmt"
+
 	"github.com/grafana/grafana-foundation-sdk/go/barchart"
 	"github.com/grafana/grafana-foundation-sdk/go/cog"
 	"github.com/grafana/grafana-foundation-sdk/go/common"
@@ -79,25 +81,39 @@ func scalingSel(directions string) string {
 	return event(sc.ScalingE2EDuration, re(sc.LabelScalingDirection, directions))
 }
 
+// scalingRise: load per copy this many times its usual level (first quartile over the range,
+// which working autoscaling holds) counts as overload; the diagnosis rule uses the same.
+const scalingRise = "1.5"
+
 func scalingVsLoad(id uint32) *timeseries.PanelBuilder {
-	by := []string{lEP}
-	queued := sumBy(by, or("avg_over_time("+engine(waitingPair.vllm)+"[10m])", "avg_over_time("+engine(waitingPair.sglang)+"[10m])"))
-	noScaleOut := "(" + queued + " > 1) unless on (" + label(lEP) + ") " + sumBy(by, "count_over_time("+scalingSel(sc.ScaleOut)+"[30m])")
+	icBy := []string{sc.DimInferenceComponentName}
+	load := icClassic(sc.ConcurrentRequestsPerCopy)
+	perCopy := sumBy(icBy, "avg_over_time("+load+"[10m])")
+	overload := scalingRise + " * " + sumBy(icBy, "quantile_over_time(0.25, "+load+rangeWindow+")")
+	scaleOuts := fmt.Sprintf(`label_replace(%s, %q, "$1", %q, "(.+)")`,
+		sumBy([]string{lIC}, "count_over_time("+scalingSel(sc.ScaleOut)+"[30m])"), sc.DimInferenceComponentName, lIC)
+	// Overload must hold for 15 minutes (lowest 5 m average), so bursts that scaling absorbs
+	// within its normal delay do not count.
+	sustained := "min_over_time(" + sumBy(icBy, "avg_over_time("+load+"[5m])") + "[15m:1m])"
+	notFired := "(" + sustained + " > " + overload + ") unless on (" + label(sc.DimInferenceComponentName) + ") " + scaleOuts
 	return timeseriesPanel(id, "Scaling events vs load",
-		"Load (running and waiting requests per endpoint, lines) against completed scale-out / scale-in actions (bars, right axis), and a red \"did not fire\" series: "+
-			"requests queued for 10 minutes with no scale-out in the last 30. Normal: scale-outs follow rises in load within minutes. "+
-			"\"Did not fire\" = the scaling metric or target does not see this load (for example it scales on invocations while the queue grows inside the engine) "+
-			"or scaling is not configured; a scale-out that fired but load stayed high = new capacity failed (ICE) or is still cold-starting.", unitShort).
-		WithTarget(promRange("A", engineGauge("sum", by, runningPair), "running {{"+lEP+"}}")).
-		WithTarget(promRange("B", engineGauge("sum", by, waitingPair), "waiting {{"+lEP+"}}")).
-		WithTarget(promRange("C", sumBy([]string{lEP, sc.LabelScalingDirection}, "count_over_time("+scalingSel(sc.ScaleOut+"|"+sc.ScaleIn)+"[$__interval])"),
-			"{{"+sc.LabelScalingDirection+"}} {{"+lEP+"}}")).
-		WithTarget(promRange("D", noScaleOut, "did not fire {{"+lEP+"}}")).
+		"Per inference component: concurrent requests per copy (10 m average, the metric IC autoscaling targets), its overload line "+
+			"("+scalingRise+"× its usual level, the first quartile over the range, dashed), completed scale-out / scale-in actions (bars, right axis) "+
+			"and a red \"did not fire\" series: load above the overload line for 15 minutes with no scale-out in the last 30 minutes. "+
+			"Normal: scale-outs follow rises in load within minutes and load returns under the line. "+
+			"\"Did not fire\" = no scaling policy, a policy on another metric or target, max capacity reached, or ICE blocking new instances; "+
+			"a scale-out that fired while load stayed high = new capacity is still cold-starting (Cold start anatomy) or failed (ICE).", unitShort).
+		WithTarget(promRange("A", onEndpointICs(perCopy), "load/copy {{"+sc.DimInferenceComponentName+"}}")).
+		WithTarget(promRange("B", onEndpointICs(overload), "overload line {{"+sc.DimInferenceComponentName+"}}")).
+		WithTarget(promRange("C", sumBy([]string{lIC, sc.LabelScalingDirection}, "count_over_time("+scalingSel(sc.ScaleOut+"|"+sc.ScaleIn)+"[$__interval])"),
+			"{{"+sc.LabelScalingDirection+"}} {{"+lIC+"}}")).
+		WithTarget(promRange("D", onEndpointICs(notFired), "did not fire {{"+sc.DimInferenceComponentName+"}}")).
+		OverrideByQuery("B", []dashboard.DynamicConfigValue{prop("custom.lineStyle", map[string]any{"fill": "dash", "dash": []int{10, 10}}), prop("custom.fillOpacity", 0)}).
 		OverrideByQuery("C", []dashboard.DynamicConfigValue{
 			prop("custom.drawStyle", "bars"), prop("custom.fillOpacity", 80), prop("custom.axisPlacement", "right"), prop("unit", unitShort),
 		}).
 		OverrideByQuery("D", []dashboard.DynamicConfigValue{colorProp("red"), prop("custom.lineWidth", 3), prop("custom.fillOpacity", 30)}).
-		Span(16).Height(9)
+		NoValue(noICs).Span(16).Height(9)
 }
 
 func scalingTable(id uint32) *table.PanelBuilder {
@@ -130,20 +146,24 @@ var coldPhases = []struct {
 	{sc.ContainerStartTime, "Container start", "orange"},
 }
 
-// lastPhase is the last value of a cold-start phase per IC in the range.
+// copyLabel names one provisioning event: the IC and the container (copy) it started.
+const copyLabel = "ic_copy"
+
+// lastPhase is the last value of a cold-start phase per IC copy in the range.
 func lastPhase(metric string) string {
-	return maxBy([]string{lIC}, "last_over_time("+event(metric, re(lIC, vIC))+rangeWindow+")")
+	last := "last_over_time(" + event(metric, re(lIC, vIC)) + rangeWindow + ")"
+	return maxBy([]string{copyLabel}, fmt.Sprintf(`label_join(%s, %q, " · ", %q, %q)`, last, copyLabel, lIC, lCID))
 }
 
 func coldStartBars(id uint32) *barchart.PanelBuilder {
 	b := barchartPanel(id, "Cold start anatomy",
-		"Latest provisioning of each inference component in the range, as one horizontal bar of its phases: model download (blue), GPU load (purple), "+
+		"Latest provisioning of each inference-component copy in the range, as one horizontal bar of its phases: model download (blue), GPU load (purple), "+
 			"container start (orange) and platform overhead (grey, total cold start minus the three phases). "+
 			"Scale: a large vLLM IC took about 238 s, mostly download; a tiny model about 41 s. Advice per dominant phase is in the panel beside.", unitSeconds).
-		Orientation(common.VizOrientationHorizontal).Stacking(common.StackingModeNormal).XField(lIC).Span(16).Height(9).
+		Orientation(common.VizOrientationHorizontal).Stacking(common.StackingModeNormal).XField(copyLabel).Span(16).Height(9).
 		NoValue("No inference-component cold starts in the range (single-model endpoint or no provisioning)")
 	rename := map[string]string{}
-	order := []string{lIC}
+	order := []string{copyLabel}
 	phases := []string{}
 	for i, p := range coldPhases {
 		ref := string(rune('A' + i))
@@ -156,7 +176,6 @@ func coldStartBars(id uint32) *barchart.PanelBuilder {
 	overhead := "clamp_min(" + lastPhase(sc.ColdStartDuration) + " - (" + phases[0] + " + " + phases[1] + " + " + phases[2] + "), 0)"
 	b.WithTarget(promTable("D", overhead))
 	rename["Value #D"] = "Platform overhead"
-	rename[lIC] = "Inference component"
 	order = append(order, "Value #D")
 	return b.Transformations(mergeAndRename(rename, order)).
 		OverrideByName("Platform overhead", []dashboard.DynamicConfigValue{colorProp("grey")})
@@ -168,7 +187,7 @@ func coldStartAdvice(id uint32) *table.PanelBuilder {
 	for _, p := range coldPhases {
 		parts = append(parts, tag(lastPhase(p.metric), "phase", p.name))
 	}
-	dominant := "topk by (" + label(lIC) + ") (1, " + or(parts...) + ")"
+	dominant := "topk by (" + copyLabel + ") (1, " + or(parts...) + ")"
 	advice := map[string]string{
 		"Model download":  "Download dominates: compress the artifacts or cache them closer (uncompressed safetensors, S3 in-region, instance storage).",
 		"GPU load":        "GPU load dominates: use a smaller quantisation, faster weight formats, or keep warm copies.",
@@ -182,8 +201,8 @@ func coldStartAdvice(id uint32) *table.PanelBuilder {
 		"The dominant phase of each IC's latest cold start and what to do about it: download → compress or cache artifacts; GPU load → smaller quantisation, warm-up; "+
 			"container start → fewer dependencies. Platform overhead is not actionable by you; if it dominates, raise it with AWS.").
 		WithTarget(promTable("A", dominant)).
-		Transformations(mergeAndRename(map[string]string{lIC: "Inference component", "phase": "Advice", "Value": "Seconds"},
-			[]string{lIC, "phase", "Value"})).
+		Transformations(mergeAndRename(map[string]string{copyLabel: "IC · copy", "phase": "Advice", "Value": "Seconds"},
+			[]string{copyLabel, "phase", "Value"})).
 		OverrideByName("Advice", []dashboard.DynamicConfigValue{
 			prop("mappings", []dashboard.ValueMapping{{ValueMap: &dashboard.ValueMap{Type: dashboard.MappingTypeValueToText, Options: mapping}}}),
 			cellBackground(),

@@ -52,6 +52,7 @@ type Config struct {
 	ErrorRateWarn    float64 // error ratio (errors / invocations) of a spike: warning
 	ErrorRateCrit    float64 // 5xx or model error ratio of a spike: critical
 	ErrorSpikeRatio  float64 // peak ratio / usual ratio at or above this is a spike
+	ErrorMinCount    float64 // fewer errors than this in the peak step are noise (a quiet endpoint's one error is 1%)
 }
 
 // DefaultConfig returns the documented defaults (README.md, "Thresholds").
@@ -67,8 +68,8 @@ func DefaultConfig() Config {
 		KVSaturation:     0.9,
 		KVEarlyWarning:   0.5,
 		WaitingRequests:  1,
-		ScalingRise:      1.5,
-		ScalingOverload:  10 * time.Minute,
+		ScalingRise:      2,
+		ScalingOverload:  30 * time.Minute,
 		SlowScaling:      10 * time.Minute,
 		TTFTHigh:         2 * time.Second,
 		TTFTMin:          500 * time.Millisecond,
@@ -90,6 +91,7 @@ func DefaultConfig() Config {
 		ErrorRateWarn:    0.01,
 		ErrorRateCrit:    0.05,
 		ErrorSpikeRatio:  3,
+		ErrorMinCount:    10,
 	}
 }
 
@@ -156,8 +158,8 @@ func (c Config) Validate() error {
 	if c.ErrorRateWarn > c.ErrorRateCrit {
 		return errors.New("diagnosis config: ErrorRateWarn must not exceed ErrorRateCrit")
 	}
-	if c.ScalingTarget < 0 || c.TTFTMin < 0 || c.ThroughputMin < 0 || c.MaxFindingsPerRule < 0 {
-		return errors.New("diagnosis config: ScalingTarget, TTFTMin, ThroughputMin and MaxFindingsPerRule must not be negative")
+	if c.ScalingTarget < 0 || c.ErrorMinCount < 0 || c.TTFTMin < 0 || c.ThroughputMin < 0 || c.MaxFindingsPerRule < 0 {
+		return errors.New("diagnosis config: ScalingTarget, ErrorMinCount, TTFTMin, ThroughputMin and MaxFindingsPerRule must not be negative")
 	}
 	return nil
 }

@@ -34,8 +34,9 @@ func (e *env) endpointOnly(metric, epLabel string) string {
 }
 
 // runAZ: an AZ whose instances have served (almost) nothing for the last part of the range
-// while the other AZs serve points to routing or placement; an AZ whose instances each serve
-// several times what another AZ's serve is imbalance.
+// while the other AZs serve points to routing or placement (critical); an AZ whose instances
+// each serve several times what another AZ's serve is imbalance, a resilience risk rather
+// than a cause of latency (info: autoscaling moves IC copies, so it comes and goes).
 func runAZ(ctx context.Context, e *env) ([]Finding, error) {
 	iq, tq := e.azInstancesExpr(), e.azTrafficExpr()
 	iv, err := e.instant(ctx, iq)
@@ -157,7 +158,7 @@ func runAZ(ctx context.Context, e *env) ([]Finding, error) {
 			out = append(out, Finding{
 				Cause:    "AZ traffic imbalance",
 				Target:   Target{Level: LevelAZ, Name: hot, Endpoint: ep, AZ: hot},
-				Severity: Warning, Score: strength(ratio, e.cfg.AZSkewRatio, 20),
+				Severity: Info, Score: strength(ratio, e.cfg.AZSkewRatio, 20),
 				Summary:  fmt.Sprintf("Each instance of %s in %s serves %.1f× the invocations of one in %s", ep, hot, ratio, cold),
 				Evidence: ev,
 				Next:     "Rebalance instances and IC copies across AZs and check the routing; the hot AZ saturates first and one AZ failure would hurt more.",

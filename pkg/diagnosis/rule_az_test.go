@@ -15,7 +15,7 @@ func TestAZRule(t *testing.T) {
 		wantSev Severity
 	}{
 		{"one AZ stops receiving traffic", map[string]func(int) float64{"az-1": constant(100), "az-2": constant(100), "az-3": stepAt(100, 100, 0)}, LevelAZ, "az-3", Critical},
-		{"one AZ gets a fraction", map[string]func(int) float64{"az-1": constant(100), "az-2": constant(100), "az-3": constant(10)}, LevelAZ, "az-1", Warning},
+		{"one AZ gets a fraction", map[string]func(int) float64{"az-1": constant(100), "az-2": constant(100), "az-3": constant(10)}, LevelAZ, "az-1", Info},
 		{"balanced", map[string]func(int) float64{"az-1": constant(100), "az-2": constant(90), "az-3": constant(110)}, "", "", 0},
 		{"brief dip is not starvation", map[string]func(int) float64{"az-1": constant(100), "az-2": constant(100), "az-3": func(i int) float64 {
 			if i > 60 && i < 70 {

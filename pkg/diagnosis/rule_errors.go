@@ -143,7 +143,7 @@ func runErrors(ctx context.Context, e *env) ([]Finding, error) {
 			}
 			usual := quantile(xs, 0.5)
 			peak := xs[worst]
-			if peak < e.cfg.ErrorRateWarn || (usual > 0 && peak < e.cfg.ErrorSpikeRatio*usual) {
+			if peak < e.cfg.ErrorRateWarn || rs[worst].errs < e.cfg.ErrorMinCount || (usual > 0 && peak < e.cfg.ErrorSpikeRatio*usual) {
 				continue
 			}
 			sev := Warning

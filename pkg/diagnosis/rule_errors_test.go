@@ -34,8 +34,9 @@ func TestErrorRule(t *testing.T) {
 		{"5xx spike", semconv.Invocation5XXErrors, spike(120, 10, 30), constant(100), Critical, true, "5xx"},
 		{"model errors spike", semconv.InvocationModelErrors, spike(60, 5, 20), constant(100), Critical, true, "model"},
 		{"4xx spike is a warning", semconv.Invocation4XXErrors, spike(60, 5, 50), constant(100), Warning, true, "4xx"},
-		{"small 5xx spike is a warning", semconv.Invocation5XXErrors, spike(60, 5, 2), constant(100), Warning, true, "5xx"},
+		{"small 5xx spike is a warning", semconv.Invocation5XXErrors, spike(60, 5, 15), constant(1000), Warning, true, "5xx"},
 		{"steady low error rate", semconv.Invocation5XXErrors, constant(0.5), constant(100), 0, false, ""},
+		{"one error on a quiet endpoint", semconv.Invocation5XXErrors, spike(60, 1, 1), constant(40), 0, false, ""},
 		{"errors without invocations", semconv.Invocation5XXErrors, spike(60, 5, 20), constant(0), 0, false, ""},
 		{"NaN counts", semconv.Invocation5XXErrors, constant(math.NaN()), constant(100), 0, false, ""},
 	}

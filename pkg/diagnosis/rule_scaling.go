@@ -112,8 +112,14 @@ func runScaling(ctx context.Context, e *env) ([]Finding, error) {
 		}
 		if first == nil {
 			ev = append(ev, Evidence{What: "scale-out events since the load rose", Value: "0", Query: sq})
+			// Against the policy's own target this is certain; against the inferred level
+			// the load may still be under a target we cannot see.
+			sev := Warning
+			if explicit {
+				sev = Critical
+			}
 			out = append(out, Finding{
-				Cause: "Autoscaling did not fire", Target: t, Severity: Critical, Score: strength(peak/limit, 1, 5),
+				Cause: "Autoscaling did not fire", Target: t, Severity: sev, Score: strength(peak/limit, 1, 5),
 				Summary:  fmt.Sprintf("Load per copy of %s stayed above %s for %s (peak %s) with no scale-out", name, over, fmtDur(to.Sub(from)+e.step), num1(peak)),
 				Evidence: ev,
 				Next:     "Check the scaling policy (registered target, metric ConcurrentRequestsPerCopy / InvocationsPerCopy, target value, cooldowns), the max capacity, and ICE events blocking new instances.",

@@ -17,15 +17,16 @@ func TestScalingRule(t *testing.T) {
 		cause   string
 		sev     Severity
 	}{
-		{"load triples, no scale-out", stepAt(100, 6, 20), stepAt(100, 0, 12), nil, 0, "did not fire", Critical},
+		{"load triples, no scale-out", stepAt(100, 6, 20), stepAt(100, 0, 12), nil, 0, "did not fire", Warning},
 		{"over a known target, no scale-out", constant(12), constant(0), nil, 8, "did not fire", Critical},
 		{"overload answered quickly", stepAt(100, 6, 20), stepAt(100, 0, 12), map[int]float64{103: 240}, 0, "", 0},
 		{"overload of a known target answered late", stepAt(100, 6, 20), stepAt(100, 0, 12), map[int]float64{140: 300}, 8, "Slow scaling", Warning},
 		{"late answer without a known target is not judged", stepAt(100, 6, 20), stepAt(100, 0, 12), map[int]float64{140: 300}, 0, "", 0},
 		{"a slow scale-out on its own", constant(4), constant(0), map[int]float64{50: 1500}, 0, "Slow scaling", Warning},
 		{"steady load", constant(12), constant(0), nil, 0, "", 0},
-		{"short burst", stepAt(175, 6, 20), stepAt(175, 0, 12), nil, 0, "", 0},
-		{"scale-out before the overload does not count", stepAt(100, 6, 20), stepAt(100, 0, 12), map[int]float64{20: 200}, 0, "did not fire", Critical},
+		{"short burst over a known target", stepAt(175, 6, 20), stepAt(175, 0, 12), nil, 8, "", 0},
+		{"scale-out before the overload does not count", stepAt(100, 6, 20), stepAt(100, 0, 12), map[int]float64{20: 200}, 8, "did not fire", Critical},
+		{"20 minutes is a burst, not a failure to scale", stepAt(160, 6, 20), stepAt(160, 0, 12), nil, 0, "", 0},
 		{"idle IC", constant(0), constant(0), nil, 0, "", 0},
 	}
 	for _, c := range cases {

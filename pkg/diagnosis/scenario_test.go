@@ -68,6 +68,10 @@ var scenarioNow = time.Date(2026, 11, 30, 14, 30, 0, 0, time.UTC)
 // startStack backfills hours of f under scenario (seed 42, one-minute steps) and serves it
 // through the emulator on loopback.
 func startStack(t testing.TB, f *fleet.Fleet, scenario string, hours int) Querier {
+	return startStackAt(t, f, scenario, hours, scenarioNow)
+}
+
+func startStackAt(t testing.TB, f *fleet.Fleet, scenario string, hours int, now time.Time) Querier {
 	t.Helper()
 	opts := tsdb.DefaultOptions()
 	opts.WALSegmentSize = -1
@@ -80,10 +84,10 @@ func startStack(t testing.TB, f *fleet.Fleet, scenario string, hours int) Querie
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := sim.Backfill(context.Background(), db, scenarioNow.Add(-time.Duration(hours)*time.Hour), scenarioNow, time.Minute); err != nil {
+	if _, err := sim.Backfill(context.Background(), db, now.Add(-time.Duration(hours)*time.Hour), now, time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := emulator.New(emulator.Config{Region: "us-east-1", Now: func() time.Time { return scenarioNow }}, db)
+	srv, err := emulator.New(emulator.Config{Region: "us-east-1", Now: func() time.Time { return now }}, db)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +139,7 @@ func TestScenarioTable(t *testing.T) {
 		delete(known, x.scenario)
 		t.Run(x.scenario, func(t *testing.T) {
 			q := startStack(t, fleet.Default(), x.scenario, 3)
-			r, err := Run(context.Background(), q, Scope{}, scenarioNow.Add(-3*time.Hour), scenarioNow, DefaultConfig())
+			r, err := Run(context.Background(), q, Scope{}, scenarioNow.Add(-3*time.Hour), scenarioNow, fleetConfig(fleet.Default()))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -178,5 +182,44 @@ func TestScenarioTable(t *testing.T) {
 	t.Logf("\n| scenario | top finding (severity | cause | scope | summary) | requests |\n|---|---|---|\n%s", strings.Join(rows, "\n"))
 	if path := os.Getenv("DIAGNOSIS_TABLE"); path != "" {
 		_ = os.WriteFile(path, []byte(strings.Join(rows, "\n")+"\n"), 0o644)
+	}
+}
+
+// fleetConfig is the default configuration plus the fleet's scaling policy targets, as a user
+// who knows their policies passes them (cmd/diagnose --scaling-target).
+func fleetConfig(f *fleet.Fleet) Config {
+	cfg := DefaultConfig()
+	cfg.ScalingTargets = map[string]float64{}
+	for _, ep := range f.Endpoints {
+		for _, ic := range ep.InferenceComponents {
+			cfg.ScalingTargets[ic.Name] = ic.TargetConcurrencyPerCopy
+		}
+	}
+	return cfg
+}
+
+// TestHealthyAroundTheClock: the healthy fleet's diurnal load, bursts and autoscaling at
+// any hour must not look like an incident, with the policy targets known or not.
+func TestHealthyAroundTheClock(t *testing.T) {
+	if testing.Short() {
+		t.Skip("backfills several simulated fleets")
+	}
+	for h := 0; h < 24; h += 2 {
+		now := time.Date(2026, 12, 1, h, 0, 0, 0, time.UTC)
+		t.Run(now.Format("15:04"), func(t *testing.T) {
+			q := startStackAt(t, fleet.Default(), "healthy", 3, now)
+			for _, cfg := range []Config{DefaultConfig(), fleetConfig(fleet.Default())} {
+				r, err := Run(context.Background(), q, Scope{}, now.Add(-3*time.Hour), now, cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, f := range r.Findings {
+					if f.Severity > Info {
+						t.Errorf("healthy fleet at %s (targets known: %v):%s", now.Format("15:04"), cfg.ScalingTargets != nil, describe(r.Findings))
+						break
+					}
+				}
+			}
+		})
 	}
 }

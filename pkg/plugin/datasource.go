@@ -64,6 +64,7 @@ func New(ctx context.Context, settings backend.DataSourceInstanceSettings, facto
 	d.queries = datasource.NewQueryTypeMux()
 	d.queries.HandleFunc("", d.queryPromQL)
 	d.queries.HandleFunc(models.QueryTypePromQL, d.queryPromQL)
+	d.queries.HandleFunc(models.QueryTypeDiagnosis, d.queryDiagnosis)
 
 	s, err := models.LoadSettings(settings)
 	if err != nil {

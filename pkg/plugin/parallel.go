@@ -32,13 +32,7 @@ func runQueries(ctx context.Context, req *backend.QueryDataRequest, limit int, r
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			defer func() {
-				if r := recover(); r != nil {
-					backend.Logger.Error("query panicked", "refId", q.RefID, "panic", fmt.Sprint(r))
-					results[i] = backend.ErrDataResponseWithSource(backend.StatusInternal, backend.ErrorSourcePlugin,
-						fmt.Sprintf("internal error while running query %s; please report it", q.RefID))
-				}
-			}()
+			defer recoverQuery(q.RefID, &results[i])
 			results[i] = run(ctx, q)
 		}()
 	}
@@ -48,4 +42,14 @@ func runQueries(ctx context.Context, req *backend.QueryDataRequest, limit int, r
 		resp.Responses[q.RefID] = results[i]
 	}
 	return resp
+}
+
+// recoverQuery, deferred in every goroutine that runs (part of) a query, turns a panic into
+// that query's error instead of a crashed plugin process.
+func recoverQuery(refID string, into *backend.DataResponse) {
+	if r := recover(); r != nil {
+		backend.Logger.Error("query panicked", "refId", refID, "panic", fmt.Sprint(r))
+		*into = backend.ErrDataResponseWithSource(backend.StatusInternal, backend.ErrorSourcePlugin,
+			fmt.Sprintf("internal error while running query %s; please report it", refID))
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
+	"github.com/grafana/grafana-plugin-sdk-go/data"
 
 	"github.com/inferscope/sagemaker-datasource/pkg/converter"
 	"github.com/inferscope/sagemaker-datasource/pkg/interval"
@@ -53,6 +54,7 @@ func (d *Datasource) runPromQL(ctx context.Context, dq backend.DataQuery) backen
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer recoverQuery(q.RefID, &rangeResp)
 			// Aligned to the step (in the panel's time zone) so refreshes hit the same samples.
 			start := interval.Align(q.TimeRange.From, iv.Step, q.UTCOffsetSec)
 			end := interval.Align(q.TimeRange.To, iv.Step, q.UTCOffsetSec)
@@ -64,6 +66,7 @@ func (d *Datasource) runPromQL(ctx context.Context, dq backend.DataQuery) backen
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer recoverQuery(q.RefID, &instResp)
 			resp, err := d.client.Query(ctx, expr, q.TimeRange.To, 0)
 			instResp = d.convert(resp, err, q, expr, iv)
 		}()
@@ -88,20 +91,27 @@ func (d *Datasource) runPromQL(ctx context.Context, dq backend.DataQuery) backen
 // convert turns one upstream answer into a DataResponse whose frames carry the query's
 // refId (server-side expressions and alerting look frames up by it).
 func (d *Datasource) convert(resp *promclient.Response, err error, q *models.Query, expr string, iv interval.Result) backend.DataResponse {
+	var out backend.DataResponse
 	if err != nil {
-		return d.errorResponse(err)
-	}
-	frames, err := converter.Read(bytes.NewReader(resp.Body), converter.Options{
+		out = d.errorResponse(err)
+	} else if frames, cerr := converter.Read(bytes.NewReader(resp.Body), converter.Options{
 		Expr:         expr,
 		LegendFormat: q.LegendFormat,
 		Step:         iv.Step,
-	})
-	if err != nil {
+	}); cerr != nil {
 		// A 2xx body that is a Prometheus error or not Prometheus JSON: the upstream's fault.
-		return backend.ErrDataResponseWithSource(backend.StatusBadGateway, backend.ErrorSourceDownstream, d.redact.String(err.Error()))
+		out = backend.ErrDataResponseWithSource(backend.StatusBadGateway, backend.ErrorSourceDownstream, d.redact.String(cerr.Error()))
+	} else {
+		out.Frames = frames
 	}
-	for _, f := range frames {
+	if out.Error != nil {
+		// An empty frame keeps the executed query visible in the query inspector next to the error.
+		out.Frames = data.Frames{data.NewFrame("").SetMeta(&data.FrameMeta{
+			ExecutedQueryString: "Expr: " + expr + "\nStep: " + interval.FormatDuration(iv.Step),
+		})}
+	}
+	for _, f := range out.Frames {
 		f.RefID = q.RefID
 	}
-	return backend.DataResponse{Frames: frames}
+	return out
 }

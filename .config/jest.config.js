@@ -41,7 +41,7 @@ module.exports = {
   testEnvironment: 'jest-environment-jsdom',
   testMatch: ['<rootDir>/src/**/*.{spec,test,jest}.{js,jsx,ts,tsx}'],
   transform: {
-    '^.+\\.(t|j)sx?$': [
+    '^.+\\.(t|j)sx?$|^.+\\.mjs$': [
       '@swc/jest',
       {
         sourceMaps: 'inline',
@@ -52,6 +52,7 @@ module.exports = {
       },
     ],
   },
-  transformIgnorePatterns: [`<rootDir>/node_modules/(?!(${esModules})/)`],
+  // Nested copies (node_modules/x/node_modules/y) count too, hence the .* in the lookahead.
+  transformIgnorePatterns: [`node_modules/(?!.*(${esModules})/.*)`],
   watchPathIgnorePatterns: ['<rootDir>/node_modules', '<rootDir>/dist'],
 };

@@ -90,7 +90,8 @@ export class ResourcePrometheusClient implements PrometheusClient {
   }
 
   labelValues(labelName: string, metricName?: string, matchers?: EditorMatcher[]): Promise<string[]> {
-    const rest = toMatchers(matchers);
+    // The matcher being typed (same label, value still partial) must not filter its own values.
+    const rest = toMatchers(matchers).filter((m) => m.name !== labelName);
     const match = metricName || rest.length ? [selector(metricName, rest)] : [];
     return this.cached(`values|${labelName}|${match.join()}`, () =>
       this.resources.labelValues(labelName, match, this.range)

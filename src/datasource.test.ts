@@ -1,0 +1,257 @@
+import {
+  CoreApp,
+  createDataFrame,
+  DataFrame,
+  DataQueryRequest,
+  DataSourceApi,
+  DataSourceInstanceSettings,
+  dataFrameToJSON,
+  dateTime,
+  FieldType,
+  ScopedVars,
+} from '@grafana/data';
+import { BackendSrv, BackendSrvRequest, setBackendSrv, TemplateSrv } from '@grafana/runtime';
+import { firstValueFrom, of } from 'rxjs';
+
+import { SageAnnotation } from './annotations';
+import { escapeForRegex, interpolateValue, SageDatasource } from './datasource';
+import { SageOptions, SageQuery } from './types';
+import { SageVariableSupport } from './variableSupport';
+
+const fetchMock = jest.fn();
+setBackendSrv({ fetch: fetchMock } as unknown as BackendSrv);
+
+interface Variable {
+  value: string | string[];
+  multi?: boolean;
+  includeAll?: boolean;
+}
+
+/**
+ * Mimics TemplateSrv.replace's contract: $name and ${name} resolve from scoped variables first,
+ * then dashboard variables, and the formatter gets the value and the variable.
+ */
+function fakeTemplateSrv(variables: Record<string, Variable>): TemplateSrv {
+  return {
+    getVariables: () => [],
+    containsTemplate: () => false,
+    updateTimeRange: () => {},
+    replace(target?: string, scopedVars: ScopedVars = {}, format?: string | Function) {
+      return (target ?? '').replace(/\$\{(\w+)\}|\$(\w+)/g, (match, braced, bare) => {
+        const name = braced ?? bare;
+        const scoped = scopedVars[name];
+        const variable: Variable | undefined = scoped ? { value: String(scoped.value) } : variables[name];
+        if (!variable) {
+          return match;
+        }
+        return typeof format === 'function' ? format(variable.value, variable) : String(variable.value);
+      });
+    },
+  };
+}
+
+const settings = {
+  id: 1,
+  uid: 'sm',
+  type: 'inferscope-sagemaker-datasource',
+  name: 'SageMaker',
+  access: 'proxy',
+  jsonData: {},
+  meta: { id: 'inferscope-sagemaker-datasource' },
+  readOnly: false,
+} as unknown as DataSourceInstanceSettings<SageOptions>;
+
+function newDatasource(variables: Record<string, Variable> = {}) {
+  return new SageDatasource(settings, fakeTemplateSrv(variables));
+}
+
+const range = { from: dateTime(1_000_000), to: dateTime(4_600_000), raw: { from: 'now-1h', to: 'now' } };
+
+describe('SageDatasource basics', () => {
+  it('has a one-argument constructor so Grafana does not treat it as Angular', () => {
+    expect(SageDatasource.length).toBe(1);
+  });
+
+  it('hides hidden and empty queries but keeps diagnosis queries', () => {
+    const ds = newDatasource();
+    expect(ds.filterQuery({ refId: 'A', expr: ' ' })).toBe(false);
+    expect(ds.filterQuery({ refId: 'A', expr: 'up', hide: true })).toBe(false);
+    expect(ds.filterQuery({ refId: 'A', expr: 'up' })).toBe(true);
+    expect(ds.filterQuery({ refId: 'A', queryType: 'diagnosis', endpoint: 'ep' })).toBe(true);
+  });
+
+  it('defaults to a range query, plus instant in Explore', () => {
+    const ds = newDatasource();
+    expect(ds.getDefaultQuery(CoreApp.Dashboard)).toMatchObject({ range: true, instant: false, format: 'time_series' });
+    expect(ds.getDefaultQuery(CoreApp.Explore)).toMatchObject({ range: true, instant: true });
+  });
+});
+
+describe('template variables', () => {
+  it.each([
+    ['a.b', 'a\\\\.b'],
+    ['x|y(z)', 'x\\\\|y\\\\(z\\\\)'],
+    ['back\\slash', 'back\\\\\\\\slash'],
+    ['q"uote', 'q\\"uote'],
+  ])('escapeForRegex(%s)', (value, escaped) => {
+    expect(escapeForRegex(value)).toBe(escaped);
+  });
+
+  it('formats single, multi and All values', () => {
+    expect(interpolateValue('my.ep', {})).toBe('my.ep');
+    expect(interpolateValue('my.ep', { multi: true })).toBe('my\\\\.ep');
+    expect(interpolateValue(['a.b'], { multi: true })).toBe('a\\\\.b');
+    expect(interpolateValue(['a.b', 'c'], { multi: true })).toBe('(a\\\\.b|c)');
+  });
+
+  it('interpolates expr, legend and min step, leaving interval variables to the backend', () => {
+    const ds = newDatasource({
+      endpoint: { value: ['ep.1', 'ep2'], multi: true },
+      ic: { value: 'ic-1' },
+      step: { value: '2m' },
+    });
+    const scopedVars: ScopedVars = {
+      __interval: { text: '15s', value: '15s' },
+      __rate_interval: { text: '1m', value: '1m' },
+      legend: { text: 'x', value: 'ep' },
+    };
+    const out = ds.applyTemplateVariables(
+      {
+        refId: 'A',
+        expr: 'rate(vllm:generation_tokens_total{"aws.sagemaker.endpoint.name"=~"$endpoint", ic="${ic}"}[$__rate_interval]) * $__interval',
+        legendFormat: '{{$legend}} $ic',
+        interval: '$step',
+      },
+      scopedVars
+    );
+    expect(out.expr).toBe(
+      'rate(vllm:generation_tokens_total{"aws.sagemaker.endpoint.name"=~"(ep\\\\.1|ep2)", ic="ic-1"}[$__rate_interval]) * $__interval'
+    );
+    expect(out.legendFormat).toBe('{{ep}} ic-1');
+    expect(out.interval).toBe('2m');
+  });
+});
+
+describe('importQueries', () => {
+  const origin = (id: string) => ({ type: id, meta: { id } }) as unknown as DataSourceApi;
+  const promQuery = { refId: 'A', expr: 'sum(up)', legendFormat: '{{job}}', interval: '1m', instant: true, range: false, format: 'table', exemplar: true };
+
+  it.each(['prometheus', 'grafana-amazonprometheus-datasource'])('keeps the PromQL from %s', async (id) => {
+    const [q] = await newDatasource().importQueries([promQuery], origin(id));
+    expect(q).toEqual({
+      refId: 'A',
+      expr: 'sum(up)',
+      legendFormat: '{{job}}',
+      interval: '1m',
+      instant: true,
+      range: false,
+      format: 'table',
+      editorMode: 'code',
+      hide: undefined,
+      intervalFactor: undefined,
+    });
+  });
+
+  it('starts empty from other datasource types', async () => {
+    const [q] = await newDatasource().importQueries([{ refId: 'B', expr: 'count_over_time({job="x"}[1m])' } as SageQuery], origin('loki'));
+    expect(q).toMatchObject({ refId: 'B', expr: '' });
+  });
+});
+
+describe('metricFindQuery', () => {
+  it('interpolates the selector and asks the label-values resource', async () => {
+    const ds = newDatasource({ endpoint: { value: ['ep.1', 'ep2'], multi: true } });
+    const getResource = jest
+      .spyOn(ds, 'getResource')
+      .mockResolvedValue({ status: 'success', data: ['i-1', 'i-2'] });
+    const values = await ds.metricFindQuery(
+      'label_values(DCGM_FI_DEV_GPU_UTIL{"aws.sagemaker.endpoint.name"=~"$endpoint"}, "@resource.host.id")',
+      { range }
+    );
+    expect(values).toEqual([{ text: 'i-1' }, { text: 'i-2' }]);
+    expect(getResource).toHaveBeenCalledWith('api/v1/label/%40resource.host.id/values', {
+      start: '1000',
+      end: '4600',
+      limit: 10000,
+      'match[]': ['DCGM_FI_DEV_GPU_UTIL{"aws.sagemaker.endpoint.name"=~"(ep\\\\.1|ep2)"}'],
+    });
+  });
+
+  it('resolves variable support requests the same way', async () => {
+    const ds = newDatasource();
+    jest.spyOn(ds, 'getResource').mockResolvedValue({ status: 'success', data: ['a', 'b'] });
+    const request = { targets: [{ refId: 'v', query: 'label_names()' }], range, scopedVars: {} } as unknown as DataQueryRequest;
+    const response = await firstValueFrom((ds.variables as SageVariableSupport).query(request as never));
+    expect(response.data).toEqual([{ text: 'a' }, { text: 'b' }]);
+  });
+});
+
+function backendFrame(refId: string, labels: Record<string, string>, values: number[]): DataFrame {
+  return createDataFrame({
+    refId,
+    fields: [
+      { name: 'Time', type: FieldType.time, values: values.map((_, i) => (i + 1) * 1000) },
+      { name: 'Value', type: FieldType.number, values, labels },
+    ],
+  });
+}
+
+describe('query', () => {
+  beforeEach(() => fetchMock.mockReset());
+
+  function respond(frames: DataFrame[]) {
+    fetchMock.mockImplementation((req: BackendSrvRequest) => {
+      const results: Record<string, { frames: unknown[] }> = {};
+      for (const f of frames) {
+        (results[f.refId!] ??= { frames: [] }).frames.push(dataFrameToJSON(f));
+      }
+      return of({ data: { results }, status: 200, ok: true, config: req });
+    });
+  }
+
+  const request = (targets: SageQuery[], app = CoreApp.Dashboard) =>
+    ({ targets, range, app, scopedVars: {}, interval: '15s', intervalMs: 15000, maxDataPoints: 100, requestId: 'r' }) as unknown as DataQueryRequest<SageQuery>;
+
+  it('splits Both into a range and an -Instant query and formats tables in the browser', async () => {
+    respond([backendFrame('A', { job: 'x' }, [1, 2]), backendFrame('A-Instant', { job: 'x' }, [3])]);
+    const ds = newDatasource();
+    const response = await firstValueFrom(
+      ds.query(request([{ refId: 'A', expr: 'up', range: true, instant: true, format: 'table' }]))
+    );
+    const sent = fetchMock.mock.calls[0][0].data.queries as SageQuery[];
+    expect(sent.map((q) => [q.refId, q.range, q.instant])).toEqual([
+      ['A', true, false],
+      ['A-Instant', false, true],
+    ]);
+    // Two table-format targets after the split: value columns carry their refIds.
+    expect(response.data.map((f: DataFrame) => f.fields.map((x) => x.name))).toEqual([
+      ['Time', 'job', 'Value #A'],
+      ['Time', 'job', 'Value #A'],
+    ]);
+  });
+
+  it('keeps time series frames as the backend sent them', async () => {
+    respond([backendFrame('A', { job: 'x' }, [1, 2])]);
+    const response = await firstValueFrom(newDatasource().query(request([{ refId: 'A', expr: 'up', range: true }])));
+    expect(response.data).toHaveLength(1);
+    expect(response.data[0].fields[1].labels).toEqual({ job: 'x' });
+  });
+});
+
+describe('annotations', () => {
+  it('prepares a range target and turns positive samples into events', async () => {
+    const ds = newDatasource();
+    const prepared = ds.annotations!.prepareAnnotation!({
+      name: 'scale',
+      enable: true,
+      iconColor: 'red',
+      expr: 'e2e_duration',
+      titleFormat: 'scaled {{ep}}',
+    } as SageAnnotation) as SageAnnotation;
+    expect(prepared.target).toMatchObject({ expr: 'e2e_duration', range: true, instant: false });
+    const events = await firstValueFrom(
+      ds.annotations!.processEvents!(prepared, [backendFrame('Anno', { ep: 'a' }, [0, 4])])!
+    );
+    expect(events).toEqual([{ time: 2000, timeEnd: 2000, isRegion: false, title: 'scaled a', text: '', tags: [] }]);
+  });
+});

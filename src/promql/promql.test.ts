@@ -1,0 +1,158 @@
+import { CompletionContext, CompletionResult } from '@codemirror/autocomplete';
+import { EditorState } from '@codemirror/state';
+import { dateTime } from '@grafana/data';
+import { newCompleteStrategy, PromQLExtension } from '@prometheus-io/codemirror-promql';
+
+import { ResourceClient } from '../resources';
+import { fakeResources } from '../testing';
+import { CACHE_TTL_MS, ResourcePrometheusClient } from './client';
+import { insertionFor, insideBraces, withQuotedNames } from './completion';
+import { labelNameToken, selector, unquoteName } from './names';
+
+const METRICS = ['vllm:num_requests_running', 'DCGM_FI_DEV_GPU_UTIL', 'http.server.active_requests'];
+const LABELS = ['__name__', 'aws.sagemaker.endpoint.name', '@resource.host.id', 'EndpointName'];
+
+function setup() {
+  const fetcher = fakeResources({
+    'api/v1/label/__name__/values': METRICS,
+    'api/v1/labels': LABELS,
+    'api/v1/label/aws.sagemaker.endpoint.name/values': ['ep-a', 'ep"b'],
+    'api/v1/label/%40resource.host.id/values': ['i-1'],
+    'api/v1/series': [{ __name__: 'up', job: 'x' }],
+  });
+  let now = 1_700_000_000_000;
+  const client = new ResourcePrometheusClient(new ResourceClient(fetcher), () => now);
+  const strategy = withQuotedNames(newCompleteStrategy({ remote: client }), (n) => client.kindOf(n));
+  const complete = async (doc: string, pos = doc.length): Promise<CompletionResult | null> => {
+    const state = EditorState.create({ doc, extensions: new PromQLExtension().asExtension() });
+    return strategy.promQL(new CompletionContext(state, pos, true));
+  };
+  return { fetcher, client, complete, advance: (ms: number) => (now += ms) };
+}
+
+function applyOf(result: CompletionResult | null, label: string): unknown {
+  const option = result?.options.find((o) => o.label === label);
+  if (!option) {
+    throw new Error(`no completion ${label} in ${result?.options.map((o) => o.label).join(', ')}`);
+  }
+  return option.apply;
+}
+
+describe('names', () => {
+  it.each([
+    ['EndpointName', 'EndpointName'],
+    ['aws.sagemaker.endpoint.name', '"aws.sagemaker.endpoint.name"'],
+    ['@resource.host.id', '"@resource.host.id"'],
+  ])('labelNameToken(%s)', (name, token) => {
+    expect(labelNameToken(name)).toBe(token);
+    expect(unquoteName(token)).toBe(name);
+  });
+
+  it.each([
+    [undefined, [], '{}'],
+    ['up', [], 'up'],
+    ['vllm:num_requests_running', [{ name: 'aws.sagemaker.endpoint.name', op: '=~', value: 'a|b' }], 'vllm:num_requests_running{"aws.sagemaker.endpoint.name"=~"a|b"}'],
+    ['http.server.active_requests', [{ name: 'job', op: '=', value: 'x"y' }], '{"http.server.active_requests",job="x\\"y"}'],
+  ] as const)('selector(%s)', (metric, matchers, expected) => {
+    expect(selector(metric, [...matchers])).toBe(expected);
+  });
+});
+
+describe('insertionFor', () => {
+  it.each([
+    ['EndpointName', 'label', 'up{', undefined],
+    ['aws.sagemaker.endpoint.name', 'label', 'up{', '"aws.sagemaker.endpoint.name"'],
+    ['aws.sagemaker.endpoint.name', 'label', 'up{"', undefined],
+    ['@resource.host.id', 'label', 'sum by (', '"@resource.host.id"'],
+    ['vllm:num_requests_running', 'metric', 'sum(', undefined],
+    ['http.server.active_requests', 'metric', 'sum(', '{"http.server.active_requests"}'],
+    ['http.server.active_requests', 'metric', '{', '"http.server.active_requests"'],
+  ] as const)('%s as %s after %s', (name, kind, before, expected) => {
+    expect(insertionFor(name, kind, before)).toBe(expected);
+  });
+
+  it('tracks braces outside strings only', () => {
+    expect(insideBraces('up{job="}"')).toBe(true);
+    expect(insideBraces('up{job="x"} + ')).toBe(false);
+  });
+});
+
+describe('completion from resources', () => {
+  it('completes metric names and quotes dotted ones', async () => {
+    const { complete, fetcher } = setup();
+    const result = await complete('sum(');
+    expect(applyOf(result, 'vllm:num_requests_running')).toBeUndefined();
+    expect(applyOf(result, 'http.server.active_requests')).toBe('{"http.server.active_requests"}');
+    expect(fetcher.calls.map((c) => c.path)).toContain('api/v1/label/__name__/values');
+  });
+
+  it('completes label names inside a selector, quoted when dotted, without __name__', async () => {
+    const { complete, fetcher } = setup();
+    // closeBrackets has added the closing brace by the time completion runs.
+    const doc = 'vllm:num_requests_running{}';
+    const result = await complete(doc, doc.length - 1);
+    expect(applyOf(result, 'aws.sagemaker.endpoint.name')).toBe('"aws.sagemaker.endpoint.name"');
+    expect(applyOf(result, '@resource.host.id')).toBe('"@resource.host.id"');
+    expect(applyOf(result, 'EndpointName')).toBeUndefined();
+    expect(result?.options.some((o) => o.label === '__name__')).toBe(false);
+    const call = fetcher.calls.find((c) => c.path === 'api/v1/labels');
+    expect(call?.params['match[]']).toEqual(['vllm:num_requests_running']);
+  });
+
+  it('completes grouping labels quoted', async () => {
+    const { complete } = setup();
+    const result = await complete('sum by (');
+    expect(applyOf(result, 'aws.sagemaker.endpoint.name')).toBe('"aws.sagemaker.endpoint.name"');
+  });
+
+  it('completes values of a quoted dotted label, escaped, filtered by the metric', async () => {
+    const { complete, fetcher } = setup();
+    const doc = 'vllm:num_requests_running{"aws.sagemaker.endpoint.name"=""}';
+    const result = await complete(doc, doc.length - 2);
+    expect(applyOf(result, 'ep-a')).toBe('ep-a');
+    expect(applyOf(result, 'ep"b')).toBe('ep\\"b');
+    const call = fetcher.calls.find((c) => c.path === 'api/v1/label/aws.sagemaker.endpoint.name/values');
+    expect(call?.params['match[]']).toEqual(['vllm:num_requests_running']);
+  });
+});
+
+describe('ResourcePrometheusClient', () => {
+  it('escapes @ in the label-values path and passes matchers as a selector', async () => {
+    const { client, fetcher } = setup();
+    await expect(client.labelValues('@resource.host.id', 'DCGM_FI_DEV_GPU_UTIL')).resolves.toEqual(['i-1']);
+    expect(fetcher.calls[0].path).toBe('api/v1/label/%40resource.host.id/values');
+    expect(fetcher.calls[0].params['match[]']).toEqual(['DCGM_FI_DEV_GPU_UTIL']);
+  });
+
+  it('sends the configured range in seconds and the discovery limit', async () => {
+    const { client, fetcher } = setup();
+    client.setRange({ from: dateTime(1_000_000), to: dateTime(4_600_000), raw: { from: 'a', to: 'b' } });
+    await client.labelNames();
+    expect(fetcher.calls[0].params).toEqual({ start: '1000', end: '4600', limit: 10000 });
+  });
+
+  it('reuses answers for a minute, then asks again', async () => {
+    const { client, fetcher, advance } = setup();
+    await client.metricNames();
+    await client.metricNames();
+    expect(fetcher.calls).toHaveLength(1);
+    advance(CACHE_TTL_MS + 1);
+    await client.metricNames();
+    expect(fetcher.calls).toHaveLength(2);
+  });
+
+  it('does not cache failures', async () => {
+    const fetcher = fakeResources({});
+    const client = new ResourcePrometheusClient(new ResourceClient(fetcher));
+    await expect(client.labelNames()).rejects.toThrow('unexpected resource call api/v1/labels');
+    await expect(client.labelNames()).rejects.toThrow();
+    expect(fetcher.calls).toHaveLength(2);
+  });
+
+  it('returns series label sets as maps and no metadata', async () => {
+    const { client } = setup();
+    const series = await client.series('up');
+    expect(series[0].get('job')).toBe('x');
+    await expect(client.metricMetadata()).resolves.toEqual({});
+  });
+});

@@ -1,0 +1,116 @@
+import { dateTime } from '@grafana/data';
+
+import { ResourceClient } from './resources';
+import { fakeResources } from './testing';
+import { formatVariableQuery, parseVariableQuery, resolveVariableQuery, toVariableQuery } from './variables';
+
+describe('parseVariableQuery', () => {
+  it.each([
+    ['label_names()', { kind: 'label_names' }],
+    ['label_names(vllm:num_requests_running)', { kind: 'label_names', match: 'vllm:num_requests_running' }],
+    ['label_values(EndpointName)', { kind: 'label_values', label: 'EndpointName' }],
+    ['label_values("aws.sagemaker.endpoint.name")', { kind: 'label_values', label: 'aws.sagemaker.endpoint.name' }],
+    [
+      'label_values(DCGM_FI_DEV_GPU_UTIL, "aws.sagemaker.endpoint.name")',
+      { kind: 'label_values', label: 'aws.sagemaker.endpoint.name', match: 'DCGM_FI_DEV_GPU_UTIL' },
+    ],
+    [
+      'label_values(vllm:num_requests_running{"aws.sagemaker.endpoint.name"=~"a,b", x="1"}, \'@resource.host.id\')',
+      {
+        kind: 'label_values',
+        label: '@resource.host.id',
+        match: 'vllm:num_requests_running{"aws.sagemaker.endpoint.name"=~"a,b", x="1"}',
+      },
+    ],
+    ['metrics(vllm:.*)', { kind: 'metrics', regex: 'vllm:.*' }],
+    ['query_result(topk(5, sum by (a, b) (up)))', { kind: 'query_result', expr: 'topk(5, sum by (a, b) (up))' }],
+  ])('%s', (text, parsed) => {
+    expect(parseVariableQuery(text)).toEqual(parsed);
+  });
+
+  it.each([
+    ['up', /Unsupported variable query "up": use label_names/],
+    ['label_values()', /needs a label name/],
+    ['query_result()', /needs a PromQL expression/],
+  ])('rejects %s with a message naming the fix', (text, message) => {
+    expect(() => parseVariableQuery(text)).toThrow(message);
+  });
+
+  it('formats what it parses', () => {
+    for (const text of [
+      'label_names()',
+      'label_values(DCGM_FI_DEV_GPU_UTIL, "aws.sagemaker.endpoint.name")',
+      'label_values(EndpointName)',
+      'metrics(vllm:.*)',
+      'query_result(up)',
+    ]) {
+      expect(formatVariableQuery(parseVariableQuery(text))).toBe(text);
+    }
+  });
+
+  it('accepts stored strings and objects', () => {
+    expect(toVariableQuery('label_names()')).toEqual({ refId: 'variable', query: 'label_names()' });
+    expect(toVariableQuery({ refId: 'X', query: 'metrics(a)', qryType: 'metrics' })).toEqual({
+      refId: 'X',
+      query: 'metrics(a)',
+      qryType: 'metrics',
+    });
+  });
+});
+
+describe('resolveVariableQuery', () => {
+  const range = { from: dateTime(10_000), to: dateTime(70_000), raw: { from: 'a', to: 'b' } };
+  const answers = {
+    'api/v1/labels': ['aws.sagemaker.endpoint.name', 'EndpointName'],
+    'api/v1/label/aws.sagemaker.endpoint.name/values': ['ep-a', 'ep-b', 'ep-a'],
+    'api/v1/label/__name__/values': ['vllm:num_requests_running', 'vllm:kv_cache_usage_perc', 'DCGM_FI_DEV_GPU_UTIL'],
+    'api/v1/query': {
+      resultType: 'vector',
+      result: [{ metric: { __name__: 'up', 'aws.sagemaker.endpoint.name': 'ep' }, value: [1700000000, '3'] }],
+    },
+  };
+
+  it.each([
+    ['label_names()', 'api/v1/labels', { start: '10', end: '70', limit: 10000 }, ['aws.sagemaker.endpoint.name', 'EndpointName']],
+    [
+      'label_values(DCGM_FI_DEV_GPU_UTIL{"aws.sagemaker.variant.name"="v"}, "aws.sagemaker.endpoint.name")',
+      'api/v1/label/aws.sagemaker.endpoint.name/values',
+      {
+        start: '10',
+        end: '70',
+        limit: 10000,
+        'match[]': ['DCGM_FI_DEV_GPU_UTIL{"aws.sagemaker.variant.name"="v"}'],
+      },
+      ['ep-a', 'ep-b'],
+    ],
+    ['metrics(vllm:.*)', 'api/v1/label/__name__/values', { start: '10', end: '70', limit: 10000 }, ['vllm:num_requests_running', 'vllm:kv_cache_usage_perc']],
+    ['query_result(up)', 'api/v1/query', { query: 'up', time: '70' }, ['up{aws.sagemaker.endpoint.name="ep"} 3 1700000000000']],
+  ])('%s calls %s', async (text, path, params, values) => {
+    const fetcher = fakeResources(answers);
+    const result = await resolveVariableQuery(text, new ResourceClient(fetcher), range);
+    expect(fetcher.calls).toEqual([{ path, params }]);
+    expect(result.map((v) => v.text)).toEqual(values);
+  });
+
+  it('filters metrics by a full-name regex in the browser (CloudWatch refuses __name__=~)', async () => {
+    const fetcher = fakeResources(answers);
+    const result = await resolveVariableQuery('metrics(DCGM)', new ResourceClient(fetcher), range);
+    expect(result).toEqual([]);
+    expect(fetcher.calls[0].params['match[]']).toBeUndefined();
+  });
+
+  it('reports an invalid metrics regex', async () => {
+    await expect(resolveVariableQuery('metrics(vllm[)', new ResourceClient(fakeResources(answers)))).rejects.toThrow(
+      /metrics\(vllm\[\): invalid regular expression/
+    );
+  });
+
+  it('reports API errors with the path', async () => {
+    const fetcher = {
+      getResource: <T>() => Promise.resolve({ status: 'error', error: 'throttled' } as T),
+    };
+    await expect(resolveVariableQuery('label_names()', new ResourceClient(fetcher))).rejects.toThrow(
+      'api/v1/labels: throttled'
+    );
+  });
+});

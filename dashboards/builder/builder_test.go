@@ -245,20 +245,13 @@ func defaultVars(d dashboardJSON) map[string]string {
 	return out
 }
 
-// builtinSamples stand in for Grafana's interval variables at a one-minute step.
-var builtinSamples = map[string]string{"__rate_interval": "5m", "__range": "6h", "__interval": "1m"}
-
 var varRef = regexp.MustCompile(`\$([A-Za-z_][A-Za-z0-9_]*)`)
 
-// interpolate replaces $name references like Grafana's template service; unknown names (such as
-// label_replace's $1, which is not a name) stay as written.
+// interpolate replaces $name references like Grafana's template service; unknown names (the
+// backend's $__ interval variables, label_replace's $1) stay as written.
 func interpolate(expr string, vars map[string]string) string {
 	return varRef.ReplaceAllStringFunc(expr, func(ref string) string {
-		name := ref[1:]
-		if v, ok := builtinSamples[name]; ok {
-			return v
-		}
-		if v, ok := vars[name]; ok {
+		if v, ok := vars[ref[1:]]; ok {
 			return v
 		}
 		return ref

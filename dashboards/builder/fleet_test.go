@@ -2,137 +2,306 @@ package builder
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/prometheus/prometheus/promql"
-	"github.com/prometheus/prometheus/promql/parser"
-	"github.com/prometheus/prometheus/tsdb"
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+	"github.com/grafana/grafana-plugin-sdk-go/data"
 
 	"github.com/inferscope/sagemaker-datasource/pkg/fleet"
-	"github.com/inferscope/sagemaker-datasource/pkg/simulator"
+	"github.com/inferscope/sagemaker-datasource/pkg/plugin"
+	"github.com/inferscope/sagemaker-datasource/pkg/stack"
 )
 
-var fleetNow = time.Date(2026, 11, 30, 14, 30, 0, 0, time.UTC)
+// The dashboards' queries are run the way Grafana would run them: the panel's target JSON with
+// the template variables interpolated, sent to our plugin's QueryData, which signs and sends
+// them to the emulator serving a simulated fleet.
 
-// result of one target: series returned (by label signature) and their last values.
-type result map[string]float64
-
-// querier answers a target the way the panel asks for it.
-type querier interface {
-	query(t *testing.T, expr string, instant bool) result
+// series is one returned series: its labels and its first and last values.
+type series struct {
+	labels      data.Labels
+	first, last float64
 }
 
-type engineQuerier struct {
-	eng *promql.Engine
-	db  *tsdb.DB
-}
+// result is what one target returned.
+type result []series
 
-func backfill(t *testing.T, scenario string) *engineQuerier {
-	t.Helper()
-	opts := tsdb.DefaultOptions()
-	opts.WALSegmentSize = -1
-	db, err := tsdb.Open(t.TempDir(), nil, nil, opts, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
-	sim, err := simulator.New(fleet.Default(), scenario, 42)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := sim.Backfill(context.Background(), db, fleetNow.Add(-6*time.Hour), fleetNow, time.Minute); err != nil {
-		t.Fatal(err)
-	}
-	eng := promql.NewEngine(promql.EngineOpts{MaxSamples: 50_000_000, Timeout: time.Minute, LookbackDelta: 5 * time.Minute,
-		Parser: parser.NewParser(parser.Options{})})
-	t.Cleanup(func() { _ = eng.Close() })
-	return &engineQuerier{eng: eng, db: db}
-}
-
-func (q *engineQuerier) query(t *testing.T, expr string, instant bool) result {
-	t.Helper()
-	ctx := context.Background()
-	var qry promql.Query
-	var err error
-	if instant {
-		qry, err = q.eng.NewInstantQuery(ctx, q.db, nil, expr, fleetNow)
-	} else {
-		qry, err = q.eng.NewRangeQuery(ctx, q.db, nil, expr, fleetNow.Add(-time.Hour), fleetNow, time.Minute)
-	}
-	if err != nil {
-		t.Fatalf("%s: %v", expr, err)
-	}
-	defer qry.Close()
-	res := qry.Exec(ctx)
-	if res.Err != nil {
-		t.Fatalf("%s: %v", expr, res.Err)
-	}
-	out := result{}
-	switch v := res.Value.(type) {
-	case promql.Vector:
-		for _, s := range v {
-			out[s.Metric.String()] = s.F
-		}
-	case promql.Matrix:
-		for _, s := range v {
-			if len(s.Floats) > 0 {
-				out[s.Metric.String()] = s.Floats[len(s.Floats)-1].F
-			}
-		}
-	case promql.Scalar:
-		out[""] = v.V
+// by maps a label's value to the series' last value.
+func (r result) by(label string) map[string]float64 {
+	out := map[string]float64{}
+	for _, s := range r {
+		out[s.labels[label]] = s.last
 	}
 	return out
 }
 
-// panelResults runs every PromQL target of every panel with the default variable values.
-func panelResults(t *testing.T, q querier, override map[string]string) map[string]map[string]result {
-	out := map[string]map[string]result{}
-	for file, d := range decodeAll(t) {
-		vars := defaultVars(d)
-		for k, v := range override {
-			vars[k] = v
+func (r result) maxLast() float64 {
+	m := math.Inf(-1)
+	for _, s := range r {
+		m = math.Max(m, s.last)
+	}
+	return m
+}
+
+// fleetRun is one stack with the plugin in front of it.
+type fleetRun struct {
+	ds       *plugin.Datasource
+	from, to time.Time
+}
+
+func startFleet(t *testing.T, scenario string) *fleetRun {
+	t.Helper()
+	st, err := stack.Start(context.Background(), stack.Options{Scenario: scenario, Seed: 42, History: 6 * time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	jd, _ := json.Marshal(map[string]string{"authType": "keys", "defaultRegion": st.Region, "endpoint": st.URL})
+	inst, err := plugin.NewDatasource(context.Background(), backend.DataSourceInstanceSettings{
+		UID: "fleet", JSONData: jd,
+		DecryptedSecureJSONData: map[string]string{"accessKey": st.AccessKey, "secretKey": st.SecretKey},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds := inst.(*plugin.Datasource)
+	t.Cleanup(ds.Dispose)
+	// The dashboards' default range: the last six hours.
+	return &fleetRun{ds: ds, from: st.End.Add(-6 * time.Hour), to: st.End}
+}
+
+// query sends one target (already interpolated) through QueryData.
+func (f *fleetRun) query(t *testing.T, target map[string]any) result {
+	t.Helper()
+	raw, err := json.Marshal(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, _ := target["refId"].(string)
+	qt, _ := target["queryType"].(string)
+	resp, err := f.ds.QueryData(context.Background(), &backend.QueryDataRequest{
+		PluginContext: backend.PluginContext{DataSourceInstanceSettings: &backend.DataSourceInstanceSettings{UID: "fleet"}},
+		Queries: []backend.DataQuery{{
+			RefID: ref, QueryType: qt, JSON: raw, MaxDataPoints: 360, Interval: time.Minute,
+			TimeRange: backend.TimeRange{From: f.from, To: f.to},
+		}},
+	})
+	if err != nil {
+		t.Fatalf("QueryData: %v", err)
+	}
+	dr := resp.Responses[ref]
+	if dr.Error != nil {
+		t.Fatalf("target %s: %v\n%s", ref, dr.Error, raw)
+	}
+	var out result
+	for _, fr := range dr.Frames {
+		rows, _ := fr.RowLen()
+		if qt == QueryTypeDiagnosis {
+			// A finding per row; an empty table still proves the query path answered.
+			out = append(out, series{labels: data.Labels{"rows": fmt.Sprint(rows)}})
+			continue
 		}
-		for _, p := range d.Panels {
-			for _, tg := range p.Targets {
-				expr, ok := tg["expr"].(string)
+		for _, fd := range fr.Fields {
+			if !fd.Type().Numeric() || rows == 0 {
+				continue
+			}
+			s := series{labels: fd.Labels, first: math.NaN(), last: math.NaN()}
+			for i := 0; i < rows; i++ {
+				v, ok := fd.ConcreteAt(i)
 				if !ok {
 					continue
 				}
-				key := fmt.Sprintf("%s/%d %s", strings.TrimSuffix(file, ".json"), p.ID, p.Title)
-				if out[key] == nil {
-					out[key] = map[string]result{}
+				x, err := fd.FloatAt(i)
+				if err != nil || v == nil || math.IsNaN(x) {
+					continue
 				}
-				instant, _ := tg["instant"].(bool)
-				out[key][tg["refId"].(string)] = q.query(t, interpolate(expr, vars), instant)
+				if math.IsNaN(s.first) {
+					s.first = x
+				}
+				s.last = x
+			}
+			if !math.IsNaN(s.last) {
+				out = append(out, s)
 			}
 		}
 	}
 	return out
+}
+
+// interpolateTarget interpolates every string field of a target.
+func interpolateTarget(tg map[string]any, vars map[string]string) map[string]any {
+	out := map[string]any{}
+	for k, v := range tg {
+		if s, ok := v.(string); ok {
+			v = interpolate(s, vars)
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// dashTarget is one target of one panel with its dashboard's default variables.
+type dashTarget struct {
+	target map[string]any
+	vars   map[string]string
+}
+
+// allTargets indexes every target as "dashboard/panelID" → refId.
+func allTargets(t *testing.T) map[string]map[string]dashTarget {
+	t.Helper()
+	out := map[string]map[string]dashTarget{}
+	for file, d := range decodeAll(t) {
+		for _, p := range d.Panels {
+			key := fmt.Sprintf("%s/%d", strings.TrimSuffix(file, ".json"), p.ID)
+			for _, tg := range p.Targets {
+				if out[key] == nil {
+					out[key] = map[string]dashTarget{}
+				}
+				out[key][tg["refId"].(string)] = dashTarget{target: tg, vars: defaultVars(d)}
+			}
+		}
+	}
+	return out
+}
+
+// run answers one target with the default variables and the given overrides.
+func (f *fleetRun) run(t *testing.T, dt dashTarget, override map[string]string) result {
+	t.Helper()
+	vars := map[string]string{}
+	for k, v := range dt.vars {
+		vars[k] = v
+	}
+	for k, v := range override {
+		vars[k] = v
+	}
+	return f.query(t, interpolateTarget(dt.target, vars))
+}
+
+// emptyWhenHealthy are panels whose healthy answer is "nothing happened", each with the reason.
+var emptyWhenHealthy = map[string]string{
+	"performance/22": "the simulator does not emit FirstChunk* (no streaming clients)",
+	"reliability/4":  "no ICE when healthy",
+	"reliability/14": "no ICE when healthy (stat shows 0)",
+	"reliability/25": "no ICE when healthy",
 }
 
 func TestPanelsReturnDataForDefaultFleet(t *testing.T) {
 	if testing.Short() {
-		t.Skip("backfills a simulated fleet")
+		t.Skip("starts the emulator with a simulated fleet")
 	}
-	res := panelResults(t, backfill(t, "healthy"), nil)
-	var names []string
-	for k := range res {
-		names = append(names, k)
+	f := startFleet(t, "healthy")
+	targets := allTargets(t)
+	var keys []string
+	for k := range targets {
+		keys = append(keys, k)
 	}
-	sort.Strings(names)
-	for _, name := range names {
-		empty := []string{}
-		for ref, r := range res[name] {
-			if len(r) == 0 {
-				empty = append(empty, ref)
+	sort.Strings(keys)
+	for _, k := range keys {
+		withData := false
+		for ref, dt := range targets[k] {
+			r := f.run(t, dt, nil)
+			withData = withData || len(r) > 0
+			if k == "reliability/2" && ref == "D" && len(r) != 0 {
+				t.Errorf("healthy fleet shows 'autoscaling did not fire': %v", r)
+			}
+			if k == "performance/9" && len(r) == 0 {
+				t.Error("the diagnosis panel got no frame")
 			}
 		}
-		sort.Strings(empty)
-		t.Logf("%-60s empty=%v", name, empty)
+		if _, exempt := emptyWhenHealthy[k]; !withData && !exempt {
+			t.Errorf("panel %s returned no data for the default variables", k)
+		}
+	}
+}
+
+// firstICEndpoint is the endpoint the IC scenarios of the default fleet hit.
+func firstICEndpoint(t *testing.T) string {
+	for _, ep := range fleet.Default().Endpoints {
+		if ep.IsIC() {
+			return ep.Name
+		}
+	}
+	t.Fatal("the default fleet has no IC endpoint")
+	return ""
+}
+
+// Each scenario must show in the panel meant to reveal it, and not in the healthy fleet.
+func TestScenarioPanels(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the emulator with a simulated fleet per scenario")
+	}
+	icEP := map[string]string{varEndpoint: firstICEndpoint(t)}
+	cases := []struct {
+		scenario, panel, ref string
+		vars                 map[string]string
+		shows                func(result) bool // true when the incident is visible
+	}{
+		{"az-imbalance", "performance/5", "A", icEP, func(r result) bool {
+			// Zero traffic in one AZ while the others carry load.
+			zero, loaded := 0, 0
+			for _, v := range r.by(lAZ) {
+				if v == 0 {
+					zero++
+				} else if v > 1 {
+					loaded++
+				}
+			}
+			return zero == 1 && loaded >= 1
+		}},
+		{"kv-saturation", "performance/7", "A", nil, func(r result) bool { return r.maxLast() >= 0.9 }},
+		{"kv-saturation", "performance/1", "A", nil, func(r result) bool { return r.maxLast() == 2 }},
+		{"engine-queueing", "performance/27", "B", nil, func(r result) bool { return r.by(lFW)["sglang"] >= 10 }},
+		{"model-crash", "performance/8", "B", nil, func(r result) bool { return r.maxLast() > 0.5 }},
+		{"gpu-memory-leak", "capacity/22", "A", nil, func(r result) bool {
+			for _, s := range r {
+				if s.last > 1.05*s.first {
+					return true
+				}
+			}
+			return false
+		}},
+		{"scaling-not-firing", "reliability/2", "D", nil, func(r result) bool { return len(r) > 0 }},
+		{"slow-cold-start", "reliability/3", "A", nil, func(r result) bool { return r.maxLast() > 200 }},
+		{"ice-exhaustion", "reliability/4", "B", nil, func(r result) bool {
+			// Regional exhaustion: one instance type failing in every AZ of the fleet.
+			azs := map[string]map[string]bool{}
+			for _, s := range r {
+				typ := s.labels["aws.sagemaker.instance_type"]
+				if azs[typ] == nil {
+					azs[typ] = map[string]bool{}
+				}
+				azs[typ][s.labels["aws.sagemaker.availability_zone"]] = true
+			}
+			for _, set := range azs {
+				if len(set) == len(fleet.Default().AZs()) {
+					return true
+				}
+			}
+			return false
+		}},
+	}
+	targets := allTargets(t)
+	runs := map[string]*fleetRun{"healthy": startFleet(t, "healthy")}
+	for _, c := range cases {
+		if runs[c.scenario] == nil {
+			runs[c.scenario] = startFleet(t, c.scenario)
+		}
+		dt, ok := targets[c.panel][c.ref]
+		if !ok {
+			t.Fatalf("no target %s/%s", c.panel, c.ref)
+		}
+		t.Run(c.scenario+" "+c.panel, func(t *testing.T) {
+			if got := runs[c.scenario].run(t, dt, c.vars); !c.shows(got) {
+				t.Errorf("%s does not show %s: %v", c.panel, c.scenario, got)
+			}
+			if base := runs["healthy"].run(t, dt, c.vars); c.shows(base) {
+				t.Errorf("%s shows %s on the healthy fleet too: %v", c.panel, c.scenario, base)
+			}
+		})
 	}
 }

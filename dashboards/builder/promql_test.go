@@ -37,6 +37,18 @@ func underscoreSpellings() map[string]string {
 	return out
 }
 
+// builtinSamples stand in for the interval variables the backend interpolates, at a one-minute step.
+var builtinSamples = map[string]string{"__rate_interval": "5m", "__range": "6h", "__interval": "1m"}
+
+// parseVars are a dashboard's default variable values plus the interval samples.
+func parseVars(d dashboardJSON) map[string]string {
+	vars := defaultVars(d)
+	for k, v := range builtinSamples {
+		vars[k] = v
+	}
+	return vars
+}
+
 // allExprs lists every PromQL target of the three dashboards with the dashboards' default
 // variable values substituted, named for failure messages.
 func allExprs(t *testing.T) map[string]string {
@@ -46,7 +58,7 @@ func allExprs(t *testing.T) map[string]string {
 		for _, p := range d.Panels {
 			for _, tg := range p.Targets {
 				if expr, ok := tg["expr"].(string); ok {
-					out[fmt.Sprintf("%s/%d %s/%v", file, p.ID, p.Title, tg["refId"])] = interpolate(expr, defaultVars(d))
+					out[fmt.Sprintf("%s/%d %s/%v", file, p.ID, p.Title, tg["refId"])] = interpolate(expr, parseVars(d))
 				}
 			}
 		}
@@ -54,7 +66,7 @@ func allExprs(t *testing.T) map[string]string {
 			if q, ok := v.Query.(string); ok && v.Type == "query" {
 				// label_values(selector, "label"): the selector must obey the same rules.
 				if m := labelValuesForm.FindStringSubmatch(q); m != nil {
-					out[file+" variable "+v.Name] = interpolate(m[1], defaultVars(d))
+					out[file+" variable "+v.Name] = interpolate(m[1], parseVars(d))
 				}
 			}
 		}

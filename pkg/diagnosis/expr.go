@@ -258,6 +258,7 @@ func pct(v float64) string    { return strconv.FormatFloat(100*v, 'f', 0, 64) + 
 func pctPts(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) + "%" }
 func num(v float64) string    { return strconv.FormatFloat(v, 'f', -1, 64) }
 func num1(v float64) string   { return strconv.FormatFloat(v, 'f', 1, 64) }
+func count(v float64) string  { return strconv.FormatFloat(math.Round(v), 'f', 0, 64) }
 func secs(v float64) string   { return fmtDur(time.Duration(v * float64(time.Second))) }
 func fmtDur(d time.Duration) string {
 	switch {
@@ -266,7 +267,15 @@ func fmtDur(d time.Duration) string {
 	case d < time.Minute:
 		return strconv.FormatFloat(d.Seconds(), 'f', 1, 64) + "s"
 	case d < 48*time.Hour:
-		return d.Round(time.Minute).String()
+		d = d.Round(time.Minute)
+		h, m := int(d.Hours()), int(d.Minutes())%60
+		switch {
+		case h == 0:
+			return strconv.Itoa(m) + "m"
+		case m == 0:
+			return strconv.Itoa(h) + "h"
+		}
+		return strconv.Itoa(h) + "h" + strconv.Itoa(m) + "m"
 	}
 	return strconv.FormatFloat(d.Hours()/24, 'f', 1, 64) + "d"
 }

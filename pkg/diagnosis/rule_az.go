@@ -119,8 +119,8 @@ func runAZ(ctx context.Context, e *env) ([]Finding, error) {
 			return strings.Join(parts, ", ")
 		}
 		ev := []Evidence{
-			{What: "instances per AZ", Value: dist(func(az string) string { return num(azs[az]) }), Query: iq},
-			{What: fmt.Sprintf("invocations per AZ, last %s", fmtDur(time.Duration(len(recent))*e.step)), Value: dist(func(az string) string { return num(recentSum(az)) }), Query: tq},
+			{What: "instances per AZ", Value: dist(func(az string) string { return count(azs[az]) }), Query: iq},
+			{What: fmt.Sprintf("invocations per AZ, last %s", fmtDur(time.Duration(len(recent))*e.step)), Value: dist(func(az string) string { return count(recentSum(az)) }), Query: tq},
 		}
 		var starved []string
 		since, runs := map[string]model.Time{}, map[string]int{}
@@ -172,5 +172,5 @@ func plural(n float64, what string) string {
 	if n == 1 {
 		return "1 " + what
 	}
-	return num(n) + " " + what + "s"
+	return count(n) + " " + what + "s"
 }

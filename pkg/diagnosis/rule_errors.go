@@ -160,7 +160,7 @@ func runErrors(ctx context.Context, e *env) ([]Finding, error) {
 				Summary: fmt.Sprintf("%s of %s reached %s of invocations at %s (usually %s)",
 					k.label, t.name, pctPts(100*peak), at.Format("15:04"), pctPts(100*usual)),
 				Evidence: []Evidence{
-					{What: "peak " + k.label + " ratio", Value: fmt.Sprintf("%s (%s of %s invocations in %s)", pctPts(100*peak), num(rs[worst].errs), num(rs[worst].invocs), fmtDur(e.step)), Query: q},
+					{What: "peak " + k.label + " ratio", Value: fmt.Sprintf("%s (%s of %s invocations in %s)", pctPts(100*peak), count(rs[worst].errs), count(rs[worst].invocs), fmtDur(e.step)), Query: q},
 					{What: "usual (median) ratio over the range", Value: pctPts(100 * usual), Query: q},
 				},
 				Next: errorAdvice(k.tag),

@@ -116,7 +116,7 @@ func runVRAMDrop(ctx context.Context, e *env) ([]Finding, error) {
 		recovered := final >= before-e.cfg.VRAMDropPct/2
 		ev := []Evidence{
 			{What: "framebuffer used before → after", Value: fmt.Sprintf("%s → %s at %s", pctPts(before), pctPts(after), when.Format("15:04")), Query: q},
-			{What: "5xx + model errors around the drop", Value: num(errs), Query: trQ},
+			{What: "5xx + model errors around the drop", Value: count(errs), Query: trQ},
 			{What: "framebuffer used now", Value: pctPts(final), Query: q},
 		}
 		f := Finding{Target: t, Evidence: ev, Score: strength(drop, e.cfg.VRAMDropPct, 100)}
@@ -126,7 +126,7 @@ func runVRAMDrop(ctx context.Context, e *env) ([]Finding, error) {
 		}
 		if errs > 0 {
 			f.Cause, f.Severity = "Model crash (sudden GPU memory drop with errors)", Critical
-			f.Summary = fmt.Sprintf("GPU memory of %s fell by %s at %s while %s 5xx/model errors were returned; memory %s", t.Name, pctPts(drop), when.Format("15:04"), num(errs), state)
+			f.Summary = fmt.Sprintf("GPU memory of %s fell by %s at %s while %s 5xx/model errors were returned; memory %s", t.Name, pctPts(drop), when.Format("15:04"), count(errs), state)
 			f.Next = "Read the container logs around that time (OOM, CUDA/XID errors, segfault); check the model version and inputs that triggered it."
 		} else {
 			f.Cause, f.Severity = "Sudden GPU memory drop (model unloaded or restarted)", Warning

@@ -76,7 +76,7 @@ func runICE(ctx context.Context, e *env) ([]Finding, error) {
 		var hit, missing []string
 		for az := range region {
 			if ts.azs[az] > 0 {
-				hit = append(hit, fmt.Sprintf("%s=%s", az, num(ts.azs[az])))
+				hit = append(hit, fmt.Sprintf("%s=%s", az, count(ts.azs[az])))
 			} else {
 				missing = append(missing, az)
 			}
@@ -100,7 +100,7 @@ func runICE(ctx context.Context, e *env) ([]Finding, error) {
 		if len(missing) == 0 && len(hit) >= 2 {
 			out = append(out, Finding{
 				Cause: "ICE: instance type exhausted in every AZ", Target: t, Severity: Critical, Score: strength(ts.total, 0, 50),
-				Summary:  fmt.Sprintf("%s insufficient-capacity errors for %s in all %d AZs: the region is out of this type", num(ts.total), it, len(hit)),
+				Summary:  fmt.Sprintf("%s insufficient-capacity errors for %s in all %d AZs: the region is out of this type", count(ts.total), it, len(hit)),
 				Evidence: ev,
 				Next:     "Fall back to another instance type (heterogeneous instance pools), another region, or reserved capacity; retrying in another AZ will not help.",
 			})
@@ -108,7 +108,7 @@ func runICE(ctx context.Context, e *env) ([]Finding, error) {
 		}
 		out = append(out, Finding{
 			Cause: "ICE in some AZs", Target: t, Severity: Warning, Score: strength(ts.total, 0, 50),
-			Summary:  fmt.Sprintf("%s insufficient-capacity errors for %s in %s; still available in %s", num(ts.total), it, strings.Join(hit, ", "), strings.Join(missing, ", ")),
+			Summary:  fmt.Sprintf("%s insufficient-capacity errors for %s in %s; still available in %s", count(ts.total), it, strings.Join(hit, ", "), strings.Join(missing, ", ")),
 			Evidence: ev,
 			Next:     "Allow the endpoint to place instances in the other AZs (more subnets), or add a second instance type.",
 		})

@@ -71,14 +71,14 @@ func runKV(ctx context.Context, e *env) ([]Finding, error) {
 		}
 		ev = append(ev,
 			Evidence{What: "waiting requests (average, worst copy)", Value: num1(w), Query: waitQ},
-			Evidence{What: "preemptions / retracted requests", Value: num(p), Query: preQ})
+			Evidence{What: "preemptions / retracted requests", Value: count(p), Query: preQ})
 		sev := Warning
 		if w >= e.cfg.WaitingRequests || p > 0 {
 			sev = Critical
 		}
 		out = append(out, Finding{
 			Cause: "KV cache saturation", Target: t, Severity: sev, Score: strength(u, e.cfg.KVSaturation, 1) + strength(w, 0, 50)/10,
-			Summary:  fmt.Sprintf("KV cache of %s is at %s; %s requests wait on average and %s were preempted", t.Name, pct(u), num1(w), num(p)),
+			Summary:  fmt.Sprintf("KV cache of %s is at %s; %s requests wait on average and %s were preempted", t.Name, pct(u), num1(w), count(p)),
 			Evidence: ev,
 			Next:     "Add copies or instances (scale on KV cache usage), lower max_num_seqs / max model length, or use a larger-memory instance; check prompt lengths.",
 		})

@@ -44,6 +44,9 @@ type Limits struct {
 	MaxRange time.Duration
 	// Timeout bounds engine execution.
 	Timeout time.Duration
+	// SeriesScannedPerDay and SamplesScannedPerDay cap what one query reads, per
+	// started 24 h of the time it reads (CloudWatch's scan limits).
+	SeriesScannedPerDay, SamplesScannedPerDay uint64
 	// LookbackDelta is the engine's staleness window (undocumented by AWS; Prometheus'
 	// default).
 	LookbackDelta time.Duration
@@ -63,6 +66,8 @@ func DefaultLimits() Limits {
 		DiscoverySeries:      10000,
 		MaxRange:             7 * 24 * time.Hour,
 		Timeout:              20 * time.Second,
+		SeriesScannedPerDay:  100_000,
+		SamplesScannedPerDay: 300_000_000,
 		LookbackDelta:        5 * time.Minute,
 		MaxPointsPerSeries:   11000,
 		QueryTPS:             300,
@@ -99,6 +104,12 @@ func (l Limits) withDefaults() (Limits, error) {
 	fillDur(&l.Timeout, d.Timeout)
 	fillDur(&l.LookbackDelta, d.LookbackDelta)
 	fillFloat(&l.QueryTPS, d.QueryTPS)
+	if l.SeriesScannedPerDay == 0 {
+		l.SeriesScannedPerDay = d.SeriesScannedPerDay
+	}
+	if l.SamplesScannedPerDay == 0 {
+		l.SamplesScannedPerDay = d.SamplesScannedPerDay
+	}
 	fillFloat(&l.DiscoveryTPS, d.DiscoveryTPS)
 
 	switch {

@@ -77,11 +77,12 @@ func (s *Server) evaluate(ctx context.Context, qs string, start, end time.Time, 
 	if err := checkMetricNames(expr); err != nil {
 		return result{err: badData("%v", err)}
 	}
-	if aerr := s.checkRange(expr, start, end, step); aerr != nil {
+	days, aerr := s.checkRange(expr, start, end, step)
+	if aerr != nil {
 		return result{err: aerr}
 	}
 
-	opts := promql.NewPrometheusQueryOpts(false, 0, nil)
+	opts := promql.NewPrometheusQueryOptsWithLimits(false, 0, s.limits.SeriesScannedPerDay*days, s.limits.SamplesScannedPerDay*days, 0, nil)
 	var q promql.Query
 	if step == 0 {
 		q, err = s.engine.NewInstantQuery(ctx, s.db, opts, qs, start)
@@ -89,12 +90,18 @@ func (s *Server) evaluate(ctx context.Context, qs string, start, end time.Time, 
 		q, err = s.engine.NewRangeQuery(ctx, s.db, opts, qs, start, end, step)
 	}
 	if err != nil {
+		// Preparing the query already runs under the execution deadline.
+		var timeout promql.ErrQueryTimeout
+		var canceled promql.ErrQueryCanceled
+		if errors.As(err, &timeout) || errors.As(err, &canceled) {
+			return result{err: s.engineError(err, days)}
+		}
 		return result{err: badData("invalid parameter \"query\": %v", err)}
 	}
 	res := q.Exec(ctx)
 	if res.Err != nil {
 		q.Close()
-		return result{err: engineError(res.Err)}
+		return result{err: s.engineError(res.Err, days)}
 	}
 	warnings, infos := res.Warnings.AsStrings(qs, maxAnnotations, maxAnnotations)
 	value, truncated := truncateResult(res.Value, limit)
@@ -106,24 +113,25 @@ func (s *Server) evaluate(ctx context.Context, qs string, start, end time.Time, 
 }
 
 // checkRange enforces CloudWatch's cap on the time a query reads, which counts
-// range-selector windows, offsets and the lookback delta as well as end-start.
-func (s *Server) checkRange(expr parser.Expr, start, end time.Time, step time.Duration) *apiError {
+// range-selector windows, offsets and the lookback delta as well as end-start. It
+// returns how many started 24 h windows that time spans, the unit of the scan caps.
+func (s *Server) checkRange(expr parser.Expr, start, end time.Time, step time.Duration) (uint64, *apiError) {
 	pre, err := promql.PreprocessExpr(expr, start, end, step)
 	if err != nil {
-		return badData("invalid parameter \"query\": %v", err)
+		return 0, badData("invalid parameter \"query\": %v", err)
 	}
 	mint, maxt := promql.FindMinMaxTime(&parser.EvalStmt{Expr: pre, Start: start, End: end, Interval: step, LookbackDelta: s.limits.LookbackDelta})
 	if mint == 0 && maxt == 0 {
-		return nil // no selectors
+		return 1, nil // no selectors
 	}
 	// Float arithmetic: @ modifiers can put the bounds far enough apart to overflow int64.
 	spanMs := float64(maxt) - float64(mint)
-	if spanMs <= float64(s.limits.MaxRange.Milliseconds()) {
-		return nil
+	if spanMs > float64(s.limits.MaxRange.Milliseconds()) {
+		return 0, newAPIError(http.StatusUnprocessableEntity, errExecution,
+			"query time range exceeds the maximum of %s: it reads %s of data (end minus start, plus range-selector windows, offsets and the %s lookback); shorten the time range or the range selectors",
+			spanText(float64(s.limits.MaxRange.Milliseconds())), spanText(spanMs), spanText(float64(s.limits.LookbackDelta.Milliseconds())))
 	}
-	return newAPIError(http.StatusUnprocessableEntity, errExecution,
-		"query time range exceeds the maximum of %s: it reads %s of data (end minus start, plus range-selector windows, offsets and the %s lookback); shorten the time range or the range selectors",
-		spanText(float64(s.limits.MaxRange.Milliseconds())), spanText(spanMs), spanText(float64(s.limits.LookbackDelta.Milliseconds())))
+	return uint64(max(1, math.Ceil(spanMs/float64(24*time.Hour/time.Millisecond)))), nil
 }
 
 // spanText renders a span in milliseconds as days plus a Prometheus duration ("7d5m");
@@ -143,22 +151,29 @@ func spanText(ms float64) string {
 }
 
 // engineError maps engine failures to CloudWatch's statuses: its execution-time cap
-// answers 422, not Prometheus' 503.
-func engineError(err error) *apiError {
+// answers 422, not Prometheus' 503, and so do its scan caps.
+func (s *Server) engineError(err error, days uint64) *apiError {
 	var (
 		timeout  promql.ErrQueryTimeout
 		canceled promql.ErrQueryCanceled
 		storage  promql.ErrStorage
+		series   promql.ErrTooManySeries
+		samples  promql.ErrTooManySamplesRead
 	)
+	const status = http.StatusUnprocessableEntity
 	switch {
 	case errors.As(err, &timeout):
-		return newAPIError(http.StatusUnprocessableEntity, errExecution, "%v: the query ran longer than the execution limit; narrow the time range or the series it selects", err)
+		return newAPIError(status, errExecution, "%v: the query ran longer than the %s execution limit; narrow the time range or the series it selects", err, s.limits.Timeout)
+	case errors.As(err, &series):
+		return newAPIError(status, errExecution, "%v: the query scans more than %d series (%d per 24 h of data read); add matchers or shorten the time range", err, s.limits.SeriesScannedPerDay*days, s.limits.SeriesScannedPerDay)
+	case errors.As(err, &samples):
+		return newAPIError(status, errExecution, "%v: the query scans more than %d samples (%d per 24 h of data read); add matchers, shorten the range selectors or raise the step", err, s.limits.SamplesScannedPerDay*days, s.limits.SamplesScannedPerDay)
 	case errors.As(err, &canceled):
 		return newAPIError(499, errCanceled, "%v", err)
 	case errors.As(err, &storage):
 		return newAPIError(http.StatusInternalServerError, errInternal, "%v", err)
 	default:
-		return newAPIError(http.StatusUnprocessableEntity, errExecution, "%v", err)
+		return newAPIError(status, errExecution, "%v", err)
 	}
 }
 

@@ -18,8 +18,8 @@ import (
 // maxBodyBytes bounds a form POST body [I: CloudWatch's limit is undocumented, Q7].
 const maxBodyBytes = 1 << 20
 
-// maxSamples is Prometheus' default in-memory sample cap; CloudWatch documents scan caps
-// instead, which this emulator does not count.
+// maxSamples is Prometheus' default cap on samples held in memory at once, kept as a
+// safety net; CloudWatch's own caps are the scan limits in Limits.
 const maxSamples = 50_000_000
 
 // Server is the CloudWatch PromQL API emulator; it implements http.Handler.
@@ -90,6 +90,8 @@ func New(cfg Config, db storage.Queryable) (*Server, error) {
 		LookbackDelta:        limits.LookbackDelta,
 		EnableAtModifier:     true,
 		EnableNegativeOffset: true,
+		// Cost accounting carries the per-query scan caps set in evaluate.
+		EnableQueryCost: true,
 		Parser:               p,
 	})
 	return &Server{

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -281,6 +282,42 @@ func TestConfigErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			if _, err := New(tc.cfg, tc.db); err == nil || !strings.Contains(err.Error(), tc.msg) {
 				t.Errorf("err %v, want one containing %q", err, tc.msg)
+			}
+		})
+	}
+}
+
+// TestScanLimits: CloudWatch caps series and samples scanned per 24 h of data read.
+func TestScanLimits(t *testing.T) {
+	gauge := `{"http.server.active_requests"}`
+	many := `{"many.series"}`
+	cases := []struct {
+		name   string
+		limits Limits
+		params url.Values
+		path   string
+		status int
+		msg    string
+	}{
+		{"series over cap", Limits{SeriesScannedPerDay: 100}, v("query", many), "/api/v1/query", 422, "scans more than 100 series"},
+		{"series under cap", Limits{SeriesScannedPerDay: 100}, v("query", gauge), "/api/v1/query", 200, ""},
+		{"series cap grows with days read", Limits{SeriesScannedPerDay: 300},
+			v("query", many, "start", unix(t0.Add(-36*time.Hour)), "end", unix(t0), "step", "3600"), "/api/v1/query_range", 200, ""},
+		{"series cap for one day", Limits{SeriesScannedPerDay: 300},
+			v("query", many, "start", unix(t0.Add(-12*time.Hour)), "end", unix(t0), "step", "3600"), "/api/v1/query_range", 422, "scans more than 300 series (300 per 24 h"},
+		{"samples over cap", Limits{SamplesScannedPerDay: 100}, v("query", "sum_over_time("+gauge+"[1h])"), "/api/v1/query", 422, "scans more than 100 samples"},
+		{"samples under cap", Limits{SamplesScannedPerDay: 100}, v("query", "sum_over_time("+gauge+"[10m])"), "/api/v1/query", 200, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.limits.QueryTPS = -1
+			srv := newTestServer(t, Config{Limits: tc.limits})
+			r := call(t, nil, srv.URL, "GET", tc.path, tc.params)
+			if r.status != tc.status || !strings.Contains(r.env.Error, tc.msg) {
+				t.Fatalf("got %d %s, want %d containing %q", r.status, r.raw, tc.status, tc.msg)
+			}
+			if tc.status == 422 && r.env.ErrorType != "execution" {
+				t.Errorf("errorType %q, want execution", r.env.ErrorType)
 			}
 		})
 	}

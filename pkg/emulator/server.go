@@ -92,7 +92,7 @@ func New(cfg Config, db storage.Queryable) (*Server, error) {
 		EnableNegativeOffset: true,
 		// Cost accounting carries the per-query scan caps set in evaluate.
 		EnableQueryCost: true,
-		Parser:               p,
+		Parser:          p,
 	})
 	return &Server{
 		cfg:    cfg,

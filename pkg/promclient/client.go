@@ -1,0 +1,348 @@
+// Package promclient talks to CloudWatch's Prometheus-compatible /api/v1 API:
+// it builds the requests, shapes the traffic to stay under the account's
+// limits, retries throttling and transient failures, and maps errors. It
+// returns raw bodies; turning them into frames is the converter's job.
+package promclient
+
+import (
+	"context"
+	"errors"
+	"io"
+	"math"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+	"golang.org/x/time/rate"
+)
+
+// CloudWatch's documented maxima for the limit parameter.
+const (
+	MaxQueryLimit     = 500
+	MaxDiscoveryLimit = 10000
+)
+
+// Defaults keep one datasource well below the per-account limits (300 query
+// and 10 discovery TPS, 30 concurrent each), leaving room for other clients.
+const (
+	DefaultMaxConcurrency   = 10
+	DefaultQueryRPS         = 20
+	DefaultDiscoveryRPS     = 5
+	DefaultMaxAttempts      = 4
+	DefaultBaseDelay        = 250 * time.Millisecond
+	DefaultMaxDelay         = 4 * time.Second
+	DefaultMaxResponseBytes = 256 << 20
+	DefaultUserAgent        = "inferscope-sagemaker-datasource"
+)
+
+// Limiter paces requests; *rate.Limiter satisfies it.
+type Limiter interface {
+	Wait(ctx context.Context) error
+}
+
+// RetryPolicy bounds retries of throttled (422 throttle, 429) and 5xx answers.
+type RetryPolicy struct {
+	MaxAttempts int           // total tries including the first; 1 disables retries. Default 4.
+	BaseDelay   time.Duration // first backoff ceiling, doubled per retry. Default 250ms.
+	MaxDelay    time.Duration // cap on one backoff, and on an honoured Retry-After. Default 4s.
+}
+
+// Options configure a Client. Only BaseURL is required.
+type Options struct {
+	BaseURL *url.URL
+	// Transport sends the requests; put the SigV4 round-tripper here (innermost,
+	// so it signs the final request). nil means http.DefaultTransport.
+	Transport http.RoundTripper
+	// Method for query, query_range, labels and series: POST (default, form body) or GET.
+	// Label values always use GET, the only method CloudWatch accepts there.
+	Method string
+	// QueryTimeout, when set, bounds each call including retries and is sent as timeout.
+	QueryTimeout time.Duration
+	// MaxConcurrency caps in-flight requests per class (queries, discovery). Default 10.
+	MaxConcurrency int
+	// QueryRPS and DiscoveryRPS pace requests per class; defaults 20 and 5, negative means unlimited.
+	QueryRPS, DiscoveryRPS float64
+	// QueryLimiter and DiscoveryLimiter replace the token buckets built from the rates (tests).
+	QueryLimiter, DiscoveryLimiter Limiter
+	Retry                          RetryPolicy
+	// Sleep waits between retries; it must return early with ctx's error. Default: a timer.
+	Sleep func(ctx context.Context, d time.Duration) error
+	// Jitter returns a number in [0,1) for full-jitter backoff. Default math/rand/v2.
+	Jitter func() float64
+	// Now is the clock used to decide whether a retry still fits the deadline. Default time.Now.
+	Now              func() time.Time
+	MaxResponseBytes int64
+	UserAgent        string
+}
+
+// Client is safe for concurrent use; build one per datasource instance so
+// its limits cover all of that datasource's queries.
+type Client struct {
+	base      *url.URL
+	http      *http.Client
+	method    string
+	timeout   time.Duration
+	classes   [2]trafficClass
+	retry     RetryPolicy
+	sleep     func(context.Context, time.Duration) error
+	jitter    func() float64
+	now       func() time.Time
+	maxBody   int64
+	userAgent string
+}
+
+type class int
+
+const (
+	classQuery class = iota
+	classDiscovery
+)
+
+// trafficClass is one kind of traffic with its own account limits.
+type trafficClass struct {
+	limiter Limiter
+	slots   chan struct{}
+}
+
+// Response is an upstream answer: status, headers and the raw body.
+type Response struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// New validates opts and builds a client.
+func New(opts Options) (*Client, error) {
+	if opts.BaseURL == nil || opts.BaseURL.Host == "" || (opts.BaseURL.Scheme != "http" && opts.BaseURL.Scheme != "https") {
+		return nil, errors.New("promclient: BaseURL must be an absolute http(s) URL; resolve it with awsauth.ResolveEndpoint")
+	}
+	method := strings.ToUpper(strings.TrimSpace(opts.Method))
+	switch method {
+	case "":
+		method = http.MethodPost
+	case http.MethodPost, http.MethodGet:
+	default:
+		return nil, backend.DownstreamErrorf("jsonData.httpMethod %q is not supported; use POST (default) or GET", opts.Method)
+	}
+	if opts.MaxConcurrency < 0 || opts.QueryTimeout < 0 || opts.Retry.MaxAttempts < 0 || opts.Retry.BaseDelay < 0 || opts.Retry.MaxDelay < 0 {
+		return nil, errors.New("promclient: MaxConcurrency, QueryTimeout and the retry settings must not be negative")
+	}
+	c := &Client{
+		base:      opts.BaseURL,
+		method:    method,
+		timeout:   opts.QueryTimeout,
+		retry:     opts.Retry,
+		sleep:     opts.Sleep,
+		jitter:    opts.Jitter,
+		now:       opts.Now,
+		maxBody:   opts.MaxResponseBytes,
+		userAgent: opts.UserAgent,
+	}
+	transport := opts.Transport
+	if transport == nil {
+		transport = http.DefaultTransport
+	}
+	c.http = &http.Client{
+		Transport: transport,
+		// A redirect would be signed again for wherever it points; never follow one.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	fill(&c.retry.MaxAttempts, DefaultMaxAttempts)
+	fill(&c.retry.BaseDelay, DefaultBaseDelay)
+	fill(&c.retry.MaxDelay, DefaultMaxDelay)
+	fill(&c.maxBody, DefaultMaxResponseBytes)
+	fill(&c.userAgent, DefaultUserAgent)
+	if c.sleep == nil {
+		c.sleep = sleepCtx
+	}
+	if c.jitter == nil {
+		c.jitter = rand.Float64
+	}
+	if c.now == nil {
+		c.now = time.Now
+	}
+	conc := opts.MaxConcurrency
+	fill(&conc, DefaultMaxConcurrency)
+	c.classes[classQuery] = trafficClass{limiter: opts.QueryLimiter, slots: make(chan struct{}, conc)}
+	c.classes[classDiscovery] = trafficClass{limiter: opts.DiscoveryLimiter, slots: make(chan struct{}, conc)}
+	for i, rps := range []float64{opts.QueryRPS, opts.DiscoveryRPS} {
+		if c.classes[i].limiter == nil {
+			c.classes[i].limiter = newRateLimiter(rps, []float64{DefaultQueryRPS, DefaultDiscoveryRPS}[i])
+		}
+	}
+	return c, nil
+}
+
+func fill[T comparable](v *T, def T) {
+	var zero T
+	if *v == zero {
+		*v = def
+	}
+}
+
+// newRateLimiter builds a token bucket whose burst is one second's worth.
+func newRateLimiter(rps, def float64) *rate.Limiter {
+	switch {
+	case rps == 0 || math.IsNaN(rps):
+		rps = def
+	case rps < 0:
+		return rate.NewLimiter(rate.Inf, 1)
+	}
+	return rate.NewLimiter(rate.Limit(rps), max(1, int(math.Ceil(rps))))
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Query runs an instant query at t. A limit ≤ 0 is not sent (CloudWatch's
+// default, its maximum, applies); larger limits are clamped to MaxQueryLimit.
+func (c *Client) Query(ctx context.Context, expr string, t time.Time, limit int) (*Response, error) {
+	if strings.TrimSpace(expr) == "" {
+		return nil, backend.DownstreamErrorf("the query expression is empty; enter a PromQL expression")
+	}
+	p := url.Values{"query": {expr}}
+	if !t.IsZero() {
+		p.Set("time", formatTime(t))
+	}
+	c.queryParams(p, limit)
+	return c.do(ctx, classQuery, c.method, []string{"api", "v1", "query"}, p)
+}
+
+// QueryRange runs a range query; step must be positive and end not before start.
+func (c *Client) QueryRange(ctx context.Context, expr string, start, end time.Time, step time.Duration, limit int) (*Response, error) {
+	switch {
+	case strings.TrimSpace(expr) == "":
+		return nil, backend.DownstreamErrorf("the query expression is empty; enter a PromQL expression")
+	case step <= 0:
+		return nil, backend.DownstreamErrorf("the query step %s is not positive; set a positive min interval", step)
+	case end.Before(start):
+		return nil, backend.DownstreamErrorf("the time range ends (%s) before it starts (%s); pick a valid time range", end.UTC().Format(time.RFC3339), start.UTC().Format(time.RFC3339))
+	}
+	p := url.Values{
+		"query": {expr},
+		"start": {formatTime(start)},
+		"end":   {formatTime(end)},
+		"step":  {strconv.FormatFloat(step.Seconds(), 'f', -1, 64)},
+	}
+	c.queryParams(p, limit)
+	return c.do(ctx, classQuery, c.method, []string{"api", "v1", "query_range"}, p)
+}
+
+// Labels lists label names. Zero start/end are not sent.
+func (c *Client) Labels(ctx context.Context, matchers []string, start, end time.Time, limit int) (*Response, error) {
+	return c.do(ctx, classDiscovery, c.method, []string{"api", "v1", "labels"}, discoveryParams(matchers, start, end, limit))
+}
+
+// LabelValues lists the values of label name. It always uses GET, and the
+// name is percent-encoded as one path segment ("@resource.host.id" is sent
+// as "%40resource.host.id").
+func (c *Client) LabelValues(ctx context.Context, name string, matchers []string, start, end time.Time, limit int) (*Response, error) {
+	if name == "" {
+		return nil, backend.DownstreamErrorf("the label name is empty; choose a label to list values for")
+	}
+	return c.do(ctx, classDiscovery, http.MethodGet, []string{"api", "v1", "label", name, "values"}, discoveryParams(matchers, start, end, limit))
+}
+
+// Series lists the series matching at least one selector.
+func (c *Client) Series(ctx context.Context, matchers []string, start, end time.Time, limit int) (*Response, error) {
+	if len(matchers) == 0 {
+		return nil, backend.DownstreamErrorf("a series lookup needs at least one match[] selector with a metric name")
+	}
+	return c.do(ctx, classDiscovery, c.method, []string{"api", "v1", "series"}, discoveryParams(matchers, start, end, limit))
+}
+
+func (c *Client) queryParams(p url.Values, limit int) {
+	if limit > 0 {
+		p.Set("limit", strconv.Itoa(min(limit, MaxQueryLimit)))
+	}
+	if c.timeout > 0 {
+		p.Set("timeout", strconv.FormatFloat(c.timeout.Seconds(), 'f', -1, 64))
+	}
+}
+
+func discoveryParams(matchers []string, start, end time.Time, limit int) url.Values {
+	p := url.Values{}
+	for _, m := range matchers {
+		p.Add("match[]", m)
+	}
+	if !start.IsZero() {
+		p.Set("start", formatTime(start))
+	}
+	if !end.IsZero() {
+		p.Set("end", formatTime(end))
+	}
+	if limit > 0 {
+		p.Set("limit", strconv.Itoa(min(limit, MaxDiscoveryLimit)))
+	}
+	return p
+}
+
+// formatTime renders unix seconds with millisecond precision, as Grafana sends them.
+func formatTime(t time.Time) string {
+	return strconv.FormatFloat(float64(t.UnixMilli())/1000, 'f', -1, 64)
+}
+
+// escapeSegment percent-encodes all but RFC 3986 unreserved characters;
+// url.PathEscape would leave '@' alone, which CloudWatch documents as %40.
+func escapeSegment(s string) string {
+	const hexDigits = "0123456789ABCDEF"
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '.' || c == '_' || c == '~' {
+			b.WriteByte(c)
+			continue
+		}
+		b.WriteByte('%')
+		b.WriteByte(hexDigits[c>>4])
+		b.WriteByte(hexDigits[c&15])
+	}
+	return b.String()
+}
+
+// endpointURL appends segments to the base path, keeping both the decoded and
+// the escaped form so the escaped one is sent (and signed) exactly.
+func (c *Client) endpointURL(segments []string) *url.URL {
+	u := *c.base
+	u.RawQuery, u.Fragment = "", ""
+	path, raw := strings.TrimSuffix(u.Path, "/"), strings.TrimSuffix(u.EscapedPath(), "/")
+	for _, s := range segments {
+		path += "/" + s
+		raw += "/" + escapeSegment(s)
+	}
+	u.Path, u.RawPath = path, raw
+	return &u
+}
+
+func (c *Client) newRequest(ctx context.Context, method string, u *url.URL, p url.Values) (*http.Request, error) {
+	var body io.Reader
+	if method == http.MethodGet {
+		u.RawQuery = p.Encode()
+	} else {
+		body = strings.NewReader(p.Encode())
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u.String(), body)
+	if err != nil {
+		return nil, err
+	}
+	// u.String() round-trips through parsing; pin the escaped path we chose.
+	req.URL.Path, req.URL.RawPath = u.Path, u.RawPath
+	if body != nil {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("User-Agent", c.userAgent)
+	return req, nil
+}

@@ -1,0 +1,583 @@
+package promclient
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+	"golang.org/x/time/rate"
+
+	"github.com/inferscope/sagemaker-datasource/pkg/sigv4"
+)
+
+const okBody = `{"status":"success","data":{"resultType":"vector","result":[]}}`
+
+// seen is one request as the fake CloudWatch received it.
+type seen struct {
+	Method, Path, RawQuery, ContentType string
+	Form                                url.Values
+}
+
+// fakeCW records requests and answers from a script of (status, header, body).
+type fakeCW struct {
+	mu      sync.Mutex
+	reqs    []seen
+	answers []answer
+}
+
+type answer struct {
+	status int
+	header map[string]string
+	body   string
+}
+
+func (f *fakeCW) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	raw, _ := io.ReadAll(r.Body)
+	form, _ := url.ParseQuery(string(raw))
+	if r.Method == http.MethodGet {
+		form = r.URL.Query()
+	}
+	f.mu.Lock()
+	f.reqs = append(f.reqs, seen{Method: r.Method, Path: r.URL.EscapedPath(), RawQuery: r.URL.RawQuery, ContentType: r.Header.Get("Content-Type"), Form: form})
+	a := answer{status: http.StatusOK, body: okBody}
+	if len(f.answers) > 0 {
+		a = f.answers[0]
+		if len(f.answers) > 1 {
+			f.answers = f.answers[1:]
+		}
+	}
+	f.mu.Unlock()
+	for k, v := range a.header {
+		w.Header().Set(k, v)
+	}
+	w.WriteHeader(a.status)
+	io.WriteString(w, a.body)
+}
+
+func (f *fakeCW) requests() []seen {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]seen(nil), f.reqs...)
+}
+
+// sleeps records backoff delays instead of waiting.
+type sleeps struct {
+	mu sync.Mutex
+	d  []time.Duration
+}
+
+func (s *sleeps) sleep(_ context.Context, d time.Duration) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.d = append(s.d, d)
+	return nil
+}
+
+func newTestClient(t *testing.T, h http.Handler, mutate func(*Options)) (*Client, *sleeps) {
+	t.Helper()
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	u, _ := url.Parse(srv.URL)
+	sl := &sleeps{}
+	opts := Options{BaseURL: u, QueryRPS: -1, DiscoveryRPS: -1, Sleep: sl.sleep, Jitter: func() float64 { return 0.5 }}
+	if mutate != nil {
+		mutate(&opts)
+	}
+	c, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, sl
+}
+
+var (
+	t0 = time.Date(2026, 6, 5, 12, 0, 0, 0, time.UTC)
+	t1 = t0.Add(time.Hour)
+)
+
+func TestRequestShape(t *testing.T) {
+	name := "@resource.host.id"
+	match := `{"vllm:num_requests_running","@aws.region"="us-east-1"}`
+	tests := []struct {
+		name       string
+		method     string // Options.Method
+		basePath   string
+		timeout    time.Duration
+		call       func(c *Client) (*Response, error)
+		wantMethod string
+		wantPath   string
+		wantForm   url.Values
+	}{
+		{
+			name: "instant query POST, limit clamped", call: func(c *Client) (*Response, error) {
+				return c.Query(context.Background(), `sum(rate({"x"}[5m]))`, t0.Add(500*time.Millisecond), 600)
+			},
+			wantMethod: "POST", wantPath: "/api/v1/query",
+			wantForm: url.Values{"query": {`sum(rate({"x"}[5m]))`}, "time": {"1780660800.5"}, "limit": {"500"}},
+		},
+		{
+			name: "instant query GET, no limit, timeout sent", method: "get", timeout: 30 * time.Second, call: func(c *Client) (*Response, error) {
+				return c.Query(context.Background(), "1+1", t0, 0)
+			},
+			wantMethod: "GET", wantPath: "/api/v1/query",
+			wantForm: url.Values{"query": {"1+1"}, "time": {"1780660800"}, "timeout": {"30"}},
+		},
+		{
+			name: "range query with fractional step", call: func(c *Client) (*Response, error) {
+				return c.QueryRange(context.Background(), "up", t0, t1, 1500*time.Millisecond, 10)
+			},
+			wantMethod: "POST", wantPath: "/api/v1/query_range",
+			wantForm: url.Values{"query": {"up"}, "start": {"1780660800"}, "end": {"1780664400"}, "step": {"1.5"}, "limit": {"10"}},
+		},
+		{
+			name: "labels, limit clamped to discovery max", call: func(c *Client) (*Response, error) {
+				return c.Labels(context.Background(), []string{match}, t0, t1, 40000)
+			},
+			wantMethod: "POST", wantPath: "/api/v1/labels",
+			wantForm: url.Values{"match[]": {match}, "start": {"1780660800"}, "end": {"1780664400"}, "limit": {"10000"}},
+		},
+		{
+			name: "label values always GET, @ escaped, dot kept", call: func(c *Client) (*Response, error) {
+				return c.LabelValues(context.Background(), name, []string{match, "up"}, time.Time{}, time.Time{}, 5)
+			},
+			wantMethod: "GET", wantPath: "/api/v1/label/%40resource.host.id/values",
+			wantForm: url.Values{"match[]": {match, "up"}, "limit": {"5"}},
+		},
+		{
+			name: "label values under a base path, slash and space escaped", basePath: "/cw/", call: func(c *Client) (*Response, error) {
+				return c.LabelValues(context.Background(), "a/b c", nil, time.Time{}, time.Time{}, 0)
+			},
+			wantMethod: "GET", wantPath: "/cw/api/v1/label/a%2Fb%20c/values", wantForm: url.Values{},
+		},
+		{
+			name: "series GET", method: "GET", call: func(c *Client) (*Response, error) {
+				return c.Series(context.Background(), []string{match}, t0, t1, 0)
+			},
+			wantMethod: "GET", wantPath: "/api/v1/series",
+			wantForm: url.Values{"match[]": {match}, "start": {"1780660800"}, "end": {"1780664400"}},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			fake := &fakeCW{}
+			srv := httptest.NewServer(fake)
+			defer srv.Close()
+			u, _ := url.Parse(srv.URL + tc.basePath)
+			c, err := New(Options{BaseURL: u, Method: tc.method, QueryTimeout: tc.timeout})
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, err := tc.call(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.Status != 200 || string(resp.Body) != okBody {
+				t.Errorf("response %d %s", resp.Status, resp.Body)
+			}
+			reqs := fake.requests()
+			if len(reqs) != 1 {
+				t.Fatalf("%d requests, want 1", len(reqs))
+			}
+			r := reqs[0]
+			if r.Method != tc.wantMethod || r.Path != tc.wantPath {
+				t.Errorf("got %s %s, want %s %s", r.Method, r.Path, tc.wantMethod, tc.wantPath)
+			}
+			if fmt.Sprint(r.Form) != fmt.Sprint(tc.wantForm) {
+				t.Errorf("form %v, want %v", r.Form, tc.wantForm)
+			}
+			if r.Method == "POST" && (r.ContentType != "application/x-www-form-urlencoded" || r.RawQuery != "") {
+				t.Errorf("POST must be a form body: content type %q, query %q", r.ContentType, r.RawQuery)
+			}
+		})
+	}
+}
+
+func TestSignedEndToEnd(t *testing.T) {
+	now := t0
+	verifier := &sigv4.Verifier{Region: "us-east-1", Credentials: map[string]sigv4.Credential{
+		"AKIDTEST": {AccessKeyID: "AKIDTEST", SecretAccessKey: "s3cr3t"},
+	}, Now: func() time.Time { return now }}
+	fake := &fakeCW{}
+	verifying := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := verifier.Verify(r); err != nil {
+			sigv4.WriteAuthError(w, err)
+			return
+		}
+		fake.ServeHTTP(w, r)
+	})
+	for _, tc := range []struct {
+		name, region string
+		wantType     string
+	}{
+		{name: "accepted", region: "us-east-1"},
+		{name: "wrong region", region: "eu-west-1", wantType: sigv4.TypeInvalidSignature},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			creds := credentials.NewStaticCredentialsProvider("AKIDTEST", "s3cr3t", "")
+			signer := sigv4.NewRoundTripper(http.DefaultTransport, creds, tc.region, sigv4.Service, func() time.Time { return now })
+			c, _ := newTestClient(t, verifying, func(o *Options) { o.Transport = signer })
+			calls := []func() (*Response, error){
+				func() (*Response, error) {
+					return c.Query(context.Background(), `{"vllm:num_requests_running","@aws.region"="us-east-1"}`, t0, 500)
+				},
+				func() (*Response, error) {
+					return c.LabelValues(context.Background(), "@resource.host.id", []string{`{"@aws.account"="1"}`}, t0, t1, 0)
+				},
+				func() (*Response, error) { return c.Series(context.Background(), []string{"up"}, t0, t1, 0) },
+			}
+			for i, call := range calls {
+				resp, err := call()
+				if tc.wantType == "" {
+					if err != nil || resp.Status != 200 {
+						t.Errorf("call %d: %v", i, err)
+					}
+					continue
+				}
+				var apiErr *APIError
+				if !errors.As(err, &apiErr) {
+					t.Fatalf("call %d: want *APIError, got %v", i, err)
+				}
+				if apiErr.Status != 403 || apiErr.Type != tc.wantType || apiErr.Attempts != 1 || apiErr.RequestID == "" {
+					t.Errorf("call %d: %+v", i, apiErr)
+				}
+				if !strings.Contains(apiErr.Error(), sigv4.MsgWrongRegion) || !strings.Contains(apiErr.Error(), "cloudwatch:GetMetricData") {
+					t.Errorf("call %d: message lacks CloudWatch's words or the fix: %s", i, apiErr)
+				}
+			}
+		})
+	}
+}
+
+func TestRetry(t *testing.T) {
+	throttle := answer{status: 422, body: `{"status":"error","errorType":"execution","error":"Rate exceeded: the query TPS limit of 300 per account was reached"}`}
+	concurrency := answer{status: 429, body: `{"status":"error","errorType":"too_many_requests","error":"Too many concurrent requests"}`}
+	ok := answer{status: 200, body: okBody}
+	tests := []struct {
+		name         string
+		answers      []answer
+		deadline     time.Duration
+		wantAttempts int
+		wantStatus   int // of the final error; 0 for success
+		wantSleeps   []time.Duration
+	}{
+		{name: "422 throttle then ok", answers: []answer{throttle, ok}, wantAttempts: 2, wantSleeps: []time.Duration{50 * time.Millisecond}},
+		{name: "429 thrice then ok, backoff capped", answers: []answer{concurrency, concurrency, concurrency, ok}, wantAttempts: 4,
+			wantSleeps: []time.Duration{50 * time.Millisecond, 100 * time.Millisecond, 150 * time.Millisecond}},
+		{name: "503 until attempts run out", answers: []answer{{status: 503, body: "upstream busy"}}, wantAttempts: 4, wantStatus: 503,
+			wantSleeps: []time.Duration{50 * time.Millisecond, 100 * time.Millisecond, 150 * time.Millisecond}},
+		{name: "422 range error is final", answers: []answer{{status: 422, body: `{"status":"error","errorType":"execution","error":"query time range exceeds the maximum of 7 days"}`}}, wantAttempts: 1, wantStatus: 422},
+		{name: "400 never retried", answers: []answer{{status: 400, body: `{"status":"error","errorType":"bad_data","error":"unclosed left parenthesis"}`}}, wantAttempts: 1, wantStatus: 400},
+		{name: "403 never retried", answers: []answer{{status: 403, body: `{"message":"denied"}`}}, wantAttempts: 1, wantStatus: 403},
+		{name: "404 never retried", answers: []answer{{status: 404, body: "not found"}}, wantAttempts: 1, wantStatus: 404},
+		{name: "501 never retried", answers: []answer{{status: 501, body: "nope"}}, wantAttempts: 1, wantStatus: 501},
+		{name: "Retry-After honoured", answers: []answer{{status: 429, header: map[string]string{"Retry-After": "0"}, body: "busy"}, ok}, wantAttempts: 2, wantSleeps: []time.Duration{0}},
+		{name: "Retry-After beyond max delay gives up", answers: []answer{{status: 429, header: map[string]string{"Retry-After": "60"}, body: "busy"}}, wantAttempts: 1, wantStatus: 429},
+		{name: "backoff past the deadline gives up with CloudWatch's error", answers: []answer{throttle}, deadline: 40 * time.Millisecond, wantAttempts: 1, wantStatus: 422},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			fake := &fakeCW{answers: tc.answers}
+			c, sl := newTestClient(t, fake, func(o *Options) {
+				o.Retry = RetryPolicy{BaseDelay: 100 * time.Millisecond, MaxDelay: 300 * time.Millisecond}
+			})
+			ctx := context.Background()
+			if tc.deadline > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, tc.deadline)
+				defer cancel()
+			}
+			_, err := c.Query(ctx, "up", t0, 0)
+			if got := len(fake.requests()); got != tc.wantAttempts {
+				t.Errorf("%d attempts, want %d", got, tc.wantAttempts)
+			}
+			if fmt.Sprint(sl.d) != fmt.Sprint(tc.wantSleeps) {
+				t.Errorf("slept %v, want %v", sl.d, tc.wantSleeps)
+			}
+			if tc.wantStatus == 0 {
+				if err != nil {
+					t.Fatalf("want success, got %v", err)
+				}
+				return
+			}
+			var apiErr *APIError
+			if !errors.As(err, &apiErr) || apiErr.Status != tc.wantStatus || apiErr.Attempts != tc.wantAttempts {
+				t.Fatalf("want APIError %d after %d attempts, got %v", tc.wantStatus, tc.wantAttempts, err)
+			}
+		})
+	}
+}
+
+func TestRetryAfterDate(t *testing.T) {
+	now := time.Date(2026, 6, 5, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		v    string
+		want time.Duration
+		ok   bool
+	}{
+		{v: "3", want: 3 * time.Second, ok: true},
+		{v: now.Add(2 * time.Second).Format(http.TimeFormat), want: 2 * time.Second, ok: true},
+		{v: now.Add(-time.Minute).Format(http.TimeFormat), want: 0, ok: true},
+		{v: "-1"},
+		{v: "soon"},
+		{v: ""},
+	} {
+		got, ok := retryAfter(tc.v, now)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("retryAfter(%q) = %v, %v; want %v, %v", tc.v, got, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+func TestErrorMapping(t *testing.T) {
+	tests := []struct {
+		name          string
+		status        int
+		header        map[string]string
+		body          string
+		wantType      string
+		wantMsg       string
+		wantThrottled bool
+		wantRetry     bool
+		wantSource    backend.ErrorSource
+		wantHint      string
+	}{
+		{name: "prometheus envelope", status: 400, body: `{"status":"error","errorType":"bad_data","error":"unexpected left brace inside braces"}`,
+			wantType: "bad_data", wantMsg: "unexpected left brace inside braces", wantSource: backend.ErrorSourceDownstream},
+		{name: "422 TPS throttle", status: 422, body: `{"status":"error","errorType":"execution","error":"Rate exceeded"}`,
+			wantType: "execution", wantMsg: "Rate exceeded", wantThrottled: true, wantRetry: true, wantSource: backend.ErrorSourceDownstream, wantHint: "per second"},
+		{name: "422 throttling exception type", status: 422, header: map[string]string{"x-amzn-ErrorType": "ThrottlingException"}, body: `{"message":"slow down"}`,
+			wantType: "ThrottlingException", wantMsg: "slow down", wantThrottled: true, wantRetry: true, wantSource: backend.ErrorSourceDownstream},
+		{name: "422 too many samples is not throttling", status: 422, body: `{"status":"error","errorType":"execution","error":"query processed too many samples, see https://docs.aws.amazon.com"}`,
+			wantType: "execution", wantMsg: "query processed too many samples, see https://docs.aws.amazon.com", wantSource: backend.ErrorSourceDownstream},
+		{name: "429 concurrency", status: 429, body: `{"status":"error","errorType":"too_many_requests","error":"Too many concurrent requests"}`,
+			wantType: "too_many_requests", wantMsg: "Too many concurrent requests", wantThrottled: true, wantRetry: true, wantSource: backend.ErrorSourceDownstream, wantHint: "concurrent"},
+		{name: "403 AWS __type with namespace", status: 403, header: map[string]string{"x-amzn-RequestId": "req-1"},
+			body:     `{"__type":"com.amazon.coral.service#UnrecognizedClientException","message":"The security token included in the request is invalid."}`,
+			wantType: "UnrecognizedClientException", wantMsg: "The security token included in the request is invalid.", wantSource: backend.ErrorSourceDownstream, wantHint: "cloudwatch:ListMetrics"},
+		{name: "403 type only in header with suffix", status: 403, header: map[string]string{"x-amzn-ErrorType": "InvalidSignatureException:http://internal.amazon.com/coral/com.amazon.coral.service/"},
+			body: `{"message":"Credential should be scoped to correct service: 'monitoring'."}`, wantType: "InvalidSignatureException",
+			wantMsg: "Credential should be scoped to correct service: 'monitoring'.", wantSource: backend.ErrorSourceDownstream, wantHint: "region"},
+		{name: "403 capitalised Message", status: 403, body: `{"Message":"User: arn:aws:iam::1:user/x is not authorized to perform: cloudwatch:GetMetricData"}`,
+			wantMsg: "User: arn:aws:iam::1:user/x is not authorized to perform: cloudwatch:GetMetricData", wantSource: backend.ErrorSourceDownstream},
+		{name: "502 HTML from a proxy", status: 502, body: "<html>" + strings.Repeat("x", 1000) + "</html>",
+			wantMsg: "<html>" + strings.Repeat("x", maxMessage-6) + "…", wantRetry: true, wantSource: backend.ErrorSourceDownstream},
+		{name: "500 empty body", status: 500, wantMsg: "Internal Server Error", wantRetry: true, wantSource: backend.ErrorSourceDownstream},
+		{name: "405 is the plugin's fault", status: 405, body: `{"status":"error","errorType":"bad_data","error":"method not allowed"}`,
+			wantType: "bad_data", wantMsg: "method not allowed", wantSource: backend.ErrorSourcePlugin},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := http.Header{}
+			for k, v := range tc.header {
+				h.Set(k, v)
+			}
+			e := parseError(&Response{Status: tc.status, Header: h, Body: []byte(tc.body)})
+			if e.Type != tc.wantType || e.Message != tc.wantMsg || e.Throttled != tc.wantThrottled || e.Retryable() != tc.wantRetry {
+				t.Errorf("got type %q msg %q throttled %v retry %v", e.Type, e.Message, e.Throttled, e.Retryable())
+			}
+			if e.Source() != tc.wantSource || backend.IsDownstreamError(e) != (tc.wantSource == backend.ErrorSourceDownstream) {
+				t.Errorf("source %v (IsDownstreamError %v), want %v", e.Source(), backend.IsDownstreamError(e), tc.wantSource)
+			}
+			if !strings.Contains(e.Error(), tc.wantHint) || !strings.Contains(e.Error(), tc.wantMsg) {
+				t.Errorf("Error() %q lacks the message or the hint %q", e.Error(), tc.wantHint)
+			}
+			if id := h.Get("x-amzn-RequestId"); id != "" && !strings.Contains(e.Error(), id) {
+				t.Errorf("Error() %q lacks the request id", e.Error())
+			}
+		})
+	}
+}
+
+func TestConcurrencyBound(t *testing.T) {
+	const limit = 3
+	var inFlight, maxInFlight atomic.Int32
+	arrived := make(chan struct{}, 10)
+	release := make(chan struct{})
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/api/v1/labels" {
+			io.WriteString(w, `{"status":"success","data":[]}`)
+			return
+		}
+		n := inFlight.Add(1)
+		for {
+			m := maxInFlight.Load()
+			if n <= m || maxInFlight.CompareAndSwap(m, n) {
+				break
+			}
+		}
+		arrived <- struct{}{}
+		<-release
+		inFlight.Add(-1)
+		io.WriteString(w, okBody)
+	})
+	c, _ := newTestClient(t, h, func(o *Options) { o.MaxConcurrency = limit })
+	var wg sync.WaitGroup
+	errs := make(chan error, 10)
+	for range 10 {
+		wg.Go(func() {
+			_, err := c.Query(context.Background(), "up", t0, 0)
+			errs <- err
+		})
+	}
+	for range limit {
+		<-arrived
+	}
+	// Queries hold every query slot; discovery has its own slots and still gets through.
+	if _, err := c.Labels(context.Background(), nil, time.Time{}, time.Time{}, 0); err != nil {
+		t.Fatalf("discovery blocked by queries: %v", err)
+	}
+	close(release)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := maxInFlight.Load(); got != limit {
+		t.Errorf("max in flight %d, want exactly %d", got, limit)
+	}
+}
+
+type countingLimiter struct {
+	n   atomic.Int32
+	err error
+}
+
+func (l *countingLimiter) Wait(context.Context) error { l.n.Add(1); return l.err }
+
+func TestRateLimiting(t *testing.T) {
+	t.Run("one token per attempt, per class", func(t *testing.T) {
+		q, d := &countingLimiter{}, &countingLimiter{}
+		fake := &fakeCW{answers: []answer{{status: 429, body: "busy"}, {status: 503}, {status: 200, body: okBody}}}
+		c, _ := newTestClient(t, fake, func(o *Options) { o.QueryLimiter, o.DiscoveryLimiter = q, d })
+		if _, err := c.Query(context.Background(), "up", t0, 0); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.LabelValues(context.Background(), "job", nil, time.Time{}, time.Time{}, 0); err != nil {
+			t.Fatal(err)
+		}
+		if q.n.Load() != 3 || d.n.Load() != 1 {
+			t.Errorf("query limiter waited %d times (want 3), discovery %d (want 1)", q.n.Load(), d.n.Load())
+		}
+	})
+	t.Run("a refusing limiter sends nothing", func(t *testing.T) {
+		fake := &fakeCW{}
+		c, _ := newTestClient(t, fake, func(o *Options) { o.DiscoveryLimiter = &countingLimiter{err: context.Canceled} })
+		if _, err := c.Series(context.Background(), []string{"up"}, t0, t1, 0); !errors.Is(err, context.Canceled) {
+			t.Errorf("err %v, want context.Canceled", err)
+		}
+		if len(fake.requests()) != 0 {
+			t.Error("a request was sent")
+		}
+	})
+	t.Run("token bucket: the second request would wait past the deadline", func(t *testing.T) {
+		fake := &fakeCW{}
+		c, _ := newTestClient(t, fake, func(o *Options) { o.QueryRPS = 0.5 })
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if _, err := c.Query(ctx, "up", t0, 0); err != nil {
+			t.Fatal(err)
+		}
+		short, cancel2 := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		defer cancel2()
+		if _, err := c.Query(short, "up", t0, 0); !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("err %v, want DeadlineExceeded", err)
+		}
+		if n := len(fake.requests()); n != 1 {
+			t.Errorf("%d requests sent, want 1", n)
+		}
+	})
+	t.Run("defaults", func(t *testing.T) {
+		for _, tc := range []struct {
+			rps, def  float64
+			wantLimit rate.Limit
+			wantBurst int
+		}{
+			{rps: 0, def: DefaultQueryRPS, wantLimit: 20, wantBurst: 20},
+			{rps: 0, def: DefaultDiscoveryRPS, wantLimit: 5, wantBurst: 5},
+			{rps: 2.5, def: 5, wantLimit: 2.5, wantBurst: 3},
+			{rps: 0.2, def: 5, wantLimit: 0.2, wantBurst: 1},
+			{rps: -1, def: 5, wantLimit: rate.Inf, wantBurst: 1},
+		} {
+			l := newRateLimiter(tc.rps, tc.def)
+			if l.Limit() != tc.wantLimit || l.Burst() != tc.wantBurst {
+				t.Errorf("newRateLimiter(%v) = %v/%d, want %v/%d", tc.rps, l.Limit(), l.Burst(), tc.wantLimit, tc.wantBurst)
+			}
+		}
+	})
+}
+
+func TestClientSideErrorsSendNothing(t *testing.T) {
+	fake := &fakeCW{}
+	c, _ := newTestClient(t, fake, nil)
+	ctx := context.Background()
+	for name, call := range map[string]func() error{
+		"empty expr":       func() error { _, err := c.Query(ctx, "  ", t0, 0); return err },
+		"zero step":        func() error { _, err := c.QueryRange(ctx, "up", t0, t1, 0, 0); return err },
+		"end before start": func() error { _, err := c.QueryRange(ctx, "up", t1, t0, time.Minute, 0); return err },
+		"empty label":      func() error { _, err := c.LabelValues(ctx, "", nil, t0, t1, 0); return err },
+		"series no match":  func() error { _, err := c.Series(ctx, nil, t0, t1, 0); return err },
+	} {
+		if err := call(); err == nil || !backend.IsDownstreamError(err) {
+			t.Errorf("%s: err %v, want a downstream error", name, err)
+		}
+	}
+	if n := len(fake.requests()); n != 0 {
+		t.Errorf("%d requests sent", n)
+	}
+}
+
+func TestRedirectNotFollowed(t *testing.T) {
+	var hits atomic.Int32
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		http.Redirect(w, r, "http://127.0.0.1:1/elsewhere", http.StatusFound)
+	})
+	c, _ := newTestClient(t, h, nil)
+	_, err := c.Query(context.Background(), "up", t0, 0)
+	var apiErr *APIError
+	if !errors.As(err, &apiErr) || apiErr.Status != http.StatusFound || !strings.Contains(apiErr.Error(), "redirected") {
+		t.Fatalf("err %v, want a 302 APIError", err)
+	}
+	if hits.Load() != 1 {
+		t.Errorf("%d hits, want 1", hits.Load())
+	}
+}
+
+func TestResponseTooLarge(t *testing.T) {
+	c, _ := newTestClient(t, &fakeCW{}, func(o *Options) { o.MaxResponseBytes = 10 })
+	if _, err := c.Query(context.Background(), "up", t0, 0); err == nil || !strings.Contains(err.Error(), "larger than 10 bytes") {
+		t.Errorf("err %v", err)
+	}
+}
+
+func TestNewValidates(t *testing.T) {
+	good, _ := url.Parse("https://monitoring.us-east-1.amazonaws.com")
+	for name, opts := range map[string]Options{
+		"no base URL":          {},
+		"relative base URL":    {BaseURL: &url.URL{Path: "/x"}},
+		"ftp base URL":         {BaseURL: &url.URL{Scheme: "ftp", Host: "x"}},
+		"bad method":           {BaseURL: good, Method: "PUT"},
+		"negative concurrency": {BaseURL: good, MaxConcurrency: -1},
+		"negative timeout":     {BaseURL: good, QueryTimeout: -time.Second},
+	} {
+		if _, err := New(opts); err == nil {
+			t.Errorf("%s: want an error", name)
+		}
+	}
+	if _, err := New(Options{BaseURL: good, Method: "get"}); err != nil {
+		t.Errorf("lower-case GET: %v", err)
+	}
+}

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/inferscope/sagemaker-datasource/pkg/diagnosis"
+)
+
+// width is where text wraps: a common terminal.
+const width = 100
+
+// printText writes the report for a terminal: a header, then each finding as a block whose
+// labels line up, most important first.
+func printText(w io.Writer, r diagnosis.Report) {
+	fmt.Fprintf(w, "Diagnosis of the %s, %s → %s (%s), %d upstream requests\n",
+		r.Scope, r.Start.UTC().Format("2006-01-02 15:04"), r.End.UTC().Format("15:04 MST"), r.End.Sub(r.Start).Round(time.Minute), r.Requests)
+	if len(r.Findings) == 0 {
+		fmt.Fprintln(w, "\nNo likely cause found: no rule fired over this scope and range.")
+	}
+	for i, f := range r.Findings {
+		fmt.Fprintf(w, "\n%2d. %-8s %s\n", i+1, strings.ToUpper(f.Severity.String()), f.Cause)
+		field(w, "scope", f.Target.String())
+		field(w, "summary", f.Summary)
+		for j, e := range f.Evidence {
+			label := ""
+			if j == 0 {
+				label = "evidence"
+			}
+			field(w, label, e.What+": "+e.Value)
+		}
+		field(w, "next", f.Next)
+		if f.PanelLink != "" {
+			field(w, "panel", f.PanelLink)
+		}
+	}
+	for _, f := range r.Failures {
+		fmt.Fprintf(w, "\nrule %s did not run: %s\n", f.Rule, f.Error)
+	}
+}
+
+// field writes "    label     text", wrapping text under itself.
+func field(w io.Writer, label, text string) {
+	const indent = 4 + 10
+	lines := wrap(text, width-indent)
+	for i, l := range lines {
+		if i > 0 {
+			label = ""
+		}
+		fmt.Fprintf(w, "    %-10s%s\n", label, l)
+	}
+}
+
+// wrap breaks s into lines of at most n runes at spaces; a longer word (a URL) stays whole.
+func wrap(s string, n int) []string {
+	var lines []string
+	var cur []string
+	size := 0
+	for _, word := range strings.Fields(s) {
+		l := len([]rune(word))
+		if size > 0 && size+1+l > n {
+			lines = append(lines, strings.Join(cur, " "))
+			cur, size = nil, 0
+		}
+		if size > 0 {
+			size++
+		}
+		cur = append(cur, word)
+		size += l
+	}
+	if len(cur) > 0 || len(lines) == 0 {
+		lines = append(lines, strings.Join(cur, " "))
+	}
+	return lines
+}

@@ -1,0 +1,36 @@
+package diagnosis
+
+import (
+	"context"
+	"time"
+
+	"github.com/prometheus/common/model"
+
+	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
+)
+
+// promClientQuerier sends the rules' queries through pkg/promclient, which signs them, paces
+// them within CloudWatch's limits and retries throttling; it decodes the answers here.
+type promClientQuerier struct{ c *promclient.Client }
+
+// NewPromClientQuerier adapts the datasource's client (the same limits and credentials as its
+// panels) for Run and HandleQuery.
+func NewPromClientQuerier(c *promclient.Client) Querier { return promClientQuerier{c} }
+
+// Instant runs an instant query; no limit is sent, so CloudWatch's maximum (500) applies.
+func (p promClientQuerier) Instant(ctx context.Context, expr string, t time.Time) (model.Vector, error) {
+	resp, err := p.c.Query(ctx, expr, t, 0)
+	if err != nil {
+		return nil, err
+	}
+	return DecodeVector(resp.Status, resp.Body)
+}
+
+// Range runs a range query.
+func (p promClientQuerier) Range(ctx context.Context, expr string, start, end time.Time, step time.Duration) (model.Matrix, error) {
+	resp, err := p.c.QueryRange(ctx, expr, start, end, step, 0)
+	if err != nil {
+		return nil, err
+	}
+	return DecodeMatrix(resp.Status, resp.Body)
+}

@@ -257,3 +257,67 @@ func interpolate(expr string, vars map[string]string) string {
 		return ref
 	})
 }
+
+// urls collects every "url" string in a decoded JSON value, with whether it is a panel data
+// link (panel links need the time range spelled out; dashboard links use keepTime).
+func urls(v any, inPanels bool, out map[string]bool) {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			if s, ok := e.(string); ok && k == "url" {
+				out[s] = inPanels
+			}
+			urls(e, inPanels || k == "panels", out)
+		}
+	case []any:
+		for _, e := range x {
+			urls(e, inPanels, out)
+		}
+	}
+}
+
+// Deep links must target our dashboards, carry only defined variables and keep the time range.
+func TestLinks(t *testing.T) {
+	generated, err := All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	uids := map[string]bool{UIDPerformance: true, UIDCapacity: true, UIDReliability: true}
+	vars := map[string]bool{}
+	for _, n := range allVarNames {
+		vars[n] = true
+	}
+	queryParam := regexp.MustCompile(`\$\{([A-Za-z_]+):queryparam\}`)
+	setVar := regexp.MustCompile(`var-([A-Za-z_]+)=`)
+	fieldLabelRef := regexp.MustCompile(`__field\.labels\.([^}]+)\}`)
+	for _, g := range generated {
+		var doc any
+		if err := json.Unmarshal(g.JSON, &doc); err != nil {
+			t.Fatal(err)
+		}
+		found := map[string]bool{}
+		urls(doc, false, found)
+		if len(found) < 5 {
+			t.Errorf("%s: only %d links", g.File, len(found))
+		}
+		for u, inPanel := range found {
+			target := strings.SplitN(strings.TrimPrefix(u, "/d/"), "?", 2)[0]
+			if !strings.HasPrefix(u, "/d/") || !uids[target] {
+				t.Errorf("%s: link %q does not open one of our dashboards", g.File, u)
+			}
+			for _, m := range append(queryParam.FindAllStringSubmatch(u, -1), setVar.FindAllStringSubmatch(u, -1)...) {
+				if !vars[m[1]] {
+					t.Errorf("%s: link %q uses undefined variable %q", g.File, u, m[1])
+				}
+			}
+			if inPanel && !strings.Contains(u, "${__url_time_range}") {
+				t.Errorf("%s: data link %q drops the time range", g.File, u)
+			}
+			for _, m := range fieldLabelRef.FindAllStringSubmatch(u, -1) {
+				if !legacyName.MatchString(m[1]) && !regexp.MustCompile(`^\["[^"]+"\]$`).MatchString(m[1]) {
+					t.Errorf("%s: link %q reads label %s without the bracket form", g.File, u, m[1])
+				}
+			}
+		}
+	}
+}

@@ -51,7 +51,7 @@ func perfTiles(id uint32) *stat.PanelBuilder {
 		WithTarget(promInstant("A", perfState(func(op, e string) string { return byAgg(op, e) }), "{{$agg}}")).
 		Mappings(stateMappings("OK", "Warning", "Critical")).
 		Thresholds(stateThresholds()).NoValue("No engine signal").Decimals(0).
-		OverrideByRegexp(".*", []dashboard.DynamicConfigValue{linksProp(instanceLink(UIDPerformance, "${__field.labels.__values}"))})
+		OverrideByRegexp(".*", []dashboard.DynamicConfigValue{linksProp(instanceLink(UIDPerformance, fieldLabel(lHost)))})
 }
 
 // Capacity thresholds: utilisation % of GPU, GPU memory, CPU, memory, disk.
@@ -92,7 +92,7 @@ func capacityTiles(id uint32) *stat.PanelBuilder {
 		WithTarget(promInstant("A", capacityState(), "{{"+lHost+"}}")).
 		Thresholds(thresholds("green", step{capWarn, "orange"}, step{capCrit, "red"})).
 		Min(0).Max(100).Decimals(0).NoValue("No instances in the selection").
-		OverrideByRegexp(".*", []dashboard.DynamicConfigValue{linksProp(instanceLink(UIDCapacity, "${__field.labels.__values}"))})
+		OverrideByRegexp(".*", []dashboard.DynamicConfigValue{linksProp(instanceLink(UIDCapacity, fieldLabel(lHost)))})
 }
 
 // Utilisation formulas, shared by tiles, tables and time series.

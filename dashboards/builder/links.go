@@ -47,6 +47,15 @@ func instanceLink(uid, value string) map[string]any {
 	return link("Filter by this instance", drillURL(uid, setVar{varInstance, value}))
 }
 
+// fieldLabel is a data-link reference to a label of the clicked series; dotted names need the
+// bracket form.
+func fieldLabel(name string) string {
+	if legacyName.MatchString(name) {
+		return "${__field.labels." + name + "}"
+	}
+	return `${__field.labels["` + name + `"]}`
+}
+
 // dashboardLinks puts the three dashboards and a fleet reset on top of each one, carrying
 // variables and time.
 func dashboardLinks(self string) []cog.Builder[dashboard.DashboardLink] {

@@ -180,7 +180,7 @@ func trafficPerInstance(id uint32) *timeseries.PanelBuilder {
 			"One instance far above the others = sticky routing or fewer copies elsewhere; one at zero = it is not receiving traffic (health check, placement). "+
 			"Click a series to filter the dashboard by that instance.", unitReqPerSec).
 		WithTarget(promRange("A", expr, "{{"+sc.DimInstanceID+"}}")).
-		OverrideByRegexp(".*", []dashboard.DynamicConfigValue{linksProp(instanceLink(UIDPerformance, "${__field.labels."+sc.DimInstanceID+"}"))}).
+		OverrideByRegexp(".*", []dashboard.DynamicConfigValue{linksProp(instanceLink(UIDPerformance, fieldLabel(sc.DimInstanceID)))}).
 		Span(8)
 }
 
@@ -207,7 +207,7 @@ func trafficPerAZ(id uint32, uid string) *timeseries.PanelBuilder {
 			"check Reliability → AZ distribution and the endpoint's instances in that AZ.", unitReqPerSec).
 		WithTarget(promRange("A", expr, "{{"+lAZ+"}}")).
 		Thresholds(thresholds("green")).Span(8).
-		OverrideByRegexp(".*", []dashboard.DynamicConfigValue{linksProp(link("Show this AZ", drillURL(uid, setVar{varAZ, "${__field.labels.__values}"})))})
+		OverrideByRegexp(".*", []dashboard.DynamicConfigValue{linksProp(link("Show this AZ", drillURL(uid, setVar{varAZ, fieldLabel(lAZ)})))})
 }
 
 func throughputByFramework(id uint32) *timeseries.PanelBuilder {
@@ -230,7 +230,7 @@ func throughputByInstance(id uint32) *timeseries.PanelBuilder {
 		OverrideByQuery("B", []dashboard.DynamicConfigValue{
 			prop("custom.lineStyle", map[string]any{"fill": "dash", "dash": []int{10, 10}}), prop("custom.lineWidth", 2), colorProp("white"),
 		}).
-		OverrideByRegexp(".*", []dashboard.DynamicConfigValue{linksProp(instanceLink(UIDPerformance, "${__field.labels.__values}"))})
+		OverrideByQuery("A", []dashboard.DynamicConfigValue{linksProp(instanceLink(UIDPerformance, fieldLabel(lHost)))})
 }
 
 func kvPanel(id uint32) *timeseries.PanelBuilder {

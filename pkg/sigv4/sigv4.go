@@ -156,6 +156,8 @@ func payloadHash(r *http.Request) (string, error) {
 		return "", err
 	}
 	r.Body = io.NopCloser(bytes.NewReader(b))
+	// Now that the length is known, send Content-Length rather than a chunked body.
+	r.ContentLength = int64(len(b))
 	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
 	h.Write(b)
 	return hex.EncodeToString(h.Sum(nil)), nil

@@ -51,6 +51,7 @@ func echoServer(t *testing.T, v *Verifier) *httptest.Server {
 			"path":          r.URL.EscapedPath(),
 			"form":          r.Form,
 			"authorization": r.Header.Get("Authorization"),
+			"chunked":       len(r.TransferEncoding) > 0,
 		})
 	}))
 	t.Cleanup(srv.Close)
@@ -74,6 +75,7 @@ type echoed struct {
 	Path          string              `json:"path"`
 	Form          map[string][]string `json:"form"`
 	Authorization string              `json:"authorization"`
+	Chunked       bool                `json:"chunked"`
 }
 
 func TestRoundTripperSignaturesVerify(t *testing.T) {
@@ -192,6 +194,9 @@ func TestRoundTripperSignaturesVerify(t *testing.T) {
 				if h != "host" && !strings.HasPrefix(h, "x-amz-") {
 					t.Errorf("signed header %q: only host and x-amz-* may be signed (%s)", h, signed)
 				}
+			}
+			if got.Chunked {
+				t.Error("the body went out chunked; a buffered body has a known length")
 			}
 			if !equalHeader(req.Header, before) {
 				t.Errorf("the caller's request was modified: %v, was %v", req.Header, before)
@@ -445,6 +450,28 @@ func FuzzSignVerify(f *testing.F) {
 		}
 		if err := testVerifier().Verify(wire); err != nil {
 			t.Fatalf("signed request rejected: %v (path %q, query %q)", err, wire.URL.EscapedPath(), wire.URL.RawQuery)
+		}
+	})
+}
+
+// FuzzVerifyUntrusted feeds arbitrary, unsigned input to the verifier, as an
+// attacker could: it must reject without panicking and never accept.
+func FuzzVerifyUntrusted(f *testing.F) {
+	f.Add("AWS4-HMAC-SHA256 Credential=AKIDTESTKEY/20260605/us-east-1/monitoring/aws4_request, SignedHeaders=host;x-amz-date, Signature=00", "20260605T120000Z", "/api/v1/query", "query=up")
+	f.Add("AWS4-HMAC-SHA256 Credential=/////, SignedHeaders=;;, Signature==", "", "/%zz", "a=%")
+	f.Add("AWS4-HMAC-SHA256 ,,,", "2026", "//", ";")
+	f.Fuzz(func(t *testing.T, authz, date, path, query string) {
+		req := httptest.NewRequest(http.MethodGet, "http://monitoring.us-east-1.amazonaws.com/", nil)
+		req.URL.Path, req.URL.RawPath, req.URL.RawQuery = path, "", query
+		req.Header.Set("Authorization", authz)
+		req.Header.Set("X-Amz-Date", date)
+		err := testVerifier().Verify(req)
+		var ae *AuthError
+		if !errors.As(err, &ae) {
+			t.Fatalf("unsigned input accepted or odd error: %v", err)
+		}
+		if ae.Status < 400 || ae.Type == "" || ae.Message == "" {
+			t.Fatalf("incomplete rejection %+v", ae)
 		}
 	})
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
@@ -29,7 +28,8 @@ type pluginProcess struct {
 	resource    grpcplugin.ResourceClient
 }
 
-// buildPlugin compiles ./pkg (this package) into dir, as `mage` would for the host platform.
+// buildPlugin compiles ./pkg (this package) into dir for the host platform. It keeps the
+// test's build settings so the build cache of the test binary is reused.
 func buildPlugin(t *testing.T, dir string) string {
 	t.Helper()
 	goBin, err := exec.LookPath("go")
@@ -38,7 +38,6 @@ func buildPlugin(t *testing.T, dir string) string {
 	}
 	bin := filepath.Join(dir, "gpx_inferscope_sagemaker")
 	cmd := exec.Command(goBin, "build", "-o", bin, ".")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("building the plugin binary: %v\n%s", err, out)
 	}

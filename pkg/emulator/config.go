@@ -45,8 +45,9 @@ type Limits struct {
 	// Timeout bounds engine execution.
 	Timeout time.Duration
 	// SeriesScannedPerDay and SamplesScannedPerDay cap what one query reads, per
-	// started 24 h of the time it reads (CloudWatch's scan limits).
-	SeriesScannedPerDay, SamplesScannedPerDay uint64
+	// started 24 h of the time it reads (CloudWatch's scan limits). Counting costs
+	// engine time (about 1.5× on range queries); both below zero switch it off.
+	SeriesScannedPerDay, SamplesScannedPerDay int64
 	// LookbackDelta is the engine's staleness window (undocumented by AWS; Prometheus'
 	// default).
 	LookbackDelta time.Duration
@@ -77,6 +78,9 @@ func DefaultLimits() Limits {
 	}
 }
 
+// scanCaps reports whether the engine must count series and samples read.
+func (l Limits) scanCaps() bool { return l.SeriesScannedPerDay > 0 || l.SamplesScannedPerDay > 0 }
+
 // withDefaults fills zero fields from DefaultLimits and rejects nonsense values.
 func (l Limits) withDefaults() (Limits, error) {
 	d := DefaultLimits()
@@ -104,12 +108,13 @@ func (l Limits) withDefaults() (Limits, error) {
 	fillDur(&l.Timeout, d.Timeout)
 	fillDur(&l.LookbackDelta, d.LookbackDelta)
 	fillFloat(&l.QueryTPS, d.QueryTPS)
-	if l.SeriesScannedPerDay == 0 {
-		l.SeriesScannedPerDay = d.SeriesScannedPerDay
+	fillInt64 := func(v *int64, def int64) {
+		if *v == 0 {
+			*v = def
+		}
 	}
-	if l.SamplesScannedPerDay == 0 {
-		l.SamplesScannedPerDay = d.SamplesScannedPerDay
-	}
+	fillInt64(&l.SeriesScannedPerDay, d.SeriesScannedPerDay)
+	fillInt64(&l.SamplesScannedPerDay, d.SamplesScannedPerDay)
 	fillFloat(&l.DiscoveryTPS, d.DiscoveryTPS)
 
 	switch {

@@ -147,7 +147,8 @@ func (s *Server) listStrings(r *http.Request, what string, list listFunc) result
 	if len(sets) == 0 {
 		sets = [][]*labels.Matcher{nil}
 	}
-	hints := &storage.LabelHints{Limit: limit + 1}
+	// The smallest values, not any limit+1, so that the union over selectors stays exact.
+	hints := &storage.LabelHints{Limit: limit + 1, LimitSmallest: true}
 	var all []string
 	var annots annotations.Annotations
 	for _, ms := range sets {

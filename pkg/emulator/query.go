@@ -82,7 +82,7 @@ func (s *Server) evaluate(ctx context.Context, qs string, start, end time.Time, 
 		return result{err: aerr}
 	}
 
-	opts := promql.NewPrometheusQueryOptsWithLimits(false, 0, s.limits.SeriesScannedPerDay*days, s.limits.SamplesScannedPerDay*days, 0, nil)
+	opts := promql.NewPrometheusQueryOptsWithLimits(false, 0, perDay(s.limits.SeriesScannedPerDay, days), perDay(s.limits.SamplesScannedPerDay, days), 0, nil)
 	var q promql.Query
 	if step == 0 {
 		q, err = s.engine.NewInstantQuery(ctx, s.db, opts, qs, start)
@@ -134,6 +134,14 @@ func (s *Server) checkRange(expr parser.Expr, start, end time.Time, step time.Du
 	return uint64(max(1, math.Ceil(spanMs/float64(24*time.Hour/time.Millisecond)))), nil
 }
 
+// perDay scales a per-24 h cap to the days a query reads; 0 (no cap) when off.
+func perDay(capPerDay int64, days uint64) uint64 {
+	if capPerDay <= 0 {
+		return 0
+	}
+	return uint64(capPerDay) * days
+}
+
 // spanText renders a span in milliseconds as days plus a Prometheus duration ("7d5m");
 // model.Duration alone would say "1w" and overflow past ~292 years.
 func spanText(ms float64) string {
@@ -165,9 +173,9 @@ func (s *Server) engineError(err error, days uint64) *apiError {
 	case errors.As(err, &timeout):
 		return newAPIError(status, errExecution, "%v: the query ran longer than the %s execution limit; narrow the time range or the series it selects", err, s.limits.Timeout)
 	case errors.As(err, &series):
-		return newAPIError(status, errExecution, "%v: the query scans more than %d series (%d per 24 h of data read); add matchers or shorten the time range", err, s.limits.SeriesScannedPerDay*days, s.limits.SeriesScannedPerDay)
+		return newAPIError(status, errExecution, "%v: the query scans more than %d series (%d per 24 h of data read); add matchers or shorten the time range", err, perDay(s.limits.SeriesScannedPerDay, days), s.limits.SeriesScannedPerDay)
 	case errors.As(err, &samples):
-		return newAPIError(status, errExecution, "%v: the query scans more than %d samples (%d per 24 h of data read); add matchers, shorten the range selectors or raise the step", err, s.limits.SamplesScannedPerDay*days, s.limits.SamplesScannedPerDay)
+		return newAPIError(status, errExecution, "%v: the query scans more than %d samples (%d per 24 h of data read); add matchers, shorten the range selectors or raise the step", err, perDay(s.limits.SamplesScannedPerDay, days), s.limits.SamplesScannedPerDay)
 	case errors.As(err, &canceled):
 		return newAPIError(499, errCanceled, "%v", err)
 	case errors.As(err, &storage):

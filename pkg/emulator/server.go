@@ -91,7 +91,7 @@ func New(cfg Config, db storage.Queryable) (*Server, error) {
 		EnableAtModifier:     true,
 		EnableNegativeOffset: true,
 		// Cost accounting carries the per-query scan caps set in evaluate.
-		EnableQueryCost: true,
+		EnableQueryCost: limits.scanCaps(),
 		Parser:          p,
 	})
 	return &Server{

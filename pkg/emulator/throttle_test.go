@@ -173,12 +173,20 @@ func TestConcurrencyLimits(t *testing.T) {
 	}
 }
 
-// TestEngineTimeout: CloudWatch answers its execution cap with 422, not Prometheus' 503.
+// TestEngineTimeout: CloudWatch answers its execution cap with 422, not Prometheus'
+// 503, whether or not the engine counts scan costs (which moves where the deadline hits).
 func TestEngineTimeout(t *testing.T) {
-	srv := newTestServer(t, Config{Limits: Limits{Timeout: time.Nanosecond, QueryTPS: -1}})
-	r := call(t, nil, srv.URL, "GET", "/api/v1/query", v("query", `sum(rate({"http_requests_total"}[5m]))`))
-	if r.status != http.StatusUnprocessableEntity || r.env.ErrorType != "execution" || !strings.Contains(r.env.Error, "query timed out") {
-		t.Fatalf("got %d %s, want 422 execution with a timeout message", r.status, r.raw)
+	for name, limits := range map[string]Limits{
+		"scan caps on":  {Timeout: time.Nanosecond, QueryTPS: -1},
+		"scan caps off": {Timeout: time.Nanosecond, QueryTPS: -1, SeriesScannedPerDay: -1, SamplesScannedPerDay: -1},
+	} {
+		t.Run(name, func(t *testing.T) {
+			srv := newTestServer(t, Config{Limits: limits})
+			r := call(t, nil, srv.URL, "GET", "/api/v1/query", v("query", `sum(rate({"http_requests_total"}[5m]))`))
+			if r.status != http.StatusUnprocessableEntity || r.env.ErrorType != "execution" || !strings.Contains(r.env.Error, "query timed out") {
+				t.Fatalf("got %d %s, want 422 execution with a timeout message", r.status, r.raw)
+			}
+		})
 	}
 }
 

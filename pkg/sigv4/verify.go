@@ -120,6 +120,7 @@ func parseAuthorization(h string) (parsedAuth, *AuthError) {
 // Verify checks r's signature. The error, if any, is an *AuthError. The
 // body is read to hash it and put back, so the handler can still read it.
 func (v *Verifier) Verify(r *http.Request) error {
+	// Checked here so a nil *AuthError never becomes a non-nil error interface.
 	if err := v.verify(r); err != nil {
 		return err
 	}

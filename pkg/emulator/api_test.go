@@ -389,3 +389,14 @@ func TestNameValuesDisabled(t *testing.T) {
 		t.Errorf("other label values must still work: %d", r.status)
 	}
 }
+
+// TestTruncatedUnionIsExact: with several match[] selectors the truncated list is the
+// smallest names of the union, not whichever each selector read first.
+func TestTruncatedUnionIsExact(t *testing.T) {
+	srv := newTestServer(t, Config{Limits: unthrottled()})
+	r := call(t, nil, srv.URL, "POST", "/api/v1/labels", v("match[]", counter, "match[]", `{"http.server.active_requests"}`, "limit", "4"))
+	want := []string{"@aws.region", "@resource.service.name", "__name__", "__temporality__"}
+	if got := decodeStrings(t, r); !slices.Equal(got, want) || len(r.env.Warnings) != 1 {
+		t.Errorf("got %q (warnings %q), want %q and one warning", got, r.env.Warnings, want)
+	}
+}

@@ -76,38 +76,28 @@ func fleetGPUMemStat(id uint32) *stat.PanelBuilder {
 func headroomTable(id uint32) *table.PanelBuilder {
 	by := []string{lHost}
 	sig := capacitySignals()
-	pct := func() []dashboard.DynamicConfigValue {
-		return []dashboard.DynamicConfigValue{prop("unit", unitPercent), prop("min", 0), prop("max", 100), prop("decimals", 0), cellGauge(),
-			thresholdProp("green", step{capWarn, "orange"}, step{capCrit, "red"})}
-	}
-	return tablePanel(id, "Headroom and placement",
+	pct := props(prop("unit", unitPercent), prop("min", 0), prop("max", 100), prop("decimals", 0), cellGauge(),
+		thresholdProp("green", step{capWarn, "orange"}, step{capCrit, "red"}))
+	tb := tablePanel(id, "Headroom and placement",
 		"Per instance: free GPUs (under 1 GiB used), free GPU memory, free CPU memory and the utilisation of GPU, GPU memory, CPU, memory and disk. "+
 			"To place one more copy of a model, find a row with enough free GPUs and free GPU memory for its weights + KV cache, and CPU/memory to spare; sort by a column to compare. "+
 			"No row fits → scale out instances first. Click an instance to filter the dashboard by it.").
-		Height(10).
-		WithTarget(promTable("A", countBy([]string{lHost, lType, lAZ, lEP}, host(sc.DCGMGPUUtil)))).
-		WithTarget(promTable("B", freeGPUs(by))).
-		WithTarget(promTable("C", sumBy(by, host(sc.DCGMFBFree))+mib)).
-		WithTarget(promTable("D", sumBy(by, host(sc.NodeMemAvailable)))).
-		WithTarget(promTable("E", sig["gpu"])).
-		WithTarget(promTable("F", sig["gpu_memory"])).
-		WithTarget(promTable("G", sig["cpu"])).
-		WithTarget(promTable("H", sig["memory"])).
-		WithTarget(promTable("I", sig["disk"])).
-		Transformations(mergeAndRename(map[string]string{
-			lHost: "Instance", lType: "Instance type", lAZ: "AZ", lEP: "Endpoint", "Value #A": "GPUs", "Value #B": "Free GPUs",
-			"Value #C": "Free GPU memory", "Value #D": "Free memory", "Value #E": "GPU %", "Value #F": "GPU memory %",
-			"Value #G": "CPU %", "Value #H": "Memory %", "Value #I": "Disk %",
-		}, []string{lHost, lType, lAZ, lEP, "Value #A", "Value #B", "Value #C", "Value #D", "Value #E", "Value #F", "Value #G", "Value #H", "Value #I"})).
-		SortBy(sortBy("Free GPU memory", true)).
-		OverrideByName("Instance", []dashboard.DynamicConfigValue{linksProp(instanceLink(UIDCapacity, "${__value.raw}"))}).
-		OverrideByName("Endpoint", []dashboard.DynamicConfigValue{linksProp(endpointLink(UIDCapacity, "${__value.raw}"))}).
-		OverrideByName("GPUs", []dashboard.DynamicConfigValue{prop("unit", unitShort)}).
-		OverrideByName("Free GPUs", []dashboard.DynamicConfigValue{prop("unit", unitShort), cellBackground(), thresholdProp("transparent", step{1, "green"})}).
-		OverrideByName("Free GPU memory", []dashboard.DynamicConfigValue{prop("unit", unitBytes), cellBackground(), thresholdProp("red", step{8 << 30, "orange"}, step{24 << 30, "green"})}).
-		OverrideByName("Free memory", []dashboard.DynamicConfigValue{prop("unit", unitBytes)}).
-		OverrideByName("GPU %", pct()).OverrideByName("GPU memory %", pct()).OverrideByName("CPU %", pct()).
-		OverrideByName("Memory %", pct()).OverrideByName("Disk %", pct())
+		Height(10).SortBy(sortBy("Free GPU memory", true))
+	return columnsTable(tb, []labelCol{
+		{lHost, "Instance", props(linksProp(instanceLink(UIDCapacity, "${__value.raw}")))},
+		{lType, "Instance type", nil}, {lAZ, "AZ", nil},
+		{lEP, "Endpoint", props(linksProp(endpointLink(UIDCapacity, "${__value.raw}")))},
+	}, []valueCol{
+		{countBy([]string{lHost, lType, lAZ, lEP}, host(sc.DCGMGPUUtil)), "GPUs", props(prop("unit", unitShort))},
+		{freeGPUs(by), "Free GPUs", props(prop("unit", unitShort), cellBackground(), thresholdProp("transparent", step{1, "green"}))},
+		{sumBy(by, host(sc.DCGMFBFree)) + mib, "Free GPU memory", props(prop("unit", unitBytes), cellBackground(), thresholdProp("red", step{8 << 30, "orange"}, step{24 << 30, "green"}))},
+		{sumBy(by, host(sc.NodeMemAvailable)), "Free memory", props(prop("unit", unitBytes))},
+		{sig["gpu"], "GPU %", pct},
+		{sig["gpu_memory"], "GPU memory %", pct},
+		{sig["cpu"], "CPU %", pct},
+		{sig["memory"], "Memory %", pct},
+		{sig["disk"], "Disk %", pct},
+	})
 }
 
 const (

@@ -217,3 +217,46 @@ func stateThresholds() *dashboard.ThresholdsConfigBuilder {
 func sortBy(column string, desc bool) []cog.Builder[common.TableSortByFieldState] {
 	return []cog.Builder[common.TableSortByFieldState]{common.NewTableSortByFieldStateBuilder().DisplayName(column).Desc(desc)}
 }
+
+// labelCol is a label shown as a table column under a readable title.
+type labelCol struct {
+	label, title string
+	props        []dashboard.DynamicConfigValue
+}
+
+// valueCol is one instant query shown as a table column.
+type valueCol struct {
+	expr, title string
+	props       []dashboard.DynamicConfigValue
+}
+
+// columnsTable turns instant queries into one table, one row per label set: refIds A, B, …
+// in column order, merged, renamed and styled per column (overrides match the new titles).
+func columnsTable(tb *table.PanelBuilder, labelCols []labelCol, cols []valueCol) *table.PanelBuilder {
+	rename := map[string]string{}
+	order := []string{}
+	for _, l := range labelCols {
+		rename[l.label] = l.title
+		order = append(order, l.label)
+		if len(l.props) > 0 {
+			tb.OverrideByName(l.title, l.props)
+		}
+	}
+	for i, c := range cols {
+		ref := string(rune('A' + i))
+		valueName := "Value #" + ref
+		if len(cols) == 1 {
+			valueName = "Value" // Grafana names a lone table query's value column "Value"
+		}
+		tb.WithTarget(promTable(ref, c.expr))
+		rename[valueName] = c.title
+		order = append(order, valueName)
+		if len(c.props) > 0 {
+			tb.OverrideByName(c.title, c.props)
+		}
+	}
+	return tb.Transformations(mergeAndRename(rename, order))
+}
+
+// props is shorthand for a column's field-config overrides.
+func props(p ...dashboard.DynamicConfigValue) []dashboard.DynamicConfigValue { return p }

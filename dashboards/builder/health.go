@@ -14,6 +14,9 @@ func levels(expr string, warn, crit string) string {
 	return "(" + expr + " >= bool " + warn + ") + (" + expr + " >= bool " + crit + ")"
 }
 
+// signalLabel tells the signals apart inside a tile query.
+const signalLabel = "signal"
+
 // Performance thresholds (the spec's signals): KV cache fill, queueing, TTFT.
 const (
 	kvWarn, kvCrit     = "0.8", "0.95"
@@ -24,15 +27,15 @@ const (
 func perfState(byExpr func(op, expr string) string) string {
 	var parts []string
 	for _, m := range []string{kvPair.vllm, kvPair.sglang} {
-		parts = append(parts, tag(levels(engine(m), kvWarn, kvCrit), "signal", "kv_cache"))
+		parts = append(parts, tag(levels(engine(m), kvWarn, kvCrit), signalLabel, "kv_cache"))
 	}
 	// Requests waiting at all is a warning; more waiting than running is critical.
 	for _, m := range []struct{ wait, run string }{{sc.VLLMWaiting, sc.VLLMRunning}, {sc.SGLangQueued, sc.SGLangRunning}} {
-		parts = append(parts, tag("("+engine(m.wait)+" > bool 0) + ("+engine(m.wait)+" > bool "+engine(m.run)+")", "signal", "queue"))
+		parts = append(parts, tag("("+engine(m.wait)+" > bool 0) + ("+engine(m.wait)+" > bool "+engine(m.run)+")", signalLabel, "queue"))
 	}
 	for _, m := range []string{ttftPair.vllm, ttftPair.sglang} {
 		q := "histogram_quantile(" + vPercentile + ", " + byExpr("sum", rate(engine(m), rateWindow)) + ")"
-		parts = append(parts, tag(levels(q, ttftWarn, ttftCrit), "signal", "ttft"))
+		parts = append(parts, tag(levels(q, ttftWarn, ttftCrit), signalLabel, "ttft"))
 	}
 	return byExpr("max", or(parts...))
 }
@@ -76,7 +79,7 @@ func capacityState() string {
 	sig := capacitySignals()
 	var parts []string
 	for _, name := range []string{"gpu", "gpu_memory", "cpu", "memory", "disk"} {
-		parts = append(parts, tag(sig[name], "signal", name))
+		parts = append(parts, tag(sig[name], signalLabel, name))
 	}
 	return maxBy([]string{lHost}, or(parts...))
 }

@@ -69,50 +69,48 @@ func errorRateStat(id uint32) *stat.PanelBuilder {
 // scopeTable is the fleet → endpoint → IC entry point: one row per endpoint and IC, with links
 // that narrow this dashboard to the row's scope.
 func scopeTable(id uint32) *table.PanelBuilder {
-	copies := countBy([]string{lEP, lIC}, countBy([]string{lEP, lIC, lCID, lHost}, gpu(sc.DCGMGPUUtil)))
-	gpus := countBy([]string{lEP, lIC}, gpu(sc.DCGMGPUUtil))
-	hosts := countBy([]string{lEP, lIC}, countBy([]string{lEP, lIC, lHost}, gpu(sc.DCGMGPUUtil)))
-	return tablePanel(id, "Endpoints and inference components",
+	by := []string{lEP, lIC}
+	tb := tablePanel(id, "Endpoints and inference components",
 		"Fleet → endpoint → inference component. Click an endpoint to narrow every panel to it, or an IC to narrow to that IC; variables and time range are kept. "+
-			"An empty IC cell is a single-model endpoint. Copies counts (IC, container) pairs on GPUs; a copy count below the IC's desired count means placement failed (Reliability → ICE).").
-		Height(7).
-		WithTarget(promTable("A", copies)).WithTarget(promTable("B", gpus)).WithTarget(promTable("C", hosts)).
-		Transformations(mergeAndRename(map[string]string{
-			lEP: "Endpoint", lIC: "Inference component", "Value #A": "Copies", "Value #B": "GPUs", "Value #C": "Instances",
-		}, []string{lEP, lIC, "Value #C", "Value #A", "Value #B"})).
-		SortBy(sortBy("Endpoint", false)).
-		OverrideByName("Endpoint", []dashboard.DynamicConfigValue{linksProp(endpointLink(UIDPerformance, "${__value.raw}"))}).
-		OverrideByName("Inference component", []dashboard.DynamicConfigValue{linksProp(icLink(UIDPerformance, `${__data.fields["Endpoint"]}`, "${__value.raw}"))})
+			"An empty IC cell is a single-model endpoint. Copies counts (IC, container) pairs on GPUs; fewer copies than the IC's desired count means placement failed (Reliability → ICE).").
+		Height(7).SortBy(sortBy("Endpoint", false))
+	return columnsTable(tb, []labelCol{
+		{lEP, "Endpoint", props(linksProp(endpointLink(UIDPerformance, "${__value.raw}")))},
+		{lIC, "Inference component", props(linksProp(icLink(UIDPerformance, `${__data.fields["Endpoint"]}`, "${__value.raw}")))},
+	}, []valueCol{
+		{countBy(by, countBy([]string{lEP, lIC, lHost}, gpu(sc.DCGMGPUUtil))), "Instances", props(prop("unit", unitShort))},
+		{countBy(by, countBy([]string{lEP, lIC, lCID, lHost}, gpu(sc.DCGMGPUUtil))), "Copies", props(prop("unit", unitShort))},
+		{countBy(by, gpu(sc.DCGMGPUUtil)), "GPUs", props(prop("unit", unitShort))},
+	})
 }
 
 // instanceTable: one row per instance; token columns stay empty (not zero) for engines without them.
 func instanceTable(id uint32) *table.PanelBuilder {
 	by := []string{lHost}
-	return tablePanel(id, "Instance performance",
-		"One row per instance, sorted by TTFT (worst first); outliers are coloured. TTFT is at the selected percentile over the time range, output tokens/s its average. "+
+	overRange := func(expr string) string { return "max_over_time((" + expr + ")[$__range:1m])" }
+	ttft := props(prop("unit", unitSeconds), cellBackground(), thresholdProp("green", step{2, "orange"}, step{5, "red"}))
+	tb := tablePanel(id, "Instance performance",
+		"One row per instance over the time range, sorted by TTFT P99 (worst first); outliers are coloured. "+
+			"TTFT P50/P99 over the range, output tokens/s average and peak, concurrent requests now and peak, requests waiting now, KV cache now. "+
 			"Token, concurrency and KV columns exist only for engines that emit them (vLLM, SGLang): DJL rows show them empty, not zero. "+
-			"Read: a row with high KV cache and waiting requests is saturated (add copies or instances); high TTFT with low KV points to prompt length or the model; "+
-			"one slow row among equal ones is a bad host. Click the instance to filter the dashboard by it.").
-		Height(10).
-		WithTarget(promTable("A", countBy([]string{lHost, lType, lAZ, lEP}, host(sc.DCGMGPUUtil)))).
-		WithTarget(promTable("B", engineQuantile(vPercentile, by, ttftPair, rangeWindow))).
-		WithTarget(promTable("C", engineRate(by, generatedPair, rangeWindow))).
-		WithTarget(promTable("D", engineGauge("sum", by, runningPair))).
-		WithTarget(promTable("E", engineGauge("sum", by, waitingPair))).
-		WithTarget(promTable("F", engineGauge("max", by, kvPair))).
-		Transformations(mergeAndRename(map[string]string{
-			lHost: "Instance", lType: "Instance type", lAZ: "AZ", lEP: "Endpoint", "Value #A": "GPUs",
-			"Value #B": "TTFT", "Value #C": "Output tok/s", "Value #D": "Concurrent", "Value #E": "Waiting", "Value #F": "KV cache",
-		}, []string{lHost, lType, lAZ, lEP, "Value #A", "Value #B", "Value #C", "Value #D", "Value #E", "Value #F"})).
-		SortBy(sortBy("TTFT", true)).
-		OverrideByName("Instance", []dashboard.DynamicConfigValue{linksProp(instanceLink(UIDPerformance, "${__value.raw}"))}).
-		OverrideByName("Endpoint", []dashboard.DynamicConfigValue{linksProp(endpointLink(UIDPerformance, "${__value.raw}"))}).
-		OverrideByName("GPUs", []dashboard.DynamicConfigValue{prop("unit", unitShort)}).
-		OverrideByName("TTFT", []dashboard.DynamicConfigValue{prop("unit", unitSeconds), cellBackground(), thresholdProp("green", step{2, "orange"}, step{5, "red"})}).
-		OverrideByName("Output tok/s", []dashboard.DynamicConfigValue{prop("unit", unitTokensPerSec), prop("decimals", 0)}).
-		OverrideByName("Concurrent", []dashboard.DynamicConfigValue{prop("unit", unitShort)}).
-		OverrideByName("Waiting", []dashboard.DynamicConfigValue{prop("unit", unitShort), cellBackground(), thresholdProp("transparent", step{1, "orange"}, step{10, "red"})}).
-		OverrideByName("KV cache", []dashboard.DynamicConfigValue{prop("unit", unitRatio), prop("min", 0), prop("max", 1), cellGauge(), thresholdProp("green", step{0.8, "orange"}, step{0.95, "red"})})
+			"Read: high KV cache with waiting requests = saturated (add copies or instances); high TTFT with low KV = prompt length or the model; "+
+			"one slow row among equal ones = a bad host. Click an instance to filter the dashboard by it, an endpoint to open it.").
+		Height(10).SortBy(sortBy("TTFT P99", true))
+	return columnsTable(tb, []labelCol{
+		{lHost, "Instance", props(linksProp(instanceLink(UIDPerformance, "${__value.raw}")))},
+		{lType, "Instance type", nil}, {lAZ, "AZ", nil},
+		{lEP, "Endpoint", props(linksProp(endpointLink(UIDPerformance, "${__value.raw}")))},
+	}, []valueCol{
+		{countBy([]string{lHost, lType, lAZ, lEP}, host(sc.DCGMGPUUtil)), "GPUs", props(prop("unit", unitShort))},
+		{engineQuantile("0.5", by, ttftPair, rangeWindow), "TTFT P50", ttft},
+		{engineQuantile("0.99", by, ttftPair, rangeWindow), "TTFT P99", ttft},
+		{engineRate(by, generatedPair, rangeWindow), "Output tok/s avg", props(prop("unit", unitTokensPerSec), prop("decimals", 0))},
+		{overRange(engineRate(by, generatedPair, rateWindow)), "Output tok/s max", props(prop("unit", unitTokensPerSec), prop("decimals", 0))},
+		{engineGauge("sum", by, runningPair), "Concurrent", props(prop("unit", unitShort))},
+		{overRange(engineGauge("sum", by, runningPair)), "Concurrent max", props(prop("unit", unitShort))},
+		{engineGauge("sum", by, waitingPair), "Waiting", props(prop("unit", unitShort), cellBackground(), thresholdProp("transparent", step{1, "orange"}, step{10, "red"}))},
+		{engineGauge("max", by, kvPair), "KV cache", props(prop("unit", unitRatio), prop("min", 0), prop("max", 1), cellGauge(), thresholdProp("green", step{0.8, "orange"}, step{0.95, "red"}))},
+	})
 }
 
 func ttftPanel(id uint32) *timeseries.PanelBuilder {

@@ -117,24 +117,27 @@ func scalingVsLoad(id uint32) *timeseries.PanelBuilder {
 }
 
 func scalingTable(id uint32) *table.PanelBuilder {
-	by := []string{lEP, sc.LabelScalingDirection, sc.LabelOperationType}
-	s := scalingSel(sc.ScaleOut + "|" + sc.ScaleIn)
-	return tablePanel(id, "Scaling actions",
-		"Per endpoint, direction and operation: how many actions completed in the range, when the last one ended and how long the slowest took end to end. "+
+	by := []string{lEP, lIC, sc.LabelScalingDirection}
+	events := scalingSel(sc.ScaleOut + "|" + sc.ScaleIn)
+	tb := tablePanel(id, "Scaling actions",
+		"Per endpoint, IC and direction: when the last action ended, how many completed in the range and how long the slowest took end to end. "+
 			"Empty when Application Auto Scaling is not configured. Slow scale-outs (minutes) come from cold starts or ICE retries.").
-		WithTarget(promTable("A", sumBy(by, "count_over_time("+s+rangeWindow+")"))).
-		WithTarget(promTable("B", maxBy(by, "max_over_time(timestamp("+s+")["+"$__range:1m])")+" * 1000")).
-		WithTarget(promTable("C", maxBy(by, "max_over_time("+s+rangeWindow+")"))).
-		Transformations(mergeAndRename(map[string]string{
-			lEP: "Endpoint", sc.LabelScalingDirection: "Direction", sc.LabelOperationType: "Operation",
-			"Value #A": "Actions", "Value #B": "Last action", "Value #C": "Slowest (s)",
-		}, []string{"Value #B", lEP, sc.LabelScalingDirection, sc.LabelOperationType, "Value #A", "Value #C"})).
-		SortBy(sortBy("Last action", true)).
-		OverrideByName("Endpoint", []dashboard.DynamicConfigValue{linksProp(endpointLink(UIDPerformance, "${__value.raw}"))}).
-		OverrideByName("Actions", []dashboard.DynamicConfigValue{prop("unit", unitShort)}).
-		OverrideByName("Last action", []dashboard.DynamicConfigValue{prop("unit", unitDateTime)}).
-		OverrideByName("Slowest (s)", []dashboard.DynamicConfigValue{prop("unit", unitSeconds), cellBackground(), thresholdProp("green", step{120, "orange"}, step{300, "red"})}).
-		NoValue("No scaling actions: Application Auto Scaling may not be configured").Span(8).Height(9)
+		SortBy(sortBy("Last action", true)).NoValue("No scaling actions: Application Auto Scaling may not be configured").Span(8).Height(9)
+	return columnsTable(tb, []labelCol{
+		{lEP, "Endpoint", props(linksProp(endpointLink(UIDPerformance, "${__value.raw}")))},
+		{lIC, "Inference component", nil},
+		{sc.LabelScalingDirection, "Direction", nil},
+	}, []valueCol{
+		{lastEventMs(by, events), "Last action", props(prop("unit", unitDateTime))},
+		{sumBy(by, "count_over_time("+events+rangeWindow+")"), "Actions", props(prop("unit", unitShort))},
+		{maxBy(by, "max_over_time("+events+rangeWindow+")"), "Slowest", props(prop("unit", unitSeconds), cellBackground(), thresholdProp("green", step{120, "orange"}, step{300, "red"}))},
+	})
+}
+
+// lastEventMs is the time of the latest sample of a sparse event series, in ms for the
+// dateTime unit (timestamp() of a selector is the sample's own time).
+func lastEventMs(by []string, selector string) string {
+	return maxBy(by, "max_over_time(timestamp("+selector+")[$__range:1m])") + " * 1000"
 }
 
 // Cold-start phases, in stacking order and with the spec's colours.
@@ -145,6 +148,9 @@ var coldPhases = []struct {
 	{sc.GPULoadTime, "GPU load", "purple"},
 	{sc.ContainerStartTime, "Container start", "orange"},
 }
+
+// phaseLabel carries the name of a cold-start phase in the advice table.
+const phaseLabel = "phase"
 
 // copyLabel names one provisioning event: the IC and the container (copy) it started.
 const copyLabel = "ic_copy"
@@ -185,7 +191,7 @@ func coldStartBars(id uint32) *barchart.PanelBuilder {
 func coldStartAdvice(id uint32) *table.PanelBuilder {
 	parts := []string{}
 	for _, p := range coldPhases {
-		parts = append(parts, tag(lastPhase(p.metric), "phase", p.name))
+		parts = append(parts, tag(lastPhase(p.metric), phaseLabel, p.name))
 	}
 	dominant := "topk by (" + copyLabel + ") (1, " + or(parts...) + ")"
 	advice := map[string]string{
@@ -197,18 +203,17 @@ func coldStartAdvice(id uint32) *table.PanelBuilder {
 	for i, p := range coldPhases {
 		mapping[p.name] = dashboard.ValueMappingResult{Text: cog.ToPtr(advice[p.name]), Color: cog.ToPtr(p.color), Index: cog.ToPtr(int32(i))}
 	}
-	return tablePanel(id, "Cold start advice",
-		"The dominant phase of each IC's latest cold start and what to do about it: download → compress or cache artifacts; GPU load → smaller quantisation, warm-up; "+
+	tb := tablePanel(id, "Cold start advice",
+		"The dominant phase of each IC copy's latest cold start and what to do about it: download → compress or cache artifacts; GPU load → smaller quantisation, warm-up; "+
 			"container start → fewer dependencies. Platform overhead is not actionable by you; if it dominates, raise it with AWS.").
-		WithTarget(promTable("A", dominant)).
-		Transformations(mergeAndRename(map[string]string{copyLabel: "IC · copy", "phase": "Advice", "Value": "Seconds"},
-			[]string{copyLabel, "phase", "Value"})).
-		OverrideByName("Advice", []dashboard.DynamicConfigValue{
+		NoValue("No inference-component cold starts in the range").Span(8).Height(9)
+	return columnsTable(tb, []labelCol{
+		{copyLabel, "IC · copy", nil},
+		{phaseLabel, "Advice", props(
 			prop("mappings", []dashboard.ValueMapping{{ValueMap: &dashboard.ValueMap{Type: dashboard.MappingTypeValueToText, Options: mapping}}}),
 			cellBackground(),
-		}).
-		OverrideByName("Seconds", []dashboard.DynamicConfigValue{prop("unit", unitSeconds)}).
-		NoValue("No inference-component cold starts in the range").Span(8).Height(9)
+		)},
+	}, []valueCol{{dominant, "Seconds", props(prop("unit", unitSeconds))}})
 }
 
 // ICE labels: the catalog's proposal, kept in semconv.
@@ -225,18 +230,17 @@ func iceOverTime(id uint32) *timeseries.PanelBuilder {
 
 func iceTable(id uint32) *table.PanelBuilder {
 	by := append([]string{lEP}, iceBy...)
-	s := event(sc.ICECount)
-	return tablePanel(id, "ICE events",
+	ice := event(sc.ICECount)
+	tb := tablePanel(id, "ICE events",
 		"Failed provisioning attempts: last time, endpoint (click to open it), instance type, AZ and count in the range. "+
 			"Reading rule: every ICE for one instance type across all AZs means the region is out of that type; fall back to another type.").
-		WithTarget(promTable("A", maxBy(by, "max_over_time(timestamp("+s+")[$__range:1m])")+" * 1000")).
-		WithTarget(promTable("B", sumBy(by, "sum_over_time("+s+rangeWindow+")"))).
-		Transformations(mergeAndRename(map[string]string{
-			"Value #A": "Time", lEP: "Endpoint", sc.LabelEventInstanceType: "Instance type", sc.LabelEventAZ: "AZ", "Value #B": "ICE count",
-		}, []string{"Value #A", lEP, sc.LabelEventInstanceType, sc.LabelEventAZ, "Value #B"})).
-		SortBy(sortBy("Time", true)).
-		OverrideByName("Time", []dashboard.DynamicConfigValue{prop("unit", unitDateTime)}).
-		OverrideByName("ICE count", []dashboard.DynamicConfigValue{prop("unit", unitShort), cellBackground(), thresholdProp("orange", step{5, "red"})}).
-		OverrideByName("Endpoint", []dashboard.DynamicConfigValue{linksProp(endpointLink(UIDPerformance, "${__value.raw}"))}).
-		NoValue("No ICE in the range").Span(12)
+		SortBy(sortBy("Time", true)).NoValue("No ICE in the range").Span(12)
+	return columnsTable(tb, []labelCol{
+		{lEP, "Endpoint", props(linksProp(endpointLink(UIDPerformance, "${__value.raw}")))},
+		{sc.LabelEventInstanceType, "Instance type", nil},
+		{sc.LabelEventAZ, "AZ", nil},
+	}, []valueCol{
+		{lastEventMs(by, ice), "Time", props(prop("unit", unitDateTime))},
+		{sumBy(by, "sum_over_time("+ice+rangeWindow+")"), "ICE count", props(prop("unit", unitShort), cellBackground(), thresholdProp("orange", step{5, "red"}))},
+	})
 }

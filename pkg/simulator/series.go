@@ -1,6 +1,7 @@
 package simulator
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/prometheus/prometheus/model/histogram"
@@ -41,6 +42,10 @@ func (ls *labelSet) make(name, typ string, groups ...[]string) series {
 
 func (ls *labelSet) hist(name string, bounds []float64, delta bool, groups ...[]string) *histSeries {
 	h := &histSeries{series: ls.make(name, semconv.TypeHistogram, groups...), bounds: bounds, delta: delta, counts: make([]uint64, len(bounds)+1)}
+	h.logBounds = make([]float64, len(bounds))
+	for i, b := range bounds {
+		h.logBounds[i] = math.Log(b) // -Inf for a 0 bound: nothing falls at or below it
+	}
 	spans := []histogram.Span{{Offset: 0, Length: uint32(len(bounds) + 1)}}
 	hint := histogram.UnknownCounterReset
 	if delta {
@@ -65,11 +70,12 @@ func (ls *labelSet) hist(name string, bounds []float64, delta bool, groups ...[]
 // histograms, so histogram_quantile interpolates exactly as over CloudWatch's data.
 type histSeries struct {
 	series
-	bounds []float64
-	delta  bool
-	counts []uint64 // per bucket (not cumulative over buckets), since the last reset
-	count  uint64
-	sum    float64
+	bounds    []float64
+	logBounds []float64
+	delta     bool
+	counts    []uint64 // per bucket (not cumulative over buckets), since the last reset
+	count     uint64
+	sum       float64
 	// Two buffers used alternately: the TSDB keeps a pointer to the last appended histogram
 	// of a series until the next append, so the buffer written now is never that one.
 	buf  [2]*histogram.Histogram
@@ -89,16 +95,25 @@ func (h *histSeries) observe(n uint64, mean, sigma float64) {
 		return
 	}
 	mu := math.Log(mean) - sigma*sigma/2
+	inv := 1 / (sigma * math.Sqrt2)
 	var prev uint64
-	for i, b := range h.bounds {
-		cum := prev
-		if b > 0 {
-			cdf := 0.5 * math.Erfc(-(math.Log(b)-mu)/(sigma*math.Sqrt2))
-			cum = uint64(math.Round(float64(n) * cdf))
+	for i, lb := range h.logBounds {
+		// Far from the median the CDF rounds to 0 or 1: skip erfc there, and stop once
+		// every observation is placed.
+		z := (lb - mu) * inv
+		cum := n
+		switch {
+		case z < -6:
+			cum = 0
+		case z < 6:
+			cum = uint64(math.Round(float64(n) * 0.5 * math.Erfc(-z)))
 		}
 		cum = max(cum, prev)
 		h.counts[i] += cum - prev
 		prev = cum
+		if prev == n {
+			return
+		}
 	}
 	h.counts[len(h.bounds)] += n - prev
 }
@@ -126,6 +141,18 @@ type writer struct {
 	app     storage.Appender
 	samples int
 	err     error
+}
+
+// finish commits the transaction, or rolls it back after an append error.
+func (w *writer) finish() (int, error) {
+	if w.err != nil {
+		_ = w.app.Rollback()
+		return 0, w.err
+	}
+	if err := w.app.Commit(); err != nil {
+		return 0, fmt.Errorf("commit: %w", err)
+	}
+	return w.samples, nil
 }
 
 func (w *writer) float(s *series, t int64, v float64) {

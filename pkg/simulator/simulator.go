@@ -10,8 +10,9 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math"
-	"math/rand/v2"
+	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/prometheus/storage"
@@ -25,15 +26,14 @@ type Simulator struct {
 	f        *fleet.Fleet
 	scenario *Scenario
 	seed     int64
-	rng      *rand.Rand
-	ls       labelSet
+	workers  int      // endpoints stepped in parallel
+	ls       labelSet // fleet-wide series (ICE events); endpoints have their own
 	acct     []string
 
-	eps        []*endpointSim
-	insts      []*instSim
-	copies     []*copySim
-	azTypeKeys []azTypeRef
-	events     map[string]*series
+	eps    []*endpointSim
+	insts  []*instSim
+	copies []*copySim
+	events map[string]*series // fleet-wide event series
 
 	started              bool
 	origin, anchor, last int64 // ms: history start, "now" of the history, last appended step
@@ -65,7 +65,7 @@ func New(f *fleet.Fleet, scenario string, seed int64) (*Simulator, error) {
 	if sc == nil {
 		return nil, fmt.Errorf("unknown scenario %q; choose one of %s", scenario, scenarioNames())
 	}
-	s := &Simulator{f: f, scenario: sc, seed: seed, rng: rand.New(rand.NewPCG(uint64(seed), 0x5ca1ab1e)), events: map[string]*series{}}
+	s := &Simulator{f: f, scenario: sc, seed: seed, workers: runtime.GOMAXPROCS(0), events: map[string]*series{}}
 	if err := s.build(); err != nil {
 		return nil, err
 	}
@@ -79,7 +79,15 @@ func New(f *fleet.Fleet, scenario string, seed int64) (*Simulator, error) {
 func (s *Simulator) SeriesCount() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.ls.count
+	return s.seriesCount()
+}
+
+func (s *Simulator) seriesCount() int {
+	n := s.ls.count
+	for _, ep := range s.eps {
+		n += ep.ls.count
+	}
+	return n
 }
 
 // Backfill appends one sample per series per step for [from, to], one transaction per
@@ -105,7 +113,7 @@ func (s *Simulator) Backfill(ctx context.Context, app storage.Appendable, from, 
 			return st, err
 		}
 	}
-	st.Series = s.ls.count
+	st.Series = s.seriesCount()
 	return st, nil
 }
 
@@ -151,17 +159,39 @@ func (s *Simulator) appendAt(ctx context.Context, app storage.Appendable, t int6
 	if s.started {
 		dt = float64(t-s.last) / 1000
 	}
-	w := &writer{app: app.Appender(ctx)}
-	s.tick(w, t, dt)
-	if w.err != nil {
-		_ = w.app.Rollback()
-		return 0, fmt.Errorf("append at %s: %w", time.UnixMilli(t).UTC(), w.err)
+	// Endpoints are independent: workers take them one by one, each with its own appender,
+	// and commit in parallel too (the commit is where the TSDB spends most of its time).
+	first := !s.started
+	errs := make([]error, min(s.workers, len(s.eps))+1)
+	counts := make([]int, len(errs))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for i := range len(errs) - 1 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w := &writer{app: app.Appender(ctx)}
+			for j := next.Add(1) - 1; j < int64(len(s.eps)); j = next.Add(1) - 1 {
+				s.tickEndpoint(w, s.eps[j], t, dt, first)
+			}
+			counts[i], errs[i] = w.finish()
+		}()
 	}
-	if err := w.app.Commit(); err != nil {
-		return 0, fmt.Errorf("commit at %s: %w", time.UnixMilli(t).UTC(), err)
+	wg.Wait()
+	if s.ice != nil {
+		w := &writer{app: app.Appender(ctx)}
+		s.iceEvents(w, t)
+		counts[len(errs)-1], errs[len(errs)-1] = w.finish()
+	}
+	samples := 0
+	for _, n := range counts {
+		samples += n
+	}
+	if err := errors.Join(errs...); err != nil {
+		return 0, fmt.Errorf("append at %s: %w", time.UnixMilli(t).UTC(), err)
 	}
 	s.last, s.started = t, true
-	return w.samples, nil
+	return samples, nil
 }
 
 func (s *Simulator) incident(t int64) bool { return t >= s.incidentFrom }

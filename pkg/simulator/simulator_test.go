@@ -6,6 +6,7 @@ import (
 	"hash/fnv"
 	"math"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,8 +18,10 @@ import (
 	sc "github.com/inferscope/sagemaker-datasource/pkg/semconv"
 )
 
-// digest is an Appendable that hashes every committed sample in order.
+// digest is an Appendable that hashes every committed sample; the sum of the hashes does
+// not depend on the order in which parallel appenders commit.
 type digest struct {
+	mu      sync.Mutex
 	h       uint64
 	samples int
 }
@@ -26,40 +29,46 @@ type digest struct {
 type digestApp struct {
 	storage.Appender // only the methods below are called
 	d                *digest
-	buf              strings.Builder
+	h                uint64
 	n                int
 }
 
 func (d *digest) Appender(context.Context) storage.Appender { return &digestApp{d: d} }
 
-func (a *digestApp) Append(_ storage.SeriesRef, l labels.Labels, t int64, v float64) (storage.SeriesRef, error) {
-	fmt.Fprintf(&a.buf, "%x %d %x\n", l.Hash(), t, math.Float64bits(v))
+func (a *digestApp) add(s string) {
+	f := fnv.New64a()
+	_, _ = f.Write([]byte(s))
+	a.h += f.Sum64()
 	a.n++
+}
+
+func (a *digestApp) Append(_ storage.SeriesRef, l labels.Labels, t int64, v float64) (storage.SeriesRef, error) {
+	a.add(fmt.Sprintf("%x %d %x", l.Hash(), t, math.Float64bits(v)))
 	return 1, nil
 }
 
 func (a *digestApp) AppendHistogram(_ storage.SeriesRef, l labels.Labels, t int64, h *histogram.Histogram, _ *histogram.FloatHistogram) (storage.SeriesRef, error) {
-	fmt.Fprintf(&a.buf, "%x %d %d %x %v\n", l.Hash(), t, h.Count, math.Float64bits(h.Sum), h.PositiveBuckets)
-	a.n++
+	a.add(fmt.Sprintf("%x %d %d %x %v", l.Hash(), t, h.Count, math.Float64bits(h.Sum), h.PositiveBuckets))
 	return 1, nil
 }
 
 func (a *digestApp) Commit() error {
-	f := fnv.New64a()
-	_, _ = f.Write([]byte(a.buf.String()))
-	a.d.h = a.d.h*31 + f.Sum64()
+	a.d.mu.Lock()
+	defer a.d.mu.Unlock()
+	a.d.h += a.h
 	a.d.samples += a.n
 	return nil
 }
 
 func (a *digestApp) Rollback() error { return nil }
 
-func run(t *testing.T, scenario string, seed int64) *digest {
+func run(t *testing.T, scenario string, seed int64, workers int) *digest {
 	t.Helper()
 	sim, err := New(fleet.Default(), scenario, seed)
 	if err != nil {
 		t.Fatal(err)
 	}
+	sim.workers = workers
 	d := &digest{}
 	if _, err := sim.Backfill(context.Background(), d, testNow.Add(-2*time.Hour), testNow, time.Minute); err != nil {
 		t.Fatal(err)
@@ -68,7 +77,8 @@ func run(t *testing.T, scenario string, seed int64) *digest {
 }
 
 func TestDeterministicForASeed(t *testing.T) {
-	a, b, c := run(t, "kv-saturation", 1), run(t, "kv-saturation", 1), run(t, "kv-saturation", 2)
+	// Parallel and sequential stepping must give the same series.
+	a, b, c := run(t, "kv-saturation", 1, 1), run(t, "kv-saturation", 1, 3), run(t, "kv-saturation", 2, 2)
 	if a.samples == 0 || a.h != b.h || a.samples != b.samples {
 		t.Errorf("same seed differs: %x/%d vs %x/%d", a.h, a.samples, b.h, b.samples)
 	}

@@ -14,36 +14,31 @@ const (
 	shareModelError = 0.0001
 )
 
-// tick computes and appends one step of the whole fleet at t; dt is the step in seconds.
-func (s *Simulator) tick(w *writer, t int64, dt float64) {
-	first := !s.started
-	for _, ep := range s.eps {
-		for _, g := range ep.groups {
-			if first {
-				// Initial provisioning: every copy's cold start at the start of the history.
-				for _, c := range g.slots[:g.active] {
-					s.coldStart(w, c, t)
-				}
+// tickEndpoint computes and appends one step of an endpoint at t; dt is the step in seconds.
+// It touches only the endpoint's own state, so endpoints can step in parallel.
+func (s *Simulator) tickEndpoint(w *writer, ep *endpointSim, t int64, dt float64, first bool) {
+	for _, g := range ep.groups {
+		if first {
+			// Initial provisioning: every copy's cold start at the start of the history.
+			for _, c := range g.slots[:g.active] {
+				s.coldStart(w, c, t)
 			}
-			if !first {
-				s.autoscale(w, g, t)
-				s.forcedColdStart(w, g, t)
-			}
-			s.stepGroup(w, g, t, dt)
+		} else {
+			s.autoscale(w, g, t)
+			s.forcedColdStart(w, g, t)
 		}
-		for _, in := range ep.insts {
-			s.stepInstance(w, in, t, dt)
-		}
-		w.counts(&ep.invoke, t)
-		w.hist(ep.model, t)
-		w.hist(ep.overhead, t)
+		s.stepGroup(w, g, t, dt)
 	}
-	for _, r := range s.azTypeKeys {
-		a := r.ep.byAZType[r.key]
+	for _, in := range ep.insts {
+		s.stepInstance(w, in, t, dt)
+	}
+	w.counts(&ep.invoke, t)
+	w.hist(ep.model, t)
+	w.hist(ep.overhead, t)
+	for _, a := range ep.azTypes {
 		w.float(&a.inv, t, float64(a.n))
 		a.n = 0
 	}
-	s.iceEvents(w, t)
 }
 
 // params are the engine inputs of a copy at t, with scenario effects applied.
@@ -76,7 +71,7 @@ func (s *Simulator) stepGroup(w *writer, g *groupSim, t int64, dt float64) {
 	for _, c := range g.slots[:g.active] {
 		lambda := 0.0
 		if serving > 0 && !s.drained(c, t) {
-			lambda = math.Max(0, rate/float64(serving)*(1+0.06*s.rng.NormFloat64()))
+			lambda = math.Max(0, rate/float64(serving)*(1+0.06*ep.rng.NormFloat64()))
 		}
 		arrivals := c.arrivals.add(lambda * dt)
 		e4 := c.errors[0].add(lambda * dt * share4xx)
@@ -195,7 +190,7 @@ func (s *Simulator) stepInstance(w *writer, in *instSim, t int64, dt float64) {
 	active := 0
 	for _, g := range in.gpus {
 		c := g.owner
-		noise := s.rng.NormFloat64()
+		noise := in.ep.rng.NormFloat64()
 		if c == nil || !c.active {
 			w.float(&g.free[0], t, 0)
 			w.float(&g.free[1], t, 0)
@@ -303,12 +298,12 @@ func (s *Simulator) autoscale(w *writer, g *groupSim, t int64) {
 		}
 		g.active += add
 		g.lastScale = t
-		s.scalingEvent(w, g, t, 0, longest+20+10*s.rng.Float64())
+		s.scalingEvent(w, g, t, 0, longest+20+10*g.ep.rng.Float64())
 	case g.prevConcurrency < 0.45*target && g.active > g.ic.MinCopies && since >= 15*60000:
 		g.active--
 		g.slots[g.active].active = false
 		g.lastScale = t
-		s.scalingEvent(w, g, t, 1, 25+20*s.rng.Float64())
+		s.scalingEvent(w, g, t, 1, 25+20*g.ep.rng.Float64())
 	}
 }
 
@@ -342,26 +337,27 @@ func (s *Simulator) coldStart(w *writer, c *copySim, t int64) float64 {
 	if g.ic == nil {
 		return 0 // single-model endpoints have no IC provisioning events
 	}
+	rng := g.ep.rng
 	weights := float64(g.model.WeightsMiB)
-	speed := 700 * (0.8 + 0.4*s.rng.Float64()) // MiB/s from S3
+	speed := 700 * (0.8 + 0.4*rng.Float64()) // MiB/s from S3
 	if g.slowDownload && s.incident(t) {
-		speed = 40 * (0.8 + 0.4*s.rng.Float64())
+		speed = 40 * (0.8 + 0.4*rng.Float64())
 	}
 	download := weights / speed
-	gpuLoad := weights / (1500 * (0.8 + 0.4*s.rng.Float64()))
-	container := 18 + 8*s.rng.Float64()
-	total := download + gpuLoad + container + 6 + 4*s.rng.Float64()
+	gpuLoad := weights / (1500 * (0.8 + 0.4*rng.Float64()))
+	container := 18 + 8*rng.Float64()
+	total := download + gpuLoad + container + 6 + 4*rng.Float64()
 	c.inst.download = max(c.inst.download, t+int64(download*1000))
 	for _, v := range []struct {
 		name string
 		val  float64
 	}{{sc.ModelDownloadTime, download}, {sc.GPULoadTime, gpuLoad}, {sc.ContainerStartTime, container}, {sc.ColdStartDuration, total}} {
 		key := v.name + "|" + c.containerID
-		ser := s.events[key]
+		ser := g.ep.events[key]
 		if ser == nil {
-			x := s.ls.make(v.name, sc.TypeGauge, c.labels, c.inst.host, s.acct)
+			x := g.ep.ls.make(v.name, sc.TypeGauge, c.labels, c.inst.host, s.acct)
 			ser = &x
-			s.events[key] = ser
+			g.ep.events[key] = ser
 		}
 		w.float(ser, t, v.val)
 	}
@@ -372,13 +368,13 @@ var directions = [2]string{sc.ScaleOut, sc.ScaleIn}
 
 func (s *Simulator) scalingEvent(w *writer, g *groupSim, t int64, dir int, seconds float64) {
 	key := sc.ScalingE2EDuration + "|" + g.name + "|" + directions[dir]
-	ser := s.events[key]
+	ser := g.ep.events[key]
 	if ser == nil {
-		x := s.ls.make(sc.ScalingE2EDuration, sc.TypeGauge,
+		x := g.ep.ls.make(sc.ScalingE2EDuration, sc.TypeGauge,
 			[]string{sc.LabelEndpoint, g.ep.cfg.Name, sc.LabelVariant, g.ep.cfg.Variant, sc.LabelInferenceComp, g.name,
 				sc.LabelScalingDirection, directions[dir], sc.LabelOperationType, sc.OperationUpdateIC}, s.acct)
 		ser = &x
-		s.events[key] = ser
+		g.ep.events[key] = ser
 	}
 	w.float(ser, t, seconds)
 }

@@ -2,6 +2,7 @@ package simulator
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 
@@ -21,7 +22,12 @@ type endpointSim struct {
 	model    *histSeries
 	overhead *histSeries
 	byAZType map[string]*azTypeSim
-	zeroAZ   string // az-imbalance: this AZ receives no traffic from zeroFrom on
+	azTypes  []*azTypeSim // byAZType in a stable order
+	zeroAZ   string       // az-imbalance: this AZ receives no traffic during the incident
+	// Per-endpoint state, so that endpoints step in parallel.
+	rng    *rand.Rand
+	ls     labelSet
+	events map[string]*series // sparse event series, built on first use
 }
 
 type azTypeSim struct {
@@ -138,14 +144,18 @@ func (s *Simulator) build() error {
 		if err != nil {
 			return fmt.Errorf("endpoint %s: %w", cfg.Name, err)
 		}
-		ep := &endpointSim{cfg: cfg, byAZType: map[string]*azTypeSim{}}
+		ep := &endpointSim{cfg: cfg, byAZType: map[string]*azTypeSim{}, events: map[string]*series{}}
+		// Each endpoint has its own random stream so endpoints can be stepped in parallel
+		// and still give the same values for a seed.
+		ep.rng = rand.New(rand.NewPCG(uint64(s.seed), s.hash(cfg.Name, "rng")))
+		ls := &ep.ls
 		ep.arn = fmt.Sprintf("arn:aws:sagemaker:%s:%s:endpoint/%s", f.Region, f.Account, strings.ToLower(cfg.Name))
 		ep.dims = []string{sc.DimEndpointName, cfg.Name, sc.DimVariantName, cfg.Variant}
 		epLabels := []string{sc.LabelEndpoint, cfg.Name, sc.LabelVariant, cfg.Variant}
 		vend := []string{sc.LabelScopeName, sc.ScopeSageMakerVended, sc.LabelTemporality, sc.TemporalityDelta, sc.LabelResourceID, ep.arn}
-		ep.invoke = s.vendedCounts(sc.Invocations, sc.Invocation4XXErrors, sc.Invocation5XXErrors, sc.InvocationModelErrors, ep.dims, vend, acct)
-		ep.model = s.ls.hist(sc.ModelLatency, vendedLatencyBuckets, true, ep.dims, vend, acct)
-		ep.overhead = s.ls.hist(sc.OverheadLatency, vendedLatencyBuckets, true, ep.dims, vend, acct)
+		ep.invoke = newVendedCounts(ls, sc.Invocations, sc.Invocation4XXErrors, sc.Invocation5XXErrors, sc.InvocationModelErrors, ep.dims, vend, acct)
+		ep.model = ls.hist(sc.ModelLatency, vendedLatencyBuckets, true, ep.dims, vend, acct)
+		ep.overhead = ls.hist(sc.OverheadLatency, vendedLatencyBuckets, true, ep.dims, vend, acct)
 
 		for ii, p := range layout.Instances {
 			in := &instSim{ep: ep, placed: p}
@@ -153,7 +163,7 @@ func (s *Simulator) build() error {
 			in.host = []string{sc.LabelHostID, in.id, sc.LabelHostType, p.Type, sc.LabelAZ, p.AZ}
 			s.buildNode(in, epLabels)
 			byInst := append([]string{sc.DimInstanceID, in.id}, ep.dims...)
-			in.invoke = s.vendedCounts(sc.InvocationsByInstanceID, sc.Invocation4XXErrorsByInstance, sc.Invocation5XXErrorsByInstance, "", byInst, vend, acct)
+			in.invoke = newVendedCounts(ls, sc.InvocationsByInstanceID, sc.Invocation4XXErrorsByInstance, sc.Invocation5XXErrorsByInstance, "", byInst, vend, acct)
 			for g := 0; g < p.GPUs; g++ {
 				gpu := &gpuSim{inst: in, index: g, jitter: float64(s.hash(in.id, strconv.Itoa(g))%400)/100 - 2}
 				s.buildDCGM(gpu, nil, epLabels)
@@ -162,8 +172,8 @@ func (s *Simulator) build() error {
 			key := p.AZ + "|" + p.Type
 			if ep.byAZType[key] == nil {
 				dims := append([]string{sc.DimRegion, f.Region, sc.DimAvailabilityZone, p.AZ, sc.DimInstanceType, p.Type}, ep.dims...)
-				ep.byAZType[key] = &azTypeSim{inv: s.ls.make(sc.InvocationsByAzByInstanceType, sc.TypeCounter, dims, vend, acct)}
-				s.azTypeKeys = append(s.azTypeKeys, azTypeRef{ep, key})
+				ep.byAZType[key] = &azTypeSim{inv: ls.make(sc.InvocationsByAzByInstanceType, sc.TypeCounter, dims, vend, acct)}
+				ep.azTypes = append(ep.azTypes, ep.byAZType[key])
 			}
 			ep.insts = append(ep.insts, in)
 			s.insts = append(s.insts, in)
@@ -177,10 +187,10 @@ func (s *Simulator) build() error {
 				icARN := fmt.Sprintf("arn:aws:sagemaker:%s:%s:inference-component/%s", f.Region, f.Account, strings.ToLower(ic.Name))
 				icVend := []string{sc.LabelScopeName, sc.ScopeSageMakerVended, sc.LabelTemporality, sc.TemporalityDelta, sc.LabelResourceID, icARN}
 				icDims := []string{sc.DimInferenceComponentName, ic.Name}
-				g.invoke = s.vendedCounts(sc.InvocationsForIC, sc.Invocation4XXErrorsForIC, sc.Invocation5XXErrorsForIC, "", icDims, icVend, acct)
-				g.modelLat = s.ls.hist(sc.ModelLatencyForIC, vendedLatencyBuckets, true, icDims, icVend, acct)
-				g.overLat = s.ls.hist(sc.OverheadLatencyForIC, vendedLatencyBuckets, true, icDims, icVend, acct)
-				c := s.ls.make(sc.ConcurrentRequestsPerCopy, sc.TypeGauge, icDims, icVend, acct)
+				g.invoke = newVendedCounts(ls, sc.InvocationsForIC, sc.Invocation4XXErrorsForIC, sc.Invocation5XXErrorsForIC, "", icDims, icVend, acct)
+				g.modelLat = ls.hist(sc.ModelLatencyForIC, vendedLatencyBuckets, true, icDims, icVend, acct)
+				g.overLat = ls.hist(sc.OverheadLatencyForIC, vendedLatencyBuckets, true, icDims, icVend, acct)
+				c := ls.make(sc.ConcurrentRequestsPerCopy, sc.TypeGauge, icDims, icVend, acct)
 				g.concurrency = &c
 				ep.groups = append(ep.groups, g)
 			}
@@ -203,44 +213,41 @@ func (s *Simulator) build() error {
 	return nil
 }
 
-type azTypeRef struct {
-	ep  *endpointSim
-	key string
-}
-
 func (s *Simulator) newGroup(ep *endpointSim, name, engine string, m fleet.Model, t fleet.Traffic) *groupSim {
 	return &groupSim{ep: ep, name: name, engine: engine, model: m, traffic: t, key: s.hash(ep.cfg.Name, name, "traffic"), promptFactor: 1, maxSeqs: m.MaxNumSeqs}
 }
 
-func (s *Simulator) vendedCounts(inv, e4, e5, model string, groups ...[]string) vendedCounts {
+func newVendedCounts(ls *labelSet, inv, e4, e5, model string, groups ...[]string) vendedCounts {
 	mk := func(name string) *series {
 		if name == "" {
 			return nil
 		}
-		x := s.ls.make(name, sc.TypeCounter, groups...)
+		x := ls.make(name, sc.TypeCounter, groups...)
 		return &x
 	}
 	return vendedCounts{inv: mk(inv), e4xx: mk(e4), e5xx: mk(e5), model: mk(model)}
 }
 
 func (s *Simulator) buildNode(in *instSim, epLabels []string) {
+	ls := &in.ep.ls
 	base := [][]string{in.host, epLabels, s.acct}
 	for c := 0; c < 4; c++ {
 		for m, mode := range cpuModes {
-			in.cpu[c][m] = s.ls.make(sc.NodeCPUSeconds, sc.TypeCounter, append(base, []string{sc.LabelCPU, strconv.Itoa(c), sc.LabelCPUMode, mode})...)
+			in.cpu[c][m] = ls.make(sc.NodeCPUSeconds, sc.TypeCounter, append(base, []string{sc.LabelCPU, strconv.Itoa(c), sc.LabelCPUMode, mode})...)
 		}
 	}
-	in.memTotal = s.ls.make(sc.NodeMemTotal, sc.TypeGauge, base...)
-	in.memAvail = s.ls.make(sc.NodeMemAvailable, sc.TypeGauge, base...)
+	in.memTotal = ls.make(sc.NodeMemTotal, sc.TypeGauge, base...)
+	in.memAvail = ls.make(sc.NodeMemAvailable, sc.TypeGauge, base...)
 	fs := []string{sc.LabelDevice, "/dev/nvme0n1p1", sc.LabelFSType, "xfs", sc.LabelMountpoint, "/"}
-	in.fsSize = s.ls.make(sc.NodeFilesystemSize, sc.TypeGauge, append(base, fs)...)
-	in.fsAvail = s.ls.make(sc.NodeFilesystemAvail, sc.TypeGauge, append(base, fs)...)
-	in.diskIO = s.ls.make(sc.NodeDiskIOTimeSeconds, sc.TypeCounter, append(base, []string{sc.LabelDevice, "nvme0n1"})...)
+	in.fsSize = ls.make(sc.NodeFilesystemSize, sc.TypeGauge, append(base, fs)...)
+	in.fsAvail = ls.make(sc.NodeFilesystemAvail, sc.TypeGauge, append(base, fs)...)
+	in.diskIO = ls.make(sc.NodeDiskIOTimeSeconds, sc.TypeCounter, append(base, []string{sc.LabelDevice, "nvme0n1"})...)
 }
 
 // buildDCGM builds the GPU's free label set, or its owned label set when owner is set.
 func (s *Simulator) buildDCGM(g *gpuSim, owner *copySim, epLabels []string) {
 	in := g.inst
+	ls := &in.ep.ls
 	u := s.hash(in.id, "gpu", strconv.Itoa(g.index))
 	gpuLabels := []string{
 		sc.LabelGPU, strconv.Itoa(g.index),
@@ -254,12 +261,13 @@ func (s *Simulator) buildDCGM(g *gpuSim, owner *copySim, epLabels []string) {
 		dst, extra = &g.owned, owner.labels
 	}
 	for i, name := range dcgmNames {
-		dst[i] = s.ls.make(name, sc.TypeGauge, gpuLabels, extra, in.host, s.acct)
+		dst[i] = ls.make(name, sc.TypeGauge, gpuLabels, extra, in.host, s.acct)
 	}
 }
 
 func (s *Simulator) buildCopy(g *groupSim, in *instSim, sl fleet.Slot, epLabels, vend []string) {
 	ep := g.ep
+	ls := &ep.ls
 	c := &copySim{g: g, inst: in}
 	name := g.name
 	if name == "" {
@@ -297,43 +305,43 @@ func (s *Simulator) buildCopy(g *groupSim, in *instSim, sl fleet.Slot, epLabels,
 	switch g.engine {
 	case fleet.EngineVLLM:
 		all := append([][]string{eng}, hostAcct...)
-		c.running = s.ls.make(sc.VLLMRunning, sc.TypeGauge, all...)
-		c.waiting = s.ls.make(sc.VLLMWaiting, sc.TypeGauge, all...)
-		c.kv = s.ls.make(sc.VLLMKVCacheUsage, sc.TypeGauge, all...)
-		c.promptTok = s.ls.make(sc.VLLMPromptTokens, sc.TypeCounter, all...)
-		c.genTok = s.ls.make(sc.VLLMGenerationTokens, sc.TypeCounter, all...)
-		c.preempt = s.ls.make(sc.VLLMPreemptions, sc.TypeCounter, all...)
+		c.running = ls.make(sc.VLLMRunning, sc.TypeGauge, all...)
+		c.waiting = ls.make(sc.VLLMWaiting, sc.TypeGauge, all...)
+		c.kv = ls.make(sc.VLLMKVCacheUsage, sc.TypeGauge, all...)
+		c.promptTok = ls.make(sc.VLLMPromptTokens, sc.TypeCounter, all...)
+		c.genTok = ls.make(sc.VLLMGenerationTokens, sc.TypeCounter, all...)
+		c.preempt = ls.make(sc.VLLMPreemptions, sc.TypeCounter, all...)
 		for i, r := range finishedReasons {
-			c.success[i] = s.ls.make(sc.VLLMRequestSuccess, sc.TypeCounter, append(all, []string{sc.LabelFinishedReason, r})...)
+			c.success[i] = ls.make(sc.VLLMRequestSuccess, sc.TypeCounter, append(all, []string{sc.LabelFinishedReason, r})...)
 		}
-		c.ttft = s.ls.hist(sc.VLLMTTFT, vllmTTFTBuckets, false, all...)
-		c.itl = s.ls.hist(sc.VLLMITL, vllmITLBuckets, false, all...)
-		c.e2e = s.ls.hist(sc.VLLME2E, vllmE2EBuckets, false, all...)
-		c.queue = s.ls.hist(sc.VLLMQueueTime, vllmE2EBuckets, false, all...)
+		c.ttft = ls.hist(sc.VLLMTTFT, vllmTTFTBuckets, false, all...)
+		c.itl = ls.hist(sc.VLLMITL, vllmITLBuckets, false, all...)
+		c.e2e = ls.hist(sc.VLLME2E, vllmE2EBuckets, false, all...)
+		c.queue = ls.hist(sc.VLLMQueueTime, vllmE2EBuckets, false, all...)
 	case fleet.EngineSGLang:
 		// Scheduler metrics carry the rank labels; tokenizer metrics only model_name.
 		sched := append([][]string{eng, {sc.LabelSGLEngineType, "unified", sc.LabelSGLTPRank, "0", sc.LabelSGLPPRank, "0", sc.LabelSGLMoEEPRank, "0"}}, hostAcct...)
 		tok := append([][]string{eng}, hostAcct...)
-		c.running = s.ls.make(sc.SGLangRunning, sc.TypeGauge, sched...)
-		c.waiting = s.ls.make(sc.SGLangQueued, sc.TypeGauge, sched...)
-		c.kv = s.ls.make(sc.SGLangTokenUsage, sc.TypeGauge, sched...)
-		c.preempt = s.ls.make(sc.SGLangRetracted, sc.TypeGauge, sched...)
-		c.promptTok = s.ls.make(sc.SGLangPromptTokens, sc.TypeCounter, tok...)
-		c.genTok = s.ls.make(sc.SGLangGenerationTokens, sc.TypeCounter, tok...)
-		c.ttft = s.ls.hist(sc.SGLangTTFT, sglTTFTBuckets, false, tok...)
-		c.itl = s.ls.hist(sc.SGLangITL, sglITLBuckets, false, tok...)
-		c.e2e = s.ls.hist(sc.SGLangE2E, sglE2EBuckets, false, tok...)
-		c.queue = s.ls.hist(sc.SGLangQueueTime, sglQueueBuckets, false, sched...)
+		c.running = ls.make(sc.SGLangRunning, sc.TypeGauge, sched...)
+		c.waiting = ls.make(sc.SGLangQueued, sc.TypeGauge, sched...)
+		c.kv = ls.make(sc.SGLangTokenUsage, sc.TypeGauge, sched...)
+		c.preempt = ls.make(sc.SGLangRetracted, sc.TypeGauge, sched...)
+		c.promptTok = ls.make(sc.SGLangPromptTokens, sc.TypeCounter, tok...)
+		c.genTok = ls.make(sc.SGLangGenerationTokens, sc.TypeCounter, tok...)
+		c.ttft = ls.hist(sc.SGLangTTFT, sglTTFTBuckets, false, tok...)
+		c.itl = ls.hist(sc.SGLangITL, sglITLBuckets, false, tok...)
+		c.e2e = ls.hist(sc.SGLangE2E, sglE2EBuckets, false, tok...)
+		c.queue = ls.hist(sc.SGLangQueueTime, sglQueueBuckets, false, sched...)
 	case fleet.EngineDJL:
 		all := append([][]string{eng}, hostAcct...)
-		c.djlLatency = s.ls.make(sc.DJLRequestLatency, sc.TypeGauge, all...)
-		c.djl2xx = s.ls.make(sc.DJLResponse2XX, sc.TypeCounter, all...)
-		c.djl5xx = s.ls.make(sc.DJLResponse5XX, sc.TypeCounter, all...)
-		c.djlTPS = s.ls.make(sc.DJLTokenThroughput, sc.TypeGauge, all...)
+		c.djlLatency = ls.make(sc.DJLRequestLatency, sc.TypeGauge, all...)
+		c.djl2xx = ls.make(sc.DJLResponse2XX, sc.TypeCounter, all...)
+		c.djl5xx = ls.make(sc.DJLResponse5XX, sc.TypeCounter, all...)
+		c.djlTPS = ls.make(sc.DJLTokenThroughput, sc.TypeGauge, all...)
 	}
 	if g.name != "" {
 		dims := append([]string{sc.DimInferenceComponentName, g.name, sc.DimInstanceID, in.id, sc.DimContainerID, c.containerID}, ep.dims...)
-		x := s.ls.make(sc.InvocationsForICByInstanceID, sc.TypeCounter, dims, vend, s.acct)
+		x := ls.make(sc.InvocationsForICByInstanceID, sc.TypeCounter, dims, vend, s.acct)
 		c.invByCopy = &x
 	}
 	g.slots = append(g.slots, c)

@@ -29,6 +29,7 @@ type fakeCloudWatch struct {
 	clockOffset     time.Duration     // the server's clock minus real time
 	denied          map[string]string // path → IAM action refused with AccessDeniedException
 	series          string            // JSON data of /api/v1/series; default: no series
+	queryStatus     int               // when set, /api/v1/query answers this status with a Prometheus error
 	requests        atomic.Int64
 	url             string
 }
@@ -56,6 +57,11 @@ func (f *fakeCloudWatch) start(t *testing.T) *fakeCloudWatch {
 		w.Header().Set("Content-Type", "application/json")
 		switch r.URL.Path {
 		case "/api/v1/query":
+			if f.queryStatus != 0 {
+				w.WriteHeader(f.queryStatus)
+				fmt.Fprint(w, `{"status":"error","errorType":"bad_data","error":"Selector must have a metric name"}`)
+				return
+			}
 			fmt.Fprintf(w, `{"status":"success","data":{"resultType":"scalar","result":[%d,"2"]}}`, time.Now().Unix())
 		case "/api/v1/labels":
 			fmt.Fprint(w, `{"status":"success","data":["__name__"]}`)

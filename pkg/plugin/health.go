@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"strings"
 	"time"
 
@@ -36,7 +37,7 @@ func (d *Datasource) CheckHealth(ctx context.Context, _ *backend.CheckHealthRequ
 	if err == nil {
 		err = successEnvelope(resp, nil)
 	}
-	if err != nil {
+	if err != nil && !pastTheFrontDoor(err) {
 		return d.healthError(d.explain(err, "cloudwatch:GetMetricData")), nil
 	}
 	resp, err = d.client.Labels(ctx, nil, now.Add(-time.Hour), now, 1)
@@ -68,6 +69,15 @@ func (d *Datasource) CheckHealth(ctx context.Context, _ *backend.CheckHealthRequ
 		Status:  backend.HealthStatusOk,
 		Message: fmt.Sprintf("Connected to CloudWatch (%s): queries and metric discovery work and SageMaker metrics are present.", d.endpoint),
 	}, nil
+}
+
+// pastTheFrontDoor reports whether CloudWatch judged the query itself (400 bad_data, 422
+// execution): authentication and the permission check come first, so such an answer still
+// proves both. Whether CloudWatch evaluates a selector-free expression like 1+1 is not
+// documented, and a refusal of it must not fail Save & test.
+func pastTheFrontDoor(err error) bool {
+	var apiErr *promclient.APIError
+	return errors.As(err, &apiErr) && (apiErr.Status == http.StatusBadRequest || apiErr.Status == http.StatusUnprocessableEntity)
 }
 
 func (d *Datasource) healthError(msg string) *backend.CheckHealthResult {
@@ -142,5 +152,5 @@ func (d *Datasource) explain(err error, action string) string {
 		return fmt.Sprintf("Missing permission: the AWS identity may not call %s. Grant cloudwatch:GetMetricData and "+
 			"cloudwatch:ListMetrics (Resource \"*\") to the user or role the datasource uses.%s", action, said)
 	}
-	return fmt.Sprintf("CloudWatch refused the %s probe with HTTP %d%s", action, apiErr.Status, said)
+	return fmt.Sprintf("The %s probe failed%s", action, said)
 }

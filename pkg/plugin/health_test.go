@@ -34,6 +34,18 @@ func TestCheckHealth(t *testing.T) {
 			want:       []string{"no SageMaker metrics", "detailed observability", "OTel enrichment", "DCGM_FI_DEV_GPU_UTIL", "vllm:num_requests_running"},
 		},
 		{
+			name:       "CloudWatch refusing the selector-free 1+1 still proves signature and permission",
+			server:     &fakeCloudWatch{region: region, queryStatus: 400},
+			wantStatus: backend.HealthStatusOk,
+			want:       []string{"Connected to CloudWatch"},
+		},
+		{
+			name:       "CloudWatch failing inside",
+			server:     &fakeCloudWatch{region: region, queryStatus: 500},
+			wantStatus: backend.HealthStatusError,
+			want:       []string{"HTTP 500", "cloudwatch:GetMetricData probe"},
+		},
+		{
 			name:   "wrong region",
 			server: &fakeCloudWatch{region: "eu-west-1"},
 			// A custom endpoint cannot tell its region, so the mismatch reaches CloudWatch.

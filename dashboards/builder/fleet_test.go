@@ -219,6 +219,61 @@ func TestPanelsReturnDataForDefaultFleet(t *testing.T) {
 	}
 }
 
+// singleModelEndpoint is an endpoint of the default fleet without inference components.
+func singleModelEndpoint(t *testing.T) string {
+	for _, ep := range fleet.Default().Endpoints {
+		if !ep.IsIC() {
+			return ep.Name
+		}
+	}
+	t.Fatal("the default fleet has no single-model endpoint")
+	return ""
+}
+
+// On a single-model endpoint the IC panels answer with no series (their noValue text shows),
+// never an error, while the same panels have data on the IC endpoint.
+func TestICPanelsEmptyOnSingleModelEndpoint(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the emulator with a simulated fleet")
+	}
+	f := startFleet(t, "healthy")
+	targets := allTargets(t)
+	icPanels := []string{"performance/25", "performance/29", "performance/30"}
+	for _, p := range icPanels {
+		for ref, dt := range targets[p] {
+			if r := f.run(t, dt, map[string]string{varEndpoint: singleModelEndpoint(t)}); len(r) != 0 {
+				t.Errorf("%s/%s on a single-model endpoint: %v, want no series", p, ref, r)
+			}
+			if r := f.run(t, dt, map[string]string{varEndpoint: firstICEndpoint(t)}); len(r) == 0 {
+				t.Errorf("%s/%s on the IC endpoint: no series", p, ref)
+			}
+		}
+	}
+}
+
+// Instances whose engine emits no token metrics (DJL) are rows of the instance table with empty
+// token columns: the GPU column lists them, the token columns do not (Grafana's merge leaves
+// the cells empty, not zero).
+func TestInstanceTableLeavesTokenCellsEmpty(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the emulator with a simulated fleet")
+	}
+	f := startFleet(t, "healthy")
+	table := allTargets(t)["performance/2"]
+	hosts := f.run(t, table["A"], nil).by(lHost)
+	for _, ref := range []string{"B", "C", "E"} {
+		withTokens := f.run(t, table[ref], nil).by(lHost)
+		if len(withTokens) == 0 || len(withTokens) >= len(hosts) {
+			t.Errorf("column %s has %d hosts of %d: want some, but not the DJL-only hosts", ref, len(withTokens), len(hosts))
+		}
+		for h := range withTokens {
+			if _, ok := hosts[h]; !ok {
+				t.Errorf("column %s has host %s that the GPU column lacks: its row would not merge", ref, h)
+			}
+		}
+	}
+}
+
 // firstICEndpoint is the endpoint the IC scenarios of the default fleet hit.
 func firstICEndpoint(t *testing.T) string {
 	for _, ep := range fleet.Default().Endpoints {

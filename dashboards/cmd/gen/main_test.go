@@ -1,0 +1,43 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestWriteThenCheck(t *testing.T) {
+	out, bundle := filepath.Join(t.TempDir(), "prov"), filepath.Join(t.TempDir(), "bundle")
+	if err := run(out, bundle, true); err == nil {
+		t.Fatal("check passed on empty directories")
+	}
+	if err := run(out, bundle, false); err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range []string{out, bundle} {
+		for _, f := range []string{"performance.json", "capacity.json", "reliability.json"} {
+			if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+				t.Errorf("not written: %v", err)
+			}
+		}
+	}
+	if err := run(out, bundle, true); err != nil {
+		t.Fatalf("check after write: %v", err)
+	}
+	stale := filepath.Join(bundle, "capacity.json")
+	if err := os.WriteFile(stale, []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err := run(out, bundle, true)
+	if err == nil || !strings.Contains(err.Error(), stale) {
+		t.Fatalf("check of an edited file: %v, want an error naming %s", err, stale)
+	}
+}
+
+func TestEmptyOutIsAnError(t *testing.T) {
+	err := run("", "", false)
+	if err == nil || !strings.Contains(err.Error(), "-out") {
+		t.Fatalf("got %v, want an error naming -out", err)
+	}
+}

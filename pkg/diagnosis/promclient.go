@@ -11,11 +11,18 @@ import (
 
 // promClientQuerier sends the rules' queries through pkg/promclient, which signs them, paces
 // them within CloudWatch's limits and retries throttling; it decodes the answers here.
-type promClientQuerier struct{ c *promclient.Client }
+type promClientQuerier struct{ c PromClient }
+
+// PromClient is the part of *promclient.Client the querier uses; the datasource passes its
+// client through an interface of its own, so tests can substitute a fake.
+type PromClient interface {
+	Query(ctx context.Context, expr string, t time.Time, limit int) (*promclient.Response, error)
+	QueryRange(ctx context.Context, expr string, start, end time.Time, step time.Duration, limit int) (*promclient.Response, error)
+}
 
 // NewPromClientQuerier adapts the datasource's client (the same limits and credentials as its
 // panels) for Run and HandleQuery.
-func NewPromClientQuerier(c *promclient.Client) Querier { return promClientQuerier{c} }
+func NewPromClientQuerier(c PromClient) Querier { return promClientQuerier{c} }
 
 // Instant runs an instant query; no limit is sent, so CloudWatch's maximum (500) applies.
 func (p promClientQuerier) Instant(ctx context.Context, expr string, t time.Time) (model.Vector, error) {

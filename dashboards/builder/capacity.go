@@ -75,7 +75,7 @@ func fleetGPUMemStat(id uint32) *stat.PanelBuilder {
 // headroomTable answers "can one more copy of model X fit, and where?".
 func headroomTable(id uint32) *table.PanelBuilder {
 	by := []string{lHost}
-	sig := capacitySignals()
+	sig := capacitySignals(by)
 	pct := props(prop("unit", unitPercent), prop("min", 0), prop("max", 100), prop("decimals", 0), cellGauge(),
 		thresholdProp("green", step{capWarn, "orange"}, step{capCrit, "red"}))
 	tb := tablePanel(id, "Headroom and placement",

@@ -46,15 +46,16 @@ const perfTilesDesc = `One tile per resource at the "Aggregate by" level (instan
 	`red = KV cache ≥ 95 %, more requests waiting than running, or TTFT ≥ 5 s. ` +
 	`No tile (or "No engine signal") means the container emits no vLLM/SGLang metrics (for example DJL): nothing to judge, like "no alarm configured". ` +
 	`Stat tiles have no tooltip in core Grafana: the fields a hover would show (instance type, TTFT, output tokens/s, concurrent requests, KV cache, state) are the columns of "Instance performance" below, one row per instance. ` +
-	`Click a tile (aggregated by instances) to filter the whole dashboard by it. Next: a red tile → check its row below, then Engine pressure.`
+	`Tiles are grouped by instance type and AZ (named resource · type · AZ), as the managed honeycomb groups by AZ: a red cluster in one AZ points at that AZ. ` +
+	`Click a tile to filter the whole dashboard by its instance (when aggregated by instances) or by its AZ. Next: a red tile → check its row below, then Engine pressure.`
 
 // perfTiles is the Performance health grid.
 func perfTiles(id uint32) *stat.PanelBuilder {
 	return tilesPanel(id, "Fleet health", perfTilesDesc, unitShort).
-		WithTarget(promInstant("A", perfState(func(op, e string) string { return byAgg(op, e) }), "{{$agg}}")).
+		WithTarget(promInstant("A", perfState(func(op, e string) string { return byAgg(op, e, tileGroups...) }), tileLegend("{{$agg}}"))).
 		Mappings(stateMappings("OK", "Warning", "Critical")).
 		Thresholds(stateThresholds()).NoValue("No engine signal").Decimals(0).
-		OverrideByRegexp(".*", []dashboard.DynamicConfigValue{linksProp(instanceLink(UIDPerformance, fieldLabel(lHost)))})
+		OverrideByRegexp(".*", []dashboard.DynamicConfigValue{linksProp(instanceLink(UIDPerformance, fieldLabel(lHost)), azLink(UIDPerformance))})
 }
 
 // Capacity thresholds: utilisation % of GPU, GPU memory, CPU, memory, disk.
@@ -62,9 +63,20 @@ const (
 	capWarn, capCrit = 80.0, 95.0
 )
 
-// capacitySignals are per-instance utilisation percentages, tagged by signal.
-func capacitySignals() map[string]string {
-	by := []string{lHost}
+// Tiles are grouped like the managed honeycomb: by instance type and AZ as well.
+var tileGroups = []string{lType, lAZ}
+
+func tileLegend(resource string) string {
+	return resource + " · {{" + lType + "}} · {{" + lAZ + "}}"
+}
+
+// azLink filters a dashboard by the AZ of the clicked tile.
+func azLink(uid string) map[string]any {
+	return link("Filter by this AZ", drillURL(uid, setVar{varAZ, fieldLabel(lAZ)}))
+}
+
+// capacitySignals are utilisation percentages per group, tagged by signal.
+func capacitySignals(by []string) map[string]string {
 	return map[string]string{
 		"gpu":        avgBy(by, host(sc.DCGMGPUUtil)),
 		"gpu_memory": gpuMemPercent(by),
@@ -76,26 +88,27 @@ func capacitySignals() map[string]string {
 
 // capacityState is the worst utilisation per instance.
 func capacityState() string {
-	sig := capacitySignals()
+	by := append([]string{lHost}, tileGroups...)
+	sig := capacitySignals(by)
 	var parts []string
 	for _, name := range []string{"gpu", "gpu_memory", "cpu", "memory", "disk"} {
 		parts = append(parts, tag(sig[name], signalLabel, name))
 	}
-	return maxBy([]string{lHost}, or(parts...))
+	return maxBy(by, or(parts...))
 }
 
-const capTilesDesc = `One tile per instance showing its highest utilisation among GPU, GPU memory, CPU, memory and disk. ` +
+const capTilesDesc = `One tile per instance (named instance · type · AZ) showing its highest utilisation among GPU, GPU memory, CPU, memory and disk. ` +
 	`Colour is thresholds until alarm state is available: green < 80 %, orange 80–95 %, red ≥ 95 % (GPU memory at 89 % already leaves little VRAM for another model's weights; vLLM pre-allocates about 90 % for its KV cache, so orange is normal on vLLM hosts). ` +
 	`The five values behind each tile are the columns of "Headroom and placement" below. ` +
 	`Normal: mixed green/orange under load. Bad: many red tiles on one signal → the fleet is short of that resource; add instances before placing models. ` +
-	`Click a tile to filter the dashboard by that instance.`
+	`Click a tile to filter the dashboard by that instance or its AZ.`
 
 func capacityTiles(id uint32) *stat.PanelBuilder {
 	return tilesPanel(id, "Capacity health", capTilesDesc, unitPercent).
-		WithTarget(promInstant("A", capacityState(), "{{"+lHost+"}}")).
+		WithTarget(promInstant("A", capacityState(), tileLegend("{{"+lHost+"}}"))).
 		Thresholds(thresholds("green", step{capWarn, "orange"}, step{capCrit, "red"})).
 		Min(0).Max(100).Decimals(0).NoValue("No instances in the selection").
-		OverrideByRegexp(".*", []dashboard.DynamicConfigValue{linksProp(instanceLink(UIDCapacity, fieldLabel(lHost)))})
+		OverrideByRegexp(".*", []dashboard.DynamicConfigValue{linksProp(instanceLink(UIDCapacity, fieldLabel(lHost)), azLink(UIDCapacity))})
 }
 
 // Utilisation formulas, shared by tiles, tables and time series.

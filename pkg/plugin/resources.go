@@ -3,6 +3,7 @@ package plugin
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"mime"
@@ -82,6 +83,11 @@ func (d *Datasource) resource(ctx context.Context, req *backend.CallResourceRequ
 		}
 		up, callEr = d.client.Query(ctx, expr, at, p.limit(promclient.MaxQueryLimit))
 	}
+	if callEr != nil && isLabelValues && name == "__name__" && isStatus(callEr, http.StatusNotFound) {
+		// Reports disagree on whether CloudWatch lists metric names; when it does not, the
+		// editor's metric picker gets an empty list and a reason instead of an error.
+		return jsonResponse(http.StatusOK, []byte(`{"status":"success","data":[],"warnings":["CloudWatch did not list metric names (404 on /api/v1/label/__name__/values): type the metric name into the query"]}`))
+	}
 	if callEr != nil {
 		status, _, msg := classify(callEr)
 		return errorResponseJSON(int(status), errorTypeFor(int(status)), msg)
@@ -94,6 +100,12 @@ func (d *Datasource) resource(ctx context.Context, req *backend.CallResourceRequ
 		}
 	}
 	return resp
+}
+
+// isStatus reports whether err is CloudWatch answering with the given HTTP status.
+func isStatus(err error, status int) bool {
+	var apiErr *promclient.APIError
+	return errors.As(err, &apiErr) && apiErr.Status == status
 }
 
 // labelValuesName extracts and decodes <name> from api/v1/label/<name>/values. Grafana

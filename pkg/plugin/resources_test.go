@@ -243,6 +243,22 @@ func TestResourceUpstreamErrors(t *testing.T) {
 	}
 }
 
+func TestResourceMetricNamesNotListed(t *testing.T) {
+	notFound := func(call) (*promclient.Response, error) {
+		return nil, &promclient.APIError{Status: 404, Type: "not_found", Message: "NOT supported"}
+	}
+	d := newTestDatasource(t, &fakeUpstream{answer: notFound})
+	resp := callResource(t, d, resourceCall{method: "GET", path: "api/v1/label/__name__/values"})
+	if resp.Status != 200 || !strings.Contains(string(resp.Body), `"data":[]`) || !strings.Contains(string(resp.Body), "type the metric name") {
+		t.Errorf("__name__ values on a 404: status %d body %s, want an empty list with a warning", resp.Status, resp.Body)
+	}
+	// Any other label keeps CloudWatch's 404.
+	resp = callResource(t, d, resourceCall{method: "GET", path: "api/v1/label/job/values"})
+	if resp.Status != 404 {
+		t.Errorf("job values on a 404: status %d, want 404", resp.Status)
+	}
+}
+
 func TestResourceSettingsError(t *testing.T) {
 	fake := &fakeUpstream{}
 	d, err := New(context.Background(), testSettings(`{"authType":"keys","defaultRegion":"us-east-1","endpoint":"http://example.com"}`), nil)

@@ -36,6 +36,9 @@ func printText(w io.Writer, r diagnosis.Report) {
 			field(w, "panel", f.PanelLink)
 		}
 	}
+	for _, m := range r.Warnings {
+		fmt.Fprintf(w, "\nwarning: %s\n", m)
+	}
 	for _, f := range r.Failures {
 		fmt.Fprintf(w, "\nrule %s did not run: %s\n", f.Rule, f.Error)
 	}

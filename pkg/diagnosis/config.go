@@ -21,6 +21,9 @@ type Config struct {
 	RateWindow time.Duration
 	// MaxFindingsPerRule keeps only the worst findings of one rule.
 	MaxFindingsPerRule int
+	// SeriesLimit is the upstream's series cap per query (CloudWatch: 500); a result that
+	// reaches it is reported as possibly truncated.
+	SeriesLimit int
 
 	// KV cache (ratio 0-1, a time quantile per copy over the range).
 	KVQuantile       float64            // which time quantile of KV usage counts as "sustained"
@@ -59,10 +62,11 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{
 		Concurrency:        4,
-		MaxPoints:          120,
+		MaxPoints:          60,
 		MinStep:            time.Minute,
 		RateWindow:         5 * time.Minute,
 		MaxFindingsPerRule: 10,
+		SeriesLimit:        500,
 
 		KVQuantile:       0.9,
 		KVSaturation:     0.9,
@@ -84,7 +88,7 @@ func DefaultConfig() Config {
 		VRAMDropWithin:   5 * time.Minute,
 		AZNoTrafficShare: 0.1,
 		AZSkewRatio:      3,
-		ColdStartSlow:    2 * time.Minute,
+		ColdStartSlow:    5 * time.Minute,
 		ColdStartShare:   0.5,
 		ThroughputRatio:  0.3,
 		ThroughputMin:    1,
@@ -103,6 +107,7 @@ func (c Config) Validate() error {
 	}{
 		{"Concurrency", float64(c.Concurrency)},
 		{"MaxPoints", float64(c.MaxPoints)},
+		{"SeriesLimit", float64(c.SeriesLimit)},
 		{"MinStep", float64(c.MinStep)},
 		{"RateWindow", float64(c.RateWindow)},
 		{"WaitingRequests", c.WaitingRequests},

@@ -123,6 +123,8 @@ type Report struct {
 	End      time.Time     `json:"end"`
 	Findings []Finding     `json:"findings"`
 	Failures []RuleFailure `json:"failures,omitempty"`
+	// Warnings qualify the findings, for example a result cut at the upstream's series limit.
+	Warnings []string `json:"warnings,omitempty"`
 	// Requests is the number of upstream queries made (identical queries shared by several
 	// rules are sent once).
 	Requests int `json:"requests"`
@@ -152,7 +154,7 @@ func Run(ctx context.Context, q Querier, scope Scope, start, end time.Time, cfg 
 		return Report{}, err
 	}
 	mq := newMemoQuerier(q)
-	e := &env{q: mq, scope: scope, start: start, end: end, cfg: cfg}
+	e := &env{q: mq, scope: scope, start: start, end: end, cfg: cfg, warnings: &warnings{seen: map[string]bool{}}}
 	e.step, e.window = stepFor(end.Sub(start), cfg)
 
 	var (
@@ -195,7 +197,7 @@ func Run(ctx context.Context, q Querier, scope Scope, start, end time.Time, cfg 
 	wg.Wait()
 	Rank(findings)
 	sort.Slice(failures, func(i, j int) bool { return failures[i].Rule < failures[j].Rule })
-	return Report{Scope: scope, Start: start, End: end, Findings: findings, Failures: failures, Requests: mq.requests()}, nil
+	return Report{Scope: scope, Start: start, End: end, Findings: findings, Failures: failures, Warnings: e.warnings.list, Requests: mq.requests()}, nil
 }
 
 // Rank orders findings by severity, then score (both descending), then rule and target name

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/common/model"
@@ -33,6 +34,30 @@ type env struct {
 	cfg        Config
 	step       time.Duration // range-query resolution
 	window     time.Duration // rate window for cumulative counters in range queries
+	warnings   *warnings
+}
+
+// warnings collects what the reader must know about the results (truncation), once each.
+type warnings struct {
+	mu   sync.Mutex
+	seen map[string]bool
+	list []string
+}
+
+func (w *warnings) add(msg string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.seen[msg] {
+		w.seen[msg] = true
+		w.list = append(w.list, msg)
+	}
+}
+
+// checkSize warns when a result reaches the series limit: the upstream may have cut it.
+func (e *env) checkSize(n int, expr string) {
+	if n >= e.cfg.SeriesLimit {
+		e.warnings.add(fmt.Sprintf("a query returned %d series, the upstream's limit, so some resources may be missing: narrow the scope to an endpoint (%s)", n, expr))
+	}
 }
 
 // stepFor picks a step giving at most cfg.MaxPoints points, a whole number of MinSteps, and a
@@ -55,6 +80,7 @@ func (e *env) instant(ctx context.Context, expr string) (model.Vector, error) {
 	if err != nil {
 		return nil, fmt.Errorf("query %s: %w", expr, err)
 	}
+	e.checkSize(len(v), expr)
 	return v, nil
 }
 
@@ -63,6 +89,7 @@ func (e *env) matrix(ctx context.Context, expr string) (model.Matrix, error) {
 	if err != nil {
 		return nil, fmt.Errorf("query %s: %w", expr, err)
 	}
+	e.checkSize(len(m), expr)
 	return m, nil
 }
 

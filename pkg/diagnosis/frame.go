@@ -121,6 +121,9 @@ func HandleQuery(ctx context.Context, q Querier, query backend.DataQuery) backen
 	}
 	fr := Frame(r.Findings)
 	fr.RefID = query.RefID
+	for _, w := range r.Warnings {
+		fr.AppendNotices(data.Notice{Severity: data.NoticeSeverityWarning, Text: w})
+	}
 	for _, f := range r.Failures {
 		fr.AppendNotices(data.Notice{Severity: data.NoticeSeverityWarning, Text: "rule " + f.Rule + " did not run: " + f.Error})
 	}

@@ -136,3 +136,23 @@ func TestQueriesFollowCloudWatchRules(t *testing.T) {
 		}
 	}
 }
+
+// TestRunWarnsAtTheSeriesLimit: a result as large as the upstream's cap may be cut, and the
+// report says so instead of silently missing resources.
+func TestRunWarnsAtTheSeriesLimit(t *testing.T) {
+	d := newData(t)
+	for _, h := range []string{"i-1", "i-2", "i-3"} {
+		d.gpu("ep-a", "ic-a", h, "az-1", constant(50))
+	}
+	q := d.querier()
+	cfg := DefaultConfig()
+	cfg.Rules = []string{"gpu-memory"}
+	if r := diagnoseWith(t, q, Scope{}, cfg); len(r.Warnings) != 0 {
+		t.Fatalf("3 series under the limit: no warning expected, got %v", r.Warnings)
+	}
+	cfg.SeriesLimit = 3
+	r := diagnoseWith(t, q, Scope{}, cfg)
+	if len(r.Warnings) != 1 || !strings.Contains(r.Warnings[0], "narrow the scope") {
+		t.Fatalf("want one truncation warning, got %v", r.Warnings)
+	}
+}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/inferscope/sagemaker-datasource/pkg/fleet"
 	"github.com/inferscope/sagemaker-datasource/pkg/plugin"
+	sc "github.com/inferscope/sagemaker-datasource/pkg/semconv"
 	"github.com/inferscope/sagemaker-datasource/pkg/stack"
 )
 
@@ -308,7 +309,17 @@ func TestScenarioPanels(t *testing.T) {
 			}
 			return zero == 1 && loaded >= 1
 		}},
+		{"az-imbalance", "reliability/22", "A", icEP, func(r result) bool {
+			zero := 0
+			for _, v := range r.by(lAZ) {
+				if v == 0 {
+					zero++
+				}
+			}
+			return zero == 1 && len(r) > 1
+		}},
 		{"kv-saturation", "performance/7", "A", nil, func(r result) bool { return r.maxLast() >= 0.9 }},
+		{"engine-queueing", "performance/3", "A", nil, func(r result) bool { return r.by(lFW)["sglang"] > 5 }},
 		{"kv-saturation", "performance/1", "A", nil, func(r result) bool { return r.maxLast() == 2 }},
 		{"engine-queueing", "performance/27", "B", nil, func(r result) bool { return r.by(lFW)["sglang"] >= 10 }},
 		{"model-crash", "performance/8", "B", nil, func(r result) bool { return r.maxLast() > 0.5 }},
@@ -358,5 +369,26 @@ func TestScenarioPanels(t *testing.T) {
 				t.Errorf("%s shows %s on the healthy fleet too: %v", c.panel, c.scenario, base)
 			}
 		})
+	}
+}
+
+// The latency-breakdown reading rule: when the engine queues, TTFT climbs while model and
+// overhead latency stay where they were.
+func TestEngineQueueingReadingRule(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the emulator with a simulated fleet")
+	}
+	targets := allTargets(t)
+	healthy, queueing := startFleet(t, "healthy"), startFleet(t, "engine-queueing")
+	ttft := targets["performance/3"]["A"]
+	if h, q := healthy.run(t, ttft, nil).by(lFW)[sc.FrameworkSGLang], queueing.run(t, ttft, nil).by(lFW)[sc.FrameworkSGLang]; !(q > 10*h) {
+		t.Errorf("SGLang TTFT %g when queueing vs %g healthy: want a tenfold rise", q, h)
+	}
+	for _, ref := range []string{"A", "B"} {
+		part := targets["performance/4"][ref]
+		h, q := healthy.run(t, part, nil).maxLast(), queueing.run(t, part, nil).maxLast()
+		if !(q < 1.5*h) || math.IsInf(h, 0) {
+			t.Errorf("latency breakdown %s: %g when queueing vs %g healthy, want it about unchanged", ref, q, h)
+		}
 	}
 }

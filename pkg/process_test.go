@@ -58,6 +58,21 @@ func TestPluginProcess(t *testing.T) {
 		}
 	})
 
+	t.Run("Grafana's [aws] settings reach the plugin", func(t *testing.T) {
+		gated := pc
+		ds := *pc.DataSourceInstanceSettings
+		ds.ID, ds.UID = 2, "gated"
+		gated.DataSourceInstanceSettings = &ds
+		gated.GrafanaConfig = backend.NewGrafanaCfg(map[string]string{"AWS_AUTH_AllowedAuthProviders": "default,ec2_iam_role"})
+		res, err := p.CheckHealth(ctx, gated)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Status != backend.HealthStatusError || !strings.Contains(res.Message, `"keys" is not allowed`) {
+			t.Errorf("health %v: %s; want the disallowed auth type named", res.Status, res.Message)
+		}
+	})
+
 	t.Run("QueryData", func(t *testing.T) {
 		resp, err := p.QueryData(ctx, &backend.QueryDataRequest{
 			PluginContext: pc,

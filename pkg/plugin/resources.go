@@ -21,8 +21,8 @@ import (
 )
 
 // CallResource serves the editor's and the template variables' calls. Only the paths
-// CloudWatch implements reach it; the Prometheus paths it lacks are answered here without
-// an upstream call, so the editor degrades quietly instead of showing errors. The handler
+// CloudWatch implements are forwarded; the Prometheus paths it lacks are answered here
+// without an upstream call, so the editor degrades quietly instead of showing errors. The handler
 // works on req.Path itself (rather than through an http.ServeMux) because label names in
 // the path may hold any UTF-8 character.
 func (d *Datasource) CallResource(ctx context.Context, req *backend.CallResourceRequest, sender backend.CallResourceResponseSender) error {
@@ -59,37 +59,14 @@ func (d *Datasource) resource(ctx context.Context, req *backend.CallResourceRequ
 	if err != nil {
 		return errorResponseJSON(http.StatusBadRequest, "bad_data", err.Error())
 	}
-	var (
-		up     *promclient.Response
-		callEr error
-	)
-	switch {
-	case isLabelValues:
-		// The name arrives decoded; promclient escapes it again and always uses GET,
-		// the only method CloudWatch accepts on this path.
-		up, callEr = d.client.LabelValues(ctx, name, p.matchers, p.start, p.end, p.limit(promclient.MaxDiscoveryLimit))
-	case path == "api/v1/labels":
-		up, callEr = d.client.Labels(ctx, p.matchers, p.start, p.end, p.limit(promclient.MaxDiscoveryLimit))
-	case path == "api/v1/series":
-		up, callEr = d.client.Series(ctx, p.matchers, p.start, p.end, p.limit(promclient.MaxDiscoveryLimit))
-	default: // api/v1/query, for query_result() variables: the raw JSON goes back untouched.
-		expr := p.values.Get("query")
-		if strings.TrimSpace(expr) == "" {
-			return errorResponseJSON(http.StatusBadRequest, "bad_data", "the query parameter is missing: send query=<PromQL expression>")
-		}
-		at := p.time
-		if at.IsZero() {
-			at = time.Now()
-		}
-		up, callEr = d.client.Query(ctx, expr, at, p.limit(promclient.MaxQueryLimit))
-	}
-	if callEr != nil && isLabelValues && name == "__name__" && isStatus(callEr, http.StatusNotFound) {
+	up, err := d.forward(ctx, path, name, isLabelValues, p)
+	if err != nil && isLabelValues && name == "__name__" && isStatus(err, http.StatusNotFound) {
 		// Reports disagree on whether CloudWatch lists metric names; when it does not, the
 		// editor's metric picker gets an empty list and a reason instead of an error.
 		return jsonResponse(http.StatusOK, []byte(`{"status":"success","data":[],"warnings":["CloudWatch did not list metric names (404 on /api/v1/label/__name__/values): type the metric name into the query"]}`))
 	}
-	if callEr != nil {
-		status, _, msg := classify(callEr)
+	if err != nil {
+		status, _, msg := classify(err)
 		return errorResponseJSON(int(status), errorTypeFor(int(status)), msg)
 	}
 	resp := jsonResponse(up.Status, up.Body)
@@ -100,6 +77,30 @@ func (d *Datasource) resource(ctx context.Context, req *backend.CallResourceRequ
 		}
 	}
 	return resp
+}
+
+// forward makes the CloudWatch call a resource path stands for.
+func (d *Datasource) forward(ctx context.Context, path, labelName string, isLabelValues bool, p resourceParams) (*promclient.Response, error) {
+	switch {
+	case isLabelValues:
+		// The name arrives decoded; promclient escapes it again and always uses GET,
+		// the only method CloudWatch accepts on this path.
+		return d.client.LabelValues(ctx, labelName, p.matchers, p.start, p.end, p.limit(promclient.MaxDiscoveryLimit))
+	case path == "api/v1/labels":
+		return d.client.Labels(ctx, p.matchers, p.start, p.end, p.limit(promclient.MaxDiscoveryLimit))
+	case path == "api/v1/series":
+		return d.client.Series(ctx, p.matchers, p.start, p.end, p.limit(promclient.MaxDiscoveryLimit))
+	}
+	// api/v1/query, for query_result() variables: the raw JSON goes back untouched.
+	expr := p.values.Get("query")
+	if strings.TrimSpace(expr) == "" {
+		return nil, backend.DownstreamErrorf("the query parameter is missing: send query=<PromQL expression>")
+	}
+	at := p.time
+	if at.IsZero() {
+		at = time.Now()
+	}
+	return d.client.Query(ctx, expr, at, p.limit(promclient.MaxQueryLimit))
 }
 
 // isStatus reports whether err is CloudWatch answering with the given HTTP status.

@@ -22,17 +22,15 @@ import (
 
 // Simulator holds the fleet's entities, their series and their running state.
 type Simulator struct {
-	mu       sync.Mutex
-	f        *fleet.Fleet
-	scenario *Scenario
-	seed     int64
-	workers  int      // endpoints stepped in parallel
-	ls       labelSet // fleet-wide series (ICE events); endpoints have their own
-	acct     []string
+	mu      sync.Mutex
+	f       *fleet.Fleet
+	seed    int64
+	workers int      // endpoints stepped in parallel
+	ls      labelSet // fleet-wide series (ICE events); endpoints have their own
+	acct    []string
 
 	eps    []*endpointSim
 	insts  []*instSim
-	copies []*copySim
 	events map[string]*series // fleet-wide event series
 
 	started              bool
@@ -65,7 +63,7 @@ func New(f *fleet.Fleet, scenario string, seed int64) (*Simulator, error) {
 	if sc == nil {
 		return nil, fmt.Errorf("unknown scenario %q; choose one of %s", scenario, scenarioNames())
 	}
-	s := &Simulator{f: f, scenario: sc, seed: seed, workers: runtime.GOMAXPROCS(0), events: map[string]*series{}}
+	s := &Simulator{f: f, seed: seed, workers: runtime.GOMAXPROCS(0), events: map[string]*series{}}
 	if err := s.build(); err != nil {
 		return nil, err
 	}
@@ -75,13 +73,7 @@ func New(f *fleet.Fleet, scenario string, seed int64) (*Simulator, error) {
 	return s, nil
 }
 
-// SeriesCount is the number of label sets built so far (events add a few as they happen).
-func (s *Simulator) SeriesCount() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.seriesCount()
-}
-
+// seriesCount is the number of label sets built so far (events add a few as they happen).
 func (s *Simulator) seriesCount() int {
 	n := s.ls.count
 	for _, ep := range s.eps {

@@ -106,7 +106,7 @@ func (s *Simulator) stepGroup(w *writer, g *groupSim, t int64, dt float64) {
 			v.n5 += e5
 			v.nModel += em
 		}
-		ep.byAZType[c.inst.placed.AZ+"|"+c.inst.placed.Type].n += arrivals
+		c.inst.azType.n += arrivals
 		if c.invByCopy != nil {
 			w.float(c.invByCopy, t, float64(arrivals))
 		}

@@ -72,11 +72,9 @@ type groupSim struct {
 type copySim struct {
 	g                          *groupSim
 	inst                       *instSim
-	gpus                       []*gpuSim
 	containerID, containerName string
 	labels                     []string
 	active                     bool
-	crashAt                    int64 // model-crash: 0 = never
 	backlog                    float64
 	st                         engineState
 	fbPerGPU                   float64 // weights + KV reservation + context, MiB
@@ -114,20 +112,19 @@ type instSim struct {
 	diskSec                                     float64
 	download                                    int64 // ms until which a model download keeps the disk busy
 	invoke                                      vendedCounts
-	leak                                        bool // gpu-memory-leak
-	crashed                                     bool
+	azType                                      *azTypeSim // the endpoint's per-AZ-and-type series
+	leak                                        bool       // gpu-memory-leak
 }
 
 var cpuModes = [4]string{"idle", "user", "system", "iowait"}
 
 type gpuSim struct {
-	inst    *instSim
-	index   int
-	owner   *copySim // slot that owns this GPU, nil if none
-	owned   [8]series
-	free    [8]series
-	jitter  float64
-	leakMiB float64
+	inst   *instSim
+	index  int
+	owner  *copySim // slot that owns this GPU, nil if none
+	owned  [8]series
+	free   [8]series
+	jitter float64
 }
 
 // DCGM fields in the order of gpuSim.owned/free.
@@ -175,6 +172,7 @@ func (s *Simulator) build() error {
 				ep.byAZType[key] = &azTypeSim{inv: ls.make(sc.InvocationsByAzByInstanceType, sc.TypeCounter, dims, vend, acct)}
 				ep.azTypes = append(ep.azTypes, ep.byAZType[key])
 			}
+			in.azType = ep.byAZType[key]
 			ep.insts = append(ep.insts, in)
 			s.insts = append(s.insts, in)
 		}
@@ -284,7 +282,6 @@ func (s *Simulator) buildCopy(g *groupSim, in *instSim, sl fleet.Slot, epLabels,
 		gpu := in.gpus[gi]
 		gpu.owner = c
 		s.buildDCGM(gpu, c, nil)
-		c.gpus = append(c.gpus, gpu)
 	}
 	// GPU memory: weights split over the copy's GPUs, the KV pool the engine reserves up
 	// front (vLLM gpu_memory_utilization 0.9, SGLang mem_fraction_static 0.88) and the CUDA
@@ -346,7 +343,6 @@ func (s *Simulator) buildCopy(g *groupSim, in *instSim, sl fleet.Slot, epLabels,
 	}
 	g.slots = append(g.slots, c)
 	in.copies = append(in.copies, c)
-	s.copies = append(s.copies, c)
 }
 
 func (s *Simulator) engineLabels(c *copySim) []string {

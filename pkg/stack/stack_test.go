@@ -209,7 +209,7 @@ func TestStartRejectsBadOptionsAndUnsignedRequests(t *testing.T) {
 }
 
 func TestLiveAppendsNewSamples(t *testing.T) {
-	st, err := Start(context.Background(), Options{History: time.Hour, Step: time.Second, Live: true})
+	st, err := Start(context.Background(), Options{History: 5 * time.Minute, Step: time.Second, Live: true})
 	if err != nil {
 		t.Fatal(err)
 	}

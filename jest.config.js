@@ -3,4 +3,6 @@ process.env.TZ = 'UTC';
 
 module.exports = {
   ...require('./.config/jest.config'),
+  // Rendering Grafana UI forms in jsdom takes seconds on a busy 2-core CI machine.
+  testTimeout: 30000,
 };

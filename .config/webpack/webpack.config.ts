@@ -53,7 +53,10 @@ const externals = [
 // Replace the build placeholders in plugin.json the way create-plugin's build does.
 function fillPluginJson(content: Buffer): string {
   const today = new Date().toISOString().slice(0, 10);
-  return content.toString().replace(/%VERSION%/g, packageJson.version).replace(/%TODAY%/g, today);
+  return content
+    .toString()
+    .replace(/%VERSION%/g, packageJson.version)
+    .replace(/%TODAY%/g, today);
 }
 
 const config = (env: Record<string, unknown>): Configuration => {

@@ -38,7 +38,12 @@ export function AnnotationQueryEditor({ query, onChange, annotation, onAnnotatio
           <Input width={10} placeholder="60s" value={annotation?.step ?? ''} onChange={set('step')} />
         </InlineField>
         <InlineField label="Title" labelWidth={8} tooltip="{{label}} template">
-          <Input width={36} placeholder="{{__name__}}" value={annotation?.titleFormat ?? ''} onChange={set('titleFormat')} />
+          <Input
+            width={36}
+            placeholder="{{__name__}}"
+            value={annotation?.titleFormat ?? ''}
+            onChange={set('titleFormat')}
+          />
         </InlineField>
       </InlineFieldRow>
       <InlineFieldRow>

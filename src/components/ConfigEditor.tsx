@@ -51,7 +51,11 @@ export function ConfigEditor(props: Props) {
         defaultEndpoint="https://monitoring.{region}.amazonaws.com"
       />
       {jsonData.authType === 'keys' && (
-        <Field label="Session token" description="Only for temporary credentials (keys starting with ASIA).">
+        <Field
+          label="Session token"
+          htmlFor="sessionToken"
+          description="Only for temporary credentials (keys starting with ASIA)."
+        >
           <SecretInput
             id="sessionToken"
             width={60}
@@ -65,6 +69,7 @@ export function ConfigEditor(props: Props) {
       <FieldSet label="Query settings">
         <Field
           label="Min step"
+          htmlFor="timeInterval"
           description="Lower bound of the step of every query, e.g. 60s: CloudWatch stores one sample per minute."
         >
           <Input
@@ -75,7 +80,11 @@ export function ConfigEditor(props: Props) {
             onChange={onUpdateDatasourceJsonDataOption(props, 'timeInterval')}
           />
         </Field>
-        <Field label="Query timeout" description="Per request, e.g. 30s. CloudWatch stops queries after 20s.">
+        <Field
+          label="Query timeout"
+          htmlFor="queryTimeout"
+          description="Per request, e.g. 30s. CloudWatch stops queries after 20s."
+        >
           <Input
             id="queryTimeout"
             width={20}
@@ -93,6 +102,7 @@ export function ConfigEditor(props: Props) {
         </Field>
         <Field
           label="Requests per second"
+          htmlFor="requestsPerSecond"
           description="Upper bound on calls to CloudWatch from this data source; throttled calls are retried."
         >
           <Input
@@ -105,7 +115,11 @@ export function ConfigEditor(props: Props) {
             onChange={onNumber('requestsPerSecond')}
           />
         </Field>
-        <Field label="Max concurrency" description="Queries in flight at once from this data source.">
+        <Field
+          label="Max concurrency"
+          htmlFor="maxConcurrency"
+          description="Queries in flight at once from this data source."
+        >
           <Input
             id="maxConcurrency"
             type="number"

@@ -26,7 +26,9 @@ export interface PromQLEditorProps {
 /** PromQL language support whose completion comes from our resources and quotes dotted names. */
 export function promQLExtension(client: ResourcePrometheusClient) {
   return new PromQLExtension()
-    .setComplete({ completeStrategy: withQuotedNames(newCompleteStrategy({ remote: client }), (n) => client.kindOf(n)) })
+    .setComplete({
+      completeStrategy: withQuotedNames(newCompleteStrategy({ remote: client }), (n) => client.kindOf(n)),
+    })
     .activateCompletion(true)
     .activateLinter(true);
 }
@@ -69,7 +71,10 @@ export function PromQLEditor(props: PromQLEditorProps) {
           EditorView.theme(
             {
               '&': { backgroundColor: theme.components.input.background, color: theme.colors.text.primary },
-              '.cm-content': { fontFamily: theme.typography.fontFamilyMonospace, caretColor: theme.colors.text.primary },
+              '.cm-content': {
+                fontFamily: theme.typography.fontFamilyMonospace,
+                caretColor: theme.colors.text.primary,
+              },
               '.cm-tooltip': { backgroundColor: theme.colors.background.secondary },
             },
             { dark: theme.isDark }

@@ -74,8 +74,17 @@ export function QueryEditor(props: Props) {
           <InlineField label="Endpoint" labelWidth={14} tooltip="SageMaker endpoint name; template variables work">
             <Input width={30} value={query.endpoint ?? ''} onChange={text('endpoint')} onBlur={onRunQuery} />
           </InlineField>
-          <InlineField label="Inference component" labelWidth={20} tooltip="Optional: narrow to one inference component">
-            <Input width={30} value={query.inferenceComponent ?? ''} onChange={text('inferenceComponent')} onBlur={onRunQuery} />
+          <InlineField
+            label="Inference component"
+            labelWidth={20}
+            tooltip="Optional: narrow to one inference component"
+          >
+            <Input
+              width={30}
+              value={query.inferenceComponent ?? ''}
+              onChange={text('inferenceComponent')}
+              onBlur={onRunQuery}
+            />
           </InlineField>
         </InlineFieldRow>
       ) : (
@@ -89,7 +98,11 @@ export function QueryEditor(props: Props) {
           />
           <HintList hints={hints} onFix={(fixed) => change({ expr: fixed })} />
           <InlineFieldRow>
-            <InlineField label="Legend" labelWidth={10} tooltip='{{label}} templates, e.g. {{aws.sagemaker.endpoint.name}}; "__auto" picks one'>
+            <InlineField
+              label="Legend"
+              labelWidth={10}
+              tooltip='{{label}} templates, e.g. {{aws.sagemaker.endpoint.name}}; "__auto" picks one'
+            >
               <Input
                 width={26}
                 placeholder="__auto"
@@ -103,7 +116,13 @@ export function QueryEditor(props: Props) {
               labelWidth={10}
               tooltip="Lower bound of the step, e.g. 1m; defaults to the data source's Min step"
             >
-              <Input width={10} placeholder="auto" value={query.interval ?? ''} onChange={text('interval')} onBlur={onRunQuery} />
+              <Input
+                width={10}
+                placeholder="auto"
+                value={query.interval ?? ''}
+                onChange={text('interval')}
+                onBlur={onRunQuery}
+              />
             </InlineField>
             <InlineField label="Format" labelWidth={8}>
               <Select<QueryFormat>

@@ -22,7 +22,10 @@ const KINDS: Array<SelectableValue<VariableQueryKind>> = [
   { label: 'Query result', value: 'query_result' },
 ];
 
-function parseOrDefault(text: string, kind: VariableQueryKind | undefined): { parsed: ParsedVariableQuery; error?: string } {
+function parseOrDefault(
+  text: string,
+  kind: VariableQueryKind | undefined
+): { parsed: ParsedVariableQuery; error?: string } {
   if (!text.trim()) {
     return { parsed: emptyOf(kind ?? 'label_values') };
   }
@@ -67,7 +70,12 @@ export function VariableQueryEditor({ query: stored, onChange }: Props) {
   };
 
   const selectorField = (value: string | undefined, update: (v: string) => void, label: string) => (
-    <InlineField label={label} labelWidth={20} grow tooltip="Series selector naming the metric; template variables work">
+    <InlineField
+      label={label}
+      labelWidth={20}
+      grow
+      tooltip="Series selector naming the metric; template variables work"
+    >
       <Input
         aria-label={label}
         placeholder='DCGM_FI_DEV_GPU_UTIL{"aws.sagemaker.endpoint.name"=~"$endpoint"}'
@@ -88,7 +96,11 @@ export function VariableQueryEditor({ query: stored, onChange }: Props) {
         selectorField(draft.match, (m) => commit({ kind: 'label_names', match: m || undefined }), 'Series selector')}
       {draft.kind === 'label_values' && (
         <>
-          <InlineField label="Label" labelWidth={20} tooltip="Dotted names work as they are: aws.sagemaker.endpoint.name">
+          <InlineField
+            label="Label"
+            labelWidth={20}
+            tooltip="Dotted names work as they are: aws.sagemaker.endpoint.name"
+          >
             <Input
               aria-label="Label"
               placeholder="aws.sagemaker.endpoint.name"

@@ -1,0 +1,160 @@
+import {
+  DataSourceInstanceSettings,
+  DataSourcePluginContextProvider,
+  DataSourceSettings,
+  EventBusSrv,
+} from '@grafana/data';
+import { config, setAppEvents } from '@grafana/runtime';
+import { fireEvent, render, screen } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
+import React, { useState } from 'react';
+
+import { SageOptions, SageSecureJsonData } from '../types';
+import { ConfigEditor } from './ConfigEditor';
+
+type Settings = DataSourceSettings<SageOptions, SageSecureJsonData>;
+
+/** Every jsonData key the Go backend reads (pkg/models); the editor must write no others. */
+const BACKEND_JSON_KEYS = [
+  'authType',
+  'defaultRegion',
+  'profile',
+  'assumeRoleArn',
+  'externalId',
+  'endpoint',
+  'timeInterval',
+  'queryTimeout',
+  'httpMethod',
+  'maxConcurrency',
+  'requestsPerSecond',
+];
+const BACKEND_SECRET_KEYS = ['accessKey', 'secretKey', 'sessionToken'];
+
+function settings(jsonData: SageOptions, secureJsonFields: Record<string, boolean> = {}): Settings {
+  return {
+    id: 1,
+    uid: 'sm',
+    orgId: 1,
+    name: 'SageMaker',
+    type: 'inferscope-sagemaker-datasource',
+    typeName: 'SageMaker',
+    typeLogoUrl: '',
+    access: 'proxy',
+    url: '',
+    user: '',
+    database: '',
+    basicAuth: false,
+    basicAuthUser: '',
+    isDefault: false,
+    readOnly: false,
+    withCredentials: false,
+    jsonData,
+    secureJsonFields,
+    version: 1,
+  } as Settings;
+}
+
+function renderEditor(initial: Settings) {
+  const changes: Settings[] = [];
+  function Harness() {
+    const [options, setOptions] = useState(initial);
+    return (
+      <ConfigEditor
+        options={options}
+        onOptionsChange={(o) => {
+          changes.push(o);
+          setOptions(o);
+        }}
+      />
+    );
+  }
+  // Grafana renders config pages inside a plugin context; aws-sdk's save reporter needs it.
+  const instance = {
+    type: initial.type,
+    meta: { id: initial.type, info: { version: '0.1.0' } },
+  } as unknown as DataSourceInstanceSettings;
+  render(
+    <DataSourcePluginContextProvider instanceSettings={instance}>
+      <Harness />
+    </DataSourcePluginContextProvider>
+  );
+  return { changes, last: () => changes[changes.length - 1] };
+}
+
+// What Grafana provides to a config page at runtime and aws-sdk's ConnectionConfig reads.
+beforeAll(() => {
+  setAppEvents(new EventBusSrv());
+  config.awsAllowedAuthProviders = ['default', 'keys', 'credentials', 'ec2_iam_role'];
+  config.awsAssumeRoleEnabled = true;
+});
+
+describe('ConfigEditor', () => {
+  it('writes the backend keys for the AWS and query settings', async () => {
+    const { changes, last } = renderEditor(settings({ authType: 'default', defaultRegion: 'us-east-1' }));
+    fireEvent.change(screen.getByLabelText(/^Assume Role ARN/), { target: { value: 'arn:aws:iam::1:role/r' } });
+    fireEvent.change(screen.getByLabelText(/^External ID/), { target: { value: 'ext' } });
+    fireEvent.change(screen.getByLabelText(/^Endpoint/), { target: { value: 'http://127.0.0.1:9090' } });
+    fireEvent.change(screen.getByLabelText(/^Min step/), { target: { value: '60s' } });
+    fireEvent.change(screen.getByLabelText(/^Query timeout/), { target: { value: '30s' } });
+    fireEvent.change(screen.getByLabelText(/^Requests per second/), { target: { value: '8' } });
+    fireEvent.change(screen.getByLabelText(/^Max concurrency/), { target: { value: '4' } });
+    await userEvent.click(screen.getByLabelText(/^GET/));
+
+    expect(last().jsonData).toEqual({
+      authType: 'default',
+      defaultRegion: 'us-east-1',
+      assumeRoleArn: 'arn:aws:iam::1:role/r',
+      externalId: 'ext',
+      endpoint: 'http://127.0.0.1:9090',
+      timeInterval: '60s',
+      queryTimeout: '30s',
+      requestsPerSecond: 8,
+      maxConcurrency: 4,
+      httpMethod: 'GET',
+    });
+    for (const c of changes) {
+      expect(Object.keys(c.jsonData).filter((k) => !BACKEND_JSON_KEYS.includes(k))).toEqual([]);
+    }
+  });
+
+  it('clears a number limit back to the default', async () => {
+    const { last } = renderEditor(settings({ authType: 'default', maxConcurrency: 4 }));
+    await userEvent.clear(screen.getByLabelText(/^Max concurrency/));
+    expect(last().jsonData.maxConcurrency).toBeUndefined();
+  });
+
+  it('keeps typed keys in secureJsonData only', async () => {
+    const { changes, last } = renderEditor(settings({ authType: 'keys', defaultRegion: 'us-east-1' }));
+    fireEvent.change(screen.getByLabelText(/^Access Key ID/), { target: { value: 'AKIAEXAMPLE' } });
+    fireEvent.change(screen.getByLabelText(/^Secret Access Key/), { target: { value: 'wJalrSECRET' } });
+    fireEvent.change(screen.getByLabelText(/^Session token/), { target: { value: 'TOKEN' } });
+    expect(last().secureJsonData).toEqual({
+      accessKey: 'AKIAEXAMPLE',
+      secretKey: 'wJalrSECRET',
+      sessionToken: 'TOKEN',
+    });
+    for (const c of changes) {
+      expect(JSON.stringify(c.jsonData)).not.toMatch(/AKIAEXAMPLE|wJalrSECRET|TOKEN/);
+      expect(Object.keys(c.secureJsonData ?? {}).filter((k) => !BACKEND_SECRET_KEYS.includes(k))).toEqual([]);
+    }
+  });
+
+  it('shows configured secrets as configured, never their values, and resets them', async () => {
+    const { last } = renderEditor(
+      settings(
+        { authType: 'keys', defaultRegion: 'us-east-1' },
+        { accessKey: true, secretKey: true, sessionToken: true }
+      )
+    );
+    expect(screen.getAllByPlaceholderText('Configured').length).toBeGreaterThanOrEqual(2);
+    for (const input of document.querySelectorAll('input')) {
+      expect(input.value).not.toMatch(/AKIA|SECRET|TOKEN/);
+    }
+    const token = screen.getByLabelText(/^Session token/) as HTMLInputElement;
+    expect(token.value).toBe('configured');
+    expect(token).toBeDisabled();
+    await userEvent.click(screen.getAllByRole('button', { name: 'Reset' })[0]);
+    expect(last().secureJsonFields.sessionToken).toBe(false);
+    expect(last().secureJsonData?.sessionToken).toBe('');
+  });
+});

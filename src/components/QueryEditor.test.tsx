@@ -1,0 +1,102 @@
+import { acceptCompletion, currentCompletions, selectedCompletion, startCompletion } from '@codemirror/autocomplete';
+import { EditorView } from '@codemirror/view';
+import { act, fireEvent, render, screen, waitFor } from '@testing-library/react';
+import React, { useState } from 'react';
+
+import type { SageDatasource } from '../datasource';
+import { ResourceClient } from '../resources';
+import { fakeResources } from '../testing';
+import { SageQuery } from '../types';
+import { QueryEditor } from './QueryEditor';
+
+function setup(initial: SageQuery) {
+  const fetcher = fakeResources({
+    'api/v1/label/__name__/values': ['vllm:num_requests_running', 'Invocations'],
+    'api/v1/labels': ['aws.sagemaker.endpoint.name', 'EndpointName'],
+  });
+  const datasource = { resources: new ResourceClient(fetcher) } as unknown as SageDatasource;
+  const changes: SageQuery[] = [];
+  const onRunQuery = jest.fn();
+  function Harness() {
+    const [query, setQuery] = useState(initial);
+    return (
+      <QueryEditor
+        datasource={datasource}
+        query={query}
+        onRunQuery={onRunQuery}
+        onChange={(q) => {
+          changes.push(q);
+          setQuery(q);
+        }}
+      />
+    );
+  }
+  render(<Harness />);
+  const view = () =>
+    EditorView.findFromDOM(screen.getByTestId('promql-editor').querySelector('.cm-editor') as HTMLElement)!;
+  return { fetcher, changes, onRunQuery, view, last: () => changes[changes.length - 1] };
+}
+
+describe('QueryEditor', () => {
+  it('shows the query in the PromQL editor and writes edits back', () => {
+    const { view, last } = setup({ refId: 'A', expr: 'vllm:num_requests_running' });
+    expect(view().state.doc.toString()).toBe('vllm:num_requests_running');
+    act(() => view().dispatch({ changes: { from: 0, insert: 'sum(' } }));
+    expect(last().expr).toBe('sum(vllm:num_requests_running');
+  });
+
+  it('shows pitfall hints and drops them once the query is fixed', async () => {
+    const { last } = setup({ refId: 'A', expr: 'sum(rate(Invocations[5m]))' });
+    expect(screen.getByTestId('hint-rate-on-delta')).toBeInTheDocument();
+    fireEvent.click(screen.getByRole('button', { name: 'Fix query' }));
+    expect(last().expr).toBe('sum(sum_over_time(Invocations[5m]))');
+    await waitFor(() => expect(screen.queryByTestId('hint-rate-on-delta')).not.toBeInTheDocument());
+  });
+
+  it('completes label names from the resources and inserts them quoted', async () => {
+    const { view, fetcher, last } = setup({ refId: 'A', expr: 'vllm:num_requests_running{}' });
+    const v = view();
+    v.dispatch({ selection: { anchor: 'vllm:num_requests_running{'.length } });
+    startCompletion(v);
+    await waitFor(() =>
+      expect(currentCompletions(v.state).map((c) => c.label)).toContain('aws.sagemaker.endpoint.name')
+    );
+    // Move the selection to the dotted label and accept it.
+    const index = currentCompletions(v.state).findIndex((c) => c.label === 'aws.sagemaker.endpoint.name');
+    for (let i = 0; selectedCompletion(v.state)?.label !== 'aws.sagemaker.endpoint.name' && i <= index; i++) {
+      v.contentDOM.dispatchEvent(new KeyboardEvent('keydown', { key: 'ArrowDown', bubbles: true }));
+    }
+    expect(selectedCompletion(v.state)?.label).toBe('aws.sagemaker.endpoint.name');
+    // CodeMirror ignores accepting within interactionDelay (75ms) of the list opening.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    let accepted = false;
+    act(() => {
+      accepted = acceptCompletion(v);
+    });
+    expect(accepted).toBe(true);
+    expect(last().expr).toBe('vllm:num_requests_running{"aws.sagemaker.endpoint.name"}');
+    expect(fetcher.calls.find((c) => c.path === 'api/v1/labels')?.params['match[]']).toEqual([
+      'vllm:num_requests_running',
+    ]);
+  });
+
+  it('sets legend, min step and the range/instant type', () => {
+    const { last, onRunQuery } = setup({ refId: 'A', expr: 'up', range: true });
+    fireEvent.change(screen.getByPlaceholderText('__auto'), { target: { value: '{{aws.sagemaker.endpoint.name}}' } });
+    expect(last().legendFormat).toBe('{{aws.sagemaker.endpoint.name}}');
+    fireEvent.change(screen.getByPlaceholderText('auto'), { target: { value: '2m' } });
+    expect(last().interval).toBe('2m');
+    fireEvent.click(screen.getByLabelText('Both'));
+    expect(last()).toMatchObject({ range: true, instant: true });
+    fireEvent.click(screen.getByLabelText('Instant'));
+    expect(last()).toMatchObject({ range: false, instant: true });
+    expect(onRunQuery).toHaveBeenCalled();
+  });
+
+  it('switches to the diagnosis query type with its own fields', () => {
+    const { last } = setup({ refId: 'A', expr: 'up' });
+    fireEvent.click(screen.getByLabelText('Diagnosis'));
+    expect(last().queryType).toBe('diagnosis');
+    expect(screen.queryByTestId('promql-editor')).not.toBeInTheDocument();
+  });
+});

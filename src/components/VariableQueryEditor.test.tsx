@@ -1,0 +1,70 @@
+import { fireEvent, render, screen } from '@testing-library/react';
+import React, { useState } from 'react';
+
+import type { SageDatasource } from '../datasource';
+import { ResourceClient } from '../resources';
+import { fakeResources } from '../testing';
+import { resolveVariableQuery, VariableQuery } from '../variables';
+import { VariableQueryEditor } from './VariableQueryEditor';
+
+function setup(initial: VariableQuery | string) {
+  const changes: VariableQuery[] = [];
+  function Harness() {
+    const [query, setQuery] = useState<VariableQuery>(initial as VariableQuery);
+    return (
+      <VariableQueryEditor
+        datasource={{} as SageDatasource}
+        query={query}
+        onRunQuery={() => {}}
+        onChange={(q) => {
+          changes.push(q);
+          setQuery(q);
+        }}
+      />
+    );
+  }
+  render(<Harness />);
+  return { last: () => changes[changes.length - 1] };
+}
+
+describe('VariableQueryEditor', () => {
+  it('builds a label_values query that resolves through the label-values resource', async () => {
+    const { last } = setup({ refId: 'v', query: '' });
+    fireEvent.click(screen.getByLabelText('Label values'));
+    fireEvent.blur(screen.getByLabelText('Label'), { target: { value: 'aws.sagemaker.endpoint.name' } });
+    fireEvent.blur(screen.getByLabelText('Filter by selector'), { target: { value: 'DCGM_FI_DEV_GPU_UTIL' } });
+    expect(last()).toEqual({
+      refId: 'v',
+      qryType: 'label_values',
+      query: 'label_values(DCGM_FI_DEV_GPU_UTIL, "aws.sagemaker.endpoint.name")',
+    });
+
+    const fetcher = fakeResources({ 'api/v1/label/aws.sagemaker.endpoint.name/values': ['ep-a'] });
+    const values = await resolveVariableQuery(last().query, new ResourceClient(fetcher));
+    expect(values).toEqual([{ text: 'ep-a' }]);
+    expect(fetcher.calls[0].path).toBe('api/v1/label/aws.sagemaker.endpoint.name/values');
+    expect(fetcher.calls[0].params['match[]']).toEqual(['DCGM_FI_DEV_GPU_UTIL']);
+  });
+
+  it.each([
+    ['Label names', 'Series selector', 'vllm:num_requests_running', 'label_names(vllm:num_requests_running)'],
+    ['Metrics', 'Metric regex', 'vllm:.*', 'metrics(vllm:.*)'],
+    ['Query result', 'Query', 'topk(3, up)', 'query_result(topk(3, up))'],
+  ])('%s writes its classic form', (kind, field, value, expected) => {
+    const { last } = setup({ refId: 'v', query: '' });
+    fireEvent.click(screen.getByLabelText(kind));
+    fireEvent.blur(screen.getByLabelText(field), { target: { value } });
+    expect(last().query).toBe(expected);
+  });
+
+  it('opens a stored string query (dashboards as code) in its fields', () => {
+    setup('label_values(DCGM_FI_DEV_GPU_UTIL, "aws.sagemaker.endpoint.name")' as unknown as VariableQuery);
+    expect(screen.getByLabelText('Label')).toHaveValue('aws.sagemaker.endpoint.name');
+    expect(screen.getByLabelText('Filter by selector')).toHaveValue('DCGM_FI_DEV_GPU_UTIL');
+  });
+
+  it('explains an unsupported stored query', () => {
+    setup({ refId: 'v', query: 'up' });
+    expect(screen.getByText(/Unsupported variable query "up"/)).toBeInTheDocument();
+  });
+});

@@ -90,6 +90,12 @@ func TestPluginProcess(t *testing.T) {
 					JSON:      json.RawMessage(`{"expr":"sum(","instant":true}`),
 					TimeRange: backend.TimeRange{From: st.End.Add(-15 * time.Minute), To: st.End},
 				},
+				{
+					RefID:     "D",
+					QueryType: "diagnosis",
+					JSON:      json.RawMessage(`{"queryType":"diagnosis"}`),
+					TimeRange: backend.TimeRange{From: st.End.Add(-30 * time.Minute), To: st.End},
+				},
 			},
 		})
 		if err != nil {
@@ -116,6 +122,9 @@ func TestPluginProcess(t *testing.T) {
 		}
 		if ranged == 0 || instant == 0 {
 			t.Errorf("got %d range and %d instant frames, want both kinds", ranged, instant)
+		}
+		if d := resp.Responses["D"]; d.Error != nil || len(d.Frames) != 1 || d.Frames[0].RefID != "D" {
+			t.Errorf("diagnosis: error %v, %d frames; want one findings table", d.Error, len(d.Frames))
 		}
 		b := resp.Responses["B"]
 		if b.Error == nil || b.ErrorSource != backend.ErrorSourceDownstream || b.Status != 400 {

@@ -134,7 +134,16 @@ describe('template variables', () => {
 
 describe('importQueries', () => {
   const origin = (id: string) => ({ type: id, meta: { id } }) as unknown as DataSourceApi;
-  const promQuery = { refId: 'A', expr: 'sum(up)', legendFormat: '{{job}}', interval: '1m', instant: true, range: false, format: 'table', exemplar: true };
+  const promQuery = {
+    refId: 'A',
+    expr: 'sum(up)',
+    legendFormat: '{{job}}',
+    interval: '1m',
+    instant: true,
+    range: false,
+    format: 'table',
+    exemplar: true,
+  };
 
   it.each(['prometheus', 'grafana-amazonprometheus-datasource'])('keeps the PromQL from %s', async (id) => {
     const [q] = await newDatasource().importQueries([promQuery], origin(id));
@@ -153,7 +162,10 @@ describe('importQueries', () => {
   });
 
   it('starts empty from other datasource types', async () => {
-    const [q] = await newDatasource().importQueries([{ refId: 'B', expr: 'count_over_time({job="x"}[1m])' } as SageQuery], origin('loki'));
+    const [q] = await newDatasource().importQueries(
+      [{ refId: 'B', expr: 'count_over_time({job="x"}[1m])' } as SageQuery],
+      origin('loki')
+    );
     expect(q).toMatchObject({ refId: 'B', expr: '' });
   });
 });
@@ -161,9 +173,7 @@ describe('importQueries', () => {
 describe('metricFindQuery', () => {
   it('interpolates the selector and asks the label-values resource', async () => {
     const ds = newDatasource({ endpoint: { value: ['ep.1', 'ep2'], multi: true } });
-    const getResource = jest
-      .spyOn(ds, 'getResource')
-      .mockResolvedValue({ status: 'success', data: ['i-1', 'i-2'] });
+    const getResource = jest.spyOn(ds, 'getResource').mockResolvedValue({ status: 'success', data: ['i-1', 'i-2'] });
     const values = await ds.metricFindQuery(
       'label_values(DCGM_FI_DEV_GPU_UTIL{"aws.sagemaker.endpoint.name"=~"$endpoint"}, "@resource.host.id")',
       { range }
@@ -180,7 +190,11 @@ describe('metricFindQuery', () => {
   it('resolves variable support requests the same way', async () => {
     const ds = newDatasource();
     jest.spyOn(ds, 'getResource').mockResolvedValue({ status: 'success', data: ['a', 'b'] });
-    const request = { targets: [{ refId: 'v', query: 'label_names()' }], range, scopedVars: {} } as unknown as DataQueryRequest;
+    const request = {
+      targets: [{ refId: 'v', query: 'label_names()' }],
+      range,
+      scopedVars: {},
+    } as unknown as DataQueryRequest;
     const response = await firstValueFrom((ds.variables as SageVariableSupport).query(request as never));
     expect(response.data).toEqual([{ text: 'a' }, { text: 'b' }]);
   });
@@ -210,7 +224,16 @@ describe('query', () => {
   }
 
   const request = (targets: SageQuery[], app = CoreApp.Dashboard) =>
-    ({ targets, range, app, scopedVars: {}, interval: '15s', intervalMs: 15000, maxDataPoints: 100, requestId: 'r' }) as unknown as DataQueryRequest<SageQuery>;
+    ({
+      targets,
+      range,
+      app,
+      scopedVars: {},
+      interval: '15s',
+      intervalMs: 15000,
+      maxDataPoints: 100,
+      requestId: 'r',
+    }) as unknown as DataQueryRequest<SageQuery>;
 
   it('splits Both into a range and an -Instant query and formats tables in the browser', async () => {
     respond([backendFrame('A', { job: 'x' }, [1, 2]), backendFrame('A-Instant', { job: 'x' }, [3])]);

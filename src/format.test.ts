@@ -4,7 +4,12 @@ import { applyFormats, bucketsToHeatmap, framesToTable } from './format';
 import { SageQuery } from './types';
 
 /** A frame shaped like the backend's matrix/vector frames: Time + value named after the metric. */
-function series(refId: string, labels: Labels, points: Array<[number, number]>, name = labels.__name__ ?? 'Value'): DataFrame {
+function series(
+  refId: string,
+  labels: Labels,
+  points: Array<[number, number]>,
+  name = labels.__name__ ?? 'Value'
+): DataFrame {
   const { __name__, ...rest } = labels;
   return createDataFrame({
     refId,
@@ -22,7 +27,10 @@ describe('framesToTable', () => {
   it('makes one row per sample with a column per label, ordered by time', () => {
     const table = framesToTable(
       [
-        series('A', { __name__: 'up', 'aws.sagemaker.endpoint.name': 'b' }, [[2000, 1], [4000, 2]]),
+        series('A', { __name__: 'up', 'aws.sagemaker.endpoint.name': 'b' }, [
+          [2000, 1],
+          [4000, 2],
+        ]),
         series('A', { __name__: 'up', 'aws.sagemaker.endpoint.name': 'a', '@resource.host.id': 'i-1' }, [[3000, 7]]),
       ],
       'A',
@@ -45,9 +53,18 @@ describe('framesToTable', () => {
 describe('bucketsToHeatmap', () => {
   it('sorts classic buckets by bound and de-accumulates them', () => {
     const frames = [
-      series('A', { __name__: 'lat_bucket', le: '+Inf' }, [[1000, 10], [2000, 20]]),
-      series('A', { __name__: 'lat_bucket', le: '0.5' }, [[1000, 6], [2000, 15]]),
-      series('A', { __name__: 'lat_bucket', le: '0.1' }, [[1000, 2], [2000, 5]]),
+      series('A', { __name__: 'lat_bucket', le: '+Inf' }, [
+        [1000, 10],
+        [2000, 20],
+      ]),
+      series('A', { __name__: 'lat_bucket', le: '0.5' }, [
+        [1000, 6],
+        [2000, 15],
+      ]),
+      series('A', { __name__: 'lat_bucket', le: '0.1' }, [
+        [1000, 2],
+        [2000, 5],
+      ]),
     ];
     const [heatmap] = bucketsToHeatmap(frames, 'A');
     expect(heatmap.meta?.type).toBe(DataFrameType.HeatmapRows);

@@ -1,11 +1,4 @@
-import {
-  createDataFrame,
-  DataFrame,
-  DataFrameType,
-  Field,
-  FieldType,
-  Labels,
-} from '@grafana/data';
+import { createDataFrame, DataFrame, DataFrameType, Field, FieldType, Labels } from '@grafana/data';
 
 import { INSTANT_REFID_SUFFIX, SageQuery } from './types';
 
@@ -103,13 +96,18 @@ export function bucketsToHeatmap(frames: DataFrame[], refId: string): DataFrame[
       const { le, __name__, ...rest } = b.labels;
       fields.push({ name: le, type: FieldType.number, values, labels: rest, config: { displayNameFromDS: le } });
     });
-    return createDataFrame({ refId, name: buckets[0].labels.__name__, fields, meta: { type: DataFrameType.HeatmapRows } });
+    return createDataFrame({
+      refId,
+      name: buckets[0].labels.__name__,
+      fields,
+      meta: { type: DataFrameType.HeatmapRows },
+    });
   });
   return [...heatmaps, ...passthrough];
 }
 
 function baseRefId(refId: string | undefined): string {
-  return refId?.endsWith(INSTANT_REFID_SUFFIX) ? refId.slice(0, -INSTANT_REFID_SUFFIX.length) : refId ?? '';
+  return refId?.endsWith(INSTANT_REFID_SUFFIX) ? refId.slice(0, -INSTANT_REFID_SUFFIX.length) : (refId ?? '');
 }
 
 /**

@@ -54,7 +54,11 @@ function maskLiterals(expr: string): string {
 /** Whether the text inside {...} names a metric: a bare quoted string, or __name__= / @datapoint.@name=. */
 function bracesNameMetric(inner: string): boolean {
   const parts = splitMatchers(inner);
-  return parts.some((p) => /^\s*("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')\s*$/.test(p) || /^\s*("?)(__name__|@datapoint\.@name)\1\s*=(?!~)/.test(p));
+  return parts.some(
+    (p) =>
+      /^\s*("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')\s*$/.test(p) ||
+      /^\s*("?)(__name__|@datapoint\.@name)\1\s*=(?!~)/.test(p)
+  );
 }
 
 function splitMatchers(inner: string): string[] {
@@ -93,7 +97,8 @@ function selectorWithoutMetric(expr: string, masked: string): Hint | undefined {
     const inner = expr.slice(open + 1, close < 0 ? expr.length : close);
     // A metric name directly before the brace (identifier, may contain ':').
     const before = masked.slice(0, open).replace(/\s+$/, '');
-    const namedBefore = /[A-Za-z_:][A-Za-z0-9_:]*$/.test(before) && !/\b(by|without|on|ignoring|group_left|group_right)$/.test(before);
+    const namedBefore =
+      /[A-Za-z_:][A-Za-z0-9_:]*$/.test(before) && !/\b(by|without|on|ignoring|group_left|group_right)$/.test(before);
     if (!namedBefore && !bracesNameMetric(inner) && inner.trim() !== '') {
       return {
         id: 'selector-without-metric',

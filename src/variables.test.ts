@@ -71,7 +71,12 @@ describe('resolveVariableQuery', () => {
   };
 
   it.each([
-    ['label_names()', 'api/v1/labels', { start: '10', end: '70', limit: 10000 }, ['aws.sagemaker.endpoint.name', 'EndpointName']],
+    [
+      'label_names()',
+      'api/v1/labels',
+      { start: '10', end: '70', limit: 10000 },
+      ['aws.sagemaker.endpoint.name', 'EndpointName'],
+    ],
     [
       'label_values(DCGM_FI_DEV_GPU_UTIL{"aws.sagemaker.variant.name"="v"}, "aws.sagemaker.endpoint.name")',
       'api/v1/label/aws.sagemaker.endpoint.name/values',
@@ -83,8 +88,18 @@ describe('resolveVariableQuery', () => {
       },
       ['ep-a', 'ep-b'],
     ],
-    ['metrics(vllm:.*)', 'api/v1/label/__name__/values', { start: '10', end: '70', limit: 10000 }, ['vllm:num_requests_running', 'vllm:kv_cache_usage_perc']],
-    ['query_result(up)', 'api/v1/query', { query: 'up', time: '70' }, ['up{aws.sagemaker.endpoint.name="ep"} 3 1700000000000']],
+    [
+      'metrics(vllm:.*)',
+      'api/v1/label/__name__/values',
+      { start: '10', end: '70', limit: 10000 },
+      ['vllm:num_requests_running', 'vllm:kv_cache_usage_perc'],
+    ],
+    [
+      'query_result(up)',
+      'api/v1/query',
+      { query: 'up', time: '70' },
+      ['up{aws.sagemaker.endpoint.name="ep"} 3 1700000000000'],
+    ],
   ])('%s calls %s', async (text, path, params, values) => {
     const fetcher = fakeResources(answers);
     const result = await resolveVariableQuery(text, new ResourceClient(fetcher), range);

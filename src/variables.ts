@@ -66,7 +66,9 @@ export function parseVariableQuery(query: string): ParsedVariableQuery {
       if (!label) {
         throw new Error('label_values() needs a label name: label_values(metric, "aws.sagemaker.endpoint.name").');
       }
-      return parts.length === 2 && parts[0] ? { kind: 'label_values', label, match: parts[0] } : { kind: 'label_values', label };
+      return parts.length === 2 && parts[0]
+        ? { kind: 'label_values', label, match: parts[0] }
+        : { kind: 'label_values', label };
     }
     case 'metrics':
       return { kind: 'metrics', regex: args || '.*' };
@@ -84,7 +86,9 @@ export function formatVariableQuery(q: ParsedVariableQuery): string {
     case 'label_names':
       return `label_names(${q.match ?? ''})`;
     case 'label_values':
-      return q.match ? `label_values(${q.match}, ${quoteLabelArg(q.label)})` : `label_values(${quoteLabelArg(q.label)})`;
+      return q.match
+        ? `label_values(${q.match}, ${quoteLabelArg(q.label)})`
+        : `label_values(${quoteLabelArg(q.label)})`;
     case 'metrics':
       return `metrics(${q.regex})`;
     case 'query_result':
@@ -151,7 +155,9 @@ export async function resolveVariableQuery(
         const [, v] = data.result as [number, string];
         return [{ text: String(v) }];
       }
-      throw new Error(`query_result(${q.expr}): a ${data.resultType} result cannot fill a variable; use an instant vector.`);
+      throw new Error(
+        `query_result(${q.expr}): a ${data.resultType} result cannot fill a variable; use an instant vector.`
+      );
     }
   }
 }

@@ -51,8 +51,16 @@ describe('names', () => {
   it.each([
     [undefined, [], '{}'],
     ['up', [], 'up'],
-    ['vllm:num_requests_running', [{ name: 'aws.sagemaker.endpoint.name', op: '=~', value: 'a|b' }], 'vllm:num_requests_running{"aws.sagemaker.endpoint.name"=~"a|b"}'],
-    ['http.server.active_requests', [{ name: 'job', op: '=', value: 'x"y' }], '{"http.server.active_requests",job="x\\"y"}'],
+    [
+      'vllm:num_requests_running',
+      [{ name: 'aws.sagemaker.endpoint.name', op: '=~', value: 'a|b' }],
+      'vllm:num_requests_running{"aws.sagemaker.endpoint.name"=~"a|b"}',
+    ],
+    [
+      'http.server.active_requests',
+      [{ name: 'job', op: '=', value: 'x"y' }],
+      '{"http.server.active_requests",job="x\\"y"}',
+    ],
   ] as const)('selector(%s)', (metric, matchers, expected) => {
     expect(selector(metric, [...matchers])).toBe(expected);
   });

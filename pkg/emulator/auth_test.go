@@ -134,7 +134,7 @@ func TestSignatures(t *testing.T) {
 // signature is wrong, and unsigned requests do not use up its rate.
 func TestSignatureBeforeLimits(t *testing.T) {
 	c := &clock{t: t0}
-	srv := newTestServer(t, Config{Verifier: func() *sigv4.Verifier { v := testVerifier(); v.Region = testRegion; return v }(), Limits: Limits{QueryTPS: 1}, Now: c.now})
+	srv := newTestServer(t, Config{Verifier: func() *sigv4.Verifier { v := testVerifier(); v.Region = testRegion; return v }(), Limits: Limits{QueryTPS: 1}, RateClock: c.now})
 	good := signer{key: keyID, secret: secret, region: testRegion, service: "monitoring"}
 	for i := range 3 {
 		if r := call(t, nil, srv.URL, "GET", "/api/v1/query", v("query", "1")); r.status != http.StatusForbidden {

@@ -22,9 +22,13 @@ type Config struct {
 	// NameValuesDisabled makes /api/v1/label/__name__/values answer 404, the behaviour
 	// one field report saw (open question Q1 of the CloudWatch notes).
 	NameValuesDisabled bool
-	// Now is the clock for the default `time` parameter and the rate limiters; nil means
-	// time.Now. Tests drive it to make throttling deterministic.
+	// Now is the default `time` of instant queries; nil means time.Now. Tests pin it
+	// to the end of their data.
 	Now func() time.Time
+	// RateClock drives the TPS token buckets; nil means time.Now. It is separate from
+	// Now so that a pinned query time does not freeze the buckets, and tests drive it
+	// to throttle deterministically.
+	RateClock func() time.Time
 }
 
 // Limits are CloudWatch's documented service limits (CloudWatch-PromQL limits table).

@@ -118,8 +118,8 @@ func serve(t testing.TB, cfg Config, db storage.Queryable) *httptest.Server {
 	return ts
 }
 
-// unthrottled switches the rate limits off: with the clock fixed at t0 the token
-// buckets never refill, and most tests send more than 10 discovery requests.
+// unthrottled switches the rate limits off: most tests send more than 10 discovery
+// requests a second.
 func unthrottled() Limits { return Limits{QueryTPS: -1, DiscoveryTPS: -1} }
 
 // reply is a decoded response.

@@ -78,9 +78,12 @@ func New(cfg Config, db storage.Queryable) (*Server, error) {
 		vc.Region = cfg.Region
 		cfg.Verifier = &vc
 	}
-	now := cfg.Now
+	now, rateClock := cfg.Now, cfg.RateClock
 	if now == nil {
 		now = time.Now
+	}
+	if rateClock == nil {
+		rateClock = time.Now
 	}
 	// Prometheus 3 parser: UTF-8 names must be quoted, as on CloudWatch (notes §10.2).
 	p := parser.NewParser(parser.Options{})
@@ -101,10 +104,10 @@ func New(cfg Config, db storage.Queryable) (*Server, error) {
 		db:     aliasQueryable{db},
 		engine: engine,
 		parser: p,
-		faults: newFaultInjector(cfg.Faults, now),
-		query: gate{name: "query", tps: newTokenBucket(limits.QueryTPS, now), rate: limits.QueryTPS,
+		faults: newFaultInjector(cfg.Faults, rateClock),
+		query: gate{name: "query", tps: newTokenBucket(limits.QueryTPS, rateClock), rate: limits.QueryTPS,
 			inFlight: newSlots(limits.QueryConcurrency), conc: limits.QueryConcurrency},
-		discovery: gate{name: "discovery", tps: newTokenBucket(limits.DiscoveryTPS, now), rate: limits.DiscoveryTPS,
+		discovery: gate{name: "discovery", tps: newTokenBucket(limits.DiscoveryTPS, rateClock), rate: limits.DiscoveryTPS,
 			inFlight: newSlots(limits.DiscoveryConcurrency), conc: limits.DiscoveryConcurrency},
 	}, nil
 }

@@ -56,7 +56,7 @@ func TestRateLimits(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			c := &clock{t: t0}
-			srv := newTestServer(t, Config{Limits: tc.limits, Faults: tc.faults, Now: c.now})
+			srv := newTestServer(t, Config{Limits: tc.limits, Faults: tc.faults, RateClock: c.now})
 			sawMsg := false
 			for i, s := range tc.steps {
 				c.add(s.advance)

@@ -65,6 +65,7 @@ func newFlags(cfg *config, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.SecretKey, "secret-key", "", "secret access key for --access-key")
 	fs.BoolVar(&cfg.noLive, "no-live", false, "stop after the backfill: serve a frozen history instead of appending a step every --step")
 	fs.StringVar(&cfg.provOut, "provisioning-out", "", "also write the data source provisioning YAML to this file (once the API is up)")
+	fs.BoolVar(&o.NameValuesDisabled, "name-values-disabled", false, "answer 404 to /api/v1/label/__name__/values, as one field report saw CloudWatch do")
 	f := &o.Faults
 	fs.Float64Var(&f.TPS, "fault-tps", 0, "answer 422 (throttled) to requests beyond N per second; 0 is off")
 	fs.IntVar(&f.Concurrency, "fault-concurrency", 0, "answer 429 to requests beyond M in flight; 0 is off")

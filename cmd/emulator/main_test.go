@@ -3,14 +3,17 @@ package main
 import (
 	"bytes"
 	"context"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/credentials"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/inferscope/sagemaker-datasource/pkg/sigv4"
 	"github.com/inferscope/sagemaker-datasource/pkg/stack"
 )
 
@@ -55,7 +58,7 @@ func TestHelpDocumentsEveryFlag(t *testing.T) {
 	if code := run(context.Background(), []string{"--help"}, &out, &errb, nil); code != exitOK {
 		t.Fatalf("--help exit %d", code)
 	}
-	for _, f := range []string{"scenario", "list-scenarios", "fleet", "seed", "history", "step", "addr", "region", "access-key", "secret-key", "no-live", "provisioning-out",
+	for _, f := range []string{"scenario", "list-scenarios", "fleet", "seed", "history", "step", "addr", "region", "access-key", "secret-key", "no-live", "provisioning-out", "name-values-disabled",
 		"fault-tps", "fault-concurrency", "fault-latency", "fault-error-rate", "fault-truncate-rate", "fault-malformed-rate"} {
 		if !strings.Contains(errb.String(), "-"+f+" ") && !strings.Contains(errb.String(), "-"+f+"\n") {
 			t.Errorf("--help does not document -%s", f)
@@ -118,5 +121,29 @@ func TestPrintsAndWritesProvisioning(t *testing.T) {
 	}
 	if strings.Contains(errb.String(), "s3cr3t") {
 		t.Errorf("the secret key leaked into the log: %s", errb.String())
+	}
+}
+
+// Fault flags reach the emulator: with an error rate of 1 every signed request gets 503.
+func TestFaultFlagsReachTheEmulator(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var out, errb bytes.Buffer
+	status := 0
+	code := run(ctx, []string{"--addr", "127.0.0.1:0", "--history", "10m", "--no-live", "--fault-error-rate", "1"}, &out, &errb,
+		func(st *stack.Stack) {
+			defer cancel()
+			c := &http.Client{Transport: sigv4.NewRoundTripper(http.DefaultTransport,
+				credentials.NewStaticCredentialsProvider(st.AccessKey, st.SecretKey, ""), st.Region, sigv4.Service, nil)}
+			resp, err := c.Get(st.URL + "/api/v1/query?query=DCGM_FI_DEV_GPU_UTIL")
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			resp.Body.Close()
+			status = resp.StatusCode
+		})
+	if code != exitOK || status != http.StatusServiceUnavailable {
+		t.Errorf("exit %d, status %d (want 0, 503); stderr: %s", code, status, errb.String())
 	}
 }

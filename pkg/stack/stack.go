@@ -36,6 +36,9 @@ type Options struct {
 	Live      bool         // keep appending one step every Step
 	Faults    emulator.Faults
 	Limits    emulator.Limits
+	// NameValuesDisabled answers 404 to /api/v1/label/__name__/values, as one field report
+	// saw CloudWatch do.
+	NameValuesDisabled bool
 }
 
 // Stack is a running emulator with its simulated fleet.
@@ -159,8 +162,9 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 			Region: opts.Region, Service: sigv4.Service,
 			Credentials: map[string]sigv4.Credential{opts.AccessKey: {AccessKeyID: opts.AccessKey, SecretAccessKey: opts.SecretKey}},
 		},
-		Limits: opts.Limits,
-		Faults: opts.Faults,
+		Limits:             opts.Limits,
+		Faults:             opts.Faults,
+		NameValuesDisabled: opts.NameValuesDisabled,
 	}, st.DB)
 	if err != nil {
 		return fail(err)

@@ -41,7 +41,7 @@ func (s *Simulator) tickEndpoint(w *writer, ep *endpointSim, t int64, dt float64
 	}
 }
 
-// params are the engine inputs of a copy at t, with scenario effects applied.
+// params are the group's engine inputs; during an incident they carry the scenario's effects.
 func (g *groupSim) params(incident bool) engineParams {
 	m := g.model
 	p := engineParams{

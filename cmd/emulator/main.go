@@ -5,6 +5,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -200,7 +201,13 @@ func provisioning(st *stack.Stack) ([]byte, error) {
 		JSONData:       map[string]string{"authType": "keys", "defaultRegion": st.Region, "endpoint": st.URL},
 		SecureJSONData: map[string]string{"accessKey": st.AccessKey, "secretKey": st.SecretKey},
 	}}}
-	return yaml.Marshal(doc)
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2) // Grafana's own provisioning examples use two spaces
+	if err := enc.Encode(doc); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), enc.Close()
 }
 
 // writeFileAtomic writes via a temp file and rename, so a watcher never reads half a file.

@@ -34,6 +34,7 @@ type Config struct {
 	ScalingTargets   map[string]float64 // per-IC policy targets (override ScalingTarget)
 	ScalingRise      float64            // without a target: load per copy this many times its usual level is overload
 	ScalingOverload  time.Duration
+	ScalingBaseline  time.Duration // how far before the range the usual load is read from
 	SlowScaling      time.Duration // a scale-out slower than this is slow scaling
 	TTFTHigh         time.Duration // P99 TTFT at or above this is high whatever its history
 	TTFTMin          time.Duration // a TTFT rise below this is ignored
@@ -42,6 +43,7 @@ type Config struct {
 	GPUMemWarnPct    float64       // framebuffer used % at or above this: warning
 	GPUMemCritPct    float64       // framebuffer used % at or above this: critical
 	VRAMGrowthPct    float64       // percentage points of growth over the range for a "leak"
+	VRAMCreepPct     float64       // a smaller rise is a leak too when it fills VRAM within TimeToFullCrit
 	VRAMGrowthR2     float64       // minimum linear fit (R²) of a steady growth
 	TimeToFullCrit   time.Duration // a growth that fills VRAM sooner than this is critical
 	VRAMDropPct      float64       // percentage points lost within VRAMDropWithin: a sudden drop
@@ -74,6 +76,7 @@ func DefaultConfig() Config {
 		WaitingRequests:  1,
 		ScalingRise:      2,
 		ScalingOverload:  30 * time.Minute,
+		ScalingBaseline:  6 * time.Hour,
 		SlowScaling:      10 * time.Minute,
 		TTFTHigh:         2 * time.Second,
 		TTFTMin:          500 * time.Millisecond,
@@ -82,6 +85,7 @@ func DefaultConfig() Config {
 		GPUMemWarnPct:    95,
 		GPUMemCritPct:    98,
 		VRAMGrowthPct:    5,
+		VRAMCreepPct:     1,
 		VRAMGrowthR2:     0.8,
 		TimeToFullCrit:   24 * time.Hour,
 		VRAMDropPct:      30,
@@ -118,6 +122,7 @@ func (c Config) Validate() error {
 		{"TTFTRiseRatio", c.TTFTRiseRatio},
 		{"LatencyNormal", c.LatencyNormal},
 		{"VRAMGrowthPct", c.VRAMGrowthPct},
+		{"VRAMCreepPct", c.VRAMCreepPct},
 		{"TimeToFullCrit", float64(c.TimeToFullCrit)},
 		{"VRAMDropPct", c.VRAMDropPct},
 		{"VRAMDropWithin", float64(c.VRAMDropWithin)},
@@ -149,6 +154,9 @@ func (c Config) Validate() error {
 			return fmt.Errorf("diagnosis config: %s is a ratio and must be in (0, 1] (got %v)", r.name, r.v)
 		}
 	}
+	if c.ScalingBaseline > 18*time.Hour {
+		return fmt.Errorf("diagnosis config: ScalingBaseline %s is too long: with a 6-day range it must stay within CloudWatch's 7 days; use 18h or less", c.ScalingBaseline)
+	}
 	for ic, v := range c.ScalingTargets {
 		if !(v > 0) {
 			return fmt.Errorf("diagnosis config: the scaling target of %q must be greater than zero (got %v)", ic, v)
@@ -163,8 +171,8 @@ func (c Config) Validate() error {
 	if c.ErrorRateWarn > c.ErrorRateCrit {
 		return errors.New("diagnosis config: ErrorRateWarn must not exceed ErrorRateCrit")
 	}
-	if c.ScalingTarget < 0 || c.ErrorMinCount < 0 || c.TTFTMin < 0 || c.ThroughputMin < 0 || c.MaxFindingsPerRule < 0 {
-		return errors.New("diagnosis config: ScalingTarget, ErrorMinCount, TTFTMin, ThroughputMin and MaxFindingsPerRule must not be negative")
+	if c.ScalingTarget < 0 || c.ScalingBaseline < 0 || c.ErrorMinCount < 0 || c.TTFTMin < 0 || c.ThroughputMin < 0 || c.MaxFindingsPerRule < 0 {
+		return errors.New("diagnosis config: ScalingTarget, ScalingBaseline, ErrorMinCount, TTFTMin, ThroughputMin and MaxFindingsPerRule must not be negative")
 	}
 	return nil
 }

@@ -44,7 +44,6 @@ func (s Severity) MarshalJSON() ([]byte, error) { return json.Marshal(s.String()
 type Level string
 
 const (
-	LevelFleet        Level = "fleet"
 	LevelEndpoint     Level = "endpoint"
 	LevelIC           Level = "inference-component"
 	LevelInstance     Level = "instance"
@@ -130,8 +129,9 @@ type Report struct {
 	Requests int `json:"requests"`
 }
 
-// maxRange is CloudWatch's limit on query range including range-vector windows.
-const maxRange = 7 * 24 * time.Hour
+// maxRange is the longest range Run accepts: CloudWatch reads at most 7 days including
+// range windows and the baselines some rules read before the range.
+const maxRange = 6 * 24 * time.Hour
 
 // Run evaluates the rules of cfg over scope and [start, end], concurrently (cfg.Concurrency at
 // a time), and returns the ranked findings. A failing rule is reported in Report.Failures and
@@ -146,8 +146,8 @@ func Run(ctx context.Context, q Querier, scope Scope, start, end time.Time, cfg 
 	if !end.After(start) {
 		return Report{}, fmt.Errorf("diagnosis: the time range is empty (start %s, end %s): choose an end after the start", start.Format(time.RFC3339), end.Format(time.RFC3339))
 	}
-	if end.Sub(start) > maxRange-time.Hour {
-		return Report{}, fmt.Errorf("diagnosis: the time range %s is too long: CloudWatch allows at most 7 days including look-back, use 6 days or less", end.Sub(start))
+	if end.Sub(start) > maxRange {
+		return Report{}, fmt.Errorf("diagnosis: the time range %s is too long: CloudWatch reads at most 7 days including look-back; diagnose 6 days or less", end.Sub(start))
 	}
 	rules, err := selectRules(cfg.Rules)
 	if err != nil {

@@ -21,7 +21,6 @@ const (
 	lIC   = semconv.LabelInferenceComp
 	lHost = semconv.LabelHostID
 	lAZ   = semconv.LabelAZ
-	lFW   = semconv.LabelFramework
 	// tagLabel marks which sub-expression of an `or` batch a series came from.
 	tagLabel = "signal"
 )
@@ -85,7 +84,19 @@ func (e *env) instant(ctx context.Context, expr string) (model.Vector, error) {
 }
 
 func (e *env) matrix(ctx context.Context, expr string) (model.Matrix, error) {
-	m, err := e.q.Range(ctx, expr, e.start, e.end, e.step)
+	return e.matrixFrom(ctx, expr, e.start)
+}
+
+// matrixFrom runs a range query starting before the range, for rules that need what came
+// just before it (a baseline, the level before a drop at the range's edge). The start stays
+// on the step grid so results line up with the other range queries.
+func (e *env) matrixFrom(ctx context.Context, expr string, from time.Time) (model.Matrix, error) {
+	if n := e.start.Sub(from) / e.step; n > 0 {
+		from = e.start.Add(-n * e.step)
+	} else {
+		from = e.start
+	}
+	m, err := e.q.Range(ctx, expr, from, e.end, e.step)
 	if err != nil {
 		return nil, fmt.Errorf("query %s: %w", expr, err)
 	}

@@ -28,7 +28,6 @@ var (
 	panelEnginePressure   = panelRef{DashboardPerformance, 7}
 	panelErrors           = panelRef{DashboardPerformance, 8}
 	panelGPUMemory        = panelRef{DashboardCapacity, 2}
-	panelAZ               = panelRef{DashboardReliability, 1}
 	panelScaling          = panelRef{DashboardReliability, 2}
 	panelColdStart        = panelRef{DashboardReliability, 3}
 	panelICE              = panelRef{DashboardReliability, 4}

@@ -20,6 +20,14 @@ func (e *env) fbExpr() string {
 	return fmt.Sprintf("100 * %s / (%s + %s)", used, used, free)
 }
 
+// fbMatrix is fbExpr over the range plus VRAMDropWithin before it, so a drop at the range's
+// start still has its "before"; both GPU memory rules share it (one request).
+func (e *env) fbMatrix(ctx context.Context) (model.Matrix, string, error) {
+	q := e.fbExpr()
+	m, err := e.matrixFrom(ctx, q, e.start.Add(-e.cfg.VRAMDropWithin-e.step))
+	return m, q, err
+}
+
 func instanceTarget(m model.Metric) Target {
 	h := label(m, lHost)
 	return Target{Level: LevelInstance, Name: h, Endpoint: label(m, lEP), InferenceComponent: label(m, lIC), Instance: h}
@@ -28,12 +36,10 @@ func instanceTarget(m model.Metric) Target {
 // runGPUMemory: VRAM that rises steadily (a good linear fit, a large rise) will fill up, and
 // the time to full sets the severity; VRAM that is already nearly full leaves no headroom.
 func runGPUMemory(ctx context.Context, e *env) ([]Finding, error) {
-	q := e.fbExpr()
-	m, err := e.matrix(ctx, q)
+	m, q, err := e.fbMatrix(ctx)
 	if err != nil {
 		return nil, err
 	}
-	hours := e.end.Sub(e.start).Hours()
 	var out []Finding
 	for _, s := range m {
 		xs := values(s)
@@ -43,9 +49,12 @@ func runGPUMemory(ctx context.Context, e *env) ([]Finding, error) {
 		t := instanceTarget(s.Metric)
 		now := tail(xs, 0.05)
 		slope, r2, _ := linearFit(s)
-		rise := slope * hours
-		if finite(slope) && slope > 0 && rise >= e.cfg.VRAMGrowthPct && r2 >= e.cfg.VRAMGrowthR2 {
-			ttf := time.Duration(math.Max(0, 100-now) / slope * float64(time.Hour))
+		rise := slope * s.Values[len(s.Values)-1].Timestamp.Sub(s.Values[0].Timestamp).Hours()
+		ttf := time.Duration(math.Max(0, 100-now) / slope * float64(time.Hour))
+		// A large rise is a leak whatever the headroom; a small one only when it will fill
+		// the GPU soon (a short range sees a slow leak's last part only).
+		leak := rise >= e.cfg.VRAMGrowthPct || (rise >= e.cfg.VRAMCreepPct && ttf <= e.cfg.TimeToFullCrit)
+		if finite(slope) && slope > 0 && leak && r2 >= e.cfg.VRAMGrowthR2 {
 			sev := Warning
 			if ttf <= e.cfg.TimeToFullCrit {
 				sev = Critical
@@ -83,8 +92,7 @@ func runGPUMemory(ctx context.Context, e *env) ([]Finding, error) {
 // released it: a crash when 5xx/model errors appear at the same time, else an unload or a
 // restart worth checking.
 func runVRAMDrop(ctx context.Context, e *env) ([]Finding, error) {
-	q := e.fbExpr()
-	m, err := e.matrix(ctx, q)
+	m, q, err := e.fbMatrix(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -33,6 +33,8 @@ func TestGPUMemoryRule(t *testing.T) {
 	}{
 		{"leak that fills within a day", noisy(ramp(55, 85)), []string{"Steady GPU memory growth"}, Critical, LevelInstance, 0},
 		{"leak with more than TimeToFullCrit left", noisy(ramp(50, 61)), []string{"Steady GPU memory growth"}, Warning, LevelInstance, 6 * time.Hour},
+		{"small rise that fills the GPU soon", noisy(ramp(95, 98.5)), []string{"Steady GPU memory growth"}, Critical, LevelInstance, 0},
+		{"small rise with room to spare", noisy(ramp(40, 43)), nil, 0, "", 0},
 		{"flat and high", constant(96), []string{"GPU memory pressure"}, Warning, LevelInstance, 0},
 		{"flat at the limit", constant(99), []string{"GPU memory pressure"}, Critical, LevelInstance, 0},
 		{"flat vLLM preallocation", noisy(constant(90)), nil, 0, "", 0},

@@ -42,7 +42,9 @@ type scaleEvent struct {
 // reached, or ICE); a scale-out that took longer than SlowScaling is slow scaling.
 func runScaling(ctx context.Context, e *env) ([]Finding, error) {
 	lq, sq, mq := e.loadExpr(), e.scalingEventsExpr(), e.icEndpointsExpr()
-	lm, err := e.matrix(ctx, lq)
+	// The load is read from ScalingBaseline before the range too: the IC's usual level, when
+	// no target is known, must not come from the overload itself.
+	lm, err := e.matrixFrom(ctx, lq, e.start.Add(-e.cfg.ScalingBaseline))
 	if err != nil || len(lm) == 0 {
 		return nil, err
 	}
@@ -87,6 +89,7 @@ func runScaling(ctx context.Context, e *env) ([]Finding, error) {
 			limit, explicit = v, true
 		}
 		usual := quantile(values(s), 0.25)
+		s.Values = inRange(s.Values, e.start)
 		if !explicit {
 			if !(usual > 0) {
 				continue
@@ -209,4 +212,15 @@ func longestAbove(ps []model.SamplePair, limit float64) (from, to time.Time, pea
 		return time.Time{}, time.Time{}, 0
 	}
 	return best.from.Time(), best.to.Time(), best.peak
+}
+
+// inRange drops the points before start (the baseline part of a query).
+func inRange(ps []model.SamplePair, start time.Time) []model.SamplePair {
+	from := model.TimeFromUnixNano(start.UnixNano())
+	for i, p := range ps {
+		if p.Timestamp >= from {
+			return ps[i:]
+		}
+	}
+	return nil
 }

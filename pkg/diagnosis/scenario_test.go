@@ -212,7 +212,7 @@ func TestHealthyAroundTheClock(t *testing.T) {
 	for h := 0; h < 24; h += 2 {
 		now := time.Date(2026, 12, 1, h, 0, 0, 0, time.UTC)
 		t.Run(now.Format("15:04"), func(t *testing.T) {
-			q := startStackAt(t, fleet.Default(), "healthy", 3, now)
+			q := startStackAt(t, fleet.Default(), "healthy", 9, now) // 6 h before the range: the scaling baseline
 			for _, cfg := range []Config{DefaultConfig(), fleetConfig(fleet.Default())} {
 				r, err := Run(context.Background(), q, Scope{}, now.Add(-3*time.Hour), now, cfg)
 				if err != nil {
@@ -223,6 +223,34 @@ func TestHealthyAroundTheClock(t *testing.T) {
 						t.Errorf("healthy fleet at %s (targets known: %v):%s", now.Format("15:04"), cfg.ScalingTargets != nil, describe(r.Findings))
 						break
 					}
+				}
+			}
+		})
+	}
+}
+
+// TestScenarioRanges: the same causes lead for the ranges people pick (the CLI's default 1 h,
+// the demo's 2 h, the dashboards' 6 h) over 6 h of history, with no scaling targets (the
+// dashboard panel's case).
+func TestScenarioRanges(t *testing.T) {
+	if testing.Short() {
+		t.Skip("backfills nine simulated fleets")
+	}
+	for _, x := range scenarioTable {
+		t.Run(x.scenario, func(t *testing.T) {
+			q := startStack(t, fleet.Default(), x.scenario, 6)
+			for _, rng := range []time.Duration{time.Hour, 2 * time.Hour, 6 * time.Hour} {
+				r, err := Run(context.Background(), q, Scope{}, scenarioNow.Add(-rng), scenarioNow, DefaultConfig())
+				if err != nil {
+					t.Fatal(err)
+				}
+				switch {
+				case x.rule == "":
+					if len(r.Findings) > 0 && r.Findings[0].Severity > Info {
+						t.Errorf("healthy over %s:%s", rng, describe(r.Findings))
+					}
+				case len(r.Findings) == 0 || r.Findings[0].Rule != x.rule || r.Findings[0].Target.Level != x.level:
+					t.Errorf("over %s the top finding is not %s on a %s:%s", rng, x.rule, x.level, describe(r.Findings))
 				}
 			}
 		})

@@ -187,6 +187,21 @@ describe('metricFindQuery', () => {
     });
   });
 
+  it('fills the range variables in query_result', async () => {
+    const ds = newDatasource();
+    const getResource = jest
+      .spyOn(ds, 'getResource')
+      .mockResolvedValue({ status: 'success', data: { resultType: 'scalar', result: [4600, '7'] } });
+    const values = await ds.metricFindQuery('query_result(max_over_time(up[$__range]) * ${__range_s} / $__range_ms)', {
+      range,
+    });
+    expect(values).toEqual([{ text: '7' }]);
+    expect(getResource).toHaveBeenCalledWith('api/v1/query', {
+      query: 'max_over_time(up[3600s]) * 3600 / 3600000',
+      time: '4600',
+    });
+  });
+
   it('resolves variable support requests the same way', async () => {
     const ds = newDatasource();
     jest.spyOn(ds, 'getResource').mockResolvedValue({ status: 'success', data: ['a', 'b'] });

@@ -9,6 +9,7 @@ import {
   LegacyMetricFindQueryOptions,
   MetricFindValue,
   ScopedVars,
+  TimeRange,
 } from '@grafana/data';
 import { DataSourceWithBackend, getTemplateSrv, TemplateSrv } from '@grafana/runtime';
 import { map, Observable, of } from 'rxjs';
@@ -16,7 +17,7 @@ import { map, Observable, of } from 'rxjs';
 import { framesToEvents, prepareAnnotation, SageAnnotation } from './annotations';
 import { AnnotationQueryEditor } from './components/AnnotationQueryEditor';
 import { applyFormats } from './format';
-import { ResourceClient } from './resources';
+import { lastHour, ResourceClient } from './resources';
 import { DEFAULT_QUERY, INSTANT_REFID_SUFFIX, SageOptions, SageQuery } from './types';
 import { resolveVariableQuery, toVariableQuery, VariableQuery } from './variables';
 import { SageVariableSupport } from './variableSupport';
@@ -65,6 +66,16 @@ export function interpolateValue(value: string | string[], variable?: VariableLi
   }
   const escaped = value.map(escapeForRegex);
   return escaped.length === 1 ? escaped[0] : `(${escaped.join('|')})`;
+}
+
+/** Replaces $__range, $__range_s and $__range_ms (plain or in braces) with the range's length. */
+export function interpolateRange(text: string, range: TimeRange): string {
+  const ms = range.to.valueOf() - range.from.valueOf();
+  const s = Math.round(ms / 1000);
+  return text.replace(/\$(?:\{__range(_ms|_s)?\}|__range(_ms|_s)?\b)/g, (_, braced, bare) => {
+    const unit = braced ?? bare;
+    return unit === '_ms' ? String(ms) : unit === '_s' ? String(s) : `${s}s`;
+  });
 }
 
 /** "Both" becomes a range query and an instant one (refId + "-Instant"), as Grafana's Prometheus frontend does. */
@@ -162,8 +173,10 @@ export class SageDatasource extends DataSourceWithBackend<SageQuery, SageOptions
 
   /** Variable values through the resource routes; accepts the classic string forms. */
   metricFindQuery(query: string | VariableQuery, options?: LegacyMetricFindQueryOptions): Promise<MetricFindValue[]> {
-    const text = toVariableQuery(query).query;
+    const range = options?.range ?? lastHour();
+    // Variable queries never reach the backend's interpolation, so the range variables are filled here.
+    const text = interpolateRange(toVariableQuery(query).query, range);
     const interpolated = this.interpolate(text, options?.scopedVars) ?? '';
-    return resolveVariableQuery(interpolated, this.resources, options?.range);
+    return resolveVariableQuery(interpolated, this.resources, range);
   }
 }

@@ -12,6 +12,7 @@ import React, { useEffect, useRef } from 'react';
 
 import { ResourcePrometheusClient } from '../promql/client';
 import { withQuotedNames } from '../promql/completion';
+import { templateAwareLinter } from '../promql/lint';
 
 export interface PromQLEditorProps {
   value: string;
@@ -30,6 +31,7 @@ export function promQLExtension(client: ResourcePrometheusClient) {
       completeStrategy: withQuotedNames(newCompleteStrategy({ remote: client }), (n) => client.kindOf(n)),
     })
     .activateCompletion(true)
+    .setLinter(templateAwareLinter())
     .activateLinter(true);
 }
 

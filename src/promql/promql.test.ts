@@ -1,4 +1,5 @@
 import { CompletionContext, CompletionResult } from '@codemirror/autocomplete';
+import { Diagnostic } from '@codemirror/lint';
 import { EditorState } from '@codemirror/state';
 import { dateTime } from '@grafana/data';
 import { newCompleteStrategy, PromQLExtension } from '@prometheus-io/codemirror-promql';
@@ -7,6 +8,8 @@ import { ResourceClient } from '../resources';
 import { fakeResources } from '../testing';
 import { CACHE_TTL_MS, ResourcePrometheusClient } from './client';
 import { insertionFor, insideBraces, withQuotedNames } from './completion';
+import { EXAMPLES } from '../examples';
+import { maskTemplateVariables, templateAwareLinter } from './lint';
 import { labelNameToken, selector, unquoteName } from './names';
 
 const METRICS = ['vllm:num_requests_running', 'DCGM_FI_DEV_GPU_UTIL', 'http.server.active_requests'];
@@ -162,5 +165,38 @@ describe('ResourcePrometheusClient', () => {
     const series = await client.series('up');
     expect(series[0].get('job')).toBe('x');
     await expect(client.metricMetadata()).resolves.toEqual({});
+  });
+});
+
+describe('PromQL linter', () => {
+  // The linter reads only view.state.
+  const lint = (expr: string) => {
+    const state = EditorState.create({ doc: expr, extensions: new PromQLExtension().asExtension() });
+    return templateAwareLinter().promQL()({ state } as never) as readonly Diagnostic[];
+  };
+
+  it.each([
+    ...EXAMPLES.map((e) => e.expr),
+    '{"http.server.active_requests", "@aws.region"=~"us-.*"}',
+    'sum by ("@resource.host.id") (DCGM_FI_DEV_GPU_UTIL{"aws.sagemaker.endpoint.name"=~"$endpoint"})',
+    'rate(vllm:generation_tokens_total[${__rate_interval}]) * $scale',
+    'max_over_time(up[$__range:$__interval])',
+  ])('accepts %s', (expr) => {
+    expect(lint(expr)).toEqual([]);
+  });
+
+  it('reports type errors at their position, variables or not', () => {
+    const plain = lint('rate(up)');
+    const withVariable = lint('rate($metric)');
+    expect(plain.length).toBeGreaterThan(0);
+    expect(withVariable.map((d) => d.from)).toEqual(plain.map((d) => d.from));
+  });
+
+  it.each([
+    ['rate(x[$__rate_interval])', 'rate(x[1m              ])'],
+    ['$metric{a="$v"}', 'v______{a="$v"}'],
+    ['sum([[metric]])', 'sum(v_________)'],
+  ])('masks %s', (expr, masked) => {
+    expect(maskTemplateVariables(expr)).toBe(masked);
   });
 });

@@ -1,0 +1,69 @@
+import { ensureSyntaxTree } from '@codemirror/language';
+import { Diagnostic } from '@codemirror/lint';
+import { EditorState } from '@codemirror/state';
+import { EditorView } from '@codemirror/view';
+import { LanguageType, LintStrategy, PromQLExtension, promQLLanguage } from '@prometheus-io/codemirror-promql';
+
+const VARIABLE = /\$\{[^}]*\}|\$[A-Za-z_]\w*|\[\[[^\]]*\]\]/g;
+
+/**
+ * Grafana template variables ($__rate_interval, ${endpoint}, [[x]]) are not PromQL, so the
+ * linter sees them replaced by same-length stand-ins (positions of real errors stay put): a
+ * duration inside [...], an identifier elsewhere. Variables inside strings are left alone.
+ */
+export function maskTemplateVariables(expr: string): string {
+  let out = '';
+  let last = 0;
+  let quote = '';
+  let bracket = 0;
+  for (let i = 0; i < expr.length; i++) {
+    const c = expr[i];
+    if (quote) {
+      if (c === '\\') {
+        i++;
+      } else if (c === quote) {
+        quote = '';
+      }
+      continue;
+    }
+    if (c === '"' || c === "'" || c === '`') {
+      quote = c;
+    } else if (c === '[' && expr[i + 1] !== '[') {
+      bracket++;
+    } else if (c === ']' && bracket > 0) {
+      bracket--;
+    } else if (c === '$' || (c === '[' && expr[i + 1] === '[')) {
+      VARIABLE.lastIndex = i;
+      const m = VARIABLE.exec(expr);
+      if (m && m.index === i) {
+        const stand = bracket > 0 ? '1m' : 'v';
+        out += expr.slice(last, i) + stand + (bracket > 0 ? ' ' : '_').repeat(Math.max(0, m[0].length - stand.length));
+        last = i + m[0].length;
+        i = last - 1;
+      }
+    }
+  }
+  return out + expr.slice(last);
+}
+
+const language = promQLLanguage(LanguageType.PromQL);
+
+/** codemirror-promql's linter, run on the query with template variables masked. */
+export function templateAwareLinter(): LintStrategy {
+  const inner = new PromQLExtension().getLinter();
+  return {
+    promQL() {
+      const lint = inner.promQL();
+      return (view: EditorView): readonly Diagnostic[] | Promise<readonly Diagnostic[]> => {
+        const doc = view.state.doc.toString();
+        const masked = maskTemplateVariables(doc);
+        if (masked === doc) {
+          return lint(view);
+        }
+        const state = EditorState.create({ doc: masked, extensions: language });
+        ensureSyntaxTree(state, state.doc.length, 1000);
+        return lint({ state } as EditorView);
+      };
+    },
+  };
+}

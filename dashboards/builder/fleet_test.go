@@ -322,15 +322,8 @@ func TestScenarioPanels(t *testing.T) {
 		{"engine-queueing", "performance/3", "A", nil, func(r result) bool { return r.by(lFW)["sglang"] > 5 }},
 		{"kv-saturation", "performance/1", "A", nil, func(r result) bool { return r.maxLast() == 2 }},
 		{"engine-queueing", "performance/27", "B", nil, func(r result) bool { return r.by(lFW)["sglang"] >= 10 }},
-		{"model-crash", "performance/8", "B", nil, func(r result) bool { return r.maxLast() > 0.5 }},
-		{"gpu-memory-leak", "capacity/22", "A", nil, func(r result) bool {
-			for _, s := range r {
-				if s.last > 1.05*s.first {
-					return true
-				}
-			}
-			return false
-		}},
+		// Healthy 5XX stays under 0.06/s at any hour; the crash fails the dead copy's share.
+		{"model-crash", "performance/8", "B", nil, func(r result) bool { return r.maxLast() > 0.2 }},
 		{"scaling-not-firing", "reliability/2", "D", nil, func(r result) bool { return len(r) > 0 }},
 		{"slow-cold-start", "reliability/3", "A", nil, func(r result) bool { return r.maxLast() > 200 }},
 		{"ice-exhaustion", "reliability/4", "B", nil, func(r result) bool {
@@ -390,5 +383,34 @@ func TestEngineQueueingReadingRule(t *testing.T) {
 		if !(q < 1.5*h) || math.IsInf(h, 0) {
 			t.Errorf("latency breakdown %s: %g when queueing vs %g healthy, want it about unchanged", ref, q, h)
 		}
+	}
+}
+
+// A GPU memory leak shows as one instance's used framebuffer creeping up. Copies being added
+// also raise it (in steps, at hours that depend on the diurnal load), so the leak is judged
+// against the same deterministic fleet without it.
+func TestGPUMemoryLeakShows(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the emulator with a simulated fleet")
+	}
+	used := allTargets(t)["capacity/22"]["A"]
+	growth := func(f *fleetRun) map[string]float64 {
+		out := map[string]float64{}
+		for _, s := range f.run(t, used, nil) {
+			if s.first > 0 {
+				out[s.labels[lHost]] = s.last / s.first
+			}
+		}
+		return out
+	}
+	healthy, leak := growth(startFleet(t, "healthy")), growth(startFleet(t, "gpu-memory-leak"))
+	var leaking []string
+	for h, g := range leak {
+		if base, ok := healthy[h]; ok && g > 1.05*base {
+			leaking = append(leaking, h)
+		}
+	}
+	if len(leaking) != 1 {
+		t.Fatalf("instances whose GPU memory grew 5%% beyond the healthy fleet: %v, want exactly one (healthy %v, leak %v)", leaking, healthy, leak)
 	}
 }

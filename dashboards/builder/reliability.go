@@ -81,15 +81,17 @@ func scalingSel(directions string) string {
 	return event(sc.ScalingE2EDuration, re(sc.LabelScalingDirection, directions))
 }
 
-// scalingRise: load per copy this many times its usual level (first quartile over the range,
-// which working autoscaling holds) counts as overload; the diagnosis rule uses the same.
-const scalingRise = "1.5"
+// scalingRise: load per copy this many times its usual level (the median over the range) counts
+// as overload. The scaling target is not a metric; 2x the median stays quiet on a healthy
+// simulated fleet at every hour of the day (1.5x, or the first quartile, fire on copies that
+// merely sit at their target after a quiet night).
+const scalingRise = "2"
 
 func scalingVsLoad(id uint32) *timeseries.PanelBuilder {
 	icBy := []string{sc.DimInferenceComponentName}
 	load := icClassic(sc.ConcurrentRequestsPerCopy)
 	perCopy := sumBy(icBy, "avg_over_time("+load+"[10m])")
-	overload := scalingRise + " * " + sumBy(icBy, "quantile_over_time(0.25, "+load+rangeWindow+")")
+	overload := scalingRise + " * " + sumBy(icBy, "quantile_over_time(0.5, "+load+rangeWindow+")")
 	scaleOuts := fmt.Sprintf(`label_replace(%s, %q, "$1", %q, "(.+)")`,
 		sumBy([]string{lIC}, "count_over_time("+scalingSel(sc.ScaleOut)+"[30m])"), sc.DimInferenceComponentName, lIC)
 	// Overload must hold for 15 minutes (lowest 5 m average), so bursts that scaling absorbs
@@ -98,7 +100,7 @@ func scalingVsLoad(id uint32) *timeseries.PanelBuilder {
 	notFired := "(" + sustained + " > " + overload + ") unless on (" + label(sc.DimInferenceComponentName) + ") " + scaleOuts
 	return timeseriesPanel(id, "Scaling events vs load",
 		"Per inference component: concurrent requests per copy (10 m average, the metric IC autoscaling targets), its overload line "+
-			"("+scalingRise+"× its usual level, the first quartile over the range, dashed), completed scale-out / scale-in actions (bars, right axis) "+
+			"("+scalingRise+"× its usual level, the median over the range, dashed; choose a range at least twice as long as the incident), completed scale-out / scale-in actions (bars, right axis) "+
 			"and a red \"did not fire\" series: load above the overload line for 15 minutes with no scale-out in the last 30 minutes. "+
 			"Normal: scale-outs follow rises in load within minutes and load returns under the line. "+
 			"\"Did not fire\" = no scaling policy, a policy on another metric or target, max capacity reached, or ICE blocking new instances; "+

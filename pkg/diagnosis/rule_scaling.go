@@ -83,20 +83,21 @@ func runScaling(ctx context.Context, e *env) ([]Finding, error) {
 		}
 		name, t := ic, Target{Level: LevelIC, Name: ic, Endpoint: ep, InferenceComponent: ic}
 		// The policy's target when configured; otherwise a rise well above the IC's own usual
-		// load (its first quartile over the range, which autoscaling normally holds).
+		// load (its first quartile over the range and the baseline before it, the level
+		// autoscaling normally holds).
 		limit, explicit := e.cfg.ScalingTarget, e.cfg.ScalingTarget > 0
 		if v, ok := e.cfg.ScalingTargets[ic]; ok {
 			limit, explicit = v, true
 		}
 		usual := quantile(values(s), 0.25)
-		s.Values = inRange(s.Values, e.start)
+		inside := inRange(s.Values, e.start) // a subslice: the memoised result stays whole for others
 		if !explicit {
 			if !(usual > 0) {
 				continue
 			}
 			limit = e.cfg.ScalingRise * usual
 		}
-		from, to, peak := longestAbove(s.Values, limit)
+		from, to, peak := longestAbove(inside, limit)
 		if from.IsZero() || to.Sub(from)+e.step < e.cfg.ScalingOverload {
 			continue
 		}

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 	"github.com/grafana/grafana-plugin-sdk-go/data/utils/jsoniter"
 )
@@ -48,7 +47,8 @@ func (e *PrometheusError) Error() string {
 
 // Read converts a query or query_range response body into frames. A Prometheus error
 // envelope comes back as a *PrometheusError; a body that is not a Prometheus response
-// comes back as an error that says what was wrong with it.
+// comes back as an error that says what was wrong with it. Either is the upstream's
+// fault, so callers report it as a downstream error.
 func Read(r io.Reader, opts Options) (data.Frames, error) {
 	iter, err := jsoniter.Parse(jsoniter.ConfigDefault, r, 64*1024)
 	if err != nil {
@@ -60,17 +60,6 @@ func Read(r io.Reader, opts Options) (data.Frames, error) {
 		return nil, err
 	}
 	return b.finish(env), nil
-}
-
-// Response wraps Read for a backend.DataResponse: every failure is the upstream's (a
-// Prometheus error or a body that is not a Prometheus response), so it is marked as a
-// downstream error.
-func Response(r io.Reader, opts Options) backend.DataResponse {
-	frames, err := Read(r, opts)
-	if err != nil {
-		return backend.DataResponse{Error: err, ErrorSource: backend.ErrorSourceDownstream}
-	}
-	return backend.DataResponse{Frames: frames}
 }
 
 // readError reports malformed JSON. The iterator's message ends in a window of raw body

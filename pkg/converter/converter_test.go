@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -21,6 +22,16 @@ import (
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+// response is how the plugin reports a conversion: frames, or the error as a downstream
+// error (the body came from upstream).
+func response(r io.Reader, opts Options) backend.DataResponse {
+	frames, err := Read(r, opts)
+	if err != nil {
+		return backend.DataResponse{Error: err, ErrorSource: backend.ErrorSourceDownstream}
+	}
+	return backend.DataResponse{Frames: frames}
+}
 
 var goldenCases = []struct {
 	file string
@@ -55,7 +66,7 @@ func TestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			dr := Response(bytes.NewReader(body), tc.opts)
+			dr := response(bytes.NewReader(body), tc.opts)
 			name := strings.TrimSuffix(tc.file, filepath.Ext(tc.file)) + ".golden"
 			if dr.Error != nil {
 				checkGoldenError(t, name, &dr)
@@ -65,7 +76,7 @@ func TestGolden(t *testing.T) {
 
 			// Reading through a one-byte reader exercises every buffer boundary of the
 			// streaming parser; the outcome must not change.
-			slow := Response(iotest.OneByteReader(bytes.NewReader(body)), tc.opts)
+			slow := response(iotest.OneByteReader(bytes.NewReader(body)), tc.opts)
 			want, _ := json.Marshal(dr)
 			got, _ := json.Marshal(slow)
 			if !bytes.Equal(want, got) {
@@ -148,9 +159,9 @@ func TestErrors(t *testing.T) {
 			} else if errors.As(err, &pe) {
 				t.Errorf("a malformed body must not look like a Prometheus error: %v", err)
 			}
-			dr := Response(bytes.NewReader(body), Options{})
+			dr := response(bytes.NewReader(body), Options{})
 			if dr.Error == nil || dr.ErrorSource != backend.ErrorSourceDownstream {
-				t.Errorf("Response must carry a downstream error, got %v / %q", dr.Error, dr.ErrorSource)
+				t.Errorf("response must carry a downstream error, got %v / %q", dr.Error, dr.ErrorSource)
 			}
 		})
 	}

@@ -120,7 +120,7 @@ func ParseQuery(dq backend.DataQuery) (*Query, error) {
 	field("expr", err)
 	q.LegendFormat, err = stringField(raw.LegendFormat)
 	field("legendFormat", err)
-	q.Interval, err = stringField(raw.Interval)
+	q.Interval, err = intervalField(raw.Interval)
 	field("interval", err)
 	q.EditorMode, err = stringField(raw.EditorMode)
 	field("editorMode", err)
@@ -187,6 +187,20 @@ func stringField(raw json.RawMessage) (string, error) {
 	var s string
 	if err := json.Unmarshal(raw, &s); err != nil {
 		return "", errors.New("must be a string")
+	}
+	return s, nil
+}
+
+// intervalField accepts the min step as a string ("30s") or, as some hand-written
+// dashboards have it, a bare number of seconds.
+func intervalField(raw json.RawMessage) (string, error) {
+	var f float64
+	if !isNull(raw) && json.Unmarshal(raw, &f) == nil {
+		return string(bytes.TrimSpace(raw)), nil
+	}
+	s, err := stringField(raw)
+	if err != nil {
+		return "", errors.New("must be a duration string such as \"30s\"")
 	}
 	return s, nil
 }

@@ -64,6 +64,8 @@ func TestParseQuery(t *testing.T) {
 		{name: "object format is time series", dq: dataQuery(`{"expr":"up","format":{}}`), want: base},
 		{name: "string bools and numbers", dq: dataQuery(`{"expr":"up","instant":"true","range":"false","intervalFactor":"3","utcOffsetSec":"-18000"}`),
 			want: with(func(q *Query) { q.Range, q.Instant, q.IntervalFactor, q.UTCOffsetSec = false, true, 3, -18000 })},
+		{name: "numeric interval kept as seconds text", dq: dataQuery(`{"expr":"up","interval":30}`), want: with(func(q *Query) { q.Interval = "30" })},
+		{name: "interval of the wrong type", dq: dataQuery(`{"expr":"up","interval":[]}`), wantErr: []string{`field "interval" must be a duration string`}},
 		{name: "intervalFactor 0 becomes 1", dq: dataQuery(`{"expr":"up","intervalFactor":0}`), want: base},
 		{name: "absurd utc offset ignored", dq: dataQuery(`{"expr":"up","utcOffsetSec":999999}`), want: base},
 		{name: "maxDataPoints from JSON when the request has none",

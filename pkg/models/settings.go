@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -229,9 +230,18 @@ func jsonTypeProblem(err error) string {
 // String summarises the settings for logs. Secrets only say whether they are set.
 func (s *Settings) String() string {
 	return fmt.Sprintf("Settings{authType=%s region=%q endpoint=%q url=%q profile=%q assumeRoleArn=%q externalId=%q timeInterval=%s queryTimeout=%s httpMethod=%s maxConcurrency=%d requestsPerSecond=%g accessKey=%s secretKey=%s sessionToken=%s}",
-		s.AuthType, s.DefaultRegion, s.Endpoint, s.URL, s.Profile, s.AssumeRoleARN, s.ExternalID,
+		s.AuthType, s.DefaultRegion, redactURL(s.Endpoint), redactURL(s.URL), s.Profile, s.AssumeRoleARN, s.ExternalID,
 		interval.FormatDuration(s.TimeInterval), interval.FormatDuration(s.QueryTimeout), s.HTTPMethod,
 		s.MaxConcurrency, s.RequestsPerSecond, presence(s.AccessKey), presence(s.SecretKey), presence(s.SessionToken))
+}
+
+// redactURL hides a password embedded in a URL (https://user:pass@host).
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.User == nil {
+		return raw
+	}
+	return u.Redacted()
 }
 
 func presence(s Secret) string {

@@ -185,6 +185,19 @@ func TestSecretsNeverLeak(t *testing.T) {
 	}
 }
 
+func TestStringHidesURLPassword(t *testing.T) {
+	in := instance(`{"endpoint":"https://u:hunter2@monitoring.us-east-1.amazonaws.com"}`, nil)
+	in.URL = "http://admin:hunter2@127.0.0.1:9090"
+	s, err := LoadSettings(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := s.String()
+	if strings.Contains(out, "hunter2") || !strings.Contains(out, "127.0.0.1:9090") || !strings.Contains(out, "monitoring.us-east-1") {
+		t.Fatalf("String() = %s", out)
+	}
+}
+
 func TestLoadSettingsErrorsNeverLeak(t *testing.T) {
 	_, err := LoadSettings(instance(`{"authType":"keys","httpMethod":"PUT","maxConcurrency":99}`, allSecrets))
 	if err == nil {

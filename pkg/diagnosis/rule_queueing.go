@@ -82,8 +82,12 @@ func runQueueing(ctx context.Context, e *env) ([]Finding, error) {
 			continue
 		}
 		t := icOrEndpoint(s.Metric)
-		ml, okM := lats[t.Name]["model"]
-		ol, okO := lats[t.Name]["overhead"]
+		name := t.Name
+		if _, ok := lats[name]; !ok {
+			name = t.Endpoint // no per-IC latency published: judge on the endpoint's
+		}
+		ml, okM := lats[name]["model"]
+		ol, okO := lats[name]["overhead"]
 		normal := func(l lat, ok bool) bool { return ok && (l.usual <= 0 || l.peak/l.usual < e.cfg.LatencyNormal) }
 		if (okM && !normal(ml, okM)) || (okO && !normal(ol, okO)) {
 			continue // the platform or the model itself slowed down: not engine queueing

@@ -50,3 +50,27 @@ func TestQueueingRule(t *testing.T) {
 		})
 	}
 }
+
+// TestQueueingICFallsBackToEndpointLatency: without per-IC latency series the IC is judged on
+// its endpoint's ModelLatency, so a slower model is not called engine queueing.
+func TestQueueingICFallsBackToEndpointLatency(t *testing.T) {
+	usBounds := []float64{1e4, 1e5, 1e6, 1e7}
+	for _, c := range []struct {
+		name    string
+		modelUS func(int) float64
+		want    int
+	}{{"model latency flat", constant(3e5), 1}, {"model latency rose", stepAt(120, 3e5, 5e6), 0}} {
+		t.Run(c.name, func(t *testing.T) {
+			d := newData(t)
+			l := engLabels("ep-a", "ic-a", "i-1", "az-1")
+			d.hist(lbls(semconv.VLLMTTFT, l...), latencyBounds, constant(60), stepAt(120, 0.3, 6))
+			d.float(lbls(semconv.VLLMWaiting, l...), stepAt(120, 0, 8))
+			dims := []string{semconv.DimEndpointName, "ep-a", semconv.DimVariantName, "AllTraffic"}
+			d.deltaHist(lbls(semconv.ModelLatency, dims...), usBounds, constant(120), c.modelUS)
+			r := diagnose(t, d.querier(), Scope{}, "engine-queueing")
+			if len(r.Findings) != c.want {
+				t.Fatalf("want %d findings, got%s", c.want, describe(r.Findings))
+			}
+		})
+	}
+}

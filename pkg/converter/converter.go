@@ -39,10 +39,14 @@ type PrometheusError struct {
 }
 
 func (e *PrometheusError) Error() string {
-	if e.Type == "" {
-		return e.Message
+	msg := e.Message
+	if msg == "" {
+		msg = "the upstream reported an error without a message"
 	}
-	return e.Type + ": " + e.Message
+	if e.Type == "" {
+		return msg
+	}
+	return e.Type + ": " + msg
 }
 
 // Read converts a query or query_range response body into frames. A Prometheus error

@@ -171,6 +171,8 @@ func TestMoreErrorShapes(t *testing.T) {
 	tests := []struct{ body, want string }{
 		{``, "not a valid Prometheus API response"},
 		{`[]`, "not a JSON object"},
+		{`{"status":"error"}`, "the upstream reported an error without a message"},
+		{`{"status":"error","errorType":"timeout","error":null}`, "timeout: the upstream reported an error without a message"},
 		{`{"status":"success"}`, "status success but no data"},
 		{`{"data":{"resultType":"vector","result":[]}}`, "no status field"},
 		{`{"status":"pending","data":{}}`, `unknown status "pending"`},

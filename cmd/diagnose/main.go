@@ -240,7 +240,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		printText(stdout, r)
 	}
 	if len(r.Failures) > 0 && len(r.Failures) == len(diagnosis.RuleIDs()) && o.rules == "" {
-		fmt.Fprintln(stderr, "diagnose: no rule could query the data source; first error:", r.Failures[0].Error)
+		fmt.Fprintln(stderr, "diagnose: no rule could query the data source:", r.Failures[0].Error)
 		return exitRun
 	}
 	return exitOK

@@ -130,6 +130,9 @@ func TestAgainstEmulator(t *testing.T) {
 		if code != exitRun || !strings.Contains(errOut, "403") {
 			t.Fatalf("exit %d, stderr %q; want exit 1 naming the 403", code, errOut)
 		}
+		if n := strings.Count(out, "because"); n != 1 || !strings.Contains(out, "not run   az-traffic, cold-start, engine-queueing") {
+			t.Fatalf("one shared cause must be printed once for all rules (%d times):\n%s", n, out)
+		}
 		if strings.Contains(out+errOut, st.SecretKey[5:]) {
 			t.Fatal("the secret key leaked into the output")
 		}

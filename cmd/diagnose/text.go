@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 	"time"
 
@@ -12,13 +13,20 @@ import (
 // width is where text wraps: a common terminal.
 const width = 100
 
+// requestID is the per-request part of an upstream error (pkg/promclient appends it).
+var requestID = regexp.MustCompile(` \[request id [^\]]*\]`)
+
 // printText writes the report for a terminal: a header, then each finding as a block whose
 // labels line up, most important first.
 func printText(w io.Writer, r diagnosis.Report) {
 	fmt.Fprintf(w, "Diagnosis of the %s, %s → %s (%s), %d upstream requests\n",
 		r.Scope, r.Start.UTC().Format("2006-01-02 15:04"), r.End.UTC().Format("15:04 MST"), r.End.Sub(r.Start).Round(time.Minute), r.Requests)
-	if len(r.Findings) == 0 {
+	switch {
+	case len(r.Findings) > 0:
+	case len(r.Failures) == 0:
 		fmt.Fprintln(w, "\nNo likely cause found: no rule fired over this scope and range.")
+	default:
+		fmt.Fprintln(w, "\nNo likely cause found among the rules that could run.")
 	}
 	for i, f := range r.Findings {
 		fmt.Fprintf(w, "\n%2d. %-8s %s\n", i+1, strings.ToUpper(f.Severity.String()), f.Cause)
@@ -39,8 +47,22 @@ func printText(w io.Writer, r diagnosis.Report) {
 	for _, m := range r.Warnings {
 		fmt.Fprintf(w, "\nwarning: %s\n", m)
 	}
+	// Failures usually share one cause (credentials, network): say it once, with the first
+	// request id (they differ per request).
+	var causes []string
+	rules, first := map[string][]string{}, map[string]string{}
 	for _, f := range r.Failures {
-		fmt.Fprintf(w, "\nrule %s did not run: %s\n", f.Rule, f.Error)
+		k := requestID.ReplaceAllString(f.Error, "")
+		if rules[k] == nil {
+			causes = append(causes, k)
+			first[k] = f.Error
+		}
+		rules[k] = append(rules[k], f.Rule)
+	}
+	for _, c := range causes {
+		fmt.Fprintln(w)
+		field(w, "not run", strings.Join(rules[c], ", "))
+		field(w, "because", first[c])
 	}
 }
 

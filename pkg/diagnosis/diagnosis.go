@@ -113,6 +113,7 @@ type Finding struct {
 type RuleFailure struct {
 	Rule  string `json:"rule"`
 	Error string `json:"error"`
+	Query string `json:"query,omitempty"` // the PromQL that failed, when a query did
 }
 
 // Report is the result of one diagnosis run.
@@ -181,7 +182,12 @@ func Run(ctx context.Context, q Querier, scope Scope, start, end time.Time, cfg 
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
-				failures = append(failures, RuleFailure{Rule: r.id, Error: err.Error()})
+				f := RuleFailure{Rule: r.id, Error: err.Error()}
+				var qe *QueryError
+				if errors.As(err, &qe) {
+					f.Query = qe.Query
+				}
+				failures = append(failures, f)
 				return
 			}
 			for i := range fs {

@@ -71,13 +71,23 @@ func stepFor(r time.Duration, cfg Config) (step, window time.Duration) {
 	return step, window
 }
 
+// QueryError is an upstream failure of one query; the query is kept apart so reports can
+// show the (usually shared) cause once and the PromQL on demand.
+type QueryError struct {
+	Query string
+	Err   error
+}
+
+func (e *QueryError) Error() string { return e.Err.Error() }
+func (e *QueryError) Unwrap() error { return e.Err }
+
 // rng is the whole range as a PromQL duration, for instant queries over the range.
 func (e *env) rng() string { return promDur(e.end.Sub(e.start)) }
 
 func (e *env) instant(ctx context.Context, expr string) (model.Vector, error) {
 	v, err := e.q.Instant(ctx, expr, e.end)
 	if err != nil {
-		return nil, fmt.Errorf("query %s: %w", expr, err)
+		return nil, &QueryError{Query: expr, Err: err}
 	}
 	e.checkSize(len(v), expr)
 	return v, nil
@@ -98,7 +108,7 @@ func (e *env) matrixFrom(ctx context.Context, expr string, from time.Time) (mode
 	}
 	m, err := e.q.Range(ctx, expr, from, e.end, e.step)
 	if err != nil {
-		return nil, fmt.Errorf("query %s: %w", expr, err)
+		return nil, &QueryError{Query: expr, Err: err}
 	}
 	e.checkSize(len(m), expr)
 	return m, nil

@@ -85,8 +85,8 @@ func TestRunReportsFailingRules(t *testing.T) {
 	if len(r.Failures) != len(allRules) || len(r.Findings) != 0 {
 		t.Fatalf("want every rule to fail and no finding, got %d failures, %d findings", len(r.Failures), len(r.Findings))
 	}
-	if !strings.Contains(r.Failures[0].Error, "HTTP 403: denied") {
-		t.Fatalf("the failure must carry the upstream error: %q", r.Failures[0].Error)
+	if !strings.Contains(r.Failures[0].Error, "HTTP 403: denied") || r.Failures[0].Query == "" || strings.Contains(r.Failures[0].Error, r.Failures[0].Query) {
+		t.Fatalf("the failure must carry the upstream error, and the query apart: %+v", r.Failures[0])
 	}
 	if r.Requests != int(q.n.Load()) {
 		t.Fatalf("reported %d requests, upstream saw %d", r.Requests, q.n.Load())

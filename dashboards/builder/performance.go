@@ -185,11 +185,11 @@ func trafficPerInstance(id uint32) *timeseries.PanelBuilder {
 func trafficPerCopy(id uint32) *timeseries.PanelBuilder {
 	sel := classic(sc.InvocationsForICByInstanceID, re(sc.DimInferenceComponentName, vIC), re(sc.DimInstanceID, vInstance))
 	return timeseriesPanel(id, "Requests per IC copy (which models serve traffic)",
-		"Invocations per second per inference-component copy. Normal: copies of one IC share load evenly. "+
+		"Invocations per second per inference-component copy, restricted to the selected AZs. Normal: copies of one IC share load evenly. "+
 			"A copy at zero while its siblings are busy is not in the routing pool; all copies of an IC saturated while others idle = rebalance copies. "+
 			"Empty on single-model endpoints.", unitReqPerSec).
-		WithTarget(promRange("A", deltaPerSecond([]string{sc.DimInferenceComponentName, sc.DimContainerID}, sel),
-			"{{"+sc.DimInferenceComponentName+"}} · {{"+sc.DimContainerID+"}}")).
+		WithTarget(promRange("A", deltaPerSecond([]string{sc.DimInferenceComponentName, sc.DimContainerID, sc.DimInstanceID}, sel)+
+			" and on ("+label(sc.DimInstanceID)+") "+hostAZ(), "{{"+sc.DimInferenceComponentName+"}} · {{"+sc.DimContainerID+"}}")).
 		NoValue(noICs).Span(8)
 }
 

@@ -414,3 +414,40 @@ func TestGPUMemoryLeakShows(t *testing.T) {
 		t.Fatalf("instances whose GPU memory grew 5%% beyond the healthy fleet: %v, want exactly one (healthy %v, leak %v)", leaking, healthy, leak)
 	}
 }
+
+// "Filter by this instance" and the AZ filter narrow the per-instance panels to the selection.
+func TestFiltersNarrowPanels(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the emulator with a simulated fleet")
+	}
+	f := startFleet(t, "healthy")
+	targets := allTargets(t)
+	gpus := f.run(t, targets["performance/2"]["A"], nil)
+	if len(gpus) < 2 {
+		t.Fatalf("instance table has %d rows", len(gpus))
+	}
+	one, az := gpus[0].labels[lHost], gpus[0].labels[lAZ]
+	cases := []struct {
+		name, panel, ref, label, want string
+		vars                          map[string]string
+	}{
+		{"instance table", "performance/2", "A", lHost, one, map[string]string{varInstance: one}},
+		{"requests per instance", "performance/24", "A", sc.DimInstanceID, one, map[string]string{varInstance: one}},
+		{"requests per instance in one AZ", "performance/24", "A", "", "", map[string]string{varAZ: az}},
+		{"headroom table", "capacity/3", "A", lAZ, az, map[string]string{varAZ: az}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			all := f.run(t, targets[c.panel][c.ref], nil)
+			got := f.run(t, targets[c.panel][c.ref], c.vars)
+			if len(got) == 0 || len(got) >= len(all) {
+				t.Fatalf("%d series with the filter, %d without: want fewer, not none", len(got), len(all))
+			}
+			for _, s := range got {
+				if c.label != "" && s.labels[c.label] != c.want {
+					t.Errorf("series %v outside the filter %s=%s", s.labels, c.label, c.want)
+				}
+			}
+		})
+	}
+}

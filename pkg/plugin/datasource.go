@@ -43,6 +43,8 @@ type Datasource struct {
 	redact   redactor
 	queries  *datasource.QueryTypeMux
 	dispose  func()
+	// healthTimeout bounds Save & test; tests shorten it.
+	healthTimeout time.Duration
 }
 
 var (
@@ -60,7 +62,7 @@ func NewDatasource(ctx context.Context, settings backend.DataSourceInstanceSetti
 
 // New builds a datasource with the given client factory.
 func New(ctx context.Context, settings backend.DataSourceInstanceSettings, factory ClientFactory) (*Datasource, error) {
-	d := &Datasource{redact: newRedactor(settings.DecryptedSecureJSONData), dispose: func() {}}
+	d := &Datasource{redact: newRedactor(settings.DecryptedSecureJSONData), dispose: func() {}, healthTimeout: defaultHealthTimeout}
 	d.queries = datasource.NewQueryTypeMux()
 	d.queries.HandleFunc("", d.queryPromQL)
 	d.queries.HandleFunc(models.QueryTypePromQL, d.queryPromQL)

@@ -17,8 +17,8 @@ import (
 	"github.com/inferscope/sagemaker-datasource/pkg/sigv4"
 )
 
-// healthTimeout bounds the three probes of Save & test together.
-const healthTimeout = 30 * time.Second
+// defaultHealthTimeout bounds the three probes of Save & test together.
+const defaultHealthTimeout = 30 * time.Second
 
 // sageMakerLookback is how far back Save & test looks for SageMaker series.
 const sageMakerLookback = 24 * time.Hour
@@ -36,7 +36,7 @@ func (d *Datasource) CheckHealth(ctx context.Context, _ *backend.CheckHealthRequ
 		return d.healthError(d.setupErr.Error()), nil
 	}
 	// Save & test should answer while the user waits, even against an endpoint that never does.
-	ctx, cancel := context.WithTimeout(ctx, healthTimeout)
+	ctx, cancel := context.WithTimeout(ctx, d.healthTimeout)
 	defer cancel()
 	now := time.Now()
 	resp, err := d.client.Query(ctx, "1+1", now, 0)

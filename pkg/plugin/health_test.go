@@ -3,6 +3,8 @@ package plugin
 import (
 	"context"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -173,6 +175,28 @@ func TestCheckHealth(t *testing.T) {
 				t.Errorf("%d requests reached the server, want none", n)
 			}
 		})
+	}
+}
+
+func TestCheckHealthGivesUp(t *testing.T) {
+	// The server never answers; released when the test ends so Close does not wait on it.
+	release := make(chan struct{})
+	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	t.Cleanup(func() { close(release); hang.Close() })
+	f := &fakeCloudWatch{region: "us-east-1", url: hang.URL}
+	d := newRealDatasource(t, context.Background(), f.settings("us-east-1", fakeAccessKey, fakeSecretKey))
+	d.healthTimeout = 50 * time.Millisecond
+	res, err := d.CheckHealth(context.Background(), &backend.CheckHealthRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != backend.HealthStatusError || !strings.Contains(res.Message, "did not answer in time") {
+		t.Errorf("health %v: %s", res.Status, res.Message)
 	}
 }
 

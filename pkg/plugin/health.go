@@ -39,36 +39,24 @@ func (d *Datasource) CheckHealth(ctx context.Context, _ *backend.CheckHealthRequ
 	ctx, cancel := context.WithTimeout(ctx, d.healthTimeout)
 	defer cancel()
 	now := time.Now()
-	resp, err := d.client.Query(ctx, "1+1", now, 0)
-	if err == nil {
-		err = successEnvelope(resp, nil)
-	}
-	if err != nil && !pastTheFrontDoor(err) {
+	if err := probe(d.client.Query(ctx, "1+1", now, 0))(nil); err != nil && !pastTheFrontDoor(err) {
 		return d.healthError(d.explain(err, "cloudwatch:GetMetricData")), nil
 	}
-	resp, err = d.client.Labels(ctx, nil, now.Add(-time.Hour), now, 1)
-	if err == nil {
-		err = successEnvelope(resp, nil)
-	}
-	if err != nil {
+	if err := probe(d.client.Labels(ctx, nil, now.Add(-time.Hour), now, 1))(nil); err != nil {
 		return d.healthError(d.explain(err, "cloudwatch:ListMetrics")), nil
 	}
 	var series []json.RawMessage
-	resp, err = d.client.Series(ctx, sageMakerProbes, now.Add(-sageMakerLookback), now, 1)
-	if err == nil {
-		err = successEnvelope(resp, &series)
-	}
-	if err != nil {
+	if err := probe(d.client.Series(ctx, sageMakerProbes, now.Add(-sageMakerLookback), now, 1))(&series); err != nil {
 		return d.healthError(d.explain(err, "cloudwatch:ListMetrics")), nil
 	}
 	if len(series) == 0 {
 		return &backend.CheckHealthResult{
 			Status: backend.HealthStatusOk,
 			Message: fmt.Sprintf("Connected to CloudWatch (%s): credentials, signature and permissions work, "+
-				"but no SageMaker metrics were found in the last %s (looked for %s). "+
+				"but no SageMaker metrics were found in the last %d hours (looked for %s). "+
 				"Turn on detailed observability for the inference endpoints and OTel enrichment of vended metrics "+
 				"in this account and region, then allow some time for the first data to arrive.",
-				d.endpoint, sageMakerLookback, strings.Join(sageMakerProbes, ", ")),
+				d.endpoint, int(sageMakerLookback.Hours()), strings.Join(sageMakerProbes, ", ")),
 		}, nil
 	}
 	return &backend.CheckHealthResult{
@@ -88,6 +76,18 @@ func pastTheFrontDoor(err error) bool {
 
 func (d *Datasource) healthError(msg string) *backend.CheckHealthResult {
 	return &backend.CheckHealthResult{Status: backend.HealthStatusError, Message: d.redact.String(msg)}
+}
+
+// probe takes an Upstream call's results and returns a check of them: the call's error, or
+// else that the body is a Prometheus success envelope whose data decodes into data (when
+// data is not nil).
+func probe(resp *promclient.Response, err error) func(data any) error {
+	return func(data any) error {
+		if err != nil {
+			return err
+		}
+		return successEnvelope(resp, data)
+	}
 }
 
 // successEnvelope checks that a 2xx body is a Prometheus success envelope and, when data

@@ -10,7 +10,7 @@ export interface Hint {
   fix?: string;
 }
 
-/** Dotted labels SageMaker and CloudWatch write, keyed by the underscore form users type. */
+/** Dotted labels SageMaker and CloudWatch write (pkg/semconv holds the same names for the Go side), keyed by the underscore form users type. */
 const DOTTED_LABELS = [
   'aws.sagemaker.endpoint.name',
   'aws.sagemaker.variant.name',

@@ -5,7 +5,7 @@ import {
   EventBusSrv,
 } from '@grafana/data';
 import { config, setAppEvents } from '@grafana/runtime';
-import { fireEvent, render, screen } from '@testing-library/react';
+import { fireEvent, render, screen, waitFor } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import React, { useState } from 'react';
 
@@ -115,6 +115,18 @@ describe('ConfigEditor', () => {
     for (const c of changes) {
       expect(Object.keys(c.jsonData).filter((k) => !BACKEND_JSON_KEYS.includes(k))).toEqual([]);
     }
+  });
+
+  it('picks the auth provider and region through the shared AWS selects', async () => {
+    const { last } = renderEditor(settings({}));
+    // With no auth type yet, the AWS form selects the first allowed provider.
+    await waitFor(() => expect(last().jsonData.authType).toBe('default'));
+    fireEvent.keyDown(screen.getByLabelText(/^Authentication Provider/), { key: 'ArrowDown' });
+    fireEvent.click(await screen.findByText('Access & secret key'));
+    expect(last().jsonData.authType).toBe('keys');
+    fireEvent.keyDown(screen.getByLabelText(/^Default Region/), { key: 'ArrowDown' });
+    fireEvent.click(await screen.findByText('eu-west-1'));
+    expect(last().jsonData).toEqual({ authType: 'keys', defaultRegion: 'eu-west-1' });
   });
 
   it('clears a number limit back to the default', async () => {

@@ -93,6 +93,13 @@ describe('QueryEditor', () => {
     expect(onRunQuery).toHaveBeenCalled();
   });
 
+  it('sets the format', async () => {
+    const { last } = setup({ refId: 'A', expr: 'up' });
+    fireEvent.keyDown(screen.getByLabelText('Format'), { key: 'ArrowDown' });
+    fireEvent.click(await screen.findByText('Heatmap'));
+    expect(last().format).toBe('heatmap');
+  });
+
   it('switches to the diagnosis query type with its own fields', () => {
     const { last } = setup({ refId: 'A', expr: 'up' });
     fireEvent.click(screen.getByLabelText('Diagnosis'));

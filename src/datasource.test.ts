@@ -132,6 +132,23 @@ describe('template variables', () => {
   });
 });
 
+describe('Explore helpers', () => {
+  it('interpolates queries sent to Explore and points them at this datasource', () => {
+    const ds = newDatasource({ ep: { value: 'a' } });
+    const [q] = ds.interpolateVariablesInQueries([{ refId: 'A', expr: 'up{e="$ep"}[$__interval]' }], {});
+    expect(q.expr).toBe('up{e="a"}[$__interval]');
+    expect(q.datasource).toEqual({ uid: 'sm', type: 'inferscope-sagemaker-datasource' });
+  });
+
+  it('shows the PromQL or the diagnosis target in query history', () => {
+    const ds = newDatasource();
+    expect(ds.getQueryDisplayText({ refId: 'A', expr: 'sum(up)' })).toBe('sum(up)');
+    expect(
+      ds.getQueryDisplayText({ refId: 'A', queryType: 'diagnosis', endpoint: 'ep', inferenceComponent: 'ic' })
+    ).toBe('Diagnosis: ep / ic');
+  });
+});
+
 describe('importQueries', () => {
   const origin = (id: string) => ({ type: id, meta: { id } }) as unknown as DataSourceApi;
   const promQuery = {

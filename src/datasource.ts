@@ -140,6 +140,19 @@ export class SageDatasource extends DataSourceWithBackend<SageQuery, SageOptions
     };
   }
 
+  /** Used when a dashboard query opens in Explore: variables resolve before leaving the dashboard. */
+  interpolateVariablesInQueries(queries: SageQuery[], scopedVars: ScopedVars): SageQuery[] {
+    return queries.map((q) => ({ ...this.applyTemplateVariables(q, scopedVars), datasource: this.getRef() }));
+  }
+
+  /** Query history and the inspector show the PromQL itself. */
+  getQueryDisplayText(query: SageQuery): string {
+    if (query.queryType === 'diagnosis') {
+      return `Diagnosis: ${[query.endpoint, query.inferenceComponent].filter(Boolean).join(' / ')}`;
+    }
+    return query.expr ?? '';
+  }
+
   query(request: DataQueryRequest<SageQuery>): Observable<DataQueryResponse> {
     const targets = request.targets.flatMap(splitRangeAndInstant);
     const explore = request.app === CoreApp.Explore;

@@ -57,7 +57,7 @@ type fleetRun struct {
 
 func startFleet(t *testing.T, scenario string) *fleetRun {
 	t.Helper()
-	st, err := stack.Start(context.Background(), stack.Options{Scenario: scenario, Seed: 42, History: 6 * time.Hour})
+	st, err := stack.Start(context.Background(), stack.Options{Scenario: scenario, Seed: 42, History: 6 * time.Hour, End: stack.PinnedEnd})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,12 +34,19 @@ type Options struct {
 	SecretKey string
 	Fleet     *fleet.Fleet // fleet.Default()
 	Live      bool         // keep appending one step every Step
-	Faults    emulator.Faults
-	Limits    emulator.Limits
+	// End is where the backfilled history stops (zero: now). Tests that read the fleet's
+	// diurnal load pin it, so what they see does not depend on the hour CI runs at.
+	End    time.Time
+	Faults emulator.Faults
+	Limits emulator.Limits
 	// NameValuesDisabled answers 404 to /api/v1/label/__name__/values, as one field report
 	// saw CloudWatch do.
 	NameValuesDisabled bool
 }
+
+// PinnedEnd is the history end that scenario tests share: the simulated load follows the
+// hour of day, and a fixed hour keeps every test run reading the same fleet.
+var PinnedEnd = time.Date(2026, 11, 2, 6, 0, 0, 0, time.UTC)
 
 // Stack is a running emulator with its simulated fleet.
 type Stack struct {
@@ -91,6 +98,8 @@ func (o *Options) defaults() error {
 		return &OptionError{"history", fmt.Sprintf("history %v is shorter than one step (%v)", o.History, o.Step)}
 	case o.History > 7*24*time.Hour:
 		return &OptionError{"history", fmt.Sprintf("history %v is longer than CloudWatch's 7-day query range; use at most 168h", o.History)}
+	case o.Live && !o.End.IsZero():
+		return &OptionError{"no-live", "a pinned end time cannot keep appending live; drop End or Live"}
 	case (o.AccessKey == "") != (o.SecretKey == ""):
 		return &OptionError{"access-key", "give both the access key and the secret key, or neither to generate a pair"}
 	}
@@ -127,7 +136,7 @@ func generateKeys() (string, string) {
 	return "AKIA" + pick(upper, 16), pick(mixed, 40)
 }
 
-// Start backfills History of the fleet up to now, then serves the emulator. With Live set
+// Start backfills History of the fleet up to End (default now), then serves the emulator. With Live set
 // it keeps appending one step every Step until Close.
 func Start(ctx context.Context, opts Options) (*Stack, error) {
 	if err := opts.defaults(); err != nil {
@@ -152,12 +161,22 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 	if st.DB, err = tsdb.Open(dir, nil, nil, dbOpts, nil); err != nil {
 		return fail(fmt.Errorf("open TSDB: %w", err))
 	}
-	st.End = time.Now().Truncate(opts.Step)
+	st.End = opts.End
+	if st.End.IsZero() {
+		st.End = time.Now()
+	}
+	st.End = st.End.Truncate(opts.Step)
+	// Instant queries without a time answer at the end of the history, like "now" on AWS.
+	emulatorNow := time.Now
+	if !opts.End.IsZero() {
+		emulatorNow = func() time.Time { return st.End }
+	}
 	if st.Stats, err = sim.Backfill(ctx, st.DB, st.End.Add(-opts.History), st.End, opts.Step); err != nil {
 		return fail(fmt.Errorf("backfill: %w", err))
 	}
 	srv, err := emulator.New(emulator.Config{
 		Region: opts.Region,
+		Now:    emulatorNow,
 		Verifier: &sigv4.Verifier{
 			Region: opts.Region, Service: sigv4.Service,
 			Credentials: map[string]sigv4.Credential{opts.AccessKey: {AccessKeyID: opts.AccessKey, SecretAccessKey: opts.SecretKey}},

@@ -21,7 +21,7 @@ import (
 // start runs a 3-hour stack for a scenario; the incidents live in its last 90 minutes.
 func start(t *testing.T, scenario string) *Stack {
 	t.Helper()
-	st, err := Start(context.Background(), Options{Scenario: scenario, Seed: 7, History: 3 * time.Hour})
+	st, err := Start(context.Background(), Options{Scenario: scenario, Seed: 7, History: 3 * time.Hour, End: PinnedEnd})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,6 +185,7 @@ func TestStartRejectsBadOptionsAndUnsignedRequests(t *testing.T) {
 		{Options{AccessKey: "AKIAONLY"}, "both the access key and the secret key"},
 		{Options{History: 8 * 24 * time.Hour}, "7-day"},
 		{Options{Scenario: "meltdown"}, `unknown scenario "meltdown"`},
+		{Options{Live: true, End: PinnedEnd}, "cannot keep appending live"},
 	} {
 		if _, err := Start(context.Background(), o.opts); err == nil || !strings.Contains(err.Error(), o.want) {
 			t.Errorf("Start(%+v) = %v, want error containing %q", o.opts, err, o.want)

@@ -17,15 +17,7 @@ go build -o "$logdir/testsummary" ./scripts/testsummary
 go test -json -count=1 ./... | "$logdir/testsummary" | tee "$logdir/go.txt"
 
 stage "Go fuzz (${FUZZTIME:-5s} per target)"
-# Every `func FuzzX` in a _test.go file is fuzzed briefly; new targets join automatically.
-grep -rl --include='*_test.go' -E '^func Fuzz[A-Za-z0-9_]+\(' pkg cmd dashboards scripts 2>/dev/null |
-  while read -r file; do
-    for name in $(grep -oE '^func Fuzz[A-Za-z0-9_]+' "$file" | sed 's/^func //'); do
-      echo "fuzz $name ./$(dirname "$file")"
-      go test -run='^$' -fuzz="^${name}\$" -fuzztime="${FUZZTIME:-5s}" "./$(dirname "$file")" >"$logdir/fuzz.log" 2>&1 ||
-        { cat "$logdir/fuzz.log"; exit 1; }
-    done
-  done
+scripts/fuzz.sh
 
 stage "Frontend install"
 if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then

@@ -272,7 +272,7 @@ func (b *builder) readResult(iter *jsoniter.Iterator) error {
 	}
 	switch b.resultType {
 	case "matrix", "vector":
-		return b.readSeriesList(iter)
+		return forEachElement(iter, b.readSeries)
 	case "scalar":
 		ts, v, err := readFloatSample(iter)
 		if err != nil {
@@ -289,13 +289,15 @@ func (b *builder) readResult(iter *jsoniter.Iterator) error {
 	}
 }
 
-func (b *builder) readSeriesList(iter *jsoniter.Iterator) error {
+// forEachElement calls read once per element of the array at iter; read must consume
+// exactly one element.
+func forEachElement(iter *jsoniter.Iterator, read func(*jsoniter.Iterator) error) error {
 	for {
 		more, err := iter.ReadArray()
 		if err != nil || !more {
 			return err
 		}
-		if err := b.readSeries(iter); err != nil {
+		if err := read(iter); err != nil {
 			return err
 		}
 	}
@@ -319,11 +321,11 @@ func (b *builder) readSeries(iter *jsoniter.Iterator) error {
 		case "metric":
 			labels, err = readLabels(iter)
 		case "values":
-			err = b.readFloatSamples(iter)
+			err = forEachElement(iter, b.readOneFloatSample)
 		case "value":
 			err = b.readOneFloatSample(iter)
 		case "histograms":
-			err = b.readHistogramSamples(iter)
+			err = forEachElement(iter, b.readHistogramSample)
 		case "histogram":
 			err = b.readHistogramSample(iter)
 		default:
@@ -366,18 +368,6 @@ func readLabels(iter *jsoniter.Iterator) (data.Labels, error) {
 			return nil, err
 		}
 		labels[key] = v
-	}
-}
-
-func (b *builder) readFloatSamples(iter *jsoniter.Iterator) error {
-	for {
-		more, err := iter.ReadArray()
-		if err != nil || !more {
-			return err
-		}
-		if err := b.readOneFloatSample(iter); err != nil {
-			return err
-		}
 	}
 }
 
@@ -425,15 +415,7 @@ func readSampleTime(iter *jsoniter.Iterator) (time.Time, error) {
 
 // closeSample skips anything after the value and consumes the closing bracket.
 func closeSample(iter *jsoniter.Iterator) error {
-	for {
-		more, err := iter.ReadArray()
-		if err != nil || !more {
-			return err
-		}
-		if err := iter.Skip(); err != nil {
-			return err
-		}
-	}
+	return forEachElement(iter, (*jsoniter.Iterator).Skip)
 }
 
 func sampleShapeError(err error) error {

@@ -33,18 +33,6 @@ func (h *histRows) reset() {
 // len is the number of histogram samples read, including those without buckets.
 func (h *histRows) len() int { return h.samplesTotal }
 
-func (b *builder) readHistogramSamples(iter *jsoniter.Iterator) error {
-	for {
-		more, err := iter.ReadArray()
-		if err != nil || !more {
-			return err
-		}
-		if err := b.readHistogramSample(iter); err != nil {
-			return err
-		}
-	}
-}
-
 // readHistogramSample reads [<unix seconds>, {"count":..., "sum":..., "buckets":[...]}].
 func (b *builder) readHistogramSample(iter *jsoniter.Iterator) error {
 	ts, err := readSampleTime(iter)

@@ -10,7 +10,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -18,7 +17,8 @@ import (
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
-	"github.com/grafana/grafana-plugin-sdk-go/experimental"
+
+	"github.com/inferscope/sagemaker-datasource/pkg/internal/goldentest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -68,11 +68,7 @@ func TestGolden(t *testing.T) {
 			}
 			dr := response(bytes.NewReader(body), tc.opts)
 			name := strings.TrimSuffix(tc.file, filepath.Ext(tc.file)) + ".golden"
-			if dr.Error != nil {
-				checkGoldenError(t, name, &dr)
-			} else {
-				experimental.CheckGoldenJSONResponse(t, "testdata", name, &dr, *update)
-			}
+			goldentest.CheckDataResponse(t, "testdata", name, &dr, *update)
 
 			// Reading through a one-byte reader exercises every buffer boundary of the
 			// streaming parser; the outcome must not change.
@@ -83,43 +79,6 @@ func TestGolden(t *testing.T) {
 				t.Fatalf("one-byte reader gives a different response:\n%s\nvs\n%s", got, want)
 			}
 		})
-	}
-}
-
-// checkGoldenError is the golden check for failed responses. The SDK's
-// CheckGoldenJSONResponse cannot read back a file it wrote for a response with an error
-// (the header then lacks the marker it splits on), so these files hold the plain JSON of
-// the DataResponse after a comment line, compared the same way (JSON equality).
-func checkGoldenError(t *testing.T, name string, dr *backend.DataResponse) {
-	t.Helper()
-	path := filepath.Join("testdata", name+".jsonc")
-	actual, err := json.MarshalIndent(dr, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	const header = "// Golden error response: the JSON of backend.DataResponse. Regenerate with -update.\n"
-	if *update {
-		if err := os.WriteFile(path, append([]byte(header), actual...), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("reading golden file (run with -update to create it): %v", err)
-	}
-	expected, ok := strings.CutPrefix(string(raw), header)
-	if !ok {
-		t.Fatalf("%s does not start with the golden header", path)
-	}
-	var want, got any
-	if err := json.Unmarshal([]byte(expected), &want); err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	if err := json.Unmarshal(actual, &got); err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(want, got) {
-		t.Fatalf("%s differs:\nwant %s\ngot  %s", path, expected, actual)
 	}
 }
 

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -14,9 +12,8 @@ import (
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
-	"github.com/grafana/grafana-plugin-sdk-go/experimental"
-	"github.com/stretchr/testify/assert"
 
+	"github.com/inferscope/sagemaker-datasource/pkg/internal/goldentest"
 	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
 )
 
@@ -90,41 +87,9 @@ func TestQueryGolden(t *testing.T) {
 			if !ok {
 				t.Fatal("no response for refId A")
 			}
-			checkGolden(t, "query-"+tt.name, &dr)
+			goldentest.CheckDataResponse(t, "testdata", "query-"+tt.name, &dr, *update)
 		})
 	}
-}
-
-// checkGolden compares dr with testdata/<name>.jsonc. Responses with an error are kept as
-// the bare DataResponse JSON after a comment line, because the SDK's checker cannot read
-// back what it writes for them (its header then lacks the marker it splits on); the
-// comparison is the same JSON equality.
-func checkGolden(t *testing.T, name string, dr *backend.DataResponse) {
-	t.Helper()
-	if dr.Error == nil {
-		experimental.CheckGoldenJSONResponse(t, "testdata", name, dr, *update)
-		return
-	}
-	const header = "// Golden DataResponse with an error (JSON). Regenerate with -update.\n"
-	path := filepath.Join("testdata", name+".jsonc")
-	got, err := json.MarshalIndent(dr, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if *update {
-		if err := os.WriteFile(path, append([]byte(header), got...), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("reading %s (run with -update to create it): %v", path, err)
-	}
-	want, ok := strings.CutPrefix(string(raw), header)
-	if !ok {
-		t.Fatalf("%s does not start with the golden header", path)
-	}
-	assert.JSONEq(t, want, string(got))
 }
 
 func TestQuerySendsWhatGrafanaWould(t *testing.T) {

@@ -1,0 +1,55 @@
+// Package goldentest compares backend.DataResponse values with golden files, for the
+// tests of the packages that build responses (converter, plugin).
+package goldentest
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+	"github.com/grafana/grafana-plugin-sdk-go/experimental"
+	"github.com/stretchr/testify/assert"
+)
+
+// errorHeader starts every golden file of a response with an error.
+const errorHeader = "// Golden error response: the JSON of backend.DataResponse. Regenerate with -update.\n"
+
+// CheckDataResponse compares dr with <dir>/<name>.jsonc, rewriting the file first when
+// update is set. Responses without an error go through the SDK's
+// CheckGoldenJSONResponse. That checker cannot read back a file it wrote for a response
+// with an error (the header then lacks the marker it splits on), so those files hold the
+// plain JSON of the DataResponse after errorHeader, compared the same way (JSON equality).
+func CheckDataResponse(t *testing.T, dir, name string, dr *backend.DataResponse, update bool) {
+	t.Helper()
+	if dr.Error == nil {
+		experimental.CheckGoldenJSONResponse(t, dir, name, dr, update)
+		return
+	}
+	checkError(t, dir, name, dr, update)
+}
+
+func checkError(t testing.TB, dir, name string, dr *backend.DataResponse, update bool) {
+	t.Helper()
+	path := filepath.Join(dir, name+".jsonc")
+	got, err := json.MarshalIndent(dr, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if update {
+		if err := os.WriteFile(path, append([]byte(errorHeader), got...), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("reading %s (run with -update to create it): %v", path, err)
+	}
+	want, ok := strings.CutPrefix(string(raw), errorHeader)
+	if !ok {
+		t.Fatalf("%s does not start with the golden header %q", path, errorHeader)
+	}
+	assert.JSONEq(t, want, string(got), "%s differs", path)
+}

@@ -83,12 +83,8 @@ func headroomTable(id uint32) *table.PanelBuilder {
 			"To place one more copy of a model, find a row with enough free GPUs and free GPU memory for its weights + KV cache, and CPU/memory to spare; sort by a column to compare. "+
 			"No row fits → scale out instances first. Click an instance to filter the dashboard by it.").
 		Height(10).SortBy(sortBy("Free GPU memory", true))
-	return columnsTable(tb, []labelCol{
-		{lHost, "Instance", props(linksProp(instanceLink(UIDCapacity, "${__value.raw}")))},
-		{lType, "Instance type", nil}, {lAZ, "AZ", nil},
-		{lEP, "Endpoint", props(linksProp(endpointLink(UIDCapacity, "${__value.raw}")))},
-	}, []valueCol{
-		{countBy([]string{lHost, lType, lAZ, lEP}, host(sc.DCGMGPUUtil)), "GPUs", props(prop("unit", unitShort))},
+	return columnsTable(tb, instanceCols(UIDCapacity), []valueCol{
+		gpusCol(),
 		{freeGPUs(by), "Free GPUs", props(prop("unit", unitShort), cellBackground(), thresholdProp("transparent", step{1, "green"}))},
 		{sumBy(by, host(sc.DCGMFBFree)) + mib, "Free GPU memory", props(prop("unit", unitBytes), cellBackground(), thresholdProp("red", step{8 << 30, "orange"}, step{24 << 30, "green"}))},
 		{sumBy(by, host(sc.NodeMemAvailable)), "Free memory", props(prop("unit", unitBytes))},

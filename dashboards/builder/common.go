@@ -12,6 +12,8 @@ import (
 	"github.com/grafana/grafana-foundation-sdk/go/table"
 	"github.com/grafana/grafana-foundation-sdk/go/text"
 	"github.com/grafana/grafana-foundation-sdk/go/timeseries"
+
+	sc "github.com/inferscope/sagemaker-datasource/pkg/semconv"
 )
 
 // PluginID is our datasource type; panels never reference the core Prometheus type.
@@ -228,6 +230,26 @@ type labelCol struct {
 type valueCol struct {
 	expr, title string
 	props       []dashboard.DynamicConfigValue
+}
+
+// endpointCol is the endpoint label column; a click opens dashboard uid on that endpoint.
+func endpointCol(uid string) labelCol {
+	return labelCol{lEP, "Endpoint", props(linksProp(endpointLink(uid, "${__value.raw}")))}
+}
+
+// instanceCols name the instance of a per-instance row (instance, type, AZ, endpoint); a
+// click filters dashboard uid by the instance or opens it on the endpoint.
+func instanceCols(uid string) []labelCol {
+	return []labelCol{
+		{lHost, "Instance", props(linksProp(instanceLink(uid, "${__value.raw}")))},
+		{lType, "Instance type", nil}, {lAZ, "AZ", nil},
+		endpointCol(uid),
+	}
+}
+
+// gpusCol counts the GPUs of each instanceCols row.
+func gpusCol() valueCol {
+	return valueCol{countBy([]string{lHost, lType, lAZ, lEP}, host(sc.DCGMGPUUtil)), "GPUs", props(prop("unit", unitShort))}
 }
 
 // columnsTable turns instant queries into one table, one row per label set: refIds A, B, …

@@ -75,7 +75,7 @@ func scopeTable(id uint32) *table.PanelBuilder {
 			"An empty IC cell is a single-model endpoint. Copies counts (IC, container) pairs on GPUs; fewer copies than the IC's desired count means placement failed (Reliability → ICE).").
 		Height(7).SortBy(sortBy("Endpoint", false))
 	return columnsTable(tb, []labelCol{
-		{lEP, "Endpoint", props(linksProp(endpointLink(UIDPerformance, "${__value.raw}")))},
+		endpointCol(UIDPerformance),
 		{lIC, "Inference component", props(linksProp(icLink(UIDPerformance, `${__data.fields["Endpoint"]}`, "${__value.raw}")))},
 	}, []valueCol{
 		{countBy(by, countBy([]string{lEP, lIC, lHost}, gpu(sc.DCGMGPUUtil))), "Instances", props(prop("unit", unitShort))},
@@ -96,12 +96,8 @@ func instanceTable(id uint32) *table.PanelBuilder {
 			"Read: high KV cache with waiting requests = saturated (add copies or instances); high TTFT with low KV = prompt length or the model; "+
 			"one slow row among equal ones = a bad host. Click an instance to filter the dashboard by it, an endpoint to open it.").
 		Height(10).SortBy(sortBy("TTFT P99", true))
-	return columnsTable(tb, []labelCol{
-		{lHost, "Instance", props(linksProp(instanceLink(UIDPerformance, "${__value.raw}")))},
-		{lType, "Instance type", nil}, {lAZ, "AZ", nil},
-		{lEP, "Endpoint", props(linksProp(endpointLink(UIDPerformance, "${__value.raw}")))},
-	}, []valueCol{
-		{countBy([]string{lHost, lType, lAZ, lEP}, host(sc.DCGMGPUUtil)), "GPUs", props(prop("unit", unitShort))},
+	return columnsTable(tb, instanceCols(UIDPerformance), []valueCol{
+		gpusCol(),
 		{engineQuantile("0.5", by, ttftPair, rangeWindow), "TTFT P50", ttft},
 		{engineQuantile("0.99", by, ttftPair, rangeWindow), "TTFT P99", ttft},
 		{engineRate(by, generatedPair, rangeWindow), "Output tok/s avg", props(prop("unit", unitTokensPerSec), prop("decimals", 0))},

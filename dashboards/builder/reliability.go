@@ -126,7 +126,7 @@ func scalingTable(id uint32) *table.PanelBuilder {
 			"Empty when Application Auto Scaling is not configured. Slow scale-outs (minutes) come from cold starts or ICE retries.").
 		SortBy(sortBy("Last action", true)).NoValue("No scaling actions: Application Auto Scaling may not be configured").Span(8).Height(9)
 	return columnsTable(tb, []labelCol{
-		{lEP, "Endpoint", props(linksProp(endpointLink(UIDPerformance, "${__value.raw}")))},
+		endpointCol(UIDPerformance),
 		{lIC, "Inference component", nil},
 		{sc.LabelScalingDirection, "Direction", nil},
 	}, []valueCol{
@@ -238,7 +238,7 @@ func iceTable(id uint32) *table.PanelBuilder {
 			"Reading rule: every ICE for one instance type across all AZs means the region is out of that type; fall back to another type.").
 		SortBy(sortBy("Time", true)).NoValue("No ICE in the range").Span(12)
 	return columnsTable(tb, []labelCol{
-		{lEP, "Endpoint", props(linksProp(endpointLink(UIDPerformance, "${__value.raw}")))},
+		endpointCol(UIDPerformance),
 		{sc.LabelEventInstanceType, "Instance type", nil},
 		{sc.LabelEventAZ, "AZ", nil},
 	}, []valueCol{

@@ -12,20 +12,45 @@ import (
 )
 
 // fbExpr: framebuffer used % per instance and IC (DCGM series carry the IC owning the GPU),
-// so a leak or a crash of one model shows on its own GPUs.
-func (e *env) fbExpr() string {
+// so a leak or a crash of one model shows on its own GPUs. GPUs owned by an IC and the others
+// (single-model endpoints, spare GPUs) are two queries, so each stays under the series limit
+// on large fleets (200 instances × 8 GPUs: 300 + 200 series instead of 500 in one).
+func (e *env) fbExpr(owned bool) string {
+	op := "="
+	if owned {
+		op = "!="
+	}
 	g := by(lEP, lIC, lHost)
-	used := fmt.Sprintf("sum %s (%s)", g, e.eng(semconv.DCGMFBUsed))
-	free := fmt.Sprintf("sum %s (%s)", g, e.eng(semconv.DCGMFBFree))
+	used := fmt.Sprintf("sum %s (%s)", g, e.eng(semconv.DCGMFBUsed, matcher(lIC, op, "")))
+	free := fmt.Sprintf("sum %s (%s)", g, e.eng(semconv.DCGMFBFree, matcher(lIC, op, "")))
 	return fmt.Sprintf("100 * %s / (%s + %s)", used, used, free)
 }
 
-// fbMatrix is fbExpr over the range plus VRAMDropWithin before it, so a drop at the range's
-// start still has its "before"; both GPU memory rules share it (one request).
-func (e *env) fbMatrix(ctx context.Context) (model.Matrix, string, error) {
-	q := e.fbExpr()
-	m, err := e.matrixFrom(ctx, q, e.start.Add(-e.cfg.VRAMDropWithin-e.step))
-	return m, q, err
+// fbSeries is one instance × IC framebuffer series and the query that returned it.
+type fbSeries struct {
+	*model.SampleStream
+	query string
+}
+
+// fbMatrix reads fbExpr over the range plus VRAMDropWithin before it, so a drop at the range's
+// start still has its "before"; both GPU memory rules share these requests.
+func (e *env) fbMatrix(ctx context.Context) ([]fbSeries, error) {
+	kinds := []bool{true, false}
+	if e.scope.InferenceComponent != "" {
+		kinds = kinds[:1] // an IC's GPUs are all owned
+	}
+	var out []fbSeries
+	for _, owned := range kinds {
+		q := e.fbExpr(owned)
+		m, err := e.matrixFrom(ctx, q, e.start.Add(-e.cfg.VRAMDropWithin-e.step))
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range m {
+			out = append(out, fbSeries{s, q})
+		}
+	}
+	return out, nil
 }
 
 func instanceTarget(m model.Metric) Target {
@@ -36,19 +61,20 @@ func instanceTarget(m model.Metric) Target {
 // runGPUMemory: VRAM that rises steadily (a good linear fit, a large rise) will fill up, and
 // the time to full sets the severity; VRAM that is already nearly full leaves no headroom.
 func runGPUMemory(ctx context.Context, e *env) ([]Finding, error) {
-	m, q, err := e.fbMatrix(ctx)
+	m, err := e.fbMatrix(ctx)
 	if err != nil {
 		return nil, err
 	}
 	var out []Finding
 	for _, s := range m {
-		xs := values(s)
+		q := s.query
+		xs := values(s.SampleStream)
 		if len(xs) < 3 {
 			continue
 		}
 		t := instanceTarget(s.Metric)
 		now := tail(xs, 0.05)
-		slope, r2, _ := linearFit(s)
+		slope, r2, _ := linearFit(s.SampleStream)
 		rise := slope * s.Values[len(s.Values)-1].Timestamp.Sub(s.Values[0].Timestamp).Hours()
 		ttf := time.Duration(math.Max(0, 100-now) / slope * float64(time.Hour))
 		// A large rise is a leak whatever the headroom; a small one only when it will fill
@@ -92,7 +118,7 @@ func runGPUMemory(ctx context.Context, e *env) ([]Finding, error) {
 // released it: a crash when 5xx/model errors appear at the same time, else an unload or a
 // restart worth checking.
 func runVRAMDrop(ctx context.Context, e *env) ([]Finding, error) {
-	m, q, err := e.fbMatrix(ctx)
+	m, err := e.fbMatrix(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -120,12 +146,12 @@ func runVRAMDrop(ctx context.Context, e *env) ([]Finding, error) {
 		if tt := tr[name]; tt != nil {
 			errs = tt.errorsNear(when.Add(-e.cfg.VRAMDropWithin-e.step), when.Add(e.cfg.VRAMDropWithin+e.step))
 		}
-		final := tail(values(s), 0.05)
+		final := tail(values(s.SampleStream), 0.05)
 		recovered := final >= before-e.cfg.VRAMDropPct/2
 		ev := []Evidence{
-			{What: "framebuffer used before → after", Value: fmt.Sprintf("%s → %s at %s", pctPts(before), pctPts(after), when.Format("15:04")), Query: q},
+			{What: "framebuffer used before → after", Value: fmt.Sprintf("%s → %s at %s", pctPts(before), pctPts(after), when.Format("15:04")), Query: s.query},
 			{What: "5xx + model errors around the drop", Value: count(errs), Query: trQ},
-			{What: "framebuffer used now", Value: pctPts(final), Query: q},
+			{What: "framebuffer used now", Value: pctPts(final), Query: s.query},
 		}
 		f := Finding{Target: t, Evidence: ev, Score: strength(drop, e.cfg.VRAMDropPct, 100)}
 		state := "did not come back"

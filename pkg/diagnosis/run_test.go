@@ -107,10 +107,11 @@ func TestRunCancelled(t *testing.T) {
 func TestRunSharesQueries(t *testing.T) {
 	d := newData(t)
 	d.gpu("ep-a", "ic-a", "i-1", "az-1", constant(50))
+	single := diagnose(t, d.querier(), Scope{}, "gpu-memory")
 	q := d.querier()
-	r := diagnose(t, q, Scope{}, "gpu-memory", "vram-drop")
-	if r.Requests != 1 || q.n != 1 {
-		t.Fatalf("gpu-memory and vram-drop share one query; report %d, upstream %d:\n%s", r.Requests, q.n, strings.Join(q.log, "\n"))
+	both := diagnose(t, q, Scope{}, "gpu-memory", "vram-drop")
+	if single.Requests != 2 || both.Requests != single.Requests || q.n != both.Requests {
+		t.Fatalf("gpu-memory and vram-drop share their two queries; alone %d, together %d, upstream %d:\n%s", single.Requests, both.Requests, q.n, strings.Join(q.log, "\n"))
 	}
 	full := diagnose(t, d.querier(), Scope{Endpoint: "ep-a"})
 	if full.Requests > 20 {

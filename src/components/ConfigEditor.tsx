@@ -67,32 +67,22 @@ export function ConfigEditor(props: Props) {
         </Field>
       )}
       <FieldSet label="Query settings">
-        <Field
+        <InputField
+          id="timeInterval"
           label="Min step"
-          htmlFor="timeInterval"
           description="Lower bound of the step of every query, e.g. 60s: CloudWatch stores one sample per minute."
-        >
-          <Input
-            id="timeInterval"
-            width={20}
-            placeholder="60s"
-            value={jsonData.timeInterval ?? ''}
-            onChange={onUpdateDatasourceJsonDataOption(props, 'timeInterval')}
-          />
-        </Field>
-        <Field
+          placeholder="60s"
+          value={jsonData.timeInterval ?? ''}
+          onChange={onUpdateDatasourceJsonDataOption(props, 'timeInterval')}
+        />
+        <InputField
+          id="queryTimeout"
           label="Query timeout"
-          htmlFor="queryTimeout"
           description="Per request, e.g. 30s. CloudWatch stops queries after 20s."
-        >
-          <Input
-            id="queryTimeout"
-            width={20}
-            placeholder="30s"
-            value={jsonData.queryTimeout ?? ''}
-            onChange={onUpdateDatasourceJsonDataOption(props, 'queryTimeout')}
-          />
-        </Field>
+          placeholder="30s"
+          value={jsonData.queryTimeout ?? ''}
+          onChange={onUpdateDatasourceJsonDataOption(props, 'queryTimeout')}
+        />
         <Field label="HTTP method" description="POST keeps long queries out of URLs; label values always use GET.">
           <RadioButtonGroup<'POST' | 'GET'>
             options={HTTP_METHODS}
@@ -100,37 +90,41 @@ export function ConfigEditor(props: Props) {
             onChange={(v) => onOptionsChange({ ...options, jsonData: { ...jsonData, httpMethod: v } })}
           />
         </Field>
-        <Field
+        <InputField
+          id="requestsPerSecond"
           label="Requests per second"
-          htmlFor="requestsPerSecond"
           description="Upper bound on calls to CloudWatch from this data source; throttled calls are retried."
-        >
-          <Input
-            id="requestsPerSecond"
-            type="number"
-            min={0}
-            width={20}
-            placeholder="default"
-            value={jsonData.requestsPerSecond ?? ''}
-            onChange={onNumber('requestsPerSecond')}
-          />
-        </Field>
-        <Field
+          type="number"
+          min={0}
+          placeholder="default"
+          value={jsonData.requestsPerSecond ?? ''}
+          onChange={onNumber('requestsPerSecond')}
+        />
+        <InputField
+          id="maxConcurrency"
           label="Max concurrency"
-          htmlFor="maxConcurrency"
           description="Queries in flight at once from this data source."
-        >
-          <Input
-            id="maxConcurrency"
-            type="number"
-            min={1}
-            width={20}
-            placeholder="default"
-            value={jsonData.maxConcurrency ?? ''}
-            onChange={onNumber('maxConcurrency')}
-          />
-        </Field>
+          type="number"
+          min={1}
+          placeholder="default"
+          value={jsonData.maxConcurrency ?? ''}
+          onChange={onNumber('maxConcurrency')}
+        />
       </FieldSet>
     </>
+  );
+}
+
+/** A labelled input of the query settings; the input's id ties the label to it. */
+function InputField({
+  id,
+  label,
+  description,
+  ...input
+}: { id: string; label: string; description: string } & React.ComponentProps<typeof Input>) {
+  return (
+    <Field label={label} htmlFor={id} description={description}>
+      <Input id={id} width={20} {...input} />
+    </Field>
   );
 }

@@ -256,3 +256,48 @@ func TestScenarioRanges(t *testing.T) {
 		})
 	}
 }
+
+// TestScenarioScopes: narrowing the scope keeps the cause when it is inside and drops it when
+// it is not (the dashboards' fleet → endpoint → IC drill-down).
+func TestScenarioScopes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("backfills a simulated fleet")
+	}
+	q := startStack(t, fleet.Default(), "kv-saturation", 3)
+	cases := []struct {
+		scope Scope
+		want  string // top rule; "" = nothing above info
+	}{
+		{Scope{}, "kv-cache-saturation"},
+		{Scope{Endpoint: "chat-ic"}, "kv-cache-saturation"},
+		{Scope{Endpoint: "chat-ic", InferenceComponent: "chat-llama-8b"}, "kv-cache-saturation"},
+		{Scope{InferenceComponent: "chat-llama-8b"}, "kv-cache-saturation"},
+		{Scope{Endpoint: "summarize"}, ""},
+		{Scope{Endpoint: "chat-ic", InferenceComponent: "chat-qwen-7b"}, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.scope.String(), func(t *testing.T) {
+			r, err := Run(context.Background(), q, c.scope, scenarioNow.Add(-3*time.Hour), scenarioNow, DefaultConfig())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range r.Failures {
+				t.Errorf("rule %s failed: %s", f.Rule, f.Error)
+			}
+			if c.want == "" {
+				if len(r.Findings) > 0 && r.Findings[0].Severity > Info {
+					t.Fatalf("nothing above info expected in %s:%s", c.scope, describe(r.Findings))
+				}
+				return
+			}
+			if len(r.Findings) == 0 || r.Findings[0].Rule != c.want || r.Findings[0].Target.Name != "chat-llama-8b" {
+				t.Fatalf("want %s on chat-llama-8b first:%s", c.want, describe(r.Findings))
+			}
+			for _, f := range r.Findings {
+				if c.scope.Endpoint != "" && f.Target.Endpoint != "" && f.Target.Endpoint != c.scope.Endpoint {
+					t.Errorf("finding outside the scope: %s on %s", f.Cause, f.Target)
+				}
+			}
+		})
+	}
+}

@@ -161,7 +161,7 @@ func Run(ctx context.Context, q Querier, scope Scope, start, end time.Time, cfg 
 	var (
 		mu       sync.Mutex
 		wg       sync.WaitGroup
-		findings []Finding
+		findings = []Finding{} // JSON: an empty list, not null
 		failures []RuleFailure
 		sem      = make(chan struct{}, cfg.Concurrency)
 	)

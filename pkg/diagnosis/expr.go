@@ -221,7 +221,7 @@ func quantile(xs []float64, q float64) float64 {
 	return s[lo] + (s[hi]-s[lo])*(pos-float64(lo))
 }
 
-// usual and peak describe a series: its typical low level and its high level, robust to a
+// usualPeak describes a series: its typical low level and its high level, robust to a
 // few outliers.
 func usualPeak(xs []float64) (usual, peak float64) {
 	return quantile(xs, 0.25), quantile(xs, 0.95)
@@ -277,7 +277,7 @@ func linearFit(s *model.SampleStream) (slopePerHour, r2 float64, n int) {
 	return slopePerHour, stv * stv / (stt * svv), n
 }
 
-// target builds the finding target for an engine/DCGM series: the IC when the series has one,
+// icOrEndpoint builds the finding target for an engine/DCGM series: the IC when the series has one,
 // else the endpoint.
 func icOrEndpoint(m model.Metric) Target {
 	ep, ic := label(m, lEP), label(m, lIC)

@@ -86,7 +86,7 @@ func (e *env) traffic(ctx context.Context) (map[string]*traffic, string, error) 
 	return out, q, nil
 }
 
-// ratio is errors/invocations of one step.
+// ratioPoint is the errors and invocations of one step.
 type ratioPoint struct {
 	t            model.Time
 	errs, invocs float64

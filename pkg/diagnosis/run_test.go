@@ -157,3 +157,14 @@ func TestRunWarnsAtTheSeriesLimit(t *testing.T) {
 		t.Fatalf("want one truncation warning, got %v", r.Warnings)
 	}
 }
+
+// TestRunOnEmptyData: an account with no matching series gets no finding and no failure
+// from any rule (every rule handles empty results).
+func TestRunOnEmptyData(t *testing.T) {
+	for _, scope := range []Scope{{}, {Endpoint: "ep-a"}, {Endpoint: "ep-a", InferenceComponent: "ic-a"}} {
+		r := diagnose(t, newData(t).querier(), scope)
+		if len(r.Findings) != 0 || len(r.Failures) != 0 || r.Findings == nil {
+			t.Fatalf("%s: findings %v, failures %v", scope, r.Findings, r.Failures)
+		}
+	}
+}

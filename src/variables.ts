@@ -1,7 +1,7 @@
 import { MetricFindValue, TimeRange } from '@grafana/data';
 import { DataQuery } from '@grafana/schema';
 
-import { unquoteName } from './promql/names';
+import { stringLiteralEnd, unquoteName } from './promql/names';
 import { ResourceClient } from './resources';
 
 /**
@@ -26,18 +26,12 @@ const FORMS = 'label_names([selector]), label_values([selector,] label), metrics
 /** Splits at the last comma outside quotes, braces and parentheses (selector, label). */
 function splitLastArg(args: string): [string, string] | [string] {
   let depth = 0;
-  let quote = '';
   let last = -1;
   for (let i = 0; i < args.length; i++) {
     const c = args[i];
-    if (quote) {
-      if (c === '\\') {
-        i++;
-      } else if (c === quote) {
-        quote = '';
-      }
-    } else if (c === '"' || c === "'" || c === '`') {
-      quote = c;
+    const end = stringLiteralEnd(args, i);
+    if (end !== i) {
+      i = end;
     } else if (c === '{' || c === '(' || c === '[') {
       depth++;
     } else if (c === '}' || c === ')' || c === ']') {

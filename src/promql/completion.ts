@@ -2,22 +2,16 @@ import { Completion, CompletionContext, CompletionResult } from '@codemirror/aut
 import { CompleteStrategy } from '@prometheus-io/codemirror-promql';
 
 import { NameKind } from './client';
-import { isLegacyLabelName, isLegacyMetricName, quoteString } from './names';
+import { isLegacyLabelName, isLegacyMetricName, quoteString, stringLiteralEnd } from './names';
 
 /** Whether pos sits inside an open {...} (string literals ignored). */
 export function insideBraces(text: string): boolean {
   let depth = 0;
-  let quote = '';
   for (let i = 0; i < text.length; i++) {
     const c = text[i];
-    if (quote) {
-      if (c === '\\') {
-        i++;
-      } else if (c === quote) {
-        quote = '';
-      }
-    } else if (c === '"' || c === "'" || c === '`') {
-      quote = c;
+    const end = stringLiteralEnd(text, i);
+    if (end !== i) {
+      i = end;
     } else if (c === '{') {
       depth++;
     } else if (c === '}') {

@@ -4,6 +4,8 @@ import { EditorState } from '@codemirror/state';
 import { EditorView } from '@codemirror/view';
 import { LanguageType, LintStrategy, PromQLExtension, promQLLanguage } from '@prometheus-io/codemirror-promql';
 
+import { stringLiteralEnd } from './names';
+
 const VARIABLE = /\$\{[^}]*\}|\$[A-Za-z_]\w*|\[\[[^\]]*\]\]/g;
 
 /**
@@ -14,20 +16,12 @@ const VARIABLE = /\$\{[^}]*\}|\$[A-Za-z_]\w*|\[\[[^\]]*\]\]/g;
 export function maskTemplateVariables(expr: string): string {
   let out = '';
   let last = 0;
-  let quote = '';
   let bracket = 0;
   for (let i = 0; i < expr.length; i++) {
     const c = expr[i];
-    if (quote) {
-      if (c === '\\') {
-        i++;
-      } else if (c === quote) {
-        quote = '';
-      }
-      continue;
-    }
-    if (c === '"' || c === "'" || c === '`') {
-      quote = c;
+    const end = stringLiteralEnd(expr, i);
+    if (end !== i) {
+      i = end;
     } else if (c === '[' && expr[i + 1] !== '[') {
       bracket++;
     } else if (c === ']' && bracket > 0) {

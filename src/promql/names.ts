@@ -18,6 +18,26 @@ export function quoteString(value: string): string {
   return `"${value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`;
 }
 
+/**
+ * If text[i] opens a PromQL string literal (", ' or `), the index of its closing quote
+ * (text.length when it never closes), skipping backslash escapes; otherwise i. Scanners
+ * that must ignore braces, commas and variables inside strings jump over them with it.
+ */
+export function stringLiteralEnd(text: string, i: number): number {
+  const quote = text[i];
+  if (quote !== '"' && quote !== "'" && quote !== '`') {
+    return i;
+  }
+  for (let j = i + 1; j < text.length; j++) {
+    if (text[j] === '\\') {
+      j++;
+    } else if (text[j] === quote) {
+      return j;
+    }
+  }
+  return text.length;
+}
+
 /** A label name as it must appear in a matcher or a by/without list. */
 export function labelNameToken(name: string): string {
   return isLegacyLabelName(name) ? name : quoteString(name);

@@ -10,7 +10,7 @@ import { CACHE_TTL_MS, ResourcePrometheusClient } from './client';
 import { insertionFor, insideBraces, withQuotedNames } from './completion';
 import { EXAMPLES } from '../examples';
 import { maskTemplateVariables, templateAwareLinter } from './lint';
-import { labelNameToken, selector, unquoteName } from './names';
+import { labelNameToken, selector, stringLiteralEnd, unquoteName } from './names';
 
 const METRICS = ['vllm:num_requests_running', 'DCGM_FI_DEV_GPU_UTIL', 'http.server.active_requests'];
 const LABELS = ['__name__', 'aws.sagemaker.endpoint.name', '@resource.host.id', 'EndpointName'];
@@ -66,6 +66,16 @@ describe('names', () => {
     ],
   ] as const)('selector(%s)', (metric, matchers, expected) => {
     expect(selector(metric, [...matchers])).toBe(expected);
+  });
+
+  it.each([
+    ['up{a="b"}', 0, 0], // not a quote: i itself
+    ['up{a="b"}', 5, 7],
+    ["{a='x\\'y'}", 3, 8], // an escaped quote does not close
+    ['`a"b`', 0, 4], // the other quote kinds do not close a backtick string
+    ['"never closed', 0, 13], // text.length
+  ] as const)('stringLiteralEnd(%s, %d)', (text, i, end) => {
+    expect(stringLiteralEnd(text, i)).toBe(end);
   });
 });
 

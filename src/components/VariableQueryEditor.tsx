@@ -70,19 +70,13 @@ export function VariableQueryEditor({ query: stored, onChange }: Props) {
   };
 
   const selectorField = (value: string | undefined, update: (v: string) => void, label: string) => (
-    <InlineField
+    <ArgField
       label={label}
-      labelWidth={20}
-      grow
       tooltip="Series selector naming the metric; template variables work"
-    >
-      <Input
-        aria-label={label}
-        placeholder='DCGM_FI_DEV_GPU_UTIL{"aws.sagemaker.endpoint.name"=~"$endpoint"}'
-        defaultValue={value ?? ''}
-        onBlur={(e) => update(e.currentTarget.value.trim())}
-      />
-    </InlineField>
+      placeholder='DCGM_FI_DEV_GPU_UTIL{"aws.sagemaker.endpoint.name"=~"$endpoint"}'
+      value={value ?? ''}
+      onCommit={update}
+    />
   );
 
   return (
@@ -96,45 +90,61 @@ export function VariableQueryEditor({ query: stored, onChange }: Props) {
         selectorField(draft.match, (m) => commit({ kind: 'label_names', match: m || undefined }), 'Series selector')}
       {draft.kind === 'label_values' && (
         <>
-          <InlineField
+          <ArgField
             label="Label"
-            labelWidth={20}
+            grow={false}
             tooltip="Dotted names work as they are: aws.sagemaker.endpoint.name"
-          >
-            <Input
-              aria-label="Label"
-              placeholder="aws.sagemaker.endpoint.name"
-              defaultValue={draft.label}
-              onBlur={(e) => commit({ ...draft, label: e.currentTarget.value.trim() })}
-            />
-          </InlineField>
+            placeholder="aws.sagemaker.endpoint.name"
+            value={draft.label}
+            onCommit={(label) => commit({ ...draft, label })}
+          />
           {selectorField(draft.match, (m) => commit({ ...draft, match: m || undefined }), 'Filter by selector')}
         </>
       )}
       {draft.kind === 'metrics' && (
-        <InlineField label="Metric regex" labelWidth={20} grow tooltip="Matched against the whole name">
-          <Input
-            aria-label="Metric regex"
-            placeholder="vllm:.*"
-            defaultValue={draft.regex}
-            onBlur={(e) => commit({ kind: 'metrics', regex: e.currentTarget.value.trim() })}
-          />
-        </InlineField>
+        <ArgField
+          label="Metric regex"
+          tooltip="Matched against the whole name"
+          placeholder="vllm:.*"
+          value={draft.regex}
+          onCommit={(regex) => commit({ kind: 'metrics', regex })}
+        />
       )}
       {draft.kind === 'query_result' && (
-        <InlineField label="Query" labelWidth={20} grow tooltip="Instant PromQL query; each sample becomes a value">
-          <Input
-            aria-label="Query"
-            placeholder='topk(5, sum by ("@resource.host.id") (DCGM_FI_DEV_GPU_UTIL))'
-            defaultValue={draft.expr}
-            onBlur={(e) => commit({ kind: 'query_result', expr: e.currentTarget.value.trim() })}
-          />
-        </InlineField>
+        <ArgField
+          label="Query"
+          tooltip="Instant PromQL query; each sample becomes a value"
+          placeholder='topk(5, sum by ("@resource.host.id") (DCGM_FI_DEV_GPU_UTIL))'
+          value={draft.expr}
+          onCommit={(expr) => commit({ kind: 'query_result', expr })}
+        />
       )}
       {initial.error && <Text color="error">{initial.error}</Text>}
       <Text color="secondary" variant="bodySmall">
         Stored as: <code>{query.query || '(incomplete)'}</code>
       </Text>
     </Stack>
+  );
+}
+
+/** One free-text argument of the variable query; it commits, trimmed, when the input loses focus. */
+function ArgField(props: {
+  label: string;
+  tooltip: string;
+  placeholder: string;
+  value: string;
+  onCommit: (value: string) => void;
+  grow?: boolean;
+}) {
+  const { label, tooltip, placeholder, value, onCommit, grow = true } = props;
+  return (
+    <InlineField label={label} labelWidth={20} grow={grow} tooltip={tooltip}>
+      <Input
+        aria-label={label}
+        placeholder={placeholder}
+        defaultValue={value}
+        onBlur={(e) => onCommit(e.currentTarget.value.trim())}
+      />
+    </InlineField>
   );
 }

@@ -383,12 +383,9 @@ func (b *builder) readOneFloatSample(iter *jsoniter.Iterator) error {
 
 // readFloatSample reads [<unix seconds>, "<value>"].
 func readFloatSample(iter *jsoniter.Iterator) (time.Time, float64, error) {
-	ts, err := readSampleTime(iter)
+	ts, err := openSample(iter)
 	if err != nil {
 		return time.Time{}, 0, err
-	}
-	if more, err := iter.ReadArray(); err != nil || !more {
-		return time.Time{}, 0, sampleShapeError(err)
 	}
 	raw, err := iter.ReadStringAsSlice()
 	if err != nil {
@@ -401,8 +398,9 @@ func readFloatSample(iter *jsoniter.Iterator) (time.Time, float64, error) {
 	return ts, v, closeSample(iter)
 }
 
-// readSampleTime opens a sample array and reads its timestamp.
-func readSampleTime(iter *jsoniter.Iterator) (time.Time, error) {
+// openSample opens a [<unix seconds>, <value>] sample array, reads its timestamp and
+// leaves iter at the value.
+func openSample(iter *jsoniter.Iterator) (time.Time, error) {
 	if more, err := iter.ReadArray(); err != nil || !more {
 		return time.Time{}, sampleShapeError(err)
 	}
@@ -410,7 +408,14 @@ func readSampleTime(iter *jsoniter.Iterator) (time.Time, error) {
 	if err != nil {
 		return time.Time{}, err
 	}
-	return secondsToTime(secs)
+	ts, err := secondsToTime(secs)
+	if err != nil {
+		return time.Time{}, err
+	}
+	if more, err := iter.ReadArray(); err != nil || !more {
+		return time.Time{}, sampleShapeError(err)
+	}
+	return ts, nil
 }
 
 // closeSample skips anything after the value and consumes the closing bracket.
@@ -443,12 +448,9 @@ func secondsToTime(secs float64) (time.Time, error) {
 }
 
 func (b *builder) readString(iter *jsoniter.Iterator) error {
-	ts, err := readSampleTime(iter)
+	ts, err := openSample(iter)
 	if err != nil {
 		return err
-	}
-	if more, err := iter.ReadArray(); err != nil || !more {
-		return sampleShapeError(err)
 	}
 	s, err := iter.ReadString()
 	if err != nil {

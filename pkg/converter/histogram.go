@@ -35,12 +35,9 @@ func (h *histRows) len() int { return h.samplesTotal }
 
 // readHistogramSample reads [<unix seconds>, {"count":..., "sum":..., "buckets":[...]}].
 func (b *builder) readHistogramSample(iter *jsoniter.Iterator) error {
-	ts, err := readSampleTime(iter)
+	ts, err := openSample(iter)
 	if err != nil {
 		return err
-	}
-	if more, err := iter.ReadArray(); err != nil || !more {
-		return sampleShapeError(err)
 	}
 	next, err := iter.WhatIsNext()
 	if err != nil {

@@ -98,15 +98,7 @@ func TestParseQuery(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := ParseQuery(tc.dq)
-			if len(tc.wantErr) > 0 {
-				if err == nil {
-					t.Fatalf("want error, got %+v", got)
-				}
-				for _, w := range tc.wantErr {
-					if !strings.Contains(err.Error(), w) {
-						t.Errorf("error %q does not contain %q", err, w)
-					}
-				}
+			if checkWantErr(t, err, tc.wantErr, got) {
 				return
 			}
 			if err != nil {

@@ -115,15 +115,7 @@ func TestLoadSettings(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			s, err := LoadSettings(instance(tc.json, tc.secure))
-			if len(tc.wantErr) > 0 {
-				if err == nil {
-					t.Fatalf("want error, got %+v", s)
-				}
-				for _, w := range tc.wantErr {
-					if !strings.Contains(err.Error(), w) {
-						t.Errorf("error %q does not contain %q", err, w)
-					}
-				}
+			if checkWantErr(t, err, tc.wantErr, s) {
 				return
 			}
 			if err != nil {
@@ -208,4 +200,23 @@ func TestLoadSettingsErrorsNeverLeak(t *testing.T) {
 			t.Fatalf("error leaks a secret: %v", err)
 		}
 	}
+}
+
+// checkWantErr is the error half of the table tests: when the case wants an error it
+// checks that err contains every wanted fragment and reports true (the case is done);
+// otherwise it reports false. got is shown when an expected error is missing.
+func checkWantErr(t *testing.T, err error, wantErr []string, got any) bool {
+	t.Helper()
+	if len(wantErr) == 0 {
+		return false
+	}
+	if err == nil {
+		t.Fatalf("want error, got %+v", got)
+	}
+	for _, w := range wantErr {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error %q does not contain %q", err, w)
+		}
+	}
+	return true
 }

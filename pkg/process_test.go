@@ -31,7 +31,8 @@ func TestPluginProcess(t *testing.T) {
 	t.Cleanup(func() { _ = st.Close() })
 
 	p := startPlugin(t, bin)
-	jd, _ := json.Marshal(map[string]string{"authType": "keys", "defaultRegion": st.Region, "endpoint": st.URL})
+	jsonData, secure := st.DataSourceSettings()
+	jd, _ := json.Marshal(jsonData)
 	pc := backend.PluginContext{
 		OrgID:    1,
 		PluginID: PluginID,
@@ -39,7 +40,7 @@ func TestPluginProcess(t *testing.T) {
 		DataSourceInstanceSettings: &backend.DataSourceInstanceSettings{
 			ID: 1, UID: "sagemaker", Name: "SageMaker", Type: PluginID,
 			JSONData:                jd,
-			DecryptedSecureJSONData: map[string]string{"accessKey": st.AccessKey, "secretKey": st.SecretKey},
+			DecryptedSecureJSONData: secure,
 			Updated:                 time.Now(),
 		},
 		GrafanaConfig: backend.NewGrafanaCfg(map[string]string{"GF_CONCURRENT_QUERY_COUNT": "4"}),

@@ -62,10 +62,11 @@ func startFleet(t *testing.T, scenario string) *fleetRun {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = st.Close() })
-	jd, _ := json.Marshal(map[string]string{"authType": "keys", "defaultRegion": st.Region, "endpoint": st.URL})
+	jsonData, secure := st.DataSourceSettings()
+	jd, _ := json.Marshal(jsonData)
 	inst, err := plugin.NewDatasource(context.Background(), backend.DataSourceInstanceSettings{
 		UID: "fleet", JSONData: jd,
-		DecryptedSecureJSONData: map[string]string{"accessKey": st.AccessKey, "secretKey": st.SecretKey},
+		DecryptedSecureJSONData: secure,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -26,11 +26,12 @@ func startStack(t *testing.T) (*stack.Stack, *Datasource) {
 		t.Fatalf("starting the emulator stack: %v", err)
 	}
 	t.Cleanup(func() { _ = st.Close() })
-	jd, _ := json.Marshal(map[string]string{"authType": "keys", "defaultRegion": st.Region, "endpoint": st.URL})
+	jsonData, secure := st.DataSourceSettings()
+	jd, _ := json.Marshal(jsonData)
 	d := newRealDatasource(t, context.Background(), backend.DataSourceInstanceSettings{
 		UID:                     "stack",
 		JSONData:                jd,
-		DecryptedSecureJSONData: map[string]string{"accessKey": st.AccessKey, "secretKey": st.SecretKey},
+		DecryptedSecureJSONData: secure,
 	})
 	return st, d
 }

@@ -211,6 +211,13 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 	return st, nil
 }
 
+// DataSourceSettings are the jsonData and secureJsonData of a data source that uses this
+// stack: static keys, the stack's region and its URL as the endpoint.
+func (s *Stack) DataSourceSettings() (jsonData, secureJSONData map[string]string) {
+	return map[string]string{"authType": "keys", "defaultRegion": s.Region, "endpoint": s.URL},
+		map[string]string{"accessKey": s.AccessKey, "secretKey": s.SecretKey}
+}
+
 // Close stops live appending and the server and deletes the TSDB. It returns the live
 // simulator's error, if it stopped on one.
 func (s *Stack) Close() error {

@@ -13,7 +13,9 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
+	"github.com/inferscope/sagemaker-datasource/pkg/models"
 	"github.com/inferscope/sagemaker-datasource/pkg/sigv4"
 	"github.com/inferscope/sagemaker-datasource/pkg/simulator"
 )
@@ -228,5 +230,24 @@ func TestLiveAppendsNewSamples(t *testing.T) {
 	}
 	if err := st.Close(); err != nil {
 		t.Errorf("live simulator stopped with %v", err)
+	}
+}
+
+// TestDataSourceSettings checks the settings against the plugin's own loader, so a
+// renamed key fails here rather than in every test that configures a data source.
+func TestDataSourceSettings(t *testing.T) {
+	st := &Stack{URL: "http://127.0.0.1:9", Region: "eu-west-1", AccessKey: "AKIAEXAMPLE", SecretKey: "secret"}
+	jd, secure := st.DataSourceSettings()
+	raw, err := json.Marshal(jd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := models.LoadSettings(backend.DataSourceInstanceSettings{JSONData: raw, DecryptedSecureJSONData: secure})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.AuthType != models.AuthKeys || s.DefaultRegion != st.Region || s.Endpoint != st.URL ||
+		s.AccessKey.Reveal() != st.AccessKey || s.SecretKey.Reveal() != st.SecretKey {
+		t.Fatalf("loaded settings %+v do not match the stack at %s", s, st.URL)
 	}
 }

@@ -114,7 +114,8 @@ func Check(fsys fs.FS, opts Options) []Problem {
 			add("logos", "logo %s is not in the build", logo)
 		}
 	}
-	for _, f := range []string{"module.js", "README.md", "LICENSE", "CHANGELOG.md"} {
+	// Grafana's review reads the source map against the source, so it must ship.
+	for _, f := range []string{"module.js", "module.js.map", "README.md", "LICENSE", "CHANGELOG.md"} {
 		if !exists(fsys, f) {
 			add("files", "%s is missing from the build", f)
 		}
@@ -126,6 +127,11 @@ func Check(fsys fs.FS, opts Options) []Problem {
 	}
 	if m.Backend {
 		checkBinaries(fsys, m.Executable, opts, add)
+		// The SDK build writes the hashes of the Go sources the binaries came from; the
+		// validator compares them with the submitted source.
+		if !exists(fsys, "go_plugin_build_manifest") {
+			add("backend", "go_plugin_build_manifest is missing: build the backend with the SDK's mage targets")
+		}
 	}
 	checkSecrets(fsys, add)
 	return probs

@@ -24,6 +24,8 @@ func goodDist() fstest.MapFS {
 	return fstest.MapFS{
 		"plugin.json":                          {Data: []byte(goodManifest)},
 		"module.js":                            {Data: []byte("define([],function(){})")},
+		"module.js.map":                        {Data: []byte(`{"version":3}`)},
+		"go_plugin_build_manifest":             {Data: []byte("abc:pkg/main.go\n")},
 		"README.md":                            {Data: []byte("# x")},
 		"LICENSE":                              {Data: []byte("Apache")},
 		"CHANGELOG.md":                         {Data: []byte("# 0.1.0")},
@@ -51,6 +53,8 @@ func TestCheck(t *testing.T) {
 			m["plugin.json"] = &fstest.MapFile{Data: []byte(strings.Replace(goodManifest, "inferscope-sagemaker-datasource", "Inferscope_DS", 1))}
 		}, wantRule: []string{"manifest"}},
 		{name: "missing module.js", edit: func(m fstest.MapFS) { delete(m, "module.js") }, wantRule: []string{"files"}},
+		{name: "missing source map", edit: func(m fstest.MapFS) { delete(m, "module.js.map") }, wantRule: []string{"files"}},
+		{name: "missing Go build manifest", edit: func(m fstest.MapFS) { delete(m, "go_plugin_build_manifest") }, wantRule: []string{"backend"}},
 		{name: "missing logo", edit: func(m fstest.MapFS) { delete(m, "img/logo.svg") }, wantRule: []string{"logos", "logos"}},
 		{name: "listed dashboard missing", edit: func(m fstest.MapFS) { delete(m, "dashboards/performance.json") }, wantRule: []string{"includes"}},
 		{name: "dashboard without uid", edit: func(m fstest.MapFS) {

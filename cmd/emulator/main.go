@@ -193,13 +193,13 @@ func provisioning(st *stack.Stack) ([]byte, error) {
 		JSONData       map[string]string `yaml:"jsonData"`
 		SecureJSONData map[string]string `yaml:"secureJsonData"`
 	}
+	jsonData, secureJSONData := st.DataSourceSettings()
 	doc := struct {
 		APIVersion  int  `yaml:"apiVersion"`
 		Datasources []ds `yaml:"datasources"`
 	}{APIVersion: 1, Datasources: []ds{{
 		Name: "SageMaker (local emulator)", Type: PluginID, UID: "inferscope-emulator", Access: "proxy", IsDefault: true,
-		JSONData:       map[string]string{"authType": "keys", "defaultRegion": st.Region, "endpoint": st.URL},
-		SecureJSONData: map[string]string{"accessKey": st.AccessKey, "secretKey": st.SecretKey},
+		JSONData: jsonData, SecureJSONData: secureJSONData,
 	}}}
 	var buf bytes.Buffer
 	enc := yaml.NewEncoder(&buf)

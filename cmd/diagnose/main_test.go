@@ -82,7 +82,7 @@ func TestAgainstEmulator(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts the emulator stack")
 	}
-	st, err := stack.Start(context.Background(), stack.Options{Scenario: "kv-saturation", Seed: 42, History: 3 * time.Hour})
+	st, err := stack.Start(context.Background(), stack.Options{Scenario: "kv-saturation", Seed: 42, History: 3 * time.Hour, End: stack.PinnedEnd})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/prometheus/model/histogram"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/storage"
+	"github.com/prometheus/prometheus/tsdb"
 
 	"github.com/inferscope/sagemaker-datasource/pkg/fleet"
 	sc "github.com/inferscope/sagemaker-datasource/pkg/semconv"
@@ -238,5 +239,39 @@ func TestEverySeriesHasItsSystemLabels(t *testing.T) {
 	}
 	if set.Err() != nil || n < 500 {
 		t.Fatalf("%d series, err %v", n, set.Err())
+	}
+}
+
+// The streaming view: FirstChunkModelLatency is the engine's TTFT of the streamed share of
+// requests and FirstChunkOverheadLatency their OverheadLatency. In engine-queueing the first
+// chunk waits in the engine queue, which ModelLatency does not include.
+func TestFirstChunkLatencyFollowsTTFT(t *testing.T) {
+	avg := func(db *tsdb.DB, metric, ep string) float64 {
+		return one(t, db, `histogram_avg(sum(sum_over_time(`+metric+`{EndpointName="`+ep+`"}[30m])))`)
+	}
+	healthy, queueing := backfilled(t, "healthy", 2), backfilled(t, "engine-queueing", 2)
+	for scenario, db := range map[string]*tsdb.DB{"healthy": healthy, "engine-queueing": queueing} {
+		// summarize is a single-model vLLM endpoint: its TTFT histogram covers the same requests.
+		ttft := one(t, db, `histogram_avg(sum(rate({"vllm:time_to_first_token_seconds", "aws.sagemaker.endpoint.name"="summarize"}[30m])))`)
+		if fc := avg(db, sc.FirstChunkModelLatency, "summarize") / 1e6; math.Abs(fc-ttft) > 0.05*ttft {
+			t.Errorf("%s: FirstChunkModelLatency %v s, engine TTFT %v s", scenario, fc, ttft)
+		}
+		for _, ep := range []string{"chat-ic", "summarize", "docs-qa"} {
+			fo, o := avg(db, sc.FirstChunkOverheadLatency, ep), avg(db, sc.OverheadLatency, ep)
+			if math.Abs(fo-o) > 0.05*o {
+				t.Errorf("%s %s: FirstChunkOverheadLatency %v µs, OverheadLatency %v µs", scenario, ep, fo, o)
+			}
+			n := `histogram_count(sum(sum_over_time(%s{EndpointName="` + ep + `"}[1h])))`
+			streamed := one(t, db, fmt.Sprintf(n, sc.FirstChunkModelLatency)) / one(t, db, fmt.Sprintf(n, sc.ModelLatency))
+			if math.Abs(streamed-streamShare) > 0.01 {
+				t.Errorf("%s %s: %v of requests have a first chunk, want %v", scenario, ep, streamed, streamShare)
+			}
+		}
+	}
+	firstChunk := avg(queueing, sc.FirstChunkModelLatency, "chat-ic") / avg(healthy, sc.FirstChunkModelLatency, "chat-ic")
+	model := avg(queueing, sc.ModelLatency, "chat-ic") / avg(healthy, sc.ModelLatency, "chat-ic")
+	t.Logf("chat-ic engine-queueing/healthy: first-chunk model latency ×%.2f, model latency ×%.2f", firstChunk, model)
+	if firstChunk < 3 || model > 1.2 {
+		t.Errorf("engine-queueing on chat-ic: first-chunk model latency ×%.2f (want ≥ 3), ModelLatency ×%.2f (want ≤ 1.2)", firstChunk, model)
 	}
 }

@@ -12,6 +12,9 @@ const (
 	share4xx        = 0.002
 	share5xx        = 0.0003
 	shareModelError = 0.0001
+	// streamShare of completed requests use InvokeEndpointWithResponseStream (chat clients
+	// mostly stream); only those have FirstChunk* latencies.
+	streamShare = 0.7
 )
 
 // tickEndpoint computes and appends one step of an endpoint at t; dt is the step in seconds.
@@ -33,8 +36,8 @@ func (s *Simulator) tickEndpoint(w *writer, ep *endpointSim, t int64, dt float64
 		s.stepInstance(w, in, t, dt)
 	}
 	w.counts(&ep.invoke, t)
-	w.hist(ep.model, t)
-	w.hist(ep.overhead, t)
+	w.latency(ep.latency, t)
+	w.latency(ep.firstChunk, t)
 	for _, a := range ep.azTypes {
 		w.float(&a.inv, t, float64(a.n))
 		a.n = 0
@@ -88,16 +91,13 @@ func (s *Simulator) stepGroup(w *writer, g *groupSim, t int64, dt float64) {
 			e4 += uint64(c.st.dropped) // throttled when the queue is full
 			s.writeEngine(w, c, &p, done, dt, t, e5)
 			overhead := 6500 + 1500*c.st.running/p.refBatch // µs of platform routing
-			for _, h := range []*histSeries{ep.model, g.modelLat} {
-				if h != nil {
-					h.observe(done, c.st.inference*1e6, sigmaModel)
-				}
+			ep.latency.observe(done, c.st.inference*1e6, sigmaModel, overhead)
+			if g.latency != nil {
+				g.latency.observe(done, c.st.inference*1e6, sigmaModel, overhead)
 			}
-			for _, h := range []*histSeries{ep.overhead, g.overLat} {
-				if h != nil {
-					h.observe(done, overhead, sigmaOver)
-				}
-			}
+			// A streamed response's first chunk leaves the container when the engine emits the
+			// first token, so its model part is what TTFT measures (queue + prefill + a step).
+			ep.firstChunk.observe(c.streamed.add(float64(done)*streamShare), c.st.ttft*1e6, sigmaTTFT, overhead)
 		}
 		conc += c.st.running + c.st.waiting
 		for _, v := range []*vendedCounts{&ep.invoke, &g.invoke, &c.inst.invoke} {
@@ -114,8 +114,7 @@ func (s *Simulator) stepGroup(w *writer, g *groupSim, t int64, dt float64) {
 	g.prevConcurrency = conc / float64(max(g.active, 1))
 	if g.ic != nil {
 		w.counts(&g.invoke, t)
-		w.hist(g.modelLat, t)
-		w.hist(g.overLat, t)
+		w.latency(g.latency, t)
 		w.float(g.concurrency, t, g.prevConcurrency)
 	}
 }
@@ -277,6 +276,12 @@ func (w *writer) counts(v *vendedCounts, t int64) {
 		}
 		*x.n = 0
 	}
+}
+
+// latency appends both histograms of a vended latency pair.
+func (w *writer) latency(p *latencyPair, t int64) {
+	w.hist(p.model, t)
+	w.hist(p.overhead, t)
 }
 
 // autoscale moves an IC's active copies toward its target concurrency per copy, with

@@ -13,17 +13,17 @@ import (
 // Entities of the simulated fleet with their pre-built series.
 
 type endpointSim struct {
-	cfg      *fleet.Endpoint
-	arn      string
-	dims     []string // EndpointName, VariantName
-	groups   []*groupSim
-	insts    []*instSim
-	invoke   vendedCounts
-	model    *histSeries
-	overhead *histSeries
-	byAZType map[string]*azTypeSim
-	azTypes  []*azTypeSim // byAZType in a stable order
-	zeroAZ   string       // az-imbalance: this AZ receives no traffic during the incident
+	cfg        *fleet.Endpoint
+	arn        string
+	dims       []string // EndpointName, VariantName
+	groups     []*groupSim
+	insts      []*instSim
+	invoke     vendedCounts
+	latency    *latencyPair // ModelLatency, OverheadLatency
+	firstChunk *latencyPair // FirstChunkModelLatency, FirstChunkOverheadLatency: streamed requests
+	byAZType   map[string]*azTypeSim
+	azTypes    []*azTypeSim // byAZType in a stable order
+	zeroAZ     string       // az-imbalance: this AZ receives no traffic during the incident
 	// Per-endpoint state, so that endpoints step in parallel.
 	rng    *rand.Rand
 	ls     labelSet
@@ -53,12 +53,12 @@ type groupSim struct {
 	slots   []*copySim
 	active  int
 	// autoscaling
-	scaling           bool
-	lastScale         int64
-	prevConcurrency   float64 // per active copy, last step
-	invoke            vendedCounts
-	modelLat, overLat *histSeries
-	concurrency       *series
+	scaling         bool
+	lastScale       int64
+	prevConcurrency float64 // per active copy, last step
+	invoke          vendedCounts
+	latency         *latencyPair // ModelLatencyForIc, OverheadLatencyForIc; nil without an IC
+	concurrency     *series
 	// Scenario effects, active from incidentFrom on.
 	floorConcurrency    float64 // offered concurrency per copy is at least this
 	promptFactor        float64
@@ -80,6 +80,7 @@ type copySim struct {
 	fbPerGPU                   float64 // weights + KV reservation + context, MiB
 	kvTokens                   float64
 	arrivals, completed        counter
+	streamed                   counter    // completed requests that were streamed
 	errors                     [3]counter // 4xx, 5xx, model errors
 	// engine series (vLLM and SGLang)
 	running, waiting, kv       series
@@ -151,8 +152,8 @@ func (s *Simulator) build() error {
 		epLabels := []string{sc.LabelEndpoint, cfg.Name, sc.LabelVariant, cfg.Variant}
 		vend := []string{sc.LabelScopeName, sc.ScopeSageMakerVended, sc.LabelTemporality, sc.TemporalityDelta, sc.LabelResourceID, ep.arn}
 		ep.invoke = newVendedCounts(ls, sc.Invocations, sc.Invocation4XXErrors, sc.Invocation5XXErrors, sc.InvocationModelErrors, ep.dims, vend, acct)
-		ep.model = ls.hist(sc.ModelLatency, vendedLatencyBuckets, true, ep.dims, vend, acct)
-		ep.overhead = ls.hist(sc.OverheadLatency, vendedLatencyBuckets, true, ep.dims, vend, acct)
+		ep.latency = newLatencyPair(ls, sc.ModelLatency, sc.OverheadLatency, ep.dims, vend, acct)
+		ep.firstChunk = newLatencyPair(ls, sc.FirstChunkModelLatency, sc.FirstChunkOverheadLatency, ep.dims, vend, acct)
 
 		for ii, p := range layout.Instances {
 			in := &instSim{ep: ep, placed: p}
@@ -186,8 +187,7 @@ func (s *Simulator) build() error {
 				icVend := []string{sc.LabelScopeName, sc.ScopeSageMakerVended, sc.LabelTemporality, sc.TemporalityDelta, sc.LabelResourceID, icARN}
 				icDims := []string{sc.DimInferenceComponentName, ic.Name}
 				g.invoke = newVendedCounts(ls, sc.InvocationsForIC, sc.Invocation4XXErrorsForIC, sc.Invocation5XXErrorsForIC, "", icDims, icVend, acct)
-				g.modelLat = ls.hist(sc.ModelLatencyForIC, vendedLatencyBuckets, true, icDims, icVend, acct)
-				g.overLat = ls.hist(sc.OverheadLatencyForIC, vendedLatencyBuckets, true, icDims, icVend, acct)
+				g.latency = newLatencyPair(ls, sc.ModelLatencyForIC, sc.OverheadLatencyForIC, icDims, icVend, acct)
 				c := ls.make(sc.ConcurrentRequestsPerCopy, sc.TypeGauge, icDims, icVend, acct)
 				g.concurrency = &c
 				ep.groups = append(ep.groups, g)
@@ -224,6 +224,23 @@ func newVendedCounts(ls *labelSet, inv, e4, e5, model string, groups ...[]string
 		return &x
 	}
 	return vendedCounts{inv: mk(inv), e4xx: mk(e4), e5xx: mk(e5), model: mk(model)}
+}
+
+// latencyPair is a vended model/overhead latency pair of one dimension set: delta µs
+// histograms on the same buckets, observed and written together.
+type latencyPair struct{ model, overhead *histSeries }
+
+func newLatencyPair(ls *labelSet, model, overhead string, groups ...[]string) *latencyPair {
+	return &latencyPair{
+		model:    ls.hist(model, vendedLatencyBuckets, true, groups...),
+		overhead: ls.hist(overhead, vendedLatencyBuckets, true, groups...),
+	}
+}
+
+// observe adds n requests with the given mean model time (shape sigma) and overhead, in µs.
+func (p *latencyPair) observe(n uint64, modelUS, sigma, overheadUS float64) {
+	p.model.observe(n, modelUS, sigma)
+	p.overhead.observe(n, overheadUS, sigmaOver)
 }
 
 func (s *Simulator) buildNode(in *instSim, epLabels []string) {

@@ -29,7 +29,7 @@ func Emulator() error {
 	if scenario == "" {
 		scenario = "healthy"
 	}
-	return sh.RunV("go", "run", "./cmd/emulator", "--scenario", scenario)
+	return sh.RunV("go", "-C", "rig", "run", "./cmd/emulator", "--scenario", scenario)
 }
 
 // Demo runs the README's demo command (scripts/demo.sh); SCENARIO picks the incident.
@@ -49,14 +49,14 @@ func CI() error {
 
 // Bench runs the benchmarks recorded in docs/benchmarks.md (several minutes).
 func Bench() error {
-	for _, b := range [][]string{
-		{"./pkg/converter", "BenchmarkMatrix", "3x"},
-		{"./pkg/simulator", "Backfill", "1x"},
-		{"./pkg/stack", "DashboardQueries", "5x"},
-		{"./pkg/diagnosis", "BenchmarkDiagnosis", "5x"},
-		{"./pkg/emulator", "QueryOverhead", "10x"},
+	for _, b := range [][]string{ // module directory, package, benchmark, count
+		{".", "./pkg/converter", "BenchmarkMatrix", "3x"},
+		{"rig", "./simulator", "Backfill", "1x"},
+		{"rig", "./stack", "DashboardQueries", "5x"},
+		{"rig", "./itest/diagnosis", "BenchmarkDiagnosis", "5x"},
+		{"rig", "./emulator", "QueryOverhead", "10x"},
 	} {
-		if err := sh.RunV("go", "test", b[0], "-run", "^$", "-bench", b[1], "-benchtime", b[2], "-benchmem"); err != nil {
+		if err := sh.RunV("go", "-C", b[0], "test", b[1], "-run", "^$", "-bench", b[2], "-benchtime", b[3], "-benchmem"); err != nil {
 			return err
 		}
 	}

@@ -9,14 +9,14 @@
 #   DEMO_EXIT=1                         stop after printing the diagnosis (used to check the demo)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export GOFLAGS="${GOFLAGS:-} -mod=mod"
+export GOFLAGS="${GOFLAGS:-} -mod=mod" GOWORK=off
 scenario="${1:-kv-saturation}"
 port="${DEMO_PORT:-9090}"
 history="${DEMO_HISTORY:-6h}"
 region=us-east-1
 
 if [ "$scenario" = "--list" ]; then
-  exec go run ./cmd/emulator --list-scenarios
+  exec go -C rig run ./cmd/emulator --list-scenarios
 fi
 
 echo "== Building the plugin into dist/"
@@ -29,7 +29,7 @@ if command -v docker >/dev/null 2>&1 && [ "$(go env GOOS)" != linux ]; then
   # Grafana in Docker runs Linux whatever the host is.
   go tool mage -v build:linux build:linuxARM64
 fi
-go build -o bin/emulator ./cmd/emulator
+go -C rig build -o ../bin/emulator ./cmd/emulator # the emulator is in the rig module
 go build -o bin/diagnose ./cmd/diagnose
 
 # Demo-only credentials: the emulator verifies every signature against them.

@@ -103,7 +103,7 @@ func newFlags(o *options, stderr io.Writer) *flag.FlagSet {
 		fmt.Fprintln(stderr, "Usage: diagnose [flags]")
 		fmt.Fprintln(stderr, "\nRuns the reading rules of the Performance, Capacity and Reliability dashboards over a scope and a time range")
 		fmt.Fprintln(stderr, "and prints the likely causes, ranked, each with its evidence, next step and dashboard link.")
-		fmt.Fprintln(stderr, "Against the emulator: go run ./cmd/emulator --scenario kv-saturation, then pass the URL and keys it prints.")
+		fmt.Fprintln(stderr, "Against the emulator: go -C rig run ./cmd/emulator --scenario kv-saturation, then pass the URL and keys it prints.")
 		fmt.Fprintln(stderr, "\nFlags:")
 		fs.PrintDefaults()
 		fmt.Fprintln(stderr, "\nExit status: 0 diagnosis printed, 1 it could not run, 2 bad flags.")

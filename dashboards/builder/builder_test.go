@@ -231,33 +231,6 @@ func TestDiagnosisTarget(t *testing.T) {
 	}
 }
 
-// defaultVars are the values Grafana would interpolate on first load: the current option, or
-// the All value when All is selected.
-func defaultVars(d dashboardJSON) map[string]string {
-	out := map[string]string{}
-	for _, v := range d.Templates.List {
-		cur, _ := v.Current.Value.(string)
-		if cur == "$__all" {
-			cur = v.AllValue
-		}
-		out[v.Name] = cur
-	}
-	return out
-}
-
-var varRef = regexp.MustCompile(`\$([A-Za-z_][A-Za-z0-9_]*)`)
-
-// interpolate replaces $name references like Grafana's template service; unknown names (the
-// backend's $__ interval variables, label_replace's $1) stay as written.
-func interpolate(expr string, vars map[string]string) string {
-	return varRef.ReplaceAllStringFunc(expr, func(ref string) string {
-		if v, ok := vars[ref[1:]]; ok {
-			return v
-		}
-		return ref
-	})
-}
-
 // urls collects every "url" string in a decoded JSON value, with whether it is a panel data
 // link (panel links need the time range spelled out; dashboard links use keepTime).
 func urls(v any, inPanels bool, out map[string]bool) {

@@ -21,7 +21,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
-	"github.com/inferscope/sagemaker-datasource/pkg/sigv4"
+	"github.com/inferscope/sagemaker-datasource/internal/sigv4verify"
 )
 
 const (
@@ -195,11 +195,11 @@ type fakeSTS struct {
 }
 
 func (f *fakeSTS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	v := &sigv4.Verifier{Region: "eu-west-1", Service: "sts", Credentials: map[string]sigv4.Credential{
+	v := &sigv4verify.Verifier{Region: "eu-west-1", Service: "sts", Credentials: map[string]sigv4verify.Credential{
 		"AKIDBASE": {AccessKeyID: "AKIDBASE", SecretAccessKey: secretKey},
 	}}
 	if err := v.Verify(r); err != nil {
-		sigv4.WriteAuthError(w, err)
+		sigv4verify.WriteAuthError(w, err)
 		return
 	}
 	body, _ := io.ReadAll(r.Body)

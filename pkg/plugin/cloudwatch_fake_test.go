@@ -12,7 +12,7 @@ import (
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
-	"github.com/inferscope/sagemaker-datasource/pkg/sigv4"
+	"github.com/inferscope/sagemaker-datasource/internal/sigv4verify"
 )
 
 // Keys the fake CloudWatch accepts.
@@ -22,7 +22,7 @@ const (
 )
 
 // fakeCloudWatch is an httptest CloudWatch that verifies every signature with the
-// independent sigv4.Verifier and answers the three probes Save & test makes. Fields set
+// independent sigv4verify.Verifier and answers the three probes Save & test makes. Fields set
 // before start() shape its behaviour.
 type fakeCloudWatch struct {
 	region, service string
@@ -36,16 +36,16 @@ type fakeCloudWatch struct {
 
 func (f *fakeCloudWatch) start(t *testing.T) *fakeCloudWatch {
 	t.Helper()
-	v := &sigv4.Verifier{
+	v := &sigv4verify.Verifier{
 		Region:      f.region,
 		Service:     f.service,
-		Credentials: map[string]sigv4.Credential{fakeAccessKey: {AccessKeyID: fakeAccessKey, SecretAccessKey: fakeSecretKey}},
+		Credentials: map[string]sigv4verify.Credential{fakeAccessKey: {AccessKeyID: fakeAccessKey, SecretAccessKey: fakeSecretKey}},
 		Now:         func() time.Time { return time.Now().Add(f.clockOffset) },
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		f.requests.Add(1)
 		if err := v.Verify(r); err != nil {
-			sigv4.WriteAuthError(w, err)
+			sigv4verify.WriteAuthError(w, err)
 			return
 		}
 		if action, ok := f.denied[r.URL.Path]; ok {

@@ -18,6 +18,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"golang.org/x/time/rate"
 
+	"github.com/inferscope/sagemaker-datasource/internal/sigv4verify"
 	"github.com/inferscope/sagemaker-datasource/pkg/sigv4"
 )
 
@@ -205,13 +206,13 @@ func TestRequestShape(t *testing.T) {
 
 func TestSignedEndToEnd(t *testing.T) {
 	now := t0
-	verifier := &sigv4.Verifier{Region: "us-east-1", Credentials: map[string]sigv4.Credential{
+	verifier := &sigv4verify.Verifier{Region: "us-east-1", Credentials: map[string]sigv4verify.Credential{
 		"AKIDTEST": {AccessKeyID: "AKIDTEST", SecretAccessKey: "s3cr3t"},
 	}, Now: func() time.Time { return now }}
 	fake := &fakeCW{}
 	verifying := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := verifier.Verify(r); err != nil {
-			sigv4.WriteAuthError(w, err)
+			sigv4verify.WriteAuthError(w, err)
 			return
 		}
 		fake.ServeHTTP(w, r)
@@ -221,7 +222,7 @@ func TestSignedEndToEnd(t *testing.T) {
 		wantType     string
 	}{
 		{name: "accepted", region: "us-east-1"},
-		{name: "wrong region", region: "eu-west-1", wantType: sigv4.TypeInvalidSignature},
+		{name: "wrong region", region: "eu-west-1", wantType: sigv4verify.TypeInvalidSignature},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			creds := credentials.NewStaticCredentialsProvider("AKIDTEST", "s3cr3t", "")
@@ -251,7 +252,7 @@ func TestSignedEndToEnd(t *testing.T) {
 				if apiErr.Status != 403 || apiErr.Type != tc.wantType || apiErr.Attempts != 1 || apiErr.RequestID == "" {
 					t.Errorf("call %d: %+v", i, apiErr)
 				}
-				if !strings.Contains(apiErr.Error(), sigv4.MsgWrongRegion) || !strings.Contains(apiErr.Error(), "cloudwatch:GetMetricData") {
+				if !strings.Contains(apiErr.Error(), sigv4verify.MsgWrongRegion) || !strings.Contains(apiErr.Error(), "cloudwatch:GetMetricData") {
 					t.Errorf("call %d: message lacks CloudWatch's words or the fix: %s", i, apiErr)
 				}
 			}

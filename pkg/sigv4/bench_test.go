@@ -42,21 +42,3 @@ func BenchmarkRoundTripSigned(b *testing.B) {
 		}
 	}
 }
-
-func BenchmarkVerify(b *testing.B) {
-	var signed *http.Request
-	capture := roundTripFunc(func(r *http.Request) (*http.Response, error) { signed = r; return noop(r) })
-	rt := NewRoundTripper(capture, staticCreds(testKey, testSecret, ""), testRegion, Service, fixedClock(testNow))
-	if _, err := rt.RoundTrip(benchRequest(b)); err != nil {
-		b.Fatal(err)
-	}
-	v := testVerifier()
-	b.ReportAllocs()
-	for b.Loop() {
-		body, _ := signed.GetBody()
-		signed.Body = body
-		if err := v.Verify(signed); err != nil {
-			b.Fatal(err)
-		}
-	}
-}

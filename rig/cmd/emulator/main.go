@@ -1,0 +1,232 @@
+// Command emulator serves a local CloudWatch PromQL API over a simulated SageMaker fleet and
+// prints the Grafana data source provisioning that points our plugin at it.
+//
+//	emulator --scenario kv-saturation --addr 127.0.0.1:9090 --provisioning-out provisioning/datasources/inferscope-demo.yaml
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/inferscope/sagemaker-datasource/rig/fleet"
+	"github.com/inferscope/sagemaker-datasource/rig/simulator"
+	"github.com/inferscope/sagemaker-datasource/rig/stack"
+)
+
+// PluginID is the data source type the provisioning refers to.
+const PluginID = "inferscope-sagemaker-datasource"
+
+// Exit codes.
+const (
+	exitOK    = 0
+	exitRun   = 1 // the stack failed at run time
+	exitUsage = 2 // bad flags or a bad fleet file
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr, nil))
+}
+
+// config is everything the flags set.
+type config struct {
+	opts          stack.Options
+	fleetFile     string
+	listScenarios bool
+	noLive        bool
+	provOut       string
+}
+
+func newFlags(cfg *config, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("emulator", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	o := &cfg.opts
+	fs.StringVar(&o.Scenario, "scenario", "healthy", "incident the simulated fleet plays in its last 90 minutes (see --list-scenarios)")
+	fs.BoolVar(&cfg.listScenarios, "list-scenarios", false, "print the scenarios with what each shows, then exit")
+	fs.StringVar(&cfg.fleetFile, "fleet", "", "fleet YAML file (format: examples/fleet.yaml); empty uses the embedded default fleet")
+	fs.Int64Var(&o.Seed, "seed", 1, "random seed; the same fleet, scenario and seed give the same series")
+	fs.DurationVar(&o.History, "history", 6*time.Hour, "simulated history to backfill up to now (at most 168h)")
+	fs.DurationVar(&o.Step, "step", time.Minute, "sample interval, like SageMaker's MetricPublishFrequencyInSeconds (at least 1s)")
+	fs.StringVar(&o.Addr, "addr", "127.0.0.1:9090", "loopback address to listen on; port 0 picks a free port")
+	fs.StringVar(&o.Region, "region", "us-east-1", "AWS region the emulator answers for (requests must be signed for it)")
+	fs.StringVar(&o.AccessKey, "access-key", "", "access key id clients must sign with; empty generates a pair")
+	fs.StringVar(&o.SecretKey, "secret-key", "", "secret access key for --access-key")
+	fs.BoolVar(&cfg.noLive, "no-live", false, "stop after the backfill: serve a frozen history instead of appending a step every --step")
+	fs.StringVar(&cfg.provOut, "provisioning-out", "", "also write the data source provisioning YAML to this file (once the API is up)")
+	fs.BoolVar(&o.NameValuesDisabled, "name-values-disabled", false, "answer 404 to /api/v1/label/__name__/values, as one field report saw CloudWatch do")
+	f := &o.Faults
+	fs.Float64Var(&f.TPS, "fault-tps", 0, "answer 422 (throttled) to requests beyond N per second; 0 is off")
+	fs.IntVar(&f.Concurrency, "fault-concurrency", 0, "answer 429 to requests beyond M in flight; 0 is off")
+	fs.DurationVar(&f.Latency, "fault-latency", 0, "add this latency to every request")
+	fs.Float64Var(&f.ErrorRate, "fault-error-rate", 0, "fraction (0-1) of requests answered with 503")
+	fs.Float64Var(&f.TruncateRate, "fault-truncate-rate", 0, "fraction (0-1) of responses cut off half way")
+	fs.Float64Var(&f.MalformedRate, "fault-malformed-rate", 0, "fraction (0-1) of 200 responses with a body that is not JSON")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, `Usage: emulator [flags]
+
+Serves CloudWatch's PromQL API (/api/v1/query, query_range, series, labels, label/<name>/values)
+on a loopback port over a simulated SageMaker inference fleet, with SigV4 verification, and
+prints the Grafana provisioning for the %s plugin.
+
+Flags:
+`, PluginID)
+		fs.PrintDefaults()
+		fmt.Fprintf(stderr, "\nExit status: 0 on interrupt, 1 if the emulator fails, 2 for bad flags or a bad fleet file.\n")
+	}
+	return fs
+}
+
+var errFlagReported = errors.New("bad flag")
+
+// parse reads the flags; a usage error is returned with the flag it concerns.
+func parse(args []string, stderr io.Writer) (*config, error) {
+	cfg := &config{}
+	fs := newFlags(cfg, stderr)
+	if err := fs.Parse(args); err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			err = errFlagReported // the flag package printed it with the usage
+		}
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q: every option is a flag (see --help)", fs.Arg(0))
+	}
+	cfg.opts.Live = !cfg.noLive
+	f := cfg.opts.Faults
+	for name, r := range map[string]float64{"fault-error-rate": f.ErrorRate, "fault-truncate-rate": f.TruncateRate, "fault-malformed-rate": f.MalformedRate} {
+		if !(r >= 0 && r <= 1) {
+			return nil, fmt.Errorf("--%s %v: use a fraction between 0 and 1", name, r)
+		}
+	}
+	if f.TPS < 0 || f.Concurrency < 0 || f.Latency < 0 {
+		return nil, errors.New("--fault-tps, --fault-concurrency and --fault-latency must not be negative")
+	}
+	if cfg.fleetFile != "" {
+		f, err := fleet.Load(cfg.fleetFile)
+		if err != nil {
+			return nil, fmt.Errorf("--fleet %s:\n%w", cfg.fleetFile, err)
+		}
+		cfg.opts.Fleet = f
+	}
+	return cfg, nil
+}
+
+// run is main without the process: it returns the exit code. ready, when set, receives the
+// running stack (tests use it to query and then cancel ctx).
+func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready func(*stack.Stack)) int {
+	cfg, err := parse(args, stderr)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		return exitOK
+	case errors.Is(err, errFlagReported):
+		return exitUsage
+	case err != nil:
+		fmt.Fprintf(stderr, "emulator: %v\n", err)
+		return exitUsage
+	}
+	if cfg.listScenarios {
+		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		for _, s := range simulator.Scenarios() {
+			fmt.Fprintf(tw, "%s\t%s\n", s.Name, s.Summary)
+		}
+		_ = tw.Flush()
+		return exitOK
+	}
+	st, err := stack.Start(ctx, cfg.opts)
+	if err != nil {
+		var oerr *stack.OptionError
+		if errors.As(err, &oerr) {
+			fmt.Fprintf(stderr, "emulator: --%s: %v\n", oerr.Option, err)
+			return exitUsage
+		}
+		fmt.Fprintf(stderr, "emulator: %v\n", err)
+		return exitRun
+	}
+	defer st.Close()
+	prov, err := provisioning(st)
+	if err != nil {
+		fmt.Fprintf(stderr, "emulator: %v\n", err)
+		return exitRun
+	}
+	fmt.Fprintf(stderr, "emulator: scenario %s (seed %d): %v of history, %d series, %d samples; serving %s (region %s)\n",
+		cfg.opts.Scenario, cfg.opts.Seed, cfg.opts.History, st.Stats.Series, st.Stats.Samples, st.URL, st.Region)
+	fmt.Fprintf(stdout, "# Grafana data source provisioning for the emulator:\n%s", prov)
+	if cfg.provOut != "" {
+		if err := writeFileAtomic(cfg.provOut, prov); err != nil {
+			fmt.Fprintf(stderr, "emulator: --provisioning-out: %v\n", err)
+			return exitRun
+		}
+		fmt.Fprintf(stderr, "emulator: wrote %s\n", cfg.provOut)
+	}
+	if ready != nil {
+		ready(st)
+	}
+	<-ctx.Done()
+	if err := st.Close(); err != nil {
+		fmt.Fprintf(stderr, "emulator: live simulation stopped: %v\n", err)
+		return exitRun
+	}
+	return exitOK
+}
+
+// provisioning renders the Grafana data source file for the running stack.
+func provisioning(st *stack.Stack) ([]byte, error) {
+	type ds struct {
+		Name           string            `yaml:"name"`
+		Type           string            `yaml:"type"`
+		UID            string            `yaml:"uid"`
+		Access         string            `yaml:"access"`
+		IsDefault      bool              `yaml:"isDefault"`
+		JSONData       map[string]string `yaml:"jsonData"`
+		SecureJSONData map[string]string `yaml:"secureJsonData"`
+	}
+	jsonData, secureJSONData := st.DataSourceSettings()
+	doc := struct {
+		APIVersion  int  `yaml:"apiVersion"`
+		Datasources []ds `yaml:"datasources"`
+	}{APIVersion: 1, Datasources: []ds{{
+		Name: "SageMaker (local emulator)", Type: PluginID, UID: "inferscope-emulator", Access: "proxy", IsDefault: true,
+		JSONData: jsonData, SecureJSONData: secureJSONData,
+	}}}
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2) // Grafana's own provisioning examples use two spaces
+	if err := enc.Encode(doc); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), enc.Close()
+}
+
+// writeFileAtomic writes via a temp file and rename, so a watcher never reads half a file.
+func writeFileAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".provisioning-*.yaml")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(0o600); err != nil { // it holds the key pair
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}

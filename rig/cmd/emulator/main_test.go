@@ -1,0 +1,149 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/inferscope/sagemaker-datasource/pkg/sigv4"
+	"github.com/inferscope/sagemaker-datasource/rig/stack"
+)
+
+func TestFlagErrorsExitTwoAndNameTheFlag(t *testing.T) {
+	dir := t.TempDir()
+	badFleet := filepath.Join(dir, "fleet.yaml")
+	if err := os.WriteFile(badFleet, []byte("account: \"123456789012\"\nregion: us-east-1\nmodels:\n  - name: m\n    weights_mib: -1\nendpoints: []\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"--bogus"}, []string{"flag provided but not defined: -bogus", "Usage: emulator"}},
+		{[]string{"--history", "soon"}, []string{`invalid value "soon" for flag -history`}},
+		{[]string{"--scenario", "meltdown", "--addr", "127.0.0.1:0"}, []string{"--scenario", `unknown scenario "meltdown"`, "--list-scenarios"}},
+		{[]string{"--addr", "0.0.0.0:9090"}, []string{"--addr", "not a loopback address"}},
+		{[]string{"--access-key", "AKIAX", "--addr", "127.0.0.1:0"}, []string{"--access-key", "both the access key and the secret key"}},
+		{[]string{"--history", "200h", "--addr", "127.0.0.1:0"}, []string{"--history", "7-day"}},
+		{[]string{"--fault-error-rate", "1.5"}, []string{"--fault-error-rate 1.5", "between 0 and 1"}},
+		{[]string{"--fleet", badFleet}, []string{badFleet + ":5: models[0].weights_mib", "greater than zero"}},
+		{[]string{"--fleet", filepath.Join(dir, "missing.yaml")}, []string{"--fleet", "no such file"}},
+		{[]string{"extra"}, []string{`unexpected argument "extra"`}},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			var out, errb bytes.Buffer
+			if code := run(context.Background(), tt.args, &out, &errb, nil); code != exitUsage {
+				t.Errorf("exit %d, want %d; stderr: %s", code, exitUsage, errb.String())
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(errb.String(), w) {
+					t.Errorf("stderr %q does not contain %q", errb.String(), w)
+				}
+			}
+		})
+	}
+}
+
+func TestHelpDocumentsEveryFlag(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"--help"}, &out, &errb, nil); code != exitOK {
+		t.Fatalf("--help exit %d", code)
+	}
+	for _, f := range []string{"scenario", "list-scenarios", "fleet", "seed", "history", "step", "addr", "region", "access-key", "secret-key", "no-live", "provisioning-out", "name-values-disabled",
+		"fault-tps", "fault-concurrency", "fault-latency", "fault-error-rate", "fault-truncate-rate", "fault-malformed-rate"} {
+		if !strings.Contains(errb.String(), "-"+f+" ") && !strings.Contains(errb.String(), "-"+f+"\n") {
+			t.Errorf("--help does not document -%s", f)
+		}
+	}
+}
+
+func TestListScenarios(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"--list-scenarios"}, &out, &errb, nil); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	for _, s := range []string{"healthy", "kv-saturation", "engine-queueing", "ice-exhaustion"} {
+		if !strings.Contains(out.String(), s) {
+			t.Errorf("list lacks %s: %s", s, out.String())
+		}
+	}
+}
+
+// The printed provisioning is valid YAML for our plugin with the stack's endpoint and keys,
+// and --provisioning-out writes the same document.
+func TestPrintsAndWritesProvisioning(t *testing.T) {
+	provPath := filepath.Join(t.TempDir(), "ds.yaml")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var out, errb bytes.Buffer
+	var st *stack.Stack
+	code := run(ctx, []string{"--addr", "127.0.0.1:0", "--history", "1h", "--no-live", "--region", "eu-west-1",
+		"--access-key", "AKIAEMULATORTEST0001", "--secret-key", "s3cr3t/emulator+key", "--provisioning-out", provPath}, &out, &errb,
+		func(s *stack.Stack) { st = s; cancel() })
+	if code != exitOK || st == nil {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	var doc struct {
+		APIVersion  int `yaml:"apiVersion"`
+		Datasources []struct {
+			Type           string            `yaml:"type"`
+			JSONData       map[string]string `yaml:"jsonData"`
+			SecureJSONData map[string]string `yaml:"secureJsonData"`
+		} `yaml:"datasources"`
+	}
+	if err := yaml.Unmarshal(out.Bytes(), &doc); err != nil {
+		t.Fatalf("stdout is not YAML: %v\n%s", err, out.String())
+	}
+	if doc.APIVersion != 1 || len(doc.Datasources) != 1 {
+		t.Fatalf("provisioning: %+v", doc)
+	}
+	d := doc.Datasources[0]
+	if d.Type != "inferscope-sagemaker-datasource" || d.JSONData["authType"] != "keys" || d.JSONData["defaultRegion"] != "eu-west-1" ||
+		d.JSONData["endpoint"] != st.URL || !strings.HasPrefix(st.URL, "http://127.0.0.1:") ||
+		d.SecureJSONData["accessKey"] != "AKIAEMULATORTEST0001" || d.SecureJSONData["secretKey"] != "s3cr3t/emulator+key" {
+		t.Errorf("provisioning: %+v (stack at %s)", d, st.URL)
+	}
+	written, err := os.ReadFile(provPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(out.String(), string(written)) {
+		t.Errorf("written file differs from the printed provisioning:\n%s", written)
+	}
+	if strings.Contains(errb.String(), "s3cr3t") {
+		t.Errorf("the secret key leaked into the log: %s", errb.String())
+	}
+}
+
+// Fault flags reach the emulator: with an error rate of 1 every signed request gets 503.
+func TestFaultFlagsReachTheEmulator(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var out, errb bytes.Buffer
+	status := 0
+	code := run(ctx, []string{"--addr", "127.0.0.1:0", "--history", "10m", "--no-live", "--fault-error-rate", "1"}, &out, &errb,
+		func(st *stack.Stack) {
+			defer cancel()
+			c := &http.Client{Transport: sigv4.NewRoundTripper(http.DefaultTransport,
+				credentials.NewStaticCredentialsProvider(st.AccessKey, st.SecretKey, ""), st.Region, sigv4.Service, nil)}
+			resp, err := c.Get(st.URL + "/api/v1/query?query=DCGM_FI_DEV_GPU_UTIL")
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			resp.Body.Close()
+			status = resp.StatusCode
+		})
+	if code != exitOK || status != http.StatusServiceUnavailable {
+		t.Errorf("exit %d, status %d (want 0, 503); stderr: %s", code, status, errb.String())
+	}
+}

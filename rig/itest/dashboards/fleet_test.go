@@ -1,0 +1,460 @@
+package dashboards_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+
+	"github.com/inferscope/sagemaker-datasource/dashboards/builder"
+	"github.com/inferscope/sagemaker-datasource/pkg/plugin"
+	sc "github.com/inferscope/sagemaker-datasource/pkg/semconv"
+	"github.com/inferscope/sagemaker-datasource/rig/fleet"
+	"github.com/inferscope/sagemaker-datasource/rig/stack"
+)
+
+// The dashboards' queries are run the way Grafana would run them: the panel's target JSON with
+// the template variables interpolated, sent to our plugin's QueryData, which signs and sends
+// them to the emulator serving a simulated fleet.
+
+// series is one returned series: its labels and its first and last values.
+type series struct {
+	labels      data.Labels
+	first, last float64
+}
+
+// result is what one target returned.
+type result []series
+
+// by maps a label's value to the series' last value.
+func (r result) by(label string) map[string]float64 {
+	out := map[string]float64{}
+	for _, s := range r {
+		out[s.labels[label]] = s.last
+	}
+	return out
+}
+
+func (r result) maxLast() float64 {
+	m := math.Inf(-1)
+	for _, s := range r {
+		m = math.Max(m, s.last)
+	}
+	return m
+}
+
+// fleetRun is one stack with the plugin in front of it.
+type fleetRun struct {
+	ds       *plugin.Datasource
+	from, to time.Time
+}
+
+func startFleet(t *testing.T, scenario string) *fleetRun {
+	t.Helper()
+	st, err := stack.Start(context.Background(), stack.Options{Scenario: scenario, Seed: 42, History: 6 * time.Hour, End: stack.PinnedEnd})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	jsonData, secure := st.DataSourceSettings()
+	jd, _ := json.Marshal(jsonData)
+	inst, err := plugin.NewDatasource(context.Background(), backend.DataSourceInstanceSettings{
+		UID: "fleet", JSONData: jd,
+		DecryptedSecureJSONData: secure,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds := inst.(*plugin.Datasource)
+	t.Cleanup(ds.Dispose)
+	// The dashboards' default range: the last six hours.
+	return &fleetRun{ds: ds, from: st.End.Add(-6 * time.Hour), to: st.End}
+}
+
+// query sends one target (already interpolated) through QueryData.
+func (f *fleetRun) query(t *testing.T, target map[string]any) result {
+	t.Helper()
+	raw, err := json.Marshal(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, _ := target["refId"].(string)
+	qt, _ := target["queryType"].(string)
+	resp, err := f.ds.QueryData(context.Background(), &backend.QueryDataRequest{
+		PluginContext: backend.PluginContext{DataSourceInstanceSettings: &backend.DataSourceInstanceSettings{UID: "fleet"}},
+		Queries: []backend.DataQuery{{
+			RefID: ref, QueryType: qt, JSON: raw, MaxDataPoints: 360, Interval: time.Minute,
+			TimeRange: backend.TimeRange{From: f.from, To: f.to},
+		}},
+	})
+	if err != nil {
+		t.Fatalf("QueryData: %v", err)
+	}
+	dr := resp.Responses[ref]
+	if dr.Error != nil {
+		t.Fatalf("target %s: %v\n%s", ref, dr.Error, raw)
+	}
+	var out result
+	for _, fr := range dr.Frames {
+		rows, _ := fr.RowLen()
+		if qt == builder.QueryTypeDiagnosis {
+			// A finding per row; an empty table still proves the query path answered.
+			out = append(out, series{labels: data.Labels{"rows": fmt.Sprint(rows)}})
+			continue
+		}
+		for _, fd := range fr.Fields {
+			if !fd.Type().Numeric() || rows == 0 {
+				continue
+			}
+			s := series{labels: fd.Labels, first: math.NaN(), last: math.NaN()}
+			for i := 0; i < rows; i++ {
+				v, ok := fd.ConcreteAt(i)
+				if !ok {
+					continue
+				}
+				x, err := fd.FloatAt(i)
+				if err != nil || v == nil || math.IsNaN(x) {
+					continue
+				}
+				if math.IsNaN(s.first) {
+					s.first = x
+				}
+				s.last = x
+			}
+			if !math.IsNaN(s.last) {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+// interpolateTarget interpolates every string field of a target.
+func interpolateTarget(tg map[string]any, vars map[string]string) map[string]any {
+	out := map[string]any{}
+	for k, v := range tg {
+		if s, ok := v.(string); ok {
+			v = interpolate(s, vars)
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// dashTarget is one target of one panel with its dashboard's default variables.
+type dashTarget struct {
+	target map[string]any
+	vars   map[string]string
+}
+
+// allTargets indexes every target as "dashboard/panelID" → refId.
+func allTargets(t *testing.T) map[string]map[string]dashTarget {
+	t.Helper()
+	out := map[string]map[string]dashTarget{}
+	for file, d := range decodeAll(t) {
+		for _, p := range d.Panels {
+			key := fmt.Sprintf("%s/%d", strings.TrimSuffix(file, ".json"), p.ID)
+			for _, tg := range p.Targets {
+				if out[key] == nil {
+					out[key] = map[string]dashTarget{}
+				}
+				out[key][tg["refId"].(string)] = dashTarget{target: tg, vars: defaultVars(d)}
+			}
+		}
+	}
+	return out
+}
+
+// run answers one target with the default variables and the given overrides.
+func (f *fleetRun) run(t *testing.T, dt dashTarget, override map[string]string) result {
+	t.Helper()
+	vars := map[string]string{}
+	for k, v := range dt.vars {
+		vars[k] = v
+	}
+	for k, v := range override {
+		vars[k] = v
+	}
+	return f.query(t, interpolateTarget(dt.target, vars))
+}
+
+// emptyWhenHealthy are panels whose healthy answer is "nothing happened", each with the reason.
+var emptyWhenHealthy = map[string]string{
+	"reliability/4":  "no ICE when healthy",
+	"reliability/14": "no ICE when healthy (stat shows 0)",
+	"reliability/25": "no ICE when healthy",
+}
+
+func TestPanelsReturnDataForDefaultFleet(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the emulator with a simulated fleet")
+	}
+	f := startFleet(t, "healthy")
+	targets := allTargets(t)
+	var keys []string
+	for k := range targets {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		withData := false
+		for ref, dt := range targets[k] {
+			r := f.run(t, dt, nil)
+			withData = withData || len(r) > 0
+			if k == "reliability/2" && ref == "D" && len(r) != 0 {
+				t.Errorf("healthy fleet shows 'autoscaling did not fire': %v", r)
+			}
+			if k == "performance/9" && len(r) == 0 {
+				t.Error("the diagnosis panel got no frame")
+			}
+		}
+		if _, exempt := emptyWhenHealthy[k]; !withData && !exempt {
+			t.Errorf("panel %s returned no data for the default variables", k)
+		}
+	}
+}
+
+// singleModelEndpoint is an endpoint of the default fleet without inference components.
+func singleModelEndpoint(t *testing.T) string {
+	for _, ep := range fleet.Default().Endpoints {
+		if !ep.IsIC() {
+			return ep.Name
+		}
+	}
+	t.Fatal("the default fleet has no single-model endpoint")
+	return ""
+}
+
+// On a single-model endpoint the IC panels answer with no series (their noValue text shows),
+// never an error, while the same panels have data on the IC endpoint.
+func TestICPanelsEmptyOnSingleModelEndpoint(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the emulator with a simulated fleet")
+	}
+	f := startFleet(t, "healthy")
+	targets := allTargets(t)
+	icPanels := []string{"performance/25", "performance/29", "performance/30"}
+	for _, p := range icPanels {
+		for ref, dt := range targets[p] {
+			if r := f.run(t, dt, map[string]string{varEndpoint: singleModelEndpoint(t)}); len(r) != 0 {
+				t.Errorf("%s/%s on a single-model endpoint: %v, want no series", p, ref, r)
+			}
+			if r := f.run(t, dt, map[string]string{varEndpoint: firstICEndpoint(t)}); len(r) == 0 {
+				t.Errorf("%s/%s on the IC endpoint: no series", p, ref)
+			}
+		}
+	}
+}
+
+// Instances whose engine emits no token metrics (DJL) are rows of the instance table with empty
+// token columns: the GPU column lists them, the token columns do not (Grafana's merge leaves
+// the cells empty, not zero).
+func TestInstanceTableLeavesTokenCellsEmpty(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the emulator with a simulated fleet")
+	}
+	f := startFleet(t, "healthy")
+	table := allTargets(t)["performance/2"]
+	hosts := f.run(t, table["A"], nil).by(sc.LabelHostID)
+	for _, ref := range []string{"B", "C", "E"} {
+		withTokens := f.run(t, table[ref], nil).by(sc.LabelHostID)
+		if len(withTokens) == 0 || len(withTokens) >= len(hosts) {
+			t.Errorf("column %s has %d hosts of %d: want some, but not the DJL-only hosts", ref, len(withTokens), len(hosts))
+		}
+		for h := range withTokens {
+			if _, ok := hosts[h]; !ok {
+				t.Errorf("column %s has host %s that the GPU column lacks: its row would not merge", ref, h)
+			}
+		}
+	}
+}
+
+// firstICEndpoint is the endpoint the IC scenarios of the default fleet hit.
+func firstICEndpoint(t *testing.T) string {
+	for _, ep := range fleet.Default().Endpoints {
+		if ep.IsIC() {
+			return ep.Name
+		}
+	}
+	t.Fatal("the default fleet has no IC endpoint")
+	return ""
+}
+
+// Each scenario must show in the panel meant to reveal it, and not in the healthy fleet.
+func TestScenarioPanels(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the emulator with a simulated fleet per scenario")
+	}
+	icEP := map[string]string{varEndpoint: firstICEndpoint(t)}
+	cases := []struct {
+		scenario, panel, ref string
+		vars                 map[string]string
+		shows                func(result) bool // true when the incident is visible
+	}{
+		{"az-imbalance", "performance/5", "A", icEP, func(r result) bool {
+			// Zero traffic in one AZ while the others carry load.
+			zero, loaded := 0, 0
+			for _, v := range r.by(sc.LabelAZ) {
+				if v == 0 {
+					zero++
+				} else if v > 1 {
+					loaded++
+				}
+			}
+			return zero == 1 && loaded >= 1
+		}},
+		{"az-imbalance", "reliability/22", "A", icEP, func(r result) bool {
+			zero := 0
+			for _, v := range r.by(sc.LabelAZ) {
+				if v == 0 {
+					zero++
+				}
+			}
+			return zero == 1 && len(r) > 1
+		}},
+		{"kv-saturation", "performance/7", "A", nil, func(r result) bool { return r.maxLast() >= 0.9 }},
+		{"engine-queueing", "performance/3", "A", nil, func(r result) bool { return r.by(sc.LabelFramework)["sglang"] > 5 }},
+		{"kv-saturation", "performance/1", "A", nil, func(r result) bool { return r.maxLast() == 2 }},
+		{"engine-queueing", "performance/27", "B", nil, func(r result) bool { return r.by(sc.LabelFramework)["sglang"] >= 10 }},
+		// Healthy 5XX stays under 0.06/s at any hour; the crash fails the dead copy's share.
+		{"model-crash", "performance/8", "B", nil, func(r result) bool { return r.maxLast() > 0.2 }},
+		{"scaling-not-firing", "reliability/2", "D", nil, func(r result) bool { return len(r) > 0 }},
+		{"slow-cold-start", "reliability/3", "A", nil, func(r result) bool { return r.maxLast() > 200 }},
+		{"ice-exhaustion", "reliability/4", "B", nil, func(r result) bool {
+			// Regional exhaustion: one instance type failing in every AZ of the fleet.
+			azs := map[string]map[string]bool{}
+			for _, s := range r {
+				typ := s.labels["aws.sagemaker.instance_type"]
+				if azs[typ] == nil {
+					azs[typ] = map[string]bool{}
+				}
+				azs[typ][s.labels["aws.sagemaker.availability_zone"]] = true
+			}
+			for _, set := range azs {
+				if len(set) == len(fleet.Default().AZs()) {
+					return true
+				}
+			}
+			return false
+		}},
+	}
+	targets := allTargets(t)
+	runs := map[string]*fleetRun{"healthy": startFleet(t, "healthy")}
+	for _, c := range cases {
+		if runs[c.scenario] == nil {
+			runs[c.scenario] = startFleet(t, c.scenario)
+		}
+		dt, ok := targets[c.panel][c.ref]
+		if !ok {
+			t.Fatalf("no target %s/%s", c.panel, c.ref)
+		}
+		t.Run(c.scenario+" "+c.panel, func(t *testing.T) {
+			if got := runs[c.scenario].run(t, dt, c.vars); !c.shows(got) {
+				t.Errorf("%s does not show %s: %v", c.panel, c.scenario, got)
+			}
+			if base := runs["healthy"].run(t, dt, c.vars); c.shows(base) {
+				t.Errorf("%s shows %s on the healthy fleet too: %v", c.panel, c.scenario, base)
+			}
+		})
+	}
+}
+
+// The latency-breakdown reading rule: when the engine queues, TTFT climbs while model and
+// overhead latency stay where they were; only the streaming view's first chunk climbs with it.
+func TestEngineQueueingReadingRule(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the emulator with a simulated fleet")
+	}
+	targets := allTargets(t)
+	healthy, queueing := startFleet(t, "healthy"), startFleet(t, "engine-queueing")
+	ttft := targets["performance/3"]["A"]
+	if h, q := healthy.run(t, ttft, nil).by(sc.LabelFramework)[sc.FrameworkSGLang], queueing.run(t, ttft, nil).by(sc.LabelFramework)[sc.FrameworkSGLang]; !(q > 10*h) {
+		t.Errorf("SGLang TTFT %g when queueing vs %g healthy: want a tenfold rise", q, h)
+	}
+	// Invocation view (4): model and overhead unchanged. Streaming view (22): the first chunk
+	// waits in the engine queue, so its model part rises with TTFT while its overhead does not.
+	for _, c := range []struct{ panel, ref string }{{"4", "A"}, {"4", "B"}, {"22", "B"}} {
+		part := targets["performance/"+c.panel][c.ref]
+		h, q := healthy.run(t, part, nil).maxLast(), queueing.run(t, part, nil).maxLast()
+		if !(q < 1.5*h) || math.IsInf(h, 0) {
+			t.Errorf("latency breakdown %s/%s: %g when queueing vs %g healthy, want it about unchanged", c.panel, c.ref, q, h)
+		}
+	}
+	firstChunk := targets["performance/22"]["A"]
+	if h, q := healthy.run(t, firstChunk, nil).maxLast(), queueing.run(t, firstChunk, nil).maxLast(); !(q > 10*h) || math.IsInf(h, 0) {
+		t.Errorf("streaming first-chunk model latency %g ms when queueing vs %g healthy: want a tenfold rise", q, h)
+	}
+}
+
+// A GPU memory leak shows as one instance's used framebuffer creeping up. Copies being added
+// also raise it (in steps, at hours that depend on the diurnal load), so the leak is judged
+// against the same deterministic fleet without it.
+func TestGPUMemoryLeakShows(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the emulator with a simulated fleet")
+	}
+	used := allTargets(t)["capacity/22"]["A"]
+	growth := func(f *fleetRun) map[string]float64 {
+		out := map[string]float64{}
+		for _, s := range f.run(t, used, nil) {
+			if s.first > 0 {
+				out[s.labels[sc.LabelHostID]] = s.last / s.first
+			}
+		}
+		return out
+	}
+	healthy, leak := growth(startFleet(t, "healthy")), growth(startFleet(t, "gpu-memory-leak"))
+	var leaking []string
+	for h, g := range leak {
+		if base, ok := healthy[h]; ok && g > 1.05*base {
+			leaking = append(leaking, h)
+		}
+	}
+	if len(leaking) != 1 {
+		t.Fatalf("instances whose GPU memory grew 5%% beyond the healthy fleet: %v, want exactly one (healthy %v, leak %v)", leaking, healthy, leak)
+	}
+}
+
+// "Filter by this instance" and the AZ filter narrow the per-instance panels to the selection.
+func TestFiltersNarrowPanels(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the emulator with a simulated fleet")
+	}
+	f := startFleet(t, "healthy")
+	targets := allTargets(t)
+	gpus := f.run(t, targets["performance/2"]["A"], nil)
+	if len(gpus) < 2 {
+		t.Fatalf("instance table has %d rows", len(gpus))
+	}
+	one, az := gpus[0].labels[sc.LabelHostID], gpus[0].labels[sc.LabelAZ]
+	cases := []struct {
+		name, panel, ref, label, want string
+		vars                          map[string]string
+	}{
+		{"instance table", "performance/2", "A", sc.LabelHostID, one, map[string]string{varInstance: one}},
+		{"requests per instance", "performance/24", "A", sc.DimInstanceID, one, map[string]string{varInstance: one}},
+		{"requests per instance in one AZ", "performance/24", "A", "", "", map[string]string{varAZ: az}},
+		{"headroom table", "capacity/3", "A", sc.LabelAZ, az, map[string]string{varAZ: az}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			all := f.run(t, targets[c.panel][c.ref], nil)
+			got := f.run(t, targets[c.panel][c.ref], c.vars)
+			if len(got) == 0 || len(got) >= len(all) {
+				t.Fatalf("%d series with the filter, %d without: want fewer, not none", len(got), len(all))
+			}
+			for _, s := range got {
+				if c.label != "" && s.labels[c.label] != c.want {
+					t.Errorf("series %v outside the filter %s=%s", s.labels, c.label, c.want)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,56 @@
+package diagnosis_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+
+	. "github.com/inferscope/sagemaker-datasource/pkg/diagnosis"
+	"github.com/inferscope/sagemaker-datasource/pkg/semconv"
+)
+
+func TestHandleQuery(t *testing.T) {
+	d := newData(t)
+	for _, ep := range []string{"ep-a", "ep-b"} {
+		d.float(lbls(semconv.VLLMKVCacheUsage, engLabels(ep, "", "i-"+ep, "az-1")...), constant(0.97))
+		d.float(lbls(semconv.VLLMWaiting, engLabels(ep, "", "i-"+ep, "az-1")...), constant(5))
+	}
+	q := d.querier()
+	dq := func(js string) backend.DataQuery {
+		return backend.DataQuery{RefID: "D", QueryType: "diagnosis", JSON: json.RawMessage(js), TimeRange: backend.TimeRange{From: t0, To: tEnd()}}
+	}
+	cases := []struct {
+		name    string
+		json    string
+		rows    int
+		wantErr string
+	}{
+		{"fleet", `{"queryType":"diagnosis"}`, 2, ""},
+		{"All", `{"endpoint":"All","inferenceComponent":"$__all"}`, 2, ""},
+		{"regex all", `{"endpoint":".*"}`, 2, ""},
+		{"one endpoint", `{"endpoint":"ep-a","inferenceComponent":".*"}`, 1, ""},
+		{"undefined variable", `{"endpoint":"$endpoint"}`, 2, ""},
+		{"multi-value", `{"endpoint":"{ep-a,ep-b}"}`, 0, "several values"},
+		{"bad JSON", `{"endpoint":`, 0, "invalid"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			resp := HandleQuery(context.Background(), q, dq(c.json))
+			if c.wantErr != "" {
+				if resp.Error == nil || !strings.Contains(resp.Error.Error(), c.wantErr) || resp.Status != backend.StatusBadRequest {
+					t.Fatalf("want a 400 containing %q, got %v (%d)", c.wantErr, resp.Error, resp.Status)
+				}
+				return
+			}
+			if resp.Error != nil || len(resp.Frames) != 1 {
+				t.Fatalf("error %v, %d frames", resp.Error, len(resp.Frames))
+			}
+			if n, _ := resp.Frames[0].RowLen(); n != c.rows || resp.Frames[0].RefID != "D" {
+				t.Fatalf("rows %d (want %d), refId %q", n, c.rows, resp.Frames[0].RefID)
+			}
+		})
+	}
+}

@@ -1,0 +1,82 @@
+package diagnosis_test
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	. "github.com/inferscope/sagemaker-datasource/pkg/diagnosis"
+	"github.com/inferscope/sagemaker-datasource/pkg/semconv"
+)
+
+// classic writes a delta (per-minute count) classic metric for an endpoint.
+func (d *fleetData) classic(metric, ep string, f func(int) float64) {
+	d.float(lbls(metric, semconv.DimEndpointName, ep, semconv.DimVariantName, "AllTraffic", semconv.LabelTemporality, "delta"), f)
+}
+
+func TestErrorRule(t *testing.T) {
+	spike := func(k, n int, v float64) func(int) float64 {
+		return func(i int) float64 {
+			if i >= k && i < k+n {
+				return v
+			}
+			return 0
+		}
+	}
+	cases := []struct {
+		name    string
+		metric  string
+		errs    func(int) float64
+		invocs  func(int) float64
+		want    Severity
+		wantHit bool
+		cause   string
+	}{
+		{"5xx spike", semconv.Invocation5XXErrors, spike(120, 10, 30), constant(100), Critical, true, "5xx"},
+		{"model errors spike", semconv.InvocationModelErrors, spike(60, 5, 20), constant(100), Critical, true, "model"},
+		{"4xx spike is a warning", semconv.Invocation4XXErrors, spike(60, 5, 50), constant(100), Warning, true, "4xx"},
+		{"small 5xx spike is a warning", semconv.Invocation5XXErrors, spike(60, 5, 15), constant(1000), Warning, true, "5xx"},
+		{"steady low error rate", semconv.Invocation5XXErrors, constant(0.5), constant(100), 0, false, ""},
+		{"one error on a quiet endpoint", semconv.Invocation5XXErrors, spike(60, 1, 1), constant(40), 0, false, ""},
+		{"errors without invocations", semconv.Invocation5XXErrors, spike(60, 5, 20), constant(0), 0, false, ""},
+		{"NaN counts", semconv.Invocation5XXErrors, constant(math.NaN()), constant(100), 0, false, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			d := newData(t)
+			d.classic(semconv.Invocations, "ep-a", c.invocs)
+			d.classic(c.metric, "ep-a", c.errs)
+			d.classic(semconv.Invocations, "ep-b", constant(100)) // healthy neighbour
+			r := diagnose(t, d.querier(), Scope{}, "error-spike")
+			if !c.wantHit {
+				if len(r.Findings) != 0 {
+					t.Fatalf("want none, got%s", describe(r.Findings))
+				}
+				return
+			}
+			if len(r.Findings) != 1 {
+				t.Fatalf("want one finding, got%s", describe(r.Findings))
+			}
+			f := r.Findings[0]
+			if f.Severity != c.want || f.Target != (Target{Level: LevelEndpoint, Name: "ep-a", Endpoint: "ep-a"}) || !strings.Contains(f.Cause, c.cause) {
+				t.Fatalf("got%s", describe(r.Findings))
+			}
+			if r.Requests != 1 {
+				t.Fatalf("the error rule must batch its signals in one request, made %d", r.Requests)
+			}
+		})
+	}
+}
+
+func TestErrorRuleICScope(t *testing.T) {
+	d := newData(t)
+	ic := func(metric string, f func(int) float64) {
+		d.float(lbls(metric, semconv.DimInferenceComponentName, "ic-a", semconv.LabelTemporality, "delta"), f)
+	}
+	ic(semconv.InvocationsForIC, constant(50))
+	ic(semconv.Invocation5XXErrorsForIC, stepAt(150, 0, 10))
+	r := diagnose(t, d.querier(), Scope{Endpoint: "ep-a", InferenceComponent: "ic-a"}, "error-spike")
+	if len(r.Findings) != 1 || r.Findings[0].Target.Level != LevelIC || r.Findings[0].Target.Name != "ic-a" || r.Findings[0].Severity != Critical {
+		t.Fatalf("want a critical 5xx finding on ic-a, got%s", describe(r.Findings))
+	}
+}

@@ -1,0 +1,197 @@
+package simulator
+
+import (
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/inferscope/sagemaker-datasource/rig/fleet"
+)
+
+// Scenario is a named incident the simulator plays in the last part of the history.
+// SCENARIOS.md describes what a user sees for each and which query shows it.
+type Scenario struct {
+	Name    string
+	Summary string
+	apply   func(s *Simulator) error
+}
+
+var scenarios = []*Scenario{
+	{Name: "healthy", Summary: "normal diurnal load, autoscaling keeps concurrency near target, no incident", apply: func(*Simulator) error { return nil }},
+	{Name: "kv-saturation", Summary: "one vLLM IC gets long prompts at full copies: KV cache pinned near full, waiting requests and TTFT up, model latency normal", apply: applyKVSaturation},
+	{Name: "gpu-memory-leak", Summary: "GPU memory on one instance creeps up over the whole history toward full", apply: applyLeak},
+	{Name: "model-crash", Summary: "one copy's container dies an hour ago: its GPU memory drops to zero and its requests fail with 5XX/model errors", apply: applyCrash},
+	{Name: "az-imbalance", Summary: "the router stops sending traffic to one AZ of an IC endpoint while its instances stay up", apply: applyAZImbalance},
+	{Name: "scaling-not-firing", Summary: "one IC runs above its target concurrency per copy with no ScaleOut events; copies stay flat", apply: applyScalingNotFiring},
+	{Name: "slow-cold-start", Summary: "IC copies provisioned recently spend most of their cold start downloading the model", apply: applySlowColdStart},
+	{Name: "ice-exhaustion", Summary: "insufficient capacity errors for one instance type in every AZ", apply: applyICE},
+	{Name: "engine-queueing", Summary: "one SGLang IC's engine holds requests in its queue: TTFT and waiting up while ModelLatency, OverheadLatency and KV look normal", apply: applyEngineQueueing},
+}
+
+// Scenarios lists every scenario in a stable order.
+func Scenarios() []Scenario {
+	out := make([]Scenario, len(scenarios))
+	for i, s := range scenarios {
+		out[i] = Scenario{Name: s.Name, Summary: s.Summary}
+	}
+	return out
+}
+
+func lookupScenario(name string) *Scenario {
+	for _, s := range scenarios {
+		if s.Name == name {
+			return s
+		}
+	}
+	return nil
+}
+
+func scenarioNames() string {
+	names := make([]string, len(scenarios))
+	for i, s := range scenarios {
+		names[i] = s.Name
+	}
+	return strings.Join(names, ", ")
+}
+
+// Target of a scenario: the first IC group matching, skipping groups other scenarios prefer,
+// so that in the default fleet each IC incident hits a different IC.
+func (s *Simulator) icGroup(engine string, skip ...*groupSim) *groupSim {
+	for _, ep := range s.eps {
+	next:
+		for _, g := range ep.groups {
+			if g.ic == nil || (engine != "" && g.engine != engine) {
+				continue
+			}
+			for _, x := range skip {
+				if x == g {
+					continue next
+				}
+			}
+			return g
+		}
+	}
+	return nil
+}
+
+var errNoIC = errors.New("the fleet has no inference component for this scenario; add an IC endpoint")
+
+func applyKVSaturation(s *Simulator) error {
+	g := s.icGroup(fleet.EngineVLLM)
+	if g == nil {
+		return errNoIC
+	}
+	// Long-context traffic: 4x prompts make KV the binding limit; offered load twice the
+	// KV-bound batch keeps it pinned whatever the hour; the IC is already at its copy limit.
+	g.promptFactor = 4
+	p := g.params(true)
+	p.kvTokens = g.slots[0].kvTokens
+	ctx := p.prompt + p.output/2
+	g.floorConcurrency = 2 * 0.97 * p.kvTokens / ctx
+	g.noScaling = true
+	return nil
+}
+
+func applyEngineQueueing(s *Simulator) error {
+	g := s.icGroup(fleet.EngineSGLang)
+	if g == nil {
+		g = s.icGroup("", s.icGroup(fleet.EngineVLLM))
+	}
+	if g == nil {
+		return errNoIC
+	}
+	// The scheduler admits only a few requests at a time (a low max running-requests
+	// setting): requests queue in the engine with KV and ITL unaffected.
+	g.maxSeqs = 4
+	g.floorConcurrency = 12
+	g.noScaling = true
+	return nil
+}
+
+func applyScalingNotFiring(s *Simulator) error {
+	kv := s.icGroup(fleet.EngineVLLM)
+	g := s.icGroup("", kv, s.icGroup(fleet.EngineSGLang))
+	if g == nil {
+		g = kv
+	}
+	if g == nil {
+		return errNoIC
+	}
+	g.floorConcurrency = 1.8 * g.ic.TargetConcurrencyPerCopy
+	g.noScaling = true
+	return nil
+}
+
+func applySlowColdStart(s *Simulator) error {
+	g := s.icGroup(fleet.EngineVLLM)
+	if g == nil {
+		return errNoIC
+	}
+	g.slowDownload = true
+	for _, m := range []int{-80, -55, -30, -5} {
+		g.forcedColdStarts = append(g.forcedColdStarts, int64(m)*int64(time.Minute/time.Millisecond))
+	}
+	return nil
+}
+
+func applyLeak(s *Simulator) error {
+	for _, in := range s.insts {
+		if len(in.copies) > 0 {
+			in.leak = true
+			return nil
+		}
+	}
+	return errors.New("no instance hosts a model copy")
+}
+
+func applyCrash(s *Simulator) error {
+	// Prefer a single-model endpoint with several instances: the crash then shows as one
+	// instance's errors while the others keep serving.
+	for _, ep := range s.eps {
+		if !ep.cfg.IsIC() && len(ep.groups[0].slots) > 1 {
+			s.crash = ep.groups[0].slots[1]
+			return nil
+		}
+	}
+	if g := s.icGroup(""); g != nil && g.active > 1 {
+		s.crash = g.slots[1]
+		return nil
+	}
+	return errors.New("no endpoint or IC with two or more copies to crash one of")
+}
+
+func applyAZImbalance(s *Simulator) error {
+	for _, ep := range s.eps {
+		if !ep.cfg.IsIC() {
+			continue
+		}
+		azs := map[string]bool{}
+		last := ""
+		for _, in := range ep.insts {
+			azs[in.placed.AZ] = true
+			last = in.placed.AZ
+		}
+		if len(azs) > 1 {
+			ep.zeroAZ = last
+			return nil
+		}
+	}
+	return errors.New("no IC endpoint spans two or more AZs")
+}
+
+func applyICE(s *Simulator) error {
+	ep := s.eps[0]
+	for _, e := range s.eps {
+		if e.cfg.IsIC() {
+			ep = e
+			break
+		}
+	}
+	ice := &iceSim{ep: ep, typ: ep.insts[0].placed.Type, azs: s.f.AZs()}
+	// One failed launch every ten minutes over the incident window, cycling the AZs.
+	for m := -int64(incidentLead / time.Minute); m <= 0; m += 10 {
+		ice.offsets = append(ice.offsets, m*int64(time.Minute/time.Millisecond))
+	}
+	s.ice = ice
+	return nil
+}

@@ -15,6 +15,8 @@ import (
 	"github.com/prometheus/client_golang/api"
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
+
+	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
 )
 
 const (
@@ -98,7 +100,7 @@ func convertClientGolang(promAPI v1.API) (data.Frames, error) {
 		b.series++
 		b.addFloatSeries(labels)
 	}
-	return b.finish(envelope{warnings: warnings, infos: infos}), nil
+	return b.finish(promclient.Envelope{Warnings: warnings, Infos: infos}), nil
 }
 
 func newBaselineAPI(b testing.TB, body []byte) v1.API {

@@ -1,22 +1,22 @@
 // Package converter turns a Prometheus HTTP API query response into data frames shaped
 // the way Grafana's panels, Explore and alerting expect from a Prometheus datasource. It
-// reads the body in one forward pass with the plugin SDK's jsoniter wrapper, never
-// holding the whole document or an intermediate object tree in memory.
+// reads the body in one forward pass, while it arrives, never holding the whole document
+// or an intermediate object tree in memory.
 package converter
 
 import (
-	"errors"
-	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 	"github.com/grafana/grafana-plugin-sdk-go/data/utils/jsoniter"
+
+	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
 )
 
-// SeriesCap is CloudWatch's maximum number of series in one query response.
-const SeriesCap = 500
+// DefaultMaxPoints bounds the samples one query's frames may hold (16 bytes each, about
+// 32 MiB of frames), whatever the body's size.
+const DefaultMaxPoints = 2_000_000
 
 // Options carries the query context the frames describe.
 type Options struct {
@@ -27,175 +27,36 @@ type Options struct {
 	LegendFormat string
 	// Step is the query step (the range step, or the calculated step of an instant query).
 	Step time.Duration
-	// Limit is the limit parameter sent with the query; 0 or anything above SeriesCap
-	// means CloudWatch's own cap applies.
-	Limit int
+	// MaxPoints caps the samples of all frames; 0 means DefaultMaxPoints.
+	MaxPoints int
 }
 
-// PrometheusError is an error envelope from the API ({"status":"error",...}).
-type PrometheusError struct {
-	Type    string
-	Message string
-}
-
-func (e *PrometheusError) Error() string {
-	msg := e.Message
-	if msg == "" {
-		msg = "the upstream reported an error without a message"
-	}
-	if e.Type == "" {
-		return msg
-	}
-	return e.Type + ": " + msg
-}
-
-// Read converts a query or query_range response body into frames. A Prometheus error
-// envelope comes back as a *PrometheusError; a body that is not a Prometheus response
-// comes back as an error that says what was wrong with it. Either is the upstream's
-// fault, so callers report it as a downstream error.
+// Read converts a query or query_range response body into frames, while the body arrives.
+// It reads the envelope with promclient's one reader, so errors are promclient's: an
+// *APIError for an error envelope, a *MalformedError for a body that is not a Prometheus
+// answer, a *TooLargeError beyond MaxPoints.
 func Read(r io.Reader, opts Options) (data.Frames, error) {
-	iter, err := jsoniter.Parse(jsoniter.ConfigDefault, r, 64*1024)
-	if err != nil {
-		return nil, readError(err)
+	if opts.MaxPoints <= 0 {
+		opts.MaxPoints = DefaultMaxPoints
 	}
 	b := newBuilder(opts)
-	env, err := b.readEnvelope(iter)
+	env, err := promclient.ReadEnvelope(r, b.readData)
 	if err != nil {
 		return nil, err
 	}
 	return b.finish(env), nil
 }
 
-// readError reports malformed JSON. The iterator's message ends in a window of raw body
-// bytes whose position depends on buffering; only the description before it is kept.
-func readError(err error) error {
-	msg := err.Error()
-	if i := strings.Index(msg, ", error found in #"); i > 0 {
-		msg = msg[:i]
-	}
-	return fmt.Errorf("the response is not a valid Prometheus API response (%s)", msg)
-}
-
-// envelope is what the top level of the response says besides the result.
-type envelope struct {
-	status, errorType, errorMsg string
-	// awsType and awsMessage come from an AWS-style error body ({"__type","message"})
-	// that reached the converter despite its 2xx status.
-	awsType, awsMessage string
-	warnings, infos     []string
-	sawData             bool
-}
-
-func (b *builder) readEnvelope(iter *jsoniter.Iterator) (envelope, error) {
-	var env envelope
-	next, err := iter.WhatIsNext()
-	if err != nil {
-		return env, readError(err)
-	}
-	if next != jsoniter.ObjectValue {
-		return env, errors.New("the response is not a JSON object: expected a Prometheus API response such as {\"status\":\"success\",\"data\":{...}}")
-	}
-	for {
-		key, err := iter.ReadObject()
-		if err != nil {
-			return env, readError(err)
-		}
-		if key == "" {
-			break
-		}
-		switch key {
-		case "status":
-			env.status, err = readNullableString(iter)
-		case "errorType":
-			env.errorType, err = readNullableString(iter)
-		case "error":
-			env.errorMsg, err = readNullableString(iter)
-		case "__type":
-			env.awsType, err = readNullableString(iter)
-		case "message", "Message":
-			env.awsMessage, err = readNullableString(iter)
-		case "warnings":
-			env.warnings, err = readStringArray(iter, env.warnings)
-		case "infos":
-			env.infos, err = readStringArray(iter, env.infos)
-		case "data":
-			env.sawData = true
-			err = b.readData(iter)
-		default:
-			err = iter.Skip()
-		}
-		if err != nil {
-			return env, wrapReadError(err)
-		}
-	}
-	switch {
-	case env.status == "error" || env.status == "" && env.errorMsg != "":
-		return env, &PrometheusError{Type: env.errorType, Message: env.errorMsg}
-	case env.status == "success":
-		if !env.sawData {
-			return env, errors.New("the Prometheus response has status success but no data")
-		}
-		return env, nil
-	case env.status == "" && env.awsMessage != "":
-		return env, &PrometheusError{Type: env.awsType, Message: env.awsMessage}
-	case env.status == "":
-		return env, errors.New("the response has no status field: expected a Prometheus API response such as {\"status\":\"success\",\"data\":{...}}")
-	default:
-		return env, fmt.Errorf("the Prometheus response has an unknown status %q (want success or error)", env.status)
-	}
-}
-
-// wrapReadError leaves our own descriptive errors alone and labels the iterator's.
-func wrapReadError(err error) error {
-	var fe *formatError
-	if errors.As(err, &fe) {
+// Decode is Read as a promclient.Decode that leaves its frames in *into.
+func Decode(opts Options, into *data.Frames) promclient.Decode {
+	return func(r io.Reader) error {
+		frames, err := Read(r, opts)
+		*into = frames
 		return err
 	}
-	return readError(err)
 }
 
-// formatError is a structurally valid JSON value of the wrong shape.
-type formatError struct{ msg string }
-
-func (e *formatError) Error() string { return e.msg }
-
-func formatErrorf(format string, args ...any) error {
-	return &formatError{msg: fmt.Sprintf(format, args...)}
-}
-
-func readNullableString(iter *jsoniter.Iterator) (string, error) {
-	next, err := iter.WhatIsNext()
-	if err != nil {
-		return "", err
-	}
-	if next == jsoniter.NilValue {
-		_, err = iter.ReadNil()
-		return "", err
-	}
-	return iter.ReadString()
-}
-
-func readStringArray(iter *jsoniter.Iterator, into []string) ([]string, error) {
-	next, err := iter.WhatIsNext()
-	if err != nil {
-		return into, err
-	}
-	if next == jsoniter.NilValue {
-		_, err = iter.ReadNil()
-		return into, err
-	}
-	for {
-		more, err := iter.ReadArray()
-		if err != nil || !more {
-			return into, err
-		}
-		s, err := readNullableString(iter)
-		if err != nil {
-			return into, err
-		}
-		into = append(into, s)
-	}
-}
+func formatErrorf(format string, args ...any) error { return promclient.Malformed(format, args...) }
 
 // readData reads {"resultType": ..., "result": ...}. A result that arrives before its
 // resultType is kept as raw bytes and parsed once the type is known.
@@ -218,7 +79,7 @@ func (b *builder) readData(iter *jsoniter.Iterator) error {
 		}
 		switch key {
 		case "resultType":
-			if b.resultType, err = readNullableString(iter); err != nil {
+			if b.resultType, err = promclient.ReadNullableString(iter); err != nil {
 				return err
 			}
 			if pending != nil {
@@ -363,7 +224,7 @@ func readLabels(iter *jsoniter.Iterator) (data.Labels, error) {
 		if key == "" {
 			return labels, nil
 		}
-		v, err := readNullableString(iter)
+		v, err := promclient.ReadNullableString(iter)
 		if err != nil {
 			return nil, err
 		}
@@ -371,7 +232,18 @@ func readLabels(iter *jsoniter.Iterator) (data.Labels, error) {
 	}
 }
 
+// countPoint refuses the sample that would take the frames past MaxPoints.
+func (b *builder) countPoint() error {
+	if b.points++; b.points > b.opts.MaxPoints {
+		return &promclient.TooLargeError{Limit: int64(b.opts.MaxPoints), Unit: "points"}
+	}
+	return nil
+}
+
 func (b *builder) readOneFloatSample(iter *jsoniter.Iterator) error {
+	if err := b.countPoint(); err != nil {
+		return err
+	}
 	ts, v, err := readFloatSample(iter)
 	if err != nil {
 		return err

@@ -19,6 +19,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
 	"github.com/inferscope/sagemaker-datasource/pkg/internal/goldentest"
+	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -85,12 +86,12 @@ func TestGolden(t *testing.T) {
 func TestErrors(t *testing.T) {
 	tests := []struct {
 		file     string
-		wantProm *PrometheusError
+		wantProm *promclient.APIError // Type and Message compared; nil: a *MalformedError
 		wantText string
 	}{
-		{"error-bad-data.json", &PrometheusError{Type: "bad_data", Message: "1:4: parse error: unclosed left parenthesis"}, "bad_data: 1:4: parse error: unclosed left parenthesis"},
-		{"error-execution-with-data.json", &PrometheusError{Type: "execution", Message: "query processing would load too many samples into memory"}, "execution: query processing"},
-		{"error-aws.json", &PrometheusError{Type: "com.amazon.coral.service#AccessDeniedException", Message: "User is not authorized to perform: cloudwatch:GetMetricData"}, "AccessDeniedException"},
+		{"error-bad-data.json", &promclient.APIError{Type: "bad_data", Message: "1:4: parse error: unclosed left parenthesis"}, "bad_data: 1:4: parse error: unclosed left parenthesis"},
+		{"error-execution-with-data.json", &promclient.APIError{Type: "execution", Message: "query processing would load too many samples into memory"}, "execution: query processing"},
+		{"error-aws.json", &promclient.APIError{Type: "AccessDeniedException", Message: "User is not authorized to perform: cloudwatch:GetMetricData"}, "AccessDeniedException"},
 		{"error-not-json.txt", nil, "not a JSON object"},
 		{"error-bad-value.json", nil, `sample value "fast" is not a number`},
 		{"error-result-type.json", nil, `resultType "streams"`},
@@ -110,13 +111,13 @@ func TestErrors(t *testing.T) {
 			if !strings.Contains(err.Error(), tc.wantText) {
 				t.Errorf("error %q does not contain %q", err, tc.wantText)
 			}
-			var pe *PrometheusError
+			var pe *promclient.APIError
 			if tc.wantProm != nil {
-				if !errors.As(err, &pe) || *pe != *tc.wantProm {
+				if !errors.As(err, &pe) || pe.Type != tc.wantProm.Type || pe.Message != tc.wantProm.Message {
 					t.Errorf("error = %#v, want %#v", err, tc.wantProm)
 				}
-			} else if errors.As(err, &pe) {
-				t.Errorf("a malformed body must not look like a Prometheus error: %v", err)
+			} else if me := new(promclient.MalformedError); !errors.As(err, &me) {
+				t.Errorf("a malformed body must be a *MalformedError (retried as a transient fault): %#v", err)
 			}
 			dr := response(bytes.NewReader(body), Options{})
 			if dr.Error == nil || dr.ErrorSource != backend.ErrorSourceDownstream {
@@ -130,8 +131,8 @@ func TestMoreErrorShapes(t *testing.T) {
 	tests := []struct{ body, want string }{
 		{``, "not a valid Prometheus API response"},
 		{`[]`, "not a JSON object"},
-		{`{"status":"error"}`, "the upstream reported an error without a message"},
-		{`{"status":"error","errorType":"timeout","error":null}`, "timeout: the upstream reported an error without a message"},
+		{`{"status":"error"}`, "CloudWatch reported an error: (no message)"},
+		{`{"status":"error","errorType":"timeout","error":null}`, "CloudWatch reported timeout: (no message)"},
 		{`{"status":"success"}`, "status success but no data"},
 		{`{"data":{"resultType":"vector","result":[]}}`, "no status field"},
 		{`{"status":"pending","data":{}}`, `unknown status "pending"`},
@@ -177,21 +178,18 @@ func TestTruncationNotice(t *testing.T) {
 	tests := []struct {
 		name      string
 		series    int
-		limit     int
 		warnings  []string
 		wantText  string
 		wantTotal int
 	}{
 		{name: "below the cap", series: 499, wantTotal: 0},
 		{name: "at CloudWatch's cap", series: 500, wantText: "Result truncated at 500 series, the most CloudWatch returns", wantTotal: 1},
-		{name: "at the query's own limit", series: 20, limit: 20, wantText: "Result truncated at 20 series, the limit this query asked for", wantTotal: 1},
-		{name: "limit above the cap still means 500", series: 499, limit: 10000, wantTotal: 0},
 		{name: "truncation warning from CloudWatch", series: 3, warnings: []string{"result truncated to the maximum of 500 series"}, wantText: "Narrow the selector", wantTotal: 2},
 		{name: "other warnings only", series: 3, warnings: []string{"something else"}, wantTotal: 1},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			frames, err := Read(strings.NewReader(vectorBody(tc.series, tc.warnings...)), Options{Expr: "m", Limit: tc.limit})
+			frames, err := Read(strings.NewReader(vectorBody(tc.series, tc.warnings...)), Options{Expr: "m"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -266,6 +264,27 @@ func TestSpecialValuesAndTimes(t *testing.T) {
 	for i, want := range []time.Time{time.UnixMilli(1764496800001), time.UnixMilli(1764496800002), time.UnixMilli(1764496800003), time.UnixMilli(-1500)} {
 		if got := f.Fields[0].At(i).(time.Time); !got.Equal(want) {
 			t.Errorf("time %d = %v, want %v", i, got, want)
+		}
+	}
+}
+
+func TestPointCap(t *testing.T) {
+	body := string(matrixBody(3, 10)) // 30 points
+	tests := []struct {
+		max     int
+		wantErr bool
+	}{{29, true}, {30, false}, {0, false}}
+	for _, tc := range tests {
+		frames, err := Read(strings.NewReader(body), Options{MaxPoints: tc.max})
+		var tooLarge *promclient.TooLargeError
+		if tc.wantErr {
+			if !errors.As(err, &tooLarge) || tooLarge.Unit != "points" || !strings.Contains(err.Error(), "raise the step") {
+				t.Errorf("MaxPoints %d: err %v, want a points TooLargeError saying to raise the step", tc.max, err)
+			}
+			continue
+		}
+		if err != nil || len(frames) != 3 {
+			t.Errorf("MaxPoints %d: %d frames, err %v", tc.max, len(frames), err)
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
 	"github.com/inferscope/sagemaker-datasource/pkg/interval"
+	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
 )
 
 // Custom is every frame's Meta.Custom. The first frame also carries the calculated step,
@@ -27,6 +28,7 @@ type builder struct {
 	resultType string
 	sawResult  bool
 	series     int
+	points     int // samples read so far, against opts.MaxPoints
 	frames     data.Frames
 
 	times  []time.Time
@@ -100,7 +102,7 @@ func (b *builder) legendField(f *data.Field, labels data.Labels) {
 // finish adds what belongs to the response as a whole to the first frame: the executed
 // query, the step, warnings, infos and the truncation notice. An empty result still
 // yields one frame so this metadata reaches the panel.
-func (b *builder) finish(env envelope) data.Frames {
+func (b *builder) finish(env promclient.Envelope) data.Frames {
 	if len(b.frames) == 0 {
 		frame := data.NewFrame("")
 		frame.Meta = b.meta()
@@ -110,32 +112,23 @@ func (b *builder) finish(env envelope) data.Frames {
 	meta.ExecutedQueryString = "Expr: " + b.opts.Expr + "\nStep: " + interval.FormatDuration(b.opts.Step)
 	meta.Custom = Custom{ResultType: b.resultType, CalculatedMinStep: b.opts.Step.Milliseconds()}
 	truncated := false
-	for _, w := range env.warnings {
+	for _, w := range env.Warnings {
 		meta.Notices = append(meta.Notices, data.Notice{Severity: data.NoticeSeverityWarning, Text: w})
 		if strings.Contains(strings.ToLower(w), "truncated") {
 			truncated = true
 		}
 	}
-	for _, i := range env.infos {
+	for _, i := range env.Infos {
 		meta.Notices = append(meta.Notices, data.Notice{Severity: data.NoticeSeverityInfo, Text: i})
 	}
-	limit := SeriesCap
-	if b.opts.Limit > 0 && b.opts.Limit < SeriesCap {
-		limit = b.opts.Limit
-	}
-	if truncated || b.series >= limit {
-		meta.Notices = append(meta.Notices, data.Notice{Severity: data.NoticeSeverityWarning, Text: truncationText(limit)})
+	if truncated || b.series >= promclient.MaxQueryLimit {
+		meta.Notices = append(meta.Notices, data.Notice{Severity: data.NoticeSeverityWarning, Text: truncationText})
 	}
 	return b.frames
 }
 
-func truncationText(limit int) string {
-	fix := "Narrow the selector with more label matchers, or aggregate (for example sum by (label) (...)) so that fewer series come back."
-	if limit < SeriesCap {
-		return fmt.Sprintf("Result truncated at %d series, the limit this query asked for: some series are missing. Raise the limit (CloudWatch allows up to %d), or: %s", limit, SeriesCap, fix)
-	}
-	return fmt.Sprintf("Result truncated at %d series, the most CloudWatch returns for one query: some series are missing. %s", limit, fix)
-}
+var truncationText = fmt.Sprintf("Result truncated at %d series, the most CloudWatch returns for one query: some series are missing. "+
+	"Narrow the selector with more label matchers, or aggregate (for example sum by (label) (...)) so that fewer series come back.", promclient.MaxQueryLimit)
 
 // displayName is the legend Grafana shows for a series:
 //

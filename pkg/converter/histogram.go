@@ -35,6 +35,9 @@ func (h *histRows) len() int { return h.samplesTotal }
 
 // readHistogramSample reads [<unix seconds>, {"count":..., "sum":..., "buckets":[...]}].
 func (b *builder) readHistogramSample(iter *jsoniter.Iterator) error {
+	if err := b.countPoint(); err != nil {
+		return err
+	}
 	ts, err := openSample(iter)
 	if err != nil {
 		return err

@@ -3,76 +3,44 @@ package diagnosis
 import (
 	"encoding/json"
 	"fmt"
-	"net/http"
+	"io"
 
 	"github.com/prometheus/common/model"
-)
 
-// envelope is the Prometheus HTTP API answer CloudWatch also uses.
-type envelope struct {
-	Status    string          `json:"status"`
-	ErrorType string          `json:"errorType"`
-	Error     string          `json:"error"`
-	Message   string          `json:"message"` // AWS-style errors (403) carry a message instead
-	Data      json.RawMessage `json:"data"`
-}
+	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
+)
 
 type queryData struct {
 	ResultType model.ValueType `json:"resultType"`
 	Result     json.RawMessage `json:"result"`
 }
 
-// decodeResult checks the status and envelope of a query answer and returns its data.
-func decodeResult(status int, body []byte, want model.ValueType) (json.RawMessage, error) {
-	var env envelope
-	if err := json.Unmarshal(body, &env); err != nil {
-		if status/100 != 2 {
-			return nil, fmt.Errorf("upstream answered HTTP %d %s with a body that is not JSON", status, http.StatusText(status))
+// decodeInto is a promclient.Decode for a query answer of type want, read with promclient's
+// envelope reader and unmarshalled into into (a *model.Vector or *model.Matrix).
+func decodeInto(want model.ValueType, into any) promclient.Decode {
+	return func(r io.Reader) error {
+		var d queryData
+		if err := promclient.Data(&d)(r); err != nil {
+			return err
 		}
-		return nil, fmt.Errorf("upstream answered with invalid JSON: %w", err)
-	}
-	if status/100 != 2 || env.Status != "success" {
-		msg := env.Error
-		if msg == "" {
-			msg = env.Message
+		if d.ResultType != want {
+			return fmt.Errorf("CloudWatch answered a %s where a %s was expected", d.ResultType, want)
 		}
-		if env.ErrorType != "" {
-			msg = env.ErrorType + ": " + msg
+		if err := json.Unmarshal(d.Result, into); err != nil {
+			return promclient.Malformed("CloudWatch's %s is malformed: %v", want, err)
 		}
-		return nil, fmt.Errorf("upstream answered HTTP %d: %s", status, msg)
+		return nil
 	}
-	var d queryData
-	if err := json.Unmarshal(env.Data, &d); err != nil {
-		return nil, fmt.Errorf("upstream answer has no valid data: %w", err)
-	}
-	if d.ResultType != want {
-		return nil, fmt.Errorf("upstream answered a %s where a %s was expected", d.ResultType, want)
-	}
-	return d.Result, nil
 }
 
-// DecodeVector decodes an instant-query answer (status and raw body) into a vector.
-func DecodeVector(status int, body []byte) (model.Vector, error) {
-	raw, err := decodeResult(status, body, model.ValVector)
-	if err != nil {
-		return nil, err
-	}
+// DecodeVector reads an instant-query answer (a 2xx body) into a vector.
+func DecodeVector(body io.Reader) (model.Vector, error) {
 	var v model.Vector
-	if err := json.Unmarshal(raw, &v); err != nil {
-		return nil, fmt.Errorf("upstream vector is malformed: %w", err)
-	}
-	return v, nil
+	return v, decodeInto(model.ValVector, &v)(body)
 }
 
-// DecodeMatrix decodes a range-query answer (status and raw body) into a matrix.
-func DecodeMatrix(status int, body []byte) (model.Matrix, error) {
-	raw, err := decodeResult(status, body, model.ValMatrix)
-	if err != nil {
-		return nil, err
-	}
+// DecodeMatrix reads a range-query answer (a 2xx body) into a matrix.
+func DecodeMatrix(body io.Reader) (model.Matrix, error) {
 	var m model.Matrix
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return nil, fmt.Errorf("upstream matrix is malformed: %w", err)
-	}
-	return m, nil
+	return m, decodeInto(model.ValMatrix, &m)(body)
 }

@@ -114,6 +114,8 @@ type RuleFailure struct {
 	Rule  string `json:"rule"`
 	Error string `json:"error"`
 	Query string `json:"query,omitempty"` // the PromQL that failed, when a query did
+	// Err is the failure, typed, for the caller's edge (pkg/fault) to explain.
+	Err error `json:"-"`
 }
 
 // Report is the result of one diagnosis run.
@@ -173,7 +175,7 @@ func Run(ctx context.Context, q Querier, scope Scope, start, end time.Time, cfg 
 			case sem <- struct{}{}:
 			case <-ctx.Done():
 				mu.Lock()
-				failures = append(failures, RuleFailure{Rule: r.id, Error: ctx.Err().Error()})
+				failures = append(failures, RuleFailure{Rule: r.id, Error: ctx.Err().Error(), Err: ctx.Err()})
 				mu.Unlock()
 				return
 			}
@@ -182,7 +184,7 @@ func Run(ctx context.Context, q Querier, scope Scope, start, end time.Time, cfg 
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
-				f := RuleFailure{Rule: r.id, Error: err.Error()}
+				f := RuleFailure{Rule: r.id, Error: err.Error(), Err: err}
 				var qe *QueryError
 				if errors.As(err, &qe) {
 					f.Query = qe.Query

@@ -3,7 +3,6 @@ package diagnosis
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -92,32 +91,29 @@ func scopeValue(field, v string) (string, error) {
 // query JSON ({"endpoint": ..., "inferenceComponent": ...}), runs every rule with the default
 // thresholds over the query's time range and returns the ranked findings as one table frame.
 // Rules that could not run become warnings on the frame; when none could run, the response
-// carries the error.
+// carries the first failure, typed, for the datasource's edge to explain (a CloudWatch 403
+// stays a 403). Input errors are downstream errors.
 func HandleQuery(ctx context.Context, q Querier, query backend.DataQuery) backend.DataResponse {
 	var m diagnosisQuery
 	if len(query.JSON) > 0 {
 		if err := json.Unmarshal(query.JSON, &m); err != nil {
-			return backend.ErrDataResponse(backend.StatusBadRequest, "diagnosis query: the query JSON is invalid ("+err.Error()+"); send {\"endpoint\": \"...\", \"inferenceComponent\": \"...\"}")
+			return backend.DataResponse{Error: backend.DownstreamErrorf("diagnosis query: the query JSON is invalid (%v); send {\"endpoint\": \"...\", \"inferenceComponent\": \"...\"}", err)}
 		}
 	}
 	var scope Scope
 	var err error
 	if scope.Endpoint, err = scopeValue("endpoint", m.Endpoint); err != nil {
-		return backend.ErrDataResponse(backend.StatusBadRequest, err.Error())
+		return backend.DataResponse{Error: backend.DownstreamError(err)}
 	}
 	if scope.InferenceComponent, err = scopeValue("inference component", m.InferenceComponent); err != nil {
-		return backend.ErrDataResponse(backend.StatusBadRequest, err.Error())
+		return backend.DataResponse{Error: backend.DownstreamError(err)}
 	}
 	r, err := Run(ctx, q, scope, query.TimeRange.From, query.TimeRange.To, DefaultConfig())
 	if err != nil {
-		return backend.ErrDataResponse(backend.StatusBadRequest, err.Error())
+		return backend.DataResponse{Error: backend.DownstreamError(err)}
 	}
 	if len(r.Failures) > 0 && len(r.Failures) == len(allRules) {
-		status := backend.StatusBadGateway
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			status = backend.StatusTimeout
-		}
-		return backend.ErrDataResponseWithSource(status, backend.ErrorSourceDownstream, "diagnosis: no rule could query the data source: "+r.Failures[0].Error)
+		return backend.DataResponse{Error: fmt.Errorf("diagnosis: no rule could query the data source: %w", r.Failures[0].Err)}
 	}
 	fr := Frame(r.Findings)
 	fr.RefID = query.RefID

@@ -54,12 +54,14 @@ func TestFrame(t *testing.T) {
 	}
 }
 
-// TestHandleQueryUpstreamDown: an upstream that fails every query is a 502 naming its error.
-// The other HandleQuery cases run over real series in rig/itest/diagnosis.
+// TestHandleQueryUpstreamDown: an upstream that fails every query comes back as that
+// error, wrapped and typed, for the datasource's edge to explain. The other HandleQuery
+// cases run over real series in rig/itest/diagnosis.
 func TestHandleQueryUpstreamDown(t *testing.T) {
 	dq := backend.DataQuery{RefID: "D", QueryType: "diagnosis", JSON: json.RawMessage(`{}`), TimeRange: backend.TimeRange{From: runFrom, To: runTo}}
-	resp := HandleQuery(context.Background(), &failingQuerier{err: errors.New("connection refused")}, dq)
-	if resp.Error == nil || resp.Status != backend.StatusBadGateway || !strings.Contains(resp.Error.Error(), "connection refused") {
-		t.Fatalf("want a 502 naming the upstream error, got %v (%d)", resp.Error, resp.Status)
+	refused := errors.New("connection refused")
+	resp := HandleQuery(context.Background(), &failingQuerier{err: refused}, dq)
+	if !errors.Is(resp.Error, refused) || !strings.Contains(resp.Error.Error(), "no rule could query") {
+		t.Fatalf("want the rules' error, wrapped, got %v", resp.Error)
 	}
 }

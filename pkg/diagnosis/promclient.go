@@ -10,34 +10,29 @@ import (
 )
 
 // promClientQuerier sends the rules' queries through pkg/promclient, which signs them, paces
-// them within CloudWatch's limits and retries throttling; it decodes the answers here.
+// them within CloudWatch's limits, retries throttling and cut-off answers, and reads the
+// envelope; the result is decoded here.
 type promClientQuerier struct{ c PromClient }
 
 // PromClient is the part of *promclient.Client the querier uses; the datasource passes its
 // client through an interface of its own, so tests can substitute a fake.
 type PromClient interface {
-	Query(ctx context.Context, expr string, t time.Time, limit int) (*promclient.Response, error)
-	QueryRange(ctx context.Context, expr string, start, end time.Time, step time.Duration, limit int) (*promclient.Response, error)
+	Query(ctx context.Context, expr string, t time.Time, limit int, decode promclient.Decode) error
+	QueryRange(ctx context.Context, expr string, start, end time.Time, step time.Duration, limit int, decode promclient.Decode) error
 }
 
 // NewPromClientQuerier adapts the datasource's client (the same limits and credentials as its
 // panels) for Run and HandleQuery.
 func NewPromClientQuerier(c PromClient) Querier { return promClientQuerier{c} }
 
-// Instant runs an instant query; no limit is sent, so CloudWatch's maximum (500) applies.
+// Instant runs an instant query; no limit is sent, so CloudWatch's maximum applies.
 func (p promClientQuerier) Instant(ctx context.Context, expr string, t time.Time) (model.Vector, error) {
-	resp, err := p.c.Query(ctx, expr, t, 0)
-	if err != nil {
-		return nil, err
-	}
-	return DecodeVector(resp.Status, resp.Body)
+	var v model.Vector
+	return v, p.c.Query(ctx, expr, t, 0, decodeInto(model.ValVector, &v))
 }
 
 // Range runs a range query.
 func (p promClientQuerier) Range(ctx context.Context, expr string, start, end time.Time, step time.Duration) (model.Matrix, error) {
-	resp, err := p.c.QueryRange(ctx, expr, start, end, step, 0)
-	if err != nil {
-		return nil, err
-	}
-	return DecodeMatrix(resp.Status, resp.Body)
+	var m model.Matrix
+	return m, p.c.QueryRange(ctx, expr, start, end, step, 0, decodeInto(model.ValMatrix, &m))
 }

@@ -18,13 +18,13 @@ import (
 )
 
 // Upstream is what the datasource needs from CloudWatch; *promclient.Client implements it
-// and tests substitute fakes.
+// and tests substitute fakes. A 2xx body goes to decode as it arrives.
 type Upstream interface {
-	Query(ctx context.Context, expr string, t time.Time, limit int) (*promclient.Response, error)
-	QueryRange(ctx context.Context, expr string, start, end time.Time, step time.Duration, limit int) (*promclient.Response, error)
-	Labels(ctx context.Context, matchers []string, start, end time.Time, limit int) (*promclient.Response, error)
-	LabelValues(ctx context.Context, name string, matchers []string, start, end time.Time, limit int) (*promclient.Response, error)
-	Series(ctx context.Context, matchers []string, start, end time.Time, limit int) (*promclient.Response, error)
+	Query(ctx context.Context, expr string, t time.Time, limit int, decode promclient.Decode) error
+	QueryRange(ctx context.Context, expr string, start, end time.Time, step time.Duration, limit int, decode promclient.Decode) error
+	Labels(ctx context.Context, matchers []string, start, end time.Time, limit int, decode promclient.Decode) error
+	LabelValues(ctx context.Context, name string, matchers []string, start, end time.Time, limit int, decode promclient.Decode) error
+	Series(ctx context.Context, matchers []string, start, end time.Time, limit int, decode promclient.Decode) error
 }
 
 // ClientFactory builds the upstream client for validated settings and the endpoint they

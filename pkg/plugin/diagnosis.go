@@ -2,7 +2,6 @@ package plugin
 
 import (
 	"context"
-	"errors"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
@@ -18,10 +17,7 @@ func (d *Datasource) queryDiagnosis(ctx context.Context, req *backend.QueryDataR
 		}
 		resp := diagnosis.HandleQuery(ctx, diagnosis.NewPromClientQuerier(d.client), q)
 		if resp.Error != nil {
-			resp.Error = errors.New(d.redact.String(resp.Error.Error()))
-			if resp.ErrorSource == "" {
-				resp.ErrorSource = backend.ErrorSourceFromHTTPStatus(int(resp.Status))
-			}
+			return d.errorResponse(resp.Error)
 		}
 		return resp
 	}), nil

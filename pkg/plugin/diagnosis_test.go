@@ -49,7 +49,7 @@ func TestDiagnosisQueriesRunThroughTheClient(t *testing.T) {
 
 func TestDiagnosisErrorsAreRedactedAndDownstream(t *testing.T) {
 	secret := testSettings("").DecryptedSecureJSONData["secretKey"]
-	fake := &fakeUpstream{answer: func(call) (*promclient.Response, error) {
+	fake := &fakeUpstream{answer: func(call) (*fakeResponse, error) {
 		return nil, &promclient.APIError{Status: 403, Type: "AccessDeniedException", Message: "denied for " + secret}
 	}}
 	d := newTestDatasource(t, fake)

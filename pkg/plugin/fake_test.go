@@ -1,8 +1,8 @@
 package plugin
 
 import (
+	"bytes"
 	"context"
-	"net/http"
 	"sync"
 	"testing"
 	"time"
@@ -30,17 +30,27 @@ type call struct {
 type fakeUpstream struct {
 	mu     sync.Mutex
 	calls  []call
-	answer func(c call) (*promclient.Response, error)
+	answer func(c call) (*fakeResponse, error)
 }
 
-func (f *fakeUpstream) record(c call) (*promclient.Response, error) {
+// fakeResponse is a 2xx body the fake hands to the caller's decoder.
+type fakeResponse struct{ body []byte }
+
+func (f *fakeUpstream) record(c call, decode promclient.Decode) error {
 	f.mu.Lock()
 	f.calls = append(f.calls, c)
 	f.mu.Unlock()
-	if f.answer == nil {
-		return okJSON(`{"status":"success","data":[]}`), nil
+	resp := okJSON(`{"status":"success","data":[]}`)
+	if f.answer != nil {
+		var err error
+		if resp, err = f.answer(c); err != nil {
+			return err
+		}
 	}
-	return f.answer(c)
+	if decode == nil {
+		decode = promclient.Data(nil)
+	}
+	return decode(bytes.NewReader(resp.body))
 }
 
 func (f *fakeUpstream) Calls() []call {
@@ -49,29 +59,27 @@ func (f *fakeUpstream) Calls() []call {
 	return append([]call(nil), f.calls...)
 }
 
-func (f *fakeUpstream) Query(_ context.Context, expr string, t time.Time, limit int) (*promclient.Response, error) {
-	return f.record(call{op: "query", expr: expr, t: t, limit: limit})
+func (f *fakeUpstream) Query(_ context.Context, expr string, t time.Time, limit int, decode promclient.Decode) error {
+	return f.record(call{op: "query", expr: expr, t: t, limit: limit}, decode)
 }
 
-func (f *fakeUpstream) QueryRange(_ context.Context, expr string, start, end time.Time, step time.Duration, limit int) (*promclient.Response, error) {
-	return f.record(call{op: "query_range", expr: expr, start: start, end: end, step: step, limit: limit})
+func (f *fakeUpstream) QueryRange(_ context.Context, expr string, start, end time.Time, step time.Duration, limit int, decode promclient.Decode) error {
+	return f.record(call{op: "query_range", expr: expr, start: start, end: end, step: step, limit: limit}, decode)
 }
 
-func (f *fakeUpstream) Labels(_ context.Context, matchers []string, start, end time.Time, limit int) (*promclient.Response, error) {
-	return f.record(call{op: "labels", matchers: matchers, start: start, end: end, limit: limit})
+func (f *fakeUpstream) Labels(_ context.Context, matchers []string, start, end time.Time, limit int, decode promclient.Decode) error {
+	return f.record(call{op: "labels", matchers: matchers, start: start, end: end, limit: limit}, decode)
 }
 
-func (f *fakeUpstream) LabelValues(_ context.Context, name string, matchers []string, start, end time.Time, limit int) (*promclient.Response, error) {
-	return f.record(call{op: "label_values", name: name, matchers: matchers, start: start, end: end, limit: limit})
+func (f *fakeUpstream) LabelValues(_ context.Context, name string, matchers []string, start, end time.Time, limit int, decode promclient.Decode) error {
+	return f.record(call{op: "label_values", name: name, matchers: matchers, start: start, end: end, limit: limit}, decode)
 }
 
-func (f *fakeUpstream) Series(_ context.Context, matchers []string, start, end time.Time, limit int) (*promclient.Response, error) {
-	return f.record(call{op: "series", matchers: matchers, start: start, end: end, limit: limit})
+func (f *fakeUpstream) Series(_ context.Context, matchers []string, start, end time.Time, limit int, decode promclient.Decode) error {
+	return f.record(call{op: "series", matchers: matchers, start: start, end: end, limit: limit}, decode)
 }
 
-func okJSON(body string) *promclient.Response {
-	return &promclient.Response{Status: http.StatusOK, Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte(body)}
-}
+func okJSON(body string) *fakeResponse { return &fakeResponse{body: []byte(body)} }
 
 // testSettings is a valid keys-auth datasource pointing at a loopback endpoint.
 func testSettings(jsonData string) backend.DataSourceInstanceSettings {

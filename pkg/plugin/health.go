@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -14,7 +13,6 @@ import (
 
 	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
 	"github.com/inferscope/sagemaker-datasource/pkg/semconv"
-	"github.com/inferscope/sagemaker-datasource/pkg/sigv4"
 )
 
 // defaultHealthTimeout bounds the three probes of Save & test together.
@@ -33,21 +31,21 @@ var sageMakerProbes = []string{semconv.DCGMGPUUtil, semconv.VLLMRunning, semconv
 // arrived yet. Each failure names its fix.
 func (d *Datasource) CheckHealth(ctx context.Context, _ *backend.CheckHealthRequest) (*backend.CheckHealthResult, error) {
 	if d.setupErr != nil {
-		return d.healthError(d.setupErr.Error()), nil
+		return d.healthError(d.setupErr, ""), nil
 	}
 	// Save & test should answer while the user waits, even against an endpoint that never does.
 	ctx, cancel := context.WithTimeout(ctx, d.healthTimeout)
 	defer cancel()
 	now := time.Now()
-	if err := probe(d.client.Query(ctx, "1+1", now, 0))(nil); err != nil && !pastTheFrontDoor(err) {
-		return d.healthError(d.explain(err, "cloudwatch:GetMetricData")), nil
+	if err := d.client.Query(ctx, "1+1", now, 0, promclient.Data(nil)); err != nil && !pastTheFrontDoor(err) {
+		return d.healthError(err, "cloudwatch:GetMetricData"), nil
 	}
-	if err := probe(d.client.Labels(ctx, nil, now.Add(-time.Hour), now, 1))(nil); err != nil {
-		return d.healthError(d.explain(err, "cloudwatch:ListMetrics")), nil
+	if err := d.client.Labels(ctx, nil, now.Add(-time.Hour), now, 1, promclient.Data(nil)); err != nil {
+		return d.healthError(err, "cloudwatch:ListMetrics"), nil
 	}
 	var series []json.RawMessage
-	if err := probe(d.client.Series(ctx, sageMakerProbes, now.Add(-sageMakerLookback), now, 1))(&series); err != nil {
-		return d.healthError(d.explain(err, "cloudwatch:ListMetrics")), nil
+	if err := d.client.Series(ctx, sageMakerProbes, now.Add(-sageMakerLookback), now, 1, promclient.Data(&series)); err != nil {
+		return d.healthError(err, "cloudwatch:ListMetrics"), nil
 	}
 	if len(series) == 0 {
 		return &backend.CheckHealthResult{
@@ -71,92 +69,14 @@ func (d *Datasource) CheckHealth(ctx context.Context, _ *backend.CheckHealthRequ
 // documented, and a refusal of it must not fail Save & test.
 func pastTheFrontDoor(err error) bool {
 	var apiErr *promclient.APIError
-	return errors.As(err, &apiErr) && (apiErr.Status == http.StatusBadRequest || apiErr.Status == http.StatusUnprocessableEntity)
+	return errors.As(err, &apiErr) && !apiErr.Throttled &&
+		(apiErr.Status == http.StatusBadRequest || apiErr.Status == http.StatusUnprocessableEntity)
 }
 
-func (d *Datasource) healthError(msg string) *backend.CheckHealthResult {
-	return &backend.CheckHealthResult{Status: backend.HealthStatusError, Message: d.redact.String(msg)}
-}
-
-// probe takes an Upstream call's results and returns a check of them: the call's error, or
-// else that the body is a Prometheus success envelope whose data decodes into data (when
-// data is not nil).
-func probe(resp *promclient.Response, err error) func(data any) error {
-	return func(data any) error {
-		if err != nil {
-			return err
-		}
-		return successEnvelope(resp, data)
+// healthError explains a failed probe; action is the IAM permission the probe needs.
+func (d *Datasource) healthError(err error, action string) *backend.CheckHealthResult {
+	if action != "" {
+		err = fmt.Errorf("the %s probe failed: %w", action, err)
 	}
-}
-
-// successEnvelope checks that a 2xx body is a Prometheus success envelope and, when data
-// is not nil, decodes its data field into it.
-func successEnvelope(resp *promclient.Response, data any) error {
-	var env struct {
-		Status    string          `json:"status"`
-		ErrorType string          `json:"errorType"`
-		Error     string          `json:"error"`
-		Data      json.RawMessage `json:"data"`
-	}
-	if err := json.Unmarshal(resp.Body, &env); err != nil {
-		return fmt.Errorf("the endpoint answered HTTP %d with something that is not Prometheus JSON (%v): "+
-			"check that the endpoint is CloudWatch (https://monitoring.<region>.amazonaws.com)", resp.Status, err)
-	}
-	if env.Status != "success" {
-		return fmt.Errorf("CloudWatch answered %q: %s: %s", env.Status, env.ErrorType, env.Error)
-	}
-	if data != nil {
-		if err := json.Unmarshal(env.Data, data); err != nil {
-			return fmt.Errorf("CloudWatch's answer has an unexpected data field: %v", err)
-		}
-	}
-	return nil
-}
-
-// explain turns a failed health probe into a message that names the fix. action is the
-// IAM permission the probe needs.
-func (d *Datasource) explain(err error, action string) string {
-	var (
-		apiErr  *promclient.APIError
-		credErr *sigv4.CredentialsError
-		netErr  *net.OpError
-		dnsErr  *net.DNSError
-	)
-	switch {
-	case errors.As(err, &credErr):
-		return "AWS credentials could not be resolved: " + credErr.Error()
-	case errors.As(err, &dnsErr), errors.As(err, &netErr):
-		return fmt.Sprintf("Cannot reach %s (%v): check the endpoint URL (or the datasource URL and default region), DNS, proxy and network access from the Grafana server.", d.endpoint, err)
-	case errors.Is(err, context.DeadlineExceeded):
-		return fmt.Sprintf("%s did not answer in time: check network access from the Grafana server and the query timeout.", d.endpoint)
-	case !errors.As(err, &apiErr):
-		return err.Error()
-	}
-	said := fmt.Sprintf(" (CloudWatch answered HTTP %d %s: %s)", apiErr.Status, apiErr.Type, strings.TrimSuffix(apiErr.Message, "."))
-	text := strings.ToLower(apiErr.Type + " " + apiErr.Message)
-	switch {
-	case strings.Contains(text, "scoped to a valid region"), strings.Contains(text, "scoped to correct region"):
-		return fmt.Sprintf("Wrong region: requests are signed for %q but %s belongs to another region. "+
-			"Set Default Region to the region in the endpoint host (monitoring.<region>.amazonaws.com).%s", d.region, d.endpoint, said)
-	case strings.Contains(text, "scoped to correct service"):
-		return fmt.Sprintf("Wrong service scope: the plugin signs for service %q, which %s does not accept. "+
-			"Point the endpoint at CloudWatch (https://monitoring.<region>.amazonaws.com), not an Amazon Managed Prometheus workspace or another service.%s",
-			sigv4.Service, d.endpoint, said)
-	case strings.Contains(text, "signature expired"), strings.Contains(text, "not yet current"),
-		strings.Contains(text, "requestexpired"), strings.Contains(text, "clock skew"):
-		return "Clock skew: the Grafana server's clock is more than 5 minutes away from AWS time, so signatures are rejected. " +
-			"Synchronise the server clock (NTP)." + said
-	case strings.Contains(text, "signaturedoesnotmatch"), strings.Contains(text, "signature we calculated does not match"):
-		return "The signature does not match: the secret key does not belong to the access key (check for stray whitespace when pasting), " +
-			"or a proxy altered the request." + said
-	case strings.Contains(text, "unrecognizedclient"), strings.Contains(text, "invalidclienttokenid"),
-		strings.Contains(text, "security token included in the request is invalid"), strings.Contains(text, "does not exist in our records"):
-		return "AWS does not recognise these credentials: check the access key and secret key (or the profile / role), " +
-			"and that a session token, if used, has not expired." + said
-	case strings.Contains(text, "accessdenied"), strings.Contains(text, "not authorized"), apiErr.Status == 403:
-		return fmt.Sprintf("Missing permission: the AWS identity may not call %s. Grant cloudwatch:GetMetricData and "+
-			"cloudwatch:ListMetrics (Resource \"*\") to the user or role the datasource uses.%s", action, said)
-	}
-	return fmt.Sprintf("The %s probe failed%s", action, said)
+	return &backend.CheckHealthResult{Status: backend.HealthStatusError, Message: d.redact.String(d.explain(err, action).Message)}
 }

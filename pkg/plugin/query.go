@@ -1,7 +1,6 @@
 package plugin
 
 import (
-	"bytes"
 	"context"
 	"sync"
 
@@ -58,8 +57,9 @@ func (d *Datasource) runPromQL(ctx context.Context, dq backend.DataQuery) backen
 			// Aligned to the step (in the panel's time zone) so refreshes hit the same samples.
 			start := interval.Align(q.TimeRange.From, iv.Step, q.UTCOffsetSec)
 			end := interval.Align(q.TimeRange.To, iv.Step, q.UTCOffsetSec)
-			resp, err := d.client.QueryRange(ctx, expr, start, end, iv.Step, 0)
-			rangeResp = d.convert(resp, err, q, expr, iv)
+			rangeResp = d.convert(q, expr, iv, func(decode promclient.Decode) error {
+				return d.client.QueryRange(ctx, expr, start, end, iv.Step, 0, decode)
+			})
 		}()
 	}
 	if q.Instant {
@@ -67,8 +67,9 @@ func (d *Datasource) runPromQL(ctx context.Context, dq backend.DataQuery) backen
 		go func() {
 			defer wg.Done()
 			defer recoverQuery(q.RefID, &instResp)
-			resp, err := d.client.Query(ctx, expr, q.TimeRange.To, 0)
-			instResp = d.convert(resp, err, q, expr, iv)
+			instResp = d.convert(q, expr, iv, func(decode promclient.Decode) error {
+				return d.client.Query(ctx, expr, q.TimeRange.To, 0, decode)
+			})
 		}()
 	}
 	wg.Wait()
@@ -88,21 +89,18 @@ func (d *Datasource) runPromQL(ctx context.Context, dq backend.DataQuery) backen
 	return merged
 }
 
-// convert turns one upstream answer into a DataResponse whose frames carry the query's
-// refId (server-side expressions and alerting look frames up by it).
-func (d *Datasource) convert(resp *promclient.Response, err error, q *models.Query, expr string, iv interval.Result) backend.DataResponse {
+// convert runs one upstream call with the converter reading its answer as it arrives, and
+// returns a DataResponse whose frames carry the query's refId (server-side expressions and
+// alerting look frames up by it). A retried answer is converted again from scratch.
+func (d *Datasource) convert(q *models.Query, expr string, iv interval.Result, call func(promclient.Decode) error) backend.DataResponse {
 	var out backend.DataResponse
-	if err != nil {
-		out = d.errorResponse(err)
-	} else if frames, cerr := converter.Read(bytes.NewReader(resp.Body), converter.Options{
+	err := call(converter.Decode(converter.Options{
 		Expr:         expr,
 		LegendFormat: q.LegendFormat,
 		Step:         iv.Step,
-	}); cerr != nil {
-		// A 2xx body that is a Prometheus error or not Prometheus JSON: the upstream's fault.
-		out = backend.ErrDataResponseWithSource(backend.StatusBadGateway, backend.ErrorSourceDownstream, d.redact.String(cerr.Error()))
-	} else {
-		out.Frames = frames
+	}, &out.Frames))
+	if err != nil {
+		out = d.errorResponse(err)
 	}
 	if out.Error != nil {
 		// An empty frame keeps the executed query visible in the query inspector next to the error.

@@ -49,8 +49,8 @@ const (
 )
 
 // answerByOp answers query and query_range calls with fixed bodies.
-func answerByOp(bodies map[string]string) func(call) (*promclient.Response, error) {
-	return func(c call) (*promclient.Response, error) {
+func answerByOp(bodies map[string]string) func(call) (*fakeResponse, error) {
+	return func(c call) (*fakeResponse, error) {
 		b, ok := bodies[c.op]
 		if !ok {
 			return nil, fmt.Errorf("unexpected %s call", c.op)
@@ -64,14 +64,14 @@ func TestQueryGolden(t *testing.T) {
 	tests := []struct {
 		name   string
 		model  string
-		answer func(call) (*promclient.Response, error)
+		answer func(call) (*fakeResponse, error)
 	}{
 		{"range", `{"expr":"vllm:num_requests_running",` + legend + `,"range":true}`, answerByOp(map[string]string{"query_range": matrixBody})},
 		{"instant", `{"expr":"sum by (\"aws.sagemaker.endpoint.name\") (vllm:num_requests_running)","legendFormat":"{{aws.sagemaker.endpoint.name}}","instant":true}`,
 			answerByOp(map[string]string{"query": vectorBody})},
 		{"both", `{"expr":"vllm:num_requests_running",` + legend + `,"range":true,"instant":true}`,
 			answerByOp(map[string]string{"query_range": matrixBody, "query": vectorBody})},
-		{"error", `{"expr":"sum(","range":true}`, func(call) (*promclient.Response, error) {
+		{"error", `{"expr":"sum(","range":true}`, func(call) (*fakeResponse, error) {
 			return nil, &promclient.APIError{Status: 400, Type: "bad_data", Message: `1:5: parse error: unclosed left parenthesis`}
 		}},
 		{"truncated", `{"expr":"DCGM_FI_DEV_GPU_UTIL","instant":true}`, answerByOp(map[string]string{"query": truncatedBody})},
@@ -179,7 +179,7 @@ func TestQueryErrors(t *testing.T) {
 	tests := []struct {
 		name       string
 		model      string
-		answer     func(call) (*promclient.Response, error)
+		answer     func(call) (*fakeResponse, error)
 		wantStatus backend.Status
 		wantSource backend.ErrorSource
 		want       string
@@ -188,22 +188,22 @@ func TestQueryErrors(t *testing.T) {
 		{"model is not JSON", `{"expr":`, nil, backend.StatusBadRequest, backend.ErrorSourceDownstream, "not a JSON object", 0},
 		{"empty expression", `{"expr":"  "}`, nil, backend.StatusBadRequest, backend.ErrorSourceDownstream, "expr is empty", 0},
 		{"bad min step", `{"expr":"up","interval":"soon"}`, nil, backend.StatusBadRequest, backend.ErrorSourceDownstream, "invalid duration", 0},
-		{"CloudWatch throttles", `{"expr":"up"}`, func(call) (*promclient.Response, error) {
+		{"CloudWatch throttles", `{"expr":"up"}`, func(call) (*fakeResponse, error) {
 			return nil, &promclient.APIError{Status: 422, Type: "execution", Message: "Rate exceeded", Throttled: true, Attempts: 4}
 		}, 422, backend.ErrorSourceDownstream, "Rate exceeded", 1},
-		{"CloudWatch range limit", `{"expr":"up"}`, func(call) (*promclient.Response, error) {
+		{"CloudWatch range limit", `{"expr":"up"}`, func(call) (*fakeResponse, error) {
 			return nil, &promclient.APIError{Status: 422, Type: "execution", Message: "query time range exceeds the maximum of 7 days"}
 		}, 422, backend.ErrorSourceDownstream, "7 days", 1},
-		{"timeout", `{"expr":"up"}`, func(call) (*promclient.Response, error) {
+		{"timeout", `{"expr":"up"}`, func(call) (*fakeResponse, error) {
 			return nil, fmt.Errorf("waiting: %w", context.DeadlineExceeded)
-		}, backend.StatusTimeout, backend.ErrorSourceDownstream, "timed out", 1},
-		{"2xx body that is not Prometheus JSON", `{"expr":"up"}`, func(call) (*promclient.Response, error) {
+		}, backend.StatusTimeout, backend.ErrorSourceDownstream, "did not answer in time", 1},
+		{"2xx body that is not Prometheus JSON", `{"expr":"up"}`, func(call) (*fakeResponse, error) {
 			return okJSON(`<html>login</html>`), nil
 		}, backend.StatusBadGateway, backend.ErrorSourceDownstream, "Prometheus API response", 1},
-		{"plugin bug", `{"expr":"up"}`, func(call) (*promclient.Response, error) {
+		{"plugin bug", `{"expr":"up"}`, func(call) (*fakeResponse, error) {
 			return nil, fmt.Errorf("something internal broke")
 		}, backend.StatusInternal, backend.ErrorSourcePlugin, "something internal broke", 1},
-		{"panic", `{"expr":"up"}`, func(call) (*promclient.Response, error) {
+		{"panic", `{"expr":"up"}`, func(call) (*fakeResponse, error) {
 			panic("boom")
 		}, backend.StatusInternal, backend.ErrorSourcePlugin, "internal error while running query A", 1},
 	}
@@ -234,7 +234,7 @@ func TestQueryErrors(t *testing.T) {
 
 func TestQueryErrorsDoNotLeakSecrets(t *testing.T) {
 	s := testSettings("")
-	fake := &fakeUpstream{answer: func(call) (*promclient.Response, error) {
+	fake := &fakeUpstream{answer: func(call) (*fakeResponse, error) {
 		return nil, &promclient.APIError{Status: 403, Type: "SignatureDoesNotMatch",
 			Message: "String-to-sign used " + s.DecryptedSecureJSONData["secretKey"] + " and X-Amz-Security-Token=FQoGZXIvYXdzEXAMPLE"}
 	}}
@@ -312,7 +312,7 @@ func TestQueriesRunInParallelWithinTheBound(t *testing.T) {
 		most     int
 		finished int
 	)
-	fake := &fakeUpstream{answer: func(call) (*promclient.Response, error) {
+	fake := &fakeUpstream{answer: func(call) (*fakeResponse, error) {
 		mu.Lock()
 		inflight++
 		most = max(most, inflight)

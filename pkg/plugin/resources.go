@@ -59,48 +59,47 @@ func (d *Datasource) resource(ctx context.Context, req *backend.CallResourceRequ
 	if err != nil {
 		return errorResponseJSON(http.StatusBadRequest, "bad_data", err.Error())
 	}
-	up, err := d.forward(ctx, path, name, isLabelValues, p)
+	var body []byte
+	err = d.forward(ctx, path, name, isLabelValues, p, promclient.Raw(&body))
 	if err != nil && isLabelValues && name == "__name__" && isStatus(err, http.StatusNotFound) {
 		// Reports disagree on whether CloudWatch lists metric names; when it does not, the
 		// editor's metric picker gets an empty list and a reason instead of an error.
 		return jsonResponse(http.StatusOK, []byte(`{"status":"success","data":[],"warnings":["CloudWatch did not list metric names (404 on /api/v1/label/__name__/values): type the metric name into the query"]}`))
 	}
 	if err != nil {
-		status, _, msg := classify(err)
-		return errorResponseJSON(int(status), errorTypeFor(int(status)), msg)
+		pr := d.explain(err, "cloudwatch:ListMetrics")
+		return errorResponseJSON(int(pr.Status), errorTypeFor(int(pr.Status)), pr.Message)
 	}
-	resp := jsonResponse(up.Status, up.Body)
-	if up.Status >= 200 && up.Status < 300 {
-		if cc := cacheControl(req.GetHTTPHeader("X-Grafana-Cache")); cc != "" {
-			resp.Headers["Cache-Control"] = []string{cc}
-			resp.Headers["X-Grafana-Cache"] = []string{"y"}
-		}
+	resp := jsonResponse(http.StatusOK, body)
+	if cc := cacheControl(req.GetHTTPHeader("X-Grafana-Cache")); cc != "" {
+		resp.Headers["Cache-Control"] = []string{cc}
+		resp.Headers["X-Grafana-Cache"] = []string{"y"}
 	}
 	return resp
 }
 
 // forward makes the CloudWatch call a resource path stands for.
-func (d *Datasource) forward(ctx context.Context, path, labelName string, isLabelValues bool, p resourceParams) (*promclient.Response, error) {
+func (d *Datasource) forward(ctx context.Context, path, labelName string, isLabelValues bool, p resourceParams, decode promclient.Decode) error {
 	switch {
 	case isLabelValues:
 		// The name arrives decoded; promclient escapes it again and always uses GET,
 		// the only method CloudWatch accepts on this path.
-		return d.client.LabelValues(ctx, labelName, p.matchers, p.start, p.end, p.limit(promclient.MaxDiscoveryLimit))
+		return d.client.LabelValues(ctx, labelName, p.matchers, p.start, p.end, p.limit(promclient.MaxDiscoveryLimit), decode)
 	case path == "api/v1/labels":
-		return d.client.Labels(ctx, p.matchers, p.start, p.end, p.limit(promclient.MaxDiscoveryLimit))
+		return d.client.Labels(ctx, p.matchers, p.start, p.end, p.limit(promclient.MaxDiscoveryLimit), decode)
 	case path == "api/v1/series":
-		return d.client.Series(ctx, p.matchers, p.start, p.end, p.limit(promclient.MaxDiscoveryLimit))
+		return d.client.Series(ctx, p.matchers, p.start, p.end, p.limit(promclient.MaxDiscoveryLimit), decode)
 	}
 	// api/v1/query, for query_result() variables: the raw JSON goes back untouched.
 	expr := p.values.Get("query")
 	if strings.TrimSpace(expr) == "" {
-		return nil, backend.DownstreamErrorf("the query parameter is missing: send query=<PromQL expression>")
+		return backend.DownstreamErrorf("the query parameter is missing: send query=<PromQL expression>")
 	}
 	at := p.time
 	if at.IsZero() {
 		at = time.Now()
 	}
-	return d.client.Query(ctx, expr, at, p.limit(promclient.MaxQueryLimit))
+	return d.client.Query(ctx, expr, at, p.limit(promclient.MaxQueryLimit), decode)
 }
 
 // isStatus reports whether err is CloudWatch answering with the given HTTP status.

@@ -137,7 +137,7 @@ func TestResourcesForwardToCloudWatch(t *testing.T) {
 
 func TestResourceQueryPassesUpstreamJSONThrough(t *testing.T) {
 	body := `{"status":"success","data":{"resultType":"vector","result":[{"metric":{"@resource.host.id":"i-1"},"value":[1780665600,"3"]}]},"warnings":["w"]}`
-	fake := &fakeUpstream{answer: func(call) (*promclient.Response, error) { return okJSON(body), nil }}
+	fake := &fakeUpstream{answer: func(call) (*fakeResponse, error) { return okJSON(body), nil }}
 	d := newTestDatasource(t, fake)
 	resp := callResource(t, d, resourceCall{method: "GET", path: "api/v1/query", query: "query=up"})
 	if string(resp.Body) != body {
@@ -220,7 +220,7 @@ func TestResourceCacheHeaderEcho(t *testing.T) {
 
 func TestResourceUpstreamErrors(t *testing.T) {
 	secret := testSettings("").DecryptedSecureJSONData["secretKey"]
-	fake := &fakeUpstream{answer: func(call) (*promclient.Response, error) {
+	fake := &fakeUpstream{answer: func(call) (*fakeResponse, error) {
 		return nil, &promclient.APIError{Status: 403, Type: "SignatureDoesNotMatch",
 			Message: "canonical request had x-amz-security-token:FQoGZXIvYXdzEXAMPLE and key " + secret}
 	}}
@@ -244,7 +244,7 @@ func TestResourceUpstreamErrors(t *testing.T) {
 }
 
 func TestResourceMetricNamesNotListed(t *testing.T) {
-	notFound := func(call) (*promclient.Response, error) {
+	notFound := func(call) (*fakeResponse, error) {
 		return nil, &promclient.APIError{Status: 404, Type: "not_found", Message: "NOT supported"}
 	}
 	d := newTestDatasource(t, &fakeUpstream{answer: notFound})

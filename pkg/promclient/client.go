@@ -1,7 +1,8 @@
 // Package promclient talks to CloudWatch's Prometheus-compatible /api/v1 API:
 // it builds the requests, shapes the traffic to stay under the account's
-// limits, retries throttling and transient failures, and maps errors. It
-// returns raw bodies; turning them into frames is the converter's job.
+// limits, retries throttling and transient failures, types the errors, and owns
+// the one reader of the answers' envelope. A 2xx body is handed, live, to the
+// caller's Decode; turning it into frames is the converter's job.
 package promclient
 
 import (
@@ -108,12 +109,10 @@ type trafficClass struct {
 	slots   chan struct{}
 }
 
-// Response is an upstream answer: status, headers and the raw body.
-type Response struct {
-	Status int
-	Header http.Header
-	Body   []byte
-}
+// Decode reads the body of a 2xx answer while it arrives (converter.Read, Data, Raw). It
+// may run more than once for one call: a body cut off or not a valid answer is retried,
+// and Decode runs again on the new body, so it must start from scratch each time.
+type Decode func(body io.Reader) error
 
 // New validates opts and builds a client.
 func New(opts Options) (*Client, error) {
@@ -208,27 +207,27 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 
 // Query runs an instant query at t. A limit ≤ 0 is not sent (CloudWatch's
 // default, its maximum, applies); larger limits are clamped to MaxQueryLimit.
-func (c *Client) Query(ctx context.Context, expr string, t time.Time, limit int) (*Response, error) {
+func (c *Client) Query(ctx context.Context, expr string, t time.Time, limit int, decode Decode) error {
 	if strings.TrimSpace(expr) == "" {
-		return nil, backend.DownstreamErrorf("the query expression is empty; enter a PromQL expression")
+		return backend.DownstreamErrorf("the query expression is empty; enter a PromQL expression")
 	}
 	p := url.Values{"query": {expr}}
 	if !t.IsZero() {
 		p.Set("time", formatTime(t))
 	}
 	c.queryParams(p, limit)
-	return c.do(ctx, classQuery, c.method, []string{"api", "v1", "query"}, p)
+	return c.do(ctx, classQuery, c.method, []string{"api", "v1", "query"}, p, decode)
 }
 
 // QueryRange runs a range query; step must be positive and end not before start.
-func (c *Client) QueryRange(ctx context.Context, expr string, start, end time.Time, step time.Duration, limit int) (*Response, error) {
+func (c *Client) QueryRange(ctx context.Context, expr string, start, end time.Time, step time.Duration, limit int, decode Decode) error {
 	switch {
 	case strings.TrimSpace(expr) == "":
-		return nil, backend.DownstreamErrorf("the query expression is empty; enter a PromQL expression")
+		return backend.DownstreamErrorf("the query expression is empty; enter a PromQL expression")
 	case step <= 0:
-		return nil, backend.DownstreamErrorf("the query step %s is not positive; set a positive min interval", step)
+		return backend.DownstreamErrorf("the query step %s is not positive; set a positive min interval", step)
 	case end.Before(start):
-		return nil, backend.DownstreamErrorf("the time range ends (%s) before it starts (%s); pick a valid time range", end.UTC().Format(time.RFC3339), start.UTC().Format(time.RFC3339))
+		return backend.DownstreamErrorf("the time range ends (%s) before it starts (%s); pick a valid time range", end.UTC().Format(time.RFC3339), start.UTC().Format(time.RFC3339))
 	}
 	p := url.Values{
 		"query": {expr},
@@ -237,30 +236,30 @@ func (c *Client) QueryRange(ctx context.Context, expr string, start, end time.Ti
 		"step":  {strconv.FormatFloat(step.Seconds(), 'f', -1, 64)},
 	}
 	c.queryParams(p, limit)
-	return c.do(ctx, classQuery, c.method, []string{"api", "v1", "query_range"}, p)
+	return c.do(ctx, classQuery, c.method, []string{"api", "v1", "query_range"}, p, decode)
 }
 
 // Labels lists label names. Zero start/end are not sent.
-func (c *Client) Labels(ctx context.Context, matchers []string, start, end time.Time, limit int) (*Response, error) {
-	return c.do(ctx, classDiscovery, c.method, []string{"api", "v1", "labels"}, discoveryParams(matchers, start, end, limit))
+func (c *Client) Labels(ctx context.Context, matchers []string, start, end time.Time, limit int, decode Decode) error {
+	return c.do(ctx, classDiscovery, c.method, []string{"api", "v1", "labels"}, discoveryParams(matchers, start, end, limit), decode)
 }
 
 // LabelValues lists the values of label name. It always uses GET, and the
 // name is percent-encoded as one path segment ("@resource.host.id" is sent
 // as "%40resource.host.id").
-func (c *Client) LabelValues(ctx context.Context, name string, matchers []string, start, end time.Time, limit int) (*Response, error) {
+func (c *Client) LabelValues(ctx context.Context, name string, matchers []string, start, end time.Time, limit int, decode Decode) error {
 	if name == "" {
-		return nil, backend.DownstreamErrorf("the label name is empty; choose a label to list values for")
+		return backend.DownstreamErrorf("the label name is empty; choose a label to list values for")
 	}
-	return c.do(ctx, classDiscovery, http.MethodGet, []string{"api", "v1", "label", name, "values"}, discoveryParams(matchers, start, end, limit))
+	return c.do(ctx, classDiscovery, http.MethodGet, []string{"api", "v1", "label", name, "values"}, discoveryParams(matchers, start, end, limit), decode)
 }
 
 // Series lists the series matching at least one selector.
-func (c *Client) Series(ctx context.Context, matchers []string, start, end time.Time, limit int) (*Response, error) {
+func (c *Client) Series(ctx context.Context, matchers []string, start, end time.Time, limit int, decode Decode) error {
 	if len(matchers) == 0 {
-		return nil, backend.DownstreamErrorf("a series lookup needs at least one match[] selector with a metric name")
+		return backend.DownstreamErrorf("a series lookup needs at least one match[] selector with a metric name")
 	}
-	return c.do(ctx, classDiscovery, c.method, []string{"api", "v1", "series"}, discoveryParams(matchers, start, end, limit))
+	return c.do(ctx, classDiscovery, c.method, []string{"api", "v1", "series"}, discoveryParams(matchers, start, end, limit), decode)
 }
 
 func (c *Client) queryParams(p url.Values, limit int) {

@@ -115,55 +115,55 @@ func TestRequestShape(t *testing.T) {
 		method     string // Options.Method
 		basePath   string
 		timeout    time.Duration
-		call       func(c *Client) (*Response, error)
+		call       func(c *Client, d Decode) error
 		wantMethod string
 		wantPath   string
 		wantForm   url.Values
 	}{
 		{
-			name: "instant query POST, limit clamped", call: func(c *Client) (*Response, error) {
-				return c.Query(context.Background(), `sum(rate({"x"}[5m]))`, t0.Add(500*time.Millisecond), 600)
+			name: "instant query POST, limit clamped", call: func(c *Client, d Decode) error {
+				return c.Query(context.Background(), `sum(rate({"x"}[5m]))`, t0.Add(500*time.Millisecond), 600, d)
 			},
 			wantMethod: "POST", wantPath: "/api/v1/query",
 			wantForm: url.Values{"query": {`sum(rate({"x"}[5m]))`}, "time": {"1780660800.5"}, "limit": {"500"}},
 		},
 		{
-			name: "instant query GET, no limit, timeout sent", method: "get", timeout: 30 * time.Second, call: func(c *Client) (*Response, error) {
-				return c.Query(context.Background(), "1+1", t0, 0)
+			name: "instant query GET, no limit, timeout sent", method: "get", timeout: 30 * time.Second, call: func(c *Client, d Decode) error {
+				return c.Query(context.Background(), "1+1", t0, 0, d)
 			},
 			wantMethod: "GET", wantPath: "/api/v1/query",
 			wantForm: url.Values{"query": {"1+1"}, "time": {"1780660800"}, "timeout": {"30"}},
 		},
 		{
-			name: "range query with fractional step", call: func(c *Client) (*Response, error) {
-				return c.QueryRange(context.Background(), "up", t0, t1, 1500*time.Millisecond, 10)
+			name: "range query with fractional step", call: func(c *Client, d Decode) error {
+				return c.QueryRange(context.Background(), "up", t0, t1, 1500*time.Millisecond, 10, d)
 			},
 			wantMethod: "POST", wantPath: "/api/v1/query_range",
 			wantForm: url.Values{"query": {"up"}, "start": {"1780660800"}, "end": {"1780664400"}, "step": {"1.5"}, "limit": {"10"}},
 		},
 		{
-			name: "labels, limit clamped to discovery max", call: func(c *Client) (*Response, error) {
-				return c.Labels(context.Background(), []string{match}, t0, t1, 40000)
+			name: "labels, limit clamped to discovery max", call: func(c *Client, d Decode) error {
+				return c.Labels(context.Background(), []string{match}, t0, t1, 40000, d)
 			},
 			wantMethod: "POST", wantPath: "/api/v1/labels",
 			wantForm: url.Values{"match[]": {match}, "start": {"1780660800"}, "end": {"1780664400"}, "limit": {"10000"}},
 		},
 		{
-			name: "label values always GET, @ escaped, dot kept", call: func(c *Client) (*Response, error) {
-				return c.LabelValues(context.Background(), name, []string{match, "up"}, time.Time{}, time.Time{}, 5)
+			name: "label values always GET, @ escaped, dot kept", call: func(c *Client, d Decode) error {
+				return c.LabelValues(context.Background(), name, []string{match, "up"}, time.Time{}, time.Time{}, 5, d)
 			},
 			wantMethod: "GET", wantPath: "/api/v1/label/%40resource.host.id/values",
 			wantForm: url.Values{"match[]": {match, "up"}, "limit": {"5"}},
 		},
 		{
-			name: "label values under a base path, slash and space escaped", basePath: "/cw/", call: func(c *Client) (*Response, error) {
-				return c.LabelValues(context.Background(), "a/b c", nil, time.Time{}, time.Time{}, 0)
+			name: "label values under a base path, slash and space escaped", basePath: "/cw/", call: func(c *Client, d Decode) error {
+				return c.LabelValues(context.Background(), "a/b c", nil, time.Time{}, time.Time{}, 0, d)
 			},
 			wantMethod: "GET", wantPath: "/cw/api/v1/label/a%2Fb%20c/values", wantForm: url.Values{},
 		},
 		{
-			name: "series GET", method: "GET", call: func(c *Client) (*Response, error) {
-				return c.Series(context.Background(), []string{match}, t0, t1, 0)
+			name: "series GET", method: "GET", call: func(c *Client, d Decode) error {
+				return c.Series(context.Background(), []string{match}, t0, t1, 0, d)
 			},
 			wantMethod: "GET", wantPath: "/api/v1/series",
 			wantForm: url.Values{"match[]": {match}, "start": {"1780660800"}, "end": {"1780664400"}},
@@ -179,12 +179,12 @@ func TestRequestShape(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			resp, err := tc.call(c)
-			if err != nil {
+			var body []byte
+			if err := tc.call(c, Raw(&body)); err != nil {
 				t.Fatal(err)
 			}
-			if resp.Status != 200 || string(resp.Body) != okBody {
-				t.Errorf("response %d %s", resp.Status, resp.Body)
+			if string(body) != okBody {
+				t.Errorf("response %s", body)
 			}
 			reqs := fake.requests()
 			if len(reqs) != 1 {
@@ -228,19 +228,19 @@ func TestSignedEndToEnd(t *testing.T) {
 			creds := credentials.NewStaticCredentialsProvider("AKIDTEST", "s3cr3t", "")
 			signer := sigv4.NewRoundTripper(http.DefaultTransport, creds, tc.region, sigv4.Service, func() time.Time { return now })
 			c, _ := newTestClient(t, verifying, func(o *Options) { o.Transport = signer })
-			calls := []func() (*Response, error){
-				func() (*Response, error) {
-					return c.Query(context.Background(), `{"vllm:num_requests_running","@aws.region"="us-east-1"}`, t0, 500)
+			calls := []func() error{
+				func() error {
+					return c.Query(context.Background(), `{"vllm:num_requests_running","@aws.region"="us-east-1"}`, t0, 500, nil)
 				},
-				func() (*Response, error) {
-					return c.LabelValues(context.Background(), "@resource.host.id", []string{`{"@aws.account"="1"}`}, t0, t1, 0)
+				func() error {
+					return c.LabelValues(context.Background(), "@resource.host.id", []string{`{"@aws.account"="1"}`}, t0, t1, 0, nil)
 				},
-				func() (*Response, error) { return c.Series(context.Background(), []string{"up"}, t0, t1, 0) },
+				func() error { return c.Series(context.Background(), []string{"up"}, t0, t1, 0, nil) },
 			}
 			for i, call := range calls {
-				resp, err := call()
+				err := call()
 				if tc.wantType == "" {
-					if err != nil || resp.Status != 200 {
+					if err != nil {
 						t.Errorf("call %d: %v", i, err)
 					}
 					continue
@@ -252,8 +252,8 @@ func TestSignedEndToEnd(t *testing.T) {
 				if apiErr.Status != 403 || apiErr.Type != tc.wantType || apiErr.Attempts != 1 || apiErr.RequestID == "" {
 					t.Errorf("call %d: %+v", i, apiErr)
 				}
-				if !strings.Contains(apiErr.Error(), sigv4verify.MsgWrongRegion) || !strings.Contains(apiErr.Error(), "cloudwatch:GetMetricData") {
-					t.Errorf("call %d: message lacks CloudWatch's words or the fix: %s", i, apiErr)
+				if !strings.Contains(apiErr.Error(), sigv4verify.MsgWrongRegion) || apiErr.Cause != CauseWrongRegion {
+					t.Errorf("call %d: message lacks CloudWatch's words or the cause is not the region: %s", i, apiErr)
 				}
 			}
 		})
@@ -298,7 +298,7 @@ func TestRetry(t *testing.T) {
 				ctx, cancel = context.WithTimeout(ctx, tc.deadline)
 				defer cancel()
 			}
-			_, err := c.Query(ctx, "up", t0, 0)
+			err := c.Query(ctx, "up", t0, 0, nil)
 			if got := len(fake.requests()); got != tc.wantAttempts {
 				t.Errorf("%d attempts, want %d", got, tc.wantAttempts)
 			}
@@ -351,31 +351,35 @@ func TestErrorMapping(t *testing.T) {
 		wantThrottled bool
 		wantRetry     bool
 		wantSource    backend.ErrorSource
-		wantHint      string
+		wantCause     Cause
 	}{
 		{name: "prometheus envelope", status: 400, body: `{"status":"error","errorType":"bad_data","error":"unexpected left brace inside braces"}`,
 			wantType: "bad_data", wantMsg: "unexpected left brace inside braces", wantSource: backend.ErrorSourceDownstream},
 		{name: "422 TPS throttle", status: 422, body: `{"status":"error","errorType":"execution","error":"Rate exceeded"}`,
-			wantType: "execution", wantMsg: "Rate exceeded", wantThrottled: true, wantRetry: true, wantSource: backend.ErrorSourceDownstream, wantHint: "per second"},
+			wantType: "execution", wantMsg: "Rate exceeded", wantThrottled: true, wantRetry: true, wantSource: backend.ErrorSourceDownstream, wantCause: CauseThrottledRate},
 		{name: "422 throttling exception type", status: 422, header: map[string]string{"x-amzn-ErrorType": "ThrottlingException"}, body: `{"message":"slow down"}`,
-			wantType: "ThrottlingException", wantMsg: "slow down", wantThrottled: true, wantRetry: true, wantSource: backend.ErrorSourceDownstream},
+			wantType: "ThrottlingException", wantMsg: "slow down", wantThrottled: true, wantRetry: true, wantSource: backend.ErrorSourceDownstream, wantCause: CauseThrottledRate},
 		{name: "422 too many samples is not throttling", status: 422, body: `{"status":"error","errorType":"execution","error":"query processed too many samples, see https://docs.aws.amazon.com"}`,
 			wantType: "execution", wantMsg: "query processed too many samples, see https://docs.aws.amazon.com", wantSource: backend.ErrorSourceDownstream},
 		{name: "429 concurrency", status: 429, body: `{"status":"error","errorType":"too_many_requests","error":"Too many concurrent requests"}`,
-			wantType: "too_many_requests", wantMsg: "Too many concurrent requests", wantThrottled: true, wantRetry: true, wantSource: backend.ErrorSourceDownstream, wantHint: "concurrent"},
+			wantType: "too_many_requests", wantMsg: "Too many concurrent requests", wantThrottled: true, wantRetry: true, wantSource: backend.ErrorSourceDownstream, wantCause: CauseThrottledConcurrency},
 		{name: "403 AWS __type with namespace", status: 403, header: map[string]string{"x-amzn-RequestId": "req-1"},
 			body:     `{"__type":"com.amazon.coral.service#UnrecognizedClientException","message":"The security token included in the request is invalid."}`,
-			wantType: "UnrecognizedClientException", wantMsg: "The security token included in the request is invalid.", wantSource: backend.ErrorSourceDownstream, wantHint: "cloudwatch:ListMetrics"},
+			wantType: "UnrecognizedClientException", wantMsg: "The security token included in the request is invalid.", wantSource: backend.ErrorSourceDownstream, wantCause: CauseUnknownCredentials},
 		{name: "403 type only in header with suffix", status: 403, header: map[string]string{"x-amzn-ErrorType": "InvalidSignatureException:http://internal.amazon.com/coral/com.amazon.coral.service/"},
 			body: `{"message":"Credential should be scoped to correct service: 'monitoring'."}`, wantType: "InvalidSignatureException",
-			wantMsg: "Credential should be scoped to correct service: 'monitoring'.", wantSource: backend.ErrorSourceDownstream, wantHint: "region"},
+			wantMsg: "Credential should be scoped to correct service: 'monitoring'.", wantSource: backend.ErrorSourceDownstream, wantCause: CauseWrongService},
 		{name: "403 capitalised Message", status: 403, body: `{"Message":"User: arn:aws:iam::1:user/x is not authorized to perform: cloudwatch:GetMetricData"}`,
-			wantMsg: "User: arn:aws:iam::1:user/x is not authorized to perform: cloudwatch:GetMetricData", wantSource: backend.ErrorSourceDownstream},
+			wantMsg: "User: arn:aws:iam::1:user/x is not authorized to perform: cloudwatch:GetMetricData", wantSource: backend.ErrorSourceDownstream, wantCause: CauseAccessDenied},
 		{name: "502 HTML from a proxy", status: 502, body: "<html>" + strings.Repeat("x", 1000) + "</html>",
 			wantMsg: "<html>" + strings.Repeat("x", maxMessage-6) + "…", wantRetry: true, wantSource: backend.ErrorSourceDownstream},
 		{name: "500 empty body", status: 500, wantMsg: "Internal Server Error", wantRetry: true, wantSource: backend.ErrorSourceDownstream},
-		{name: "405 is the plugin's fault", status: 405, body: `{"status":"error","errorType":"bad_data","error":"method not allowed"}`,
-			wantType: "bad_data", wantMsg: "method not allowed", wantSource: backend.ErrorSourcePlugin},
+		{name: "405 is still CloudWatch's answer", status: 405, body: `{"status":"error","errorType":"bad_data","error":"method not allowed"}`,
+			wantType: "bad_data", wantMsg: "method not allowed", wantSource: backend.ErrorSourceDownstream},
+		{name: "expired signature", status: 403, body: `{"__type":"InvalidSignatureException","message":"Signature expired: 20260101T000000Z is now earlier than 20260101T000500Z"}`,
+			wantType: "InvalidSignatureException", wantMsg: "Signature expired: 20260101T000000Z is now earlier than 20260101T000500Z", wantSource: backend.ErrorSourceDownstream, wantCause: CauseClockSkew},
+		{name: "wrong region", status: 403, body: `{"__type":"InvalidSignatureException","message":"Credential should be scoped to a valid region."}`,
+			wantType: "InvalidSignatureException", wantMsg: "Credential should be scoped to a valid region.", wantSource: backend.ErrorSourceDownstream, wantCause: CauseWrongRegion},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -383,15 +387,15 @@ func TestErrorMapping(t *testing.T) {
 			for k, v := range tc.header {
 				h.Set(k, v)
 			}
-			e := parseError(&Response{Status: tc.status, Header: h, Body: []byte(tc.body)})
+			e := parseError(tc.status, h, []byte(tc.body))
 			if e.Type != tc.wantType || e.Message != tc.wantMsg || e.Throttled != tc.wantThrottled || e.Retryable() != tc.wantRetry {
 				t.Errorf("got type %q msg %q throttled %v retry %v", e.Type, e.Message, e.Throttled, e.Retryable())
 			}
 			if e.Source() != tc.wantSource || backend.IsDownstreamError(e) != (tc.wantSource == backend.ErrorSourceDownstream) {
 				t.Errorf("source %v (IsDownstreamError %v), want %v", e.Source(), backend.IsDownstreamError(e), tc.wantSource)
 			}
-			if !strings.Contains(e.Error(), tc.wantHint) || !strings.Contains(e.Error(), tc.wantMsg) {
-				t.Errorf("Error() %q lacks the message or the hint %q", e.Error(), tc.wantHint)
+			if e.Cause != tc.wantCause || !strings.Contains(e.Error(), tc.wantMsg) {
+				t.Errorf("cause %d, want %d; Error() %q", e.Cause, tc.wantCause, e.Error())
 			}
 			if id := h.Get("x-amzn-RequestId"); id != "" && !strings.Contains(e.Error(), id) {
 				t.Errorf("Error() %q lacks the request id", e.Error())
@@ -427,7 +431,7 @@ func TestConcurrencyBound(t *testing.T) {
 	errs := make(chan error, 10)
 	for range 10 {
 		wg.Go(func() {
-			_, err := c.Query(context.Background(), "up", t0, 0)
+			err := c.Query(context.Background(), "up", t0, 0, nil)
 			errs <- err
 		})
 	}
@@ -435,7 +439,7 @@ func TestConcurrencyBound(t *testing.T) {
 		<-arrived
 	}
 	// Queries hold every query slot; discovery has its own slots and still gets through.
-	if _, err := c.Labels(context.Background(), nil, time.Time{}, time.Time{}, 0); err != nil {
+	if err := c.Labels(context.Background(), nil, time.Time{}, time.Time{}, 0, nil); err != nil {
 		t.Fatalf("discovery blocked by queries: %v", err)
 	}
 	close(release)
@@ -463,10 +467,10 @@ func TestRateLimiting(t *testing.T) {
 		q, d := &countingLimiter{}, &countingLimiter{}
 		fake := &fakeCW{answers: []answer{{status: 429, body: "busy"}, {status: 503}, {status: 200, body: okBody}}}
 		c, _ := newTestClient(t, fake, func(o *Options) { o.QueryLimiter, o.DiscoveryLimiter = q, d })
-		if _, err := c.Query(context.Background(), "up", t0, 0); err != nil {
+		if err := c.Query(context.Background(), "up", t0, 0, nil); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := c.LabelValues(context.Background(), "job", nil, time.Time{}, time.Time{}, 0); err != nil {
+		if err := c.LabelValues(context.Background(), "job", nil, time.Time{}, time.Time{}, 0, nil); err != nil {
 			t.Fatal(err)
 		}
 		if q.n.Load() != 3 || d.n.Load() != 1 {
@@ -476,7 +480,7 @@ func TestRateLimiting(t *testing.T) {
 	t.Run("a refusing limiter sends nothing", func(t *testing.T) {
 		fake := &fakeCW{}
 		c, _ := newTestClient(t, fake, func(o *Options) { o.DiscoveryLimiter = &countingLimiter{err: context.Canceled} })
-		if _, err := c.Series(context.Background(), []string{"up"}, t0, t1, 0); !errors.Is(err, context.Canceled) {
+		if err := c.Series(context.Background(), []string{"up"}, t0, t1, 0, nil); !errors.Is(err, context.Canceled) {
 			t.Errorf("err %v, want context.Canceled", err)
 		}
 		if len(fake.requests()) != 0 {
@@ -488,12 +492,12 @@ func TestRateLimiting(t *testing.T) {
 		c, _ := newTestClient(t, fake, func(o *Options) { o.QueryRPS = 0.5 })
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		if _, err := c.Query(ctx, "up", t0, 0); err != nil {
+		if err := c.Query(ctx, "up", t0, 0, nil); err != nil {
 			t.Fatal(err)
 		}
 		short, cancel2 := context.WithTimeout(context.Background(), 100*time.Millisecond)
 		defer cancel2()
-		if _, err := c.Query(short, "up", t0, 0); !errors.Is(err, context.DeadlineExceeded) {
+		if err := c.Query(short, "up", t0, 0, nil); !errors.Is(err, context.DeadlineExceeded) {
 			t.Errorf("err %v, want DeadlineExceeded", err)
 		}
 		if n := len(fake.requests()); n != 1 {
@@ -525,11 +529,11 @@ func TestClientSideErrorsSendNothing(t *testing.T) {
 	c, _ := newTestClient(t, fake, nil)
 	ctx := context.Background()
 	for name, call := range map[string]func() error{
-		"empty expr":       func() error { _, err := c.Query(ctx, "  ", t0, 0); return err },
-		"zero step":        func() error { _, err := c.QueryRange(ctx, "up", t0, t1, 0, 0); return err },
-		"end before start": func() error { _, err := c.QueryRange(ctx, "up", t1, t0, time.Minute, 0); return err },
-		"empty label":      func() error { _, err := c.LabelValues(ctx, "", nil, t0, t1, 0); return err },
-		"series no match":  func() error { _, err := c.Series(ctx, nil, t0, t1, 0); return err },
+		"empty expr":       func() error { err := c.Query(ctx, "  ", t0, 0, nil); return err },
+		"zero step":        func() error { err := c.QueryRange(ctx, "up", t0, t1, 0, 0, nil); return err },
+		"end before start": func() error { err := c.QueryRange(ctx, "up", t1, t0, time.Minute, 0, nil); return err },
+		"empty label":      func() error { err := c.LabelValues(ctx, "", nil, t0, t1, 0, nil); return err },
+		"series no match":  func() error { err := c.Series(ctx, nil, t0, t1, 0, nil); return err },
 	} {
 		if err := call(); err == nil || !backend.IsDownstreamError(err) {
 			t.Errorf("%s: err %v, want a downstream error", name, err)
@@ -547,9 +551,9 @@ func TestRedirectNotFollowed(t *testing.T) {
 		http.Redirect(w, r, "http://127.0.0.1:1/elsewhere", http.StatusFound)
 	})
 	c, _ := newTestClient(t, h, nil)
-	_, err := c.Query(context.Background(), "up", t0, 0)
+	err := c.Query(context.Background(), "up", t0, 0, nil)
 	var apiErr *APIError
-	if !errors.As(err, &apiErr) || apiErr.Status != http.StatusFound || !strings.Contains(apiErr.Error(), "redirected") {
+	if !errors.As(err, &apiErr) || apiErr.Status != http.StatusFound || apiErr.Cause != CauseRedirect {
 		t.Fatalf("err %v, want a 302 APIError", err)
 	}
 	if hits.Load() != 1 {
@@ -559,7 +563,7 @@ func TestRedirectNotFollowed(t *testing.T) {
 
 func TestResponseTooLarge(t *testing.T) {
 	c, _ := newTestClient(t, &fakeCW{}, func(o *Options) { o.MaxResponseBytes = 10 })
-	if _, err := c.Query(context.Background(), "up", t0, 0); err == nil || !strings.Contains(err.Error(), "larger than 10 bytes") {
+	if err := c.Query(context.Background(), "up", t0, 0, nil); err == nil || !strings.Contains(err.Error(), "more than 10 bytes") {
 		t.Errorf("err %v", err)
 	}
 }

@@ -9,56 +9,66 @@ import (
 	"net/url"
 	"strconv"
 	"time"
-
-	"github.com/grafana/grafana-plugin-sdk-go/backend"
 )
 
-// do sends one logical call: paced, bounded, retried. Non-2xx answers come
-// back as the *Response together with an *APIError.
-func (c *Client) do(ctx context.Context, cl class, method string, segments []string, p url.Values) (*Response, error) {
+// do sends one logical call: paced, bounded, retried. A 2xx body goes to decode while it
+// arrives; a body cut off or not a valid answer is retried like a 5xx, decode running
+// again on the new body.
+func (c *Client) do(ctx context.Context, cl class, method string, segments []string, p url.Values, decode Decode) error {
+	if decode == nil {
+		decode = Data(nil)
+	}
 	if c.timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, c.timeout)
 		defer cancel()
 	}
 	u := c.endpointURL(segments)
-	var (
-		lastResp *Response
-		lastErr  *APIError
-	)
+	var lastErr error // the last retryable answer
 	for attempt := 1; ; attempt++ {
-		resp, err := c.attempt(ctx, &c.classes[cl], method, u, p)
-		if err != nil {
-			// Running out of time while retrying: CloudWatch's last answer says more than the deadline.
-			if lastErr != nil && ctx.Err() != nil {
-				return lastResp, lastErr
-			}
-			return nil, err
+		header, err := c.attempt(ctx, &c.classes[cl], method, u, p, decode)
+		if err == nil {
+			return nil
 		}
-		if resp.Status >= 200 && resp.Status < 300 {
-			return resp, nil
+		retryable := false
+		var (
+			apiErr  *APIError
+			bodyErr *BodyError
+		)
+		switch {
+		case errors.As(err, &apiErr):
+			apiErr.Attempts = attempt
+			retryable = apiErr.Retryable()
+		case errors.As(err, &bodyErr):
+			bodyErr.Attempts = attempt
+			retryable = true
+		case lastErr != nil && ctx.Err() != nil:
+			// Out of time while retrying: CloudWatch's last answer says more than the deadline.
+			return lastErr
+		default:
+			return err
 		}
-		apiErr := parseError(resp)
-		apiErr.Attempts = attempt
-		lastResp, lastErr = resp, apiErr
-		if !apiErr.Retryable() || attempt >= c.retry.MaxAttempts {
-			return resp, apiErr
+		if !retryable || attempt >= c.retry.MaxAttempts {
+			return err
 		}
-		delay, ok := c.backoff(attempt, resp.Header)
+		lastErr = err
+		delay, ok := c.backoff(attempt, header)
 		if !ok {
-			return resp, apiErr
+			return err
 		}
 		if deadline, has := ctx.Deadline(); has && !c.now().Add(delay).Before(deadline) {
-			return resp, apiErr
+			return err
 		}
-		if err := c.sleep(ctx, delay); err != nil {
-			return resp, apiErr
+		if c.sleep(ctx, delay) != nil {
+			return err
 		}
 	}
 }
 
-// attempt waits for the rate limiter and a concurrency slot, then sends once.
-func (c *Client) attempt(ctx context.Context, tc *trafficClass, method string, u *url.URL, p url.Values) (*Response, error) {
+// attempt waits for the rate limiter and a concurrency slot, then sends once and reads
+// the answer: a 2xx body through decode (the slot is held until it is read), anything
+// else into an *APIError.
+func (c *Client) attempt(ctx context.Context, tc *trafficClass, method string, u *url.URL, p url.Values, decode Decode) (http.Header, error) {
 	if err := tc.limiter.Wait(ctx); err != nil {
 		if ctx.Err() == nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
 			// rate.Limiter refuses up front, with a plain error, when the wait would pass the deadline.
@@ -83,14 +93,67 @@ func (c *Client) attempt(ctx context.Context, tc *trafficClass, method string, u
 		return nil, err
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, c.maxBody+1))
-	if err != nil {
-		return nil, fmt.Errorf("reading CloudWatch's answer: %w", err)
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		body, err := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+		if err != nil && len(body) == 0 {
+			return resp.Header, &BodyError{Status: resp.StatusCode, Cut: true, Err: err}
+		}
+		return resp.Header, parseError(resp.StatusCode, resp.Header, body)
 	}
-	if int64(len(body)) > c.maxBody {
-		return nil, backend.DownstreamErrorf("CloudWatch's answer is larger than %d bytes; narrow the query, its time range or its limit", c.maxBody)
+	body := &bodyReader{r: resp.Body, max: c.maxBody}
+	err = decode(body)
+	switch {
+	case body.err != nil && ctx.Err() != nil:
+		return resp.Header, ctx.Err()
+	case errors.As(body.err, new(*TooLargeError)):
+		return resp.Header, body.err
+	case body.err != nil:
+		return resp.Header, &BodyError{Status: resp.StatusCode, Bytes: body.n, Cut: true, Err: body.err}
+	case err == nil:
+		// Let the connection be reused when the reader stopped just short of the end.
+		_, _ = io.CopyN(io.Discard, resp.Body, 4<<10)
+		return resp.Header, nil
 	}
-	return &Response{Status: resp.StatusCode, Header: resp.Header, Body: body}, nil
+	var (
+		apiErr *APIError
+		me     *MalformedError
+	)
+	switch {
+	case errors.As(err, &apiErr):
+		apiErr.Status, apiErr.RequestID = resp.StatusCode, resp.Header.Get("x-amzn-RequestId")
+		apiErr.Cause = classifyCause(apiErr)
+	case errors.As(err, &me):
+		return resp.Header, &BodyError{Status: resp.StatusCode, Bytes: body.n, Err: err}
+	}
+	return resp.Header, err
+}
+
+// bodyReader counts a 2xx body, refuses bytes beyond max and remembers the first read
+// failure, so a decoder's error can be traced to the connection rather than the content.
+type bodyReader struct {
+	r   io.Reader
+	n   int64
+	max int64
+	err error
+}
+
+func (b *bodyReader) Read(p []byte) (int, error) {
+	if b.err != nil {
+		return 0, b.err
+	}
+	if rest := b.max + 1 - b.n; int64(len(p)) > rest {
+		p = p[:rest]
+	}
+	n, err := b.r.Read(p)
+	b.n += int64(n)
+	if b.n > b.max {
+		b.err = &TooLargeError{Limit: b.max, Unit: "bytes"}
+		return 0, b.err
+	}
+	if err != nil && err != io.EOF {
+		b.err = err
+	}
+	return n, err
 }
 
 // backoff is capped exponential backoff with full jitter, unless the server

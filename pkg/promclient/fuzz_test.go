@@ -20,7 +20,7 @@ func FuzzParseError(f *testing.F) {
 		}
 		h := http.Header{}
 		h.Set("x-amzn-ErrorType", errType)
-		e := parseError(&Response{Status: status, Header: h, Body: []byte(body)})
+		e := parseError(status, h, []byte(body))
 		if e.Message == "" && http.StatusText(status) != "" {
 			t.Fatalf("no message for %d %q", status, body)
 		}

@@ -1,6 +1,7 @@
 package diagnosis_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -52,7 +53,10 @@ func (h httpQuerier) Instant(ctx context.Context, expr string, t time.Time) (mod
 	if err != nil {
 		return nil, err
 	}
-	return DecodeVector(st, b)
+	if st/100 != 2 {
+		return nil, fmt.Errorf("HTTP %d: %s", st, b)
+	}
+	return DecodeVector(bytes.NewReader(b))
 }
 
 func (h httpQuerier) Range(ctx context.Context, expr string, start, end time.Time, step time.Duration) (model.Matrix, error) {
@@ -60,7 +64,10 @@ func (h httpQuerier) Range(ctx context.Context, expr string, start, end time.Tim
 	if err != nil {
 		return nil, err
 	}
-	return DecodeMatrix(st, b)
+	if st/100 != 2 {
+		return nil, fmt.Errorf("HTTP %d: %s", st, b)
+	}
+	return DecodeMatrix(bytes.NewReader(b))
 }
 
 // scenarioNow is the fixed end of the simulated history.

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"syscall"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
@@ -115,7 +116,7 @@ func network(err error, c Context) (string, bool) {
 	case errors.As(err, &unknownCA), errors.As(err, &hostErr), errors.As(err, &invalid), errors.As(err, &verifyErr):
 		return "The Grafana server does not trust the TLS certificate of " + cloudWatch + ": check the endpoint URL; " +
 			"behind a TLS-inspecting proxy, add its CA to the Grafana server's trust store", true
-	case errors.As(err, &recordErr):
+	case errors.As(err, &recordErr), errors.Is(err, http.ErrSchemeMismatch):
 		return cloudWatch + " did not answer with TLS: the endpoint is https but the port speaks plain http; " +
 			"use https://monitoring.<region>.amazonaws.com, or http:// only for a local emulator", true
 	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF), errors.Is(err, syscall.ECONNRESET):

@@ -50,7 +50,7 @@ func TestDiagnosisQueriesRunThroughTheClient(t *testing.T) {
 func TestDiagnosisErrorsAreRedactedAndDownstream(t *testing.T) {
 	secret := testSettings("").DecryptedSecureJSONData["secretKey"]
 	fake := &fakeUpstream{answer: func(call) (*fakeResponse, error) {
-		return nil, &promclient.APIError{Status: 403, Type: "AccessDeniedException", Message: "denied for " + secret}
+		return nil, &promclient.APIError{Status: 403, Type: "AccessDeniedException", Message: "denied for " + secret, Cause: promclient.CauseAccessDenied}
 	}}
 	d := newTestDatasource(t, fake)
 	q := dataQuery("D", `{}`)
@@ -63,7 +63,10 @@ func TestDiagnosisErrorsAreRedactedAndDownstream(t *testing.T) {
 	if strings.Contains(dr.Error.Error(), secret) {
 		t.Errorf("error leaks the secret: %v", dr.Error)
 	}
-	if dr.ErrorSource != backend.ErrorSourceDownstream {
-		t.Errorf("error source %q, want downstream", dr.ErrorSource)
+	if dr.ErrorSource != backend.ErrorSourceDownstream || dr.Status != 403 {
+		t.Errorf("status %d source %q, want CloudWatch's 403, downstream (as on a panel)", dr.Status, dr.ErrorSource)
+	}
+	if !strings.Contains(dr.Error.Error(), "Missing permission") {
+		t.Errorf("the 403 lacks the hint panels give: %v", dr.Error)
 	}
 }

@@ -1,0 +1,113 @@
+package fault
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+
+	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
+	"github.com/inferscope/sagemaker-datasource/pkg/sigv4"
+)
+
+// call sends one query through a real promclient to baseURL and returns its error.
+func call(t *testing.T, baseURL string) error {
+	t.Helper()
+	u, _ := url.Parse(baseURL)
+	c, err := promclient.New(promclient.Options{BaseURL: u, QueryRPS: -1, Retry: promclient.RetryPolicy{MaxAttempts: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return c.Query(ctx, "up", time.Now(), 0, nil)
+}
+
+// TestNetworkFaultsAreDownstream drives real transport failures and checks they are blamed
+// on the network or the endpoint, with advice, and without Go's raw TLS text.
+func TestNetworkFaultsAreDownstream(t *testing.T) {
+	tlsSrv := httptest.NewTLSServer(http.NotFoundHandler())
+	defer tlsSrv.Close()
+	plain := httptest.NewServer(http.NotFoundHandler())
+	defer plain.Close()
+	hangUp := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		conn, _, err := w.(http.Hijacker).Hijack()
+		if err == nil {
+			_ = conn.Close()
+		}
+	}))
+	defer hangUp.Close()
+	l, _ := net.Listen("tcp", "127.0.0.1:0")
+	refused := "http://" + l.Addr().String()
+	_ = l.Close()
+
+	tests := []struct {
+		name, url, want string
+	}{
+		{"untrusted certificate", tlsSrv.URL, "does not trust the TLS certificate"},
+		{"https to a plain-http port", strings.Replace(plain.URL, "http://", "https://", 1), "did not answer with TLS"},
+		{"connection closed before the answer", hangUp.URL, "closed before an answer arrived"},
+		{"connection refused", refused, "Cannot reach CloudWatch"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := call(t, tc.url)
+			p := Explain(err, Context{})
+			if p.Source != backend.ErrorSourceDownstream || p.Status != backend.StatusBadGateway || !strings.Contains(p.Message, tc.want) {
+				t.Errorf("%v → %d %s %q, want 502 downstream containing %q", err, p.Status, p.Source, p.Message, tc.want)
+			}
+			for _, raw := range []string{"x509:", "tls:", "first record", "server gave HTTP response"} {
+				if strings.Contains(p.Message, raw) {
+					t.Errorf("message shows Go's raw text %q: %s", raw, p.Message)
+				}
+			}
+		})
+	}
+}
+
+func TestExplain(t *testing.T) {
+	cw := Context{Endpoint: "https://monitoring.us-east-1.amazonaws.com", Region: "us-east-1", Action: "cloudwatch:ListMetrics"}
+	tests := []struct {
+		name       string
+		err        error
+		wantStatus backend.Status
+		wantSource backend.ErrorSource
+		want       []string
+	}{
+		{"403 access denied keeps its status", &promclient.APIError{Status: 403, Type: "AccessDeniedException", Message: "no", Cause: promclient.CauseAccessDenied},
+			403, backend.ErrorSourceDownstream, []string{"Missing permission", "cloudwatch:ListMetrics", "HTTP 403 AccessDeniedException: no"}},
+		{"403 wrapped by diagnosis still 403", fmt.Errorf("diagnosis: no rule could query the data source: %w", &promclient.APIError{Status: 403, Cause: promclient.CauseWrongRegion, Message: "m"}),
+			403, backend.ErrorSourceDownstream, []string{"Wrong region", `"us-east-1"`, "diagnosis: no rule could query"}},
+		{"error envelope in a 2xx", &promclient.APIError{Status: 200, Type: "execution", Message: "x"}, backend.StatusBadGateway, backend.ErrorSourceDownstream, []string{"CloudWatch reported execution: x"}},
+		{"throttled", &promclient.APIError{Status: 429, Cause: promclient.CauseThrottledConcurrency, Throttled: true}, 429, backend.ErrorSourceDownstream, []string{"max concurrency"}},
+		{"cut body", &promclient.BodyError{Status: 200, Cut: true, Bytes: 9, Err: errors.New("unexpected EOF"), Attempts: 4}, backend.StatusBadGateway, backend.ErrorSourceDownstream,
+			[]string{"broke while the answer arrived", "cut off after 9 bytes", "after 4 attempts"}},
+		{"malformed body", &promclient.BodyError{Status: 200, Err: promclient.Malformed("bad")}, backend.StatusBadGateway, backend.ErrorSourceDownstream, []string{"not a Prometheus API response"}},
+		{"too many points", &promclient.TooLargeError{Limit: 5, Unit: "points"}, backend.StatusBadRequest, backend.ErrorSourceDownstream, []string{"more than 5 points", "raise the step"}},
+		{"credentials", &sigv4.CredentialsError{Err: errors.New("no env")}, backend.StatusUnauthorized, backend.ErrorSourceDownstream, []string{"could not be resolved"}},
+		{"deadline", fmt.Errorf("x: %w", context.DeadlineExceeded), backend.StatusTimeout, backend.ErrorSourceDownstream, []string{"did not answer in time", cw.Endpoint}},
+		{"settings", backend.DownstreamErrorf("jsonData.x is bad"), backend.StatusBadRequest, backend.ErrorSourceDownstream, []string{"jsonData.x is bad"}},
+		{"a plugin bug", errors.New("nil map"), backend.StatusInternal, backend.ErrorSourcePlugin, []string{"nil map"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := Explain(tc.err, cw)
+			if p.Status != tc.wantStatus || p.Source != tc.wantSource {
+				t.Errorf("status %d source %s, want %d %s", p.Status, p.Source, tc.wantStatus, tc.wantSource)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(p.Message, w) {
+					t.Errorf("message %q lacks %q", p.Message, w)
+				}
+			}
+		})
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
 	"github.com/inferscope/sagemaker-datasource/pkg/models"
 	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
+	"github.com/inferscope/sagemaker-datasource/pkg/redact"
 	"github.com/inferscope/sagemaker-datasource/pkg/sigv4"
 )
 
@@ -28,8 +29,8 @@ type Upstream interface {
 }
 
 // ClientFactory builds the upstream client for validated settings and the endpoint they
-// resolve to.
-type ClientFactory func(ctx context.Context, s *models.Settings, ep awsauth.Endpoint) (Upstream, error)
+// resolve to; seen learns every credential the signer uses, for redaction.
+type ClientFactory func(ctx context.Context, s *models.Settings, ep awsauth.Endpoint, seen sigv4.SecretSink) (Upstream, error)
 
 // Datasource is one configured datasource. Settings problems do not fail its creation:
 // they are kept in setupErr and reported by Save & test and by every query and resource
@@ -40,7 +41,7 @@ type Datasource struct {
 	setupErr error
 	endpoint string // for messages
 	region   string
-	redact   redactor
+	redact   *redact.Redactor // the one redaction step; learns what the signer uses
 	queries  *datasource.QueryTypeMux
 	dispose  func()
 	// healthTimeout bounds Save & test; tests shorten it.
@@ -62,7 +63,11 @@ func NewDatasource(ctx context.Context, settings backend.DataSourceInstanceSetti
 
 // New builds a datasource with the given client factory.
 func New(ctx context.Context, settings backend.DataSourceInstanceSettings, factory ClientFactory) (*Datasource, error) {
-	d := &Datasource{redact: newRedactor(settings.DecryptedSecureJSONData), dispose: func() {}, healthTimeout: defaultHealthTimeout}
+	d := &Datasource{redact: redact.New(), dispose: func() {}, healthTimeout: defaultHealthTimeout}
+	seen := sinks{d.redact, logSecrets}
+	for _, v := range settings.DecryptedSecureJSONData {
+		seen.Add(v)
+	}
 	d.queries = datasource.NewQueryTypeMux()
 	d.queries.HandleFunc("", d.queryPromQL)
 	d.queries.HandleFunc(models.QueryTypePromQL, d.queryPromQL)
@@ -80,7 +85,7 @@ func New(ctx context.Context, settings backend.DataSourceInstanceSettings, facto
 		return d, nil
 	}
 	d.endpoint, d.region = ep.URL.Redacted(), ep.Region
-	client, err := factory(ctx, s, ep)
+	client, err := factory(ctx, s, ep, seen)
 	if err != nil {
 		d.setupErr = err
 		return d, nil
@@ -95,13 +100,13 @@ func New(ctx context.Context, settings backend.DataSourceInstanceSettings, facto
 // NewClient is the production ClientFactory: credentials (gated by Grafana's [aws]
 // settings), a transport that refuses any host but the endpoint, SigV4 signing last, and
 // the traffic-shaping client on top.
-func NewClient(ctx context.Context, s *models.Settings, ep awsauth.Endpoint) (Upstream, error) {
+func NewClient(ctx context.Context, s *models.Settings, ep awsauth.Endpoint, seen sigv4.SecretSink) (Upstream, error) {
 	creds, err := awsauth.NewCredentialsProvider(ctx, authSettings(s), awsauth.Deps{})
 	if err != nil {
 		return nil, err
 	}
 	transport := http.DefaultTransport.(*http.Transport).Clone()
-	signed := sigv4.NewRoundTripper(transport, creds, ep.Region, sigv4.Service, nil)
+	signed := sigv4.NewRoundTripper(transport, creds, ep.Region, sigv4.Service, nil, sigv4.WithSecretSink(seen))
 	c, err := promclient.New(promclient.Options{
 		BaseURL:        ep.URL,
 		Transport:      awsauth.RestrictToEndpoint(signed, ep),
@@ -140,9 +145,11 @@ func authSettings(s *models.Settings) awsauth.Settings {
 	}
 }
 
-// QueryData routes each query by its queryType.
+// QueryData routes each query by its queryType; what it returns is redacted.
 func (d *Datasource) QueryData(ctx context.Context, req *backend.QueryDataRequest) (*backend.QueryDataResponse, error) {
-	return d.queries.QueryData(ctx, req)
+	resp, err := d.queries.QueryData(ctx, req)
+	d.redactQueryResponse(resp)
+	return resp, err
 }
 
 // Dispose releases the instance's idle connections when Grafana replaces it.

@@ -14,5 +14,5 @@ func (d *Datasource) explain(err error, action string) fault.Problem {
 // errorResponse is the DataResponse of a failed query.
 func (d *Datasource) errorResponse(err error) backend.DataResponse {
 	p := d.explain(err, "cloudwatch:GetMetricData")
-	return backend.ErrDataResponseWithSource(p.Status, p.Source, d.redact.String(p.Message))
+	return backend.ErrDataResponseWithSource(p.Status, p.Source, p.Message)
 }

@@ -30,22 +30,28 @@ var sageMakerProbes = []string{semconv.DCGMGPUUtil, semconv.VLLMRunning, semconv
 // discovery permission is there (labels is ListMetrics), and whether SageMaker metrics have
 // arrived yet. Each failure names its fix.
 func (d *Datasource) CheckHealth(ctx context.Context, _ *backend.CheckHealthRequest) (*backend.CheckHealthResult, error) {
+	res := d.checkHealth(ctx)
+	res.Message = d.redact.String(res.Message)
+	return res, nil
+}
+
+func (d *Datasource) checkHealth(ctx context.Context) *backend.CheckHealthResult {
 	if d.setupErr != nil {
-		return d.healthError(d.setupErr, ""), nil
+		return d.healthError(d.setupErr, "")
 	}
 	// Save & test should answer while the user waits, even against an endpoint that never does.
 	ctx, cancel := context.WithTimeout(ctx, d.healthTimeout)
 	defer cancel()
 	now := time.Now()
 	if err := d.client.Query(ctx, "1+1", now, 0, promclient.Data(nil)); err != nil && !pastTheFrontDoor(err) {
-		return d.healthError(err, "cloudwatch:GetMetricData"), nil
+		return d.healthError(err, "cloudwatch:GetMetricData")
 	}
 	if err := d.client.Labels(ctx, nil, now.Add(-time.Hour), now, 1, promclient.Data(nil)); err != nil {
-		return d.healthError(err, "cloudwatch:ListMetrics"), nil
+		return d.healthError(err, "cloudwatch:ListMetrics")
 	}
 	var series []json.RawMessage
 	if err := d.client.Series(ctx, sageMakerProbes, now.Add(-sageMakerLookback), now, 1, promclient.Data(&series)); err != nil {
-		return d.healthError(err, "cloudwatch:ListMetrics"), nil
+		return d.healthError(err, "cloudwatch:ListMetrics")
 	}
 	if len(series) == 0 {
 		return &backend.CheckHealthResult{
@@ -55,12 +61,12 @@ func (d *Datasource) CheckHealth(ctx context.Context, _ *backend.CheckHealthRequ
 				"Turn on detailed observability for the inference endpoints and OTel enrichment of vended metrics "+
 				"in this account and region, then allow some time for the first data to arrive.",
 				d.endpoint, int(sageMakerLookback.Hours()), strings.Join(sageMakerProbes, ", ")),
-		}, nil
+		}
 	}
 	return &backend.CheckHealthResult{
 		Status:  backend.HealthStatusOk,
 		Message: fmt.Sprintf("Connected to CloudWatch (%s): queries and metric discovery work and SageMaker metrics are present.", d.endpoint),
-	}, nil
+	}
 }
 
 // pastTheFrontDoor reports whether CloudWatch judged the query itself (400 bad_data, 422
@@ -78,5 +84,5 @@ func (d *Datasource) healthError(err error, action string) *backend.CheckHealthR
 	if action != "" {
 		err = fmt.Errorf("the %s probe failed: %w", action, err)
 	}
-	return &backend.CheckHealthResult{Status: backend.HealthStatusError, Message: d.redact.String(d.explain(err, action).Message)}
+	return &backend.CheckHealthResult{Status: backend.HealthStatusError, Message: d.explain(err, action).Message}
 }

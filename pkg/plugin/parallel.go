@@ -48,7 +48,7 @@ func runQueries(ctx context.Context, req *backend.QueryDataRequest, limit int, r
 // that query's error instead of a crashed plugin process.
 func recoverQuery(refID string, into *backend.DataResponse) {
 	if r := recover(); r != nil {
-		backend.Logger.Error("query panicked", "refId", refID, "panic", fmt.Sprint(r))
+		logError("query panicked", "refId", refID, "panic", fmt.Sprint(r))
 		*into = backend.ErrDataResponseWithSource(backend.StatusInternal, backend.ErrorSourcePlugin,
 			fmt.Sprintf("internal error while running query %s; please report it", refID))
 	}

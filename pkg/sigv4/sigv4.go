@@ -47,14 +47,26 @@ type roundTripper struct {
 	service string
 	now     func() time.Time
 	signer  *v4.Signer
+	sink    SecretSink
 }
+
+// SecretSink learns the credentials each request is actually signed with, whatever their
+// source (keys, default chain, assumed role), so the plugin's redactor can remove them,
+// session token included, from anything shown to users. *redact.Redactor implements it.
+type SecretSink interface{ Add(secrets ...string) }
+
+// Option configures NewRoundTripper.
+type Option func(*roundTripper)
+
+// WithSecretSink tells sink every credential used to sign.
+func WithSecretSink(sink SecretSink) Option { return func(t *roundTripper) { t.sink = sink } }
 
 // NewRoundTripper returns a transport that signs each request last, just
 // before handing it to next. Only the host and x-amz-* headers are signed so
 // that proxies or other middleware adding headers cannot break the
 // signature. A nil next means http.DefaultTransport, an empty service means
 // Service and a nil now means time.Now.
-func NewRoundTripper(next http.RoundTripper, creds aws.CredentialsProvider, region, service string, now func() time.Time) http.RoundTripper {
+func NewRoundTripper(next http.RoundTripper, creds aws.CredentialsProvider, region, service string, now func() time.Time, opts ...Option) http.RoundTripper {
 	if next == nil {
 		next = http.DefaultTransport
 	}
@@ -64,7 +76,11 @@ func NewRoundTripper(next http.RoundTripper, creds aws.CredentialsProvider, regi
 	if now == nil {
 		now = time.Now
 	}
-	return &roundTripper{next: next, creds: creds, region: region, service: service, now: now, signer: v4.NewSigner()}
+	t := &roundTripper{next: next, creds: creds, region: region, service: service, now: now, signer: v4.NewSigner()}
+	for _, o := range opts {
+		o(t)
+	}
+	return t
 }
 
 func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -94,6 +110,13 @@ func (t *roundTripper) sign(req *http.Request) (*http.Request, error) {
 	}
 	if creds.AccessKeyID == "" || creds.SecretAccessKey == "" {
 		return nil, &CredentialsError{}
+	}
+	if t.sink != nil {
+		t.sink.Add(creds.AccessKeyID, creds.SecretAccessKey, creds.SessionToken)
+	}
+	if hasControl(creds.AccessKeyID) || hasControl(creds.SecretAccessKey) || hasControl(creds.SessionToken) {
+		// net/http would refuse the header with "invalid header field value", naming nothing.
+		return nil, &CredentialsError{Err: errors.New("the access key id, secret key or session token contains a line break or another control character")}
 	}
 
 	out := req.Clone(req.Context())
@@ -130,6 +153,10 @@ func (t *roundTripper) sign(req *http.Request) (*http.Request, error) {
 	}
 	out.Header = all
 	return out, nil
+}
+
+func hasControl(s string) bool {
+	return strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f })
 }
 
 // payloadHash hashes the body without losing it: through GetBody when the

@@ -1,0 +1,194 @@
+// Package redact is the one step every string leaving the plugin passes: errors, frame
+// notices and metadata, resource bodies, health messages and log fields. It removes the
+// secrets it has been told about — the datasource's secureJsonData and every credential
+// the signer actually used (keys, default chain, assumed role, session tokens included) —
+// in raw, JSON-escaped and URL-encoded form, and recognises AWS access key ids, session
+// tokens and signatures by pattern in any quoting.
+package redact
+
+import (
+	"bytes"
+	"net/url"
+	"regexp"
+	"strings"
+	"sync"
+)
+
+// Mark replaces what is removed.
+const Mark = "[redacted]"
+
+// minSecretLen keeps very short values (a stray "1" in secureJsonData) from shredding
+// every message they happen to occur in.
+const minSecretLen = 4
+
+// maxSecrets bounds memory when credentials rotate (assumed roles renew hourly); the oldest
+// are forgotten first, and patterns still catch their shapes.
+const maxSecrets = 64
+
+// patterns find secrets whose values are not known. Each keeps its first group (the name
+// and separator) and replaces the rest. Separators cover raw header lines ("Name: v"), JSON
+// ("Name":"v" or "Name":["v"], also with escaped quotes) and URL encoding (Name=v, Name%3Dv, %22%3A%22).
+var patterns = []*regexp.Regexp{
+	// Session tokens: header, query parameter or JSON key; values are base64-ish, maybe %-encoded.
+	regexp.MustCompile(`(?i)(x-amz-security-token(?:\\?["']|\s|[:=\[]|%2[02]|%3[ad]|%5b){1,8})[A-Za-z0-9+/=%_\-]{8,}`),
+	// Signatures: Authorization's Signature=, and X-Amz-Signature in presigned URLs.
+	regexp.MustCompile(`(?i)((?:x-amz-)?signature(?:\\?["']|\s|[:=\[]|%2[02]|%3[ad]|%5b){1,8})[0-9a-f]{64}`),
+	// The access key id in Authorization's Credential=<key id>/date/region/service/aws4_request.
+	regexp.MustCompile(`(?i)(credential(?:=|%3d))[A-Za-z0-9]{4,}`),
+	// AWS access key ids on their own (long-term AKIA, temporary ASIA, and the other prefixes).
+	regexp.MustCompile(`()\b(?:AKIA|ASIA|AIDA|AROA|AIPA|ANPA|ANVA|AGPA|ABIA|ACCA)[A-Z0-9]{12,}\b`),
+}
+
+// hints are cheap substrings (lower case) without which no pattern can match.
+var hints = []string{"security-token", "signature", "credential", "akia", "asia", "aida", "aroa", "aipa", "anpa", "anva", "agpa", "abia", "acca"}
+
+// Redactor is safe for concurrent use. The zero value knows no secrets but applies the
+// patterns.
+type Redactor struct {
+	mu       sync.RWMutex
+	known    map[string]bool
+	order    []string
+	replacer *strings.Replacer
+}
+
+// New returns a redactor that knows secrets.
+func New(secrets ...string) *Redactor {
+	r := &Redactor{}
+	r.Add(secrets...)
+	return r
+}
+
+// Add teaches r more secrets. The signer calls it for every request; known values cost a
+// read lock.
+func (r *Redactor) Add(secrets ...string) {
+	if r.knowsAll(secrets) {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.known == nil {
+		r.known = map[string]bool{}
+	}
+	changed := false
+	for _, s := range secrets {
+		s = strings.TrimSpace(s)
+		if len(s) < minSecretLen || r.known[s] {
+			continue
+		}
+		r.known[s] = true
+		r.order = append(r.order, s)
+		changed = true
+	}
+	for len(r.order) > maxSecrets {
+		delete(r.known, r.order[0])
+		r.order = r.order[1:]
+	}
+	if changed {
+		r.replacer = newReplacer(r.order)
+	}
+}
+
+func (r *Redactor) knowsAll(secrets []string) bool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	for _, s := range secrets {
+		if s = strings.TrimSpace(s); len(s) >= minSecretLen && !r.known[s] {
+			return false
+		}
+	}
+	return true
+}
+
+// newReplacer replaces each secret in the forms it takes when echoed: as is, URL-encoded
+// (query and path escaping) and JSON-escaped ("/" as "\/", "+" as "\u002b").
+func newReplacer(secrets []string) *strings.Replacer {
+	seen := map[string]bool{}
+	var pairs []string
+	for _, s := range secrets {
+		for _, form := range []string{s, url.QueryEscape(s), url.PathEscape(s), strings.ReplaceAll(s, "/", `\/`), strings.ReplaceAll(s, "+", `\u002b`)} {
+			if !seen[form] {
+				seen[form] = true
+				pairs = append(pairs, form, Mark)
+			}
+		}
+	}
+	return strings.NewReplacer(pairs...)
+}
+
+// String returns s without secrets.
+func (r *Redactor) String(s string) string {
+	if r != nil {
+		r.mu.RLock()
+		rep := r.replacer
+		r.mu.RUnlock()
+		if rep != nil {
+			s = rep.Replace(s)
+		}
+	}
+	if !mayMatch(s) {
+		return s
+	}
+	for _, p := range patterns {
+		s = p.ReplaceAllString(s, "${1}"+Mark)
+	}
+	return s
+}
+
+// Bytes is String for response bodies, which can be megabytes: it copies only when
+// something has to be removed.
+func (r *Redactor) Bytes(b []byte) []byte {
+	dirty := mayMatch(string(b)) // the conversion does not escape, so it does not copy
+	if !dirty && r != nil {
+		r.mu.RLock()
+		for _, s := range r.order {
+			if bytes.Contains(b, []byte(s)) || bytes.Contains(b, []byte(url.QueryEscape(s))) || bytes.Contains(b, []byte(strings.ReplaceAll(s, "/", `\/`))) {
+				dirty = true
+				break
+			}
+		}
+		r.mu.RUnlock()
+	}
+	if !dirty {
+		return b
+	}
+	s := string(b)
+	if clean := r.String(s); clean != s {
+		return []byte(clean)
+	}
+	return b
+}
+
+// mayMatch is a cheap test that no pattern can match s.
+func mayMatch(s string) bool {
+	for _, h := range hints {
+		if containsFold(s, h) {
+			return true
+		}
+	}
+	return false
+}
+
+// containsFold reports whether s contains lower-case ASCII sub, ignoring case, without
+// allocating a lower-cased copy of s.
+func containsFold(s, sub string) bool {
+	n := len(sub)
+	for i := 0; i+n <= len(s); i++ {
+		if s[i]|0x20 != sub[0] {
+			continue
+		}
+		j := 1
+		for ; j < n; j++ {
+			c := s[i+j]
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			if c != sub[j] {
+				break
+			}
+		}
+		if j == n {
+			return true
+		}
+	}
+	return false
+}

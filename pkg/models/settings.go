@@ -121,6 +121,14 @@ func LoadSettings(s backend.DataSourceInstanceSettings) (*Settings, error) {
 			errs = append(errs, errors.New("secureJsonData.secretKey is empty but authType is keys: enter the secret access key or pick another authentication provider"))
 		}
 	}
+	for _, sec := range []struct {
+		key string
+		v   Secret
+	}{{"accessKey", out.AccessKey}, {"secretKey", out.SecretKey}, {"sessionToken", out.SessionToken}} {
+		if strings.ContainsFunc(sec.v.Reveal(), func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+			errs = append(errs, fmt.Errorf("secureJsonData.%s contains a line break or another control character: paste it again as one line", sec.key))
+		}
+	}
 	if out.HTTPMethod == "" {
 		out.HTTPMethod = DefaultHTTPMethod
 	}

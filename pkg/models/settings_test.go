@@ -99,6 +99,8 @@ func TestLoadSettings(t *testing.T) {
 		{name: "unknown auth type", json: `{"authType":"grafana_assume_role"}`, wantErr: []string{`jsonData.authType "grafana_assume_role" is not supported`, "default, keys, credentials, ec2_iam_role"}},
 		{name: "keys without keys", json: `{"authType":"keys"}`, wantErr: []string{"secureJsonData.accessKey is empty", "secureJsonData.secretKey is empty"}},
 		{name: "keys without secret key", json: `{"authType":"keys"}`, secure: map[string]string{"accessKey": testAccessKey}, wantErr: []string{"secureJsonData.secretKey is empty"}},
+		{name: "access key with a line break", json: `{"authType":"keys"}`, secure: map[string]string{"accessKey": "AKIDPART\nTWO", "secretKey": testSecretKey},
+			wantErr: []string{"secureJsonData.accessKey contains a line break", "paste it again as one line"}},
 		{name: "bad http method", json: `{"httpMethod":"PUT"}`, wantErr: []string{`jsonData.httpMethod "PUT" is not supported: use POST`}},
 		{name: "bad time interval", json: `{"timeInterval":"fast"}`, wantErr: []string{`jsonData.timeInterval: invalid duration "fast"`}},
 		{name: "bad query timeout", json: `{"queryTimeout":"soon"}`, wantErr: []string{`jsonData.queryTimeout: invalid duration "soon"`}},

@@ -14,5 +14,6 @@ func (d *Datasource) explain(err error, action string) fault.Problem {
 // errorResponse is the DataResponse of a failed query.
 func (d *Datasource) errorResponse(err error) backend.DataResponse {
 	p := d.explain(err, "cloudwatch:GetMetricData")
+	logDebug("query failed", "status", int(p.Status), "source", string(p.Source), "error", p.Message)
 	return backend.ErrDataResponseWithSource(p.Status, p.Source, p.Message)
 }

@@ -27,12 +27,15 @@ func (s sinks) Add(secrets ...string) {
 	}
 }
 
-// logError logs with every string argument redacted.
-func logError(msg string, args ...any) {
+// logError and logDebug log with the message and every argument redacted.
+func logError(msg string, args ...any) { backend.Logger.Error(logSecrets.String(msg), redactArgs(args)...) }
+func logDebug(msg string, args ...any) { backend.Logger.Debug(logSecrets.String(msg), redactArgs(args)...) }
+
+func redactArgs(args []any) []any {
 	for i, a := range args {
 		args[i] = logSecrets.String(fmt.Sprint(a))
 	}
-	backend.Logger.Error(logSecrets.String(msg), args...)
+	return args
 }
 
 // redactQueryResponse removes secrets from every string of every response: errors,

@@ -1,0 +1,201 @@
+package converter
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"reflect"
+	"runtime"
+	"runtime/metrics"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+
+	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
+)
+
+// bigAnswer is a query_range answer of the size issue 17 measured: 150 series × 1,440
+// points (216,000 points, about 7.3 MB), with CloudWatch-style labels and values of full
+// float64 precision.
+func bigAnswer() []byte { return pacedAnswer(150, 1440) }
+
+func pacedAnswer(series, points int) []byte {
+	var sb strings.Builder
+	sb.WriteString(`{"status":"success","data":{"resultType":"matrix","result":[`)
+	start := int64(1764460800)
+	for s := range series {
+		if s > 0 {
+			sb.WriteByte(',')
+		}
+		fmt.Fprintf(&sb, `{"metric":{"__name__":"DCGM_FI_DEV_GPU_UTIL","aws.sagemaker.endpoint.name":"ep-%d","@resource.host.id":"i-%08x","@resource.host.type":"ml.g6e.12xlarge","gpu":"%d","@aws.region":"us-east-1"},"values":[`, s%12, s/8, s%8)
+		for p := range points {
+			if p > 0 {
+				sb.WriteByte(',')
+			}
+			fmt.Fprintf(&sb, `[%d,"%d.%015d"]`, start+int64(p)*15, (s*p)%100, (s*7919+p*104729)%1000000007)
+		}
+		sb.WriteString(`]}`)
+	}
+	sb.WriteString(`]}}`)
+	return []byte(sb.String())
+}
+
+// pacedServer serves body in 64 KiB writes with a pause between them, as a network would,
+// and records when it wrote the last byte.
+func pacedServer(tb testing.TB, body []byte, lastByte *atomic.Int64) *url.URL {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		const chunk = 64 << 10
+		for off := 0; off < len(body); off += chunk {
+			_, _ = w.Write(body[off:min(off+chunk, len(body))])
+			w.(http.Flusher).Flush()
+			if off+chunk < len(body) {
+				time.Sleep(500 * time.Microsecond)
+			}
+		}
+		lastByte.Store(time.Now().UnixNano())
+	}))
+	tb.Cleanup(srv.Close)
+	u, _ := url.Parse(srv.URL)
+	return u
+}
+
+// framesBytes is what the frames' vectors hold: the size of one element times the length,
+// summed over fields.
+func framesBytes(frames data.Frames) uint64 {
+	var n uint64
+	for _, f := range frames {
+		for _, fld := range f.Fields {
+			n += uint64(fld.Len()) * uint64(reflect.TypeOf(fld.At(0)).Size())
+		}
+	}
+	return n
+}
+
+// heapPeak samples the live-object heap until stop is closed and returns the highest value.
+func heapPeak(stop <-chan struct{}) <-chan uint64 {
+	out := make(chan uint64, 1)
+	go func() {
+		s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+		var peak uint64
+		tick := time.NewTicker(200 * time.Microsecond)
+		defer tick.Stop()
+		for {
+			metrics.Read(s)
+			peak = max(peak, s[0].Value.Uint64())
+			select {
+			case <-stop:
+				out <- peak
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return out
+}
+
+// TestStreamedEqualsBuffered guards the benchmark: through promclient, the streamed and
+// the buffered paths give the same frames.
+func TestStreamedEqualsBuffered(t *testing.T) {
+	body := pacedAnswer(7, 300)
+	var lastByte atomic.Int64
+	c, err := promclient.New(promclient.Options{BaseURL: pacedServer(t, body, &lastByte), QueryRPS: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := Options{Expr: "x", LegendFormat: "{{gpu}}", Step: 15 * time.Second}
+	var streamed data.Frames
+	var raw []byte
+	for _, d := range []promclient.Decode{Decode(opts, &streamed), promclient.Raw(&raw)} {
+		if err := c.Query(context.Background(), "x", time.Time{}, 0, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	buffered, err := Read(bytes.NewReader(raw), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := json.Marshal(streamed)
+	bb, _ := json.Marshal(buffered)
+	if len(streamed) != 7 || !bytes.Equal(a, bb) {
+		t.Fatalf("%d streamed frames; equal to buffered: %v", len(streamed), bytes.Equal(a, bb))
+	}
+}
+
+// BenchmarkBigAnswer measures, for the same paced upstream answer in the same run, the
+// time from the upstream's last byte to finished frames and the peak heap growth, for the
+// streamed path (the converter reads the live body) and for the buffered baseline (the
+// whole body read first, then converted, as before). Ratios: after-last-byte streamed ÷
+// buffered (target ≤ 0.5) and peak heap ÷ frames produced (target ≤ 1.5).
+func BenchmarkBigAnswer(b *testing.B) {
+	body := bigAnswer()
+	var lastByte atomic.Int64
+	c, err := promclient.New(promclient.Options{BaseURL: pacedServer(b, body, &lastByte), QueryRPS: -1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	opts := Options{Expr: "DCGM_FI_DEV_GPU_UTIL", LegendFormat: "{{@resource.host.id}} {{gpu}}", Step: 15 * time.Second}
+	t0 := time.Unix(1764460800, 0)
+	call := func(decode promclient.Decode) error {
+		return c.QueryRange(context.Background(), opts.Expr, t0, t0.Add(6*time.Hour), 15*time.Second, 0, decode)
+	}
+	streamed := func() (data.Frames, error) {
+		var frames data.Frames
+		return frames, call(Decode(opts, &frames))
+	}
+	buffered := func() (data.Frames, error) {
+		var raw []byte
+		if err := call(promclient.Raw(&raw)); err != nil {
+			return nil, err
+		}
+		return Read(bytes.NewReader(raw), opts)
+	}
+	measure := func(run func() (data.Frames, error)) (after time.Duration, peak, frames uint64) {
+		runtime.GC()
+		s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+		metrics.Read(s)
+		base := s[0].Value.Uint64()
+		lastByte.Store(0)
+		stop := make(chan struct{})
+		peakC := heapPeak(stop)
+		fr, err := run()
+		done := time.Now()
+		close(stop)
+		if err != nil {
+			b.Fatal(err)
+		}
+		p := <-peakC
+		runtime.KeepAlive(fr)
+		// The streamed path can finish before the handler notes its last write.
+		for lastByte.Load() == 0 {
+			time.Sleep(100 * time.Microsecond)
+		}
+		return max(0, done.Sub(time.Unix(0, lastByte.Load()))), p - min(p, base), framesBytes(fr)
+	}
+	var sAfter, bAfter time.Duration
+	var sPeak, bPeak, framesTotal uint64
+	for b.Loop() {
+		a, p, f := measure(streamed)
+		sAfter, sPeak, framesTotal = sAfter+a, sPeak+p, framesTotal+f
+		a, p, _ = measure(buffered)
+		bAfter, bPeak = bAfter+a, bPeak+p
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(len(body))/1e6, "MB-body")
+	b.ReportMetric(float64(sAfter.Microseconds())/n/1000, "ms-after-last-byte-streamed")
+	b.ReportMetric(float64(bAfter.Microseconds())/n/1000, "ms-after-last-byte-buffered")
+	b.ReportMetric(float64(sAfter)/float64(bAfter), "after-ratio")
+	b.ReportMetric(float64(framesTotal)/n/1e6, "MB-frames")
+	b.ReportMetric(float64(sPeak)/n/1e6, "MB-peak-heap-streamed")
+	b.ReportMetric(float64(bPeak)/n/1e6, "MB-peak-heap-buffered")
+	b.ReportMetric(float64(sPeak)/float64(framesTotal), "peak/frames-streamed")
+	b.ReportMetric(float64(bPeak)/float64(framesTotal), "peak/frames-buffered")
+}

@@ -14,8 +14,8 @@ import (
 	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
 )
 
-// DefaultMaxPoints bounds the samples one query's frames may hold (16 bytes each, about
-// 32 MiB of frames), whatever the body's size.
+// DefaultMaxPoints bounds the samples one query's frames may hold (32 bytes each, a time
+// and a value: about 64 MB of frames), whatever the body's size.
 const DefaultMaxPoints = 2_000_000
 
 // Options carries the query context the frames describe.

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
-	"github.com/grafana/grafana-plugin-sdk-go/backend/datasource"
 	"github.com/grafana/grafana-plugin-sdk-go/backend/instancemgmt"
 
 	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
@@ -42,7 +41,6 @@ type Datasource struct {
 	endpoint string // for messages
 	region   string
 	redact   *redact.Redactor // the one redaction step; learns what the signer uses
-	queries  *datasource.QueryTypeMux
 	dispose  func()
 	// healthTimeout bounds Save & test; tests shorten it.
 	healthTimeout time.Duration
@@ -68,10 +66,6 @@ func New(ctx context.Context, settings backend.DataSourceInstanceSettings, facto
 	for _, v := range settings.DecryptedSecureJSONData {
 		seen.Add(v)
 	}
-	d.queries = datasource.NewQueryTypeMux()
-	d.queries.HandleFunc("", d.queryPromQL)
-	d.queries.HandleFunc(models.QueryTypePromQL, d.queryPromQL)
-	d.queries.HandleFunc(models.QueryTypeDiagnosis, d.queryDiagnosis)
 
 	s, err := models.LoadSettings(settings)
 	if err != nil {
@@ -145,11 +139,25 @@ func authSettings(s *models.Settings) awsauth.Settings {
 	}
 }
 
-// QueryData routes each query by its queryType; what it returns is redacted.
+// QueryData runs the queries of a request in parallel, bounded by Grafana's
+// concurrent_query_count, each by its queryType; what it returns is redacted. Alerting
+// requests take the same path: nothing here depends on the frontend.
 func (d *Datasource) QueryData(ctx context.Context, req *backend.QueryDataRequest) (*backend.QueryDataResponse, error) {
-	resp, err := d.queries.QueryData(ctx, req)
+	resp := runQueries(ctx, req, concurrencyLimit(ctx), d.route)
 	d.redactQueryResponse(resp)
-	return resp, err
+	return resp, nil
+}
+
+// route runs one query as its type says; an unknown type is refused, naming the known ones.
+func (d *Datasource) route(ctx context.Context, dq backend.DataQuery) backend.DataResponse {
+	qt, err := models.QueryTypeOf(dq)
+	switch {
+	case err != nil:
+		return d.errorResponse(backend.DownstreamError(err))
+	case qt == models.QueryTypeDiagnosis:
+		return d.runDiagnosis(ctx, dq)
+	}
+	return d.runPromQL(ctx, dq)
 }
 
 // Dispose releases the instance's idle connections when Grafana replaces it.

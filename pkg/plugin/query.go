@@ -13,13 +13,6 @@ import (
 	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
 )
 
-// queryPromQL runs the PromQL queries of a request in parallel, bounded by Grafana's
-// concurrent_query_count. Alerting requests (FromAlert header) take the same path: nothing
-// here depends on the frontend.
-func (d *Datasource) queryPromQL(ctx context.Context, req *backend.QueryDataRequest) (*backend.QueryDataResponse, error) {
-	return runQueries(ctx, req, concurrencyLimit(ctx), d.runPromQL), nil
-}
-
 // runPromQL answers one query: parse the model, work out the step and the $__ variables,
 // then run the range and/or instant query and convert the answers to frames. With both,
 // the two calls run at once and their frames share the query's refId and response.

@@ -17,6 +17,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/prometheus/common/model"
 
+	"github.com/inferscope/sagemaker-datasource/pkg/models"
 	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
 )
 
@@ -45,6 +46,9 @@ func (d *Datasource) resource(ctx context.Context, req *backend.CallResourceRequ
 		return notFound(path)
 	}
 	name, isLabelValues := labelValuesName(path)
+	if err := models.CheckLen("the label name", name, models.MaxNameBytes); err != nil {
+		return errorResponseJSON(http.StatusBadRequest, "bad_data", err.Error())
+	}
 	if !isLabelValues && path != "api/v1/labels" && path != "api/v1/series" && path != "api/v1/query" {
 		return notFound(path)
 	}
@@ -129,6 +133,9 @@ func labelValuesName(path string) (string, bool) {
 	return model.UnescapeName(name, model.ValueEncodingEscaping), true
 }
 
+// maxMatchers bounds the match[] selectors of one resource call.
+const maxMatchers = 100
+
 // resourceParams are the parameters of a resource call, from the query string and, for a
 // form POST, the body.
 type resourceParams struct {
@@ -161,6 +168,17 @@ func parseResourceParams(req *backend.CallResourceRequest) (resourceParams, erro
 		}
 	}
 	p.matchers = p.values["match[]"]
+	if len(p.matchers) > maxMatchers {
+		return p, fmt.Errorf("%d match[] selectors are more than the %d accepted: send fewer", len(p.matchers), maxMatchers)
+	}
+	for _, m := range p.matchers {
+		if err := models.CheckLen("a match[] selector", m, models.MaxExprBytes); err != nil {
+			return p, err
+		}
+	}
+	if err := models.CheckLen("the query parameter", p.values.Get("query"), models.MaxExprBytes); err != nil {
+		return p, err
+	}
 	for _, f := range []struct {
 		name string
 		dst  *time.Time

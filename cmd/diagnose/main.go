@@ -25,7 +25,9 @@ import (
 
 	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
 	"github.com/inferscope/sagemaker-datasource/pkg/diagnosis"
+	"github.com/inferscope/sagemaker-datasource/pkg/fault"
 	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
+	"github.com/inferscope/sagemaker-datasource/pkg/redact"
 	"github.com/inferscope/sagemaker-datasource/pkg/sigv4"
 )
 
@@ -88,9 +90,9 @@ func newFlags(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.auth.DatasourceURL, "url", "", "PromQL API base URL; default https://monitoring.<region>.amazonaws.com (the emulator prints its URL)")
 	fs.StringVar(&o.auth.Region, "region", "", "AWS region the requests are signed for, e.g. us-east-1")
 	fs.StringVar(&o.auth.AuthType, "auth-type", "", "default | keys | credentials | ec2_iam_role (as the plugin); default: keys when an access key is given, else default")
-	fs.StringVar(&o.auth.AccessKey, "access-key", "", "access key id for --auth-type keys (default $AWS_ACCESS_KEY_ID)")
-	fs.StringVar(&o.auth.SecretKey, "secret-key", "", "secret access key for --auth-type keys (default $AWS_SECRET_ACCESS_KEY)")
-	fs.StringVar(&o.auth.SessionToken, "session-token", "", "session token for temporary keys (default $AWS_SESSION_TOKEN)")
+	fs.Var(&o.auth.AccessKey, "access-key", "access key id for --auth-type keys (default $AWS_ACCESS_KEY_ID)")
+	fs.Var(&o.auth.SecretKey, "secret-key", "secret access key for --auth-type keys (default $AWS_SECRET_ACCESS_KEY)")
+	fs.Var(&o.auth.SessionToken, "session-token", "session token for temporary keys (default $AWS_SESSION_TOKEN)")
 	fs.StringVar(&o.auth.Profile, "profile", "", "shared-credentials profile for --auth-type credentials")
 	fs.StringVar(&o.auth.AssumeRoleARN, "assume-role-arn", "", "IAM role to assume on top of the credentials")
 	fs.StringVar(&o.auth.ExternalID, "external-id", "", "external id for --assume-role-arn")
@@ -127,14 +129,14 @@ func parse(args []string, stderr io.Writer, getenv func(string) string, now time
 		return nil, time.Time{}, time.Time{}, usageError{fmt.Sprintf("unexpected argument %q: every option is a flag (see --help)", fs.Arg(0))}
 	}
 	for _, e := range []struct {
-		dst *string
+		dst *awsauth.Secret
 		env string
 	}{{&o.auth.AccessKey, "AWS_ACCESS_KEY_ID"}, {&o.auth.SecretKey, "AWS_SECRET_ACCESS_KEY"}, {&o.auth.SessionToken, "AWS_SESSION_TOKEN"}} {
-		if *e.dst == "" {
-			*e.dst = getenv(e.env)
+		if !e.dst.IsSet() {
+			*e.dst = awsauth.Secret(getenv(e.env))
 		}
 	}
-	if o.auth.AuthType == "" && o.auth.AccessKey != "" {
+	if o.auth.AuthType == "" && o.auth.AccessKey.IsSet() {
 		o.auth.AuthType = awsauth.AuthKeys
 	}
 	if o.format != "text" && o.format != "json" {
@@ -240,7 +242,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		printText(stdout, r)
 	}
 	if len(r.Failures) > 0 && len(r.Failures) == len(diagnosis.RuleIDs()) && o.rules == "" {
-		fmt.Fprintln(stderr, "diagnose: no rule could query the data source:", r.Failures[0].Error)
+		fmt.Fprintln(stderr, "diagnose: no rule could query the data source:", message(r.Failures[0].Err))
 		return exitRun
 	}
 	return exitOK
@@ -254,7 +256,7 @@ func newQuerier(ctx context.Context, s awsauth.Settings) (diagnosis.Querier, err
 	}
 	ep, err := awsauth.ResolveEndpoint(s)
 	if err != nil {
-		return nil, cliError(err)
+		return nil, errors.New(message(err))
 	}
 	// Outside Grafana there is no [aws] section to honour: every auth type is allowed.
 	ctx = backend.WithGrafanaConfig(ctx, backend.NewGrafanaCfg(map[string]string{
@@ -262,9 +264,9 @@ func newQuerier(ctx context.Context, s awsauth.Settings) (diagnosis.Querier, err
 	}))
 	creds, err := awsauth.NewCredentialsProvider(ctx, s, awsauth.Deps{})
 	if err != nil {
-		return nil, cliError(err)
+		return nil, errors.New(message(err))
 	}
-	signed := sigv4.NewRoundTripper(http.DefaultTransport, creds, s.Region, sigv4.Service, time.Now)
+	signed := sigv4.NewRoundTripper(http.DefaultTransport, creds, s.Region, sigv4.Service, time.Now, sigv4.WithSecretSink(secrets))
 	c, err := promclient.New(promclient.Options{BaseURL: ep.URL, Transport: awsauth.RestrictToEndpoint(signed, ep), UserAgent: "inferscope-diagnose"})
 	if err != nil {
 		return nil, err
@@ -272,18 +274,38 @@ func newQuerier(ctx context.Context, s awsauth.Settings) (diagnosis.Querier, err
 	return diagnosis.NewPromClientQuerier(c), nil
 }
 
-// settingNames maps the datasource setting names in pkg/awsauth's messages to this command's flags.
-var settingNames = strings.NewReplacer(
-	"jsonData.defaultRegion", "--region",
-	"jsonData.authType", "--auth-type",
-	"jsonData.assumeRoleArn", "--assume-role-arn",
-	"jsonData.externalId", "--external-id",
-	"jsonData.profile", "--profile",
-	"jsonData.endpoint", "--url",
-	"the datasource URL", "--url",
-	"secureJsonData.accessKey", "--access-key",
-	"secureJsonData.secretKey", "--secret-key",
-	"the datasource's Authentication section", "the flags",
-)
+// flagNames are this command's names for the settings pkg/awsauth's messages name.
+var flagNames = map[awsauth.Setting]string{
+	awsauth.SetRegion:        "--region",
+	awsauth.SetAuthType:      "--auth-type",
+	awsauth.SetAssumeRoleARN: "--assume-role-arn",
+	awsauth.SetExternalID:    "--external-id",
+	awsauth.SetProfile:       "--profile",
+	awsauth.SetEndpoint:      "--url",
+	awsauth.SetURL:           "--url",
+	awsauth.SetAccessKey:     "--access-key",
+	awsauth.SetSecretKey:     "--secret-key",
+	awsauth.SetSessionToken:  "--session-token",
+}
 
-func cliError(err error) error { return errors.New(settingNames.Replace(err.Error())) }
+// secrets learns the credentials the signer uses, so no message prints them.
+var secrets = redact.New()
+
+// message is err as the plugin explains it (pkg/fault), with settings named by their
+// flags, redacted like everything the plugin shows.
+func message(err error) string { return secrets.String(explain(err)) }
+
+func explain(err error) string {
+	var se *awsauth.SettingError
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		parts := make([]string, 0, len(joined.Unwrap()))
+		for _, e := range joined.Unwrap() {
+			parts = append(parts, explain(e))
+		}
+		return strings.Join(parts, "; ")
+	}
+	if errors.As(err, &se) {
+		return se.Named(flagNames)
+	}
+	return fault.Explain(err, fault.Context{}).Message
+}

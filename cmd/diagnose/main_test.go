@@ -32,9 +32,12 @@ func TestFlagErrors(t *testing.T) {
 		{"bad scaling target", []string{"--scaling-target", "chat=-3"}, "want IC=TARGET with a positive number"},
 		{"positional", []string{"chat-ic"}, `unexpected argument "chat-ic"`},
 		{"unknown rule", []string{"--region", "us-east-1", "--rules", "kv"}, `unknown rule "kv"`},
-		{"bad region", []string{"--region", "mars"}, "is not an AWS region name"},
+		{"bad region", []string{"--region", "mars"}, `--region "mars" is not an AWS region name`},
 		{"no region", []string{"--url", "http://127.0.0.1:1"}, "no region"},
-		{"credentials in the URL", []string{"--url", "http://user:pw@127.0.0.1:1", "--region", "us-east-1"}, "must not carry user credentials"},
+		{"credentials in the URL", []string{"--url", "http://user:pw@127.0.0.1:1", "--region", "us-east-1"}, "--url must not carry user credentials"},
+		{"keys without a secret", []string{"--region", "us-east-1", "--auth-type", "keys", "--access-key", "AKIDX"}, "--secret-key is empty"},
+		{"access key with a line break", []string{"--region", "us-east-1", "--access-key", "AKID\nX", "--secret-key", "s"}, "--access-key contains a line break"},
+		{"unknown auth type", []string{"--region", "us-east-1", "--auth-type", "sso"}, `--auth-type "sso" is not supported`},
 		{"range too long", []string{"--since", "200h", "--region", "us-east-1", "--access-key", "AKIAEXAMPLE", "--secret-key", "x"}, "at most 7 days"},
 	}
 	for _, c := range cases {

@@ -69,7 +69,7 @@ func TestGate(t *testing.T) {
 		{name: "defaults refuse ec2_iam_role", s: Settings{AuthType: AuthEC2IAMRole}, wantErr: []string{"ec2_iam_role", "allowed_auth_providers", "jsonData.authType"}},
 		{name: "configured list allows ec2", cfg: map[string]string{KeyAllowedAuthProviders: "ec2_iam_role, keys"}, s: Settings{AuthType: AuthEC2IAMRole}},
 		{name: "configured list refuses default", cfg: map[string]string{KeyAllowedAuthProviders: "keys"}, s: Settings{}, wantErr: []string{`"default"`, "allowed: keys"}},
-		{name: "unknown type", s: Settings{AuthType: "grafana_assume_role"}, wantErr: []string{"unknown authentication type", "default, keys, credentials, ec2_iam_role"}},
+		{name: "unknown type", s: Settings{AuthType: "grafana_assume_role"}, wantErr: []string{"is not supported: use one of", "default, keys, credentials, ec2_iam_role"}},
 		{name: "assume role enabled by default", s: Settings{AssumeRoleARN: "arn:aws:iam::123456789012:role/r"}},
 		{name: "assume role disabled", cfg: map[string]string{KeyAssumeRoleEnabled: "false"}, s: Settings{AssumeRoleARN: "arn:aws:iam::123456789012:role/r"}, wantErr: []string{"assume_role_enabled", "jsonData.assumeRoleArn"}},
 		{name: "assume role disabled, not used", cfg: map[string]string{KeyAssumeRoleEnabled: "false"}, s: Settings{AuthType: AuthKeys}},
@@ -240,7 +240,7 @@ func TestAssumeRoleAgainstFakeSTS(t *testing.T) {
 					o.RetryMaxAttempts = 1
 				})
 			}}
-			s := Settings{AuthType: AuthKeys, AccessKey: "AKIDBASE", SecretKey: tc.baseSecret, Region: "eu-west-1",
+			s := Settings{AuthType: AuthKeys, AccessKey: "AKIDBASE", SecretKey: Secret(tc.baseSecret), Region: "eu-west-1",
 				AssumeRoleARN: "arn:aws:iam::123456789012:role/reader", ExternalID: tc.externalID}
 			p, err := NewCredentialsProvider(context.Background(), s, deps)
 			if err != nil {

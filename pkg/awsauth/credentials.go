@@ -34,6 +34,9 @@ var roleARN = regexp.MustCompile(`^arn:aws[a-z-]*:iam::\d{12}:role/[\w+=,.@/-]+$
 // after checking it against Grafana's [aws] settings in ctx. Build it once
 // per datasource instance so the cache is shared by its queries.
 func NewCredentialsProvider(ctx context.Context, s Settings, d Deps) (aws.CredentialsProvider, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
 	if err := GateFromContext(ctx).Check(s); err != nil {
 		return nil, err
 	}
@@ -48,11 +51,7 @@ func NewCredentialsProvider(ctx context.Context, s Settings, d Deps) (aws.Creden
 	base := aws.Config{Region: s.Region}
 	switch s.effectiveAuthType() {
 	case AuthKeys:
-		if s.AccessKey == "" || s.SecretKey == "" {
-			return nil, backend.DownstreamErrorf("authentication type 'keys' needs both an access key id and a secret access key; " +
-				"enter them in the datasource's Authentication section (secureJsonData.accessKey, secureJsonData.secretKey)")
-		}
-		base.Credentials = credentials.NewStaticCredentialsProvider(s.AccessKey, s.SecretKey, s.SessionToken)
+		base.Credentials = credentials.NewStaticCredentialsProvider(s.AccessKey.Reveal(), s.SecretKey.Reveal(), s.SessionToken.Reveal())
 	case AuthDefault, AuthCredentials:
 		opts := []func(*config.LoadOptions) error{config.WithRegion(s.Region)}
 		if s.effectiveAuthType() == AuthCredentials {
@@ -78,11 +77,8 @@ func NewCredentialsProvider(ctx context.Context, s Settings, d Deps) (aws.Creden
 
 	provider := base.Credentials
 	if s.AssumeRoleARN != "" {
-		if !roleARN.MatchString(s.AssumeRoleARN) {
-			return nil, backend.DownstreamErrorf("jsonData.assumeRoleArn %q is not an IAM role ARN; use the form arn:aws:iam::<12-digit account>:role/<name>", s.AssumeRoleARN)
-		}
 		if s.Region == "" {
-			return nil, backend.DownstreamErrorf("assume role needs a region for STS; set jsonData.defaultRegion")
+			return nil, settingErrorf([]Setting{SetRegion}, "assume role needs a region for STS; set %[1]s")
 		}
 		client := d.NewSTSClient(base)
 		provider = stscreds.NewAssumeRoleProvider(client, s.AssumeRoleARN, func(o *stscreds.AssumeRoleOptions) {
@@ -93,8 +89,8 @@ func NewCredentialsProvider(ctx context.Context, s Settings, d Deps) (aws.Creden
 		})
 	}
 	if provider == nil {
-		return nil, backend.DownstreamErrorf("no AWS credentials found for authentication type %q; configure credentials "+
-			"(environment, shared files, instance role) or choose another jsonData.authType", s.effectiveAuthType())
+		return nil, settingErrorf([]Setting{SetAuthType}, "no AWS credentials found for authentication type %[2]q; configure credentials "+
+			"(environment, shared files, instance role) or choose another %[1]s", s.effectiveAuthType())
 	}
 	if _, cached := provider.(*aws.CredentialsCache); cached {
 		return provider, nil
@@ -105,8 +101,8 @@ func NewCredentialsProvider(ctx context.Context, s Settings, d Deps) (aws.Creden
 func loadConfigError(s Settings, err error) error {
 	var missing config.SharedConfigProfileNotExistError
 	if errors.As(err, &missing) {
-		return backend.DownstreamErrorf("AWS profile %q was not found in the shared config/credentials files; "+
-			"set jsonData.profile to an existing profile or add it to ~/.aws/credentials of the Grafana server", missing.Profile)
+		return settingErrorf([]Setting{SetProfile}, "AWS profile %[2]q was not found in the shared config/credentials files; "+
+			"set %[1]s to an existing profile or add it to ~/.aws/credentials of the Grafana server", missing.Profile)
 	}
 	return backend.DownstreamError(fmt.Errorf("loading AWS configuration for authentication type %q: %w; "+
 		"check the Grafana server's AWS environment and shared files", s.effectiveAuthType(), err))

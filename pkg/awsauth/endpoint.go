@@ -21,7 +21,7 @@ var (
 type Endpoint struct {
 	URL    *url.URL
 	Region string
-	Source string // the setting it came from, for error messages
+	Source Setting // the setting it came from, for error messages
 }
 
 // ResolveEndpoint picks the base URL (jsonData.endpoint, else the datasource
@@ -32,29 +32,32 @@ type Endpoint struct {
 // only; anything else has to be set deliberately as jsonData.endpoint.
 func ResolveEndpoint(s Settings) (Endpoint, error) {
 	if s.Region != "" && !regionPattern.MatchString(s.Region) {
-		return Endpoint{}, backend.DownstreamErrorf("jsonData.defaultRegion %q is not an AWS region name; use one like us-east-1", s.Region)
+		return Endpoint{}, settingErrorf([]Setting{SetRegion}, "%[1]s %[2]q is not an AWS region name; use one like us-east-1", s.Region)
 	}
-	raw, source := s.Endpoint, "jsonData.endpoint"
+	raw, source := s.Endpoint, SetEndpoint
 	if raw == "" {
-		raw, source = s.DatasourceURL, "the datasource URL"
+		raw, source = s.DatasourceURL, SetURL
+	}
+	bad := func(format string, args ...any) (Endpoint, error) {
+		return Endpoint{}, settingErrorf([]Setting{source, SetRegion}, format, args...)
 	}
 	if raw == "" {
 		if s.Region == "" {
-			return Endpoint{}, backend.DownstreamErrorf("no region configured: set jsonData.defaultRegion (e.g. us-east-1) so requests go to https://monitoring.<region>.amazonaws.com")
+			return Endpoint{}, settingErrorf([]Setting{SetRegion}, "no region configured: set %[1]s (e.g. us-east-1) so requests go to https://monitoring.<region>.amazonaws.com")
 		}
 		u := &url.URL{Scheme: "https", Host: "monitoring." + s.Region + ".amazonaws.com"}
-		return Endpoint{URL: u, Region: s.Region, Source: "jsonData.defaultRegion"}, nil
+		return Endpoint{URL: u, Region: s.Region, Source: SetRegion}, nil
 	}
 
 	u, err := url.Parse(strings.TrimSpace(raw))
 	if err != nil || u.Host == "" || u.Opaque != "" {
-		return Endpoint{}, backend.DownstreamErrorf("%s %q is not an absolute URL; use https://monitoring.<region>.amazonaws.com", source, raw)
+		return bad("%[1]s %[3]q is not an absolute URL; use https://monitoring.<region>.amazonaws.com", raw)
 	}
 	if u.User != nil {
-		return Endpoint{}, backend.DownstreamErrorf("%s must not carry user credentials; remove the user:password@ part and use the AWS authentication settings", source)
+		return bad("%[1]s must not carry user credentials; remove the user:password@ part and use the AWS authentication settings")
 	}
 	if u.RawQuery != "" || u.Fragment != "" {
-		return Endpoint{}, backend.DownstreamErrorf("%s %q must not have a query or fragment; use the base URL only", source, u.Redacted())
+		return bad("%[1]s %[3]q must not have a query or fragment; use the base URL only", u.Redacted())
 	}
 	host := strings.ToLower(u.Hostname())
 	loopback := isLoopback(host)
@@ -62,33 +65,33 @@ func ResolveEndpoint(s Settings) (Endpoint, error) {
 	case "https":
 	case "http":
 		if !loopback {
-			return Endpoint{}, backend.DownstreamErrorf("%s %q uses plain http to a non-loopback host; signed requests need https (plain http is allowed only to 127.0.0.1, ::1 or localhost)", source, u.Redacted())
+			return bad("%[1]s %[3]q uses plain http to a non-loopback host; signed requests need https (plain http is allowed only to 127.0.0.1, ::1 or localhost)", u.Redacted())
 		}
 	default:
-		return Endpoint{}, backend.DownstreamErrorf("%s %q must use https (or http to a loopback host)", source, u.Redacted())
+		return bad("%[1]s %[3]q must use https (or http to a loopback host)", u.Redacted())
 	}
 
 	if m := awsHost.FindStringSubmatch(host); m != nil {
 		region := m[1]
 		if s.Region != "" && region != s.Region {
-			return Endpoint{}, backend.DownstreamErrorf("%s is in region %q but jsonData.defaultRegion is %q; signatures are scoped to one region, so make them the same", source, region, s.Region)
+			return bad("%[1]s is in region %[3]q but %[2]s is %[4]q; signatures are scoped to one region, so make them the same", region, s.Region)
 		}
 		if !regionPattern.MatchString(region) || (m[2] != "") != strings.HasPrefix(region, "cn-") {
-			return Endpoint{}, backend.DownstreamErrorf("%s host %q does not name a valid region for its partition (amazonaws.com.cn serves cn-* regions only)", source, host)
+			return bad("%[1]s host %[3]q does not name a valid region for its partition (amazonaws.com.cn serves cn-* regions only)", host)
 		}
 		if u.Path != "" && u.Path != "/" {
-			return Endpoint{}, backend.DownstreamErrorf("%s %q must not have a path; CloudWatch serves /api/v1/* at the host root", source, u.Redacted())
+			return bad("%[1]s %[3]q must not have a path; CloudWatch serves /api/v1/* at the host root", u.Redacted())
 		}
 		u.Path, u.RawPath = "", ""
 		return Endpoint{URL: u, Region: region, Source: source}, nil
 	}
 
-	if source != "jsonData.endpoint" && !loopback {
-		return Endpoint{}, backend.DownstreamErrorf("the datasource URL host %q is not a CloudWatch endpoint (monitoring.<region>.amazonaws.com); "+
-			"leave the URL empty to use the region's endpoint, or set jsonData.endpoint to send signed requests to a custom endpoint on purpose", host)
+	if source != SetEndpoint && !loopback {
+		return Endpoint{}, settingErrorf([]Setting{SetURL, SetEndpoint}, "%[1]s host %[3]q is not a CloudWatch endpoint (monitoring.<region>.amazonaws.com); "+
+			"leave the URL empty to use the region's endpoint, or set %[2]s to send signed requests to a custom endpoint on purpose", host)
 	}
 	if s.Region == "" {
-		return Endpoint{}, backend.DownstreamErrorf("%s %q is a custom endpoint, so the signing region cannot be derived from it; set jsonData.defaultRegion", source, u.Redacted())
+		return bad("%[1]s %[3]q is a custom endpoint, so the signing region cannot be derived from it; set %[2]s", u.Redacted())
 	}
 	u.Path = strings.TrimSuffix(u.Path, "/")
 	u.RawPath = strings.TrimSuffix(u.RawPath, "/")
@@ -107,7 +110,7 @@ func isLoopback(host string) bool {
 // whose scheme or host differ from the resolved endpoint. Put it outside the
 // signing transport so a stray URL (or a redirect) never gets a signature.
 func RestrictToEndpoint(next http.RoundTripper, ep Endpoint) http.RoundTripper {
-	return &restricted{next: next, scheme: ep.URL.Scheme, host: strings.ToLower(ep.URL.Host), source: ep.Source}
+	return &restricted{next: next, scheme: ep.URL.Scheme, host: strings.ToLower(ep.URL.Host), source: string(ep.Source)}
 }
 
 type restricted struct {

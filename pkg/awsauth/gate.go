@@ -2,7 +2,6 @@ package awsauth
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -48,17 +47,17 @@ func GateFromContext(ctx context.Context) Gate {
 // the fix is in the datasource or server configuration.
 func (g Gate) Check(s Settings) error {
 	at := s.effectiveAuthType()
-	if !slices.Contains(authTypes, at) {
-		return backend.DownstreamErrorf("unknown authentication type %q in jsonData.authType; use one of %s", at, strings.Join(authTypes, ", "))
+	if !slices.Contains(AuthTypes, at) {
+		return s.Validate()
 	}
 	if !slices.Contains(g.AllowedAuthProviders, at) {
-		return backend.DownstreamErrorf("authentication type %q is not allowed on this Grafana server (allowed: %s); "+
-			"choose an allowed type in jsonData.authType or ask the Grafana admin to add it to [aws] allowed_auth_providers",
+		return settingErrorf([]Setting{SetAuthType}, "authentication type %[2]q is not allowed on this Grafana server (allowed: %[3]s); "+
+			"choose an allowed type in %[1]s or ask the Grafana admin to add it to [aws] allowed_auth_providers",
 			at, strings.Join(g.AllowedAuthProviders, ", "))
 	}
 	if s.AssumeRoleARN != "" && !g.AssumeRoleEnabled {
-		return backend.DownstreamError(fmt.Errorf("assume role is disabled on this Grafana server ([aws] assume_role_enabled = false); " +
-			"clear jsonData.assumeRoleArn or ask the Grafana admin to enable it"))
+		return settingErrorf([]Setting{SetAssumeRoleARN}, "assume role is disabled on this Grafana server ([aws] assume_role_enabled = false); "+
+			"clear %[1]s or ask the Grafana admin to enable it")
 	}
 	return nil
 }

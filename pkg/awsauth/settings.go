@@ -5,7 +5,11 @@ package awsauth
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"net/url"
+	"slices"
+	"strings"
 )
 
 // Auth types, spelled as @grafana/aws-sdk's ConnectionConfig stores them in jsonData.authType.
@@ -16,10 +20,12 @@ const (
 	AuthEC2IAMRole  = "ec2_iam_role"
 )
 
-var authTypes = []string{AuthDefault, AuthKeys, AuthCredentials, AuthEC2IAMRole}
+// AuthTypes lists every accepted authType, in the order messages name them.
+var AuthTypes = []string{AuthDefault, AuthKeys, AuthCredentials, AuthEC2IAMRole}
 
-// Settings is the AWS part of a datasource's settings. The plugin maps its
-// parsed jsonData/secureJsonData into it.
+// Settings is the AWS part of a datasource's settings (authentication, region, endpoint).
+// pkg/models holds it as is inside the datasource's settings; the diagnose CLI fills it
+// from flags.
 type Settings struct {
 	AuthType      string // jsonData.authType; empty means "default"
 	Region        string // jsonData.defaultRegion
@@ -29,9 +35,9 @@ type Settings struct {
 	Endpoint      string // jsonData.endpoint
 	DatasourceURL string // the datasource's URL field
 
-	AccessKey    string // secureJsonData.accessKey
-	SecretKey    string // secureJsonData.secretKey
-	SessionToken string // secureJsonData.sessionToken
+	AccessKey    Secret // secureJsonData.accessKey
+	SecretKey    Secret // secureJsonData.secretKey
+	SessionToken Secret // secureJsonData.sessionToken
 }
 
 // effectiveAuthType maps the unset value to the default chain, as Grafana does.
@@ -40,6 +46,37 @@ func (s Settings) effectiveAuthType() string {
 		return AuthDefault
 	}
 	return s.AuthType
+}
+
+// Validate checks what can be checked without calling AWS: a known auth type, both keys
+// for "keys", no control characters in secrets (net/http would refuse them without naming
+// the setting) and an IAM role ARN's shape. Errors are *SettingError.
+func (s Settings) Validate() error {
+	var errs []error
+	at := s.effectiveAuthType()
+	if !slices.Contains(AuthTypes, at) {
+		errs = append(errs, settingErrorf([]Setting{SetAuthType}, "%[1]s %[2]q is not supported: use one of %[3]s", at, strings.Join(AuthTypes, ", ")))
+	}
+	if at == AuthKeys {
+		if !s.AccessKey.IsSet() {
+			errs = append(errs, settingErrorf([]Setting{SetAccessKey}, "%[1]s is empty but the authentication type is keys: enter the access key ID or pick another authentication type"))
+		}
+		if !s.SecretKey.IsSet() {
+			errs = append(errs, settingErrorf([]Setting{SetSecretKey}, "%[1]s is empty but the authentication type is keys: enter the secret access key or pick another authentication type"))
+		}
+	}
+	for _, sec := range []struct {
+		setting Setting
+		v       Secret
+	}{{SetAccessKey, s.AccessKey}, {SetSecretKey, s.SecretKey}, {SetSessionToken, s.SessionToken}} {
+		if strings.ContainsFunc(sec.v.Reveal(), func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+			errs = append(errs, settingErrorf([]Setting{sec.setting}, "%[1]s contains a line break or another control character: paste it again as one line"))
+		}
+	}
+	if s.AssumeRoleARN != "" && !roleARN.MatchString(s.AssumeRoleARN) {
+		errs = append(errs, settingErrorf([]Setting{SetAssumeRoleARN}, "%[1]s %[2]q is not an IAM role ARN; use the form arn:aws:iam::<12-digit account>:role/<name>", s.AssumeRoleARN))
+	}
+	return errors.Join(errs...)
 }
 
 // redacted is Settings as it may be printed: secrets reduced to whether they are set.
@@ -59,9 +96,18 @@ type redacted struct {
 func (s Settings) redacted() redacted {
 	return redacted{
 		AuthType: s.effectiveAuthType(), Region: s.Region, Profile: s.Profile, AssumeRoleARN: s.AssumeRoleARN,
-		ExternalID: s.ExternalID, Endpoint: s.Endpoint, DatasourceURL: s.DatasourceURL,
-		AccessKeySet: s.AccessKey != "", SecretKeySet: s.SecretKey != "", SessionTokenSet: s.SessionToken != "",
+		ExternalID: s.ExternalID, Endpoint: redactURL(s.Endpoint), DatasourceURL: redactURL(s.DatasourceURL),
+		AccessKeySet: s.AccessKey.IsSet(), SecretKeySet: s.SecretKey.IsSet(), SessionTokenSet: s.SessionToken.IsSet(),
 	}
+}
+
+// redactURL hides a password embedded in a URL (https://user:pass@host).
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.User == nil {
+		return raw
+	}
+	return u.Redacted()
 }
 
 // String never prints secrets, only whether they are set.

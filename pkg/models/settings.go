@@ -8,36 +8,19 @@ import (
 	"fmt"
 	"math"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
+	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
 	"github.com/inferscope/sagemaker-datasource/pkg/interval"
+	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
 )
 
-// AuthType is the jsonData authType value; the names match @grafana/aws-sdk's
-// ConnectionConfig so the frontend can reuse it.
-type AuthType string
-
+// CloudWatch's account-wide limits bound what the settings accept; the defaults are
+// promclient's, which applies them.
 const (
-	AuthDefault     AuthType = "default"
-	AuthKeys        AuthType = "keys"
-	AuthCredentials AuthType = "credentials"
-	AuthEC2IAMRole  AuthType = "ec2_iam_role"
-)
-
-// AuthTypes lists every accepted authType, in the order error messages show them.
-var AuthTypes = []AuthType{AuthDefault, AuthKeys, AuthCredentials, AuthEC2IAMRole}
-
-// CloudWatch's account-wide limits (300 query TPS, 30 concurrent queries). Our own
-// traffic shaping must stay below them; the defaults leave room for other clients.
-const (
-	MaxConcurrencyLimit     = 30
-	RequestsPerSecondLimit  = 300
-	DefaultMaxConcurrency   = 10
-	DefaultRequestsPerSec   = 50
 	DefaultQueryTimeout     = 60 * time.Second
 	DefaultHTTPMethod       = http.MethodPost
 	maxQueryTimeoutAccepted = 10 * time.Minute
@@ -45,15 +28,8 @@ const (
 
 // Settings is one datasource instance's configuration after validation.
 type Settings struct {
-	// URL is the datasource URL; the endpoint when jsonData endpoint is empty.
-	URL string `json:"url,omitempty"`
-
-	AuthType      AuthType `json:"authType"`
-	DefaultRegion string   `json:"defaultRegion,omitempty"`
-	Profile       string   `json:"profile,omitempty"`
-	AssumeRoleARN string   `json:"assumeRoleArn,omitempty"`
-	ExternalID    string   `json:"externalId,omitempty"`
-	Endpoint      string   `json:"endpoint,omitempty"`
+	// Auth is the authentication, region and endpoint part, as pkg/awsauth reads it.
+	Auth awsauth.Settings `json:"auth"`
 
 	// TimeInterval is the datasource's min step (Grafana's "Scrape interval"); 0 if unset.
 	TimeInterval time.Duration `json:"timeInterval,omitempty"`
@@ -62,10 +38,6 @@ type Settings struct {
 
 	MaxConcurrency    int     `json:"maxConcurrency"`
 	RequestsPerSecond float64 `json:"requestsPerSecond"`
-
-	AccessKey    Secret `json:"accessKey,omitempty"`
-	SecretKey    Secret `json:"secretKey,omitempty"`
-	SessionToken Secret `json:"sessionToken,omitempty"`
 }
 
 // jsonData mirrors the stored jsonData. Numbers and durations arrive in whatever shape
@@ -94,40 +66,26 @@ func LoadSettings(s backend.DataSourceInstanceSettings) (*Settings, error) {
 		}
 	}
 	out := &Settings{
-		URL:           strings.TrimSpace(s.URL),
-		AuthType:      AuthType(strings.TrimSpace(jd.AuthType)),
-		DefaultRegion: strings.TrimSpace(jd.DefaultRegion),
-		Profile:       strings.TrimSpace(jd.Profile),
-		AssumeRoleARN: strings.TrimSpace(jd.AssumeRoleARN),
-		ExternalID:    strings.TrimSpace(jd.ExternalID),
-		Endpoint:      strings.TrimSpace(jd.Endpoint),
-		HTTPMethod:    strings.ToUpper(strings.TrimSpace(jd.HTTPMethod)),
-		AccessKey:     Secret(strings.TrimSpace(s.DecryptedSecureJSONData["accessKey"])),
-		SecretKey:     Secret(strings.TrimSpace(s.DecryptedSecureJSONData["secretKey"])),
-		SessionToken:  Secret(strings.TrimSpace(s.DecryptedSecureJSONData["sessionToken"])),
+		Auth: awsauth.Settings{
+			DatasourceURL: strings.TrimSpace(s.URL),
+			AuthType:      strings.TrimSpace(jd.AuthType),
+			Region:        strings.TrimSpace(jd.DefaultRegion),
+			Profile:       strings.TrimSpace(jd.Profile),
+			AssumeRoleARN: strings.TrimSpace(jd.AssumeRoleARN),
+			ExternalID:    strings.TrimSpace(jd.ExternalID),
+			Endpoint:      strings.TrimSpace(jd.Endpoint),
+			AccessKey:     awsauth.Secret(strings.TrimSpace(s.DecryptedSecureJSONData["accessKey"])),
+			SecretKey:     awsauth.Secret(strings.TrimSpace(s.DecryptedSecureJSONData["secretKey"])),
+			SessionToken:  awsauth.Secret(strings.TrimSpace(s.DecryptedSecureJSONData["sessionToken"])),
+		},
+		HTTPMethod: strings.ToUpper(strings.TrimSpace(jd.HTTPMethod)),
 	}
 	var errs []error
-	if out.AuthType == "" {
-		out.AuthType = AuthDefault
+	if out.Auth.AuthType == "" {
+		out.Auth.AuthType = awsauth.AuthDefault
 	}
-	if !validAuthType(out.AuthType) {
-		errs = append(errs, fmt.Errorf("jsonData.authType %q is not supported: use one of %s", out.AuthType, joinAuthTypes()))
-	}
-	if out.AuthType == AuthKeys {
-		if !out.AccessKey.IsSet() {
-			errs = append(errs, errors.New("secureJsonData.accessKey is empty but authType is keys: enter the access key ID or pick another authentication provider"))
-		}
-		if !out.SecretKey.IsSet() {
-			errs = append(errs, errors.New("secureJsonData.secretKey is empty but authType is keys: enter the secret access key or pick another authentication provider"))
-		}
-	}
-	for _, sec := range []struct {
-		key string
-		v   Secret
-	}{{"accessKey", out.AccessKey}, {"secretKey", out.SecretKey}, {"sessionToken", out.SessionToken}} {
-		if strings.ContainsFunc(sec.v.Reveal(), func(r rune) bool { return r < 0x20 || r == 0x7f }) {
-			errs = append(errs, fmt.Errorf("secureJsonData.%s contains a line break or another control character: paste it again as one line", sec.key))
-		}
+	if err := out.Auth.Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	if out.HTTPMethod == "" {
 		out.HTTPMethod = DefaultHTTPMethod
@@ -155,7 +113,7 @@ func LoadSettings(s backend.DataSourceInstanceSettings) (*Settings, error) {
 		}
 	}
 	var err error
-	if out.MaxConcurrency, err = intSetting("maxConcurrency", jd.MaxConcurrency, DefaultMaxConcurrency, MaxConcurrencyLimit); err != nil {
+	if out.MaxConcurrency, err = intSetting("maxConcurrency", jd.MaxConcurrency, promclient.DefaultMaxConcurrency, promclient.AccountConcurrency); err != nil {
 		errs = append(errs, err)
 	}
 	if out.RequestsPerSecond, err = rateSetting(jd.RequestsPerSecond); err != nil {
@@ -165,23 +123,6 @@ func LoadSettings(s backend.DataSourceInstanceSettings) (*Settings, error) {
 		return nil, errors.Join(errs...)
 	}
 	return out, nil
-}
-
-func validAuthType(a AuthType) bool {
-	for _, t := range AuthTypes {
-		if a == t {
-			return true
-		}
-	}
-	return false
-}
-
-func joinAuthTypes() string {
-	names := make([]string, len(AuthTypes))
-	for i, t := range AuthTypes {
-		names[i] = string(t)
-	}
-	return strings.Join(names, ", ")
 }
 
 // number reads a JSON number or a numeric string (the config editor stores some numbers
@@ -217,10 +158,10 @@ func intSetting(key string, raw json.RawMessage, def, limit int) (int, error) {
 func rateSetting(raw json.RawMessage) (float64, error) {
 	v, ok, err := number("requestsPerSecond", raw)
 	if err != nil || !ok {
-		return DefaultRequestsPerSec, err
+		return promclient.DefaultQueryRPS, err
 	}
-	if v <= 0 || v > RequestsPerSecondLimit {
-		return DefaultRequestsPerSec, fmt.Errorf("jsonData.requestsPerSecond %v is out of range: use a number above 0 and at most %d (CloudWatch allows %d query requests per second per account)", v, RequestsPerSecondLimit, RequestsPerSecondLimit)
+	if v <= 0 || v > promclient.AccountQueryTPS {
+		return promclient.DefaultQueryRPS, fmt.Errorf("jsonData.requestsPerSecond %v is out of range: use a number above 0 and at most %d (CloudWatch allows %d query requests per second per account)", v, promclient.AccountQueryTPS, promclient.AccountQueryTPS)
 	}
 	return v, nil
 }
@@ -237,24 +178,7 @@ func jsonTypeProblem(err error) string {
 
 // String summarises the settings for logs. Secrets only say whether they are set.
 func (s *Settings) String() string {
-	return fmt.Sprintf("Settings{authType=%s region=%q endpoint=%q url=%q profile=%q assumeRoleArn=%q externalId=%q timeInterval=%s queryTimeout=%s httpMethod=%s maxConcurrency=%d requestsPerSecond=%g accessKey=%s secretKey=%s sessionToken=%s}",
-		s.AuthType, s.DefaultRegion, redactURL(s.Endpoint), redactURL(s.URL), s.Profile, s.AssumeRoleARN, s.ExternalID,
-		interval.FormatDuration(s.TimeInterval), interval.FormatDuration(s.QueryTimeout), s.HTTPMethod,
-		s.MaxConcurrency, s.RequestsPerSecond, presence(s.AccessKey), presence(s.SecretKey), presence(s.SessionToken))
-}
-
-// redactURL hides a password embedded in a URL (https://user:pass@host).
-func redactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.User == nil {
-		return raw
-	}
-	return u.Redacted()
-}
-
-func presence(s Secret) string {
-	if s.IsSet() {
-		return "set"
-	}
-	return "unset"
+	return fmt.Sprintf("Settings{%s timeInterval=%s queryTimeout=%s httpMethod=%s maxConcurrency=%d requestsPerSecond=%g}",
+		s.Auth, interval.FormatDuration(s.TimeInterval), interval.FormatDuration(s.QueryTimeout), s.HTTPMethod,
+		s.MaxConcurrency, s.RequestsPerSecond)
 }

@@ -10,6 +10,9 @@ import (
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
+
+	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
+	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
 )
 
 const (
@@ -41,8 +44,8 @@ func TestLoadSettings(t *testing.T) {
 			json: ``,
 			check: func(t *testing.T, s *Settings) {
 				want := Settings{
-					URL: "https://monitoring.eu-west-1.amazonaws.com", AuthType: AuthDefault,
-					QueryTimeout: 60 * time.Second, HTTPMethod: "POST", MaxConcurrency: 10, RequestsPerSecond: 50,
+					Auth:         awsauth.Settings{DatasourceURL: "https://monitoring.eu-west-1.amazonaws.com", AuthType: awsauth.AuthDefault},
+					QueryTimeout: 60 * time.Second, HTTPMethod: "POST", MaxConcurrency: promclient.DefaultMaxConcurrency, RequestsPerSecond: promclient.DefaultQueryRPS,
 				}
 				if *s != want {
 					t.Fatalf("got %+v\nwant %+v", *s, want)
@@ -51,20 +54,22 @@ func TestLoadSettings(t *testing.T) {
 		},
 		{
 			name:   "full keys configuration",
-			json:   `{"authType":"keys","defaultRegion":"us-east-1","profile":"p","assumeRoleArn":"arn:aws:iam::1:role/r","externalId":"x","endpoint":"https://monitoring.us-east-1.amazonaws.com","timeInterval":"30s","queryTimeout":"2m","httpMethod":"get","maxConcurrency":"5","requestsPerSecond":12.5}`,
+			json:   `{"authType":"keys","defaultRegion":"us-east-1","profile":"p","assumeRoleArn":"arn:aws:iam::123456789012:role/r","externalId":"x","endpoint":"https://monitoring.us-east-1.amazonaws.com","timeInterval":"30s","queryTimeout":"2m","httpMethod":"get","maxConcurrency":"5","requestsPerSecond":12.5}`,
 			secure: allSecrets,
 			check: func(t *testing.T, s *Settings) {
 				want := Settings{
-					URL: "https://monitoring.eu-west-1.amazonaws.com", AuthType: AuthKeys, DefaultRegion: "us-east-1",
-					Profile: "p", AssumeRoleARN: "arn:aws:iam::1:role/r", ExternalID: "x",
-					Endpoint: "https://monitoring.us-east-1.amazonaws.com", TimeInterval: 30 * time.Second,
-					QueryTimeout: 2 * time.Minute, HTTPMethod: "GET", MaxConcurrency: 5, RequestsPerSecond: 12.5,
-					AccessKey: testAccessKey, SecretKey: testSecretKey, SessionToken: testToken,
+					Auth: awsauth.Settings{
+						DatasourceURL: "https://monitoring.eu-west-1.amazonaws.com", AuthType: awsauth.AuthKeys, Region: "us-east-1",
+						Profile: "p", AssumeRoleARN: "arn:aws:iam::123456789012:role/r", ExternalID: "x",
+						Endpoint:  "https://monitoring.us-east-1.amazonaws.com",
+						AccessKey: testAccessKey, SecretKey: testSecretKey, SessionToken: testToken,
+					},
+					TimeInterval: 30 * time.Second, QueryTimeout: 2 * time.Minute, HTTPMethod: "GET", MaxConcurrency: 5, RequestsPerSecond: 12.5,
 				}
 				if *s != want {
 					t.Fatalf("got %+v\nwant %+v", *s, want)
 				}
-				if s.SecretKey.Reveal() != testSecretKey {
+				if s.Auth.SecretKey.Reveal() != testSecretKey {
 					t.Fatal("Reveal must return the secret")
 				}
 			},
@@ -73,8 +78,8 @@ func TestLoadSettings(t *testing.T) {
 			name: "each auth type is accepted",
 			json: `{"authType":"ec2_iam_role"}`,
 			check: func(t *testing.T, s *Settings) {
-				if s.AuthType != AuthEC2IAMRole {
-					t.Fatalf("authType = %q", s.AuthType)
+				if s.Auth.AuthType != awsauth.AuthEC2IAMRole {
+					t.Fatalf("authType = %q", s.Auth.AuthType)
 				}
 			},
 		},
@@ -82,7 +87,7 @@ func TestLoadSettings(t *testing.T) {
 			name: "credentials auth with a profile",
 			json: `{"authType":"credentials","profile":"ml"}`,
 			check: func(t *testing.T, s *Settings) {
-				if s.AuthType != AuthCredentials || s.Profile != "ml" {
+				if s.Auth.AuthType != awsauth.AuthCredentials || s.Auth.Profile != "ml" {
 					t.Fatalf("got %+v", s)
 				}
 			},
@@ -91,7 +96,7 @@ func TestLoadSettings(t *testing.T) {
 			name: "null and blank numbers keep defaults",
 			json: `{"maxConcurrency":null,"requestsPerSecond":""}`,
 			check: func(t *testing.T, s *Settings) {
-				if s.MaxConcurrency != DefaultMaxConcurrency || s.RequestsPerSecond != DefaultRequestsPerSec {
+				if s.MaxConcurrency != promclient.DefaultMaxConcurrency || s.RequestsPerSecond != promclient.DefaultQueryRPS {
 					t.Fatalf("got %+v", s)
 				}
 			},
@@ -136,8 +141,8 @@ func TestSecretsNeverLeak(t *testing.T) {
 		t.Fatal(err)
 	}
 	var logBuf bytes.Buffer
-	slog.New(slog.NewJSONHandler(&logBuf, nil)).Info("settings", "settings", s, "secret", s.SecretKey)
-	slog.New(slog.NewTextHandler(&logBuf, nil)).Info("settings", "settings", *s, "token", s.SessionToken)
+	slog.New(slog.NewJSONHandler(&logBuf, nil)).Info("settings", "settings", s, "secret", s.Auth.SecretKey)
+	slog.New(slog.NewTextHandler(&logBuf, nil)).Info("settings", "settings", *s, "token", s.Auth.SessionToken)
 	js, err := json.Marshal(s)
 	if err != nil {
 		t.Fatal(err)
@@ -155,7 +160,7 @@ func TestSecretsNeverLeak(t *testing.T) {
 		"%d val":  sprintf("%d", *s),
 		"%x val":  fmt.Sprintf("%x", *s),
 		"%q val":  sprintf("%q", *s),
-		"%x key":  fmt.Sprintf("%x", s.SecretKey),
+		"%x key":  fmt.Sprintf("%x", s.Auth.SecretKey),
 		"error":   fmt.Errorf("wrapped: %v", *s).Error(),
 		"json":    string(js),
 		"slog":    logBuf.String(),
@@ -169,12 +174,12 @@ func TestSecretsNeverLeak(t *testing.T) {
 			}
 		}
 	}
-	if !strings.Contains(outputs["String"], "secretKey=set") || !strings.Contains(outputs["json"], `"secretKey":"[redacted]"`) {
+	if !strings.Contains(outputs["String"], "SecretKeySet:true") || !strings.Contains(outputs["json"], `"secretKeySet":true`) {
 		t.Errorf("redacted output should still say the secret is present: %s / %s", outputs["String"], outputs["json"])
 	}
 	var empty Settings
 	js, _ = json.Marshal(empty)
-	if strings.Contains(string(js), "accessKey") {
+	if strings.Contains(string(js), `"accessKeySet":true`) {
 		t.Errorf("unset secrets should be omitted: %s", js)
 	}
 }

@@ -73,7 +73,7 @@ func New(ctx context.Context, settings backend.DataSourceInstanceSettings, facto
 		return d, nil
 	}
 	d.settings = s
-	ep, err := awsauth.ResolveEndpoint(authSettings(s))
+	ep, err := awsauth.ResolveEndpoint(s.Auth)
 	if err != nil {
 		d.setupErr = err
 		return d, nil
@@ -95,7 +95,7 @@ func New(ctx context.Context, settings backend.DataSourceInstanceSettings, facto
 // settings), a transport that refuses any host but the endpoint, SigV4 signing last, and
 // the traffic-shaping client on top.
 func NewClient(ctx context.Context, s *models.Settings, ep awsauth.Endpoint, seen sigv4.SecretSink) (Upstream, error) {
-	creds, err := awsauth.NewCredentialsProvider(ctx, authSettings(s), awsauth.Deps{})
+	creds, err := awsauth.NewCredentialsProvider(ctx, s.Auth, awsauth.Deps{})
 	if err != nil {
 		return nil, err
 	}
@@ -122,22 +122,6 @@ type closingClient struct {
 }
 
 func (c closingClient) CloseIdleConnections() { c.transport.CloseIdleConnections() }
-
-// authSettings hands the auth-relevant settings to awsauth.
-func authSettings(s *models.Settings) awsauth.Settings {
-	return awsauth.Settings{
-		AuthType:      string(s.AuthType),
-		Region:        s.DefaultRegion,
-		Profile:       s.Profile,
-		AssumeRoleARN: s.AssumeRoleARN,
-		ExternalID:    s.ExternalID,
-		Endpoint:      s.Endpoint,
-		DatasourceURL: s.URL,
-		AccessKey:     s.AccessKey.Reveal(),
-		SecretKey:     s.SecretKey.Reveal(),
-		SessionToken:  s.SessionToken.Reveal(),
-	}
-}
 
 // QueryData runs the queries of a request in parallel, bounded by Grafana's
 // concurrent_query_count, each by its queryType; what it returns is redacted. Alerting

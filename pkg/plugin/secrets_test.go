@@ -50,7 +50,7 @@ type echoUpstream struct {
 	mu         sync.Mutex
 	signatures []string
 	auth       []string // Authorization headers, to prove which credentials signed
-	fail       bool // every request fails with 403
+	fail       bool     // every request fails with 403
 }
 
 func (e *echoUpstream) echo(r *http.Request) string {

@@ -8,6 +8,7 @@ package promclient
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"math/rand/v2"
@@ -27,8 +28,15 @@ const (
 	MaxDiscoveryLimit = 10000
 )
 
-// Defaults keep one datasource well below the per-account limits (300 query
-// and 10 discovery TPS, 30 concurrent each), leaving room for other clients.
+// CloudWatch's per-account limits: 300 query and 10 discovery requests per second, 30
+// concurrent requests of each kind.
+const (
+	AccountQueryTPS    = 300
+	AccountConcurrency = 30
+)
+
+// Defaults keep one datasource well below the per-account limits, leaving room for other
+// clients. They are the only defaults: the settings leave unset values to them.
 const (
 	DefaultMaxConcurrency   = 10
 	DefaultQueryRPS         = 20
@@ -125,7 +133,8 @@ func New(opts Options) (*Client, error) {
 		method = http.MethodPost
 	case http.MethodPost, http.MethodGet:
 	default:
-		return nil, backend.DownstreamErrorf("jsonData.httpMethod %q is not supported; use POST (default) or GET", opts.Method)
+		// pkg/models refuses the setting, naming it; reaching this is a programming error.
+		return nil, fmt.Errorf("promclient: Method %q is neither POST nor GET", opts.Method)
 	}
 	if opts.MaxConcurrency < 0 || opts.QueryTimeout < 0 || opts.Retry.MaxAttempts < 0 || opts.Retry.BaseDelay < 0 || opts.Retry.MaxDelay < 0 {
 		return nil, errors.New("promclient: MaxConcurrency, QueryTimeout and the retry settings must not be negative")

@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
+	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
 	"github.com/inferscope/sagemaker-datasource/pkg/models"
 	"github.com/inferscope/sagemaker-datasource/pkg/sigv4"
 	"github.com/inferscope/sagemaker-datasource/rig/simulator"
@@ -246,8 +247,8 @@ func TestDataSourceSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.AuthType != models.AuthKeys || s.DefaultRegion != st.Region || s.Endpoint != st.URL ||
-		s.AccessKey.Reveal() != st.AccessKey || s.SecretKey.Reveal() != st.SecretKey {
+	if s.Auth.AuthType != awsauth.AuthKeys || s.Auth.Region != st.Region || s.Auth.Endpoint != st.URL ||
+		s.Auth.AccessKey.Reveal() != st.AccessKey || s.Auth.SecretKey.Reveal() != st.SecretKey {
 		t.Fatalf("loaded settings %+v do not match the stack at %s", s, st.URL)
 	}
 }

@@ -93,20 +93,20 @@ export function ConfigEditor(props: Props) {
         <InputField
           id="requestsPerSecond"
           label="Requests per second"
-          description="Upper bound on calls to CloudWatch from this data source; throttled calls are retried."
+          description="Queries per second this data source sends to CloudWatch (default 20; CloudWatch allows 300 per account). Discovery calls (labels, series, variable values) have their own pace of 5 per second. Throttled calls are retried."
           type="number"
           min={0}
-          placeholder="default"
+          placeholder="20"
           value={jsonData.requestsPerSecond ?? ''}
           onChange={onNumber('requestsPerSecond')}
         />
         <InputField
           id="maxConcurrency"
           label="Max concurrency"
-          description="Queries in flight at once from this data source."
+          description="Requests in flight at once from this data source, for queries and for discovery calls each (default 10; CloudWatch allows 30 per account)."
           type="number"
           min={1}
-          placeholder="default"
+          placeholder="10"
           value={jsonData.maxConcurrency ?? ''}
           onChange={onNumber('maxConcurrency')}
         />

@@ -1,12 +1,12 @@
-package models
+package awsauth
 
 import (
 	"fmt"
 	"log/slog"
 )
 
-// redacted is what every textual form of a non-empty Secret prints.
-const redacted = "[redacted]"
+// secretMark is what every textual form of a non-empty Secret prints.
+const secretMark = "[redacted]"
 
 // Secret holds one decrypted secureJsonData value. Every way Go has of turning a value
 // into text (fmt verbs, JSON, text encoders, slog) prints a placeholder instead, so a
@@ -24,7 +24,7 @@ func (s Secret) mask() string {
 	if s == "" {
 		return ""
 	}
-	return redacted
+	return secretMark
 }
 
 // String implements fmt.Stringer.
@@ -39,3 +39,9 @@ func (s Secret) MarshalText() ([]byte, error) { return []byte(s.mask()), nil }
 
 // LogValue keeps structured loggers from printing the value.
 func (s Secret) LogValue() slog.Value { return slog.StringValue(s.mask()) }
+
+// Set lets a command-line flag fill a Secret (flag.Value).
+func (s *Secret) Set(v string) error {
+	*s = Secret(v)
+	return nil
+}

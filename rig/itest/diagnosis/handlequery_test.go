@@ -40,8 +40,8 @@ func TestHandleQuery(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			resp := HandleQuery(context.Background(), q, dq(c.json))
 			if c.wantErr != "" {
-				if resp.Error == nil || !strings.Contains(resp.Error.Error(), c.wantErr) || resp.Status != backend.StatusBadRequest {
-					t.Fatalf("want a 400 containing %q, got %v (%d)", c.wantErr, resp.Error, resp.Status)
+				if resp.Error == nil || !strings.Contains(resp.Error.Error(), c.wantErr) || !backend.IsDownstreamError(resp.Error) {
+					t.Fatalf("want a downstream error containing %q, got %v", c.wantErr, resp.Error)
 				}
 				return
 			}

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
 )
 
 // Config holds the thresholds of every rule and the query shape. DefaultConfig documents the
@@ -68,7 +70,7 @@ func DefaultConfig() Config {
 		MinStep:            time.Minute,
 		RateWindow:         5 * time.Minute,
 		MaxFindingsPerRule: 10,
-		SeriesLimit:        500,
+		SeriesLimit:        promclient.MaxQueryLimit,
 
 		KVQuantile:       0.9,
 		KVSaturation:     0.9,

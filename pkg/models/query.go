@@ -12,16 +12,6 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 )
 
-// Format is the panel's "Format" option. The backend returns the same frames for every
-// format (Grafana's frontend reshapes them); it is parsed so the value survives.
-type Format string
-
-const (
-	FormatTimeSeries Format = "time_series"
-	FormatTable      Format = "table"
-	FormatHeatmap    Format = "heatmap"
-)
-
 // Query types routed by the plugin. "" is PromQL too, for queries saved by a Prometheus
 // or Amazon Managed Prometheus datasource.
 const (
@@ -113,14 +103,10 @@ type Query struct {
 	// both when the panel asked for "Both" (two results).
 	Range   bool
 	Instant bool
-	Format  Format
 	// Interval is the query's "Min step" as typed: "", "30s", "$__interval", ...
 	Interval       string
 	IntervalFactor int64
 	UTCOffsetSec   int64
-	// Exemplar is kept for round-tripping; CloudWatch has no exemplars, so it is never run.
-	Exemplar   bool
-	EditorMode string
 
 	// IntervalMs is Grafana's computed panel interval ($__interval of the frontend).
 	IntervalMs    int64
@@ -149,10 +135,7 @@ type rawQuery struct {
 	LegendFormat   json.RawMessage `json:"legendFormat"`
 	Interval       json.RawMessage `json:"interval"`
 	IntervalFactor json.RawMessage `json:"intervalFactor"`
-	Format         json.RawMessage `json:"format"`
 	UTCOffsetSec   json.RawMessage `json:"utcOffsetSec"`
-	Exemplar       json.RawMessage `json:"exemplar"`
-	EditorMode     json.RawMessage `json:"editorMode"`
 	IntervalMs     json.RawMessage `json:"intervalMs"`
 	MaxDataPoints  json.RawMessage `json:"maxDataPoints"`
 }
@@ -194,14 +177,10 @@ func ParseQuery(dq backend.DataQuery) (*Query, error) {
 	field("legendFormat", err)
 	q.Interval, err = intervalField(raw.Interval)
 	field("interval", err)
-	q.EditorMode, err = stringField(raw.EditorMode)
-	field("editorMode", err)
 	q.Range, err = boolField(raw.Range)
 	field("range", err)
 	q.Instant, err = boolField(raw.Instant)
 	field("instant", err)
-	q.Exemplar, err = boolField(raw.Exemplar)
-	field("exemplar", err)
 	q.IntervalFactor, err = intField(raw.IntervalFactor, 1)
 	field("intervalFactor", err)
 	q.UTCOffsetSec, err = intField(raw.UTCOffsetSec, 0)
@@ -216,7 +195,6 @@ func ParseQuery(dq backend.DataQuery) (*Query, error) {
 	} else if q.MaxDataPoints <= 0 && mdp > 0 {
 		q.MaxDataPoints = mdp
 	}
-	q.Format = parseFormat(raw.Format)
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
@@ -329,29 +307,4 @@ func intField(raw json.RawMessage, def int64) (int64, error) {
 		return 0, errors.New("is out of range: use a small whole number")
 	}
 	return int64(f), nil
-}
-
-// parseFormat is lenient like Grafana's: the legacy numeric enum 0-2 maps to the names,
-// anything unknown means time series.
-func parseFormat(raw json.RawMessage) Format {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		switch Format(s) {
-		case FormatTable:
-			return FormatTable
-		case FormatHeatmap:
-			return FormatHeatmap
-		}
-		return FormatTimeSeries
-	}
-	var n float64
-	if json.Unmarshal(raw, &n) == nil {
-		switch n {
-		case 1:
-			return FormatTable
-		case 2:
-			return FormatHeatmap
-		}
-	}
-	return FormatTimeSeries
 }

@@ -27,7 +27,7 @@ func dataQuery(js string) backend.DataQuery {
 
 func TestParseQuery(t *testing.T) {
 	base := Query{
-		RefID: "A", Expr: "up", Range: true, Format: FormatTimeSeries, IntervalFactor: 1,
+		RefID: "A", Expr: "up", Range: true, IntervalFactor: 1,
 		IntervalMs: 2000, MaxDataPoints: 1200, TimeRange: backend.TimeRange{From: from, To: to},
 	}
 	with := func(f func(q *Query)) Query {
@@ -51,17 +51,13 @@ func TestParseQuery(t *testing.T) {
 				"exemplar":true,"editorMode":"code","queryType":"promql","intervalMs":15000,"maxDataPoints":500,"hide":false}`),
 			want: with(func(q *Query) {
 				q.Expr, q.LegendFormat, q.Interval, q.IntervalFactor = "sum(rate(x[$__rate_interval]))", "{{aws.sagemaker.endpoint.name}}", "30s", 2
-				q.Format, q.UTCOffsetSec, q.Exemplar, q.EditorMode, q.QueryType = FormatTable, 3600, true, "code", "promql"
+				q.UTCOffsetSec, q.QueryType = 3600, "promql"
 				q.IntervalMs = 15000
 			}),
 		},
-		{name: "format heatmap", dq: dataQuery(`{"expr":"up","format":"heatmap"}`), want: with(func(q *Query) { q.Format = FormatHeatmap })},
-		{name: "unknown format is time series", dq: dataQuery(`{"expr":"up","format":"logs"}`), want: base},
-		{name: "numeric format 1 is table", dq: dataQuery(`{"expr":"up","format":1}`), want: with(func(q *Query) { q.Format = FormatTable })},
-		{name: "numeric format 2 is heatmap", dq: dataQuery(`{"expr":"up","format":2}`), want: with(func(q *Query) { q.Format = FormatHeatmap })},
-		{name: "numeric format 0 is time series", dq: dataQuery(`{"expr":"up","format":0}`), want: base},
-		{name: "numeric format 3 is time series", dq: dataQuery(`{"expr":"up","format":3}`), want: base},
-		{name: "object format is time series", dq: dataQuery(`{"expr":"up","format":{}}`), want: base},
+		// Format is the browser's (src/format.ts reshapes the frames); exemplars do not exist
+		// in CloudWatch; editorMode is the editor's. The backend ignores them, whatever their type.
+		{name: "format, exemplar and editorMode are ignored", dq: dataQuery(`{"expr":"up","format":{},"exemplar":"maybe","editorMode":7}`), want: base},
 		{name: "string bools and numbers", dq: dataQuery(`{"expr":"up","instant":"true","range":"false","intervalFactor":"3","utcOffsetSec":"-18000"}`),
 			want: with(func(q *Query) { q.Range, q.Instant, q.IntervalFactor, q.UTCOffsetSec = false, true, 3, -18000 })},
 		{name: "numeric interval kept as seconds text", dq: dataQuery(`{"expr":"up","interval":30}`), want: with(func(q *Query) { q.Interval = "30" })},
@@ -143,11 +139,6 @@ func FuzzParseQuery(f *testing.F) {
 		}
 		if q.IntervalFactor < 1 || q.IntervalMs < 0 || q.UTCOffsetSec < -86400 || q.UTCOffsetSec > 86400 {
 			t.Fatalf("out-of-range numbers survived: %+v", q)
-		}
-		switch q.Format {
-		case FormatTimeSeries, FormatTable, FormatHeatmap:
-		default:
-			t.Fatalf("unknown format %q", q.Format)
 		}
 	})
 }

@@ -31,6 +31,11 @@ var benchOpts = Options{Expr: "vllm:num_requests_running", LegendFormat: "{{aws.
 func benchBody() []byte { return matrixBody(benchSeries, benchPoints) }
 
 func matrixBody(series, points int) []byte {
+	return matrixBodyWith(series, points, func(s, p int) string { return fmt.Sprintf("%d.%d", (s*p)%997, p%10) })
+}
+
+// matrixBodyWith is matrixBody with the sample values value(series, point) writes.
+func matrixBodyWith(series, points int, value func(s, p int) string) []byte {
 	var sb strings.Builder
 	sb.WriteString(`{"status":"success","data":{"resultType":"matrix","result":[`)
 	start := int64(1764460800)
@@ -43,7 +48,7 @@ func matrixBody(series, points int) []byte {
 			if p > 0 {
 				sb.WriteByte(',')
 			}
-			fmt.Fprintf(&sb, `[%d.%03d,"%d.%d"]`, start+int64(p)*60, p%1000, (s*p)%997, p%10)
+			fmt.Fprintf(&sb, `[%d.%03d,"%s"]`, start+int64(p)*60, p%1000, value(s, p))
 		}
 		sb.WriteString(`]}`)
 	}

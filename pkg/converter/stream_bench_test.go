@@ -12,7 +12,6 @@ import (
 	"runtime"
 	"runtime/metrics"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -23,29 +22,9 @@ import (
 )
 
 // bigAnswer is a query_range answer of the size issue 17 measured: 150 series × 1,440
-// points (216,000 points, about 7.3 MB), with CloudWatch-style labels and values of full
-// float64 precision.
-func bigAnswer() []byte { return pacedAnswer(150, 1440) }
-
-func pacedAnswer(series, points int) []byte {
-	var sb strings.Builder
-	sb.WriteString(`{"status":"success","data":{"resultType":"matrix","result":[`)
-	start := int64(1764460800)
-	for s := range series {
-		if s > 0 {
-			sb.WriteByte(',')
-		}
-		fmt.Fprintf(&sb, `{"metric":{"__name__":"DCGM_FI_DEV_GPU_UTIL","aws.sagemaker.endpoint.name":"ep-%d","@resource.host.id":"i-%08x","@resource.host.type":"ml.g6e.12xlarge","gpu":"%d","@aws.region":"us-east-1"},"values":[`, s%12, s/8, s%8)
-		for p := range points {
-			if p > 0 {
-				sb.WriteByte(',')
-			}
-			fmt.Fprintf(&sb, `[%d,"%d.%015d"]`, start+int64(p)*15, (s*p)%100, (s*7919+p*104729)%1000000007)
-		}
-		sb.WriteString(`]}`)
-	}
-	sb.WriteString(`]}}`)
-	return []byte(sb.String())
+// points (216,000 points, about 7.3 MB), values written at full float64 precision.
+func bigAnswer() []byte {
+	return matrixBodyWith(150, 1440, func(s, p int) string { return fmt.Sprintf("%d.%015d", (s*p)%100, (s*7919+p*104729)%1000000007) })
 }
 
 // pacedServer serves body in 64 KiB writes with a pause between them, as a network would,
@@ -105,7 +84,7 @@ func heapPeak(stop <-chan struct{}) <-chan uint64 {
 // TestStreamedEqualsBuffered guards the benchmark: through promclient, the streamed and
 // the buffered paths give the same frames.
 func TestStreamedEqualsBuffered(t *testing.T) {
-	body := pacedAnswer(7, 300)
+	body := matrixBody(7, 300)
 	var lastByte atomic.Int64
 	c, err := promclient.New(promclient.Options{BaseURL: pacedServer(t, body, &lastByte), QueryRPS: -1})
 	if err != nil {

@@ -15,6 +15,13 @@ import (
 func TestBadInputRefusedBeforeAnyCall(t *testing.T) {
 	huge := strings.Repeat("e", 1<<20)
 	at := func(y int) time.Time { return time.Date(y, 1, 1, 0, 0, 0, 0, time.UTC) }
+	inRange := func(from, to time.Time) func() backend.DataQuery {
+		return func() backend.DataQuery {
+			q := dataQuery("A", `{"expr":"up"}`)
+			q.TimeRange = backend.TimeRange{From: from, To: to}
+			return q
+		}
+	}
 	tests := []struct {
 		name  string
 		query func() backend.DataQuery
@@ -27,27 +34,14 @@ func TestBadInputRefusedBeforeAnyCall(t *testing.T) {
 		}, []string{`queryType "logs" is unknown`, "promql or diagnosis"}},
 		{"unknown queryType in the model", func() backend.DataQuery { return dataQuery("A", `{"expr":"up","queryType":"traceql"}`) },
 			[]string{`queryType "traceql" is unknown`}},
-		{"year 1", func() backend.DataQuery {
-			q := dataQuery("A", `{"expr":"up"}`)
-			q.TimeRange = backend.TimeRange{From: at(1).Add(time.Hour), To: at(2026)}
-			return q
-		}, []string{"outside the years 1970–2199"}},
-		{"year 2500", func() backend.DataQuery {
-			q := dataQuery("A", `{"expr":"up"}`)
-			q.TimeRange = backend.TimeRange{From: at(2026), To: at(2500)}
-			return q
-		}, []string{"outside the years 1970–2199"}},
+		{"year 1", inRange(at(1).Add(time.Hour), at(2026)), []string{"outside the years 1970–2199"}},
+		{"year 2500", inRange(at(2026), at(2500)), []string{"outside the years 1970–2199"}},
 		{"diagnosis in year 2500", func() backend.DataQuery {
-			q := dataQuery("D", `{}`)
-			q.QueryType = "diagnosis"
-			q.TimeRange = backend.TimeRange{From: at(2499), To: at(2500)}
+			q := inRange(at(2499), at(2500))()
+			q.RefID, q.QueryType = "D", "diagnosis"
 			return q
 		}, []string{"outside the years 1970–2199"}},
-		{"inverted range", func() backend.DataQuery {
-			q := dataQuery("A", `{"expr":"up"}`)
-			q.TimeRange = backend.TimeRange{From: at(2026), To: at(2025)}
-			return q
-		}, []string{"ends (2025-01-01T00:00:00Z) before it starts (2026-01-01T00:00:00Z)"}},
+		{"inverted range", inRange(at(2026), at(2025)), []string{"ends (2025-01-01T00:00:00Z) before it starts (2026-01-01T00:00:00Z)"}},
 		{"1 MB expression", func() backend.DataQuery { return dataQuery("A", `{"expr":"`+huge+`"}`) },
 			[]string{"expr is 1048576 bytes long", "shorten it"}},
 		{"1 MB endpoint name in a diagnosis query", func() backend.DataQuery {

@@ -19,7 +19,7 @@ var requestID = regexp.MustCompile(` \[request id [^\]]*\]`)
 // printText writes the report for a terminal: a header, then each finding as a block whose
 // labels line up, most important first.
 func printText(w io.Writer, r diagnosis.Report) {
-	fmt.Fprintf(w, "Diagnosis of the %s, %s → %s (%s), %d upstream requests\n",
+	fmt.Fprintf(w, "Diagnosis of the %s, %s → %s (%s), %d CloudWatch requests\n",
 		r.Scope, r.Start.UTC().Format("2006-01-02 15:04"), r.End.UTC().Format("15:04 MST"), r.End.Sub(r.Start).Round(time.Minute), r.Requests)
 	switch {
 	case len(r.Findings) > 0:

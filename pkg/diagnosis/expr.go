@@ -55,7 +55,7 @@ func (w *warnings) add(msg string) {
 // checkSize warns when a result reaches the series limit: the upstream may have cut it.
 func (e *env) checkSize(n int, expr string) {
 	if n >= e.cfg.SeriesLimit {
-		e.warnings.add(fmt.Sprintf("a query returned %d series, the upstream's limit, so some resources may be missing: narrow the scope to an endpoint (%s)", n, expr))
+		e.warnings.add(fmt.Sprintf("a query returned %d series, the most CloudWatch returns for one query, so some resources may be missing: narrow the scope to an endpoint (%s)", n, expr))
 	}
 }
 

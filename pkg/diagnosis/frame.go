@@ -128,6 +128,6 @@ func HandleQuery(ctx context.Context, q Querier, query backend.DataQuery) backen
 	for _, f := range r.Failures {
 		fr.AppendNotices(data.Notice{Severity: data.NoticeSeverityWarning, Text: "rule " + f.Rule + " did not run: " + f.Error})
 	}
-	fr.AppendNotices(data.Notice{Severity: data.NoticeSeverityInfo, Text: fmt.Sprintf("%d findings over %s from %d upstream requests", len(r.Findings), scope, r.Requests)})
+	fr.AppendNotices(data.Notice{Severity: data.NoticeSeverityInfo, Text: fmt.Sprintf("%d findings over %s from %d CloudWatch requests", len(r.Findings), scope, r.Requests)})
 	return backend.DataResponse{Frames: data.Frames{fr}}
 }

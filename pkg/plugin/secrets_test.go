@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -115,6 +116,7 @@ func TestNoSecretLeavesThePlugin(t *testing.T) {
 	keys := secretSet{"AKIAKEYSAUTH00000001", "keys/Secret+Access+Key/0000000000000001", "IQoJb3JpZ2luX2VjEKeys+Token/With=Chars0001"}
 	env := secretSet{"ASIAENVCHAIN00000002", "env/Secret+Access+Key/00000000000000002", "IQoJb3JpZ2luX2VjEEnv+Token/With=Chars00002"}
 	role := secretSet{"ASIAASSUMEDROLE00003", "role/Secret+Access+Key/0000000000000003", "IQoJb3JpZ2luX2VjERole+Token/With=Chars0003"}
+	profile := secretSet{"ASIAPROFILEFILE00004", "file/Secret+Access+Key/0000000000000004", "IQoJb3JpZ2luX2VjEFile+Token/With=Chars0004"}
 
 	for _, tc := range []struct {
 		name     string
@@ -122,18 +124,28 @@ func TestNoSecretLeavesThePlugin(t *testing.T) {
 		secure   map[string]string
 		env      *secretSet
 		sts      *secretSet
+		profile  *secretSet // written to a shared credentials file as profile "grafana"
 		used     []secretSet // credentials that must never show; the last one signs
 	}{
 		{name: "keys with session token", jsonData: map[string]string{"authType": "keys"},
 			secure: map[string]string{"accessKey": keys.keyID, "secretKey": keys.secret, "sessionToken": keys.token}, used: []secretSet{keys}},
 		{name: "default chain from the environment", jsonData: map[string]string{"authType": "default"}, env: &env, used: []secretSet{env}},
+		{name: "profile from a shared credentials file", jsonData: map[string]string{"authType": "credentials", "profile": "grafana"},
+			profile: &profile, used: []secretSet{profile}},
 		{name: "assumed role via STS", jsonData: map[string]string{"authType": "default", "assumeRoleArn": "arn:aws:iam::123456789012:role/grafana"},
 			env: &env, sts: &role, used: []secretSet{env, role}},
 	} {
 		for _, fail := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/fail=%v", tc.name, fail), func(t *testing.T) {
 				t.Setenv("AWS_CONFIG_FILE", t.TempDir()+"/none")
-				t.Setenv("AWS_SHARED_CREDENTIALS_FILE", t.TempDir()+"/none")
+				credFile := t.TempDir() + "/credentials"
+				t.Setenv("AWS_SHARED_CREDENTIALS_FILE", credFile)
+				if tc.profile != nil {
+					content := fmt.Sprintf("[grafana]\naws_access_key_id = %s\naws_secret_access_key = %s\naws_session_token = %s\n", tc.profile.keyID, tc.profile.secret, tc.profile.token)
+					if err := os.WriteFile(credFile, []byte(content), 0o600); err != nil {
+						t.Fatal(err)
+					}
+				}
 				t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
 				t.Setenv("AWS_ACCESS_KEY_ID", "")
 				t.Setenv("AWS_SECRET_ACCESS_KEY", "")

@@ -42,6 +42,14 @@ var patterns = []*regexp.Regexp{
 // hints are cheap substrings (lower case) without which no pattern can match.
 var hints = []string{"security-token", "signature", "credential", "akia", "asia", "aida", "aroa", "aipa", "anpa", "anva", "agpa", "abia", "acca"}
 
+// hintStart marks the first letters of the hints.
+var hintStart = func() (t [256]bool) {
+	for _, h := range hints {
+		t[h[0]] = true
+	}
+	return t
+}()
+
 // Redactor is safe for concurrent use. The zero value knows no secrets but applies the
 // patterns.
 type Redactor struct {
@@ -158,37 +166,36 @@ func (r *Redactor) Bytes(b []byte) []byte {
 	return b
 }
 
-// mayMatch is a cheap test that no pattern can match s.
+// mayMatch is a cheap test that no pattern can match s: one pass over s, looking for the
+// hints (case-insensitively) only where a hint's first letter appears.
 func mayMatch(s string) bool {
-	for _, h := range hints {
-		if containsFold(s, h) {
-			return true
+	for i := 0; i < len(s); i++ {
+		c := s[i] | 0x20
+		if !hintStart[c] {
+			continue
+		}
+		for _, h := range hints {
+			if h[0] == c && hasPrefixFold(s[i:], h) {
+				return true
+			}
 		}
 	}
 	return false
 }
 
-// containsFold reports whether s contains lower-case ASCII sub, ignoring case, without
-// allocating a lower-cased copy of s.
-func containsFold(s, sub string) bool {
-	n := len(sub)
-	for i := 0; i+n <= len(s); i++ {
-		if s[i]|0x20 != sub[0] {
-			continue
+// hasPrefixFold reports whether s starts with lower-case ASCII prefix, ignoring case.
+func hasPrefixFold(s, prefix string) bool {
+	if len(s) < len(prefix) {
+		return false
+	}
+	for j := 0; j < len(prefix); j++ {
+		c := s[j]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
 		}
-		j := 1
-		for ; j < n; j++ {
-			c := s[i+j]
-			if 'A' <= c && c <= 'Z' {
-				c += 'a' - 'A'
-			}
-			if c != sub[j] {
-				break
-			}
-		}
-		if j == n {
-			return true
+		if c != prefix[j] {
+			return false
 		}
 	}
-	return false
+	return true
 }

@@ -12,7 +12,30 @@ export GOFLAGS="${GOFLAGS:-} -mod=mod"
 export GOWORK=off
 logdir=$(mktemp -d)
 trap 'rm -rf "$logdir"' EXIT
-stage() { printf '\n== %s\n' "$*"; }
+# The frontend runs on the Node LTS of .nvmrc (fetched from the npm registry if this machine's
+# Node is older; SYSTEM_NODE=1 keeps the machine's).
+source scripts/node.sh
+
+# Each stage's wall time and CPU time (this shell's children, user + system), so the log says
+# where CI's time goes; printed as a table before the summary.
+cpu_seconds() {
+  times >"$logdir/times"
+  awk 'NR == 2 { t = 0; for (i = 1; i <= 2; i++) { f = $i; sub(/s$/, "", f); split(f, p, "m"); t += p[1] * 60 + p[2] } printf "%.1f", t }' "$logdir/times"
+}
+stage_end() {
+  [ -n "${stage_name:-}" ] || return 0
+  local cpu
+  cpu_seconds >"$logdir/cpu"
+  cpu=$(awk -v a="$stage_cpu" '{ printf "%.0f", $1 - a }' "$logdir/cpu")
+  printf '%-44s %6d %6d\n' "$stage_name" $((SECONDS - stage_start)) "$cpu" >>"$logdir/timings"
+}
+stage() {
+  stage_end
+  stage_name=$* stage_start=$SECONDS
+  cpu_seconds >"$logdir/cpu"
+  stage_cpu=$(cat "$logdir/cpu")
+  printf '\n== %s\n' "$*"
+}
 # Named explicitly: ./... would also walk node_modules, where some npm packages ship Go files.
 go_pkgs=(./pkg/... ./cmd/... ./dashboards/... ./internal/... ./scripts/...)
 
@@ -33,7 +56,7 @@ go build -o "$logdir/testsummary" ./scripts/testsummary
 stage "Go fuzz (${FUZZTIME:-5s} per target)"
 scripts/fuzz.sh
 
-stage "Frontend install"
+stage "Frontend install (Node $(node --version))"
 if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   npm ci --no-audit --no-fund
 fi
@@ -49,6 +72,11 @@ npm run --silent build
 stage "Backend build and release package check"
 go tool mage -v build:backend
 go run ./cmd/release check --dist dist
+
+stage_end
+echo
+printf '%-44s %6s %6s\n' "stage" "wall s" "CPU s"
+cat "$logdir/timings"
 
 go_line=$(grep -E '^go tests: ' "$logdir/go.txt" | tail -1)
 js_counts=$(node -e 'const r=require(process.argv[1]);console.log(r.numPassedTests+" "+r.numFailedTests)' "$logdir/jest.json")

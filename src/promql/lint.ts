@@ -1,6 +1,6 @@
 import { ensureSyntaxTree } from '@codemirror/language';
 import { Diagnostic } from '@codemirror/lint';
-import { EditorState } from '@codemirror/state';
+import { EditorState, Extension } from '@codemirror/state';
 import { EditorView } from '@codemirror/view';
 import { LanguageType, LintStrategy, PromQLExtension, promQLLanguage } from '@prometheus-io/codemirror-promql';
 
@@ -42,6 +42,20 @@ export function maskTemplateVariables(expr: string): string {
 
 const language = promQLLanguage(LanguageType.PromQL);
 
+/**
+ * A state for doc whose syntax tree covers the whole document. EditorState.create parses only
+ * the first 3000 characters for at most 20 ms (an editor view parses the rest in the
+ * background), and the linter and completion read only the tree the state holds, so a long
+ * query, or a busy machine, would otherwise be judged on half a parse.
+ */
+export function parsedState(doc: string, extensions: Extension): EditorState {
+  const state = EditorState.create({ doc, extensions });
+  ensureSyntaxTree(state, state.doc.length, 1000);
+  // ensureSyntaxTree advances the parse but not the tree the state shows; an empty
+  // transaction hands the finished tree over.
+  return state.update({}).state;
+}
+
 /** codemirror-promql's linter, run on the query with template variables masked. */
 export function templateAwareLinter(): LintStrategy {
   const inner = new PromQLExtension().getLinter();
@@ -54,9 +68,7 @@ export function templateAwareLinter(): LintStrategy {
         if (masked === doc) {
           return lint(view);
         }
-        const state = EditorState.create({ doc: masked, extensions: language });
-        ensureSyntaxTree(state, state.doc.length, 1000);
-        return lint({ state } as EditorView);
+        return lint({ state: parsedState(masked, language) } as EditorView);
       };
     },
   };

@@ -1,6 +1,5 @@
 import { CompletionContext, CompletionResult } from '@codemirror/autocomplete';
 import { Diagnostic } from '@codemirror/lint';
-import { EditorState } from '@codemirror/state';
 import { dateTime } from '@grafana/data';
 import { newCompleteStrategy, PromQLExtension } from '@prometheus-io/codemirror-promql';
 
@@ -9,7 +8,7 @@ import { fakeResources } from '../testing';
 import { CACHE_TTL_MS, ResourcePrometheusClient } from './client';
 import { insertionFor, insideBraces, withQuotedNames } from './completion';
 import { EXAMPLES } from '../examples';
-import { maskTemplateVariables, templateAwareLinter } from './lint';
+import { maskTemplateVariables, parsedState, templateAwareLinter } from './lint';
 import { labelNameToken, selector, stringLiteralEnd, unquoteName } from './names';
 
 const METRICS = ['vllm:num_requests_running', 'DCGM_FI_DEV_GPU_UTIL', 'http.server.active_requests'];
@@ -27,7 +26,7 @@ function setup() {
   const client = new ResourcePrometheusClient(new ResourceClient(fetcher), () => now);
   const strategy = withQuotedNames(newCompleteStrategy({ remote: client }), (n) => client.kindOf(n));
   const complete = async (doc: string, pos = doc.length): Promise<CompletionResult | null> => {
-    const state = EditorState.create({ doc, extensions: new PromQLExtension().asExtension() });
+    const state = parsedState(doc, new PromQLExtension().asExtension());
     return strategy.promQL(new CompletionContext(state, pos, true));
   };
   return { fetcher, client, complete, advance: (ms: number) => (now += ms) };
@@ -181,7 +180,7 @@ describe('ResourcePrometheusClient', () => {
 describe('PromQL linter', () => {
   // The linter reads only view.state.
   const lint = (expr: string) => {
-    const state = EditorState.create({ doc: expr, extensions: new PromQLExtension().asExtension() });
+    const state = parsedState(expr, new PromQLExtension().asExtension());
     return templateAwareLinter().promQL()({ state } as never) as readonly Diagnostic[];
   };
 
@@ -193,6 +192,15 @@ describe('PromQL linter', () => {
     'max_over_time(up[$__range:$__interval])',
   ])('accepts %s', (expr) => {
     expect(lint(expr)).toEqual([]);
+  });
+
+  it('judges a query longer than the first parse on its whole tree', () => {
+    // EditorState.create parses 3000 characters at most; the rest must not read as an error.
+    const endpoints = Array.from({ length: 400 }, (_, i) => `endpoint-${i}`).join('|');
+    const long = `sum by ("@resource.host.id") (rate(vllm:request_success_total{"aws.sagemaker.endpoint.name"=~"${endpoints}"}[$__rate_interval]))`;
+    expect(long.length).toBeGreaterThan(3000);
+    expect(lint(long)).toEqual([]);
+    expect(lint(long + ' +')).not.toEqual([]);
   });
 
   it('reports type errors at their position, variables or not', () => {

@@ -8,14 +8,12 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend/datasource"
 	"github.com/grafana/grafana-plugin-sdk-go/backend/log"
 
+	"github.com/inferscope/sagemaker-datasource/pkg/models"
 	"github.com/inferscope/sagemaker-datasource/pkg/plugin"
 )
 
-// PluginID must match plugin.json's id.
-const PluginID = "inferscope-sagemaker-datasource"
-
 func main() {
-	if err := datasource.Manage(PluginID, plugin.NewDatasource, datasource.ManageOpts{}); err != nil {
+	if err := datasource.Manage(models.PluginID, plugin.NewDatasource, datasource.ManageOpts{}); err != nil {
 		log.DefaultLogger.Error("plugin exited", "error", err.Error())
 		os.Exit(1)
 	}

@@ -18,6 +18,8 @@ import { framesToEvents, prepareAnnotation, SageAnnotation } from './annotations
 import { AnnotationQueryEditor } from './components/AnnotationQueryEditor';
 import { applyFormats } from './format';
 import { lastHour, ResourceClient } from './resources';
+import plugin from './plugin.json';
+import { isDiagnosis, runsPromQL } from './queryTypes';
 import { DEFAULT_QUERY, INSTANT_REFID_SUFFIX, SageOptions, SageQuery } from './types';
 import { resolveVariableQuery, toVariableQuery, VariableQuery } from './variables';
 import { SageVariableSupport } from './variableSupport';
@@ -27,7 +29,7 @@ export const PROMQL_DATASOURCE_TYPES = new Set([
   'prometheus',
   'grafana-amazonprometheus-datasource',
   'grafana-azureprometheus-datasource',
-  'inferscope-sagemaker-datasource',
+  plugin.id,
 ]);
 
 /**
@@ -80,7 +82,7 @@ export function interpolateRange(text: string, range: TimeRange): string {
 
 /** "Both" becomes a range query and an instant one (refId + "-Instant"), as Grafana's Prometheus frontend does. */
 export function splitRangeAndInstant(query: SageQuery): SageQuery[] {
-  if (query.queryType === 'diagnosis' || !(query.range && query.instant)) {
+  if (!runsPromQL(query) || !(query.range && query.instant)) {
     return [query];
   }
   return [
@@ -117,7 +119,7 @@ export class SageDatasource extends DataSourceWithBackend<SageQuery, SageOptions
     if (query.hide) {
       return false;
     }
-    return query.queryType === 'diagnosis' || Boolean(query.expr?.trim());
+    return !runsPromQL(query) || Boolean(query.expr?.trim());
   }
 
   /** Interpolates with the backend's own variables left in place. */
@@ -147,7 +149,7 @@ export class SageDatasource extends DataSourceWithBackend<SageQuery, SageOptions
 
   /** Query history and the inspector show the PromQL itself. */
   getQueryDisplayText(query: SageQuery): string {
-    if (query.queryType === 'diagnosis') {
+    if (isDiagnosis(query)) {
       return `Diagnosis: ${[query.endpoint, query.inferenceComponent].filter(Boolean).join(' / ')}`;
     }
     return query.expr ?? '';

@@ -1,5 +1,6 @@
 import { createDataFrame, DataFrame, DataFrameType, Field, FieldType, Labels } from '@grafana/data';
 
+import { runsPromQL } from './queryTypes';
 import { INSTANT_REFID_SUFFIX, SageQuery } from './types';
 
 // The backend always answers with Prometheus-style multi frames (one per series). Table and
@@ -130,7 +131,7 @@ export function applyFormats(frames: DataFrame[], targets: SageQuery[], explore:
   return order.flatMap((refId) => {
     const group = groups.get(refId)!;
     const target = byRefId.get(refId);
-    if (!target || target.queryType === 'diagnosis') {
+    if (!target || !runsPromQL(target)) {
       return group;
     }
     const instantOnly = Boolean(target.instant) && !target.range;

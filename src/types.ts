@@ -1,11 +1,10 @@
 import { DataSourceJsonData } from '@grafana/data';
 import { DataQuery } from '@grafana/schema';
 
+import type { QueryType } from './queryTypes';
+
 /** Result formats; applied in the browser, as Grafana's Prometheus frontend does. */
 export type QueryFormat = 'time_series' | 'table' | 'heatmap';
-
-/** "" and "promql" run PromQL; "diagnosis" asks the backend for the ranked findings table. */
-export type QueryType = '' | 'promql' | 'diagnosis';
 
 export type EditorMode = 'code' | 'builder';
 

@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/inferscope/sagemaker-datasource/pkg/models"
 )
 
 // The committed JSON (provisioned and bundled) must be exactly what the generator produces.
@@ -124,8 +126,8 @@ func TestDashboardStructure(t *testing.T) {
 				if p.Type == "text" {
 					continue
 				}
-				if p.Datasource == nil || p.Datasource.Type != PluginID || p.Datasource.UID != "${datasource}" {
-					t.Errorf("panel %q datasource %+v, want %s/${datasource}", p.Title, p.Datasource, PluginID)
+				if p.Datasource == nil || p.Datasource.Type != models.PluginID || p.Datasource.UID != "${datasource}" {
+					t.Errorf("panel %q datasource %+v, want %s/${datasource}", p.Title, p.Datasource, models.PluginID)
 				}
 				if numericPanel(p) && p.Field.Defaults.Unit == "" && !hasOverride(p, "unit") {
 					t.Errorf("numeric panel %q has no unit", p.Title)
@@ -141,7 +143,7 @@ func TestDashboardStructure(t *testing.T) {
 					}
 					refs[ref] = true
 					ds, _ := tg["datasource"].(map[string]any)
-					if ds["type"] != PluginID || ds["uid"] != "${datasource}" {
+					if ds["type"] != models.PluginID || ds["uid"] != "${datasource}" {
 						t.Errorf("panel %q target %s datasource %v", p.Title, ref, ds)
 					}
 				}
@@ -178,8 +180,8 @@ func TestVariables(t *testing.T) {
 			names = append(names, v.Name)
 			switch v.Type {
 			case "datasource":
-				if v.Query != PluginID {
-					t.Errorf("%s: datasource variable of type %v, want %s", file, v.Query, PluginID)
+				if v.Query != models.PluginID {
+					t.Errorf("%s: datasource variable of type %v, want %s", file, v.Query, models.PluginID)
 				}
 			case "query":
 				q, _ := v.Query.(string)
@@ -220,13 +222,13 @@ func TestDiagnosisTarget(t *testing.T) {
 		t.Fatalf("first Performance panel is %s with %d targets, want the diagnosis table", first.Type, len(first.Targets))
 	}
 	tg := first.Targets[0]
-	if tg["queryType"] != QueryTypeDiagnosis || tg["refId"] != "D" || tg["endpoint"] != vEndpoint || tg["inferenceComponent"] != vIC {
+	if tg["queryType"] != models.QueryTypeDiagnosis || tg["refId"] != "D" || tg["endpoint"] != vEndpoint || tg["inferenceComponent"] != vIC {
 		t.Fatalf("diagnosis target %v", tg)
 	}
 	if _, hasExpr := tg["expr"]; hasExpr {
 		t.Fatal("diagnosis target carries an expr")
 	}
-	if err := (DiagnosisQuery{QueryType: QueryTypeDiagnosis}).Validate(); err == nil {
+	if err := (DiagnosisQuery{QueryType: models.QueryTypeDiagnosis}).Validate(); err == nil {
 		t.Fatal("a diagnosis query without refId validated")
 	}
 }

@@ -13,11 +13,9 @@ import (
 	"github.com/grafana/grafana-foundation-sdk/go/text"
 	"github.com/grafana/grafana-foundation-sdk/go/timeseries"
 
+	"github.com/inferscope/sagemaker-datasource/pkg/models"
 	sc "github.com/inferscope/sagemaker-datasource/pkg/semconv"
 )
-
-// PluginID is our datasource type; panels never reference the core Prometheus type.
-const PluginID = "inferscope-sagemaker-datasource"
 
 // Stable dashboard uids: links and viewPanel URLs depend on them.
 const (
@@ -44,7 +42,7 @@ const (
 
 // dsRef points every panel and target at the dashboard's datasource variable of our type.
 func dsRef() common.DataSourceRef {
-	return common.DataSourceRef{Type: cog.ToPtr(PluginID), Uid: cog.ToPtr("${datasource}")}
+	return common.DataSourceRef{Type: cog.ToPtr(models.PluginID), Uid: cog.ToPtr("${datasource}")}
 }
 
 // Query builders.

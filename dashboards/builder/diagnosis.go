@@ -6,10 +6,9 @@ import (
 	"github.com/grafana/grafana-foundation-sdk/go/cog"
 	"github.com/grafana/grafana-foundation-sdk/go/cog/variants"
 	"github.com/grafana/grafana-foundation-sdk/go/common"
-)
 
-// QueryTypeDiagnosis is the query type our backend routes to the diagnosis rules.
-const QueryTypeDiagnosis = "diagnosis"
+	"github.com/inferscope/sagemaker-datasource/pkg/models"
+)
 
 // DiagnosisQuery is a target of our datasource that runs the diagnosis rules over the selected
 // scope. The prometheus builder would also emit an empty "expr", which the backend would have
@@ -27,13 +26,13 @@ var _ variants.Dataquery = DiagnosisQuery{}
 
 func (DiagnosisQuery) ImplementsDataqueryVariant() {}
 
-func (DiagnosisQuery) DataqueryType() string { return PluginID }
+func (DiagnosisQuery) DataqueryType() string { return models.PluginID }
 
 func (q DiagnosisQuery) Validate() error {
 	if q.RefId == "" {
 		return errors.New("diagnosis query: refId is empty; set one so the panel's result is addressable")
 	}
-	if q.QueryType != QueryTypeDiagnosis {
+	if q.QueryType != models.QueryTypeDiagnosis {
 		return errors.New(`diagnosis query: queryType must be "diagnosis"`)
 	}
 	return nil
@@ -67,7 +66,7 @@ func (b *diagnosisBuilder) Build() (variants.Dataquery, error) {
 func diagnosisTarget(refID string) *diagnosisBuilder {
 	ds := dsRef()
 	return &diagnosisBuilder{q: DiagnosisQuery{
-		RefId: refID, QueryType: QueryTypeDiagnosis, Datasource: &ds,
+		RefId: refID, QueryType: models.QueryTypeDiagnosis, Datasource: &ds,
 		Endpoint: "$" + varEndpoint, InferenceComponent: "$" + varIC,
 	}}
 }

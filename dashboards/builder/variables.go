@@ -6,6 +6,7 @@ import (
 	"github.com/grafana/grafana-foundation-sdk/go/cog"
 	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
 
+	"github.com/inferscope/sagemaker-datasource/pkg/models"
 	sc "github.com/inferscope/sagemaker-datasource/pkg/semconv"
 )
 
@@ -54,7 +55,7 @@ func variables() []cog.Builder[dashboard.VariableModel] {
 	return []cog.Builder[dashboard.VariableModel]{
 		dashboard.NewDatasourceVariableBuilder(varDatasource).Label("Data source").
 			Description("An Inferscope SageMaker (CloudWatch PromQL) data source: one account and region.").
-			Type(PluginID),
+			Type(models.PluginID),
 		labelValuesVar(varEndpoint, "Endpoint", "SageMaker endpoints that report GPU metrics.",
 			sel(sc.DCGMGPUUtil), lEP, ".+"),
 		// IC "All" is .* so single-model endpoints, whose series have no IC label, still match.

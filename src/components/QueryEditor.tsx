@@ -5,16 +5,12 @@ import React, { ChangeEvent, useEffect, useMemo } from 'react';
 import type { SageDatasource } from '../datasource';
 import { getHints } from '../hints';
 import { ResourcePrometheusClient } from '../promql/client';
-import { QueryFormat, QueryType, SageOptions, SageQuery } from '../types';
+import { isDiagnosis, QUERY_TYPE_OPTIONS, QueryType, queryTypeOf } from '../queryTypes';
+import { QueryFormat, SageOptions, SageQuery } from '../types';
 import { HintList } from './HintList';
 import { PromQLEditor } from './PromQLEditor';
 
 export type Props = QueryEditorProps<SageDatasource, SageQuery, SageOptions>;
-
-const QUERY_TYPES: Array<SelectableValue<QueryType>> = [
-  { label: 'PromQL', value: 'promql' },
-  { label: 'Diagnosis', value: 'diagnosis', description: 'Ranked findings for an endpoint' },
-];
 
 export const FORMATS: Array<SelectableValue<QueryFormat>> = [
   { label: 'Time series', value: 'time_series' },
@@ -52,7 +48,7 @@ export function QueryEditor(props: Props) {
   const client = useCompletionClient(datasource, range);
   const expr = query.expr ?? '';
   const hints = useMemo(() => getHints(expr), [expr]);
-  const queryType: QueryType = query.queryType === 'diagnosis' ? 'diagnosis' : 'promql';
+  const queryType = queryTypeOf(query);
   const change = (patch: Partial<SageQuery>) => onChange({ ...query, ...patch });
   const text = (key: keyof SageQuery) => (e: ChangeEvent<HTMLInputElement>) => change({ [key]: e.currentTarget.value });
 
@@ -61,7 +57,7 @@ export function QueryEditor(props: Props) {
       {app !== CoreApp.UnifiedAlerting && (
         <RadioButtonGroup<QueryType>
           size="sm"
-          options={QUERY_TYPES}
+          options={QUERY_TYPE_OPTIONS}
           value={queryType}
           onChange={(v) => {
             change({ queryType: v });
@@ -69,7 +65,7 @@ export function QueryEditor(props: Props) {
           }}
         />
       )}
-      {queryType === 'diagnosis' ? (
+      {isDiagnosis(query) ? (
         <InlineFieldRow>
           <InlineField label="Endpoint" labelWidth={14} tooltip="SageMaker endpoint name; template variables work">
             <Input width={30} value={query.endpoint ?? ''} onChange={text('endpoint')} onBlur={onRunQuery} />

@@ -20,13 +20,11 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/inferscope/sagemaker-datasource/pkg/models"
 	"github.com/inferscope/sagemaker-datasource/rig/fleet"
 	"github.com/inferscope/sagemaker-datasource/rig/simulator"
 	"github.com/inferscope/sagemaker-datasource/rig/stack"
 )
-
-// PluginID is the data source type the provisioning refers to.
-const PluginID = "inferscope-sagemaker-datasource"
 
 // Exit codes.
 const (
@@ -82,7 +80,7 @@ on a loopback port over a simulated SageMaker inference fleet, with SigV4 verifi
 prints the Grafana provisioning for the %s plugin.
 
 Flags:
-`, PluginID)
+`, models.PluginID)
 		fs.PrintDefaults()
 		fmt.Fprintf(stderr, "\nExit status: 0 on interrupt, 1 if the emulator fails, 2 for bad flags or a bad fleet file.\n")
 	}
@@ -198,7 +196,7 @@ func provisioning(st *stack.Stack) ([]byte, error) {
 		APIVersion  int  `yaml:"apiVersion"`
 		Datasources []ds `yaml:"datasources"`
 	}{APIVersion: 1, Datasources: []ds{{
-		Name: "SageMaker (local emulator)", Type: PluginID, UID: "inferscope-emulator", Access: "proxy", IsDefault: true,
+		Name: "SageMaker (local emulator)", Type: models.PluginID, UID: "inferscope-emulator", Access: "proxy", IsDefault: true,
 		JSONData: jsonData, SecureJSONData: secureJSONData,
 	}}}
 	var buf bytes.Buffer

@@ -13,7 +13,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
-	"github.com/inferscope/sagemaker-datasource/dashboards/builder"
+	"github.com/inferscope/sagemaker-datasource/pkg/models"
 	"github.com/inferscope/sagemaker-datasource/pkg/plugin"
 	sc "github.com/inferscope/sagemaker-datasource/pkg/semconv"
 	"github.com/inferscope/sagemaker-datasource/rig/fleet"
@@ -104,7 +104,7 @@ func (f *fleetRun) query(t *testing.T, target map[string]any) result {
 	var out result
 	for _, fr := range dr.Frames {
 		rows, _ := fr.RowLen()
-		if qt == builder.QueryTypeDiagnosis {
+		if qt == models.QueryTypeDiagnosis {
 			// A finding per row; an empty table still proves the query path answered.
 			out = append(out, series{labels: data.Labels{"rows": fmt.Sprint(rows)}})
 			continue

@@ -12,7 +12,7 @@ import (
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
-	"github.com/inferscope/sagemaker-datasource/dashboards/builder"
+	"github.com/inferscope/sagemaker-datasource/pkg/models"
 	"github.com/inferscope/sagemaker-datasource/pkg/semconv"
 	"github.com/inferscope/sagemaker-datasource/rig/stack"
 )
@@ -38,10 +38,10 @@ func TestPluginProcess(t *testing.T) {
 	jd, _ := json.Marshal(jsonData)
 	pc := backend.PluginContext{
 		OrgID:    1,
-		PluginID: builder.PluginID,
+		PluginID: models.PluginID,
 		User:     &backend.User{Login: "admin", Role: "Admin"},
 		DataSourceInstanceSettings: &backend.DataSourceInstanceSettings{
-			ID: 1, UID: "sagemaker", Name: "SageMaker", Type: builder.PluginID,
+			ID: 1, UID: "sagemaker", Name: "SageMaker", Type: models.PluginID,
 			JSONData:                jd,
 			DecryptedSecureJSONData: secure,
 			Updated:                 time.Now(),

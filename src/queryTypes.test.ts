@@ -1,0 +1,23 @@
+import { isDiagnosis, QUERY_TYPE_OPTIONS, queryTypeOf, runsPromQL } from './queryTypes';
+
+describe('query types', () => {
+  it.each([
+    [undefined, 'promql', true, false],
+    ['', 'promql', true, false],
+    ['promql', 'promql', true, false],
+    ['diagnosis', 'diagnosis', false, true],
+    // Unknown (another datasource's, a newer version's): edited as PromQL, the backend says what is wrong.
+    ['logs', 'promql', true, false],
+  ])('%s reads as %s', (queryType, type, promql, diagnosis) => {
+    const query = { queryType };
+    expect(queryTypeOf(query)).toBe(type);
+    expect(runsPromQL(query)).toBe(promql);
+    expect(isDiagnosis(query)).toBe(diagnosis);
+  });
+
+  it('offers every type once, PromQL first', () => {
+    expect(QUERY_TYPE_OPTIONS.map((o) => o.value)).toEqual(['promql', 'diagnosis']);
+    expect(QUERY_TYPE_OPTIONS.every((o) => o.label !== '')).toBe(true);
+    expect(QUERY_TYPE_OPTIONS[0].description).toBeUndefined();
+  });
+});

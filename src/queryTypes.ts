@@ -1,0 +1,31 @@
+import table from './queryTypes.json';
+
+/**
+ * The query types, one table (queryTypes.json) for the editor and the datasource. The backend
+ * routes the same names; pkg/models/names_test.go fails when its constants and this table differ.
+ * "" is PromQL too, for queries saved by a Prometheus datasource.
+ */
+export type QueryType = '' | keyof typeof table;
+
+/** The query's type; "" and unknown values read as PromQL (the backend answers an unknown one with an error). */
+export function queryTypeOf(query: { queryType?: string }): keyof typeof table {
+  const type = query.queryType ?? '';
+  return type in table ? (type as keyof typeof table) : 'promql';
+}
+
+/** Whether the query is PromQL, so that range/instant, legends and formats apply to it. */
+export function runsPromQL(query: { queryType?: string }): boolean {
+  return table[queryTypeOf(query)].runsPromQL;
+}
+
+/** Whether the query asks the backend for the ranked diagnosis findings. */
+export function isDiagnosis(query: { queryType?: string }): boolean {
+  return queryTypeOf(query) === 'diagnosis';
+}
+
+/** The editor's choices, in the table's order. */
+export const QUERY_TYPE_OPTIONS = Object.entries(table).map(([value, t]) => ({
+  value: value as keyof typeof table,
+  label: t.label,
+  description: t.description || undefined,
+}));

@@ -68,6 +68,11 @@ function newDatasource(variables: Record<string, Variable> = {}) {
 const range = { from: dateTime(1_000_000), to: dateTime(4_600_000), raw: { from: 'now-1h', to: 'now' } };
 
 describe('SageDatasource basics', () => {
+  it('bounds Grafana\'s interval by the min step, CloudWatch\'s minute when unset', () => {
+    expect(newDatasource().interval).toBe('60s');
+    expect(new SageDatasource({ ...settings, jsonData: { timeInterval: '2m' } }, fakeTemplateSrv({})).interval).toBe('2m');
+  });
+
   it('has a one-argument constructor so Grafana does not treat it as Angular', () => {
     expect(SageDatasource.length).toBe(1);
   });

@@ -20,7 +20,7 @@ import { applyFormats } from './format';
 import { lastHour, ResourceClient } from './resources';
 import plugin from './plugin.json';
 import { isDiagnosis, runsPromQL } from './queryTypes';
-import { DEFAULT_QUERY, INSTANT_REFID_SUFFIX, SageOptions, SageQuery } from './types';
+import { DEFAULT_QUERY, DEFAULT_TIME_INTERVAL, INSTANT_REFID_SUFFIX, SageOptions, SageQuery } from './types';
 import { resolveVariableQuery, toVariableQuery, VariableQuery } from './variables';
 import { SageVariableSupport } from './variableSupport';
 
@@ -101,6 +101,9 @@ export class SageDatasource extends DataSourceWithBackend<SageQuery, SageOptions
     private readonly templateSrv: TemplateSrv = getTemplateSrv()
   ) {
     super(instanceSettings);
+    // Grafana uses the data source's interval as the lower bound of $__interval and of the
+    // interval it sends; unset, CloudWatch's one-minute resolution (as the backend assumes).
+    this.interval = instanceSettings.jsonData?.timeInterval || DEFAULT_TIME_INTERVAL;
     this.resources = new ResourceClient(this);
     this.variables = new SageVariableSupport(this);
     this.annotations = {

@@ -39,7 +39,7 @@ export interface SageOptions extends DataSourceJsonData {
   assumeRoleArn?: string;
   externalId?: string;
   endpoint?: string;
-  timeInterval?: string;
+  timeInterval?: string; // unset: DEFAULT_TIME_INTERVAL
   queryTimeout?: string;
   httpMethod?: 'POST' | 'GET';
   maxConcurrency?: number;
@@ -64,3 +64,6 @@ export const DEFAULT_QUERY: Partial<SageQuery> = {
 
 /** Suffix Grafana's Prometheus frontend gives the instant half of a "Both" query. */
 export const INSTANT_REFID_SUFFIX = '-Instant';
+
+/** Min step when the data source sets none: CloudWatch publishes one sample per minute. */
+export const DEFAULT_TIME_INTERVAL = '60s';

@@ -21,7 +21,11 @@ import (
 // CloudWatch's account-wide limits bound what the settings accept; the defaults are
 // promclient's, which applies them.
 const (
-	DefaultQueryTimeout     = 60 * time.Second
+	DefaultQueryTimeout = 60 * time.Second
+	// DefaultTimeInterval is CloudWatch's resolution: one sample per minute
+	// (MetricPublishFrequencyInSeconds defaults to 60). A smaller min step makes
+	// $__rate_interval shorter than two samples, and rate() panels come back empty.
+	DefaultTimeInterval     = 60 * time.Second
 	DefaultHTTPMethod       = http.MethodPost
 	maxQueryTimeoutAccepted = 10 * time.Minute
 )
@@ -31,7 +35,7 @@ type Settings struct {
 	// Auth is the authentication, region and endpoint part, as pkg/awsauth reads it.
 	Auth awsauth.Settings `json:"auth"`
 
-	// TimeInterval is the datasource's min step (Grafana's "Scrape interval"); 0 if unset.
+	// TimeInterval is the datasource's min step (Grafana's "Scrape interval"); DefaultTimeInterval if unset.
 	TimeInterval time.Duration `json:"timeInterval,omitempty"`
 	QueryTimeout time.Duration `json:"queryTimeout"`
 	HTTPMethod   string        `json:"httpMethod"`
@@ -93,6 +97,7 @@ func LoadSettings(s backend.DataSourceInstanceSettings) (*Settings, error) {
 	if out.HTTPMethod != http.MethodPost && out.HTTPMethod != http.MethodGet {
 		errs = append(errs, fmt.Errorf("jsonData.httpMethod %q is not supported: use POST (recommended) or GET", jd.HTTPMethod))
 	}
+	out.TimeInterval = DefaultTimeInterval
 	if jd.TimeInterval != "" {
 		d, err := interval.ParseDuration(jd.TimeInterval)
 		if err != nil {

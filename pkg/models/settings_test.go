@@ -45,7 +45,7 @@ func TestLoadSettings(t *testing.T) {
 			check: func(t *testing.T, s *Settings) {
 				want := Settings{
 					Auth:         awsauth.Settings{DatasourceURL: "https://monitoring.eu-west-1.amazonaws.com", AuthType: awsauth.AuthDefault},
-					QueryTimeout: 60 * time.Second, HTTPMethod: "POST", MaxConcurrency: promclient.DefaultMaxConcurrency, RequestsPerSecond: promclient.DefaultQueryRPS,
+					TimeInterval: time.Minute, QueryTimeout: 60 * time.Second, HTTPMethod: "POST", MaxConcurrency: promclient.DefaultMaxConcurrency, RequestsPerSecond: promclient.DefaultQueryRPS,
 				}
 				if *s != want {
 					t.Fatalf("got %+v\nwant %+v", *s, want)

@@ -123,8 +123,18 @@ func TestQuerySendsWhatGrafanaWould(t *testing.T) {
 		{
 			name:  "variables are interpolated",
 			model: `{"expr":"rate({\"vllm:prompt_tokens_total\"}[$__rate_interval]) * $__interval_ms / ${__range_s} + $__range","range":true}`,
-			want: []call{{op: "query_range", expr: `rate({"vllm:prompt_tokens_total"}[1m15s]) * 60000 / 3600 + 3600s`,
+			// A new data source's min step is CloudWatch's minute: the rate window is 4 × 1m.
+			want: []call{{op: "query_range", expr: `rate({"vllm:prompt_tokens_total"}[4m]) * 60000 / 3600 + 3600s`,
 				start: from.Truncate(time.Minute), end: to.Truncate(time.Minute), step: time.Minute}},
+		},
+		{
+			// Grafana without the frontend's min interval sends 20 s at 6 h; one-minute data
+			// needs a rate window of several samples, never 1m.
+			name:  "default min step keeps $__rate_interval at four one-minute samples",
+			model: `{"expr":"rate(x[$__rate_interval])","range":true}`,
+			dq:    func(q *backend.DataQuery) { q.Interval = 20 * time.Second },
+			want: []call{{op: "query_range", expr: `rate(x[4m])`,
+				start: from.Truncate(20 * time.Second), end: to.Truncate(20 * time.Second), step: 20 * time.Second}},
 		},
 		{
 			name:  "instant runs at the end of the range, unaligned",

@@ -55,7 +55,8 @@ type Stack struct {
 	Region    string
 	AccessKey string
 	SecretKey string
-	End       time.Time // end of the backfilled history
+	End       time.Time     // end of the backfilled history
+	Step      time.Duration // one sample per series per Step (the publish frequency)
 	Stats     simulator.Stats
 	DB        *tsdb.DB
 
@@ -151,7 +152,7 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 	if err != nil {
 		return nil, fmt.Errorf("temp dir for the TSDB: %w", err)
 	}
-	st := &Stack{Region: opts.Region, AccessKey: opts.AccessKey, SecretKey: opts.SecretKey, dir: dir}
+	st := &Stack{Region: opts.Region, AccessKey: opts.AccessKey, SecretKey: opts.SecretKey, Step: opts.Step, dir: dir}
 	fail := func(err error) (*Stack, error) {
 		st.Close()
 		return nil, err
@@ -213,10 +214,14 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 }
 
 // DataSourceSettings are the jsonData and secureJsonData of a data source that uses this
-// stack: static keys, the stack's region and its URL as the endpoint.
+// stack: static keys, the stack's region, its URL as the endpoint and, as min step, the
+// spacing of the samples it publishes.
 func (s *Stack) DataSourceSettings() (jsonData, secureJSONData map[string]string) {
-	return map[string]string{"authType": "keys", "defaultRegion": s.Region, "endpoint": s.URL},
-		map[string]string{"accessKey": s.AccessKey, "secretKey": s.SecretKey}
+	jsonData = map[string]string{"authType": "keys", "defaultRegion": s.Region, "endpoint": s.URL}
+	if s.Step > 0 {
+		jsonData["timeInterval"] = fmt.Sprintf("%ds", int64(s.Step/time.Second))
+	}
+	return jsonData, map[string]string{"accessKey": s.AccessKey, "secretKey": s.SecretKey}
 }
 
 // Close stops live appending and the server and deletes the TSDB. It returns the live

@@ -237,7 +237,7 @@ func TestLiveAppendsNewSamples(t *testing.T) {
 // TestDataSourceSettings checks the settings against the plugin's own loader, so a
 // renamed key fails here rather than in every test that configures a data source.
 func TestDataSourceSettings(t *testing.T) {
-	st := &Stack{URL: "http://127.0.0.1:9", Region: "eu-west-1", AccessKey: "AKIAEXAMPLE", SecretKey: "secret"}
+	st := &Stack{URL: "http://127.0.0.1:9", Region: "eu-west-1", AccessKey: "AKIAEXAMPLE", SecretKey: "secret", Step: 30 * time.Second}
 	jd, secure := st.DataSourceSettings()
 	raw, err := json.Marshal(jd)
 	if err != nil {
@@ -248,7 +248,7 @@ func TestDataSourceSettings(t *testing.T) {
 		t.Fatal(err)
 	}
 	if s.Auth.AuthType != awsauth.AuthKeys || s.Auth.Region != st.Region || s.Auth.Endpoint != st.URL ||
-		s.Auth.AccessKey.Reveal() != st.AccessKey || s.Auth.SecretKey.Reveal() != st.SecretKey {
+		s.Auth.AccessKey.Reveal() != st.AccessKey || s.Auth.SecretKey.Reveal() != st.SecretKey || s.TimeInterval != st.Step {
 		t.Fatalf("loaded settings %+v do not match the stack at %s", s, st.URL)
 	}
 }

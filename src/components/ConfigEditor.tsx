@@ -70,7 +70,7 @@ export function ConfigEditor(props: Props) {
         <InputField
           id="timeInterval"
           label="Min step"
-          description="Lower bound of the step of every query, e.g. 60s: CloudWatch stores one sample per minute."
+          description="Lower bound of the step of every query. Empty = 60s: CloudWatch stores one sample per minute."
           placeholder="60s"
           value={jsonData.timeInterval ?? ''}
           onChange={onUpdateDatasourceJsonDataOption(props, 'timeInterval')}

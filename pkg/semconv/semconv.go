@@ -65,23 +65,33 @@ const (
 // Classic SageMaker metrics after OTel enrichment: delta temporality, so dashboards use
 // sum_over_time, never rate. Latencies are microseconds.
 const (
-	Invocations                   = "Invocations"
-	InvocationsByInstanceID       = "InvocationsByInstanceId"
-	InvocationsForIC              = "InvocationsForIc"
-	InvocationsForICByInstanceID  = "InvocationsForIcByInstanceIdByContainerId"
-	Invocation4XXErrors           = "Invocation4XXErrors"
-	Invocation5XXErrors           = "Invocation5XXErrors"
-	InvocationModelErrors         = "InvocationModelErrors"
-	Invocation4XXErrorsByInstance = "Invocation4XXErrorsByInstanceId"
-	Invocation5XXErrorsByInstance = "Invocation5XXErrorsByInstanceId"
-	Invocation4XXErrorsForIC      = "Invocation4XXErrorsForIc"
-	Invocation5XXErrorsForIC      = "Invocation5XXErrorsForIc"
-	ModelLatency                  = "ModelLatency"
-	OverheadLatency               = "OverheadLatency"
-	FirstChunkModelLatency        = "FirstChunkModelLatency"
-	FirstChunkOverheadLatency     = "FirstChunkOverheadLatency"
-	ConcurrentRequestsPerCopy     = "ConcurrentRequestsPerCopy"
-	MidStreamErrors               = "MidStreamErrors"
+	Invocations                  = "Invocations"
+	InvocationsByInstanceID      = "InvocationsByInstanceId"
+	InvocationsForIC             = "InvocationsForIc"
+	InvocationsForICByInstanceID = "InvocationsForIcByInstanceIdByContainerId"
+	// Per-copy (IC, instance, container) and per-instance variants of errors and latencies,
+	// which let panels follow the IC, instance and AZ filters.
+	Invocation4XXErrorsForICByInstanceID = "Invocation4XXErrorsForIcByInstanceIdByContainerId"
+	Invocation5XXErrorsForICByInstanceID = "Invocation5XXErrorsForIcByInstanceIdByContainerId"
+	ModelLatencyByInstanceID             = "ModelLatencyByInstanceId"
+	OverheadLatencyByInstanceID          = "OverheadLatencyByInstanceId"
+	ModelLatencyForICByInstanceID        = "ModelLatencyForIcByInstanceIdByContainerId"
+	OverheadLatencyForICByInstanceID     = "OverheadLatencyForIcByInstanceIdByContainerId"
+	FirstChunkModelLatencyByAZ           = "FirstChunkModelLatencyByAzByInstanceType"
+	FirstChunkOverheadLatencyByAZ        = "FirstChunkOverheadLatencyByAzByInstanceType"
+	Invocation4XXErrors                  = "Invocation4XXErrors"
+	Invocation5XXErrors                  = "Invocation5XXErrors"
+	InvocationModelErrors                = "InvocationModelErrors"
+	Invocation4XXErrorsByInstance        = "Invocation4XXErrorsByInstanceId"
+	Invocation5XXErrorsByInstance        = "Invocation5XXErrorsByInstanceId"
+	Invocation4XXErrorsForIC             = "Invocation4XXErrorsForIc"
+	Invocation5XXErrorsForIC             = "Invocation5XXErrorsForIc"
+	ModelLatency                         = "ModelLatency"
+	OverheadLatency                      = "OverheadLatency"
+	FirstChunkModelLatency               = "FirstChunkModelLatency"
+	FirstChunkOverheadLatency            = "FirstChunkOverheadLatency"
+	ConcurrentRequestsPerCopy            = "ConcurrentRequestsPerCopy"
+	MidStreamErrors                      = "MidStreamErrors"
 )
 
 // vLLM engine metrics (colon form, as scraped).
@@ -131,7 +141,30 @@ const (
 	DCGMFBFree      = "DCGM_FI_DEV_FB_FREE"
 	DCGMSMActive    = "DCGM_FI_DEV_SM_ACTIVE"
 	DCGMPowerUsage  = "DCGM_FI_DEV_POWER_USAGE"
-	DCGMXIDErrors   = "DCGM_FI_DEV_XID_ERRORS"
+	DCGMXIDErrors   = "DCGM_FI_DEV_XID_ERRORS" // value = the last XID code, 0 = none
+)
+
+// DCGM fields beyond the seven AWS documents (catalog §4.1: exporter defaults or DCGM fields
+// whether SageMaker forwards them is [?]); the GPU health row shows them where present.
+const (
+	DCGMPowerLimit      = "DCGM_FI_DEV_POWER_MGMT_LIMIT"       // W
+	DCGMSMClock         = "DCGM_FI_DEV_SM_CLOCK"               // MHz
+	DCGMThrottleReasons = "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS" // bit mask, ThrottleThermal etc.
+	DCGMECCSBEVolatile  = "DCGM_FI_DEV_ECC_SBE_VOL_TOTAL"      // single-bit (corrected) errors since driver load
+	DCGMECCDBEVolatile  = "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL"      // double-bit (uncorrectable) errors since driver load
+	DCGMSMOccupancy     = "DCGM_FI_PROF_SM_OCCUPANCY"          // ratio 0-1
+	DCGMPCIeTXBytes     = "DCGM_FI_PROF_PCIE_TX_BYTES"         // B/s
+	DCGMPCIeRXBytes     = "DCGM_FI_PROF_PCIE_RX_BYTES"         // B/s
+	DCGMNVLinkBandwidth = "DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL" // counter; GPUs without NVLink do not export it
+)
+
+// Bits of DCGMThrottleReasons that mean heat or power, not idleness.
+const (
+	ThrottleSWPowerCap   = 0x4
+	ThrottleHWSlowdown   = 0x8
+	ThrottleSWThermal    = 0x20
+	ThrottleHWThermal    = 0x40
+	ThrottleHWPowerBrake = 0x80
 )
 
 // Node exporter host metrics (per instance).

@@ -25,6 +25,7 @@ var scenarios = []*Scenario{
 	{Name: "scaling-not-firing", Summary: "one IC runs above its target concurrency per copy with no ScaleOut events; copies stay flat", apply: applyScalingNotFiring},
 	{Name: "slow-cold-start", Summary: "IC copies provisioned recently spend most of their cold start downloading the model", apply: applySlowColdStart},
 	{Name: "ice-exhaustion", Summary: "insufficient capacity errors for one instance type in every AZ", apply: applyICE},
+	{Name: "gpu-degrade", Summary: "one GPU overheats: temperature climbs past 87 °C, clocks throttle (thermal), corrected ECC errors climb and a double-bit error raises XID 48; the copy on it decodes slower", apply: applyGPUDegrade},
 	{Name: "engine-queueing", Summary: "one SGLang IC's engine holds requests in its queue: TTFT and waiting up while ModelLatency, OverheadLatency and KV look normal", apply: applyEngineQueueing},
 }
 
@@ -142,6 +143,24 @@ func applyLeak(s *Simulator) error {
 		}
 	}
 	return errors.New("no instance hosts a model copy")
+}
+
+// applyGPUDegrade picks the first GPU serving a copy on the last instance of an IC endpoint
+// that has one, so it differs from the leak's instance (the first) in the default fleet, and
+// the copy on it has token metrics to show the slowdown.
+func applyGPUDegrade(s *Simulator) error {
+	for i := len(s.insts) - 1; i >= 0; i-- {
+		if !s.insts[i].ep.cfg.IsIC() {
+			continue
+		}
+		for _, g := range s.insts[i].gpus {
+			if g.owner != nil && g.owner.active {
+				g.degraded = true
+				return nil
+			}
+		}
+	}
+	return errors.New("no GPU serves a model copy")
 }
 
 func applyCrash(s *Simulator) error {

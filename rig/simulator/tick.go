@@ -41,6 +41,7 @@ func (s *Simulator) tickEndpoint(w *writer, ep *endpointSim, t int64, dt float64
 	for _, a := range ep.azTypes {
 		w.float(&a.inv, t, float64(a.n))
 		a.n = 0
+		w.latency(a.firstChunk, t)
 	}
 }
 
@@ -86,29 +87,35 @@ func (s *Simulator) stepGroup(w *writer, g *groupSim, t int64, dt float64) {
 			c.st = engineState{}
 		} else {
 			p.kvTokens = c.kvTokens
-			c.st = p.step(lambda, dt, &c.backlog)
+			pc := p
+			pc.itl *= c.slowdown // a throttled GPU decodes slower
+			c.st = pc.step(lambda, dt, &c.backlog)
 			done := c.completed.add(c.st.throughput * dt)
 			e4 += uint64(c.st.dropped) // throttled when the queue is full
 			s.writeEngine(w, c, &p, done, dt, t, e5)
 			overhead := 6500 + 1500*c.st.running/p.refBatch // µs of platform routing
-			ep.latency.observe(done, c.st.inference*1e6, sigmaModel, overhead)
-			if g.latency != nil {
-				g.latency.observe(done, c.st.inference*1e6, sigmaModel, overhead)
+			for _, l := range []*latencyPair{ep.latency, g.latency, c.latency, c.inst.latency} {
+				if l != nil {
+					l.observe(done, c.st.inference*1e6, sigmaModel, overhead)
+				}
 			}
 			// A streamed response's first chunk leaves the container when the engine emits the
 			// first token, so its model part is what TTFT measures (queue + prefill + a step).
-			ep.firstChunk.observe(c.streamed.add(float64(done)*streamShare), c.st.ttft*1e6, sigmaTTFT, overhead)
+			streamed := c.streamed.add(float64(done) * streamShare)
+			ep.firstChunk.observe(streamed, c.st.ttft*1e6, sigmaTTFT, overhead)
+			c.inst.azType.firstChunk.observe(streamed, c.st.ttft*1e6, sigmaTTFT, overhead)
 		}
 		conc += c.st.running + c.st.waiting
-		for _, v := range []*vendedCounts{&ep.invoke, &g.invoke, &c.inst.invoke} {
+		for _, v := range []*vendedCounts{&ep.invoke, &g.invoke, &c.inst.invoke, &c.invoke} {
 			v.nInv += arrivals
 			v.n4 += e4
 			v.n5 += e5
 			v.nModel += em
 		}
 		c.inst.azType.n += arrivals
-		if c.invByCopy != nil {
-			w.float(c.invByCopy, t, float64(arrivals))
+		if g.ic != nil {
+			w.counts(&c.invoke, t)
+			w.latency(c.latency, t)
 		}
 	}
 	g.prevConcurrency = conc / float64(max(g.active, 1))
@@ -187,18 +194,15 @@ func (s *Simulator) stepInstance(w *writer, in *instSim, t int64, dt float64) {
 	}
 	var load float64
 	active := 0
+	for _, c := range in.copies {
+		c.slowdown = 1 // set again below from this step's GPUs
+	}
 	for _, g := range in.gpus {
 		c := g.owner
 		noise := in.ep.rng.NormFloat64()
 		if c == nil || !c.active {
-			w.float(&g.free[0], t, 0)
-			w.float(&g.free[1], t, 0)
-			w.float(&g.free[2], t, 29+g.jitter)
-			w.float(&g.free[3], t, 35+g.jitter)
-			w.float(&g.free[4], t, 0)
-			w.float(&g.free[5], t, mem)
-			w.float(&g.free[6], t, 0)
-			w.float(&g.free[7], t, 55+g.jitter)
+			s.stepGPU(g, &g.free, t, 0, 0, mem, tdp)
+			g.free.write(w, t)
 			continue
 		}
 		active++
@@ -216,15 +220,9 @@ func (s *Simulator) stepInstance(w *writer, in *instSim, t int64, dt float64) {
 			fb += frac * math.Max(0, 0.985*mem-fb)
 		}
 		fb = math.Min(fb, mem-64)
-		temp := 31 + 0.42*util + g.jitter
-		w.float(&g.owned[0], t, math.Round(util))
-		w.float(&g.owned[1], t, math.Round(util*0.5))
-		w.float(&g.owned[2], t, math.Round(temp))
-		w.float(&g.owned[3], t, math.Round(temp+7))
-		w.float(&g.owned[4], t, math.Round(fb))
-		w.float(&g.owned[5], t, math.Round(mem-fb))
-		w.float(&g.owned[6], t, util/100*0.88)
-		w.float(&g.owned[7], t, 60+(tdp-60)*util/100)
+		// The copy runs at the pace of its slowest GPU (tensor parallel ranks wait for each other).
+		c.slowdown = math.Max(c.slowdown, s.stepGPU(g, &g.owned, t, util, fb, mem, tdp))
+		g.owned.write(w, t)
 	}
 	if active > 0 {
 		load /= float64(len(in.gpus))
@@ -263,6 +261,7 @@ func (s *Simulator) stepInstance(w *writer, in *instSim, t int64, dt float64) {
 	in.diskSec += busyDisk * dt
 	w.float(&in.diskIO, t, in.diskSec)
 	w.counts(&in.invoke, t)
+	w.latency(in.latency, t)
 }
 
 // counts appends a dimension set's delta counts and starts the next interval.

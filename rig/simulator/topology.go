@@ -31,8 +31,9 @@ type endpointSim struct {
 }
 
 type azTypeSim struct {
-	inv series
-	n   uint64
+	inv        series
+	n          uint64
+	firstChunk *latencyPair // FirstChunk*ByAzByInstanceType
 }
 
 // vendedCounts are the delta count series of one dimension set.
@@ -92,7 +93,10 @@ type copySim struct {
 	// DJL series
 	djlLatency, djl2xx, djl5xx, djlTPS series
 	n2xx, n5xx                         float64
-	invByCopy                          *series
+	// Vended per-copy variants (IC copies only): ForIcByInstanceIdByContainerId.
+	invoke   vendedCounts
+	latency  *latencyPair
+	slowdown float64 // ITL factor of a throttled GPU under the copy (1 = none)
 }
 
 var finishedReasons = [4]string{"stop", "length", "abort", "error"}
@@ -113,23 +117,24 @@ type instSim struct {
 	diskSec                                     float64
 	download                                    int64 // ms until which a model download keeps the disk busy
 	invoke                                      vendedCounts
-	azType                                      *azTypeSim // the endpoint's per-AZ-and-type series
-	leak                                        bool       // gpu-memory-leak
+	latency                                     *latencyPair // ModelLatencyByInstanceId, OverheadLatencyByInstanceId
+	azType                                      *azTypeSim   // the endpoint's per-AZ-and-type series
+	leak                                        bool         // gpu-memory-leak
 }
 
 var cpuModes = [4]string{"idle", "user", "system", "iowait"}
 
 type gpuSim struct {
-	inst   *instSim
-	index  int
-	owner  *copySim // slot that owns this GPU, nil if none
-	owned  [8]series
-	free   [8]series
-	jitter float64
+	inst        *instSim
+	index       int
+	owner       *copySim // slot that owns this GPU, nil if none
+	owned, free dcgmSet  // the GPU's series with and without its owner's labels
+	jitter      float64
+	// Error state, which outlives a change of owner (DCGM counts since driver load).
+	degraded       bool // gpu-degrade
+	xid            float64
+	eccSBE, eccDBE float64
 }
-
-// DCGM fields in the order of gpuSim.owned/free.
-var dcgmNames = [8]string{sc.DCGMGPUUtil, sc.DCGMMemCopyUtil, sc.DCGMGPUTemp, sc.DCGMMemoryTemp, sc.DCGMFBUsed, sc.DCGMFBFree, sc.DCGMSMActive, sc.DCGMPowerUsage}
 
 // build creates every entity and series of the fleet.
 func (s *Simulator) build() error {
@@ -162,6 +167,7 @@ func (s *Simulator) build() error {
 			s.buildNode(in, epLabels)
 			byInst := append([]string{sc.DimInstanceID, in.id}, ep.dims...)
 			in.invoke = newVendedCounts(ls, sc.InvocationsByInstanceID, sc.Invocation4XXErrorsByInstance, sc.Invocation5XXErrorsByInstance, "", byInst, vend, acct)
+			in.latency = newLatencyPair(ls, sc.ModelLatencyByInstanceID, sc.OverheadLatencyByInstanceID, byInst, vend, acct)
 			for g := 0; g < p.GPUs; g++ {
 				gpu := &gpuSim{inst: in, index: g, jitter: float64(s.hash(in.id, strconv.Itoa(g))%400)/100 - 2}
 				s.buildDCGM(gpu, nil, epLabels)
@@ -170,7 +176,8 @@ func (s *Simulator) build() error {
 			key := p.AZ + "|" + p.Type
 			if ep.byAZType[key] == nil {
 				dims := append([]string{sc.DimRegion, f.Region, sc.DimAvailabilityZone, p.AZ, sc.DimInstanceType, p.Type}, ep.dims...)
-				ep.byAZType[key] = &azTypeSim{inv: ls.make(sc.InvocationsByAzByInstanceType, sc.TypeCounter, dims, vend, acct)}
+				ep.byAZType[key] = &azTypeSim{inv: ls.make(sc.InvocationsByAzByInstanceType, sc.TypeCounter, dims, vend, acct),
+					firstChunk: newLatencyPair(ls, sc.FirstChunkModelLatencyByAZ, sc.FirstChunkOverheadLatencyByAZ, dims, vend, acct)}
 				ep.azTypes = append(ep.azTypes, ep.byAZType[key])
 			}
 			in.azType = ep.byAZType[key]
@@ -275,15 +282,13 @@ func (s *Simulator) buildDCGM(g *gpuSim, owner *copySim, epLabels []string) {
 	if owner != nil {
 		dst, extra = &g.owned, owner.labels
 	}
-	for i, name := range dcgmNames {
-		dst[i] = ls.make(name, sc.TypeGauge, gpuLabels, extra, in.host, s.acct)
-	}
+	dst.build(ls, gpuLabels, extra, in.host, s.acct)
 }
 
 func (s *Simulator) buildCopy(g *groupSim, in *instSim, sl fleet.Slot, epLabels, vend []string) {
 	ep := g.ep
 	ls := &ep.ls
-	c := &copySim{g: g, inst: in}
+	c := &copySim{g: g, inst: in, slowdown: 1}
 	name := g.name
 	if name == "" {
 		name = ep.cfg.Name
@@ -355,8 +360,8 @@ func (s *Simulator) buildCopy(g *groupSim, in *instSim, sl fleet.Slot, epLabels,
 	}
 	if g.name != "" {
 		dims := append([]string{sc.DimInferenceComponentName, g.name, sc.DimInstanceID, in.id, sc.DimContainerID, c.containerID}, ep.dims...)
-		x := ls.make(sc.InvocationsForICByInstanceID, sc.TypeCounter, dims, vend, s.acct)
-		c.invByCopy = &x
+		c.invoke = newVendedCounts(ls, sc.InvocationsForICByInstanceID, sc.Invocation4XXErrorsForICByInstanceID, sc.Invocation5XXErrorsForICByInstanceID, "", dims, vend, s.acct)
+		c.latency = newLatencyPair(ls, sc.ModelLatencyForICByInstanceID, sc.OverheadLatencyForICByInstanceID, dims, vend, s.acct)
 	}
 	g.slots = append(g.slots, c)
 	in.copies = append(in.copies, c)

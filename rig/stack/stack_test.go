@@ -147,6 +147,11 @@ var scenarioChecks = map[string][]check{
 			above("", 0.8), func(m map[string]float64) bool { return len(m) == 0 || m[""] < 0.5 }},
 		{`max(max_over_time(model_download_time[4h]) / max_over_time(cold_start_duration[4h]))`, "", above("", 0.8), below("", 0.5)},
 	},
+	"gpu-degrade": {
+		// One GPU hot and thermally throttled, with XID 48 (double-bit ECC) raised.
+		{`count(DCGM_FI_DEV_GPU_TEMP >= 87 and on (UUID) DCGM_FI_DEV_CLOCK_THROTTLE_REASONS == 96)`, "", above("", 0.5), empty},
+		{`count(DCGM_FI_DEV_XID_ERRORS == 48)`, "", above("", 0.5), empty},
+	},
 	"ice-exhaustion": {
 		{`count by ("aws.sagemaker.instance_type") (count by ("aws.sagemaker.instance_type", "aws.sagemaker.availability_zone") (count_over_time(ice_count[2h])))`, "aws.sagemaker.instance_type",
 			above("ml.g5.12xlarge", 2.5), empty},

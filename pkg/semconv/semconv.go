@@ -73,6 +73,8 @@ const (
 	// which let panels follow the IC, instance and AZ filters.
 	Invocation4XXErrorsForICByInstanceID = "Invocation4XXErrorsForIcByInstanceIdByContainerId"
 	Invocation5XXErrorsForICByInstanceID = "Invocation5XXErrorsForIcByInstanceIdByContainerId"
+	InvocationModelErrorsByInstance      = "InvocationModelErrorsByInstanceId"
+	InvocationModelErrorsForICByInstance = "InvocationModelErrorsForIcByInstanceIdByContainerId"
 	ModelLatencyByInstanceID             = "ModelLatencyByInstanceId"
 	OverheadLatencyByInstanceID          = "OverheadLatencyByInstanceId"
 	ModelLatencyForICByInstanceID        = "ModelLatencyForIcByInstanceIdByContainerId"

@@ -73,6 +73,7 @@ func TestVendedVariantsAddUp(t *testing.T) {
 	for _, c := range []struct{ parts, total string }{
 		{`sum(sum_over_time(InvocationsForIcByInstanceIdByContainerId{EndpointName="chat-ic"}[1h]))`, `sum(sum_over_time(Invocations{EndpointName="chat-ic"}[1h]))`},
 		{`sum(sum_over_time(Invocation5XXErrorsForIcByInstanceIdByContainerId{EndpointName="chat-ic"}[1h]))`, `sum(sum_over_time(Invocation5XXErrors{EndpointName="chat-ic"}[1h]))`},
+		{`sum(sum_over_time(InvocationModelErrorsByInstanceId[1h]))`, `sum(sum_over_time(InvocationModelErrors[1h]))`},
 		{`histogram_count(sum(sum_over_time(ModelLatencyForIcByInstanceIdByContainerId{EndpointName="chat-ic"}[1h])))`, `histogram_count(sum(sum_over_time(ModelLatency{EndpointName="chat-ic"}[1h])))`},
 		{`histogram_count(sum(sum_over_time(ModelLatencyByInstanceId{EndpointName="summarize"}[1h])))`, `histogram_count(sum(sum_over_time(ModelLatency{EndpointName="summarize"}[1h])))`},
 		{`histogram_count(sum(sum_over_time(FirstChunkModelLatencyByAzByInstanceType[1h])))`, `histogram_count(sum(sum_over_time(FirstChunkModelLatency[1h])))`},

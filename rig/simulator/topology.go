@@ -166,7 +166,7 @@ func (s *Simulator) build() error {
 			in.host = []string{sc.LabelHostID, in.id, sc.LabelHostType, p.Type, sc.LabelAZ, p.AZ}
 			s.buildNode(in, epLabels)
 			byInst := append([]string{sc.DimInstanceID, in.id}, ep.dims...)
-			in.invoke = newVendedCounts(ls, sc.InvocationsByInstanceID, sc.Invocation4XXErrorsByInstance, sc.Invocation5XXErrorsByInstance, "", byInst, vend, acct)
+			in.invoke = newVendedCounts(ls, sc.InvocationsByInstanceID, sc.Invocation4XXErrorsByInstance, sc.Invocation5XXErrorsByInstance, sc.InvocationModelErrorsByInstance, byInst, vend, acct)
 			in.latency = newLatencyPair(ls, sc.ModelLatencyByInstanceID, sc.OverheadLatencyByInstanceID, byInst, vend, acct)
 			for g := 0; g < p.GPUs; g++ {
 				gpu := &gpuSim{inst: in, index: g, jitter: float64(s.hash(in.id, strconv.Itoa(g))%400)/100 - 2}
@@ -360,7 +360,7 @@ func (s *Simulator) buildCopy(g *groupSim, in *instSim, sl fleet.Slot, epLabels,
 	}
 	if g.name != "" {
 		dims := append([]string{sc.DimInferenceComponentName, g.name, sc.DimInstanceID, in.id, sc.DimContainerID, c.containerID}, ep.dims...)
-		c.invoke = newVendedCounts(ls, sc.InvocationsForICByInstanceID, sc.Invocation4XXErrorsForICByInstanceID, sc.Invocation5XXErrorsForICByInstanceID, "", dims, vend, s.acct)
+		c.invoke = newVendedCounts(ls, sc.InvocationsForICByInstanceID, sc.Invocation4XXErrorsForICByInstanceID, sc.Invocation5XXErrorsForICByInstanceID, sc.InvocationModelErrorsForICByInstance, dims, vend, s.acct)
 		c.latency = newLatencyPair(ls, sc.ModelLatencyForICByInstanceID, sc.OverheadLatencyForICByInstanceID, dims, vend, s.acct)
 	}
 	g.slots = append(g.slots, c)

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/inferscope/sagemaker-datasource/pkg/dashref"
+	"github.com/inferscope/sagemaker-datasource/pkg/diagnosis"
 	"github.com/inferscope/sagemaker-datasource/pkg/models"
 )
 
@@ -74,6 +76,7 @@ type dashboardJSON struct {
 			Multi      bool   `json:"multi"`
 			IncludeAll bool   `json:"includeAll"`
 			AllValue   string `json:"allValue"`
+			Regex      string `json:"regex"`
 			Current    struct {
 				Value any `json:"value"`
 			} `json:"current"`
@@ -102,7 +105,7 @@ func decodeAll(t *testing.T) map[string]dashboardJSON {
 }
 
 func TestDashboardStructure(t *testing.T) {
-	wantUID := map[string]string{"performance.json": UIDPerformance, "capacity.json": UIDCapacity, "reliability.json": UIDReliability}
+	wantUID := map[string]string{"performance.json": dashref.Performance, "capacity.json": dashref.Capacity, "reliability.json": dashref.Reliability}
 	for file, d := range decodeAll(t) {
 		t.Run(file, func(t *testing.T) {
 			if d.UID != wantUID[file] {
@@ -172,7 +175,7 @@ func hasOverride(p panelJSON, id string) bool {
 }
 
 func TestVariables(t *testing.T) {
-	want := []string{varDatasource, varEndpoint, varIC, varAZ, varInstance, varFramework, varPercentile, varAgg}
+	want := []string{dashref.VarDatasource, dashref.VarEndpoint, dashref.VarIC, dashref.VarAZ, dashref.VarInstance, dashref.VarFramework, dashref.VarModel, dashref.VarPercentile, dashref.VarAgg}
 
 	for file, d := range decodeAll(t) {
 		var names []string
@@ -185,8 +188,10 @@ func TestVariables(t *testing.T) {
 				}
 			case "query":
 				q, _ := v.Query.(string)
-				if labelValuesForm.FindStringSubmatch(q) == nil {
-					t.Errorf("%s: variable %s query %q is not label_values(selector, \"label\")", file, v.Name, q)
+				// query_result() answers whole samples; a regex must pick the label value.
+				queryResult := strings.HasPrefix(q, "query_result(") && strings.HasSuffix(q, ")") && v.Regex != ""
+				if labelValuesForm.FindStringSubmatch(q) == nil && !queryResult {
+					t.Errorf("%s: variable %s query %q is neither label_values(selector, \"label\") nor query_result(expr) with a regex", file, v.Name, q)
 				}
 				if !v.Multi || !v.IncludeAll || (v.AllValue != ".*" && v.AllValue != ".+") {
 					t.Errorf("%s: variable %s should be multi-value with All = .* or .+", file, v.Name)
@@ -205,7 +210,13 @@ func TestICPanelsHaveEmptyState(t *testing.T) {
 		for _, p := range d.Panels {
 			for _, tg := range p.Targets {
 				expr, _ := tg["expr"].(string)
-				if strings.Contains(expr, "InvocationsForIc") || strings.Contains(expr, "ConcurrentRequestsPerCopy") {
+				// IC-only: reads per-IC metrics and not the per-instance form that covers
+				// single-model endpoints too.
+				perInstance := false
+				for _, v := range []vendedForms{invocationsV, errors4xxV, errors5xxV, modelErrorsV, modelLatencyV, overheadV} {
+					perInstance = perInstance || strings.Contains(expr, v.byInstance+"{")
+				}
+				if !perInstance && (strings.Contains(expr, "InvocationsForIc") || strings.Contains(expr, "ConcurrentRequestsPerCopy")) {
 					if p.Field.Defaults.NoValue != noICs {
 						t.Errorf("%s: IC panel %q has noValue %q, want %q", file, p.Title, p.Field.Defaults.NoValue, noICs)
 					}
@@ -257,7 +268,7 @@ func TestLinks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	uids := map[string]bool{UIDPerformance: true, UIDCapacity: true, UIDReliability: true}
+	uids := map[string]bool{dashref.Performance: true, dashref.Capacity: true, dashref.Reliability: true}
 	vars := map[string]bool{}
 	for _, n := range allVarNames {
 		vars[n] = true
@@ -293,6 +304,33 @@ func TestLinks(t *testing.T) {
 					t.Errorf("%s: link %q reads label %s without the bracket form", g.File, u, m[1])
 				}
 			}
+		}
+	}
+}
+
+// Every panel a diagnosis finding links to, and every panel pkg/dashref names, exists in the
+// generated dashboard it claims (viewPanel of a missing id opens an empty page).
+func TestDiagnosisLinksResolve(t *testing.T) {
+	files := map[string]string{dashref.Performance: "performance.json", dashref.Capacity: "capacity.json", dashref.Reliability: "reliability.json"}
+	decoded := decodeAll(t)
+	refs := append(diagnosis.LinkedPanels(), dashref.Linkable()...)
+	if len(diagnosis.LinkedPanels()) == 0 {
+		t.Fatal("diagnosis links to no panel")
+	}
+	for _, ref := range refs {
+		d, ok := decoded[files[ref.Dashboard]]
+		if !ok {
+			t.Errorf("link to unknown dashboard %q", ref.Dashboard)
+			continue
+		}
+		found := false
+		for _, p := range d.Panels {
+			if uint32(p.ID) == ref.ID && p.Type != "row" {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("no panel %d on %s", ref.ID, ref.Dashboard)
 		}
 	}
 }

@@ -1,12 +1,16 @@
 package builder
 
 import (
+	"fmt"
+	"strings"
+
 	"github.com/grafana/grafana-foundation-sdk/go/common"
 	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
 	"github.com/grafana/grafana-foundation-sdk/go/stat"
 	"github.com/grafana/grafana-foundation-sdk/go/table"
 	"github.com/grafana/grafana-foundation-sdk/go/timeseries"
 
+	"github.com/inferscope/sagemaker-datasource/pkg/dashref"
 	sc "github.com/inferscope/sagemaker-datasource/pkg/semconv"
 )
 
@@ -18,7 +22,7 @@ const freeGPUBelowMiB = "1024"
 
 // Capacity answers "do I have enough? where is headroom? can I place one more model?".
 func Capacity() *dashboard.DashboardBuilder {
-	return newDashboard(UIDCapacity, "Inferscope · Capacity",
+	return newDashboard(dashref.Capacity, "Inferscope · Capacity",
 		"Do I have enough? Where is headroom? Can I place one more model?").
 		WithRow(dashboard.NewRowBuilder("Summary").Id(100)).
 		WithPanel(instancesStat(10)).WithPanel(gpusStat(11)).WithPanel(freeGPUsStat(12)).
@@ -27,12 +31,104 @@ func Capacity() *dashboard.DashboardBuilder {
 		WithPanel(capacityTiles(1)).WithPanel(headroomTable(3)).
 		WithRow(dashboard.NewRowBuilder("Fleet utilisation").Id(120)).
 		WithPanel(utilPanel(21, "GPU utilisation", gpuUtilDesc, byAgg("avg", gpu(sc.DCGMGPUUtil)))).
-		WithPanel(utilPanel(2, "GPU memory utilisation", gpuMemDesc, gpuMemByAgg())).
+		WithPanel(utilPanel(dashref.CapGPUMemory.ID, "GPU memory utilisation", gpuMemDesc, gpuMemByAgg())).
 		WithPanel(gpuMemUsedPanel(22)).
 		WithPanel(utilPanel(23, "CPU utilisation", cpuDesc, "100 * (1 - "+byAgg("avg", rate(host(sc.NodeCPUSeconds, eq(sc.LabelCPUMode, sc.CPUModeIdle)), rateWindow))+")")).
 		WithPanel(utilPanel(24, "Memory utilisation", memDesc, "100 * (1 - "+byAgg("sum", host(sc.NodeMemAvailable))+" / "+byAgg("sum", host(sc.NodeMemTotal))+")")).
 		WithPanel(utilPanel(25, "Disk utilisation", diskDesc, "100 * (1 - "+byAgg("sum", host(sc.NodeFilesystemAvail))+" / "+byAgg("sum", host(sc.NodeFilesystemSize))+")")).
-		WithPanel(diskIOPanel(26))
+		WithPanel(diskIOPanel(26)).
+		WithRow(dashboard.NewRowBuilder("GPU health").Id(130)).
+		WithPanel(gpuThermalPanel(dashref.CapGPUThermal.ID)).WithPanel(throttlePanel(44)).WithPanel(powerPanel(42)).
+		WithPanel(smPanel(43)).WithPanel(interconnectPanel(45)).WithPanel(gpuErrorsTable(dashref.CapGPUErrors.ID))
+}
+
+// gpuOnly explains why DCGM panels ignore the engine filters.
+var gpuOnly = notFiltered("DCGM series carry no engine or model label.", dashref.VarFramework, dashref.VarModel)
+
+func gpuThermalPanel(id uint32) *timeseries.PanelBuilder {
+	return timeseriesPanel(id, "GPU temperature",
+		"Hottest GPU core (solid) and its memory (dashed) per \"Aggregate by\" resource, °C. Normal under load: 40–75 °C. "+
+			"Above about 85 °C GPUs throttle their clocks (see Clock throttling) and decode slows; a single GPU far hotter than its neighbours points at "+
+			"its cooling or a failing board: drain that instance."+gpuOnly, "celsius").
+		WithTarget(promRange("A", byAgg("max", gpu(sc.DCGMGPUTemp)), "GPU {{$agg}}")).
+		WithTarget(promRange("B", byAgg("max", gpu(sc.DCGMMemoryTemp)), "memory {{$agg}}")).
+		OverrideByQuery("B", []dashboard.DynamicConfigValue{prop("custom.lineStyle", map[string]any{"fill": "dash", "dash": []int{10, 10}})}).
+		Thresholds(thresholds("green", step{80, "orange"}, step{87, "red"})).
+		ThresholdsStyle(common.NewGraphThresholdsStyleConfigBuilder().Mode(common.GraphThresholdsStyleModeDashed)).Span(8)
+}
+
+// throttledGPUs counts GPUs whose clocks are held back by heat or power (DCGM throttle-reason
+// bits for power cap, HW slowdown, SW/HW thermal and power brake; idle is not counted).
+func throttledGPUs() string {
+	x := gpu(sc.DCGMThrottleReasons)
+	var bits []string
+	for _, b := range []int{sc.ThrottleSWPowerCap, sc.ThrottleHWSlowdown, sc.ThrottleSWThermal, sc.ThrottleHWThermal, sc.ThrottleHWPowerBrake} {
+		bits = append(bits, fmt.Sprintf("floor(%s / %d) %% 2", x, b))
+	}
+	return byAgg("count", "("+strings.Join(bits, " + ")+") > 0")
+}
+
+func throttlePanel(id uint32) *timeseries.PanelBuilder {
+	return timeseriesPanel(id, "Clock throttling",
+		"GPUs whose clocks are held back by heat or power (DCGM clock-throttle reasons: thermal, power cap, HW slowdown), per \"Aggregate by\" resource, "+
+			"and the lowest SM clock among busy GPUs (MHz, right axis). Normal: no throttled GPU, clocks at their maximum under load. "+
+			"A throttled GPU runs its copy's tokens slower than its siblings (check ITL per instance); persistent thermal throttling = cooling problem: drain the instance."+gpuOnly, unitShort).
+		WithTarget(promRange("A", throttledGPUs(), "throttled GPUs {{$agg}}")).
+		WithTarget(promRange("B", byAgg("min", gpu(sc.DCGMSMClock)+" and on ("+label(sc.LabelGPUUUID)+") "+gpu(sc.DCGMGPUUtil)+" > 0"), "SM clock {{$agg}}")).
+		OverrideByQuery("A", []dashboard.DynamicConfigValue{colorProp("red"), prop("custom.drawStyle", "bars"), prop("custom.fillOpacity", 80)}).
+		OverrideByQuery("B", []dashboard.DynamicConfigValue{prop("unit", "rotmhz"), prop("custom.axisPlacement", "right")}).
+		Min(0).Span(8)
+}
+
+func powerPanel(id uint32) *timeseries.PanelBuilder {
+	return timeseriesPanel(id, "Power draw vs limit",
+		"Board power as a share of its power limit, per \"Aggregate by\" resource (sum of draw / sum of limits). High under load is normal; "+
+			"pinned at 100 % the GPU is power-capped and may throttle (see Clock throttling). Near idle power on a resource that should serve traffic = nothing reaches it."+gpuOnly, unitPercent).
+		WithTarget(promRange("A", "100 * "+byAgg("sum", gpu(sc.DCGMPowerUsage))+" / "+byAgg("sum", gpu(sc.DCGMPowerLimit)), "{{$agg}}")).
+		Min(0).Max(100).Span(8)
+}
+
+func smPanel(id uint32) *timeseries.PanelBuilder {
+	return timeseriesPanel(id, "SM active and occupancy",
+		"Share of time the streaming multiprocessors had work (SM active) and how full they were (occupancy), averaged per \"Aggregate by\" resource. "+
+			"GPU utilisation can read 100 % while SM active is low: the GPU is busy with few, small kernels (small batches). "+
+			"Low occupancy with high SM active = memory-bound decode, normal for LLMs; both low under load = the engine is starved (check batch size, CPU)."+gpuOnly, unitRatio).
+		WithTarget(promRange("A", byAgg("avg", gpu(sc.DCGMSMActive)), "SM active {{$agg}}")).
+		WithTarget(promRange("B", byAgg("avg", gpu(sc.DCGMSMOccupancy)), "occupancy {{$agg}}")).
+		Min(0).Max(1).Span(8)
+}
+
+func interconnectPanel(id uint32) *timeseries.PanelBuilder {
+	return timeseriesPanel(id, "PCIe and NVLink throughput",
+		"Host↔GPU PCIe traffic (receive and transmit) and NVLink traffic per \"Aggregate by\" resource, where DCGM exports them (GPUs without NVLink, such as A10G, have no NVLink series). "+
+			"PCIe spikes during model loads are normal; sustained PCIe near the link's limit while GPUs idle = offloading (KV or weights) over PCIe; "+
+			"for tensor-parallel copies NVLink carries the all-reduce traffic."+gpuOnly, "Bps").
+		WithTarget(promRange("A", byAgg("sum", gpu(sc.DCGMPCIeRXBytes)), "PCIe RX {{$agg}}")).
+		WithTarget(promRange("B", byAgg("sum", gpu(sc.DCGMPCIeTXBytes)), "PCIe TX {{$agg}}")).
+		WithTarget(promRange("C", byAgg("sum", rate(gpu(sc.DCGMNVLinkBandwidth), rateWindow)), "NVLink {{$agg}}")).
+		Min(0).Span(8)
+}
+
+// gpuErrorsTable lists GPUs with any XID or ECC error in the range; every column is limited
+// to the same GPUs, so the columns merge row by row.
+func gpuErrorsTable(id uint32) *table.PanelBuilder {
+	by := []string{lHost, lType, lAZ, lEP, sc.LabelGPU}
+	overRange := func(m string) string { return maxBy(by, "max_over_time("+gpu(m)+rangeWindow+")") }
+	failing := "(" + overRange(sc.DCGMXIDErrors) + " > 0 or " + overRange(sc.DCGMECCDBEVolatile) + " > 0 or " +
+		"(" + overRange(sc.DCGMECCSBEVolatile) + " - " + maxBy(by, "min_over_time("+gpu(sc.DCGMECCSBEVolatile)+rangeWindow+")") + ") > 0)"
+	only := func(e string) string { return e + " and on (" + labels(by...) + ") " + failing }
+	tb := tablePanel(id, "GPU errors (XID, ECC)",
+		"GPUs that reported an error in the time range: the last XID code (48 = double-bit ECC error, 79 = fell off the bus, 63/64 = row remapping, 13/31/43 = application faults), "+
+			"uncorrectable (double-bit) and corrected (single-bit) ECC errors since the driver loaded, and the hottest temperature. "+
+			"Any uncorrectable ECC error or a hardware XID (48, 63, 64, 74, 79) = replace the instance: drain it and let autoscaling start another. "+
+			"Corrected errors climbing fast are an early warning of the same. Empty = no GPU errors."+gpuOnly).
+		NoValue("No GPU errors in the range").Height(8).SortBy(sortBy("Uncorrectable ECC", true))
+	return columnsTable(tb, append(instanceCols(dashref.Capacity), labelCol{sc.LabelGPU, "GPU", nil}), []valueCol{
+		{only(overRange(sc.DCGMXIDErrors)), "Last XID", props(prop("unit", unitShort), cellBackground(), thresholdProp("transparent", step{1, "red"}))},
+		{only(overRange(sc.DCGMECCDBEVolatile)), "Uncorrectable ECC", props(prop("unit", unitShort), cellBackground(), thresholdProp("transparent", step{1, "red"}))},
+		{only(overRange(sc.DCGMECCSBEVolatile)), "Corrected ECC", props(prop("unit", unitShort), cellBackground(), thresholdProp("transparent", step{1, "orange"}))},
+		{only(overRange(sc.DCGMGPUTemp)), "Max temperature", props(prop("unit", "celsius"))},
+	})
 }
 
 // gpuMemByAgg is GPU framebuffer used / total at the aggregation level.
@@ -83,7 +179,7 @@ func headroomTable(id uint32) *table.PanelBuilder {
 			"To place one more copy of a model, find a row with enough free GPUs and free GPU memory for its weights + KV cache, and CPU/memory to spare; sort by a column to compare. "+
 			"No row fits → scale out instances first. Click an instance to filter the dashboard by it.").
 		Height(10).SortBy(sortBy("Free GPU memory", true))
-	return columnsTable(tb, instanceCols(UIDCapacity), []valueCol{
+	return columnsTable(tb, instanceCols(dashref.Capacity), []valueCol{
 		gpusCol(),
 		{freeGPUs(by), "Free GPUs", props(prop("unit", unitShort), cellBackground(), thresholdProp("transparent", step{1, "green"}))},
 		{sumBy(by, host(sc.DCGMFBFree)) + mib, "Free GPU memory", props(prop("unit", unitBytes), cellBackground(), thresholdProp("red", step{8 << 30, "orange"}, step{24 << 30, "green"}))},

@@ -1,5 +1,7 @@
 // Package builder holds the Performance, Capacity and Reliability dashboards as code
-// (grafana-foundation-sdk), one file per dashboard section, with the panel defaults shared here.
+// (grafana-foundation-sdk): one file per dashboard, panels shared between dashboards in their
+// own files (summary.go, health.go), and the panel defaults here. Uids, linked panel ids and
+// variable names come from pkg/dashref.
 package builder
 
 import (
@@ -10,18 +12,10 @@ import (
 	"github.com/grafana/grafana-foundation-sdk/go/prometheus"
 	"github.com/grafana/grafana-foundation-sdk/go/stat"
 	"github.com/grafana/grafana-foundation-sdk/go/table"
-	"github.com/grafana/grafana-foundation-sdk/go/text"
 	"github.com/grafana/grafana-foundation-sdk/go/timeseries"
 
 	"github.com/inferscope/sagemaker-datasource/pkg/models"
 	sc "github.com/inferscope/sagemaker-datasource/pkg/semconv"
-)
-
-// Stable dashboard uids: links and viewPanel URLs depend on them.
-const (
-	UIDPerformance = "inferscope-performance"
-	UIDCapacity    = "inferscope-capacity"
-	UIDReliability = "inferscope-reliability"
 )
 
 // Tag shared by the three dashboards (the "dashboards" link type lists by tag).
@@ -138,11 +132,6 @@ func barchartPanel(id uint32, title, desc, unit string) *barchart.PanelBuilder {
 		Legend(common.NewVizLegendOptionsBuilder().DisplayMode(common.LegendDisplayModeList).
 			Placement(common.LegendPlacementBottom).ShowLegend(true)).
 		Tooltip(common.NewVizTooltipOptionsBuilder().Mode(common.TooltipDisplayModeMulti).Sort(common.SortOrderNone))
-}
-
-func textPanel(id uint32, title, desc, markdown string) *text.PanelBuilder {
-	return text.NewPanelBuilder().Id(id).Title(title).Description(desc).
-		Mode(text.TextModeMarkdown).Content(markdown).Height(8).Span(12)
 }
 
 // Table helpers.

@@ -7,6 +7,7 @@ import (
 	"github.com/grafana/grafana-foundation-sdk/go/cog/variants"
 	"github.com/grafana/grafana-foundation-sdk/go/common"
 
+	"github.com/inferscope/sagemaker-datasource/pkg/dashref"
 	"github.com/inferscope/sagemaker-datasource/pkg/models"
 )
 
@@ -67,7 +68,7 @@ func diagnosisTarget(refID string) *diagnosisBuilder {
 	ds := dsRef()
 	return &diagnosisBuilder{q: DiagnosisQuery{
 		RefId: refID, QueryType: models.QueryTypeDiagnosis, Datasource: &ds,
-		Endpoint: "$" + varEndpoint, InferenceComponent: "$" + varIC,
+		Endpoint: "$" + dashref.VarEndpoint, InferenceComponent: "$" + dashref.VarIC,
 	}}
 }
 

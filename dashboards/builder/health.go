@@ -4,6 +4,7 @@ import (
 	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
 	"github.com/grafana/grafana-foundation-sdk/go/stat"
 
+	"github.com/inferscope/sagemaker-datasource/pkg/dashref"
 	sc "github.com/inferscope/sagemaker-datasource/pkg/semconv"
 )
 
@@ -55,7 +56,7 @@ func perfTiles(id uint32) *stat.PanelBuilder {
 		WithTarget(promInstant("A", perfState(func(op, e string) string { return byAgg(op, e, tileGroups...) }), tileLegend("{{$agg}}"))).
 		Mappings(stateMappings("OK", "Warning", "Critical")).
 		Thresholds(stateThresholds()).NoValue("No engine signal").Decimals(0).
-		OverrideByRegexp(".*", []dashboard.DynamicConfigValue{linksProp(instanceLink(UIDPerformance, fieldLabel(lHost)), azLink(UIDPerformance))})
+		OverrideByRegexp(".*", []dashboard.DynamicConfigValue{linksProp(instanceLink(dashref.Performance, fieldLabel(lHost)), azLink(dashref.Performance))})
 }
 
 // Capacity thresholds: utilisation % of GPU, GPU memory, CPU, memory, disk.
@@ -72,7 +73,7 @@ func tileLegend(resource string) string {
 
 // azLink filters a dashboard by the AZ of the clicked tile.
 func azLink(uid string) map[string]any {
-	return link("Filter by this AZ", drillURL(uid, setVar{varAZ, fieldLabel(lAZ)}))
+	return link("Filter by this AZ", drillURL(uid, setVar{dashref.VarAZ, fieldLabel(lAZ)}))
 }
 
 // capacitySignals are utilisation percentages per group, tagged by signal.
@@ -108,7 +109,7 @@ func capacityTiles(id uint32) *stat.PanelBuilder {
 		WithTarget(promInstant("A", capacityState(), tileLegend("{{"+lHost+"}}"))).
 		Thresholds(thresholds("green", step{capWarn, "orange"}, step{capCrit, "red"})).
 		Min(0).Max(100).Decimals(0).NoValue("No instances in the selection").
-		OverrideByRegexp(".*", []dashboard.DynamicConfigValue{linksProp(instanceLink(UIDCapacity, fieldLabel(lHost)), azLink(UIDCapacity))})
+		OverrideByRegexp(".*", []dashboard.DynamicConfigValue{linksProp(instanceLink(dashref.Capacity, fieldLabel(lHost)), azLink(dashref.Capacity))})
 }
 
 // Utilisation formulas, shared by tiles, tables and time series.

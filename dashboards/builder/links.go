@@ -5,6 +5,8 @@ import (
 
 	"github.com/grafana/grafana-foundation-sdk/go/cog"
 	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
+
+	"github.com/inferscope/sagemaker-datasource/pkg/dashref"
 )
 
 // setVar fixes one variable in a deep link.
@@ -36,15 +38,15 @@ func drillPath(uid string, set ...setVar) string {
 
 // Drill-down targets: fleet → endpoint → endpoint + IC, and "filter by this instance".
 func endpointLink(uid, value string) map[string]any {
-	return link("Open this endpoint", drillURL(uid, setVar{varEndpoint, value}, setVar{varIC, "$__all"}, setVar{varInstance, "$__all"}))
+	return link("Open this endpoint", drillURL(uid, setVar{dashref.VarEndpoint, value}, setVar{dashref.VarIC, "$__all"}, setVar{dashref.VarInstance, "$__all"}))
 }
 
 func icLink(uid, endpoint, ic string) map[string]any {
-	return link("Open this inference component", drillURL(uid, setVar{varEndpoint, endpoint}, setVar{varIC, ic}, setVar{varInstance, "$__all"}))
+	return link("Open this inference component", drillURL(uid, setVar{dashref.VarEndpoint, endpoint}, setVar{dashref.VarIC, ic}, setVar{dashref.VarInstance, "$__all"}))
 }
 
 func instanceLink(uid, value string) map[string]any {
-	return link("Filter by this instance", drillURL(uid, setVar{varInstance, value}))
+	return link("Filter by this instance", drillURL(uid, setVar{dashref.VarInstance, value}))
 }
 
 // fieldLabel is a data-link reference to a label of the clicked series; dotted names need the
@@ -59,9 +61,9 @@ func fieldLabel(name string) string {
 // dashboardLinks puts the three dashboards and a fleet reset on top of each one, carrying
 // variables and time.
 func dashboardLinks(self string) []cog.Builder[dashboard.DashboardLink] {
-	titles := map[string]string{UIDPerformance: "Performance", UIDCapacity: "Capacity", UIDReliability: "Reliability"}
+	titles := map[string]string{dashref.Performance: "Performance", dashref.Capacity: "Capacity", dashref.Reliability: "Reliability"}
 	var out []cog.Builder[dashboard.DashboardLink]
-	for _, uid := range []string{UIDPerformance, UIDCapacity, UIDReliability} {
+	for _, uid := range []string{dashref.Performance, dashref.Capacity, dashref.Reliability} {
 		if uid == self {
 			continue
 		}
@@ -70,7 +72,7 @@ func dashboardLinks(self string) []cog.Builder[dashboard.DashboardLink] {
 			IncludeVars(true).KeepTime(true).TargetBlank(false).AsDropdown(false).Tags([]string{}))
 	}
 	return append(out, dashboard.NewDashboardLinkBuilder("Fleet (all endpoints)").Type(dashboard.DashboardLinkTypeLink).
-		Url(drillPath(self, setVar{varEndpoint, "$__all"}, setVar{varIC, "$__all"}, setVar{varAZ, "$__all"}, setVar{varInstance, "$__all"})).
+		Url(drillPath(self, setVar{dashref.VarEndpoint, "$__all"}, setVar{dashref.VarIC, "$__all"}, setVar{dashref.VarAZ, "$__all"}, setVar{dashref.VarInstance, "$__all"})).
 		Icon("external link").Tooltip("Clear endpoint, IC, AZ and instance filters; keep the time range").
 		IncludeVars(false).KeepTime(true).TargetBlank(false).AsDropdown(false).Tags([]string{}))
 }

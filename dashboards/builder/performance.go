@@ -7,6 +7,7 @@ import (
 	"github.com/grafana/grafana-foundation-sdk/go/table"
 	"github.com/grafana/grafana-foundation-sdk/go/timeseries"
 
+	"github.com/inferscope/sagemaker-datasource/pkg/dashref"
 	sc "github.com/inferscope/sagemaker-datasource/pkg/semconv"
 )
 
@@ -14,7 +15,7 @@ const noICs = "No inference components on this endpoint"
 
 // Performance answers "is everything fine, and if not, which component is the problem?".
 func Performance() *dashboard.DashboardBuilder {
-	return newDashboard(UIDPerformance, "Inferscope · Performance",
+	return newDashboard(dashref.Performance, "Inferscope · Performance",
 		"Is everything fine? If not, which component is the problem?").
 		WithPanel(diagnosisPanel(9)).
 		WithRow(dashboard.NewRowBuilder("Summary").Id(100)).
@@ -26,15 +27,15 @@ func Performance() *dashboard.DashboardBuilder {
 		WithRow(dashboard.NewRowBuilder("Token streaming").Id(120)).
 		WithPanel(ttftPanel(3)).WithPanel(itlPanel(21)).
 		WithRow(dashboard.NewRowBuilder("Latency breakdown").Id(130)).
-		WithPanel(invokeLatencyPanel(4)).WithPanel(streamingLatencyPanel(22)).WithPanel(engineLatencyPanel(23)).
+		WithPanel(invokeLatencyPanel(dashref.PerfLatencyBreakdown.ID)).WithPanel(streamingLatencyPanel(22)).WithPanel(engineLatencyPanel(23)).
 		WithRow(dashboard.NewRowBuilder("Traffic distribution").Id(140)).
-		WithPanel(trafficPerAZ(5, UIDPerformance)).WithPanel(trafficPerInstance(24)).WithPanel(trafficPerCopy(25)).
+		WithPanel(trafficPerAZ(dashref.PerfTraffic.ID, dashref.Performance)).WithPanel(trafficPerInstance(24)).WithPanel(trafficPerCopy(25)).
 		WithRow(dashboard.NewRowBuilder("Token throughput").Id(150)).
-		WithPanel(throughputByFramework(6)).WithPanel(throughputByInstance(26)).
+		WithPanel(throughputByFramework(dashref.PerfThroughput.ID)).WithPanel(throughputByInstance(26)).
 		WithRow(dashboard.NewRowBuilder("Engine and request pressure").Id(160)).
-		WithPanel(kvPanel(7)).WithPanel(runningWaitingPanel(27)).WithPanel(preemptionsPanel(28)).WithPanel(concurrencyPerCopy(29)).
+		WithPanel(kvPanel(dashref.PerfEnginePressure.ID)).WithPanel(runningWaitingPanel(27)).WithPanel(preemptionsPanel(28)).WithPanel(concurrencyPerCopy(29)).
 		WithRow(dashboard.NewRowBuilder("Errors").Id(170)).
-		WithPanel(errorsPanel(8)).WithPanel(icErrorRatioPanel(30))
+		WithPanel(errorsPanel(dashref.PerfErrors.ID)).WithPanel(icErrorRatioPanel(30))
 }
 
 // newDashboard carries the settings all three dashboards share.
@@ -59,7 +60,7 @@ func diagnosisPanel(id uint32) *table.PanelBuilder {
 }
 
 func errorRateStat(id uint32) *stat.PanelBuilder {
-	ratio := "100 * " + deltaSum(nil, classic(sc.Invocation5XXErrors), rangeWindow) + " / " + deltaSum(nil, classic(sc.Invocations), rangeWindow)
+	ratio := "100 * " + scopedCount(errors5xxV, nil, rangeWindow) + " / " + scopedCount(invocationsV, nil, rangeWindow)
 	return statPanel(id, "5XX error rate", "Share of invocations that failed with a 5XX in the time range. "+
 		"Normal: below 1 %. Above 5 %: model containers are failing; check Errors below and the model's logs.", unitPercent).
 		WithTarget(promInstant("A", ratio, "")).NoValue("0").Decimals(2).
@@ -75,8 +76,8 @@ func scopeTable(id uint32) *table.PanelBuilder {
 			"An empty IC cell is a single-model endpoint. Copies counts (IC, container) pairs on GPUs; fewer copies than the IC's desired count means placement failed (Reliability → ICE).").
 		Height(7).SortBy(sortBy("Endpoint", false))
 	return columnsTable(tb, []labelCol{
-		endpointCol(UIDPerformance),
-		{lIC, "Inference component", props(linksProp(icLink(UIDPerformance, `${__data.fields["Endpoint"]}`, "${__value.raw}")))},
+		endpointCol(dashref.Performance),
+		{lIC, "Inference component", props(linksProp(icLink(dashref.Performance, `${__data.fields["Endpoint"]}`, "${__value.raw}")))},
 	}, []valueCol{
 		{countBy(by, countBy([]string{lEP, lIC, lHost}, gpu(sc.DCGMGPUUtil))), "Instances", props(prop("unit", unitShort))},
 		{countBy(by, countBy([]string{lEP, lIC, lCID, lHost}, gpu(sc.DCGMGPUUtil))), "Copies", props(prop("unit", unitShort))},
@@ -96,7 +97,7 @@ func instanceTable(id uint32) *table.PanelBuilder {
 			"Read: high KV cache with waiting requests = saturated (add copies or instances); high TTFT with low KV = prompt length or the model; "+
 			"one slow row among equal ones = a bad host. Click an instance to filter the dashboard by it, an endpoint to open it.").
 		Height(10).SortBy(sortBy("TTFT P99", true))
-	return columnsTable(tb, instanceCols(UIDPerformance), []valueCol{
+	return columnsTable(tb, instanceCols(dashref.Performance), []valueCol{
 		gpusCol(),
 		{engineQuantile("0.5", by, ttftPair, rangeWindow), "TTFT P50", ttft},
 		{engineQuantile("0.99", by, ttftPair, rangeWindow), "TTFT P99", ttft},
@@ -137,8 +138,8 @@ func invokeLatencyPanel(id uint32) *timeseries.PanelBuilder {
 		"Whole request path at the selected percentile, stacked: model latency (time in the container) and overhead latency (SageMaker routing and scheduling). "+
 			"Both are delta µs histograms read with sum_over_time over 5 m, shown in ms; stacking quantiles approximates the total. "+
 			"Overhead growing while model latency is flat = platform side (routing, throttling)."+breakdownRule, unitMs).
-		WithTarget(promRange("A", deltaQuantileMs(vPercentile, nil, classic(sc.ModelLatency)), "Model latency")).
-		WithTarget(promRange("B", deltaQuantileMs(vPercentile, nil, classic(sc.OverheadLatency)), "Overhead latency")).
+		WithTarget(promRange("A", scopedQuantileMs(vPercentile, modelLatencyV), "Model latency")).
+		WithTarget(promRange("B", scopedQuantileMs(vPercentile, overheadV), "Overhead latency")).
 		OverrideByName("Model latency", []dashboard.DynamicConfigValue{colorProp("blue")}).
 		OverrideByName("Overhead latency", []dashboard.DynamicConfigValue{colorProp("orange")}).
 		Span(8)
@@ -148,11 +149,17 @@ func streamingLatencyPanel(id uint32) *timeseries.PanelBuilder {
 	return stackedPanel(id, "Latency breakdown · Streaming",
 		"Time to first chunk of streaming responses at the selected percentile, stacked: first-chunk model latency and first-chunk overhead (delta µs histograms, in ms). "+
 			"Empty when no client streams."+breakdownRule, unitMs).
-		WithTarget(promRange("A", deltaQuantileMs(vPercentile, nil, classic(sc.FirstChunkModelLatency)), "First chunk · model")).
-		WithTarget(promRange("B", deltaQuantileMs(vPercentile, nil, classic(sc.FirstChunkOverheadLatency)), "First chunk · overhead")).
+		WithTarget(promRange("A", deltaQuantileMs(vPercentile, nil, firstChunk(sc.FirstChunkModelLatencyByAZ)), "First chunk · model")).
+		WithTarget(promRange("B", deltaQuantileMs(vPercentile, nil, firstChunk(sc.FirstChunkOverheadLatencyByAZ)), "First chunk · overhead")).
 		OverrideByName("First chunk · model", []dashboard.DynamicConfigValue{colorProp("blue")}).
 		OverrideByName("First chunk · overhead", []dashboard.DynamicConfigValue{colorProp("orange")}).
 		NoValue("No streaming invocations").Span(8)
+}
+
+// firstChunk selects a first-chunk latency in its finest published form, per AZ and
+// instance type (catalog §3.5: there is no per-IC or per-instance form).
+func firstChunk(metric string) string {
+	return classic(metric, re(sc.DimAvailabilityZone, vAZ))
 }
 
 func engineLatencyPanel(id uint32) *timeseries.PanelBuilder {
@@ -167,41 +174,37 @@ func engineLatencyPanel(id uint32) *timeseries.PanelBuilder {
 // trafficPerInstance uses the classic per-instance invocations joined to the AZ of each
 // instance, so that the AZ variable applies to a metric that has no AZ dimension.
 func trafficPerInstance(id uint32) *timeseries.PanelBuilder {
-	perInstance := deltaPerSecond([]string{sc.DimInstanceID}, classic(sc.InvocationsByInstanceID, re(sc.DimInstanceID, vInstance)))
-	expr := perInstance + " and on (" + label(sc.DimInstanceID) + ") " + hostAZ()
+	expr := scopedPerSecond(invocationsV, []string{sc.DimInstanceID})
 	return timeseriesPanel(id, "Requests per instance (which machines serve traffic)",
 		"Invocations per second per instance, restricted to the selected AZs. Normal: instances of one endpoint carry similar load. "+
 			"One instance far above the others = sticky routing or fewer copies elsewhere; one at zero = it is not receiving traffic (health check, placement). "+
 			"Click a series to filter the dashboard by that instance.", unitReqPerSec).
 		WithTarget(promRange("A", expr, "{{"+sc.DimInstanceID+"}}")).
-		OverrideByRegexp(".*", []dashboard.DynamicConfigValue{linksProp(instanceLink(UIDPerformance, fieldLabel(sc.DimInstanceID)))}).
+		OverrideByRegexp(".*", []dashboard.DynamicConfigValue{linksProp(instanceLink(dashref.Performance, fieldLabel(sc.DimInstanceID)))}).
 		Span(8)
 }
 
 func trafficPerCopy(id uint32) *timeseries.PanelBuilder {
-	sel := classic(sc.InvocationsForICByInstanceID, re(sc.DimInferenceComponentName, vIC), re(sc.DimInstanceID, vInstance))
 	return timeseriesPanel(id, "Requests per IC copy (which models serve traffic)",
 		"Invocations per second per inference-component copy, restricted to the selected AZs. Normal: copies of one IC share load evenly. "+
 			"A copy at zero while its siblings are busy is not in the routing pool; all copies of an IC saturated while others idle = rebalance copies. "+
 			"Empty on single-model endpoints.", unitReqPerSec).
-		WithTarget(promRange("A", deltaPerSecond([]string{sc.DimInferenceComponentName, sc.DimContainerID, sc.DimInstanceID}, sel)+
-			" and on ("+label(sc.DimInstanceID)+") "+hostAZ(), "{{"+sc.DimInferenceComponentName+"}} · {{"+sc.DimContainerID+"}}")).
+		WithTarget(promRange("A", sumBy([]string{sc.DimInferenceComponentName, sc.DimContainerID, sc.DimInstanceID}, vendedWindow(invocationsV.perCopy, "[5m]"))+" / 300",
+			"{{"+sc.DimInferenceComponentName+"}} · {{"+sc.DimContainerID+"}}")).
 		NoValue(noICs).Span(8)
 }
 
 // trafficPerAZ shows every AZ of the fleet, with zero where no request lands, so a dead AZ is a
 // visible flat line at 0 rather than a missing series.
 func trafficPerAZ(id uint32, uid string) *timeseries.PanelBuilder {
-	perInstance := deltaPerSecond([]string{sc.DimInstanceID}, classic(sc.InvocationsByInstanceID))
-	withAZ := perInstance + " * on (" + label(sc.DimInstanceID) + ") group_left (" + label(lAZ) + ") " + hostAZ()
-	expr := sumBy([]string{lAZ}, withAZ) + " or " + fleetAZs()
+	expr := scopedPerSecond(invocationsV, []string{lAZ}) + " or " + fleetAZs()
 	return timeseriesPanel(id, "Requests per Availability Zone",
 		"Invocations per second per AZ, with every AZ the fleet runs in drawn even at zero. "+
 			"Normal: roughly proportional to the instances in each AZ. An AZ at zero while others are loaded is a routing or placement problem: "+
 			"check Reliability → AZ distribution and the endpoint's instances in that AZ.", unitReqPerSec).
 		WithTarget(promRange("A", expr, "{{"+lAZ+"}}")).
 		Thresholds(thresholds("green")).Span(8).
-		OverrideByRegexp(".*", []dashboard.DynamicConfigValue{linksProp(link("Show this AZ", drillURL(uid, setVar{varAZ, fieldLabel(lAZ)})))})
+		OverrideByRegexp(".*", []dashboard.DynamicConfigValue{linksProp(link("Show this AZ", drillURL(uid, setVar{dashref.VarAZ, fieldLabel(lAZ)})))})
 }
 
 func throughputByFramework(id uint32) *timeseries.PanelBuilder {
@@ -224,7 +227,7 @@ func throughputByInstance(id uint32) *timeseries.PanelBuilder {
 		OverrideByQuery("B", []dashboard.DynamicConfigValue{
 			prop("custom.lineStyle", map[string]any{"fill": "dash", "dash": []int{10, 10}}), prop("custom.lineWidth", 2), colorProp("white"),
 		}).
-		OverrideByQuery("A", []dashboard.DynamicConfigValue{linksProp(instanceLink(UIDPerformance, fieldLabel(lHost)))})
+		OverrideByQuery("A", []dashboard.DynamicConfigValue{linksProp(instanceLink(dashref.Performance, fieldLabel(lHost)))})
 }
 
 func kvPanel(id uint32) *timeseries.PanelBuilder {
@@ -273,9 +276,9 @@ func errorsPanel(id uint32) *timeseries.PanelBuilder {
 	return timeseriesPanel(id, "Invocation errors",
 		"4XX (client: bad input, throttling), 5XX (platform or container), model errors and mid-stream errors per second (delta counts over 5 m), plus DJL's container 5XX. "+
 			"4XX after a client release = request shape; 5XX with model errors = the container fails (logs); 5XX without model errors = platform side or capacity.", unitReqPerSec).
-		WithTarget(promRange("A", deltaPerSecond(nil, classic(sc.Invocation4XXErrors)), "4XX")).
-		WithTarget(promRange("B", deltaPerSecond(nil, classic(sc.Invocation5XXErrors)), "5XX")).
-		WithTarget(promRange("C", deltaPerSecond(nil, classic(sc.InvocationModelErrors)), "model errors")).
+		WithTarget(promRange("A", scopedPerSecond(errors4xxV, nil), "4XX")).
+		WithTarget(promRange("B", scopedPerSecond(errors5xxV, nil), "5XX")).
+		WithTarget(promRange("C", scopedPerSecond(modelErrorsV, nil), "model errors")).
 		WithTarget(promRange("D", deltaPerSecond(nil, classic(sc.MidStreamErrors)), "mid-stream errors")).
 		WithTarget(promRange("E", djl, "container 5XX {{"+lFW+"}}")).
 		OverrideByName("4XX", []dashboard.DynamicConfigValue{colorProp("yellow")}).
@@ -285,15 +288,14 @@ func errorsPanel(id uint32) *timeseries.PanelBuilder {
 
 func icErrorRatioPanel(id uint32) *timeseries.PanelBuilder {
 	by := []string{sc.DimInferenceComponentName}
-	total := deltaSum(by, icClassic(sc.InvocationsForIC), "[5m]")
 	ratio := func(m string) string {
-		return onEndpointICs("100 * " + deltaSum(by, icClassic(m), "[5m]") + " / " + total)
+		return "100 * " + sumBy(by, vendedWindow(m, "[5m]")) + " / " + sumBy(by, vendedWindow(invocationsV.perCopy, "[5m]"))
 	}
 	return timeseriesPanel(id, "Error rate per inference component",
 		"4XX and 5XX as a share of each IC's invocations. Normal: below 1 %. One IC high while others are fine = that model or its container; "+
 			"all ICs high together = the endpoint or the platform.", unitPercent).
-		WithTarget(promRange("A", ratio(sc.Invocation4XXErrorsForIC), "4XX {{"+sc.DimInferenceComponentName+"}}")).
-		WithTarget(promRange("B", ratio(sc.Invocation5XXErrorsForIC), "5XX {{"+sc.DimInferenceComponentName+"}}")).
+		WithTarget(promRange("A", ratio(errors4xxV.perCopy), "4XX {{"+sc.DimInferenceComponentName+"}}")).
+		WithTarget(promRange("B", ratio(errors5xxV.perCopy), "5XX {{"+sc.DimInferenceComponentName+"}}")).
 		Thresholds(thresholds("green", step{1, "orange"}, step{5, "red"})).
 		ThresholdsStyle(common.NewGraphThresholdsStyleConfigBuilder().Mode(common.GraphThresholdsStyleModeDashed)).
 		NoValue(noICs).Min(0)

@@ -64,6 +64,7 @@ const (
 	vInstance   = "$instance"
 	vAZ         = "$az"
 	vFramework  = "$framework"
+	vModel      = "$model"
 	vPercentile = "$percentile"
 	vAgg        = "$agg"
 	rateWindow  = "[$__rate_interval]"
@@ -76,9 +77,10 @@ var aggLabel = `"` + vAgg + `"`
 
 // Scopes: which variables a series family can be filtered by.
 
-// engine selects engine series (vLLM, SGLang, DJL): they carry every SageMaker label.
+// engine selects engine series (vLLM, SGLang, DJL): they carry every SageMaker label and the
+// served model name.
 func engine(metric string, extra ...string) string {
-	return sel(metric, append([]string{re(lEP, vEndpoint), re(lIC, vIC), re(lAZ, vAZ), re(lHost, vInstance), re(lFW, vFramework)}, extra...)...)
+	return sel(metric, append([]string{re(lEP, vEndpoint), re(lIC, vIC), re(lAZ, vAZ), re(lHost, vInstance), re(lFW, vFramework), re(sc.LabelModelName, vModel)}, extra...)...)
 }
 
 // gpu selects DCGM series; the IC label is present only on GPUs an IC copy owns.
@@ -193,6 +195,55 @@ func engineRate(by []string, p enginePair, window string) string {
 func hostAZ() string {
 	return countBy([]string{sc.DimInstanceID, lAZ},
 		fmt.Sprintf(`label_replace(%s, %q, "$1", %q, "(.+)")`, host(sc.NodeMemTotal), sc.DimInstanceID, lHost))
+}
+
+// vendedForms is a vended metric's per-instance form (every endpoint, no IC dimension) and
+// its per-copy form (IC endpoints: IC, instance and container).
+type vendedForms struct{ byInstance, perCopy string }
+
+var (
+	invocationsV  = vendedForms{sc.InvocationsByInstanceID, sc.InvocationsForICByInstanceID}
+	errors4xxV    = vendedForms{sc.Invocation4XXErrorsByInstance, sc.Invocation4XXErrorsForICByInstanceID}
+	errors5xxV    = vendedForms{sc.Invocation5XXErrorsByInstance, sc.Invocation5XXErrorsForICByInstanceID}
+	modelErrorsV  = vendedForms{sc.InvocationModelErrorsByInstance, sc.InvocationModelErrorsForICByInstance}
+	modelLatencyV = vendedForms{sc.ModelLatencyByInstanceID, sc.ModelLatencyForICByInstanceID}
+	overheadV     = vendedForms{sc.OverheadLatencyByInstanceID, sc.OverheadLatencyForICByInstanceID}
+)
+
+// withAZ gives a per-instance vended expression the AZ of its instance, and so applies the
+// endpoint, AZ and instance filters of the machine it ran on.
+func withAZ(expr string) string {
+	return expr + " * on (" + label(sc.DimInstanceID) + ") group_left (" + label(lAZ) + ") " + hostAZ()
+}
+
+// vendedWindow is one form of a vended metric summed over a window, filtered by IC and
+// instance and joined to its AZ.
+func vendedWindow(metric, window string) string {
+	return withAZ("sum_over_time(" + classic(metric, re(sc.DimInferenceComponentName, vIC), re(sc.DimInstanceID, vInstance)) + window + ")")
+}
+
+// scopedVended applies every filter to a vended metric: the per-instance form while the IC
+// filter is All, the per-copy form once ICs are chosen. A series without the
+// InferenceComponentName label matches the IC filter only through its All value (.*), so the
+// per-instance side is empty exactly when ICs are chosen, and `or` then takes the per-copy side.
+// outer aggregates each side (grouping by InstanceId, AZ or nothing).
+func scopedVended(v vendedForms, window string, outer func(string) string) string {
+	return "(" + outer(vendedWindow(v.byInstance, window)) + " or " + outer(vendedWindow(v.perCopy, window)) + ")"
+}
+
+// scopedCount is a vended count over a window, summed by the given labels.
+func scopedCount(v vendedForms, by []string, window string) string {
+	return scopedVended(v, window, func(e string) string { return sumBy(by, e) })
+}
+
+// scopedPerSecond is a vended count per second over 5 m.
+func scopedPerSecond(v vendedForms, by []string) string {
+	return scopedCount(v, by, "[5m]") + " / 300"
+}
+
+// scopedQuantileMs is the quantile of a vended µs latency histogram over 5 m, in ms.
+func scopedQuantileMs(q string, v vendedForms) string {
+	return scopedVended(v, "[5m]", func(e string) string { return "histogram_quantile(" + q + ", " + sumBy(nil, e) + ")" }) + " / 1000"
 }
 
 // instancesPerAZ counts serving instances (one node series each) per AZ.

@@ -11,25 +11,26 @@ import (
 	"github.com/grafana/grafana-foundation-sdk/go/table"
 	"github.com/grafana/grafana-foundation-sdk/go/timeseries"
 
+	"github.com/inferscope/sagemaker-datasource/pkg/dashref"
 	sc "github.com/inferscope/sagemaker-datasource/pkg/semconv"
 )
 
 // Reliability answers "if one AZ fails, does my fleet survive? are scaling events working?
 // why are cold starts slow?".
 func Reliability() *dashboard.DashboardBuilder {
-	return newDashboard(UIDReliability, "Inferscope · Reliability",
+	return newDashboard(dashref.Reliability, "Inferscope · Reliability",
 		"If one AZ fails, does my fleet survive? Are scaling events working? Why are cold starts slow?").
 		WithRow(dashboard.NewRowBuilder("Summary").Id(100)).
 		WithPanel(instancesStat(10)).WithPanel(icsStat(11)).WithPanel(azSkewStat(12)).
 		WithPanel(scaleEventsStat(13)).WithPanel(iceStat(14)).WithPanel(slowestColdStartStat(15)).
 		WithRow(dashboard.NewRowBuilder("Availability Zone distribution").Id(110)).
-		WithPanel(azDistribution(1)).WithPanel(azRisk(21)).WithPanel(trafficPerAZ(22, UIDReliability)).
+		WithPanel(azDistribution(1)).WithPanel(azRisk(21)).WithPanel(trafficPerAZ(22, dashref.Reliability)).
 		WithRow(dashboard.NewRowBuilder("Scaling events").Id(120)).
-		WithPanel(scalingVsLoad(2)).WithPanel(scalingTable(23)).
+		WithPanel(scalingVsLoad(dashref.RelScaling.ID)).WithPanel(scalingTable(23)).
 		WithRow(dashboard.NewRowBuilder("Cold start anatomy").Id(130)).
-		WithPanel(coldStartBars(3)).WithPanel(coldStartAdvice(24)).
+		WithPanel(coldStartBars(dashref.RelColdStart.ID)).WithPanel(coldStartAdvice(24)).
 		WithRow(dashboard.NewRowBuilder("Insufficient capacity errors (ICE)").Id(140)).
-		WithPanel(iceOverTime(25)).WithPanel(iceTable(4))
+		WithPanel(iceOverTime(25)).WithPanel(iceTable(dashref.RelICE.ID))
 }
 
 func scaleEventsStat(id uint32) *stat.PanelBuilder {
@@ -126,7 +127,7 @@ func scalingTable(id uint32) *table.PanelBuilder {
 			"Empty when Application Auto Scaling is not configured. Slow scale-outs (minutes) come from cold starts or ICE retries.").
 		SortBy(sortBy("Last action", true)).NoValue("No scaling actions: Application Auto Scaling may not be configured").Span(8).Height(9)
 	return columnsTable(tb, []labelCol{
-		endpointCol(UIDPerformance),
+		endpointCol(dashref.Performance),
 		{lIC, "Inference component", nil},
 		{sc.LabelScalingDirection, "Direction", nil},
 	}, []valueCol{
@@ -238,7 +239,7 @@ func iceTable(id uint32) *table.PanelBuilder {
 			"Reading rule: every ICE for one instance type across all AZs means the region is out of that type; fall back to another type.").
 		SortBy(sortBy("Time", true)).NoValue("No ICE in the range").Span(12)
 	return columnsTable(tb, []labelCol{
-		endpointCol(UIDPerformance),
+		endpointCol(dashref.Performance),
 		{sc.LabelEventInstanceType, "Instance type", nil},
 		{sc.LabelEventAZ, "AZ", nil},
 	}, []valueCol{

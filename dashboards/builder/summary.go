@@ -12,7 +12,7 @@ import (
 func invocationsStat(id uint32) *stat.PanelBuilder {
 	return statPanel(id, "Invocations", "Requests served in the time range (sum of the delta Invocations metric). "+
 		"Normal: tracks your traffic. A drop to near zero with instances up means clients cannot reach the endpoint: check Errors and Traffic distribution.", unitShort).
-		WithTarget(promInstant("A", deltaSum(nil, classic(sc.Invocations), rangeWindow), "")).
+		WithTarget(promInstant("A", scopedCount(invocationsV, nil, rangeWindow), "")).
 		NoValue("0").Thresholds(thresholds("blue"))
 }
 

@@ -2,28 +2,39 @@ package builder
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/grafana/grafana-foundation-sdk/go/cog"
 	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
 
+	"github.com/inferscope/sagemaker-datasource/pkg/dashref"
 	"github.com/inferscope/sagemaker-datasource/pkg/models"
 	sc "github.com/inferscope/sagemaker-datasource/pkg/semconv"
 )
 
-// Variable names; queries reference them as $name.
-const (
-	varDatasource = "datasource"
-	varEndpoint   = "endpoint"
-	varIC         = "inference_component"
-	varAZ         = "az"
-	varInstance   = "instance"
-	varFramework  = "framework"
-	varPercentile = "percentile"
-	varAgg        = "agg"
-)
+// allVarNames lists the variables carried by every deep link, in display order.
+var allVarNames = []string{dashref.VarDatasource, dashref.VarEndpoint, dashref.VarIC, dashref.VarAZ, dashref.VarInstance, dashref.VarFramework, dashref.VarModel, dashref.VarPercentile, dashref.VarAgg}
 
-// allVarNames lists the filter variables carried by every deep link, in display order.
-var allVarNames = []string{varDatasource, varEndpoint, varIC, varAZ, varInstance, varFramework, varPercentile, varAgg}
+// filterVars are the variables that narrow what panels show; every panel follows each of
+// them or says why not (notFiltered).
+var filterVars = []string{dashref.VarEndpoint, dashref.VarIC, dashref.VarAZ, dashref.VarInstance, dashref.VarFramework, dashref.VarModel}
+
+// varTitles are the variables' labels on the dashboards.
+var varTitles = map[string]string{
+	dashref.VarDatasource: "Data source", dashref.VarEndpoint: "Endpoint", dashref.VarIC: "Inference component",
+	dashref.VarAZ: "Availability Zone", dashref.VarInstance: "Instance", dashref.VarFramework: "Framework",
+	dashref.VarModel: "Model", dashref.VarPercentile: "Percentile", dashref.VarAgg: "Aggregate by",
+}
+
+// notFiltered ends a panel description with the filters it cannot follow and why, so a user
+// who narrows the dashboard knows this panel still shows more.
+func notFiltered(reason string, vars ...string) string {
+	names := make([]string, len(vars))
+	for i, v := range vars {
+		names[i] = varTitles[v]
+	}
+	return " Not filtered by " + strings.Join(names, ", ") + ": " + reason
+}
 
 func allOption() dashboard.VariableOption {
 	return option("All", "$__all")
@@ -40,9 +51,13 @@ func option(text, value string) dashboard.VariableOption {
 // labelValuesVar is a multi-value query variable over our label-values resource. Values refresh
 // on dashboard load, not on every time change: CloudWatch allows 10 discovery calls per second
 // per account.
-func labelValuesVar(name, title, desc, selector, labelName, allValue string) *dashboard.QueryVariableBuilder {
-	q := fmt.Sprintf("label_values(%s, %s)", selector, label(labelName))
-	return dashboard.NewQueryVariableBuilder(name).Label(title).Description(desc).
+func labelValuesVar(name, desc, selector, labelName, allValue string) *dashboard.QueryVariableBuilder {
+	return queryVar(name, desc, fmt.Sprintf("label_values(%s, %s)", selector, label(labelName)), allValue)
+}
+
+// queryVar is a multi-value query variable with All; see labelValuesVar.
+func queryVar(name, desc, q, allValue string) *dashboard.QueryVariableBuilder {
+	return dashboard.NewQueryVariableBuilder(name).Label(varTitles[name]).Description(desc).
 		Datasource(dsRef()).
 		Query(dashboard.StringOrMap{String: cog.ToPtr(q)}).Definition(q).
 		Refresh(dashboard.VariableRefreshOnDashboardLoad).
@@ -53,29 +68,36 @@ func labelValuesVar(name, title, desc, selector, labelName, allValue string) *da
 // variables are the same on all three dashboards so deep links can carry them unchanged.
 func variables() []cog.Builder[dashboard.VariableModel] {
 	return []cog.Builder[dashboard.VariableModel]{
-		dashboard.NewDatasourceVariableBuilder(varDatasource).Label("Data source").
+		dashboard.NewDatasourceVariableBuilder(dashref.VarDatasource).Label(varTitles[dashref.VarDatasource]).
 			Description("An Inferscope SageMaker (CloudWatch PromQL) data source: one account and region.").
 			Type(models.PluginID),
-		labelValuesVar(varEndpoint, "Endpoint", "SageMaker endpoints that report GPU metrics.",
-			sel(sc.DCGMGPUUtil), lEP, ".+"),
+		// Endpoints from the host series every instance reports, GPU or not.
+		labelValuesVar(dashref.VarEndpoint, "SageMaker endpoints with at least one instance reporting host metrics.",
+			sel(sc.NodeMemTotal), lEP, ".+"),
 		// IC "All" is .* so single-model endpoints, whose series have no IC label, still match.
-		labelValuesVar(varIC, "Inference component", "Inference components of the selected endpoints; empty on single-model endpoints.",
+		labelValuesVar(dashref.VarIC, "Inference components of the selected endpoints; empty on single-model endpoints.",
 			sel(sc.DCGMGPUUtil, re(lEP, vEndpoint)), lIC, ".*"),
-		labelValuesVar(varAZ, "Availability Zone", "Availability Zones the selected endpoints run in.",
+		labelValuesVar(dashref.VarAZ, "Availability Zones the selected endpoints run in.",
 			sel(sc.NodeMemTotal, re(lEP, vEndpoint)), lAZ, ".+"),
-		labelValuesVar(varInstance, "Instance", "Instances of the selected endpoints in the selected AZs. Per-instance tiles and rows link here (\"filter by this instance\").",
+		labelValuesVar(dashref.VarInstance, "Instances of the selected endpoints in the selected AZs. Per-instance tiles and rows link here (\"filter by this instance\").",
 			sel(sc.NodeMemTotal, re(lEP, vEndpoint), re(lAZ, vAZ)), lHost, ".+"),
-		dashboard.NewCustomVariableBuilder(varFramework).Label("Framework").
+		dashboard.NewCustomVariableBuilder(dashref.VarFramework).Label(varTitles[dashref.VarFramework]).
 			Description("Serving framework (engine) of the model containers.").
 			Values(dashboard.StringOrMap{String: cog.ToPtr(fmt.Sprintf("vLLM : %s,SGLang : %s,DJL : %s", sc.FrameworkVLLM, sc.FrameworkSGLang, sc.FrameworkDJL))}).
 			Multi(true).IncludeAll(true).AllValue(".*").Current(allOption()),
-		dashboard.NewCustomVariableBuilder(varPercentile).Label("Percentile").
+		// Served model names from both engines' running-requests gauge (a label_values call
+		// takes one metric, and CloudWatch refuses a regular expression on the name).
+		queryVar(dashref.VarModel, "Served model name (vLLM and SGLang model_name) of the selected endpoints and ICs. Engine panels follow it; GPU, host and vended panels cannot (no model label).",
+			"query_result("+countBy([]string{sc.LabelModelName}, sel(sc.VLLMRunning, re(lEP, vEndpoint), re(lIC, vIC)))+" or "+
+				countBy([]string{sc.LabelModelName}, sel(sc.SGLangRunning, re(lEP, vEndpoint), re(lIC, vIC)))+")", ".*").
+			Regex(`/` + sc.LabelModelName + `="([^"]+)"/`),
+		dashboard.NewCustomVariableBuilder(dashref.VarPercentile).Label(varTitles[dashref.VarPercentile]).
 			Description("Quantile used by every latency panel.").
 			Values(dashboard.StringOrMap{String: cog.ToPtr("P50 : 0.5,P90 : 0.9,P99 : 0.99")}).
 			Current(option("P99", "0.99")),
 		// The value is the bare label name: queries quote it (by ("$agg")) and legends read
 		// {{$agg}}, which a quoted value would break.
-		dashboard.NewCustomVariableBuilder(varAgg).Label("Aggregate by").
+		dashboard.NewCustomVariableBuilder(dashref.VarAgg).Label(varTitles[dashref.VarAgg]).
 			Description("Aggregation level of the tiles and utilisation panels: instances, IC copies or endpoints.").
 			Values(dashboard.StringOrMap{String: cog.ToPtr(fmt.Sprintf("Instances : %s,IC copies : %s,Endpoints : %s", lHost, lCID, lEP))}).
 			Current(option("Instances", lHost)),

@@ -4,57 +4,50 @@ import (
 	"net/url"
 	"strconv"
 	"time"
+
+	"github.com/inferscope/sagemaker-datasource/pkg/dashref"
 )
 
-// Dashboard uids of the generated dashboards (dashboards/).
-const (
-	DashboardPerformance = "inferscope-performance"
-	DashboardCapacity    = "inferscope-capacity"
-	DashboardReliability = "inferscope-reliability"
-)
+// panelRef points at one panel of a generated dashboard; the zero value links nowhere.
+type panelRef = dashref.Panel
 
-// panelRef points at one panel of a generated dashboard.
-type panelRef struct {
-	dashboard string
-	id        int
-}
-
-// Panels whose evidence each rule reads. The ids follow the panel order of the dashboards
-// spec (docs: insights-layout.md); keep them in step with dashboards/.
+// Panels whose evidence each rule reads (ids and uids live in pkg/dashref, which the
+// dashboards are built from).
 var (
-	panelLatencyBreakdown = panelRef{DashboardPerformance, 4}
-	panelTraffic          = panelRef{DashboardPerformance, 5}
-	panelThroughput       = panelRef{DashboardPerformance, 6}
-	panelEnginePressure   = panelRef{DashboardPerformance, 7}
-	panelErrors           = panelRef{DashboardPerformance, 8}
-	panelGPUMemory        = panelRef{DashboardCapacity, 2}
-	panelScaling          = panelRef{DashboardReliability, 2}
-	panelColdStart        = panelRef{DashboardReliability, 3}
-	panelICE              = panelRef{DashboardReliability, 4}
+	panelLatencyBreakdown = dashref.PerfLatencyBreakdown
+	panelTraffic          = dashref.PerfTraffic
+	panelThroughput       = dashref.PerfThroughput
+	panelEnginePressure   = dashref.PerfEnginePressure
+	panelErrors           = dashref.PerfErrors
+	panelGPUMemory        = dashref.CapGPUMemory
+	panelScaling          = dashref.RelScaling
+	panelColdStart        = dashref.RelColdStart
+	panelICE              = dashref.RelICE
 )
 
-// Template variable names of the dashboards.
-const (
-	varEndpoint = "var-endpoint"
-	varIC       = "var-inference_component"
-	varInstance = "var-instance"
-	varAZ       = "var-az"
-)
+// LinkedPanels are the panels the rules' findings link to, one per rule in evaluation order.
+func LinkedPanels() []dashref.Panel {
+	out := make([]dashref.Panel, len(allRules))
+	for i, r := range allRules {
+		out[i] = r.panel
+	}
+	return out
+}
 
 // panelLink is a relative Grafana URL opening the panel alone with the finding's filters and
 // the diagnosed time range, so the reader lands on the evidence.
 func panelLink(p panelRef, t Target, start, end time.Time) string {
-	if p.dashboard == "" {
+	if p.Dashboard == "" {
 		return ""
 	}
 	v := url.Values{}
-	v.Set("viewPanel", strconv.Itoa(p.id))
+	v.Set("viewPanel", strconv.Itoa(int(p.ID)))
 	v.Set("from", strconv.FormatInt(start.UnixMilli(), 10))
 	v.Set("to", strconv.FormatInt(end.UnixMilli(), 10))
-	for k, val := range map[string]string{varEndpoint: t.Endpoint, varIC: t.InferenceComponent, varInstance: t.Instance, varAZ: t.AZ} {
+	for name, val := range map[string]string{dashref.VarEndpoint: t.Endpoint, dashref.VarIC: t.InferenceComponent, dashref.VarInstance: t.Instance, dashref.VarAZ: t.AZ} {
 		if val != "" {
-			v.Set(k, val)
+			v.Set(dashref.URLParam(name), val)
 		}
 	}
-	return "/d/" + p.dashboard + "?" + v.Encode()
+	return "/d/" + p.Dashboard + "?" + v.Encode()
 }

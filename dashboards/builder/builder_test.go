@@ -334,3 +334,48 @@ func TestDiagnosisLinksResolve(t *testing.T) {
 		}
 	}
 }
+
+// notFilteredNote is the sentence notFiltered writes into a description.
+var notFilteredNote = regexp.MustCompile(`Not filtered by ([^:]+):`)
+
+// ignoredFilters are the variable titles a panel's description says it cannot follow.
+func ignoredFilters(p panelJSON) map[string]bool {
+	out := map[string]bool{}
+	if m := notFilteredNote.FindStringSubmatch(p.Description); m != nil {
+		for _, name := range strings.Split(m[1], ", ") {
+			out[name] = true
+		}
+	}
+	return out
+}
+
+// refsVar reports whether a target (its expr, or a diagnosis target's fields) uses $name.
+func refsVar(target map[string]any, name string) bool {
+	raw, _ := json.Marshal(target)
+	return regexp.MustCompile(`\$\{?` + name + `\b`).Match(raw)
+}
+
+// Every panel × every filter variable: each target of the panel uses the variable, or the
+// panel's description says it cannot follow it and why, never both.
+func TestEveryPanelFollowsEveryFilter(t *testing.T) {
+	for file, d := range decodeAll(t) {
+		for _, p := range d.Panels {
+			if p.Type == "row" || len(p.Targets) == 0 {
+				continue
+			}
+			ignored := ignoredFilters(p)
+			for _, v := range filterVars {
+				follows := true
+				for _, tg := range p.Targets {
+					follows = follows && refsVar(tg, v)
+				}
+				switch {
+				case !follows && !ignored[varTitles[v]]:
+					t.Errorf("%s: panel %d %q ignores the %s filter without saying why (notFiltered)", file, p.ID, p.Title, varTitles[v])
+				case follows && ignored[varTitles[v]]:
+					t.Errorf("%s: panel %d %q says it ignores the %s filter but every query uses it", file, p.ID, p.Title, varTitles[v])
+				}
+			}
+		}
+	}
+}

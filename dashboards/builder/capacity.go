@@ -30,26 +30,23 @@ func Capacity() *dashboard.DashboardBuilder {
 		WithRow(dashboard.NewRowBuilder("Capacity health").Id(110)).
 		WithPanel(capacityTiles(1)).WithPanel(headroomTable(3)).
 		WithRow(dashboard.NewRowBuilder("Fleet utilisation").Id(120)).
-		WithPanel(utilPanel(21, "GPU utilisation", gpuUtilDesc, byAgg("avg", gpu(sc.DCGMGPUUtil)))).
-		WithPanel(utilPanel(dashref.CapGPUMemory.ID, "GPU memory utilisation", gpuMemDesc, gpuMemByAgg())).
+		WithPanel(utilPanel(21, "GPU utilisation", gpuUtilDesc+noteNoEngine, byAgg("avg", gpu(sc.DCGMGPUUtil)))).
+		WithPanel(utilPanel(dashref.CapGPUMemory.ID, "GPU memory utilisation", gpuMemDesc+noteNoEngine, gpuMemByAgg())).
 		WithPanel(gpuMemUsedPanel(22)).
-		WithPanel(utilPanel(23, "CPU utilisation", cpuDesc, "100 * (1 - "+byAgg("avg", rate(host(sc.NodeCPUSeconds, eq(sc.LabelCPUMode, sc.CPUModeIdle)), rateWindow))+")")).
-		WithPanel(utilPanel(24, "Memory utilisation", memDesc, "100 * (1 - "+byAgg("sum", host(sc.NodeMemAvailable))+" / "+byAgg("sum", host(sc.NodeMemTotal))+")")).
-		WithPanel(utilPanel(25, "Disk utilisation", diskDesc, "100 * (1 - "+byAgg("sum", host(sc.NodeFilesystemAvail))+" / "+byAgg("sum", host(sc.NodeFilesystemSize))+")")).
+		WithPanel(utilPanel(23, "CPU utilisation", cpuDesc+noteMachine, "100 * (1 - "+byAgg("avg", rate(host(sc.NodeCPUSeconds, eq(sc.LabelCPUMode, sc.CPUModeIdle)), rateWindow))+")")).
+		WithPanel(utilPanel(24, "Memory utilisation", memDesc+noteMachine, "100 * (1 - "+byAgg("sum", host(sc.NodeMemAvailable))+" / "+byAgg("sum", host(sc.NodeMemTotal))+")")).
+		WithPanel(utilPanel(25, "Disk utilisation", diskDesc+noteMachine, "100 * (1 - "+byAgg("sum", host(sc.NodeFilesystemAvail))+" / "+byAgg("sum", host(sc.NodeFilesystemSize))+")")).
 		WithPanel(diskIOPanel(26)).
 		WithRow(dashboard.NewRowBuilder("GPU health").Id(130)).
 		WithPanel(gpuThermalPanel(dashref.CapGPUThermal.ID)).WithPanel(throttlePanel(44)).WithPanel(powerPanel(42)).
 		WithPanel(smPanel(43)).WithPanel(interconnectPanel(45)).WithPanel(gpuErrorsTable(dashref.CapGPUErrors.ID))
 }
 
-// gpuOnly explains why DCGM panels ignore the engine filters.
-var gpuOnly = notFiltered("DCGM series carry no engine or model label.", dashref.VarFramework, dashref.VarModel)
-
 func gpuThermalPanel(id uint32) *timeseries.PanelBuilder {
 	return timeseriesPanel(id, "GPU temperature",
 		"Hottest GPU core (solid) and its memory (dashed) per \"Aggregate by\" resource, °C. Normal under load: 40–75 °C. "+
 			"Above about 85 °C GPUs throttle their clocks (see Clock throttling) and decode slows; a single GPU far hotter than its neighbours points at "+
-			"its cooling or a failing board: drain that instance."+gpuOnly, "celsius").
+			"its cooling or a failing board: drain that instance."+noteNoEngine, "celsius").
 		WithTarget(promRange("A", byAgg("max", gpu(sc.DCGMGPUTemp)), "GPU {{$agg}}")).
 		WithTarget(promRange("B", byAgg("max", gpu(sc.DCGMMemoryTemp)), "memory {{$agg}}")).
 		OverrideByQuery("B", []dashboard.DynamicConfigValue{prop("custom.lineStyle", map[string]any{"fill": "dash", "dash": []int{10, 10}})}).
@@ -72,7 +69,7 @@ func throttlePanel(id uint32) *timeseries.PanelBuilder {
 	return timeseriesPanel(id, "Clock throttling",
 		"GPUs whose clocks are held back by heat or power (DCGM clock-throttle reasons: thermal, power cap, HW slowdown), per \"Aggregate by\" resource, "+
 			"and the lowest SM clock among busy GPUs (MHz, right axis). Normal: no throttled GPU, clocks at their maximum under load. "+
-			"A throttled GPU runs its copy's tokens slower than its siblings (check ITL per instance); persistent thermal throttling = cooling problem: drain the instance."+gpuOnly, unitShort).
+			"A throttled GPU runs its copy's tokens slower than its siblings (check ITL per instance); persistent thermal throttling = cooling problem: drain the instance."+noteNoEngine, unitShort).
 		WithTarget(promRange("A", throttledGPUs(), "throttled GPUs {{$agg}}")).
 		WithTarget(promRange("B", byAgg("min", gpu(sc.DCGMSMClock)+" and on ("+label(sc.LabelGPUUUID)+") "+gpu(sc.DCGMGPUUtil)+" > 0"), "SM clock {{$agg}}")).
 		OverrideByQuery("A", []dashboard.DynamicConfigValue{colorProp("red"), prop("custom.drawStyle", "bars"), prop("custom.fillOpacity", 80)}).
@@ -83,7 +80,7 @@ func throttlePanel(id uint32) *timeseries.PanelBuilder {
 func powerPanel(id uint32) *timeseries.PanelBuilder {
 	return timeseriesPanel(id, "Power draw vs limit",
 		"Board power as a share of its power limit, per \"Aggregate by\" resource (sum of draw / sum of limits). High under load is normal; "+
-			"pinned at 100 % the GPU is power-capped and may throttle (see Clock throttling). Near idle power on a resource that should serve traffic = nothing reaches it."+gpuOnly, unitPercent).
+			"pinned at 100 % the GPU is power-capped and may throttle (see Clock throttling). Near idle power on a resource that should serve traffic = nothing reaches it."+noteNoEngine, unitPercent).
 		WithTarget(promRange("A", "100 * "+byAgg("sum", gpu(sc.DCGMPowerUsage))+" / "+byAgg("sum", gpu(sc.DCGMPowerLimit)), "{{$agg}}")).
 		Min(0).Max(100).Span(8)
 }
@@ -92,7 +89,7 @@ func smPanel(id uint32) *timeseries.PanelBuilder {
 	return timeseriesPanel(id, "SM active and occupancy",
 		"Share of time the streaming multiprocessors had work (SM active) and how full they were (occupancy), averaged per \"Aggregate by\" resource. "+
 			"GPU utilisation can read 100 % while SM active is low: the GPU is busy with few, small kernels (small batches). "+
-			"Low occupancy with high SM active = memory-bound decode, normal for LLMs; both low under load = the engine is starved (check batch size, CPU)."+gpuOnly, unitRatio).
+			"Low occupancy with high SM active = memory-bound decode, normal for LLMs; both low under load = the engine is starved (check batch size, CPU)."+noteNoEngine, unitRatio).
 		WithTarget(promRange("A", byAgg("avg", gpu(sc.DCGMSMActive)), "SM active {{$agg}}")).
 		WithTarget(promRange("B", byAgg("avg", gpu(sc.DCGMSMOccupancy)), "occupancy {{$agg}}")).
 		Min(0).Max(1).Span(8)
@@ -102,7 +99,7 @@ func interconnectPanel(id uint32) *timeseries.PanelBuilder {
 	return timeseriesPanel(id, "PCIe and NVLink throughput",
 		"Host↔GPU PCIe traffic (receive and transmit) and NVLink traffic per \"Aggregate by\" resource, where DCGM exports them (GPUs without NVLink, such as A10G, have no NVLink series). "+
 			"PCIe spikes during model loads are normal; sustained PCIe near the link's limit while GPUs idle = offloading (KV or weights) over PCIe; "+
-			"for tensor-parallel copies NVLink carries the all-reduce traffic."+gpuOnly, "Bps").
+			"for tensor-parallel copies NVLink carries the all-reduce traffic."+noteNoEngine, "Bps").
 		WithTarget(promRange("A", byAgg("sum", gpu(sc.DCGMPCIeRXBytes)), "PCIe RX {{$agg}}")).
 		WithTarget(promRange("B", byAgg("sum", gpu(sc.DCGMPCIeTXBytes)), "PCIe TX {{$agg}}")).
 		WithTarget(promRange("C", byAgg("sum", rate(gpu(sc.DCGMNVLinkBandwidth), rateWindow)), "NVLink {{$agg}}")).
@@ -121,7 +118,7 @@ func gpuErrorsTable(id uint32) *table.PanelBuilder {
 		"GPUs that reported an error in the time range: the last XID code (48 = double-bit ECC error, 79 = fell off the bus, 63/64 = row remapping, 13/31/43 = application faults), "+
 			"uncorrectable (double-bit) and corrected (single-bit) ECC errors since the driver loaded, and the hottest temperature. "+
 			"Any uncorrectable ECC error or a hardware XID (48, 63, 64, 74, 79) = replace the instance: drain it and let autoscaling start another. "+
-			"Corrected errors climbing fast are an early warning of the same. Empty = no GPU errors."+gpuOnly).
+			"Corrected errors climbing fast are an early warning of the same. Empty = no GPU errors."+noteNoEngine).
 		NoValue("No GPU errors in the range").Height(8).SortBy(sortBy("Uncorrectable ECC", true))
 	return columnsTable(tb, append(instanceCols(dashref.Capacity), labelCol{sc.LabelGPU, "GPU", nil}), []valueCol{
 		{only(overRange(sc.DCGMXIDErrors)), "Last XID", props(prop("unit", unitShort), cellBackground(), thresholdProp("transparent", step{1, "red"}))},
@@ -144,26 +141,26 @@ func freeGPUs(by []string) string {
 
 func freeGPUsStat(id uint32) *stat.PanelBuilder {
 	return statPanel(id, "Free GPUs", "GPUs using under 1 GiB of framebuffer, i.e. holding no model: where a new copy can go without new instances. "+
-		"0 with rising load means the next scale-out needs new instances (and may hit ICE).", unitShort).
+		"0 with rising load means the next scale-out needs new instances (and may hit ICE)."+noteMachine, unitShort).
 		WithTarget(promInstant("A", "sum ("+freeGPUs([]string{lHost})+")", "")).
 		Thresholds(thresholds("orange", step{1, "green"})).ColorMode(common.BigValueColorModeBackground)
 }
 
 func freeGPUMemStat(id uint32) *stat.PanelBuilder {
-	return statPanel(id, "Free GPU memory", "Framebuffer free across the selected GPUs. A model copy needs at least its weights plus KV cache here, on GPUs of one instance.", unitBytes).
+	return statPanel(id, "Free GPU memory", "Framebuffer free across the selected GPUs. A model copy needs at least its weights plus KV cache here, on GPUs of one instance."+noteMachine, unitBytes).
 		WithTarget(promInstant("A", "sum ("+host(sc.DCGMFBFree)+")"+mib, "")).Thresholds(thresholds("blue"))
 }
 
 func emptyInstancesStat(id uint32) *stat.PanelBuilder {
 	withCopies := countBy([]string{lHost}, host(sc.DCGMGPUUtil, neq(lIC, "")))
 	return statPanel(id, "Instances without IC copies", "IC endpoints: instances hosting no inference-component copy, paid for and idle. "+
-		"Normal: 0 after scale-in settles. Persistently above 0 = scale-in of instances lags copies; on single-model endpoints every instance counts here, ignore it.", unitShort).
+		"Normal: 0 after scale-in settles. Persistently above 0 = scale-in of instances lags copies; on single-model endpoints every instance counts here, ignore it."+noteMachine, unitShort).
 		WithTarget(promInstant("A", "count ("+countBy([]string{lHost}, host(sc.DCGMGPUUtil))+" unless "+withCopies+")", "")).
 		NoValue("0").Thresholds(thresholds("green", step{1, "orange"}))
 }
 
 func fleetGPUMemStat(id uint32) *stat.PanelBuilder {
-	return statPanel(id, "GPU memory used", "Framebuffer used / total across the selection. Above 89 % there is little VRAM left for another model's weights.", unitPercent).
+	return statPanel(id, "GPU memory used", "Framebuffer used / total across the selection. Above 89 % there is little VRAM left for another model's weights."+noteMachine, unitPercent).
 		WithTarget(promInstant("A", gpuMemPercent(nil), "")).Min(0).Max(100).Decimals(0).
 		Thresholds(thresholds("green", step{capWarn, "orange"}, step{capCrit, "red"})).ColorMode(common.BigValueColorModeBackground)
 }
@@ -177,10 +174,10 @@ func headroomTable(id uint32) *table.PanelBuilder {
 	tb := tablePanel(id, "Headroom and placement",
 		"Per instance: free GPUs (under 1 GiB used), free GPU memory, free CPU memory and the utilisation of GPU, GPU memory, CPU, memory and disk. "+
 			"To place one more copy of a model, find a row with enough free GPUs and free GPU memory for its weights + KV cache, and CPU/memory to spare; sort by a column to compare. "+
-			"No row fits → scale out instances first. Click an instance to filter the dashboard by it.").
+			"No row fits → scale out instances first. Click an instance to filter the dashboard by it."+noteMachine).
 		Height(10).SortBy(sortBy("Free GPU memory", true))
 	return columnsTable(tb, instanceCols(dashref.Capacity), []valueCol{
-		gpusCol(),
+		gpusCol(host),
 		{freeGPUs(by), "Free GPUs", props(prop("unit", unitShort), cellBackground(), thresholdProp("transparent", step{1, "green"}))},
 		{sumBy(by, host(sc.DCGMFBFree)) + mib, "Free GPU memory", props(prop("unit", unitBytes), cellBackground(), thresholdProp("red", step{8 << 30, "orange"}, step{24 << 30, "green"}))},
 		{sumBy(by, host(sc.NodeMemAvailable)), "Free memory", props(prop("unit", unitBytes))},
@@ -211,13 +208,13 @@ func utilPanel(id uint32, title, desc, expr string) *timeseries.PanelBuilder {
 func gpuMemUsedPanel(id uint32) *timeseries.PanelBuilder {
 	return timeseriesPanel(id, "GPU memory used",
 		"Framebuffer used in bytes at the \"Aggregate by\" level: the absolute view of GPU memory. A step up is a model loading; a cliff is a model crashing or unloading; "+
-			"a slow ramp over days is KV/fragmentation growth approaching the limit.", unitBytes).
+			"a slow ramp over days is KV/fragmentation growth approaching the limit."+noteNoEngine, unitBytes).
 		WithTarget(promRange("A", byAgg("sum", gpu(sc.DCGMFBUsed))+mib, "{{$agg}}")).Min(0).Span(8)
 }
 
 func diskIOPanel(id uint32) *timeseries.PanelBuilder {
 	return timeseriesPanel(id, "Disk busy time",
 		"Share of time each host's disks were busy. Periodic spikes aligned with scale-outs = model downloads during cold starts; "+
-			"long plateaus near 100 % slow cold starts down (consider caching artifacts on instance storage).", unitRatio).
+			"long plateaus near 100 % slow cold starts down (consider caching artifacts on instance storage)."+noteMachine, unitRatio).
 		WithTarget(promRange("A", byAgg("max", rate(host(sc.NodeDiskIOTimeSeconds), rateWindow)), "{{$agg}}")).Min(0).Span(8)
 }

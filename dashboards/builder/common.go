@@ -14,6 +14,7 @@ import (
 	"github.com/grafana/grafana-foundation-sdk/go/table"
 	"github.com/grafana/grafana-foundation-sdk/go/timeseries"
 
+	"github.com/inferscope/sagemaker-datasource/pkg/dashref"
 	"github.com/inferscope/sagemaker-datasource/pkg/models"
 	sc "github.com/inferscope/sagemaker-datasource/pkg/semconv"
 )
@@ -134,6 +135,15 @@ func barchartPanel(id uint32, title, desc, unit string) *barchart.PanelBuilder {
 		Tooltip(common.NewVizTooltipOptionsBuilder().Mode(common.TooltipDisplayModeMulti).Sort(common.SortOrderNone))
 }
 
+// Reasons panels give for the filters they cannot follow (see notFiltered).
+var (
+	noteNoEngine = notFiltered("GPU, host and vended series carry no engine or model label.", dashref.VarFramework, dashref.VarModel)
+	noteMachine  = notFiltered("a machine's capacity is shared by every copy on it, and host series carry no engine or model label.",
+		dashref.VarIC, dashref.VarFramework, dashref.VarModel)
+	noteICLevel = notFiltered("the metric is published per inference component only, and carries no engine or model label.",
+		dashref.VarAZ, dashref.VarInstance, dashref.VarFramework, dashref.VarModel)
+)
+
 // Table helpers.
 
 // mergeAndRename joins instant table frames into one row per entity, drops the time column
@@ -234,9 +244,10 @@ func instanceCols(uid string) []labelCol {
 	}
 }
 
-// gpusCol counts the GPUs of each instanceCols row.
-func gpusCol() valueCol {
-	return valueCol{countBy([]string{lHost, lType, lAZ, lEP}, host(sc.DCGMGPUUtil)), "GPUs", props(prop("unit", unitShort))}
+// gpusCol counts the GPUs of each instanceCols row; scope is host (every GPU of the machine)
+// or gpu (the GPUs of the selected ICs).
+func gpusCol(scope func(string, ...string) string) valueCol {
+	return valueCol{countBy([]string{lHost, lType, lAZ, lEP}, scope(sc.DCGMGPUUtil)), "GPUs", props(prop("unit", unitShort))}
 }
 
 // columnsTable turns instant queries into one table, one row per label set: refIds A, B, …

@@ -105,7 +105,7 @@ const capTilesDesc = `One tile per instance (named instance · type · AZ) showi
 	`Click a tile to filter the dashboard by that instance or its AZ.`
 
 func capacityTiles(id uint32) *stat.PanelBuilder {
-	return tilesPanel(id, "Capacity health", capTilesDesc, unitPercent).
+	return tilesPanel(id, "Capacity health", capTilesDesc+noteMachine, unitPercent).
 		WithTarget(promInstant("A", capacityState(), tileLegend("{{"+lHost+"}}"))).
 		Thresholds(thresholds("green", step{capWarn, "orange"}, step{capCrit, "red"})).
 		Min(0).Max(100).Decimals(0).NoValue("No instances in the selection").

@@ -55,14 +55,16 @@ func diagnosisPanel(id uint32) *table.PanelBuilder {
 	return tablePanel(id, "Diagnosis",
 		"The reading rules of these dashboards, evaluated by the data source over the selected endpoint, IC and time range: "+
 			"likely causes ranked, each with its evidence. Empty = no rule fired. "+
-			"Next: open the panel each finding names (for example Engine pressure for a saturated KV cache).").
+			"Next: open the panel each finding names (for example Engine pressure for a saturated KV cache)."+
+			notFiltered("a diagnosis covers an endpoint or inference component as a whole; the rules themselves name the instance or AZ they blame.",
+				dashref.VarAZ, dashref.VarInstance, dashref.VarFramework, dashref.VarModel)).
 		Height(6).WithTarget(diagnosisTarget("D")).NoValue("No likely cause found for this selection")
 }
 
 func errorRateStat(id uint32) *stat.PanelBuilder {
 	ratio := "100 * " + scopedCount(errors5xxV, nil, rangeWindow) + " / " + scopedCount(invocationsV, nil, rangeWindow)
 	return statPanel(id, "5XX error rate", "Share of invocations that failed with a 5XX in the time range. "+
-		"Normal: below 1 %. Above 5 %: model containers are failing; check Errors below and the model's logs.", unitPercent).
+		"Normal: below 1 %. Above 5 %: model containers are failing; check Errors below and the model's logs."+noteNoEngine, unitPercent).
 		WithTarget(promInstant("A", ratio, "")).NoValue("0").Decimals(2).
 		Thresholds(thresholds("green", step{1, "orange"}, step{5, "red"})).ColorMode(common.BigValueColorModeBackground)
 }
@@ -73,7 +75,7 @@ func scopeTable(id uint32) *table.PanelBuilder {
 	by := []string{lEP, lIC}
 	tb := tablePanel(id, "Endpoints and inference components",
 		"Fleet → endpoint → inference component. Click an endpoint to narrow every panel to it, or an IC to narrow to that IC; variables and time range are kept. "+
-			"An empty IC cell is a single-model endpoint. Copies counts (IC, container) pairs on GPUs; fewer copies than the IC's desired count means placement failed (Reliability → ICE).").
+			"An empty IC cell is a single-model endpoint. Copies counts (IC, container) pairs on GPUs; fewer copies than the IC's desired count means placement failed (Reliability → ICE)."+noteNoEngine).
 		Height(7).SortBy(sortBy("Endpoint", false))
 	return columnsTable(tb, []labelCol{
 		endpointCol(dashref.Performance),
@@ -95,10 +97,11 @@ func instanceTable(id uint32) *table.PanelBuilder {
 			"TTFT P50/P99 over the range, output tokens/s average and peak, concurrent requests now and peak, requests waiting now, KV cache now. "+
 			"Token, concurrency and KV columns exist only for engines that emit them (vLLM, SGLang): DJL rows show them empty, not zero. "+
 			"Read: high KV cache with waiting requests = saturated (add copies or instances); high TTFT with low KV = prompt length or the model; "+
-			"one slow row among equal ones = a bad host. Click an instance to filter the dashboard by it, an endpoint to open it.").
+			"one slow row among equal ones = a bad host. Click an instance to filter the dashboard by it, an endpoint to open it."+
+			notFiltered("the GPUs column counts every GPU of the selected ICs on the instance; GPU series carry no engine or model label.", dashref.VarFramework, dashref.VarModel)).
 		Height(10).SortBy(sortBy("TTFT P99", true))
 	return columnsTable(tb, instanceCols(dashref.Performance), []valueCol{
-		gpusCol(),
+		gpusCol(gpu),
 		{engineQuantile("0.5", by, ttftPair, rangeWindow), "TTFT P50", ttft},
 		{engineQuantile("0.99", by, ttftPair, rangeWindow), "TTFT P99", ttft},
 		{engineRate(by, generatedPair, rangeWindow), "Output tok/s avg", props(prop("unit", unitTokensPerSec), prop("decimals", 0))},
@@ -137,7 +140,7 @@ func invokeLatencyPanel(id uint32) *timeseries.PanelBuilder {
 	return stackedPanel(id, "Latency breakdown · Invocation",
 		"Whole request path at the selected percentile, stacked: model latency (time in the container) and overhead latency (SageMaker routing and scheduling). "+
 			"Both are delta µs histograms read with sum_over_time over 5 m, shown in ms; stacking quantiles approximates the total. "+
-			"Overhead growing while model latency is flat = platform side (routing, throttling)."+breakdownRule, unitMs).
+			"Overhead growing while model latency is flat = platform side (routing, throttling)."+breakdownRule+noteNoEngine, unitMs).
 		WithTarget(promRange("A", scopedQuantileMs(vPercentile, modelLatencyV), "Model latency")).
 		WithTarget(promRange("B", scopedQuantileMs(vPercentile, overheadV), "Overhead latency")).
 		OverrideByName("Model latency", []dashboard.DynamicConfigValue{colorProp("blue")}).
@@ -148,7 +151,7 @@ func invokeLatencyPanel(id uint32) *timeseries.PanelBuilder {
 func streamingLatencyPanel(id uint32) *timeseries.PanelBuilder {
 	return stackedPanel(id, "Latency breakdown · Streaming",
 		"Time to first chunk of streaming responses at the selected percentile, stacked: first-chunk model latency and first-chunk overhead (delta µs histograms, in ms). "+
-			"Empty when no client streams."+breakdownRule, unitMs).
+			"Empty when no client streams."+breakdownRule+notFiltered("first-chunk latencies are published per endpoint and per AZ and instance type only (no IC or instance form), with no engine or model label.", dashref.VarIC, dashref.VarInstance, dashref.VarFramework, dashref.VarModel), unitMs).
 		WithTarget(promRange("A", deltaQuantileMs(vPercentile, nil, firstChunk(sc.FirstChunkModelLatencyByAZ)), "First chunk · model")).
 		WithTarget(promRange("B", deltaQuantileMs(vPercentile, nil, firstChunk(sc.FirstChunkOverheadLatencyByAZ)), "First chunk · overhead")).
 		OverrideByName("First chunk · model", []dashboard.DynamicConfigValue{colorProp("blue")}).
@@ -178,7 +181,7 @@ func trafficPerInstance(id uint32) *timeseries.PanelBuilder {
 	return timeseriesPanel(id, "Requests per instance (which machines serve traffic)",
 		"Invocations per second per instance, restricted to the selected AZs. Normal: instances of one endpoint carry similar load. "+
 			"One instance far above the others = sticky routing or fewer copies elsewhere; one at zero = it is not receiving traffic (health check, placement). "+
-			"Click a series to filter the dashboard by that instance.", unitReqPerSec).
+			"Click a series to filter the dashboard by that instance."+noteNoEngine, unitReqPerSec).
 		WithTarget(promRange("A", expr, "{{"+sc.DimInstanceID+"}}")).
 		OverrideByRegexp(".*", []dashboard.DynamicConfigValue{linksProp(instanceLink(dashref.Performance, fieldLabel(sc.DimInstanceID)))}).
 		Span(8)
@@ -188,7 +191,7 @@ func trafficPerCopy(id uint32) *timeseries.PanelBuilder {
 	return timeseriesPanel(id, "Requests per IC copy (which models serve traffic)",
 		"Invocations per second per inference-component copy, restricted to the selected AZs. Normal: copies of one IC share load evenly. "+
 			"A copy at zero while its siblings are busy is not in the routing pool; all copies of an IC saturated while others idle = rebalance copies. "+
-			"Empty on single-model endpoints.", unitReqPerSec).
+			"Empty on single-model endpoints."+noteNoEngine, unitReqPerSec).
 		WithTarget(promRange("A", sumBy([]string{sc.DimInferenceComponentName, sc.DimContainerID, sc.DimInstanceID}, vendedWindow(invocationsV.perCopy, "[5m]"))+" / 300",
 			"{{"+sc.DimInferenceComponentName+"}} · {{"+sc.DimContainerID+"}}")).
 		NoValue(noICs).Span(8)
@@ -201,7 +204,7 @@ func trafficPerAZ(id uint32, uid string) *timeseries.PanelBuilder {
 	return timeseriesPanel(id, "Requests per Availability Zone",
 		"Invocations per second per AZ, with every AZ the fleet runs in drawn even at zero. "+
 			"Normal: roughly proportional to the instances in each AZ. An AZ at zero while others are loaded is a routing or placement problem: "+
-			"check Reliability → AZ distribution and the endpoint's instances in that AZ.", unitReqPerSec).
+			"check Reliability → AZ distribution and the endpoint's instances in that AZ."+noteNoEngine, unitReqPerSec).
 		WithTarget(promRange("A", expr, "{{"+lAZ+"}}")).
 		Thresholds(thresholds("green")).Span(8).
 		OverrideByRegexp(".*", []dashboard.DynamicConfigValue{linksProp(link("Show this AZ", drillURL(uid, setVar{dashref.VarAZ, fieldLabel(lAZ)})))})
@@ -265,7 +268,7 @@ func concurrencyPerCopy(id uint32) *timeseries.PanelBuilder {
 	return timeseriesPanel(id, "Concurrent requests per IC copy",
 		"SageMaker's concurrent requests per copy for each inference component (delta metric: samples in 1 m summed, divided by their count). "+
 			"A common scaling target; a value above your target with no scale-out is \"autoscaling did not fire\" (Reliability → Scaling events). "+
-			"Empty on single-model endpoints.", unitShort).
+			"Empty on single-model endpoints."+noteNoEngine, unitShort).
 		WithTarget(promRange("A", onEndpointICs(sumBy([]string{sc.DimInferenceComponentName}, "sum_over_time("+sel+"[1m])")+" / "+
 			sumBy([]string{sc.DimInferenceComponentName}, "count_over_time("+sel+"[1m])")), "{{"+sc.DimInferenceComponentName+"}}")).
 		NoValue(noICs)
@@ -275,7 +278,7 @@ func errorsPanel(id uint32) *timeseries.PanelBuilder {
 	djl := sumBy([]string{lFW}, rate(engine(sc.DJLResponse5XX), rateWindow))
 	return timeseriesPanel(id, "Invocation errors",
 		"4XX (client: bad input, throttling), 5XX (platform or container), model errors and mid-stream errors per second (delta counts over 5 m), plus DJL's container 5XX. "+
-			"4XX after a client release = request shape; 5XX with model errors = the container fails (logs); 5XX without model errors = platform side or capacity.", unitReqPerSec).
+			"4XX after a client release = request shape; 5XX with model errors = the container fails (logs); 5XX without model errors = platform side or capacity."+notFiltered("mid-stream errors are published per endpoint only, and vended series carry no engine or model label (DJL's container 5XX follows every filter).", dashref.VarIC, dashref.VarAZ, dashref.VarInstance, dashref.VarFramework, dashref.VarModel), unitReqPerSec).
 		WithTarget(promRange("A", scopedPerSecond(errors4xxV, nil), "4XX")).
 		WithTarget(promRange("B", scopedPerSecond(errors5xxV, nil), "5XX")).
 		WithTarget(promRange("C", scopedPerSecond(modelErrorsV, nil), "model errors")).
@@ -293,7 +296,7 @@ func icErrorRatioPanel(id uint32) *timeseries.PanelBuilder {
 	}
 	return timeseriesPanel(id, "Error rate per inference component",
 		"4XX and 5XX as a share of each IC's invocations. Normal: below 1 %. One IC high while others are fine = that model or its container; "+
-			"all ICs high together = the endpoint or the platform.", unitPercent).
+			"all ICs high together = the endpoint or the platform."+noteNoEngine, unitPercent).
 		WithTarget(promRange("A", ratio(errors4xxV.perCopy), "4XX {{"+sc.DimInferenceComponentName+"}}")).
 		WithTarget(promRange("B", ratio(errors5xxV.perCopy), "5XX {{"+sc.DimInferenceComponentName+"}}")).
 		Thresholds(thresholds("green", step{1, "orange"}, step{5, "red"})).

@@ -246,9 +246,17 @@ func scopedQuantileMs(q string, v vendedForms) string {
 	return scopedVended(v, "[5m]", func(e string) string { return "histogram_quantile(" + q + ", " + sumBy(nil, e) + ")" }) + " / 1000"
 }
 
-// instancesPerAZ counts serving instances (one node series each) per AZ.
+// instanceSeries is one series per serving instance (grouped by host and the given labels):
+// every instance's host series while the IC filter is All, the instances holding the chosen
+// ICs' GPUs once ICs are chosen (host series have no IC label, so they match only All).
+func instanceSeries(by ...string) string {
+	by = append([]string{lHost}, by...)
+	return countBy(by, host(sc.NodeMemTotal, re(lIC, vIC))) + " or " + countBy(by, gpu(sc.DCGMGPUUtil, neq(lIC, "")))
+}
+
+// instancesPerAZ counts serving instances per AZ (and the given labels).
 func instancesPerAZ(extra ...string) string {
-	return countBy(append([]string{lAZ}, extra...), countBy(append([]string{lAZ, lHost}, extra...), host(sc.NodeMemTotal)))
+	return countBy(append([]string{lAZ}, extra...), instanceSeries(append([]string{lAZ}, extra...)...))
 }
 
 // fleetAZs lists every AZ the fleet runs in, with value 0, so that an AZ the selection does not

@@ -34,20 +34,20 @@ func Reliability() *dashboard.DashboardBuilder {
 }
 
 func scaleEventsStat(id uint32) *stat.PanelBuilder {
-	return statPanel(id, "Scaling events", "Scale-out and scale-in actions completed in the time range. 0 with load changes means autoscaling is not configured or not firing (see Scaling events below).", unitShort).
+	return statPanel(id, "Scaling events", "Scale-out and scale-in actions completed in the time range. 0 with load changes means autoscaling is not configured or not firing (see Scaling events below)."+noteScaling, unitShort).
 		WithTarget(promInstant("A", "sum (count_over_time("+scalingSel("ScaleOut|ScaleIn")+rangeWindow+"))", "")).
 		NoValue("0").Thresholds(thresholds("blue"))
 }
 
 func iceStat(id uint32) *stat.PanelBuilder {
-	return statPanel(id, "ICE events", "Insufficient capacity errors in the time range: provisioning attempts AWS could not fill. Any value means scale-outs failed; see the ICE table.", unitShort).
-		WithTarget(promInstant("A", "sum (sum_over_time("+event(sc.ICECount)+rangeWindow+"))", "")).
+	return statPanel(id, "ICE events", "Insufficient capacity errors in the time range: provisioning attempts AWS could not fill. Any value means scale-outs failed; see the ICE table."+noteICE, unitShort).
+		WithTarget(promInstant("A", "sum (sum_over_time("+iceEvents()+rangeWindow+"))", "")).
 		NoValue("0").Thresholds(thresholds("green", step{1, "red"})).ColorMode(common.BigValueColorModeBackground)
 }
 
 func slowestColdStartStat(id uint32) *stat.PanelBuilder {
-	return statPanel(id, "Slowest cold start", "Longest IC cold start (creation to first invocation) in the time range. Minutes here = scale-outs land late; see Cold start anatomy for the dominant phase.", unitSeconds).
-		WithTarget(promInstant("A", "max (max_over_time("+event(sc.ColdStartDuration, re(lIC, vIC))+rangeWindow+"))", "")).
+	return statPanel(id, "Slowest cold start", "Longest IC cold start (creation to first invocation) in the time range. Minutes here = scale-outs land late; see Cold start anatomy for the dominant phase."+noteColdStart, unitSeconds).
+		WithTarget(promInstant("A", "max (max_over_time("+coldStartEvent(sc.ColdStartDuration)+rangeWindow+"))", "")).
 		NoValue("No cold starts").Thresholds(thresholds("green", step{120, "orange"}, step{300, "red"}))
 }
 
@@ -56,7 +56,7 @@ func slowestColdStartStat(id uint32) *stat.PanelBuilder {
 func azDistribution(id uint32) *barchart.PanelBuilder {
 	return barchartPanel(id, "Instances and IC copies per AZ",
 		"Instances (machines) and IC copies (models) per Availability Zone, side by side: instances can be balanced while IC copies crowd onto a few machines in one AZ. "+
-			"Every AZ the fleet uses is listed, at zero when the selection has nothing there. Rebalance when one AZ holds most copies.", unitShort).
+			"Every AZ the fleet uses is listed, at zero when the selection has nothing there. Rebalance when one AZ holds most copies."+noteNoEngine, unitShort).
 		WithTarget(promTable("A", instancesPerAZ()+" or "+fleetAZs())).
 		WithTarget(promTable("B", icCopies(lAZ)+" or "+fleetAZs())).
 		Transformations(mergeAndRename(map[string]string{lAZ: "AZ", "Value #A": "Instances", "Value #B": "IC copies"},
@@ -66,20 +66,40 @@ func azDistribution(id uint32) *barchart.PanelBuilder {
 
 // azRisk rates each endpoint by how many AZs its instances span.
 func azRisk(id uint32) *stat.PanelBuilder {
-	azs := countBy([]string{lEP}, countBy([]string{lEP, lAZ}, host(sc.NodeMemTotal)))
+	azs := countBy([]string{lEP}, instancesPerAZ(lEP))
 	return statPanel(id, "AZ risk per endpoint",
-		"Risk rating per endpoint from the AZs its instances span: 3 or more AZs = Low (nothing to do); 2 AZs = Medium (rebalance, one AZ failure halves capacity); "+
+		"Risk rating per endpoint from the AZs its instances span (with an inference component selected: the AZs its copies span): 3 or more AZs = Low (nothing to do); 2 AZs = Medium (rebalance, one AZ failure halves capacity); "+
 			"a single AZ, i.e. every other AZ has no instance = High (one AZ failure takes the endpoint offline). "+
-			"Colour is thresholds on this count until alarm state is available.", unitShort).
+			"Colour is thresholds on this count until alarm state is available."+noteNoEngine, unitShort).
 		WithTarget(promInstant("A", "("+azs+" < bool 3) + ("+azs+" < bool 2)", "{{"+lEP+"}}")).
 		Mappings(stateMappings("Low", "Medium", "High")).Thresholds(stateThresholds()).
 		ColorMode(common.BigValueColorModeBackground).TextMode(common.BigValueTextModeValueAndName).
 		Height(8).Span(4).NoValue("No instances")
 }
 
-// scalingSel selects scaling events of the endpoint in the given directions.
+// scalingSel selects scaling events of the endpoint's ICs in the given directions.
 func scalingSel(directions string) string {
-	return event(sc.ScalingE2EDuration, re(sc.LabelScalingDirection, directions))
+	return event(sc.ScalingE2EDuration, re(lIC, vIC), re(sc.LabelScalingDirection, directions))
+}
+
+// Control-plane events carry fewer labels than the series they are about.
+var (
+	noteScaling = notFiltered("scaling events belong to an inference component, not to an instance, AZ or engine.",
+		dashref.VarAZ, dashref.VarInstance, dashref.VarFramework, dashref.VarModel)
+	noteICE = notFiltered("a failed launch has no instance, inference component or engine yet.",
+		dashref.VarIC, dashref.VarInstance, dashref.VarFramework, dashref.VarModel)
+	noteColdStart = notFiltered("provisioning events carry no served model name.", dashref.VarModel)
+)
+
+// coldStartEvent selects a cold-start phase of the selected ICs' copies: provisioning events
+// carry the copy's host, AZ and framework.
+func coldStartEvent(metric string) string {
+	return event(metric, re(lIC, vIC), re(lAZ, vAZ), re(lHost, vInstance), re(lFW, vFramework))
+}
+
+// iceEvents selects ICE events in the selected AZs.
+func iceEvents() string {
+	return event(sc.ICECount, re(sc.LabelEventAZ, vAZ))
 }
 
 // scalingRise: load per copy this many times its usual level (the median over the range) counts
@@ -105,7 +125,7 @@ func scalingVsLoad(id uint32) *timeseries.PanelBuilder {
 			"and a red \"did not fire\" series: load above the overload line for 15 minutes with no scale-out in the last 30 minutes. "+
 			"Normal: scale-outs follow rises in load within minutes and load returns under the line. "+
 			"\"Did not fire\" = no scaling policy, a policy on another metric or target, max capacity reached, or ICE blocking new instances; "+
-			"a scale-out that fired while load stayed high = new capacity is still cold-starting (Cold start anatomy) or failed (ICE).", unitShort).
+			"a scale-out that fired while load stayed high = new capacity is still cold-starting (Cold start anatomy) or failed (ICE)."+noteICLevel, unitShort).
 		WithTarget(promRange("A", onEndpointICs(perCopy), "load/copy {{"+sc.DimInferenceComponentName+"}}")).
 		WithTarget(promRange("B", onEndpointICs(overload), "overload line {{"+sc.DimInferenceComponentName+"}}")).
 		WithTarget(promRange("C", sumBy([]string{lIC, sc.LabelScalingDirection}, "count_over_time("+scalingSel(sc.ScaleOut+"|"+sc.ScaleIn)+"[$__interval])"),
@@ -124,7 +144,7 @@ func scalingTable(id uint32) *table.PanelBuilder {
 	events := scalingSel(sc.ScaleOut + "|" + sc.ScaleIn)
 	tb := tablePanel(id, "Scaling actions",
 		"Per endpoint, IC and direction: when the last action ended, how many completed in the range and how long the slowest took end to end. "+
-			"Empty when Application Auto Scaling is not configured. Slow scale-outs (minutes) come from cold starts or ICE retries.").
+			"Empty when Application Auto Scaling is not configured. Slow scale-outs (minutes) come from cold starts or ICE retries."+noteScaling).
 		SortBy(sortBy("Last action", true)).NoValue("No scaling actions: Application Auto Scaling may not be configured").Span(8).Height(9)
 	return columnsTable(tb, []labelCol{
 		endpointCol(dashref.Performance),
@@ -160,7 +180,7 @@ const copyLabel = "ic_copy"
 
 // lastPhase is the last value of a cold-start phase per IC copy in the range.
 func lastPhase(metric string) string {
-	last := "last_over_time(" + event(metric, re(lIC, vIC)) + rangeWindow + ")"
+	last := "last_over_time(" + coldStartEvent(metric) + rangeWindow + ")"
 	return maxBy([]string{copyLabel}, fmt.Sprintf(`label_join(%s, %q, " · ", %q, %q)`, last, copyLabel, lIC, lCID))
 }
 
@@ -168,7 +188,7 @@ func coldStartBars(id uint32) *barchart.PanelBuilder {
 	b := barchartPanel(id, "Cold start anatomy",
 		"Latest provisioning of each inference-component copy in the range, as one horizontal bar of its phases: model download (blue), GPU load (purple), "+
 			"container start (orange) and platform overhead (grey, total cold start minus the three phases). "+
-			"Scale: a large vLLM IC took about 238 s, mostly download; a tiny model about 41 s. Advice per dominant phase is in the panel beside.", unitSeconds).
+			"Scale: a large vLLM IC took about 238 s, mostly download; a tiny model about 41 s. Advice per dominant phase is in the panel beside."+noteColdStart, unitSeconds).
 		Orientation(common.VizOrientationHorizontal).Stacking(common.StackingModeNormal).XField(copyLabel).Span(16).Height(9).
 		NoValue("No inference-component cold starts in the range (single-model endpoint or no provisioning)")
 	rename := map[string]string{}
@@ -208,7 +228,7 @@ func coldStartAdvice(id uint32) *table.PanelBuilder {
 	}
 	tb := tablePanel(id, "Cold start advice",
 		"The dominant phase of each IC copy's latest cold start and what to do about it: download → compress or cache artifacts; GPU load → smaller quantisation, warm-up; "+
-			"container start → fewer dependencies. Platform overhead is not actionable by you; if it dominates, raise it with AWS.").
+			"container start → fewer dependencies. Platform overhead is not actionable by you; if it dominates, raise it with AWS."+noteColdStart).
 		NoValue("No inference-component cold starts in the range").Span(8).Height(9)
 	return columnsTable(tb, []labelCol{
 		{copyLabel, "IC · copy", nil},
@@ -225,18 +245,18 @@ var iceBy = []string{sc.LabelEventInstanceType, sc.LabelEventAZ}
 func iceOverTime(id uint32) *timeseries.PanelBuilder {
 	return barsPanel(id, "ICE count over time",
 		"Insufficient capacity errors per instance type and AZ. Clustered in one AZ = try other AZs for that type; "+
-			"the same type failing in every AZ = the region is out of that type: fall back to another instance type.", unitShort).
-		WithTarget(promRange("A", sumBy(iceBy, "sum_over_time("+event(sc.ICECount)+"[$__interval])"),
+			"the same type failing in every AZ = the region is out of that type: fall back to another instance type."+noteICE, unitShort).
+		WithTarget(promRange("A", sumBy(iceBy, "sum_over_time("+iceEvents()+"[$__interval])"),
 			"{{"+sc.LabelEventInstanceType+"}} · {{"+sc.LabelEventAZ+"}}")).
 		NoValue("No ICE in the range").Min(0)
 }
 
 func iceTable(id uint32) *table.PanelBuilder {
 	by := append([]string{lEP}, iceBy...)
-	ice := event(sc.ICECount)
+	ice := iceEvents()
 	tb := tablePanel(id, "ICE events",
 		"Failed provisioning attempts: last time, endpoint (click to open it), instance type, AZ and count in the range. "+
-			"Reading rule: every ICE for one instance type across all AZs means the region is out of that type; fall back to another type.").
+			"Reading rule: every ICE for one instance type across all AZs means the region is out of that type; fall back to another type."+noteICE).
 		SortBy(sortBy("Time", true)).NoValue("No ICE in the range").Span(12)
 	return columnsTable(tb, []labelCol{
 		endpointCol(dashref.Performance),

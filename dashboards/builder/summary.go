@@ -11,29 +11,31 @@ import (
 
 func invocationsStat(id uint32) *stat.PanelBuilder {
 	return statPanel(id, "Invocations", "Requests served in the time range (sum of the delta Invocations metric). "+
-		"Normal: tracks your traffic. A drop to near zero with instances up means clients cannot reach the endpoint: check Errors and Traffic distribution.", unitShort).
+		"Normal: tracks your traffic. A drop to near zero with instances up means clients cannot reach the endpoint: check Errors and Traffic distribution."+noteNoEngine, unitShort).
 		WithTarget(promInstant("A", scopedCount(invocationsV, nil, rangeWindow), "")).
 		NoValue("0").Thresholds(thresholds("blue"))
 }
 
 func instancesStat(id uint32) *stat.PanelBuilder {
 	return statPanel(id, "Instances", "Instances currently serving (one node-exporter series each). "+
-		"Compare with the desired count of your scaling policy; fewer means instances failed to launch (see Reliability → ICE).", unitShort).
-		WithTarget(promInstant("A", "count ("+countBy([]string{lHost}, host(sc.NodeMemTotal))+")", "")).
+		"With an inference component selected: the instances hosting its copies. "+
+		"Compare with the desired count of your scaling policy; fewer means instances failed to launch (see Reliability → ICE)."+noteNoEngine, unitShort).
+		WithTarget(promInstant("A", "count ("+instanceSeries()+")", "")).
 		NoValue("0").Thresholds(thresholds("blue"))
 }
 
 func icsStat(id uint32) *stat.PanelBuilder {
 	return statPanel(id, "Inference components", "Inference components with at least one copy on a GPU. "+
-		"0 on single-model endpoints, which is normal: their IC panels show an explicit empty state.", unitShort).
+		"0 on single-model endpoints, which is normal: their IC panels show an explicit empty state."+noteNoEngine, unitShort).
 		WithTarget(promInstant("A", "count ("+countBy([]string{lEP, lIC}, gpu(sc.DCGMGPUUtil, neq(lIC, "")))+")", "")).
 		NoValue("0").Thresholds(thresholds("blue"))
 }
 
 func gpusStat(id uint32) *stat.PanelBuilder {
 	return statPanel(id, "GPUs", "Accelerators reporting DCGM metrics (one series per GPU). "+
-		"If it is lower than instances × GPUs per instance type, a GPU dropped off the bus or its exporter failed: check the instance.", unitShort).
-		WithTarget(promInstant("A", "count ("+host(sc.DCGMGPUUtil)+")", "")).
+		"With an inference component selected: the GPUs its copies hold. "+
+		"If it is lower than instances × GPUs per instance type, a GPU dropped off the bus or its exporter failed: check the instance."+noteNoEngine, unitShort).
+		WithTarget(promInstant("A", "count ("+gpu(sc.DCGMGPUUtil)+")", "")).
 		NoValue("0").Thresholds(thresholds("blue"))
 }
 
@@ -46,7 +48,7 @@ func azSkewExpr() string {
 
 func azSkewStat(id uint32) *stat.PanelBuilder {
 	return statPanel(id, "Avg AZ skew", "Instances per AZ, (max − min) / max per endpoint, averaged over endpoints: 0 % = balanced. "+
-		"Above 50 % one AZ carries most of an endpoint: a single-AZ outage removes most capacity. Check Reliability → AZ distribution.", unitPercent).
+		"Above 50 % one AZ carries most of an endpoint: a single-AZ outage removes most capacity. Check Reliability → AZ distribution."+noteNoEngine, unitPercent).
 		WithTarget(promInstant("A", azSkewExpr(), "")).
 		Thresholds(thresholds("green", step{25, "orange"}, step{50, "red"})).Decimals(0).
 		ColorMode(common.BigValueColorModeBackground)

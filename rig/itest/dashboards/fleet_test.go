@@ -478,3 +478,93 @@ func TestFiltersNarrowPanels(t *testing.T) {
 		})
 	}
 }
+
+// fingerprint is a panel's answer in a comparable form: every target's series with their
+// labels and first and last values.
+func (f *fleetRun) fingerprint(t *testing.T, targets map[string]dashTarget, vars map[string]string) string {
+	var refs []string
+	for ref := range targets {
+		refs = append(refs, ref)
+	}
+	sort.Strings(refs)
+	var out []string
+	for _, ref := range refs {
+		for _, s := range f.run(t, targets[ref], vars) {
+			out = append(out, fmt.Sprintf("%s %v %g %g", ref, s.labels, s.first, s.last))
+		}
+	}
+	sort.Strings(out)
+	return strings.Join(out, "\n")
+}
+
+// sameAtEveryScope are panels whose value on the default fleet does not change with the scope,
+// with the reason; their queries use every filter (TestEveryPanelFollowsEveryFilter).
+var sameAtEveryScope = map[string]string{
+	"performance/14": "AZ skew: every endpoint is spread evenly over its AZs, so the skew is 0 at any scope",
+	"reliability/12": "AZ skew: as performance/14",
+}
+
+// Setting a filter variable changes what every panel shows (the filter reaches the data, not
+// only the query text), unless the panel says it cannot follow that filter.
+func TestEveryFilterNarrowsEveryPanel(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the emulator with a simulated fleet")
+	}
+	f := startFleet(t, "healthy")
+	f.points = 36 // coarse steps: the answer changes or it does not
+	targets := allTargets(t)
+	// One value per filter, each selecting part of the default fleet.
+	ic := "chat-qwen-7b"
+	hosts := f.run(t, targets["performance/2"]["A"], map[string]string{dashref.VarIC: ic}).by(lHost)
+	var instance string
+	for h := range hosts {
+		instance = max(instance, h)
+	}
+	values := map[string]string{
+		dashref.VarEndpoint:  singleModelEndpoint(t),
+		dashref.VarIC:        ic,
+		dashref.VarAZ:        fleet.Default().AZs()[1],
+		dashref.VarInstance:  instance,
+		dashref.VarFramework: sc.FrameworkSGLang,
+		dashref.VarModel:     "Qwen/Qwen2.5-7B-Instruct",
+	}
+	ignored := map[string]map[string]bool{}
+	for file, d := range decodeAll(t) {
+		for _, p := range d.Panels {
+			ignored[fmt.Sprintf("%s/%d", strings.TrimSuffix(file, ".json"), p.ID)] = ignoredFilters(p)
+		}
+	}
+	// Panels whose healthy answer is the same at every scope are judged in a scenario that
+	// gives them something to narrow.
+	narrowIn := map[string]string{
+		"performance/9":  "kv-saturation", // no finding when healthy
+		"performance/28": "kv-saturation", // no preemption when healthy
+	}
+	runs := map[string]*fleetRun{"healthy": f}
+	var keys []string
+	for k := range targets {
+		_, fed := fedBy[k] // empty when healthy: nothing to narrow
+		_, balanced := sameAtEveryScope[k]
+		if !fed && !balanced {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		scenario := cmp.Or(narrowIn[k], "healthy")
+		if runs[scenario] == nil {
+			runs[scenario] = startFleet(t, scenario)
+			runs[scenario].points = f.points
+		}
+		f := runs[scenario]
+		all := f.fingerprint(t, targets[k], nil)
+		for _, v := range filterVars {
+			if ignored[k][varTitles[v]] {
+				continue
+			}
+			if f.fingerprint(t, targets[k], map[string]string{v: values[v]}) == all {
+				t.Errorf("%s: setting %s=%s changes nothing", k, v, values[v])
+			}
+		}
+	}
+}

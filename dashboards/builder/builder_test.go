@@ -335,20 +335,6 @@ func TestDiagnosisLinksResolve(t *testing.T) {
 	}
 }
 
-// notFilteredNote is the sentence notFiltered writes into a description.
-var notFilteredNote = regexp.MustCompile(`Not filtered by ([^:]+):`)
-
-// ignoredFilters are the variable titles a panel's description says it cannot follow.
-func ignoredFilters(p panelJSON) map[string]bool {
-	out := map[string]bool{}
-	if m := notFilteredNote.FindStringSubmatch(p.Description); m != nil {
-		for _, name := range strings.Split(m[1], ", ") {
-			out[name] = true
-		}
-	}
-	return out
-}
-
 // refsVar reports whether a target (its expr, or a diagnosis target's fields) uses $name.
 func refsVar(target map[string]any, name string) bool {
 	raw, _ := json.Marshal(target)
@@ -363,16 +349,16 @@ func TestEveryPanelFollowsEveryFilter(t *testing.T) {
 			if p.Type == "row" || len(p.Targets) == 0 {
 				continue
 			}
-			ignored := ignoredFilters(p)
-			for _, v := range filterVars {
+			ignored := IgnoredFilters(p.Description)
+			for _, v := range dashref.FilterVars {
 				follows := true
 				for _, tg := range p.Targets {
 					follows = follows && refsVar(tg, v)
 				}
 				switch {
-				case !follows && !ignored[varTitles[v]]:
+				case !follows && !ignored[v]:
 					t.Errorf("%s: panel %d %q ignores the %s filter without saying why (notFiltered)", file, p.ID, p.Title, varTitles[v])
-				case follows && ignored[varTitles[v]]:
+				case follows && ignored[v]:
 					t.Errorf("%s: panel %d %q says it ignores the %s filter but every query uses it", file, p.ID, p.Title, varTitles[v])
 				}
 			}

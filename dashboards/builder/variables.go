@@ -2,6 +2,7 @@ package builder
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/grafana/grafana-foundation-sdk/go/cog"
@@ -15,10 +16,6 @@ import (
 // allVarNames lists the variables carried by every deep link, in display order.
 var allVarNames = []string{dashref.VarDatasource, dashref.VarEndpoint, dashref.VarIC, dashref.VarAZ, dashref.VarInstance, dashref.VarFramework, dashref.VarModel, dashref.VarPercentile, dashref.VarAgg}
 
-// filterVars are the variables that narrow what panels show; every panel follows each of
-// them or says why not (notFiltered).
-var filterVars = []string{dashref.VarEndpoint, dashref.VarIC, dashref.VarAZ, dashref.VarInstance, dashref.VarFramework, dashref.VarModel}
-
 // varTitles are the variables' labels on the dashboards.
 var varTitles = map[string]string{
 	dashref.VarDatasource: "Data source", dashref.VarEndpoint: "Endpoint", dashref.VarIC: "Inference component",
@@ -26,14 +23,35 @@ var varTitles = map[string]string{
 	dashref.VarModel: "Model", dashref.VarPercentile: "Percentile", dashref.VarAgg: "Aggregate by",
 }
 
-// notFiltered ends a panel description with the filters it cannot follow and why, so a user
-// who narrows the dashboard knows this panel still shows more.
+// notFiltered ends a panel description with the filters (dashref.FilterVars) it cannot
+// follow and why, so a user who narrows the dashboard knows this panel still shows more.
 func notFiltered(reason string, vars ...string) string {
 	names := make([]string, len(vars))
 	for i, v := range vars {
 		names[i] = varTitles[v]
 	}
-	return " Not filtered by " + strings.Join(names, ", ") + ": " + reason
+	return " " + notFilteredPrefix + strings.Join(names, ", ") + ": " + reason
+}
+
+const notFilteredPrefix = "Not filtered by "
+
+var notFilteredNote = regexp.MustCompile(notFilteredPrefix + `([^:]+):`)
+
+// IgnoredFilters reads back the variables a panel description says the panel cannot follow.
+func IgnoredFilters(description string) map[string]bool {
+	out := map[string]bool{}
+	m := notFilteredNote.FindStringSubmatch(description)
+	if m == nil {
+		return out
+	}
+	for _, title := range strings.Split(m[1], ", ") {
+		for name, t := range varTitles {
+			if t == title {
+				out[name] = true
+			}
+		}
+	}
+	return out
 }
 
 func allOption() dashboard.VariableOption {

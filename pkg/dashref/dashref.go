@@ -24,6 +24,10 @@ const (
 	VarAgg        = "agg"
 )
 
+// FilterVars are the variables that narrow what panels show; every panel follows each of them
+// or says why not.
+var FilterVars = []string{VarEndpoint, VarIC, VarAZ, VarInstance, VarFramework, VarModel}
+
 // URLParam is the query parameter that sets a variable in a dashboard URL.
 func URLParam(variable string) string { return "var-" + variable }
 

@@ -14,9 +14,10 @@ import (
 // dashboard is the part of a generated dashboard these tests read.
 type dashboard struct {
 	Panels []struct {
-		ID      int              `json:"id"`
-		Title   string           `json:"title"`
-		Targets []map[string]any `json:"targets"`
+		ID          int              `json:"id"`
+		Title       string           `json:"title"`
+		Description string           `json:"description"`
+		Targets     []map[string]any `json:"targets"`
 	} `json:"panels"`
 	Templates struct {
 		List []struct {
@@ -30,14 +31,6 @@ type dashboard struct {
 		} `json:"list"`
 	} `json:"templating"`
 }
-
-// Variable names as the dashboards' URLs spell them (var-endpoint=...): the tests pick
-// values through them the way a user would.
-const (
-	varEndpoint = "endpoint"
-	varAZ       = "az"
-	varInstance = "instance"
-)
 
 // labelValuesForm is the dashboards' label-values variable form: label_values(selector, "label").
 var labelValuesForm = regexp.MustCompile(`^label_values\((.+), "([^"]+)"\)$`)

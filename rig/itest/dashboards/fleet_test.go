@@ -14,6 +14,8 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
+	"github.com/inferscope/sagemaker-datasource/dashboards/builder"
+	"github.com/inferscope/sagemaker-datasource/pkg/dashref"
 	"github.com/inferscope/sagemaker-datasource/pkg/models"
 	"github.com/inferscope/sagemaker-datasource/pkg/plugin"
 	sc "github.com/inferscope/sagemaker-datasource/pkg/semconv"
@@ -263,10 +265,10 @@ func TestICPanelsEmptyOnSingleModelEndpoint(t *testing.T) {
 	icPanels := []string{"performance/25", "performance/29", "performance/30"}
 	for _, p := range icPanels {
 		for ref, dt := range targets[p] {
-			if r := f.run(t, dt, map[string]string{varEndpoint: singleModelEndpoint(t)}); len(r) != 0 {
+			if r := f.run(t, dt, map[string]string{dashref.VarEndpoint: singleModelEndpoint(t)}); len(r) != 0 {
 				t.Errorf("%s/%s on a single-model endpoint: %v, want no series", p, ref, r)
 			}
-			if r := f.run(t, dt, map[string]string{varEndpoint: firstICEndpoint(t)}); len(r) == 0 {
+			if r := f.run(t, dt, map[string]string{dashref.VarEndpoint: firstICEndpoint(t)}); len(r) == 0 {
 				t.Errorf("%s/%s on the IC endpoint: no series", p, ref)
 			}
 		}
@@ -312,7 +314,7 @@ func TestScenarioPanels(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts the emulator with a simulated fleet per scenario")
 	}
-	icEP := map[string]string{varEndpoint: firstICEndpoint(t)}
+	icEP := map[string]string{dashref.VarEndpoint: firstICEndpoint(t)}
 	cases := []struct {
 		scenario, panel, ref string
 		vars                 map[string]string
@@ -458,10 +460,10 @@ func TestFiltersNarrowPanels(t *testing.T) {
 		name, panel, ref, label, want string
 		vars                          map[string]string
 	}{
-		{"instance table", "performance/2", "A", sc.LabelHostID, one, map[string]string{varInstance: one}},
-		{"requests per instance", "performance/24", "A", sc.DimInstanceID, one, map[string]string{varInstance: one}},
-		{"requests per instance in one AZ", "performance/24", "A", "", "", map[string]string{varAZ: az}},
-		{"headroom table", "capacity/3", "A", sc.LabelAZ, az, map[string]string{varAZ: az}},
+		{"instance table", "performance/2", "A", sc.LabelHostID, one, map[string]string{dashref.VarInstance: one}},
+		{"requests per instance", "performance/24", "A", sc.DimInstanceID, one, map[string]string{dashref.VarInstance: one}},
+		{"requests per instance in one AZ", "performance/24", "A", "", "", map[string]string{dashref.VarAZ: az}},
+		{"headroom table", "capacity/3", "A", sc.LabelAZ, az, map[string]string{dashref.VarAZ: az}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -515,7 +517,7 @@ func TestEveryFilterNarrowsEveryPanel(t *testing.T) {
 	targets := allTargets(t)
 	// One value per filter, each selecting part of the default fleet.
 	ic := "chat-qwen-7b"
-	hosts := f.run(t, targets["performance/2"]["A"], map[string]string{dashref.VarIC: ic}).by(lHost)
+	hosts := f.run(t, targets["performance/2"]["A"], map[string]string{dashref.VarIC: ic}).by(sc.LabelHostID)
 	var instance string
 	for h := range hosts {
 		instance = max(instance, h)
@@ -531,7 +533,7 @@ func TestEveryFilterNarrowsEveryPanel(t *testing.T) {
 	ignored := map[string]map[string]bool{}
 	for file, d := range decodeAll(t) {
 		for _, p := range d.Panels {
-			ignored[fmt.Sprintf("%s/%d", strings.TrimSuffix(file, ".json"), p.ID)] = ignoredFilters(p)
+			ignored[fmt.Sprintf("%s/%d", strings.TrimSuffix(file, ".json"), p.ID)] = builder.IgnoredFilters(p.Description)
 		}
 	}
 	// Panels whose healthy answer is the same at every scope are judged in a scenario that
@@ -558,8 +560,8 @@ func TestEveryFilterNarrowsEveryPanel(t *testing.T) {
 		}
 		f := runs[scenario]
 		all := f.fingerprint(t, targets[k], nil)
-		for _, v := range filterVars {
-			if ignored[k][varTitles[v]] {
+		for _, v := range dashref.FilterVars {
+			if ignored[k][v] {
 				continue
 			}
 			if f.fingerprint(t, targets[k], map[string]string{v: values[v]}) == all {

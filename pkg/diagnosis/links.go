@@ -20,6 +20,8 @@ var (
 	panelEnginePressure   = dashref.PerfEnginePressure
 	panelErrors           = dashref.PerfErrors
 	panelGPUMemory        = dashref.CapGPUMemory
+	panelGPUErrors        = dashref.CapGPUErrors
+	panelGPUThermal       = dashref.CapGPUThermal
 	panelScaling          = dashref.RelScaling
 	panelColdStart        = dashref.RelColdStart
 	panelICE              = dashref.RelICE

@@ -18,12 +18,14 @@ type rule struct {
 // allRules, in evaluation order.
 var allRules = []rule{
 	{id: "vram-drop", panel: panelGPUMemory, priority: 90, run: runVRAMDrop},
+	{id: "gpu-hardware", panel: panelGPUErrors, priority: 88, run: runGPUHardware},
 	{id: "ice-exhaustion", panel: panelICE, priority: 85, run: runICE},
 	{id: "kv-cache-saturation", panel: panelEnginePressure, priority: 80, run: runKV},
 	{id: "engine-queueing", panel: panelLatencyBreakdown, priority: 75, run: runQueueing},
 	{id: "scaling", panel: panelScaling, priority: 70, run: runScaling},
 	{id: "az-traffic", panel: panelTraffic, priority: 65, run: runAZ},
 	{id: "gpu-memory", panel: panelGPUMemory, priority: 60, run: runGPUMemory},
+	{id: "gpu-thermal", panel: panelGPUThermal, priority: 55, run: runGPUThermal},
 	{id: "cold-start", panel: panelColdStart, priority: 50, run: runColdStart},
 	{id: "error-spike", panel: panelErrors, priority: 30, run: runErrors},
 	{id: "throughput-drop", panel: panelThroughput, priority: 20, run: runThroughput},

@@ -126,6 +126,7 @@ var scenarioTable = []expectation{
 	{"slow-cold-start", "cold-start", LevelIC, "chat-llama-8b", "chat-ic", Warning},
 	{"ice-exhaustion", "ice-exhaustion", LevelInstanceType, "ml.g5.12xlarge", "chat-ic", Critical},
 	{"engine-queueing", "engine-queueing", LevelIC, "chat-qwen-7b", "chat-ic", Critical},
+	{"gpu-degrade", "gpu-hardware", LevelInstance, "", "chat-ic", Critical},
 }
 
 // TestScenarioTable runs the full diagnosis on every scenario of the default fleet (3 h of

@@ -104,21 +104,36 @@ func barsPanel(id uint32, title, desc, unit string) *timeseries.PanelBuilder {
 		Stacking(common.NewStackingConfigBuilder().Mode(common.StackingModeNormal))
 }
 
+// statPanel shows one value per returned series. Reduce and layout options are spelled out:
+// one calculation per field (values: false) over every numeric field, and the auto
+// orientation that lets Grafana lay several values out as a grid; an empty orientation is
+// not auto, and several series then squeeze into one row or column.
 func statPanel(id uint32, title, desc, unit string) *stat.PanelBuilder {
 	return stat.NewPanelBuilder().Id(id).Title(title).Description(desc).Datasource(dsRef()).
 		Unit(unit).Height(4).Span(4).
 		GraphMode(common.BigValueGraphModeNone).ColorMode(common.BigValueColorModeValue).
-		ReduceOptions(common.NewReduceDataOptionsBuilder().Calcs([]string{"lastNotNull"}))
+		Orientation(common.VizOrientationAuto).
+		ReduceOptions(common.NewReduceDataOptionsBuilder().Values(false).Fields("").Calcs([]string{"lastNotNull"}))
 }
+
+// multiStat is a stat panel drawing one named tile per series, with fixed text sizes: auto
+// sizing shrinks long names in narrow tiles until they cannot be read.
+func multiStat(id uint32, title, desc, unit string) *stat.PanelBuilder {
+	return statPanel(id, title, desc, unit).ColorMode(common.BigValueColorModeBackground).
+		TextMode(common.BigValueTextModeValueAndName).
+		Text(common.NewVizTextDisplayOptionsBuilder().TitleSize(tileTitleSize).ValueSize(tileValueSize))
+}
+
+// Tile text sizes (px): a 20-character instance id fits a 160 px tile.
+const (
+	tileTitleSize = 13
+	tileValueSize = 22
+)
 
 // tilesPanel is the health grid: one coloured tile per resource, repeat-free (each series is a
 // tile), coloured by thresholds and named by the legend.
 func tilesPanel(id uint32, title, desc, unit string) *stat.PanelBuilder {
-	return stat.NewPanelBuilder().Id(id).Title(title).Description(desc).Datasource(dsRef()).
-		Unit(unit).Height(8).Span(24).
-		GraphMode(common.BigValueGraphModeNone).ColorMode(common.BigValueColorModeBackground).
-		TextMode(common.BigValueTextModeValueAndName).Orientation(common.VizOrientationAuto).
-		ReduceOptions(common.NewReduceDataOptionsBuilder().Calcs([]string{"lastNotNull"}))
+	return multiStat(id, title, desc, unit).Height(10).Span(24)
 }
 
 func tablePanel(id uint32, title, desc string) *table.PanelBuilder {

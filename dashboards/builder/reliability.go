@@ -67,14 +67,13 @@ func azDistribution(id uint32) *barchart.PanelBuilder {
 // azRisk rates each endpoint by how many AZs its instances span.
 func azRisk(id uint32) *stat.PanelBuilder {
 	azs := countBy([]string{lEP}, instancesPerAZ(lEP))
-	return statPanel(id, "AZ risk per endpoint",
+	return multiStat(id, "AZ risk per endpoint",
 		"Risk rating per endpoint from the AZs its instances span (with an inference component selected: the AZs its copies span): 3 or more AZs = Low (nothing to do); 2 AZs = Medium (rebalance, one AZ failure halves capacity); "+
 			"a single AZ, i.e. every other AZ has no instance = High (one AZ failure takes the endpoint offline). "+
 			"Colour is thresholds on this count until alarm state is available."+noteNoEngine, unitShort).
 		WithTarget(promInstant("A", "("+azs+" < bool 3) + ("+azs+" < bool 2)", "{{"+lEP+"}}")).
 		Mappings(stateMappings("Low", "Medium", "High")).Thresholds(stateThresholds()).
-		ColorMode(common.BigValueColorModeBackground).TextMode(common.BigValueTextModeValueAndName).
-		Height(8).Span(4).NoValue("No instances")
+		Height(8).Span(6).NoValue("No instances")
 }
 
 // scalingSel selects scaling events of the endpoint's ICs in the given directions.

@@ -15,6 +15,7 @@ import (
 type dashboard struct {
 	Panels []struct {
 		ID          int              `json:"id"`
+		Type        string           `json:"type"`
 		Title       string           `json:"title"`
 		Description string           `json:"description"`
 		Targets     []map[string]any `json:"targets"`

@@ -365,3 +365,19 @@ func TestEveryPanelFollowsEveryFilter(t *testing.T) {
 		}
 	}
 }
+
+// Vended metrics are missing altogether while OTel enrichment is off: every panel that reads
+// them says so in its empty state instead of showing 0.
+func TestVendedPanelsNameEnrichment(t *testing.T) {
+	for file, d := range decodeAll(t) {
+		for _, p := range d.Panels {
+			for _, tg := range p.Targets {
+				expr, _ := tg["expr"].(string)
+				if ReadsVended(expr) && !strings.Contains(p.Field.Defaults.NoValue, "vended metrics") {
+					t.Errorf("%s: panel %d %q reads vended metrics; its noValue %q does not mention them", file, p.ID, p.Title, p.Field.Defaults.NoValue)
+					break
+				}
+			}
+		}
+	}
+}

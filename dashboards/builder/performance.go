@@ -11,7 +11,12 @@ import (
 	sc "github.com/inferscope/sagemaker-datasource/pkg/semconv"
 )
 
-const noICs = "No inference components on this endpoint"
+// Empty states. Vended metrics (Invocations, latencies, errors, per-IC metrics) are missing
+// altogether while the account's OTel enrichment is off; those panels say so rather than 0.
+const (
+	noVended = "No vended metrics: is OTel enrichment on? (see Save & test)"
+	noICs    = "No inference components on this endpoint, or no vended metrics (OTel enrichment off)"
+)
 
 // Performance answers "is everything fine, and if not, which component is the problem?".
 func Performance() *dashboard.DashboardBuilder {
@@ -65,7 +70,7 @@ func errorRateStat(id uint32) *stat.PanelBuilder {
 	ratio := "100 * " + scopedCount(errors5xxV, nil, rangeWindow) + " / " + scopedCount(invocationsV, nil, rangeWindow)
 	return statPanel(id, "5XX error rate", "Share of invocations that failed with a 5XX in the time range. "+
 		"Normal: below 1 %. Above 5 %: model containers are failing; check Errors below and the model's logs."+noteNoEngine, unitPercent).
-		WithTarget(promInstant("A", ratio, "")).NoValue("0").Decimals(2).
+		WithTarget(promInstant("A", ratio, "")).NoValue(noVended).Decimals(2).
 		Thresholds(thresholds("green", step{1, "orange"}, step{5, "red"})).ColorMode(common.BigValueColorModeBackground)
 }
 
@@ -145,7 +150,7 @@ func invokeLatencyPanel(id uint32) *timeseries.PanelBuilder {
 		WithTarget(promRange("B", scopedQuantileMs(vPercentile, overheadV), "Overhead latency")).
 		OverrideByName("Model latency", []dashboard.DynamicConfigValue{colorProp("blue")}).
 		OverrideByName("Overhead latency", []dashboard.DynamicConfigValue{colorProp("orange")}).
-		Span(8)
+		NoValue(noVended).Span(8)
 }
 
 func streamingLatencyPanel(id uint32) *timeseries.PanelBuilder {
@@ -156,7 +161,7 @@ func streamingLatencyPanel(id uint32) *timeseries.PanelBuilder {
 		WithTarget(promRange("B", deltaQuantileMs(vPercentile, nil, firstChunk(sc.FirstChunkOverheadLatencyByAZ)), "First chunk · overhead")).
 		OverrideByName("First chunk · model", []dashboard.DynamicConfigValue{colorProp("blue")}).
 		OverrideByName("First chunk · overhead", []dashboard.DynamicConfigValue{colorProp("orange")}).
-		NoValue("No streaming invocations").Span(8)
+		NoValue("No streaming invocations, or no vended metrics (OTel enrichment off)").Span(8)
 }
 
 // firstChunk selects a first-chunk latency in its finest published form, per AZ and
@@ -184,7 +189,7 @@ func trafficPerInstance(id uint32) *timeseries.PanelBuilder {
 			"Click a series to filter the dashboard by that instance."+noteNoEngine, unitReqPerSec).
 		WithTarget(promRange("A", expr, "{{"+sc.DimInstanceID+"}}")).
 		OverrideByRegexp(".*", []dashboard.DynamicConfigValue{linksProp(instanceLink(dashref.Performance, fieldLabel(sc.DimInstanceID)))}).
-		Span(8)
+		NoValue(noVended).Span(8)
 }
 
 func trafficPerCopy(id uint32) *timeseries.PanelBuilder {
@@ -200,13 +205,13 @@ func trafficPerCopy(id uint32) *timeseries.PanelBuilder {
 // trafficPerAZ shows every AZ of the fleet, with zero where no request lands, so a dead AZ is a
 // visible flat line at 0 rather than a missing series.
 func trafficPerAZ(id uint32, uid string) *timeseries.PanelBuilder {
-	expr := scopedPerSecond(invocationsV, []string{lAZ}) + " or " + fleetAZs()
+	expr := scopedPerSecond(invocationsV, []string{lAZ}) + " or (" + fleetAZs() + " and on () " + anyVended() + ")"
 	return timeseriesPanel(id, "Requests per Availability Zone",
 		"Invocations per second per AZ, with every AZ the fleet runs in drawn even at zero. "+
 			"Normal: roughly proportional to the instances in each AZ. An AZ at zero while others are loaded is a routing or placement problem: "+
 			"check Reliability → AZ distribution and the endpoint's instances in that AZ."+noteNoEngine, unitReqPerSec).
 		WithTarget(promRange("A", expr, "{{"+lAZ+"}}")).
-		Thresholds(thresholds("green")).Span(8).
+		Thresholds(thresholds("green")).NoValue(noVended).Span(8).
 		OverrideByRegexp(".*", []dashboard.DynamicConfigValue{linksProp(link("Show this AZ", drillURL(uid, setVar{dashref.VarAZ, fieldLabel(lAZ)})))})
 }
 
@@ -286,7 +291,7 @@ func errorsPanel(id uint32) *timeseries.PanelBuilder {
 		WithTarget(promRange("E", djl, "container 5XX {{"+lFW+"}}")).
 		OverrideByName("4XX", []dashboard.DynamicConfigValue{colorProp("yellow")}).
 		OverrideByName("5XX", []dashboard.DynamicConfigValue{colorProp("red")}).
-		Min(0)
+		NoValue(noVended).Min(0)
 }
 
 func icErrorRatioPanel(id uint32) *timeseries.PanelBuilder {

@@ -259,6 +259,18 @@ func instancesPerAZ(extra ...string) string {
 	return countBy(append([]string{lAZ}, extra...), instanceSeries(append([]string{lAZ}, extra...)...))
 }
 
+// ReadsVended reports whether a query reads enriched vended metrics: their selectors alone
+// match CloudWatch dimension names, and they are missing while OTel enrichment is off.
+func ReadsVended(expr string) bool {
+	return strings.Contains(expr, label(sc.DimEndpointName)+"=~") || strings.Contains(expr, label(sc.DimInferenceComponentName)+"=~")
+}
+
+// anyVended is one series while vended metrics arrive for the selected endpoints: zeros
+// drawn for quiet AZs only make sense when the traffic metric exists at all.
+func anyVended() string {
+	return "count (" + classic(sc.InvocationsByInstanceID) + ")"
+}
+
 // fleetAZs lists every AZ the fleet runs in, with value 0, so that an AZ the selection does not
 // use shows up as an explicit zero rather than disappearing.
 func fleetAZs() string {

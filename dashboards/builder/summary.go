@@ -13,7 +13,7 @@ func invocationsStat(id uint32) *stat.PanelBuilder {
 	return statPanel(id, "Invocations", "Requests served in the time range (sum of the delta Invocations metric). "+
 		"Normal: tracks your traffic. A drop to near zero with instances up means clients cannot reach the endpoint: check Errors and Traffic distribution."+noteNoEngine, unitShort).
 		WithTarget(promInstant("A", scopedCount(invocationsV, nil, rangeWindow), "")).
-		NoValue("0").Thresholds(thresholds("blue"))
+		NoValue(noVended).Thresholds(thresholds("blue"))
 }
 
 func instancesStat(id uint32) *stat.PanelBuilder {

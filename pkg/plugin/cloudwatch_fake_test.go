@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -28,7 +29,8 @@ type fakeCloudWatch struct {
 	region, service string
 	clockOffset     time.Duration     // the server's clock minus real time
 	denied          map[string]string // path → IAM action refused with AccessDeniedException
-	series          string            // JSON data of /api/v1/series; default: no series
+	series          string            // JSON data of /api/v1/series for the SageMaker probes; default: no series
+	vendedSeries    string            // JSON data of /api/v1/series for the enrichment probe; default: no series
 	queryStatus     int               // when set, /api/v1/query answers this status with a Prometheus error
 	requests        atomic.Int64
 	url             string
@@ -67,6 +69,9 @@ func (f *fakeCloudWatch) start(t *testing.T) *fakeCloudWatch {
 			fmt.Fprint(w, `{"status":"success","data":["__name__"]}`)
 		case "/api/v1/series":
 			data := f.series
+			if _ = r.ParseForm(); slices.Contains(r.Form["match[]"], "Invocations") {
+				data = f.vendedSeries
+			}
 			if data == "" {
 				data = "[]"
 			}

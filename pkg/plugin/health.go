@@ -63,6 +63,9 @@ func (d *Datasource) checkHealth(ctx context.Context) *backend.CheckHealthResult
 				d.endpoint, int(sageMakerLookback.Hours()), strings.Join(sageMakerProbes, ", ")),
 		}
 	}
+	if warning := d.enrichmentWarning(ctx, now); warning != "" {
+		return &backend.CheckHealthResult{Status: backend.HealthStatusOk, Message: warning}, nil
+	}
 	return &backend.CheckHealthResult{
 		Status:  backend.HealthStatusOk,
 		Message: fmt.Sprintf("Connected to CloudWatch (%s): queries and metric discovery work and SageMaker metrics are present.", d.endpoint),

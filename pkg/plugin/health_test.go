@@ -24,10 +24,17 @@ func TestCheckHealth(t *testing.T) {
 		wantNoCall bool
 	}{
 		{
-			name:       "healthy with SageMaker metrics",
-			server:     &fakeCloudWatch{region: region, series: `[{"__name__":"DCGM_FI_DEV_GPU_UTIL","@resource.host.id":"i-1"}]`},
+			name: "healthy with SageMaker metrics",
+			server: &fakeCloudWatch{region: region, series: `[{"__name__":"DCGM_FI_DEV_GPU_UTIL","@resource.host.id":"i-1"}]`,
+				vendedSeries: `[{"__name__":"Invocations","EndpointName":"ep"}]`},
 			wantStatus: backend.HealthStatusOk,
 			want:       []string{"SageMaker metrics are present"},
+		},
+		{
+			name:       "native metrics without enriched vended metrics: OTel enrichment is off",
+			server:     &fakeCloudWatch{region: region, series: `[{"__name__":"DCGM_FI_DEV_GPU_UTIL","@resource.host.id":"i-1"}]`},
+			wantStatus: backend.HealthStatusOk,
+			want:       []string{"no enriched vended metrics", "OTel metric enrichment", "start-otel-enrichment", "Invocations", "No vended metrics"},
 		},
 		{
 			name:       "healthy but no SageMaker metrics yet",

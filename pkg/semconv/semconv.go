@@ -47,6 +47,11 @@ const (
 	ScaleIn  = "ScaleIn"
 )
 
+// EnrichmentSwitch names the account settings without which the vended metrics (Invocations,
+// latencies, errors) are not published as OTel series (catalog §2).
+const EnrichmentSwitch = `OTel enrichment of vended metrics (CloudWatch → Settings → "OTel metric enrichment", or aws cloudwatch start-otel-enrichment, ` +
+	`with "Resource tags for telemetry": aws observabilityadmin start-telemetry-enrichment)`
+
 // Scope name of enriched SageMaker vended metrics [I: catalog §3.5].
 const ScopeSageMakerVended = "cloudwatch.aws/sagemaker"
 

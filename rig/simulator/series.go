@@ -14,8 +14,9 @@ import (
 // series is one label set built once, with the storage reference the appender returned, so a
 // steady-state append is a map-free, allocation-free call.
 type series struct {
-	lbls labels.Labels
-	ref  storage.SeriesRef
+	lbls   labels.Labels
+	ref    storage.SeriesRef
+	vended bool // an enriched vended metric: absent while OTel enrichment is off
 }
 
 // labelSet builds label sets from name/value pair groups; it counts what it creates.
@@ -37,7 +38,8 @@ func (ls *labelSet) make(name, typ string, groups ...[]string) series {
 	}
 	ls.b.Sort()
 	ls.count++
-	return series{lbls: ls.b.Labels()}
+	l := ls.b.Labels()
+	return series{lbls: l, vended: l.Get(semconv.LabelScopeName) == semconv.ScopeSageMakerVended}
 }
 
 func (ls *labelSet) hist(name string, bounds []float64, delta bool, groups ...[]string) *histSeries {
@@ -138,9 +140,10 @@ func (h *histSeries) next() *histogram.Histogram {
 
 // writer wraps one appender transaction and keeps the first error.
 type writer struct {
-	app     storage.Appender
-	samples int
-	err     error
+	app      storage.Appender
+	samples  int
+	err      error
+	noVended bool // enrichment-off: vended series are not written
 }
 
 // finish commits the transaction, or rolls it back after an append error.
@@ -156,7 +159,7 @@ func (w *writer) finish() (int, error) {
 }
 
 func (w *writer) float(s *series, t int64, v float64) {
-	if w.err != nil {
+	if w.err != nil || (w.noVended && s.vended) {
 		return
 	}
 	ref, err := w.app.Append(s.ref, s.lbls, t, v)
@@ -170,7 +173,10 @@ func (w *writer) float(s *series, t int64, v float64) {
 
 // hist appends the histogram's state; delta histograms start a new interval afterwards.
 func (w *writer) hist(h *histSeries, t int64) {
-	if w.err != nil {
+	if w.err != nil || (w.noVended && h.vended) {
+		if h.delta {
+			h.reset()
+		}
 		return
 	}
 	ref, err := w.app.AppendHistogram(h.ref, h.lbls, t, h.next(), nil)

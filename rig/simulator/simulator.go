@@ -38,6 +38,7 @@ type Simulator struct {
 	incidentFrom         int64
 	crash                *copySim
 	ice                  *iceSim
+	noVended             bool // enrichment-off
 }
 
 // Incidents start this long before the end of the backfilled history, so queries over the
@@ -162,7 +163,7 @@ func (s *Simulator) appendAt(ctx context.Context, app storage.Appendable, t int6
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			w := &writer{app: app.Appender(ctx)}
+			w := &writer{app: app.Appender(ctx), noVended: s.noVended}
 			for j := next.Add(1) - 1; j < int64(len(s.eps)); j = next.Add(1) - 1 {
 				s.tickEndpoint(w, s.eps[j], t, dt, first)
 			}
@@ -171,7 +172,7 @@ func (s *Simulator) appendAt(ctx context.Context, app storage.Appendable, t int6
 	}
 	wg.Wait()
 	if s.ice != nil {
-		w := &writer{app: app.Appender(ctx)}
+		w := &writer{app: app.Appender(ctx), noVended: s.noVended}
 		s.iceEvents(w, t)
 		counts[len(errs)-1], errs[len(errs)-1] = w.finish()
 	}

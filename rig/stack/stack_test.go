@@ -147,6 +147,11 @@ var scenarioChecks = map[string][]check{
 			above("", 0.8), func(m map[string]float64) bool { return len(m) == 0 || m[""] < 0.5 }},
 		{`max(max_over_time(model_download_time[4h]) / max_over_time(cold_start_duration[4h]))`, "", above("", 0.8), below("", 0.5)},
 	},
+	"enrichment-off": {
+		// Native series arrive, enriched vended metrics do not.
+		{`count(Invocations)`, "", empty, above("", 0.5)},
+		{`count(DCGM_FI_DEV_GPU_UTIL)`, "", above("", 0.5), above("", 0.5)},
+	},
 	"gpu-degrade": {
 		// One GPU hot and thermally throttled, with XID 48 (double-bit ECC) raised.
 		{`count(DCGM_FI_DEV_GPU_TEMP >= 87 and on (UUID) DCGM_FI_DEV_CLOCK_THROTTLE_REASONS == 96)`, "", above("", 0.5), empty},

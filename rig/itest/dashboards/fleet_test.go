@@ -570,3 +570,33 @@ func TestEveryFilterNarrowsEveryPanel(t *testing.T) {
 		}
 	}
 }
+
+// With OTel enrichment off, every query of a vended metric comes back empty, so its panel shows
+// its "no vended metrics" state instead of zeros (the per-AZ traffic zeros included), while
+// the native panels keep their data.
+func TestEnrichmentOffShowsNoZeros(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the emulator with a simulated fleet")
+	}
+	f := startFleet(t, "enrichment-off")
+	targets := allTargets(t)
+	vended := 0
+	for k, refs := range targets {
+		for ref, dt := range refs {
+			expr, _ := dt.target["expr"].(string)
+			if !builder.ReadsVended(expr) {
+				continue
+			}
+			vended++
+			if r := f.run(t, dt, nil); len(r) != 0 {
+				t.Errorf("%s/%s reads vended metrics yet returned %d series with enrichment off: %v", k, ref, len(r), r)
+			}
+		}
+	}
+	if vended < 10 {
+		t.Fatalf("only %d targets read vended metrics", vended)
+	}
+	if r := f.run(t, targets["performance/7"]["A"], nil); len(r) == 0 {
+		t.Error("the KV cache panel (engine series) lost its data too")
+	}
+}

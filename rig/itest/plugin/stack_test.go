@@ -22,10 +22,16 @@ import (
 // datasource (production client factory) configured for it the way a user would.
 func startStack(t *testing.T) (*stack.Stack, *plugin.Datasource) {
 	t.Helper()
+	return startScenario(t, "healthy")
+}
+
+// startScenario is startStack with another scenario of the simulator.
+func startScenario(t *testing.T, scenario string) (*stack.Stack, *plugin.Datasource) {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("skipped with -short: backfills a simulated fleet into a TSDB and serves the emulator")
 	}
-	st, err := stack.Start(context.Background(), stack.Options{History: 30 * time.Minute})
+	st, err := stack.Start(context.Background(), stack.Options{Scenario: scenario, History: 30 * time.Minute})
 	if err != nil {
 		t.Fatalf("starting the emulator stack: %v", err)
 	}
@@ -42,6 +48,19 @@ func startStack(t *testing.T) (*stack.Stack, *plugin.Datasource) {
 	}
 	t.Cleanup(d.Dispose)
 	return st, d
+}
+
+// With OTel enrichment off the account still publishes native series, and Save & test names
+// the switch that brings the vended ones.
+func TestHealthWarnsWhenEnrichmentIsOff(t *testing.T) {
+	_, d := startScenario(t, "enrichment-off")
+	res, err := d.CheckHealth(context.Background(), &backend.CheckHealthRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != backend.HealthStatusOk || !strings.Contains(res.Message, semconv.EnrichmentSwitch) || strings.Contains(res.Message, "SageMaker metrics are present.") {
+		t.Errorf("health %v: %s", res.Status, res.Message)
+	}
 }
 
 func TestAgainstEmulator(t *testing.T) {

@@ -3,6 +3,8 @@ package builder
 import (
 	"github.com/grafana/grafana-foundation-sdk/go/common"
 	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
+	"github.com/grafana/grafana-foundation-sdk/go/heatmap"
+	"github.com/grafana/grafana-foundation-sdk/go/prometheus"
 	"github.com/grafana/grafana-foundation-sdk/go/stat"
 	"github.com/grafana/grafana-foundation-sdk/go/table"
 	"github.com/grafana/grafana-foundation-sdk/go/timeseries"
@@ -40,7 +42,11 @@ func Performance() *dashboard.DashboardBuilder {
 		WithRow(dashboard.NewRowBuilder("Engine and request pressure").Id(160)).
 		WithPanel(kvPanel(dashref.PerfEnginePressure.ID)).WithPanel(runningWaitingPanel(27)).WithPanel(preemptionsPanel(28)).WithPanel(concurrencyPerCopy(29)).
 		WithRow(dashboard.NewRowBuilder("Errors").Id(170)).
-		WithPanel(errorsPanel(dashref.PerfErrors.ID)).WithPanel(icErrorRatioPanel(30))
+		WithPanel(errorsPanel(dashref.PerfErrors.ID)).WithPanel(icErrorRatioPanel(30)).
+		WithRow(dashboard.NewRowBuilder("Per model").Id(180)).
+		WithPanel(modelTable(31)).WithPanel(prefixCachePanel(32)).WithPanel(finishReasonsPanel(33)).WithPanel(queueTimePanel(34)).
+		WithPanel(latencyHeatmap(35, "TTFT distribution", ttftPair, "time to first token")).
+		WithPanel(latencyHeatmap(36, "ITL distribution", itlPair, "inter-token latency"))
 }
 
 // newDashboard carries the settings all three dashboards share.
@@ -307,4 +313,81 @@ func icErrorRatioPanel(id uint32) *timeseries.PanelBuilder {
 		Thresholds(thresholds("green", step{1, "orange"}, step{5, "red"})).
 		ThresholdsStyle(common.NewGraphThresholdsStyleConfigBuilder().Mode(common.GraphThresholdsStyleModeDashed)).
 		NoValue(noICs).Min(0)
+}
+
+// Per model: the same questions asked per served model (the engines' model_name), for fleets
+// where one model runs behind several endpoints or ICs.
+
+var byModel = []string{sc.LabelModelName, lFW}
+
+// modelTable: one row per served model and framework over the time range.
+func modelTable(id uint32) *table.PanelBuilder {
+	lat := func(q string, p enginePair) string { return engineQuantile(q, byModel, p, rangeWindow) }
+	sec := props(prop("unit", unitSeconds), cellBackground(), thresholdProp("green", step{2, "orange"}, step{5, "red"}))
+	ms := props(prop("unit", unitSeconds), prop("decimals", 3))
+	tps := props(prop("unit", unitTokensPerSec), prop("decimals", 0))
+	errs := sumBy(byModel, rate(engine(sc.VLLMRequestSuccess, re(sc.LabelFinishedReason, "abort|error")), rangeWindow))
+	tb := tablePanel(id, "Models",
+		"One row per served model (and framework) over the time range: requests/s (from the engine's end-to-end histogram), TTFT and ITL P50/P99, "+
+			"input and output tokens/s, failed requests/s (vLLM finish reason abort or error; SGLang does not report it: empty) and the fullest KV cache now. "+
+			"Compare a model across frameworks or against its benchmark; a model whose TTFT P99 is far above its P50 queues under bursts. "+
+			"Use the Model variable to narrow every engine panel to one model.").
+		Height(8).SortBy(sortBy("Requests/s", true))
+	return columnsTable(tb, []labelCol{{sc.LabelModelName, "Model", nil}, {lFW, "Framework", nil}}, []valueCol{
+		{sumBy(byModel, "histogram_count("+rate(engine(e2ePair.vllm), rangeWindow)+") or histogram_count("+rate(engine(e2ePair.sglang), rangeWindow)+")"), "Requests/s", props(prop("unit", unitReqPerSec), prop("decimals", 2))},
+		{lat("0.5", ttftPair), "TTFT P50", sec},
+		{lat("0.99", ttftPair), "TTFT P99", sec},
+		{lat("0.5", itlPair), "ITL P50", ms},
+		{lat("0.99", itlPair), "ITL P99", ms},
+		{engineRate(byModel, promptPair, rangeWindow), "Input tok/s", tps},
+		{engineRate(byModel, generatedPair, rangeWindow), "Output tok/s", tps},
+		{errs, "Failed/s", props(prop("unit", unitReqPerSec), cellBackground(), thresholdProp("transparent", step{0.01, "orange"}, step{0.1, "red"}))},
+		{engineGauge("max", byModel, kvPair), "KV cache", props(prop("unit", unitRatio), prop("min", 0), prop("max", 1), cellGauge(), thresholdProp("green", step{0.8, "orange"}, step{0.95, "red"}))},
+	})
+}
+
+func prefixCachePanel(id uint32) *timeseries.PanelBuilder {
+	vllm := sumBy(byModel, rate(engine(sc.VLLMPrefixHits), rateWindow)) + " / " + sumBy(byModel, rate(engine(sc.VLLMPrefixQueries), rateWindow))
+	return timeseriesPanel(id, "Prefix cache hit rate",
+		"Share of prompt tokens served from the prefix cache per model: vLLM's hit and query token counters, SGLang's radix-cache hit rate. "+
+			"High hit rates (shared system prompts, chat history) cut prefill time and TTFT. A drop = prompts changed (new system prompt, longer unique context) "+
+			"or the cache is evicted under KV pressure (check KV cache utilisation).", unitRatio).
+		WithTarget(promRange("A", vllm+" or "+avgBy(byModel, engine(sc.SGLangCacheHitRate)), "{{"+sc.LabelModelName+"}} · {{"+lFW+"}}")).
+		Min(0).Max(1).Span(8)
+}
+
+func finishReasonsPanel(id uint32) *timeseries.PanelBuilder {
+	return stackedPanel(id, "Finish reasons",
+		"Completed requests per second by why generation stopped (vLLM): stop = the model ended its answer, length = it hit max_tokens, "+
+			"abort = the client went away, error = the engine failed the request. A rising length share = answers cut off (raise max_tokens or shorten prompts); "+
+			"abort rising with TTFT = users give up waiting. SGLang does not export finish reasons.", unitReqPerSec).
+		WithTarget(promRange("A", sumBy([]string{sc.LabelModelName, sc.LabelFinishedReason}, rate(engine(sc.VLLMRequestSuccess), rateWindow)),
+			"{{"+sc.LabelFinishedReason+"}} · {{"+sc.LabelModelName+"}}")).
+		Span(8)
+}
+
+var queuePair = enginePair{sc.VLLMQueueTime, sc.SGLangQueueTime}
+
+func queueTimePanel(id uint32) *timeseries.PanelBuilder {
+	return timeseriesPanel(id, "Queue time",
+		"Time requests wait in the engine before they are scheduled, at the selected percentile, per model. Normal: near zero. "+
+			"Rising queue time with flat model latency is the reading rule of the latency breakdown: the engine holds requests (KV cache full or concurrency cap).", unitSeconds).
+		WithTarget(promRange("A", engineQuantile(vPercentile, byModel, queuePair, rateWindow), "{{"+sc.LabelModelName+"}} · {{"+lFW+"}}")).
+		Span(8)
+}
+
+// latencyHeatmap draws an engine latency histogram over time from the native histogram's own
+// buckets. vLLM and SGLang use different buckets, which do not add up: the heatmap shows vLLM
+// when the selection has both; choose a model or framework to see the other.
+func latencyHeatmap(id uint32, title string, p enginePair, what string) *heatmap.PanelBuilder {
+	expr := sumBy(nil, rate(engine(p.vllm), rateWindow)) + " or " + sumBy(nil, rate(engine(p.sglang), rateWindow))
+	return heatmap.NewPanelBuilder().Id(id).Title(title).Datasource(dsRef()).Unit(unitSeconds).Height(8).Span(12).
+		Description("Distribution of " + what + " over time, from the engine's native histogram: each column is one step, darker cells hold more requests. " +
+			"A second band above the usual one = a subset of requests is slow (one copy, long prompts); the whole band moving up = everything slowed. " +
+			"vLLM and SGLang buckets differ and cannot be added: with both in the selection the vLLM histogram is shown; pick a Model or Framework for one engine.").
+		WithTarget(promRange("A", expr, "").Format(prometheus.PromQueryFormatHeatmap)).
+		Calculate(false).
+		Color(heatmap.NewHeatmapColorOptionsBuilder().Mode(heatmap.HeatmapColorModeScheme).Scheme("Oranges").Exponent(0.5).Steps(64).Fill("dark-orange").Reverse(false)).
+		YAxis(heatmap.NewYAxisConfigBuilder().Unit(unitSeconds)).
+		CellGap(1).NoValue("No engine latency histogram for this selection")
 }

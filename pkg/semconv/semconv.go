@@ -114,6 +114,8 @@ const (
 	VLLMITL              = "vllm:inter_token_latency_seconds"
 	VLLME2E              = "vllm:e2e_request_latency_seconds"
 	VLLMQueueTime        = "vllm:request_queue_time_seconds"
+	VLLMPrefixQueries    = "vllm:prefix_cache_queries_total" // tokens looked up in the prefix cache
+	VLLMPrefixHits       = "vllm:prefix_cache_hits_total"    // tokens found there
 )
 
 // SGLang engine metrics.
@@ -128,6 +130,7 @@ const (
 	SGLangITL              = "sglang:inter_token_latency_seconds"
 	SGLangE2E              = "sglang:e2e_request_latency_seconds"
 	SGLangQueueTime        = "sglang:queue_time_seconds"
+	SGLangCacheHitRate     = "sglang:cache_hit_rate" // prefix (radix) cache hit ratio 0-1
 )
 
 // DJL Serving / LMI metrics (no TTFT/KV: panels show them empty, not zero).

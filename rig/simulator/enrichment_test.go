@@ -25,3 +25,27 @@ func TestEnrichmentOff(t *testing.T) {
 		}
 	}
 }
+
+// Prefix caches: vLLM counts looked-up and found prompt tokens, SGLang reports a ratio; both
+// give a hit rate between 0 and 1 per model, lower when kv-saturation sends long new contexts.
+func TestPrefixCacheHitRate(t *testing.T) {
+	vllm := `sum by (model_name) (rate({"vllm:prefix_cache_hits_total"}[30m])) / sum by (model_name) (rate({"vllm:prefix_cache_queries_total"}[30m]))`
+	sgl := `avg by (model_name) ({"sglang:cache_hit_rate"})`
+	healthy, saturated := backfilled(t, "healthy", 2), backfilled(t, "kv-saturation", 2)
+	for _, expr := range []string{vllm, sgl} {
+		rates := query(t, healthy, expr, sc.LabelModelName)
+		if len(rates) == 0 {
+			t.Fatalf("no hit rate: %s", expr)
+		}
+		for m, r := range rates {
+			if !(r > 0.1 && r < 0.7) {
+				t.Errorf("%s hit rate %g, want within the simulated 0.15–0.65", m, r)
+			}
+		}
+	}
+	h, s := query(t, healthy, vllm, sc.LabelModelName), query(t, saturated, vllm, sc.LabelModelName)
+	llama := "meta-llama/Llama-3.1-8B-Instruct"
+	if !(s[llama] < h[llama]) {
+		t.Errorf("kv-saturation hit rate of %s %g, healthy %g: long new prompts should hit less", llama, s[llama], h[llama])
+	}
+}

@@ -148,6 +148,8 @@ func (s *Simulator) writeEngine(w *writer, c *copySim, p *engineParams, done uin
 	}
 	c.nPrompt += float64(done) * p.prompt
 	c.nGen += float64(done) * p.output
+	// Longer prompts than usual (kv-saturation) are new context: fewer cached prefixes.
+	hit := c.g.prefixHit * float64(c.g.model.PromptTokens) / p.prompt
 	w.float(&c.running, t, math.Round(st.running))
 	w.float(&c.waiting, t, math.Round(st.waiting))
 	w.float(&c.kv, t, st.kv)
@@ -160,9 +162,15 @@ func (s *Simulator) writeEngine(w *writer, c *copySim, p *engineParams, done uin
 			c.finished[i].add(float64(done) * finishedShare[i])
 			w.float(&c.success[i], t, c.finished[i].emitted)
 		}
+		c.nPrefixQ += float64(done) * p.prompt
+		c.nPrefixHit += float64(done) * p.prompt * hit
+		w.float(&c.prefixQ, t, c.nPrefixQ)
+		w.float(&c.prefixHit, t, c.nPrefixHit)
 	} else {
-		// SGLang exposes retractions as a gauge of the current interval.
+		// SGLang exposes retractions as a gauge of the current interval, and its radix-cache
+		// hit rate as a ratio.
 		w.float(&c.preempt, t, math.Round(st.preemptRate*dt))
+		w.float(&c.prefixHit, t, hit)
 	}
 	c.ttft.observe(done, st.ttft, sigmaTTFT)
 	c.itl.observe(done*uint64(max(p.output-1, 1)), st.itl, sigmaITL)
@@ -314,7 +322,7 @@ func (s *Simulator) autoscale(w *writer, g *groupSim, t int64) {
 // restart starts a copy's engine from zero, as a new container does.
 func (c *copySim) restart() {
 	c.active = true
-	c.backlog, c.nPrompt, c.nGen, c.nPreempt, c.n2xx, c.n5xx = 0, 0, 0, 0, 0, 0
+	c.backlog, c.nPrompt, c.nGen, c.nPreempt, c.n2xx, c.n5xx, c.nPrefixQ, c.nPrefixHit = 0, 0, 0, 0, 0, 0, 0, 0
 	c.finished = [4]counter{}
 	for _, h := range []*histSeries{c.ttft, c.itl, c.e2e, c.queue} {
 		if h != nil {

@@ -51,8 +51,11 @@ type groupSim struct {
 	model   fleet.Model
 	traffic fleet.Traffic
 	key     uint64 // seed for bursts
-	slots   []*copySim
-	active  int
+	// prefixHit is the share of prompt tokens found in the prefix cache (shared system
+	// prompts and chat history), fixed per model deployment.
+	prefixHit float64
+	slots     []*copySim
+	active    int
 	// autoscaling
 	scaling         bool
 	lastScale       int64
@@ -86,6 +89,8 @@ type copySim struct {
 	// engine series (vLLM and SGLang)
 	running, waiting, kv       series
 	promptTok, genTok, preempt series
+	prefixQ, prefixHit         series // vLLM prefix-cache counters, SGLang's hit-rate gauge in prefixHit
+	nPrefixQ, nPrefixHit       float64
 	success                    [4]series
 	ttft, itl, e2e, queue      *histSeries
 	nPrompt, nGen, nPreempt    float64
@@ -219,7 +224,8 @@ func (s *Simulator) build() error {
 }
 
 func (s *Simulator) newGroup(ep *endpointSim, name, engine string, m fleet.Model, t fleet.Traffic) *groupSim {
-	return &groupSim{ep: ep, name: name, engine: engine, model: m, traffic: t, key: s.hash(ep.cfg.Name, name, "traffic"), promptFactor: 1, maxSeqs: m.MaxNumSeqs}
+	return &groupSim{ep: ep, name: name, engine: engine, model: m, traffic: t, key: s.hash(ep.cfg.Name, name, "traffic"), promptFactor: 1, maxSeqs: m.MaxNumSeqs,
+		prefixHit: 0.15 + 0.5*float64(s.hash(ep.cfg.Name, name, "prefix")%1000)/1000}
 }
 
 func newVendedCounts(ls *labelSet, inv, e4, e5, model string, groups ...[]string) vendedCounts {
@@ -333,6 +339,8 @@ func (s *Simulator) buildCopy(g *groupSim, in *instSim, sl fleet.Slot, epLabels,
 		for i, r := range finishedReasons {
 			c.success[i] = ls.make(sc.VLLMRequestSuccess, sc.TypeCounter, append(all, []string{sc.LabelFinishedReason, r})...)
 		}
+		c.prefixQ = ls.make(sc.VLLMPrefixQueries, sc.TypeCounter, all...)
+		c.prefixHit = ls.make(sc.VLLMPrefixHits, sc.TypeCounter, all...)
 		c.ttft = ls.hist(sc.VLLMTTFT, vllmTTFTBuckets, false, all...)
 		c.itl = ls.hist(sc.VLLMITL, vllmITLBuckets, false, all...)
 		c.e2e = ls.hist(sc.VLLME2E, vllmE2EBuckets, false, all...)
@@ -345,6 +353,7 @@ func (s *Simulator) buildCopy(g *groupSim, in *instSim, sl fleet.Slot, epLabels,
 		c.waiting = ls.make(sc.SGLangQueued, sc.TypeGauge, sched...)
 		c.kv = ls.make(sc.SGLangTokenUsage, sc.TypeGauge, sched...)
 		c.preempt = ls.make(sc.SGLangRetracted, sc.TypeGauge, sched...)
+		c.prefixHit = ls.make(sc.SGLangCacheHitRate, sc.TypeGauge, sched...)
 		c.promptTok = ls.make(sc.SGLangPromptTokens, sc.TypeCounter, tok...)
 		c.genTok = ls.make(sc.SGLangGenerationTokens, sc.TypeCounter, tok...)
 		c.ttft = ls.hist(sc.SGLangTTFT, sglTTFTBuckets, false, tok...)

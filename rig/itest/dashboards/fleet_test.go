@@ -349,6 +349,14 @@ func TestScenarioPanels(t *testing.T) {
 		{"model-crash", "performance/8", "B", nil, func(r result) bool { return r.maxLast() > 0.2 }},
 		{"scaling-not-firing", "reliability/2", "D", nil, func(r result) bool { return len(r) > 0 }},
 		{"slow-cold-start", "reliability/3", "A", nil, func(r result) bool { return r.maxLast() > 200 }},
+		// GPU health row: one GPU overheats, throttles and reports XID 48 with an uncorrectable ECC error.
+		{"gpu-degrade", "capacity/41", "A", nil, func(r result) bool { return r.maxLast() >= 87 }},
+		{"gpu-degrade", "capacity/44", "A", nil, func(r result) bool { return r.maxLast() >= 1 }},
+		{"gpu-degrade", "capacity/40", "A", nil, func(r result) bool { return len(r) == 1 && r.maxLast() == 48 }},
+		{"gpu-degrade", "capacity/40", "B", nil, func(r result) bool { return len(r) == 1 && r.maxLast() >= 1 }},
+		// Per model: the saturated model's TTFT P99 over the range, and its prefix-cache hit rate.
+		{"kv-saturation", "performance/31", "C", nil, func(r result) bool { return r.by(sc.LabelModelName)["meta-llama/Llama-3.1-8B-Instruct"] > 5 }},
+		{"kv-saturation", "performance/32", "A", nil, func(r result) bool { return r.by(sc.LabelModelName)["meta-llama/Llama-3.1-8B-Instruct"] < 0.3 }},
 		{"ice-exhaustion", "reliability/4", "B", nil, func(r result) bool {
 			// Regional exhaustion: one instance type failing in every AZ of the fleet.
 			azs := map[string]map[string]bool{}
@@ -499,11 +507,14 @@ func (f *fleetRun) fingerprint(t *testing.T, targets map[string]dashTarget, vars
 	return strings.Join(out, "\n")
 }
 
-// sameAtEveryScope are panels whose value on the default fleet does not change with the scope,
-// with the reason; their queries use every filter (TestEveryPanelFollowsEveryFilter).
+// sameAtEveryScope are panels (or panel/variable pairs) whose value on the default fleet does
+// not change with the scope, with the reason; their queries use every filter
+// (TestEveryPanelFollowsEveryFilter).
 var sameAtEveryScope = map[string]string{
 	"performance/14": "AZ skew: every endpoint is spread evenly over its AZs, so the skew is 0 at any scope",
 	"reliability/12": "AZ skew: as performance/14",
+	// panel/variable: the one filter the panel's value does not move with.
+	"performance/34/az": "queue time percentile: every copy of a model takes the same share of load, so each AZ's distribution is the whole's",
 }
 
 // Setting a filter variable changes what every panel shows (the filter reaches the data, not
@@ -539,8 +550,9 @@ func TestEveryFilterNarrowsEveryPanel(t *testing.T) {
 	// Panels whose healthy answer is the same at every scope are judged in a scenario that
 	// gives them something to narrow.
 	narrowIn := map[string]string{
-		"performance/9":  "kv-saturation", // no finding when healthy
-		"performance/28": "kv-saturation", // no preemption when healthy
+		"performance/9":  "kv-saturation",   // no finding when healthy
+		"performance/28": "kv-saturation",   // no preemption when healthy
+		"performance/34": "engine-queueing", // queue time near zero everywhere when healthy
 	}
 	runs := map[string]*fleetRun{"healthy": f}
 	var keys []string
@@ -561,7 +573,7 @@ func TestEveryFilterNarrowsEveryPanel(t *testing.T) {
 		f := runs[scenario]
 		all := f.fingerprint(t, targets[k], nil)
 		for _, v := range dashref.FilterVars {
-			if ignored[k][v] {
+			if _, same := sameAtEveryScope[k+"/"+v]; same || ignored[k][v] {
 				continue
 			}
 			if f.fingerprint(t, targets[k], map[string]string{v: values[v]}) == all {

@@ -326,10 +326,10 @@ func modelTable(id uint32) *table.PanelBuilder {
 	sec := props(prop("unit", unitSeconds), cellBackground(), thresholdProp("green", step{2, "orange"}, step{5, "red"}))
 	ms := props(prop("unit", unitSeconds), prop("decimals", 3))
 	tps := props(prop("unit", unitTokensPerSec), prop("decimals", 0))
-	errs := sumBy(byModel, rate(engine(sc.VLLMRequestSuccess, re(sc.LabelFinishedReason, "abort|error")), rangeWindow))
+	errs := sumBy(byModel, or(rate(engine(sc.VLLMRequestSuccess, re(sc.LabelFinishedReason, "abort|error")), rangeWindow), rate(engine(sc.SGLangAborted), rangeWindow)))
 	tb := tablePanel(id, "Models",
 		"One row per served model (and framework) over the time range: requests/s (from the engine's end-to-end histogram), TTFT and ITL P50/P99, "+
-			"input and output tokens/s, failed requests/s (vLLM finish reason abort or error; SGLang does not report it: empty) and the fullest KV cache now. "+
+			"input and output tokens/s, failed requests/s (vLLM finish reason abort or error, SGLang aborted requests) and the fullest KV cache now. "+
 			"Compare a model across frameworks or against its benchmark; a model whose TTFT P99 is far above its P50 queues under bursts. "+
 			"Use the Model variable to narrow every engine panel to one model.").
 		Height(8).SortBy(sortBy("Requests/s", true))
@@ -360,8 +360,9 @@ func finishReasonsPanel(id uint32) *timeseries.PanelBuilder {
 	return stackedPanel(id, "Finish reasons",
 		"Completed requests per second by why generation stopped (vLLM): stop = the model ended its answer, length = it hit max_tokens, "+
 			"abort = the client went away, error = the engine failed the request. A rising length share = answers cut off (raise max_tokens or shorten prompts); "+
-			"abort rising with TTFT = users give up waiting. SGLang does not export finish reasons.", unitReqPerSec).
-		WithTarget(promRange("A", sumBy([]string{sc.LabelModelName, sc.LabelFinishedReason}, rate(engine(sc.VLLMRequestSuccess), rateWindow)),
+			"abort rising with TTFT = users give up waiting. SGLang reports only its aborted requests.", unitReqPerSec).
+		WithTarget(promRange("A", sumBy([]string{sc.LabelModelName, sc.LabelFinishedReason}, rate(engine(sc.VLLMRequestSuccess), rateWindow))+" or "+
+			tag(sumBy([]string{sc.LabelModelName}, rate(engine(sc.SGLangAborted), rateWindow)), sc.LabelFinishedReason, "abort"),
 			"{{"+sc.LabelFinishedReason+"}} · {{"+sc.LabelModelName+"}}")).
 		Span(8)
 }

@@ -131,6 +131,7 @@ const (
 	SGLangE2E              = "sglang:e2e_request_latency_seconds"
 	SGLangQueueTime        = "sglang:queue_time_seconds"
 	SGLangCacheHitRate     = "sglang:cache_hit_rate" // prefix (radix) cache hit ratio 0-1
+	SGLangAborted          = "sglang:num_aborted_requests_total"
 )
 
 // DJL Serving / LMI metrics (no TTFT/KV: panels show them empty, not zero).

@@ -171,6 +171,8 @@ func (s *Simulator) writeEngine(w *writer, c *copySim, p *engineParams, done uin
 		// hit rate as a ratio.
 		w.float(&c.preempt, t, math.Round(st.preemptRate*dt))
 		w.float(&c.prefixHit, t, hit)
+		c.finished[abortIdx].add(float64(done) * finishedShare[abortIdx])
+		w.float(&c.success[abortIdx], t, c.finished[abortIdx].emitted)
 	}
 	c.ttft.observe(done, st.ttft, sigmaTTFT)
 	c.itl.observe(done*uint64(max(p.output-1, 1)), st.itl, sigmaITL)

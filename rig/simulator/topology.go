@@ -106,6 +106,9 @@ type copySim struct {
 
 var finishedReasons = [4]string{"stop", "length", "abort", "error"}
 
+// abortIdx is "abort" in finishedReasons.
+const abortIdx = 2
+
 // finishedShare is the mix of finish reasons for completed requests.
 var finishedShare = [4]float64{0.78, 0.205, 0.012, 0.003}
 
@@ -354,6 +357,7 @@ func (s *Simulator) buildCopy(g *groupSim, in *instSim, sl fleet.Slot, epLabels,
 		c.kv = ls.make(sc.SGLangTokenUsage, sc.TypeGauge, sched...)
 		c.preempt = ls.make(sc.SGLangRetracted, sc.TypeGauge, sched...)
 		c.prefixHit = ls.make(sc.SGLangCacheHitRate, sc.TypeGauge, sched...)
+		c.success[abortIdx] = ls.make(sc.SGLangAborted, sc.TypeCounter, tok...) // SGLang counts aborts, not the other reasons
 		c.promptTok = ls.make(sc.SGLangPromptTokens, sc.TypeCounter, tok...)
 		c.genTok = ls.make(sc.SGLangGenerationTokens, sc.TypeCounter, tok...)
 		c.ttft = ls.hist(sc.SGLangTTFT, sglTTFTBuckets, false, tok...)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/grafana/grafana-foundation-sdk/go/cog"
 	"github.com/grafana/grafana-foundation-sdk/go/common"
 	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
 	"github.com/grafana/grafana-foundation-sdk/go/stat"
@@ -39,7 +40,76 @@ func Capacity() *dashboard.DashboardBuilder {
 		WithPanel(diskIOPanel(26)).
 		WithRow(dashboard.NewRowBuilder("GPU health").Id(130)).
 		WithPanel(gpuThermalPanel(dashref.CapGPUThermal.ID)).WithPanel(throttlePanel(44)).WithPanel(powerPanel(42)).
-		WithPanel(smPanel(43)).WithPanel(interconnectPanel(45)).WithPanel(gpuErrorsTable(dashref.CapGPUErrors.ID))
+		WithPanel(smPanel(43)).WithPanel(interconnectPanel(45)).WithPanel(gpuErrorsTable(dashref.CapGPUErrors.ID)).
+		WithRow(dashboard.NewRowBuilder("Will it fit?").Id(140)).
+		WithPanel(fitTotalStat(48)).WithPanel(fitPerAZStat(49)).WithPanel(fitTable(47)).WithPanel(placementTable(46)).
+		WithVariable(fitVar(dashref.VarFitGPUs, "GPUs per copy", "GPUs one copy of the model needs (tensor-parallel degree).", "1")).
+		WithVariable(fitVar(dashref.VarFitMemGiB, "GPU memory per copy (GiB)", "GPU memory one copy needs in total: weights plus the KV cache you want, GiB.", "16"))
+}
+
+// fitVar is an input of the "Will it fit?" calculator.
+func fitVar(name, label, desc, value string) *dashboard.TextBoxVariableBuilder {
+	return dashboard.NewTextBoxVariableBuilder(name).Label(label).Description(desc).
+		DefaultValue(dashboard.StringOrMap{String: cog.ToPtr(value)}).Current(option(value, value))
+}
+
+// fitGPUs are GPUs that can take a shard of one more copy now: no model on them (under 1 GiB
+// used) and at least the copy's memory divided over its GPUs free.
+func fitGPUs() string {
+	perGPU := "$" + dashref.VarFitMemGiB + " * 1024 / $" + dashref.VarFitGPUs
+	return "(" + host(sc.DCGMFBUsed) + " < " + freeGPUBelowMiB + ") and (" + host(sc.DCGMFBFree) + " >= " + perGPU + ")"
+}
+
+// fitCopies is how many copies fit on each instance (a copy's GPUs must share an instance).
+func fitCopies(by ...string) string {
+	perInstance := "floor(" + countBy(append([]string{lHost}, by...), fitGPUs()) + " / $" + dashref.VarFitGPUs + ")"
+	return perInstance
+}
+
+const fitDesc = "Given the model in the inputs above (GPUs per copy, GPU memory per copy), how many copies the selected instances can take now, without new instances: " +
+	"a copy needs that many empty GPUs on one instance, each with its share of the memory free. "
+
+func fitTotalStat(id uint32) *stat.PanelBuilder {
+	return statPanel(id, "Copies that fit now", fitDesc+"0 = the next copy needs a new instance (scale out, and it may hit ICE)."+noteMachine, unitShort).
+		WithTarget(promInstant("A", "sum ("+fitCopies()+") or vector(0)", "")).
+		Thresholds(thresholds("red", step{1, "green"})).ColorMode(common.BigValueColorModeBackground).Span(6)
+}
+
+func fitPerAZStat(id uint32) *stat.PanelBuilder {
+	return multiStat(id, "Copies that fit per AZ", fitDesc+"Per AZ: placing copies where they fit keeps the fleet spread (AZ distribution on Reliability)."+noteMachine, unitShort).
+		WithTarget(promInstant("A", sumBy([]string{lAZ}, fitCopies(lAZ)), "{{"+lAZ+"}}")).
+		Thresholds(thresholds("red", step{1, "green"})).NoValue("No instance can take a copy").Span(6)
+}
+
+func fitTable(id uint32) *table.PanelBuilder {
+	tb := tablePanel(id, "Where it fits",
+		fitDesc+"One row per instance that can take at least one copy: its empty GPUs with enough free memory, and the copies they hold. "+
+			"No row = no instance fits: scale out, or choose a smaller quantisation so a copy needs fewer GPUs or less memory."+noteMachine).
+		Height(8).Span(12).SortBy(sortBy("Copies that fit", true)).NoValue("No instance can take a copy of this size now")
+	by := []string{lHost, lType, lAZ, lEP}
+	fits := fitCopies(lType, lAZ, lEP) + " > 0"
+	return columnsTable(tb, instanceCols(dashref.Capacity), []valueCol{
+		{countBy(by, fitGPUs()) + " and on (" + labels(by...) + ") (" + fits + ")", "Usable GPUs", props(prop("unit", unitShort))},
+		{fits, "Copies that fit", props(prop("unit", unitShort), cellBackground(), thresholdProp("transparent", step{1, "green"}))},
+	})
+}
+
+// placementTable: which copy sits on which instance, with its GPUs and GPU memory.
+func placementTable(id uint32) *table.PanelBuilder {
+	by := []string{lEP, lIC, lCID, lHost, lAZ}
+	owned := func(m string) string { return gpu(m, neq(lCID, ""), re(lFW, vFramework)) }
+	tb := tablePanel(id, "Placement",
+		"Which model copy (IC copy or single-model container) sits on which instance, with the GPUs it holds and the GPU memory they use. "+
+			"Read with Where it fits: copies crowding one instance or AZ while others are empty is a placement to rebalance. Click an instance to filter by it."+
+			notFiltered("GPU series carry no served model name.", dashref.VarModel)).
+		Height(8).Span(12).SortBy(sortBy("Instance", false))
+	return columnsTable(tb, []labelCol{
+		endpointCol(dashref.Capacity), {lIC, "Inference component", nil}, {lCID, "Copy", nil},
+		{lHost, "Instance", props(linksProp(instanceLink(dashref.Capacity, "${__value.raw}")))}, {lAZ, "AZ", nil},
+	}, []valueCol{
+		{countBy(by, owned(sc.DCGMGPUUtil)), "GPUs", props(prop("unit", unitShort))},
+		{sumBy(by, owned(sc.DCGMFBUsed)) + mib, "GPU memory", props(prop("unit", unitBytes))},
+	})
 }
 
 func gpuThermalPanel(id uint32) *timeseries.PanelBuilder {

@@ -24,6 +24,12 @@ const (
 	VarAgg        = "agg"
 )
 
+// Inputs of the Capacity dashboard's "Will it fit?" calculator (text boxes, not filters).
+const (
+	VarFitGPUs   = "fit_gpus"    // GPUs one copy of the model needs
+	VarFitMemGiB = "fit_mem_gib" // GPU memory one copy needs in total, GiB
+)
+
 // FilterVars are the variables that narrow what panels show; every panel follows each of them
 // or says why not.
 var FilterVars = []string{VarEndpoint, VarIC, VarAZ, VarInstance, VarFramework, VarModel}

@@ -612,3 +612,47 @@ func TestEnrichmentOffShowsNoZeros(t *testing.T) {
 		t.Error("the KV cache panel (engine series) lost its data too")
 	}
 }
+
+// "Will it fit?": the calculator's answer follows its inputs the way placement works: one GPU
+// per copy fits on every empty GPU, a copy larger than any GPU fits nowhere, and a 2-GPU copy
+// needs two empty GPUs on one instance. The per-AZ tiles add up to the total.
+func TestWillItFit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the emulator with a simulated fleet")
+	}
+	f := startFleet(t, "healthy")
+	targets := allTargets(t)
+	total := func(gpus, gib string) float64 {
+		r := f.run(t, targets["capacity/48"]["A"], map[string]string{dashref.VarFitGPUs: gpus, dashref.VarFitMemGiB: gib})
+		if len(r) != 1 {
+			t.Fatalf("total for %s GPUs, %s GiB: %v", gpus, gib, r)
+		}
+		return r[0].last
+	}
+	free := f.run(t, targets["capacity/12"]["A"], nil) // GPUs holding no model
+	if len(free) != 1 || free[0].last < 2 {
+		t.Fatalf("the healthy fleet needs empty GPUs for this test: %v", free)
+	}
+	if got := total("1", "16"); got != free[0].last {
+		t.Errorf("1 GPU, 16 GiB: %g copies fit, want one per empty 22.5 GiB A10G (%g)", got, free[0].last)
+	}
+	if got := total("1", "100"); got != 0 {
+		t.Errorf("1 GPU, 100 GiB: %g copies fit on 22.5 GiB GPUs", got)
+	}
+	usable := f.run(t, targets["capacity/47"]["A"], map[string]string{dashref.VarFitGPUs: "1", dashref.VarFitMemGiB: "16"})
+	want2 := 0.0
+	for _, s := range usable {
+		want2 += math.Floor(s.last / 2)
+	}
+	if got := total("2", "32"); got != want2 {
+		t.Errorf("2 GPUs, 32 GiB: %g copies fit, want %g (pairs of empty GPUs per instance: %v)", got, want2, usable)
+	}
+	perAZ := f.run(t, targets["capacity/49"]["A"], nil)
+	sum := 0.0
+	for _, s := range perAZ {
+		sum += s.last
+	}
+	if sum != total("1", "16") || len(perAZ) < 2 {
+		t.Errorf("per-AZ copies %v do not add up to the total %g", perAZ, total("1", "16"))
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
 	"github.com/inferscope/sagemaker-datasource/pkg/semconv"
 )
 
@@ -19,7 +20,7 @@ var vendedProbes = []string{semconv.Invocations, semconv.InvocationsByInstanceID
 // on or the probe cannot tell (the earlier probes already judged access).
 func (d *Datasource) enrichmentWarning(ctx context.Context, now time.Time) string {
 	var series []json.RawMessage
-	if err := probe(d.client.Series(ctx, vendedProbes, now.Add(-sageMakerLookback), now, 1))(&series); err != nil || len(series) > 0 {
+	if err := d.client.Series(ctx, vendedProbes, now.Add(-sageMakerLookback), now, 1, promclient.Data(&series)); err != nil || len(series) > 0 {
 		return ""
 	}
 	return fmt.Sprintf("Connected to CloudWatch (%s) and SageMaker metrics are present, but no enriched vended metrics arrived in the last %d hours "+

@@ -64,7 +64,7 @@ func (d *Datasource) checkHealth(ctx context.Context) *backend.CheckHealthResult
 		}
 	}
 	if warning := d.enrichmentWarning(ctx, now); warning != "" {
-		return &backend.CheckHealthResult{Status: backend.HealthStatusOk, Message: warning}, nil
+		return &backend.CheckHealthResult{Status: backend.HealthStatusOk, Message: warning}
 	}
 	return &backend.CheckHealthResult{
 		Status:  backend.HealthStatusOk,

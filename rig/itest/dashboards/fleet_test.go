@@ -86,6 +86,28 @@ func startFleet(t *testing.T, scenario string) *fleetRun {
 	return &fleetRun{ds: ds, from: st.End.Add(-6 * time.Hour), to: st.End, interval: time.Minute, points: 360}
 }
 
+// fleets starts one stack per scenario on first use, each queried like the first (same
+// interval and points).
+type fleets struct {
+	t    *testing.T
+	runs map[string]*fleetRun
+	like func(*fleetRun) // set up each new stack's query shape
+}
+
+func newFleets(t *testing.T, like func(*fleetRun)) *fleets {
+	return &fleets{t: t, runs: map[string]*fleetRun{}, like: like}
+}
+
+func (fs *fleets) get(scenario string) *fleetRun {
+	if fs.runs[scenario] == nil {
+		fs.runs[scenario] = startFleet(fs.t, scenario)
+		if fs.like != nil {
+			fs.like(fs.runs[scenario])
+		}
+	}
+	return fs.runs[scenario]
+}
+
 // query sends one target (already interpolated) through QueryData.
 func (f *fleetRun) query(t *testing.T, target map[string]any) result {
 	t.Helper()
@@ -219,7 +241,7 @@ func TestEveryPanelReturnsSeriesWithDefaultSettings(t *testing.T) {
 		t.Skip("starts the emulator with simulated fleets")
 	}
 	targets := allTargets(t)
-	runs := map[string]*fleetRun{}
+	runs := newFleets(t, func(f *fleetRun) { f.interval, f.points = 20*time.Second, 1080 })
 	var keys []string
 	for k := range targets {
 		keys = append(keys, k)
@@ -228,11 +250,7 @@ func TestEveryPanelReturnsSeriesWithDefaultSettings(t *testing.T) {
 	for _, k := range keys {
 		for ref, dt := range targets[k] {
 			scenario := cmp.Or(fedBy[k+"/"+ref], fedBy[k], "healthy")
-			if runs[scenario] == nil {
-				runs[scenario] = startFleet(t, scenario)
-				runs[scenario].interval, runs[scenario].points = 20*time.Second, 1080
-			}
-			r := runs[scenario].run(t, dt, nil)
+			r := runs.get(scenario).run(t, dt, nil)
 			if _, exempt := emptyTargets[k+"/"+ref]; len(r) == 0 && !exempt {
 				t.Errorf("%s target %s returned no series in %s with default settings", k, ref, scenario)
 			}
@@ -376,20 +394,19 @@ func TestScenarioPanels(t *testing.T) {
 		}},
 	}
 	targets := allTargets(t)
-	runs := map[string]*fleetRun{"healthy": startFleet(t, "healthy")}
+	runs := newFleets(t, nil)
 	for _, c := range cases {
-		if runs[c.scenario] == nil {
-			runs[c.scenario] = startFleet(t, c.scenario)
-		}
 		dt, ok := targets[c.panel][c.ref]
 		if !ok {
 			t.Fatalf("no target %s/%s", c.panel, c.ref)
 		}
+		runs.get(c.scenario) // started here: a stack that fails to start fails the parent test
+		runs.get("healthy")
 		t.Run(c.scenario+" "+c.panel, func(t *testing.T) {
-			if got := runs[c.scenario].run(t, dt, c.vars); !c.shows(got) {
+			if got := runs.get(c.scenario).run(t, dt, c.vars); !c.shows(got) {
 				t.Errorf("%s does not show %s: %v", c.panel, c.scenario, got)
 			}
-			if base := runs["healthy"].run(t, dt, c.vars); c.shows(base) {
+			if base := runs.get("healthy").run(t, dt, c.vars); c.shows(base) {
 				t.Errorf("%s shows %s on the healthy fleet too: %v", c.panel, c.scenario, base)
 			}
 		})
@@ -554,7 +571,8 @@ func TestEveryFilterNarrowsEveryPanel(t *testing.T) {
 		"performance/28": "kv-saturation",   // no preemption when healthy
 		"performance/34": "engine-queueing", // queue time near zero everywhere when healthy
 	}
-	runs := map[string]*fleetRun{"healthy": f}
+	runs := newFleets(t, func(g *fleetRun) { g.points = f.points })
+	runs.runs["healthy"] = f
 	var keys []string
 	for k := range targets {
 		_, fed := fedBy[k] // empty when healthy: nothing to narrow
@@ -566,11 +584,7 @@ func TestEveryFilterNarrowsEveryPanel(t *testing.T) {
 	sort.Strings(keys)
 	for _, k := range keys {
 		scenario := cmp.Or(narrowIn[k], "healthy")
-		if runs[scenario] == nil {
-			runs[scenario] = startFleet(t, scenario)
-			runs[scenario].points = f.points
-		}
-		f := runs[scenario]
+		f := runs.get(scenario)
 		all := f.fingerprint(t, targets[k], nil)
 		for _, v := range dashref.FilterVars {
 			if _, same := sameAtEveryScope[k+"/"+v]; same || ignored[k][v] {

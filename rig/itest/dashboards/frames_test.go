@@ -29,7 +29,7 @@ func TestPanelFrames(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts the emulator with a simulated fleet")
 	}
-	runs := map[string]*fleetRun{}
+	runs := newFleets(t, nil)
 	out := map[string]*backend.QueryDataResponse{}
 	for file, d := range decodeAll(t) {
 		vars := defaultVars(d)
@@ -39,10 +39,7 @@ func TestPanelFrames(t *testing.T) {
 			}
 			key := fmt.Sprintf("%s/%d", strings.TrimSuffix(file, ".json"), p.ID)
 			scenario := cmp.Or(fedBy[key], "healthy") // a panel empty when healthy is recorded where it has data
-			if runs[scenario] == nil {
-				runs[scenario] = startFleet(t, scenario)
-			}
-			f := runs[scenario]
+			f := runs.get(scenario)
 			var qs []backend.DataQuery
 			for _, tg := range p.Targets {
 				raw, err := json.Marshal(interpolateTarget(tg, vars))

@@ -14,7 +14,7 @@ const noICs = "No inference components on this endpoint"
 
 // Performance answers "is everything fine, and if not, which component is the problem?".
 func Performance() *dashboard.DashboardBuilder {
-	return newDashboard(UIDPerformance, "Inferscope · Performance",
+	return withSLOs(newDashboard(UIDPerformance, "Inferscope · Performance",
 		"Is everything fine? If not, which component is the problem?").
 		WithPanel(diagnosisPanel(9)).
 		WithRow(dashboard.NewRowBuilder("Summary").Id(100)).
@@ -34,7 +34,7 @@ func Performance() *dashboard.DashboardBuilder {
 		WithRow(dashboard.NewRowBuilder("Engine and request pressure").Id(160)).
 		WithPanel(kvPanel(7)).WithPanel(runningWaitingPanel(27)).WithPanel(preemptionsPanel(28)).WithPanel(concurrencyPerCopy(29)).
 		WithRow(dashboard.NewRowBuilder("Errors").Id(170)).
-		WithPanel(errorsPanel(8)).WithPanel(icErrorRatioPanel(30))
+		WithPanel(errorsPanel(8)).WithPanel(icErrorRatioPanel(30)))
 }
 
 // newDashboard carries the settings all three dashboards share.

@@ -137,7 +137,7 @@ func alertRules(cfg diagnosis.Config) []alertRule {
 	perInstance := "((" + invocs + " / " + instances + ") or (0 * " + instances + "))"
 	fair := "(" + sumBy([]string{sc.DimEndpointName}, invocs) + " / " + sumBy([]string{sc.DimEndpointName}, instances) + ")"
 	onEP := " on (" + label(sc.DimEndpointName) + ") "
-	azShare := perInstance + " /" + onEP + "group_left " + fair +
+	azShare := perInstance + " /" + onEP + "group_left () " + fair +
 		" and" + onEP + "(" + countBy([]string{sc.DimEndpointName}, instances) + " >= 2)" +
 		" and" + onEP + "(" + fair + " > 0)"
 
@@ -162,7 +162,11 @@ func alertRules(cfg diagnosis.Config) []alertRule {
 	load := maxBy([]string{icDim}, "avg_over_time("+sel(sc.ConcurrentRequestsPerCopy)+win(alertWindow)+")")
 	usual := maxBy([]string{icDim}, fmt.Sprintf("quantile_over_time(0.25, %s%s)", sel(sc.ConcurrentRequestsPerCopy), win(cfg.ScalingBaseline)))
 	scaleOuts := relabel(maxBy([]string{lIC}, "max_over_time("+sel(sc.ScalingE2EDuration, eq(sc.LabelScalingDirection, sc.ScaleOut))+win(cfg.ScalingOverload+alertWindow)+")"), icDim, lIC)
-	scaling := "(" + load + " / " + usual + ") unless on (" + label(icDim) + ") " + scaleOuts
+	// Requests queueing in the engine (KV saturation, a low batch cap) have their own alerts,
+	// which name the limit; at that point more copies are not the whole answer, so this rule
+	// covers load the engines still absorb while the policy fails to act.
+	queued := relabel(or(waiting(sc.VLLMWaiting)+" >= "+num(cfg.WaitingRequests), waiting(sc.SGLangQueued)+" >= "+num(cfg.WaitingRequests)), icDim, lIC)
+	scaling := "(" + load + " / " + usual + ") unless on (" + label(icDim) + ") " + scaleOuts + " unless on (" + label(icDim) + ") " + queued
 
 	perf, capa, rel := UIDPerformance, UIDCapacity, UIDReliability
 	return []alertRule{

@@ -193,8 +193,12 @@ func TestVariables(t *testing.T) {
 				}
 			}
 		}
-		if strings.Join(names, ",") != strings.Join(want, ",") {
-			t.Errorf("%s: variables %v, want %v", file, names, want)
+		wantHere := want
+		if file == "performance.json" { // plus the SLO targets of its SLOs row (slo.go)
+			wantHere = append(append([]string{}, want...), varTTFTTarget, varITLTarget, varLatencyObj, varErrorObj)
+		}
+		if strings.Join(names, ",") != strings.Join(wantHere, ",") {
+			t.Errorf("%s: variables %v, want %v", file, names, wantHere)
 		}
 	}
 }

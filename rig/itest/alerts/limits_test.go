@@ -83,7 +83,7 @@ func TestLimits200Instances(t *testing.T) {
 	rules := loadRules(t)
 	proxy := &countingProxy{}
 	st, ds := startPlugin(t, stack.Options{Scenario: "healthy", Seed: 7, History: 6 * time.Hour, End: stack.PinnedEnd, Fleet: fleet.Large(200, 8)},
-		func(u string) string { return proxy.start(t, u) })
+		func(jd map[string]string) { jd["endpoint"] = proxy.start(t, jd["endpoint"]) })
 	ctx := context.Background()
 	type count struct{ requests, maxSeries int }
 	per := map[string]*count{}

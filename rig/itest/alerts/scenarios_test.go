@@ -55,8 +55,8 @@ const (
 )
 
 // startPlugin runs a stack with the scenario and a data source for it, as a user would
-// configure one; upstream (when not nil) wraps the stack's URL.
-func startPlugin(t testing.TB, opts stack.Options, upstream func(target string) string) (*stack.Stack, *plugin.Datasource) {
+// configure one; configure (when not nil) edits the data source's jsonData.
+func startPlugin(t testing.TB, opts stack.Options, configure func(jsonData map[string]string)) (*stack.Stack, *plugin.Datasource) {
 	t.Helper()
 	st, err := stack.Start(context.Background(), opts)
 	if err != nil {
@@ -64,8 +64,8 @@ func startPlugin(t testing.TB, opts stack.Options, upstream func(target string) 
 	}
 	t.Cleanup(func() { _ = st.Close() })
 	jsonData, secure := st.DataSourceSettings()
-	if upstream != nil {
-		jsonData["endpoint"] = upstream(st.URL)
+	if configure != nil {
+		configure(jsonData)
 	}
 	jd, _ := json.Marshal(jsonData)
 	d, err := plugin.New(context.Background(), backend.DataSourceInstanceSettings{UID: "alerts", JSONData: jd, DecryptedSecureJSONData: secure}, plugin.NewClient)
@@ -78,7 +78,10 @@ func startPlugin(t testing.TB, opts stack.Options, upstream func(target string) 
 
 // runScenario evaluates every rule over the span and returns the states.
 func runScenario(t *testing.T, scenario string, rules []rule) []*ruleState {
-	st, ds := startPlugin(t, stack.Options{Scenario: scenario, Seed: 42, History: history, End: stack.PinnedEnd}, nil)
+	// CloudWatch's account rate instead of the data source's default 20/s: the test sends a
+	// whole afternoon of evaluations at once.
+	st, ds := startPlugin(t, stack.Options{Scenario: scenario, Seed: 42, History: history, End: stack.PinnedEnd},
+		func(jd map[string]string) { jd["requestsPerSecond"] = "300" })
 	states := make([]*ruleState, len(rules))
 	for i, r := range rules {
 		states[i] = newRuleState(r)

@@ -22,16 +22,6 @@ func Dashboards() error {
 	return sh.RunV("go", "run", "./dashboards/cmd/gen", "-out", "provisioning/dashboards", "-bundle", "src/dashboards")
 }
 
-// Alerts regenerates the alert rules into provisioning/alerting/ (DATASOURCE: the uid of the
-// data source they query, default the demo's emulator).
-func Alerts() error {
-	args := []string{"run", "./dashboards/cmd/alerts", "-out", "provisioning/alerting"}
-	if ds := os.Getenv("DATASOURCE"); ds != "" {
-		args = append(args, "-datasource", ds)
-	}
-	return sh.RunV("go", args...)
-}
-
 // Emulator runs the CloudWatch PromQL emulator with a simulated fleet on 127.0.0.1:9090;
 // SCENARIO picks the incident (default healthy).
 func Emulator() error {

@@ -20,10 +20,10 @@ func TestCommittedAlertRulesAreGenerated(t *testing.T) {
 	}
 	have, err := os.ReadFile("../../provisioning/alerting/" + AlertsFile)
 	if err != nil {
-		t.Fatalf("%v; run go run ./dashboards/cmd/alerts", err)
+		t.Fatalf("%v; run go run ./dashboards/cmd/gen", err)
 	}
 	if !bytes.Equal(have, want) {
-		t.Fatal("provisioning/alerting differs from the generator's output; run go run ./dashboards/cmd/alerts")
+		t.Fatal("provisioning/alerting differs from the generator's output; run go run ./dashboards/cmd/gen")
 	}
 }
 

@@ -46,7 +46,7 @@ func readRaw(t testing.TB) map[string]any {
 	t.Helper()
 	raw, err := os.ReadFile(filepath.Join(repoRoot, "provisioning", "alerting", builder.AlertsFile))
 	if err != nil {
-		t.Fatalf("reading the provisioning file (generate it with go run ./dashboards/cmd/alerts): %v", err)
+		t.Fatalf("reading the provisioning file (generate it with go run ./dashboards/cmd/gen): %v", err)
 	}
 	var doc map[string]any
 	if err := yaml.Unmarshal(raw, &doc); err != nil {

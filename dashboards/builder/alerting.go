@@ -98,7 +98,7 @@ func AlertRules(datasourceUID string) ([]byte, error) {
 		}
 		g := groups[s.group]
 		if g == nil {
-			g = &alertGroup{OrgID: 1, Name: s.group, Folder: AlertFolder, Interval: promDur(AlertInterval)}
+			g = &alertGroup{OrgID: 1, Name: s.group, Folder: AlertFolder, Interval: durText(AlertInterval)}
 			groups[s.group] = g
 		}
 		g.Rules = append(g.Rules, fr)
@@ -145,7 +145,7 @@ func buildRule(s alertRule, datasourceUID string) (alerting.Rule, error) {
 		// No series means nothing matches the rule's conditions: the healthy case, not an outage.
 		NoDataState(alerting.RuleNoDataStateOK).
 		ExecErrState(alerting.RuleExecErrStateError).
-		For(promDur(s.pending)).
+		For(durText(s.pending)).
 		Labels(alertLabels(s)).
 		Annotations(alertAnnotations(s)).
 		Build()
@@ -196,7 +196,7 @@ func alertAnnotations(s alertRule) map[string]string {
 		"summary":     s.summary,
 		"runbook_url": RunbookBase + "#" + s.anchor,
 		"evidence":    evidenceLink(s),
-		"threshold":   s.op + " " + num(s.threshold),
+		"threshold":   s.op + " " + floatText(s.threshold),
 	}
 }
 

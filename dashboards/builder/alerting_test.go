@@ -186,7 +186,7 @@ func TestSLORowAndBurnRates(t *testing.T) {
 		if fast {
 			long, short, rate = "[1h]", "[5m]", 14.4
 		}
-		if !strings.Contains(r.expr, long) || !strings.Contains(r.expr, short) || r.threshold != rate || !strings.Contains(r.expr, "> "+num(rate)) {
+		if !strings.Contains(r.expr, long) || !strings.Contains(r.expr, short) || r.threshold != rate || !strings.Contains(r.expr, "> "+floatText(rate)) {
 			t.Errorf("%s: want windows %s and %s above %v: %s", r.uid, long, short, rate, r.expr)
 		}
 	}

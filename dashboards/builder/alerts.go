@@ -59,8 +59,8 @@ type alertRule struct {
 	summary           string // what fired; {{ $value }} is the reduced value
 }
 
-// promDur writes a whole-minute (or whole-second) duration in PromQL syntax.
-func promDur(d time.Duration) string {
+// durText writes a whole-minute (or whole-second) duration in PromQL syntax.
+func durText(d time.Duration) string {
 	switch {
 	case d%time.Hour == 0:
 		return strconv.Itoa(int(d/time.Hour)) + "h"
@@ -70,12 +70,12 @@ func promDur(d time.Duration) string {
 	return strconv.Itoa(int(d/time.Second)) + "s"
 }
 
-func win(d time.Duration) string { return "[" + promDur(d) + "]" }
+func rangeOf(d time.Duration) string { return "[" + durText(d) + "]" }
 
-func num(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+func floatText(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 
-// relabel copies label src into dst, so classic (CloudWatch dimension) and engine series join.
-func relabel(expr, dst, src string) string {
+// labelCopy copies label src into dst, so classic (CloudWatch dimension) and engine series join.
+func labelCopy(expr, dst, src string) string {
 	return fmt.Sprintf(`label_replace(%s, %q, "$1", %q, "(.+)")`, expr, dst, src)
 }
 
@@ -90,24 +90,24 @@ const (
 func alertRules(cfg diagnosis.Config) []alertRule {
 	epIC := []string{lEP, lIC}
 	kv := func(m string) string {
-		return maxBy(epIC, fmt.Sprintf("quantile_over_time(%s, %s%s)", num(cfg.KVQuantile), sel(m), win(sustainWindow)))
+		return maxBy(epIC, fmt.Sprintf("quantile_over_time(%s, %s%s)", floatText(cfg.KVQuantile), sel(m), rangeOf(sustainWindow)))
 	}
-	waiting := func(m string) string { return maxBy(epIC, "avg_over_time("+sel(m)+win(sustainWindow)+")") }
+	waiting := func(m string) string { return maxBy(epIC, "avg_over_time("+sel(m)+rangeOf(sustainWindow)+")") }
 	onEPIC := " on (" + labels(lEP, lIC) + ") "
 
 	// Engine queueing: TTFT P99 per endpoint/IC, unless the KV cache explains it (the KV rule
 	// fires) or the platform's model latency rose against an hour before (not the engine).
 	ttft := func(p, kvm string) string {
-		return "(" + quantile("0.99", epIC, sel(p), win(alertWindow)) + ") and" + onEPIC + "(" + kv(kvm) + " < " + num(cfg.KVSaturation) + ")"
+		return "(" + quantile("0.99", epIC, sel(p), rangeOf(alertWindow)) + ") and" + onEPIC + "(" + kv(kvm) + " < " + floatText(cfg.KVSaturation) + ")"
 	}
 	latencyRise := func(metric, dim string) string {
-		now := "histogram_quantile(0.99, " + deltaSum([]string{dim}, sel(metric), win(alertWindow)) + ")"
-		before := "histogram_quantile(0.99, " + deltaSum([]string{dim}, sel(metric), win(alertWindow)+" offset "+promDur(baselineOffset)) + ")"
-		return "(" + now + " / " + before + " >= " + num(cfg.LatencyNormal) + ")"
+		now := "histogram_quantile(0.99, " + deltaSum([]string{dim}, sel(metric), rangeOf(alertWindow)) + ")"
+		before := "histogram_quantile(0.99, " + deltaSum([]string{dim}, sel(metric), rangeOf(alertWindow)+" offset "+durText(baselineOffset)) + ")"
+		return "(" + now + " / " + before + " >= " + floatText(cfg.LatencyNormal) + ")"
 	}
 	queueing := "(" + or(ttft(sc.VLLMTTFT, sc.VLLMKVCacheUsage), ttft(sc.SGLangTTFT, sc.SGLangTokenUsage)) + ")" +
-		" unless on (" + label(lIC) + ") " + relabel(latencyRise(sc.ModelLatencyForIC, sc.DimInferenceComponentName), lIC, sc.DimInferenceComponentName) +
-		" unless on (" + label(lEP) + ") " + relabel(latencyRise(sc.ModelLatency, sc.DimEndpointName), lEP, sc.DimEndpointName)
+		" unless on (" + label(lIC) + ") " + labelCopy(latencyRise(sc.ModelLatencyForIC, sc.DimInferenceComponentName), lIC, sc.DimInferenceComponentName) +
+		" unless on (" + label(lEP) + ") " + labelCopy(latencyRise(sc.ModelLatency, sc.DimEndpointName), lEP, sc.DimEndpointName)
 
 	// GPU memory per instance and IC (the IC owning the GPUs), filtered to those whose free
 	// memory, extended linearly, runs out within TimeToFullCrit.
@@ -115,16 +115,16 @@ func alertRules(cfg diagnosis.Config) []alertRule {
 	used, free := sumBy(fbBy, sel(sc.DCGMFBUsed)), sumBy(fbBy, sel(sc.DCGMFBFree))
 	fbPct := "100 * " + used + " / (" + used + " + " + free + ")"
 	onFB := " on (" + labels(fbBy...) + ") "
-	growth := fbPct + " and" + onFB + "(" + sumBy(fbBy, fmt.Sprintf("predict_linear(%s%s, %d)", sel(sc.DCGMFBFree), win(time.Hour), int(cfg.TimeToFullCrit.Seconds()))) + " <= 0)"
+	growth := fbPct + " and" + onFB + "(" + sumBy(fbBy, fmt.Sprintf("predict_linear(%s%s, %d)", sel(sc.DCGMFBFree), rangeOf(time.Hour), int(cfg.TimeToFullCrit.Seconds()))) + " <= 0)"
 
 	// VRAM drop: percentage points lost within VRAMDropWithin on any GPU of an instance, on
 	// an endpoint returning 5xx or model errors at the same time.
 	gpuDrop := maxBy(fbBy, fmt.Sprintf("100 * (max_over_time(%s%s) - %s) / (%s + %s)",
-		sel(sc.DCGMFBUsed), win(cfg.VRAMDropWithin), sel(sc.DCGMFBUsed), sel(sc.DCGMFBUsed), sel(sc.DCGMFBFree)))
+		sel(sc.DCGMFBUsed), rangeOf(cfg.VRAMDropWithin), sel(sc.DCGMFBUsed), sel(sc.DCGMFBUsed), sel(sc.DCGMFBFree)))
 	erroring := func(metric string) string {
-		return "(" + deltaSum([]string{sc.DimEndpointName}, sel(metric), win(alertWindow)) + " > 0)"
+		return "(" + deltaSum([]string{sc.DimEndpointName}, sel(metric), rangeOf(alertWindow)) + " > 0)"
 	}
-	errorsNear := relabel(or(erroring(sc.Invocation5XXErrors), erroring(sc.InvocationModelErrors)), lEP, sc.DimEndpointName)
+	errorsNear := labelCopy(or(erroring(sc.Invocation5XXErrors), erroring(sc.InvocationModelErrors)), lEP, sc.DimEndpointName)
 	// Only GPUs whose memory fell at all are returned: on a large fleet with the usual trickle
 	// of 5xx, every GPU would otherwise be a series (368 of 435 on 200 instances).
 	vramDrop := "(" + gpuDrop + " > 0) and on (" + label(lEP) + ") " + errorsNear
@@ -132,10 +132,10 @@ func alertRules(cfg diagnosis.Config) []alertRule {
 	// AZ share: invocations per instance of each AZ over the endpoint's per-instance average;
 	// an AZ with instances and no invocation series counts as zero.
 	cwAZ := []string{sc.DimEndpointName, sc.DimAvailabilityZone}
-	instances := sumBy(cwAZ, relabel(relabel(
-		countBy([]string{lEP, lAZ}, countBy([]string{lEP, lAZ, lHost}, "last_over_time("+sel(sc.NodeMemTotal)+win(5*time.Minute)+")")),
+	instances := sumBy(cwAZ, labelCopy(labelCopy(
+		countBy([]string{lEP, lAZ}, countBy([]string{lEP, lAZ, lHost}, "last_over_time("+sel(sc.NodeMemTotal)+rangeOf(5*time.Minute)+")")),
 		sc.DimEndpointName, lEP), sc.DimAvailabilityZone, lAZ))
-	invocs := deltaSum(cwAZ, sel(sc.InvocationsByAzByInstanceType), win(sustainWindow))
+	invocs := deltaSum(cwAZ, sel(sc.InvocationsByAzByInstanceType), rangeOf(sustainWindow))
 	perInstance := "((" + invocs + " / " + instances + ") or (0 * " + instances + "))"
 	fair := "(" + sumBy([]string{sc.DimEndpointName}, invocs) + " / " + sumBy([]string{sc.DimEndpointName}, instances) + ")"
 	onEP := " on (" + label(sc.DimEndpointName) + ") "
@@ -144,36 +144,36 @@ func alertRules(cfg diagnosis.Config) []alertRule {
 		" and" + onEP + "(" + fair + " > 0)"
 
 	// ICE: the share of the fleet's AZs that reported ICE for an instance type (1 = all).
-	iceAZs := countBy([]string{sc.LabelEventInstanceType}, sumBy([]string{sc.LabelEventInstanceType, sc.LabelEventAZ}, "sum_over_time("+sel(sc.ICECount)+win(time.Hour)+")")+" > 0")
-	fleetAZs := "scalar(" + countBy(nil, countBy([]string{lAZ}, "last_over_time("+sel(sc.DCGMGPUUtil)+win(time.Hour)+")")) + ")"
+	iceAZs := countBy([]string{sc.LabelEventInstanceType}, sumBy([]string{sc.LabelEventInstanceType, sc.LabelEventAZ}, "sum_over_time("+sel(sc.ICECount)+rangeOf(time.Hour)+")")+" > 0")
+	fleetAZs := "scalar(" + countBy(nil, countBy([]string{lAZ}, "last_over_time("+sel(sc.DCGMGPUUtil)+rangeOf(time.Hour)+")")) + ")"
 	iceShare := "(" + iceAZs + " / " + fleetAZs + ") and (" + iceAZs + " >= 2)"
 
 	// Cold start: the average cold start of each endpoint/IC over the last hour (events are
 	// sparse samples; an hour sees a few).
-	coldStart := maxBy(epIC, "avg_over_time("+sel(sc.ColdStartDuration)+win(time.Hour)+")")
+	coldStart := maxBy(epIC, "avg_over_time("+sel(sc.ColdStartDuration)+rangeOf(time.Hour)+")")
 
 	// 5xx ratio per endpoint, with at least ErrorMinCount errors (one error of a quiet
 	// endpoint is not an incident).
-	errs := deltaSum([]string{sc.DimEndpointName}, sel(sc.Invocation5XXErrors), win(alertWindow))
-	errRatio := "(" + errs + " / " + deltaSum([]string{sc.DimEndpointName}, sel(sc.Invocations), win(alertWindow)) + ")" +
-		" and" + onEP + "(" + errs + " >= " + num(cfg.ErrorMinCount) + ")"
+	errs := deltaSum([]string{sc.DimEndpointName}, sel(sc.Invocation5XXErrors), rangeOf(alertWindow))
+	errRatio := "(" + errs + " / " + deltaSum([]string{sc.DimEndpointName}, sel(sc.Invocations), rangeOf(alertWindow)) + ")" +
+		" and" + onEP + "(" + errs + " >= " + floatText(cfg.ErrorMinCount) + ")"
 
 	// Autoscaling: load per copy against the IC's usual level (first quartile over the
 	// baseline), unless a scale-out happened since the overload began.
 	icDim := sc.DimInferenceComponentName
-	load := maxBy([]string{icDim}, "avg_over_time("+sel(sc.ConcurrentRequestsPerCopy)+win(alertWindow)+")")
-	usual := maxBy([]string{icDim}, fmt.Sprintf("quantile_over_time(0.25, %s%s)", sel(sc.ConcurrentRequestsPerCopy), win(cfg.ScalingBaseline)))
-	scaleOuts := relabel(maxBy([]string{lIC}, "max_over_time("+sel(sc.ScalingE2EDuration, eq(sc.LabelScalingDirection, sc.ScaleOut))+win(cfg.ScalingOverload+alertWindow)+")"), icDim, lIC)
+	load := maxBy([]string{icDim}, "avg_over_time("+sel(sc.ConcurrentRequestsPerCopy)+rangeOf(alertWindow)+")")
+	usual := maxBy([]string{icDim}, fmt.Sprintf("quantile_over_time(0.25, %s%s)", sel(sc.ConcurrentRequestsPerCopy), rangeOf(cfg.ScalingBaseline)))
+	scaleOuts := labelCopy(maxBy([]string{lIC}, "max_over_time("+sel(sc.ScalingE2EDuration, eq(sc.LabelScalingDirection, sc.ScaleOut))+rangeOf(cfg.ScalingOverload+alertWindow)+")"), icDim, lIC)
 	// Requests queueing in the engine (KV saturation, a low batch cap) have their own alerts,
 	// which name the limit; at that point more copies are not the whole answer, so this rule
 	// covers load the engines still absorb while the policy fails to act.
-	queued := relabel(or(waiting(sc.VLLMWaiting)+" >= "+num(cfg.WaitingRequests), waiting(sc.SGLangQueued)+" >= "+num(cfg.WaitingRequests)), icDim, lIC)
+	queued := labelCopy(or(waiting(sc.VLLMWaiting)+" >= "+floatText(cfg.WaitingRequests), waiting(sc.SGLangQueued)+" >= "+floatText(cfg.WaitingRequests)), icDim, lIC)
 	scaling := "(" + load + " / " + usual + ") unless on (" + label(icDim) + ") " + scaleOuts + " unless on (" + label(icDim) + ") " + queued
 
 	perf, capa, rel := UIDPerformance, UIDCapacity, UIDReliability
 	return []alertRule{
 		{uid: "inferscope-kv-saturation", title: "KV cache saturation with waiting requests", group: groupPerformance,
-			expr:   or("("+kv(sc.VLLMKVCacheUsage)+") and"+onEPIC+"("+waiting(sc.VLLMWaiting)+" >= "+num(cfg.WaitingRequests)+")", "("+kv(sc.SGLangTokenUsage)+") and"+onEPIC+"("+waiting(sc.SGLangQueued)+" >= "+num(cfg.WaitingRequests)+")"),
+			expr:   or("("+kv(sc.VLLMKVCacheUsage)+") and"+onEPIC+"("+waiting(sc.VLLMWaiting)+" >= "+floatText(cfg.WaitingRequests)+")", "("+kv(sc.SGLangTokenUsage)+") and"+onEPIC+"("+waiting(sc.SGLangQueued)+" >= "+floatText(cfg.WaitingRequests)+")"),
 			window: sustainWindow, reducer: "last", op: "gt", threshold: cfg.KVSaturation, pending: 5 * time.Minute, severity: sevCritical,
 			dashboard: perf, panel: 7, resource: []resourceLabel{resEndpoint, resIC}, anchor: "kv-cache-saturation",
 			summary: "KV cache of {{ index $labels \"aws.sagemaker.inference_component.name\" }} on {{ index $labels \"aws.sagemaker.endpoint.name\" }} is at {{ humanizePercentage $values.B.Value }} (P90 over 15m) with requests waiting"},
@@ -184,11 +184,11 @@ func alertRules(cfg diagnosis.Config) []alertRule {
 		{uid: "inferscope-gpu-memory-growth", title: "GPU memory growing toward full", group: groupCapacity,
 			expr: growth, window: time.Hour, reducer: "last", op: "gt", threshold: cfg.GPUMemWarnPct, pending: 10 * time.Minute, severity: sevCritical,
 			dashboard: capa, panel: 2, resource: []resourceLabel{resEndpoint, resIC, resInstance}, anchor: "gpu-memory-growth",
-			summary: "GPU memory of {{ index $labels \"@resource.host.id\" }} is {{ printf \"%.1f\" $values.B.Value }}% used and still growing: full within " + fmtHours(cfg.TimeToFullCrit) + " at the last hour's rate"},
+			summary: "GPU memory of {{ index $labels \"@resource.host.id\" }} is {{ printf \"%.1f\" $values.B.Value }}% used and still growing: full within " + hoursText(cfg.TimeToFullCrit) + " at the last hour's rate"},
 		{uid: "inferscope-vram-drop", title: "Sudden GPU memory drop with errors", group: groupCapacity,
 			expr: vramDrop, window: alertWindow, reducer: "last", op: "gt", threshold: cfg.VRAMDropPct, pending: 0, severity: sevCritical,
 			dashboard: capa, panel: 2, resource: []resourceLabel{resEndpoint, resIC, resInstance}, anchor: "vram-drop-with-errors",
-			summary: "GPU memory of {{ index $labels \"@resource.host.id\" }} fell by {{ printf \"%.0f\" $values.B.Value }} points within " + promDur(cfg.VRAMDropWithin) + " while {{ index $labels \"aws.sagemaker.endpoint.name\" }} returns 5xx/model errors: the model process likely crashed"},
+			summary: "GPU memory of {{ index $labels \"@resource.host.id\" }} fell by {{ printf \"%.0f\" $values.B.Value }} points within " + durText(cfg.VRAMDropWithin) + " while {{ index $labels \"aws.sagemaker.endpoint.name\" }} returns 5xx/model errors: the model process likely crashed"},
 		{uid: "inferscope-az-no-traffic", title: "AZ with instances but no traffic", group: groupReliability,
 			expr: azShare, window: sustainWindow, reducer: "last", op: "lt", threshold: cfg.AZNoTrafficShare, pending: 10 * time.Minute, severity: sevCritical,
 			dashboard: rel, panel: 1, resource: []resourceLabel{resEndpointCW, resAZCW}, anchor: "az-with-instances-but-no-traffic",
@@ -208,8 +208,8 @@ func alertRules(cfg diagnosis.Config) []alertRule {
 		{uid: "inferscope-scaling-not-firing", title: "Autoscaling not firing", group: groupReliability,
 			expr: scaling, window: cfg.ScalingBaseline, reducer: "last", op: "gt", threshold: cfg.ScalingRise, pending: cfg.ScalingOverload, severity: sevWarning,
 			dashboard: rel, panel: 2, resource: []resourceLabel{resICCW}, anchor: "autoscaling-not-firing",
-			summary: "Load per copy of {{ index $labels \"InferenceComponentName\" }} is {{ printf \"%.1f\" $values.B.Value }}× its usual level with no scale-out for " + promDur(cfg.ScalingOverload)},
+			summary: "Load per copy of {{ index $labels \"InferenceComponentName\" }} is {{ printf \"%.1f\" $values.B.Value }}× its usual level with no scale-out for " + durText(cfg.ScalingOverload)},
 	}
 }
 
-func fmtHours(d time.Duration) string { return strconv.Itoa(int(d.Hours())) + " h" }
+func hoursText(d time.Duration) string { return strconv.Itoa(int(d.Hours())) + " h" }

@@ -81,7 +81,7 @@ func latencyBad(p enginePair) func(w, target string, s func(string) string) stri
 // so the dashboard and alerts treat it as one more endpoint SLO.
 func errorBad(w, _ string, s func(string) string) string {
 	ratio := deltaSum([]string{sc.DimEndpointName}, s(sc.Invocation5XXErrors), w) + " / " + deltaSum([]string{sc.DimEndpointName}, s(sc.Invocations), w)
-	return sumBy([]string{lEP}, relabel("("+ratio+")", lEP, sc.DimEndpointName))
+	return sumBy([]string{lEP}, labelCopy("("+ratio+")", lEP, sc.DimEndpointName))
 }
 
 func defaultSLOs() []sloSpec {
@@ -94,7 +94,7 @@ func defaultSLOs() []sloSpec {
 
 // burnRate over w with the fleet-wide selectors the alerts use.
 func burnRate(s sloSpec, w time.Duration) string {
-	return "(" + s.badRatio(win(w), num(s.target), func(m string) string { return sel(m) }) + ") / " + num(1-s.objective)
+	return "(" + s.badRatio(rangeOf(w), floatText(s.target), func(m string) string { return sel(m) }) + ") / " + floatText(1-s.objective)
 }
 
 // sloAlertRules: for each SLO a fast and a slow burn-rate alert.
@@ -108,11 +108,11 @@ func sloAlertRules(slos []sloSpec) []alertRule {
 		for _, b := range burnWindows {
 			out = append(out, alertRule{
 				uid: "inferscope-slo-" + s.key + "-" + b.name, title: fmt.Sprintf("SLO %s: %s burn", s.name, b.speed), group: groupPerformance,
-				expr:   "(" + burnRate(s, b.long) + ") and on (" + labels(by...) + ") (" + burnRate(s, b.short) + " > " + num(b.rate) + ")",
+				expr:   "(" + burnRate(s, b.long) + ") and on (" + labels(by...) + ") (" + burnRate(s, b.short) + " > " + floatText(b.rate) + ")",
 				window: b.long, reducer: "last", op: "gt", threshold: b.rate, pending: b.pending, severity: b.severity,
 				dashboard: UIDPerformance, panel: s.panel, resource: s.resource, anchor: "slo-burn-rate",
 				summary: fmt.Sprintf("%s of %s spends its error budget {{ printf \"%%.1f\" $values.B.Value }}× too fast over %s (and still over the last %s); objective %s",
-					s.name, resourceNames(s.resource), promDur(b.long), promDur(b.short), pctText(s.objective)),
+					s.name, resourceNames(s.resource), durText(b.long), durText(b.short), pctText(s.objective)),
 			})
 		}
 	}
@@ -128,14 +128,14 @@ func resourceNames(rs []resourceLabel) string {
 	return out
 }
 
-func pctText(v float64) string { return num(100*v) + " %" }
+func pctText(v float64) string { return floatText(100*v) + " %" }
 
 // Dashboard side: text-box variables for the targets and the "SLOs" row.
 
 func sloVariables() []cog.Builder[dashboard.VariableModel] {
 	tb := func(name, title, desc string, v float64) cog.Builder[dashboard.VariableModel] {
 		return dashboard.NewTextBoxVariableBuilder(name).Label(title).Description(desc).
-			DefaultValue(dashboard.StringOrMap{String: cog.ToPtr(num(v))}).Current(option(num(v), num(v)))
+			DefaultValue(dashboard.StringOrMap{String: cog.ToPtr(floatText(v))}).Current(option(floatText(v), floatText(v)))
 	}
 	return []cog.Builder[dashboard.VariableModel]{
 		tb(varTTFTTarget, "TTFT target (s)", "SLO: the first token within this many seconds.", SLOTTFTTarget),

@@ -128,8 +128,7 @@ func threshold(v float64, op string, p float64) bool {
 // instance is one alert instance: a rule and one series.
 type instance struct {
 	labels   map[string]string // the rule's labels rendered for the series
-	series   data.Labels
-	since    time.Time // first true evaluation of the current run
+	since    time.Time         // first true evaluation of the current run
 	firing   bool
 	firedAt  time.Time
 	lastVal  float64
@@ -140,8 +139,6 @@ type instance struct {
 type ruleState struct {
 	r         rule
 	instances map[string]*instance
-	requests  int
-	series    int // most series one evaluation returned
 }
 
 func newRuleState(r rule) *ruleState { return &ruleState{r: r, instances: map[string]*instance{}} }
@@ -149,11 +146,9 @@ func newRuleState(r rule) *ruleState { return &ruleState{r: r, instances: map[st
 // evaluate runs one evaluation at time at.
 func (st *ruleState) evaluate(ctx context.Context, ds backend.QueryDataHandler, at time.Time) error {
 	ss, err := queryRule(ctx, ds, st.r, at)
-	st.requests++
 	if err != nil {
 		return fmt.Errorf("%s at %s: %w", st.r.UID, at.Format(time.RFC3339), err)
 	}
-	st.series = max(st.series, len(ss))
 	seen := map[string]bool{}
 	for _, s := range ss {
 		v := reduce(s.values, st.r.Reducer, st.r.ReduceMode, 0)
@@ -165,7 +160,7 @@ func (st *ruleState) evaluate(ctx context.Context, ds backend.QueryDataHandler, 
 			if err != nil {
 				return fmt.Errorf("%s: %w", st.r.UID, err)
 			}
-			in = &instance{labels: rendered, series: s.labels}
+			in = &instance{labels: rendered}
 			st.instances[key] = in
 		}
 		in.lastVal = v

@@ -432,6 +432,9 @@ func TestQueriesParseAndObeyCloudWatchRules(t *testing.T) {
 			if err != nil {
 				t.Fatalf("parse: %v\n%s", err, r.Query)
 			}
+			if len(r.Query) > 10000 {
+				t.Errorf("the query is %d characters; CloudWatch's PromQL alarms stop at 10,000", len(r.Query))
+			}
 			if ast.Type() != parser.ValueTypeVector {
 				t.Errorf("the query returns %s; an alert query must return an instant vector", ast.Type())
 			}

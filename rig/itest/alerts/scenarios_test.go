@@ -78,16 +78,20 @@ func startPlugin(t testing.TB, opts stack.Options, configure func(jsonData map[s
 
 // runScenario evaluates every rule over the span and returns the states.
 func runScenario(t *testing.T, scenario string, rules []rule) []*ruleState {
-	// CloudWatch's account rate instead of the data source's default 20/s: the test sends a
-	// whole afternoon of evaluations at once.
-	st, ds := startPlugin(t, stack.Options{Scenario: scenario, Seed: 42, History: history, End: stack.PinnedEnd},
-		func(jd map[string]string) { jd["requestsPerSecond"] = "300" })
+	return evaluateSpan(t, stack.Options{Scenario: scenario, Seed: 42, History: history, End: stack.PinnedEnd}, rules, evalSpan, evalEvery)
+}
+
+// evaluateSpan starts a stack and evaluates every rule every `every` over the last span.
+func evaluateSpan(t *testing.T, opts stack.Options, rules []rule, span, every time.Duration) []*ruleState {
+	// CloudWatch's account rate instead of the data source's default 20/s: the test sends
+	// hours of evaluations at once.
+	st, ds := startPlugin(t, opts, func(jd map[string]string) { jd["requestsPerSecond"] = "300" })
 	states := make([]*ruleState, len(rules))
 	for i, r := range rules {
 		states[i] = newRuleState(r)
 	}
 	ctx := context.Background()
-	for at := st.End.Add(-evalSpan); !at.After(st.End); at = at.Add(evalEvery) {
+	for at := st.End.Add(-span); !at.After(st.End); at = at.Add(every) {
 		for _, s := range states {
 			if err := s.evaluate(ctx, ds, at); err != nil {
 				t.Fatal(err)
@@ -191,4 +195,28 @@ func lastValues(s *ruleState) string {
 		return "no series"
 	}
 	return strings.Join(parts, " ")
+}
+
+// The healthy fleet stays quiet at other hours of its diurnal load and with other seeds
+// (other bursts and scaling events) than the matrix's.
+func TestHealthyAroundTheClock(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipped with -short: backfills four simulated fleets")
+	}
+	rules := loadRules(t)
+	for i, hour := range []int{0, 9, 15, 20} {
+		end := time.Date(2026, 11, 3, hour, 0, 0, 0, time.UTC)
+		t.Run(end.Format("15:04"), func(t *testing.T) {
+			opts := stack.Options{Scenario: "healthy", Seed: int64(100 + i), History: history, End: end}
+			for _, s := range evaluateSpan(t, opts, rules, 2*time.Hour, 4*time.Minute) {
+				// Rules whose signal is always present must have seen series: the fleet answered.
+				if (s.r.UID == "inferscope-az-no-traffic" || s.r.UID == "inferscope-engine-queueing") && len(s.instances) == 0 {
+					t.Errorf("%s saw no series: the healthy fleet did not answer", s.r.UID)
+				}
+				for _, in := range s.fired() {
+					t.Errorf("%s fired on the healthy fleet (seed %d, %s) on %s (value %.3g)", s.r.UID, opts.Seed, end.Format("15:04"), resourceName(in.labels), in.lastVal)
+				}
+			}
+		})
+	}
 }

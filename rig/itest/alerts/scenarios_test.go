@@ -46,12 +46,12 @@ var intended = map[string]map[string]target{
 var scenarios = []string{"healthy", "kv-saturation", "engine-queueing", "gpu-memory-leak", "model-crash",
 	"az-imbalance", "scaling-not-firing", "slow-cold-start", "ice-exhaustion"}
 
-// Evaluation schedule: every rule evaluated like Grafana's scheduler over the last part of
-// the history, where every incident is active (SCENARIOS.md: the last 90 minutes).
+// Evaluation schedule: every rule evaluated like Grafana's scheduler, at its group's
+// interval (one minute), over the last part of the history, where every incident is active
+// (SCENARIOS.md: the last 90 minutes).
 const (
-	history   = 4 * time.Hour
-	evalSpan  = 90 * time.Minute
-	evalEvery = 2 * time.Minute
+	history  = 4 * time.Hour
+	evalSpan = 90 * time.Minute
 )
 
 // startPlugin runs a stack with the scenario and a data source for it, as a user would
@@ -78,7 +78,7 @@ func startPlugin(t testing.TB, opts stack.Options, configure func(jsonData map[s
 
 // runScenario evaluates every rule over the span and returns the states.
 func runScenario(t *testing.T, scenario string, rules []rule) []*ruleState {
-	return evaluateSpan(t, stack.Options{Scenario: scenario, Seed: 42, History: history, End: stack.PinnedEnd}, rules, evalSpan, evalEvery)
+	return evaluateSpan(t, stack.Options{Scenario: scenario, Seed: 42, History: history, End: stack.PinnedEnd}, rules, evalSpan, rules[0].Interval)
 }
 
 // evaluateSpan starts a stack and evaluates every rule every `every` over the last span.
@@ -107,6 +107,9 @@ func TestRuleScenarioMatrix(t *testing.T) {
 	}
 	rules := loadRules(t)
 	for _, r := range rules {
+		if r.Interval != rules[0].Interval {
+			t.Fatalf("groups evaluate at %s and %s; the test evaluates all rules at one interval", r.Interval, rules[0].Interval)
+		}
 		if _, ok := intended[r.UID]; !ok {
 			t.Errorf("rule %s has no intended scenarios in this test; add it to intended", r.UID)
 		}
@@ -160,7 +163,7 @@ func TestRuleScenarioMatrix(t *testing.T) {
 		fmt.Fprintln(w, strings.Join(row, "\t"))
 	}
 	_ = w.Flush()
-	t.Logf("rule × scenario (evaluated every %s over the last %s of a %s history):\n%s", evalEvery, evalSpan, history, b.String())
+	t.Logf("rule × scenario (evaluated every %s over the last %s of a %s history):\n%s", rules[0].Interval, evalSpan, history, b.String())
 }
 
 // resourceName is the alert's resource in a few words (its non-empty resource labels).

@@ -78,11 +78,11 @@ func (c *countingProxy) start(t testing.TB, upstream string) string {
 // Worst cases are bounded by each grouping's cardinality, printed alongside.
 func TestLimits200Instances(t *testing.T) {
 	if testing.Short() {
-		t.Skip("skipped with -short: backfills 6 h of a 200-instance fleet")
+		t.Skip("skipped with -short: backfills 3 h of a 200-instance fleet")
 	}
 	rules := loadRules(t)
 	proxy := &countingProxy{}
-	st, ds := startPlugin(t, stack.Options{Scenario: "healthy", Seed: 7, History: 6 * time.Hour, End: stack.PinnedEnd, Fleet: fleet.Large(200, 8)},
+	st, ds := startPlugin(t, stack.Options{Scenario: "healthy", Seed: 7, History: 3 * time.Hour, End: stack.PinnedEnd, Fleet: fleet.Large(200, 8)},
 		func(jd map[string]string) { jd["endpoint"] = proxy.start(t, jd["endpoint"]) })
 	ctx := context.Background()
 	type count struct{ requests, maxSeries int }

@@ -17,6 +17,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/inferscope/sagemaker-datasource/pkg/diagnosis"
+	"github.com/inferscope/sagemaker-datasource/pkg/models"
 )
 
 // Where the rules live and what they query.
@@ -125,7 +126,7 @@ func AlertRules(datasourceUID string) ([]byte, error) {
 // buildRule writes the rule with the foundation SDK's alerting builders: A the PromQL query,
 // B its reduction to one value per series, C the threshold (the condition).
 func buildRule(s alertRule, datasourceUID string) (alerting.Rule, error) {
-	ds := common.DataSourceRef{Type: cog.ToPtr(PluginID), Uid: cog.ToPtr(datasourceUID)}
+	ds := common.DataSourceRef{Type: cog.ToPtr(models.PluginID), Uid: cog.ToPtr(datasourceUID)}
 	exprDS := common.DataSourceRef{Type: cog.ToPtr(exprUID), Uid: cog.ToPtr(exprUID)}
 	query := prometheus.NewDataqueryBuilder().RefId("A").Expr(s.expr).Instant().Datasource(ds)
 	reduce := expr.NewExprBuilder().TypeReduce(expr.NewTypeReduceBuilder().RefId("B").Datasource(exprDS).

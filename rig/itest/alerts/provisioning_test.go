@@ -19,6 +19,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/inferscope/sagemaker-datasource/dashboards/builder"
+	"github.com/inferscope/sagemaker-datasource/pkg/models"
 	"github.com/inferscope/sagemaker-datasource/rig/itest/cwcheck"
 )
 
@@ -316,8 +317,8 @@ func dataProblems(at string, rm map[string]any) []string {
 				}
 			}
 		case "":
-			if ds != builder.AlertDatasourceUID || str(mds["uid"]) != ds || str(mds["type"]) != builder.PluginID {
-				bad("%s: a query must go to the provisioned %s data source %q, got %q (model %v)", ref, builder.PluginID, builder.AlertDatasourceUID, ds, mds)
+			if ds != builder.AlertDatasourceUID || str(mds["uid"]) != ds || str(mds["type"]) != models.PluginID {
+				bad("%s: a query must go to the provisioned %s data source %q, got %q (model %v)", ref, models.PluginID, builder.AlertDatasourceUID, ds, mds)
 			}
 			if str(m["expr"]) == "" || m["instant"] != true {
 				bad("%s: a query needs expr and instant: true", ref)

@@ -62,6 +62,8 @@ type alertRule struct {
 // durText writes a whole-minute (or whole-second) duration in PromQL syntax.
 func durText(d time.Duration) string {
 	switch {
+	case d == 0:
+		return "0s"
 	case d%time.Hour == 0:
 		return strconv.Itoa(int(d/time.Hour)) + "h"
 	case d%time.Minute == 0:

@@ -44,14 +44,14 @@ const (
 // Multi-window multi-burn-rate alerts (the SRE workbook's pairs): a long window that proves
 // the burn is real and a short one that proves it is still going on.
 var burnWindows = []struct {
-	name            string
-	long, short     time.Duration
-	rate            float64 // budget spent 14.4× too fast = 2 % of 30 days in 1 h
-	pending         time.Duration
-	severity, speed string
+	name        string
+	long, short time.Duration
+	rate        float64 // budget spent 14.4× too fast = 2 % of 30 days in 1 h
+	pending     time.Duration
+	severity    string
 }{
-	{"fast", time.Hour, 5 * time.Minute, 14.4, 2 * time.Minute, sevCritical, "fast"},
-	{"slow", 6 * time.Hour, 30 * time.Minute, 6, 15 * time.Minute, sevWarning, "slow"},
+	{"fast", time.Hour, 5 * time.Minute, 14.4, 2 * time.Minute, sevCritical},
+	{"slow", 6 * time.Hour, 30 * time.Minute, 6, 15 * time.Minute, sevWarning},
 }
 
 // sloSpec is one SLO: its bad-event ratio over a window and how to label it.
@@ -107,7 +107,7 @@ func sloAlertRules(slos []sloSpec) []alertRule {
 		}
 		for _, b := range burnWindows {
 			out = append(out, alertRule{
-				uid: "inferscope-slo-" + s.key + "-" + b.name, title: fmt.Sprintf("SLO %s: %s burn", s.name, b.speed), group: groupPerformance,
+				uid: "inferscope-slo-" + s.key + "-" + b.name, title: fmt.Sprintf("SLO %s: %s burn", s.name, b.name), group: groupPerformance,
 				expr:   "(" + burnRate(s, b.long) + ") and on (" + labels(by...) + ") (" + burnRate(s, b.short) + " > " + floatText(b.rate) + ")",
 				window: b.long, reducer: "last", op: "gt", threshold: b.rate, pending: b.pending, severity: b.severity,
 				dashboard: UIDPerformance, panel: s.panel, resource: s.resource, anchor: "slo-burn-rate",

@@ -22,7 +22,7 @@ const (
 
 // Performance answers "is everything fine, and if not, which component is the problem?".
 func Performance() *dashboard.DashboardBuilder {
-	return newDashboard(dashref.Performance, "Inferscope · Performance",
+	return withSLOs(newDashboard(dashref.Performance, "Inferscope · Performance",
 		"Is everything fine? If not, which component is the problem?").
 		WithPanel(diagnosisPanel(9)).
 		WithRow(dashboard.NewRowBuilder("Summary").Id(100)).
@@ -32,7 +32,7 @@ func Performance() *dashboard.DashboardBuilder {
 		WithRow(dashboard.NewRowBuilder("Fleet health").Id(110)).
 		WithPanel(perfTiles(1)).WithPanel(instanceTable(2)).
 		WithRow(dashboard.NewRowBuilder("Token streaming").Id(120)).
-		WithPanel(ttftPanel(3)).WithPanel(itlPanel(21)).
+		WithPanel(ttftPanel(dashref.PerfTTFT.ID)).WithPanel(itlPanel(dashref.PerfITL.ID)).
 		WithRow(dashboard.NewRowBuilder("Latency breakdown").Id(130)).
 		WithPanel(invokeLatencyPanel(dashref.PerfLatencyBreakdown.ID)).WithPanel(streamingLatencyPanel(22)).WithPanel(engineLatencyPanel(23)).
 		WithRow(dashboard.NewRowBuilder("Traffic distribution").Id(140)).
@@ -46,7 +46,7 @@ func Performance() *dashboard.DashboardBuilder {
 		WithRow(dashboard.NewRowBuilder("Per model").Id(180)).
 		WithPanel(modelTable(31)).WithPanel(prefixCachePanel(32)).WithPanel(finishReasonsPanel(33)).WithPanel(queueTimePanel(34)).
 		WithPanel(latencyHeatmap(35, "TTFT distribution", ttftPair, "time to first token")).
-		WithPanel(latencyHeatmap(36, "ITL distribution", itlPair, "inter-token latency"))
+		WithPanel(latencyHeatmap(36, "ITL distribution", itlPair, "inter-token latency")))
 }
 
 // newDashboard carries the settings all three dashboards share.

@@ -24,7 +24,7 @@ func Reliability() *dashboard.DashboardBuilder {
 		WithPanel(instancesStat(10)).WithPanel(icsStat(11)).WithPanel(azSkewStat(12)).
 		WithPanel(scaleEventsStat(13)).WithPanel(iceStat(14)).WithPanel(slowestColdStartStat(15)).
 		WithRow(dashboard.NewRowBuilder("Availability Zone distribution").Id(110)).
-		WithPanel(azDistribution(1)).WithPanel(azRisk(21)).WithPanel(trafficPerAZ(22, dashref.Reliability)).
+		WithPanel(azDistribution(dashref.RelAZDistribution.ID)).WithPanel(azRisk(21)).WithPanel(trafficPerAZ(22, dashref.Reliability)).
 		WithRow(dashboard.NewRowBuilder("Scaling events").Id(120)).
 		WithPanel(scalingVsLoad(dashref.RelScaling.ID)).WithPanel(scalingTable(23)).
 		WithRow(dashboard.NewRowBuilder("Cold start anatomy").Id(130)).

@@ -43,9 +43,11 @@ type Panel struct {
 	ID        uint32
 }
 
-// Panels that links point at. Ids 1–8 follow the spec's panel numbers per dashboard
+// Panels that links point at (diagnosis findings, alert rules' evidence). Ids 1–8 follow the spec's panel numbers per dashboard
 // (docs: insights-layout.md); further panels are numbered in dashboards/README.md.
 var (
+	PerfTTFT             = Panel{Performance, 3}
+	PerfITL              = Panel{Performance, 21}
 	PerfLatencyBreakdown = Panel{Performance, 4}
 	PerfTraffic          = Panel{Performance, 5}
 	PerfThroughput       = Panel{Performance, 6}
@@ -54,6 +56,7 @@ var (
 	CapGPUMemory         = Panel{Capacity, 2}
 	CapGPUErrors         = Panel{Capacity, 40}
 	CapGPUThermal        = Panel{Capacity, 41}
+	RelAZDistribution    = Panel{Reliability, 1}
 	RelScaling           = Panel{Reliability, 2}
 	RelColdStart         = Panel{Reliability, 3}
 	RelICE               = Panel{Reliability, 4}
@@ -61,6 +64,6 @@ var (
 
 // Linkable lists every Panel above (a test keeps it complete).
 func Linkable() []Panel {
-	return []Panel{PerfLatencyBreakdown, PerfTraffic, PerfThroughput, PerfEnginePressure, PerfErrors,
-		CapGPUMemory, CapGPUErrors, CapGPUThermal, RelScaling, RelColdStart, RelICE}
+	return []Panel{PerfTTFT, PerfITL, PerfLatencyBreakdown, PerfTraffic, PerfThroughput, PerfEnginePressure, PerfErrors,
+		CapGPUMemory, CapGPUErrors, CapGPUThermal, RelAZDistribution, RelScaling, RelColdStart, RelICE}
 }

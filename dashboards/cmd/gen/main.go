@@ -1,13 +1,16 @@
-// Command gen writes the Performance, Capacity and Reliability dashboards as JSON.
+// Command gen writes the Performance, Capacity and Reliability dashboards as JSON and the
+// alert rules as Grafana alerting provisioning.
 //
 //	go run ./dashboards/cmd/gen -out provisioning/dashboards -bundle src/dashboards
 //
-// -out    directory Grafana provisions from (file provider; see dashboards.yaml there)
-// -bundle directory whose copies ship inside the plugin (plugin.json includes
+// -out        directory Grafana provisions from (file provider; see dashboards.yaml there)
+// -bundle     directory whose copies ship inside the plugin (plugin.json includes
 //
 //	dashboards/<name>.json); empty skips it
 //
-// -check  compare instead of write: exit 1 listing the files that differ (for CI)
+// -alerts     directory Grafana provisions alert rules from; empty skips them
+// -datasource uid of the provisioned Inferscope data source the alert rules query
+// -check      compare instead of write: exit 1 listing the files that differ (for CI)
 package main
 
 import (
@@ -23,9 +26,15 @@ import (
 func main() {
 	out := flag.String("out", "provisioning/dashboards", "directory for the provisioned dashboard JSON")
 	bundle := flag.String("bundle", "src/dashboards", "directory for the copies bundled with the plugin (empty: skip)")
+	alerts := flag.String("alerts", "provisioning/alerting", "directory for the alert rules provisioning file (empty: skip)")
+	ds := flag.String("datasource", builder.AlertDatasourceUID, "uid of the Inferscope data source the alert rules query")
 	check := flag.Bool("check", false, "do not write; fail if the files on disk differ from the generated ones")
 	flag.Parse()
-	if err := run(*out, *bundle, *check); err != nil {
+	err := run(*out, *bundle, *check)
+	if err == nil && *alerts != "" {
+		err = runAlerts(*alerts, *ds, *check)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "gen:", err)
 		os.Exit(1)
 	}
@@ -45,22 +54,14 @@ func run(out, bundle string, check bool) error {
 	}
 	var stale []string
 	for _, dir := range dirs {
-		if !check {
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				return fmt.Errorf("create %s: %w", dir, err)
-			}
-		}
 		for _, d := range dashboards {
 			path := filepath.Join(dir, d.File)
-			if check {
-				have, err := os.ReadFile(path)
-				if err != nil || !bytes.Equal(have, d.JSON) {
-					stale = append(stale, path)
-				}
-				continue
+			same, err := sync(path, d.JSON, check)
+			if err != nil {
+				return err
 			}
-			if err := os.WriteFile(path, d.JSON, 0o644); err != nil {
-				return fmt.Errorf("write %s: %w", path, err)
+			if !same {
+				stale = append(stale, path)
 			}
 		}
 	}
@@ -68,4 +69,34 @@ func run(out, bundle string, check bool) error {
 		return fmt.Errorf("out of date: %v; regenerate with go run ./dashboards/cmd/gen", stale)
 	}
 	return nil
+}
+
+// runAlerts writes (or checks) the alert rules for data source uid ds into dir.
+func runAlerts(dir, ds string, check bool) error {
+	rules, err := builder.AlertRules(ds)
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(dir, builder.AlertsFile)
+	same, err := sync(path, rules, check)
+	if err == nil && !same {
+		err = fmt.Errorf("out of date: %s; regenerate with go run ./dashboards/cmd/gen -datasource %s", path, ds)
+	}
+	return err
+}
+
+// sync writes data to path, or with check only compares: same is false when the file on
+// disk differs (or is missing).
+func sync(path string, data []byte, check bool) (same bool, err error) {
+	if check {
+		have, err := os.ReadFile(path)
+		return err == nil && bytes.Equal(have, data), nil
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return false, fmt.Errorf("create %s: %w", filepath.Dir(path), err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		return false, fmt.Errorf("write %s: %w", path, err)
+	}
+	return true, nil
 }

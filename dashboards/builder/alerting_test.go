@@ -1,0 +1,193 @@
+package builder
+
+import (
+	"bytes"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+	"text/template"
+	"time"
+
+	"github.com/inferscope/sagemaker-datasource/pkg/diagnosis"
+)
+
+// The committed provisioning file must be exactly what the generator produces.
+func TestCommittedAlertRulesAreGenerated(t *testing.T) {
+	want, err := AlertRules(AlertDatasourceUID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	have, err := os.ReadFile("../../provisioning/alerting/" + AlertsFile)
+	if err != nil {
+		t.Fatalf("%v; run go run ./dashboards/cmd/gen", err)
+	}
+	if !bytes.Equal(have, want) {
+		t.Fatal("provisioning/alerting differs from the generator's output; run go run ./dashboards/cmd/gen")
+	}
+}
+
+func TestAlertRulesNeedADataSource(t *testing.T) {
+	if _, err := AlertRules(""); err == nil || !strings.Contains(err.Error(), "data source uid") {
+		t.Fatalf("got %v, want an error naming the data source uid", err)
+	}
+	out, err := AlertRules("my-ds")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(out), "datasourceUid: my-ds") || strings.Contains(string(out), AlertDatasourceUID) {
+		t.Fatal("the data source uid is not the one passed")
+	}
+}
+
+// Thresholds come from diagnosis' configuration: changing a field there changes the rule.
+func TestThresholdsFollowDiagnosisConfig(t *testing.T) {
+	cases := []struct {
+		uid   string
+		edit  func(*diagnosis.Config)
+		want  float64
+		inPQL string // the value also appears in the rule's PromQL when it filters on it
+	}{
+		{"inferscope-kv-saturation", func(c *diagnosis.Config) { c.KVSaturation = 0.8 }, 0.8, ""},
+		{"inferscope-kv-saturation", func(c *diagnosis.Config) { c.WaitingRequests = 7 }, 0.9, ">= 7"},
+		{"inferscope-engine-queueing", func(c *diagnosis.Config) { c.TTFTHigh = 3 * time.Second }, 3, ""},
+		{"inferscope-engine-queueing", func(c *diagnosis.Config) { c.LatencyNormal = 1.7 }, 2, ">= 1.7"},
+		{"inferscope-gpu-memory-growth", func(c *diagnosis.Config) { c.GPUMemWarnPct = 90 }, 90, ""},
+		{"inferscope-gpu-memory-growth", func(c *diagnosis.Config) { c.TimeToFullCrit = 12 * time.Hour }, 95, "43200"},
+		{"inferscope-vram-drop", func(c *diagnosis.Config) { c.VRAMDropPct = 20 }, 20, ""},
+		{"inferscope-vram-drop", func(c *diagnosis.Config) { c.VRAMDropWithin = 3 * time.Minute }, 30, "[3m]"},
+		{"inferscope-az-no-traffic", func(c *diagnosis.Config) { c.AZNoTrafficShare = 0.2 }, 0.2, ""},
+		{"inferscope-slow-cold-start", func(c *diagnosis.Config) { c.ColdStartSlow = 2 * time.Minute }, 120, ""},
+		{"inferscope-5xx-rate", func(c *diagnosis.Config) { c.ErrorRateCrit = 0.02 }, 0.02, ""},
+		{"inferscope-5xx-rate", func(c *diagnosis.Config) { c.ErrorMinCount = 25 }, 0.05, ">= 25"},
+		{"inferscope-scaling-not-firing", func(c *diagnosis.Config) { c.ScalingRise = 3 }, 3, ""},
+		{"inferscope-scaling-not-firing", func(c *diagnosis.Config) { c.ScalingBaseline = 12 * time.Hour }, 2, "[12h]"},
+	}
+	for _, c := range cases {
+		cfg := diagnosis.DefaultConfig()
+		c.edit(&cfg)
+		r := findRule(t, alertRules(cfg), c.uid)
+		if r.threshold != c.want {
+			t.Errorf("%s: threshold %v, want %v", c.uid, r.threshold, c.want)
+		}
+		if c.inPQL != "" && !strings.Contains(r.expr, c.inPQL) {
+			t.Errorf("%s: PromQL lacks %q: %s", c.uid, c.inPQL, r.expr)
+		}
+	}
+	// And the defaults are diagnosis' defaults.
+	def := diagnosis.DefaultConfig()
+	if r := findRule(t, alertRules(def), "inferscope-kv-saturation"); r.threshold != def.KVSaturation {
+		t.Errorf("default KV threshold %v, want diagnosis' %v", r.threshold, def.KVSaturation)
+	}
+}
+
+func findRule(t *testing.T, rules []alertRule, uid string) alertRule {
+	t.Helper()
+	for _, r := range rules {
+		if r.uid == uid {
+			return r
+		}
+	}
+	t.Fatalf("no rule %s", uid)
+	return alertRule{}
+}
+
+// Every rule: a severity, resource labels, a summary that Grafana's template engine accepts,
+// a runbook anchor that exists in docs/alerting.md and an evidence link to its panel.
+func TestRulesAreDocumentedAndLabelled(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/alerting.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	anchors := markdownAnchors(string(doc))
+	// Grafana's template functions the summaries use (bodies do not matter for parsing).
+	funcs := template.FuncMap{"humanizePercentage": fmtAny, "humanizeDuration": fmtAny}
+	rules := append(alertRules(diagnosis.DefaultConfig()), sloAlertRules(defaultSLOs())...)
+	seen := map[string]bool{}
+	for _, r := range rules {
+		if seen[r.uid] {
+			t.Errorf("uid %s twice", r.uid)
+		}
+		seen[r.uid] = true
+		if r.severity != sevCritical && r.severity != sevWarning {
+			t.Errorf("%s: severity %q", r.uid, r.severity)
+		}
+		if len(r.resource) == 0 {
+			t.Errorf("%s: no resource labels", r.uid)
+		}
+		if !anchors[r.anchor] {
+			t.Errorf("%s: runbook anchor #%s is not a heading of docs/alerting.md", r.uid, r.anchor)
+		}
+		if _, err := template.New(r.uid).Funcs(funcs).Parse(`{{ $labels := .L }}{{ $values := .V }}` + r.summary); err != nil {
+			t.Errorf("%s: summary template: %v", r.uid, err)
+		}
+		link := evidenceLink(r)
+		if !strings.HasPrefix(link, "/d/"+r.evidence.Dashboard+"?viewPanel=") {
+			t.Errorf("%s: evidence link %s", r.uid, link)
+		}
+		for _, res := range r.resource {
+			if res.variable != "" && !strings.Contains(link, "var-"+res.variable+"=") {
+				t.Errorf("%s: evidence link does not filter by %s: %s", r.uid, res.variable, link)
+			}
+		}
+		if r.pending%time.Minute != 0 || r.pending > 30*time.Minute {
+			t.Errorf("%s: pending %s is not whole minutes of one-minute data up to 30m", r.uid, r.pending)
+		}
+	}
+}
+
+func fmtAny(v any) string { return "" }
+
+var heading = regexp.MustCompile(`(?m)^#{2,4} (.+)$`)
+
+// markdownAnchors lists the heading anchors GitHub generates (lower case, spaces to -, most
+// punctuation dropped).
+func markdownAnchors(md string) map[string]bool {
+	out := map[string]bool{}
+	drop := regexp.MustCompile(`[^a-z0-9 _-]`)
+	for _, m := range heading.FindAllStringSubmatch(md, -1) {
+		out[strings.ReplaceAll(drop.ReplaceAllString(strings.ToLower(m[1]), ""), " ", "-")] = true
+	}
+	return out
+}
+
+// The SLO row is on Performance with its variables, and the burn-rate pairs are the
+// workbook's: 1 h / 5 m above 14.4 and 6 h / 30 m above 6.
+func TestSLORowAndBurnRates(t *testing.T) {
+	d, err := Performance().Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	vars := map[string]bool{}
+	for _, v := range d.Templating.List {
+		vars[v.Name] = true
+	}
+	for _, v := range []string{varTTFTTarget, varITLTarget, varLatencyObj, varErrorObj} {
+		if !vars[v] {
+			t.Errorf("variable %s missing", v)
+		}
+	}
+	found := 0
+	for _, p := range d.Panels {
+		if p.RowPanel != nil && p.RowPanel.Title != nil && *p.RowPanel.Title == "SLOs" {
+			found++
+		}
+	}
+	if found != 1 {
+		t.Errorf("%d SLOs rows, want 1", found)
+	}
+	rules := sloAlertRules(defaultSLOs())
+	if len(rules) != 6 {
+		t.Fatalf("%d SLO rules, want fast and slow for three SLOs", len(rules))
+	}
+	for _, r := range rules {
+		fast := strings.HasSuffix(r.uid, "-fast")
+		long, short, rate := "[6h]", "[30m]", 6.0
+		if fast {
+			long, short, rate = "[1h]", "[5m]", 14.4
+		}
+		if !strings.Contains(r.expr, long) || !strings.Contains(r.expr, short) || r.threshold != rate || !strings.Contains(r.expr, "> "+floatText(rate)) {
+			t.Errorf("%s: want windows %s and %s above %v: %s", r.uid, long, short, rate, r.expr)
+		}
+	}
+}

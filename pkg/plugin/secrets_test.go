@@ -124,7 +124,7 @@ func TestNoSecretLeavesThePlugin(t *testing.T) {
 		secure   map[string]string
 		env      *secretSet
 		sts      *secretSet
-		profile  *secretSet // written to a shared credentials file as profile "grafana"
+		profile  *secretSet  // written to a shared credentials file as profile "grafana"
 		used     []secretSet // credentials that must never show; the last one signs
 	}{
 		{name: "keys with session token", jsonData: map[string]string{"authType": "keys"},

@@ -307,7 +307,7 @@ func TestLinks(t *testing.T) {
 				t.Errorf("%s: data link %q drops the time range", g.File, u)
 			}
 			for _, m := range fieldLabelRef.FindAllStringSubmatch(u, -1) {
-				if !legacyName.MatchString(m[1]) && !regexp.MustCompile(`^\["[^"]+"\]$`).MatchString(m[1]) {
+				if label(m[1]) != m[1] && !regexp.MustCompile(`^\["[^"]+"\]$`).MatchString(m[1]) {
 					t.Errorf("%s: link %q reads label %s without the bracket form", g.File, u, m[1])
 				}
 			}

@@ -27,14 +27,14 @@ const (
 // perfState is the worst performance signal per resource of the aggregation level.
 func perfState(byExpr func(op, expr string) string) string {
 	var parts []string
-	for _, m := range []string{kvPair.vllm, kvPair.sglang} {
+	for _, m := range []string{kvPair.VLLM, kvPair.SGLang} {
 		parts = append(parts, tag(levels(engine(m), kvWarn, kvCrit), signalLabel, "kv_cache"))
 	}
 	// Requests waiting at all is a warning; more waiting than running is critical.
 	for _, m := range []struct{ wait, run string }{{sc.VLLMWaiting, sc.VLLMRunning}, {sc.SGLangQueued, sc.SGLangRunning}} {
 		parts = append(parts, tag("("+engine(m.wait)+" > bool 0) + ("+engine(m.wait)+" > bool "+engine(m.run)+")", signalLabel, "queue"))
 	}
-	for _, m := range []string{ttftPair.vllm, ttftPair.sglang} {
+	for _, m := range []string{ttftPair.VLLM, ttftPair.SGLang} {
 		q := "histogram_quantile(" + vPercentile + ", " + byExpr("sum", rate(engine(m), rateWindow)) + ")"
 		parts = append(parts, tag(levels(q, ttftWarn, ttftCrit), signalLabel, "ttft"))
 	}

@@ -49,10 +49,10 @@ func instanceLink(uid, value string) map[string]any {
 	return link("Filter by this instance", drillURL(uid, setVar{dashref.VarInstance, value}))
 }
 
-// fieldLabel is a data-link reference to a label of the clicked series; dotted names need the
-// bracket form.
+// fieldLabel is a data-link reference to a label of the clicked series; names PromQL must
+// quote (dotted, '@') need the bracket form.
 func fieldLabel(name string) string {
-	if legacyName.MatchString(name) {
+	if label(name) == name {
 		return "${__field.labels." + name + "}"
 	}
 	return `${__field.labels["` + name + `"]}`

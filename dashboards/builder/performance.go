@@ -249,7 +249,7 @@ func kvPanel(id uint32) *timeseries.PanelBuilder {
 		"KV cache fill per engine and resource at the \"Aggregate by\" level (vLLM kv_cache_usage_perc, SGLang token_usage). "+
 			"Near 100 % the engine queues or preempts requests and TTFT climbs. Early warning: KV repeatedly at 40–50 % in business hours means "+
 			"set an autoscaling trigger there, before customers feel it. Exact values are in the tooltip.", unitRatio).
-		WithTarget(promRange("A", byAgg("max", or(engine(kvPair.vllm), engine(kvPair.sglang)), lFW), "{{"+lFW+"}} · {{$agg}}")).
+		WithTarget(promRange("A", byAgg("max", or(engine(kvPair.VLLM), engine(kvPair.SGLang)), lFW), "{{"+lFW+"}} · {{$agg}}")).
 		Min(0).Max(1).
 		Thresholds(thresholds("green", step{0.5, "orange"}, step{0.9, "red"})).
 		ThresholdsStyle(common.NewGraphThresholdsStyleConfigBuilder().Mode(common.GraphThresholdsStyleModeLineAndArea))

@@ -2,10 +2,8 @@ package builder
 
 import (
 	"fmt"
-	"regexp"
-	"strconv"
-	"strings"
 
+	px "github.com/inferscope/sagemaker-datasource/pkg/promqlexpr"
 	sc "github.com/inferscope/sagemaker-datasource/pkg/semconv"
 )
 
@@ -20,42 +18,18 @@ const (
 	lAZ   = sc.LabelAZ
 )
 
-// legacyName matches names PromQL accepts unquoted; anything else (dots, '@') must be quoted,
-// because CloudWatch silently matches nothing for an underscore spelling.
-var legacyName = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
-
-// label renders a label name for a matcher or a by/on list.
-func label(name string) string {
-	if legacyName.MatchString(name) {
-		return name
-	}
-	return strconv.Quote(name)
-}
-
-// labels renders a grouping list, e.g. `"@resource.host.id", "aws.sagemaker.endpoint.name"`.
-func labels(names ...string) string {
-	out := make([]string, len(names))
-	for i, n := range names {
-		out[i] = label(n)
-	}
-	return strings.Join(out, ", ")
-}
-
-// Matchers; the value is written as is so template variables survive.
-func eq(name, value string) string  { return label(name) + `="` + value + `"` }
-func re(name, value string) string  { return label(name) + `=~"` + value + `"` }
-func neq(name, value string) string { return label(name) + `!="` + value + `"` }
-
-// sel writes a selector that always names its metric (CloudWatch rejects selectors without one).
-func sel(metric string, matchers ...string) string {
-	if !legacyName.MatchString(strings.ReplaceAll(metric, ":", "_")) {
-		return "{" + strings.Join(append([]string{strconv.Quote(metric)}, matchers...), ", ") + "}"
-	}
-	if len(matchers) == 0 {
-		return metric
-	}
-	return metric + "{" + strings.Join(matchers, ", ") + "}"
-}
+// The PromQL writing rules (quoting, metric names, engine pairs) live in pkg/promqlexpr;
+// these short names keep the panel code readable.
+var (
+	label  = px.Label
+	labels = px.Labels
+	eq     = px.Eq
+	re     = px.Re
+	neq    = px.Neq
+	sel    = px.Sel
+	agg    = px.Agg
+	or     = px.Or
+)
 
 // Template variable references.
 const (
@@ -113,13 +87,6 @@ func countBy(by []string, expr string) string {
 	return agg("count", by, expr)
 }
 
-func agg(op string, by []string, expr string) string {
-	if len(by) == 0 {
-		return op + " (" + expr + ")"
-	}
-	return op + " by (" + labels(by...) + ") (" + expr + ")"
-}
-
 // byAgg groups by the aggregation-level variable plus fixed labels.
 func byAgg(op string, expr string, extra ...string) string {
 	list := aggLabel
@@ -131,13 +98,8 @@ func byAgg(op string, expr string, extra ...string) string {
 
 func rate(selector, window string) string { return "rate(" + selector + window + ")" }
 
-// or joins engine alternatives; the engines' series differ in labels, so nothing is dropped.
-func or(exprs ...string) string { return strings.Join(exprs, " or ") }
-
 // tag adds a constant label so that otherwise identical label sets survive an `or`.
-func tag(expr, name, value string) string {
-	return fmt.Sprintf(`label_replace(%s, %q, %q, "", "")`, expr, name, value)
-}
+func tag(expr, name, value string) string { return px.Tag(expr, name, value) }
 
 // quantile is histogram_quantile over a cumulative native histogram (engine metrics).
 func quantile(q string, by []string, selector, window string) string {
@@ -161,33 +123,33 @@ func deltaQuantileMs(q string, by []string, selector string) string {
 }
 
 // Engine metric pairs: the same question asked of vLLM and of SGLang.
-type enginePair struct{ vllm, sglang string }
+type enginePair = px.EnginePair
 
 var (
-	ttftPair      = enginePair{sc.VLLMTTFT, sc.SGLangTTFT}
-	itlPair       = enginePair{sc.VLLMITL, sc.SGLangITL}
-	e2ePair       = enginePair{sc.VLLME2E, sc.SGLangE2E}
-	runningPair   = enginePair{sc.VLLMRunning, sc.SGLangRunning}
-	waitingPair   = enginePair{sc.VLLMWaiting, sc.SGLangQueued}
-	kvPair        = enginePair{sc.VLLMKVCacheUsage, sc.SGLangTokenUsage}
-	promptPair    = enginePair{sc.VLLMPromptTokens, sc.SGLangPromptTokens}
-	generatedPair = enginePair{sc.VLLMGenerationTokens, sc.SGLangGenerationTokens}
+	ttftPair      = px.TTFT
+	itlPair       = px.ITL
+	e2ePair       = px.E2E
+	runningPair   = px.Running
+	waitingPair   = px.Waiting
+	kvPair        = px.KVUsage
+	promptPair    = px.PromptTokens
+	generatedPair = px.GenerationTokens
 )
 
 // engineQuantile: per-engine histogram quantiles joined with `or`.
 func engineQuantile(q string, by []string, p enginePair, window string) string {
-	return or(quantile(q, by, engine(p.vllm), window), quantile(q, by, engine(p.sglang), window))
+	return or(quantile(q, by, engine(p.VLLM), window), quantile(q, by, engine(p.SGLang), window))
 }
 
 // engineGauge aggregates a gauge across both engines (raw series first, so hosts running
 // both engines add up instead of one hiding the other).
 func engineGauge(op string, by []string, p enginePair) string {
-	return agg(op, by, or(engine(p.vllm), engine(p.sglang)))
+	return agg(op, by, or(engine(p.VLLM), engine(p.SGLang)))
 }
 
 // engineRate sums a counter's rate across both engines.
 func engineRate(by []string, p enginePair, window string) string {
-	return sumBy(by, or(rate(engine(p.vllm), window), rate(engine(p.sglang), window)))
+	return sumBy(by, or(rate(engine(p.VLLM), window), rate(engine(p.SGLang), window)))
 }
 
 // hostAZ is one row per instance carrying InstanceId (the classic dimension) and the AZ, used

@@ -6,12 +6,12 @@ import (
 	"math"
 	"sort"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/prometheus/common/model"
 
+	px "github.com/inferscope/sagemaker-datasource/pkg/promqlexpr"
 	"github.com/inferscope/sagemaker-datasource/pkg/semconv"
 )
 
@@ -129,51 +129,28 @@ func promDur(d time.Duration) string {
 	return strconv.FormatInt(s, 10) + "s"
 }
 
-// matcher writes label="value" with the label name always quoted (dotted and @ names must be
-// quoted for CloudWatch) and the value escaped.
-func matcher(label, op, value string) string {
-	return strconv.Quote(label) + op + strconv.Quote(value)
-}
-
-// sel writes a selector with the metric name first (CloudWatch requires it in every selector).
-func sel(metric string, matchers ...string) string {
-	if len(matchers) == 0 {
-		return metric
-	}
-	return metric + "{" + strings.Join(matchers, ",") + "}"
-}
-
-// by writes a quoted grouping list.
-func by(labels ...string) string {
-	q := make([]string, len(labels))
-	for i, l := range labels {
-		q[i] = strconv.Quote(l)
-	}
-	return "by (" + strings.Join(q, ", ") + ")"
-}
-
 // eng selects engine, DCGM and event series (they carry the aws.sagemaker.* labels).
 func (e *env) eng(metric string, extra ...string) string {
 	var m []string
 	if e.scope.Endpoint != "" {
-		m = append(m, matcher(lEP, "=", e.scope.Endpoint))
+		m = append(m, px.Eq(lEP, e.scope.Endpoint))
 	}
 	if e.scope.InferenceComponent != "" {
-		m = append(m, matcher(lIC, "=", e.scope.InferenceComponent))
+		m = append(m, px.Eq(lIC, e.scope.InferenceComponent))
 	}
-	return sel(metric, append(m, extra...)...)
+	return px.Sel(metric, append(m, extra...)...)
 }
 
 // classic selects enriched vended metrics, which carry the CloudWatch dimension names.
 func (e *env) classic(metric string) string {
 	var m []string
 	if e.scope.Endpoint != "" {
-		m = append(m, matcher(semconv.DimEndpointName, "=", e.scope.Endpoint))
+		m = append(m, px.Eq(semconv.DimEndpointName, e.scope.Endpoint))
 	}
 	if e.scope.InferenceComponent != "" {
-		m = append(m, matcher(semconv.DimInferenceComponentName, "=", e.scope.InferenceComponent))
+		m = append(m, px.Eq(semconv.DimInferenceComponentName, e.scope.InferenceComponent))
 	}
-	return sel(metric, m...)
+	return px.Sel(metric, m...)
 }
 
 // tagged joins sub-expressions with `or`, labelling each result with its key so one request
@@ -181,15 +158,9 @@ func (e *env) classic(metric string) string {
 func tagged(parts ...[2]string) string {
 	out := make([]string, len(parts))
 	for i, p := range parts {
-		out[i] = fmt.Sprintf(`label_replace(%s, %q, %q, "", "")`, p[1], tagLabel, p[0])
+		out[i] = px.Tag(p[1], tagLabel, p[0])
 	}
-	return strings.Join(out, " or ")
-}
-
-// engines writes the same expression for vLLM and SGLang and joins them with `or`; f gets
-// the metric name of each engine.
-func engines(vllm, sglang string, f func(metric string) string) string {
-	return f(vllm) + " or " + f(sglang)
+	return px.Or(out...)
 }
 
 func label(m model.Metric, name string) string { return string(m[model.LabelName(name)]) }

@@ -9,19 +9,20 @@ import (
 
 	"github.com/prometheus/common/model"
 
+	px "github.com/inferscope/sagemaker-datasource/pkg/promqlexpr"
 	"github.com/inferscope/sagemaker-datasource/pkg/semconv"
 )
 
 // azInstancesExpr: instances per endpoint and AZ now (node series: one set per instance).
 func (e *env) azInstancesExpr() string {
 	return fmt.Sprintf("count %s (count %s (last_over_time(%s[%s])))",
-		by(lEP, lAZ), by(lEP, lAZ, lHost), e.endpointOnly(semconv.NodeMemTotal, lEP), promDur(e.window))
+		px.By(lEP, lAZ), px.By(lEP, lAZ, lHost), e.endpointOnly(semconv.NodeMemTotal, lEP), promDur(e.window))
 }
 
 // azTrafficExpr: invocations per endpoint and AZ, one total per step (delta counts).
 func (e *env) azTrafficExpr() string {
 	return fmt.Sprintf("sum %s (sum_over_time(%s[%s]))",
-		by(semconv.DimEndpointName, semconv.DimAvailabilityZone), e.endpointOnly(semconv.InvocationsByAzByInstanceType, semconv.DimEndpointName), promDur(e.step))
+		px.By(semconv.DimEndpointName, semconv.DimAvailabilityZone), e.endpointOnly(semconv.InvocationsByAzByInstanceType, semconv.DimEndpointName), promDur(e.step))
 }
 
 // endpointOnly selects metric on the scope's endpoint alone: AZ placement and traffic are
@@ -30,7 +31,7 @@ func (e *env) endpointOnly(metric, epLabel string) string {
 	if e.scope.Endpoint == "" {
 		return metric
 	}
-	return sel(metric, matcher(epLabel, "=", e.scope.Endpoint))
+	return px.Sel(metric, px.Eq(epLabel, e.scope.Endpoint))
 }
 
 // runAZ: an AZ whose instances have served (almost) nothing for the last part of the range

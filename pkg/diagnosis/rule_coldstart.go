@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 
+	px "github.com/inferscope/sagemaker-datasource/pkg/promqlexpr"
 	"github.com/inferscope/sagemaker-datasource/pkg/semconv"
 )
 
@@ -19,7 +20,7 @@ var coldPhases = []struct{ tag, metric, name, advice string }{
 // endpoint/IC over the range, in one request (events are sparse samples at event time).
 func (e *env) coldStartExpr() string {
 	f := func(m string) string {
-		return fmt.Sprintf("max %s (avg_over_time(%s[%s]))", by(lEP, lIC), e.eng(m), e.rng())
+		return fmt.Sprintf("max %s (avg_over_time(%s[%s]))", px.By(lEP, lIC), e.eng(m), e.rng())
 	}
 	parts := make([][2]string, 0, len(coldPhases)+1)
 	for _, p := range coldPhases {

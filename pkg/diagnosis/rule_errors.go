@@ -8,6 +8,7 @@ import (
 
 	"github.com/prometheus/common/model"
 
+	px "github.com/inferscope/sagemaker-datasource/pkg/promqlexpr"
 	"github.com/inferscope/sagemaker-datasource/pkg/semconv"
 )
 
@@ -39,9 +40,9 @@ func (e *env) trafficExpr() string {
 		}
 		s := e.classic(metric)
 		if icScope { // the ForIc metrics carry no endpoint dimension
-			s = sel(metric, matcher(semconv.DimInferenceComponentName, "=", e.scope.InferenceComponent))
+			s = px.Sel(metric, px.Eq(semconv.DimInferenceComponentName, e.scope.InferenceComponent))
 		}
-		parts = append(parts, [2]string{k.tag, fmt.Sprintf("sum %s (sum_over_time(%s[%s]))", by(group), s, promDur(e.step))})
+		parts = append(parts, [2]string{k.tag, fmt.Sprintf("sum %s (sum_over_time(%s[%s]))", px.By(group), s, promDur(e.step))})
 	}
 	return tagged(parts...)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/prometheus/common/model"
 
+	px "github.com/inferscope/sagemaker-datasource/pkg/promqlexpr"
 	"github.com/inferscope/sagemaker-datasource/pkg/semconv"
 )
 
@@ -16,13 +17,13 @@ import (
 // (single-model endpoints, spare GPUs) are two queries, so each stays under the series limit
 // on large fleets (200 instances × 8 GPUs: 300 + 200 series instead of 500 in one).
 func (e *env) fbExpr(owned bool) string {
-	op := "="
+	icMatch := px.Eq(lIC, "")
 	if owned {
-		op = "!="
+		icMatch = px.Neq(lIC, "")
 	}
-	g := by(lEP, lIC, lHost)
-	used := fmt.Sprintf("sum %s (%s)", g, e.eng(semconv.DCGMFBUsed, matcher(lIC, op, "")))
-	free := fmt.Sprintf("sum %s (%s)", g, e.eng(semconv.DCGMFBFree, matcher(lIC, op, "")))
+	g := px.By(lEP, lIC, lHost)
+	used := fmt.Sprintf("sum %s (%s)", g, e.eng(semconv.DCGMFBUsed, icMatch))
+	free := fmt.Sprintf("sum %s (%s)", g, e.eng(semconv.DCGMFBFree, icMatch))
 	return fmt.Sprintf("100 * %s / (%s + %s)", used, used, free)
 }
 

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	px "github.com/inferscope/sagemaker-datasource/pkg/promqlexpr"
 	"github.com/inferscope/sagemaker-datasource/pkg/semconv"
 )
 
@@ -15,15 +16,15 @@ func (e *env) iceExpr() string {
 	// Provisioning errors belong to the endpoint, not to one IC.
 	var m []string
 	if e.scope.Endpoint != "" {
-		m = append(m, matcher(lEP, "=", e.scope.Endpoint))
+		m = append(m, px.Eq(lEP, e.scope.Endpoint))
 	}
-	s := sel(semconv.ICECount, m...)
-	return fmt.Sprintf("sum %s (sum_over_time(%s[%s]))", by(lEP, semconv.LabelEventInstanceType, semconv.LabelEventAZ), s, e.rng())
+	s := px.Sel(semconv.ICECount, m...)
+	return fmt.Sprintf("sum %s (sum_over_time(%s[%s]))", px.By(lEP, semconv.LabelEventInstanceType, semconv.LabelEventAZ), s, e.rng())
 }
 
 // regionAZExpr: the AZs the whole fleet runs in: the region's AZs as far as we can see.
 func (e *env) regionAZExpr() string {
-	return fmt.Sprintf("count %s (last_over_time(%s[%s]))", by(lAZ), semconv.DCGMGPUUtil, e.rng())
+	return fmt.Sprintf("count %s (last_over_time(%s[%s]))", px.By(lAZ), semconv.DCGMGPUUtil, e.rng())
 }
 
 // runICE: ICE for one instance type in every AZ means the region is out of that type

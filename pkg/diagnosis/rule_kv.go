@@ -4,21 +4,21 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/inferscope/sagemaker-datasource/pkg/semconv"
+	px "github.com/inferscope/sagemaker-datasource/pkg/promqlexpr"
 )
 
 // kvExpr: per endpoint/IC, the worst copy's sustained KV cache usage (a time quantile over the
 // range, so one brief peak is not saturation).
 func (e *env) kvExpr() string {
-	return engines(semconv.VLLMKVCacheUsage, semconv.SGLangTokenUsage, func(m string) string {
-		return fmt.Sprintf("max %s (quantile_over_time(%v, %s[%s]))", by(lEP, lIC), e.cfg.KVQuantile, e.eng(m), e.rng())
+	return px.KVUsage.Each(func(m string) string {
+		return fmt.Sprintf("max %s (quantile_over_time(%v, %s[%s]))", px.By(lEP, lIC), e.cfg.KVQuantile, e.eng(m), e.rng())
 	})
 }
 
 // waitingExpr: per endpoint/IC, the worst copy's average number of waiting requests.
 func (e *env) waitingExpr() string {
-	return engines(semconv.VLLMWaiting, semconv.SGLangQueued, func(m string) string {
-		return fmt.Sprintf("max %s (avg_over_time(%s[%s]))", by(lEP, lIC), e.eng(m), e.rng())
+	return px.Waiting.Each(func(m string) string {
+		return fmt.Sprintf("max %s (avg_over_time(%s[%s]))", px.By(lEP, lIC), e.eng(m), e.rng())
 	})
 }
 
@@ -26,8 +26,8 @@ func (e *env) waitingExpr() string {
 // at once (SGLang gauge) over the range.
 func (e *env) preemptExpr() string {
 	return fmt.Sprintf("sum %s (increase(%s[%s])) or sum %s (max_over_time(%s[%s]))",
-		by(lEP, lIC), e.eng(semconv.VLLMPreemptions), e.rng(),
-		by(lEP, lIC), e.eng(semconv.SGLangRetracted), e.rng())
+		px.By(lEP, lIC), e.eng(px.Preemptions.VLLM), e.rng(),
+		px.By(lEP, lIC), e.eng(px.Preemptions.SGLang), e.rng())
 }
 
 // runKV: sustained KV usage at saturation, confirmed by waiting requests or preemptions, is

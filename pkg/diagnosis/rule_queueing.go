@@ -5,14 +5,15 @@ import (
 	"fmt"
 	"time"
 
+	px "github.com/inferscope/sagemaker-datasource/pkg/promqlexpr"
 	"github.com/inferscope/sagemaker-datasource/pkg/semconv"
 )
 
 // ttftExpr: P99 time to first token per endpoint/IC over time (engine histograms are
 // cumulative native histograms, so rate() is right here).
 func (e *env) ttftExpr() string {
-	return engines(semconv.VLLMTTFT, semconv.SGLangTTFT, func(m string) string {
-		return fmt.Sprintf("histogram_quantile(0.99, sum %s (rate(%s[%s])))", by(lEP, lIC), e.eng(m), promDur(e.window))
+	return px.TTFT.Each(func(m string) string {
+		return fmt.Sprintf("histogram_quantile(0.99, sum %s (rate(%s[%s])))", px.By(lEP, lIC), e.eng(m), promDur(e.window))
 	})
 }
 
@@ -22,9 +23,9 @@ func (e *env) latencyExpr() string {
 	f := func(metric, dim, value string) string {
 		s := metric
 		if value != "" {
-			s = sel(metric, matcher(dim, "=", value))
+			s = px.Sel(metric, px.Eq(dim, value))
 		}
-		return fmt.Sprintf("histogram_quantile(0.99, sum %s (sum_over_time(%s[%s])))", by(dim), s, promDur(e.window))
+		return fmt.Sprintf("histogram_quantile(0.99, sum %s (sum_over_time(%s[%s])))", px.By(dim), s, promDur(e.window))
 	}
 	ep, ic := semconv.DimEndpointName, semconv.DimInferenceComponentName
 	return tagged(

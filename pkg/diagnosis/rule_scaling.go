@@ -7,6 +7,7 @@ import (
 
 	"github.com/prometheus/common/model"
 
+	px "github.com/inferscope/sagemaker-datasource/pkg/promqlexpr"
 	"github.com/inferscope/sagemaker-datasource/pkg/semconv"
 )
 
@@ -16,20 +17,20 @@ import (
 func (e *env) loadExpr() string {
 	var m []string
 	if e.scope.InferenceComponent != "" {
-		m = append(m, matcher(semconv.DimInferenceComponentName, "=", e.scope.InferenceComponent))
+		m = append(m, px.Eq(semconv.DimInferenceComponentName, e.scope.InferenceComponent))
 	}
-	return fmt.Sprintf("max %s (avg_over_time(%s[%s]))", by(semconv.DimInferenceComponentName), sel(semconv.ConcurrentRequestsPerCopy, m...), promDur(e.step))
+	return fmt.Sprintf("max %s (avg_over_time(%s[%s]))", px.By(semconv.DimInferenceComponentName), px.Sel(semconv.ConcurrentRequestsPerCopy, m...), promDur(e.step))
 }
 
 // icEndpointsExpr: which endpoint each IC belongs to (GPUs owned by an IC carry both labels).
 func (e *env) icEndpointsExpr() string {
-	return fmt.Sprintf("count %s (last_over_time(%s[%s]))", by(lEP, lIC), e.eng(semconv.DCGMGPUUtil, matcher(lIC, "!=", "")), e.rng())
+	return fmt.Sprintf("count %s (last_over_time(%s[%s]))", px.By(lEP, lIC), e.eng(semconv.DCGMGPUUtil, px.Neq(lIC, "")), e.rng())
 }
 
 // scalingEventsExpr: scaling actions per endpoint/IC/direction over time; the value is the
 // action's end-to-end duration in seconds. Events are sparse samples at event time.
 func (e *env) scalingEventsExpr() string {
-	return fmt.Sprintf("max %s (max_over_time(%s[%s]))", by(lEP, lIC, semconv.LabelScalingDirection), e.eng(semconv.ScalingE2EDuration), promDur(e.step))
+	return fmt.Sprintf("max %s (max_over_time(%s[%s]))", px.By(lEP, lIC, semconv.LabelScalingDirection), e.eng(semconv.ScalingE2EDuration), promDur(e.step))
 }
 
 type scaleEvent struct {

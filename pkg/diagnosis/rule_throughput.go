@@ -4,13 +4,13 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/inferscope/sagemaker-datasource/pkg/semconv"
+	px "github.com/inferscope/sagemaker-datasource/pkg/promqlexpr"
 )
 
 // tokensExpr: output tokens per second per endpoint/IC over time.
 func (e *env) tokensExpr() string {
-	return engines(semconv.VLLMGenerationTokens, semconv.SGLangGenerationTokens, func(m string) string {
-		return fmt.Sprintf("sum %s (rate(%s[%s]))", by(lEP, lIC), e.eng(m), promDur(e.window))
+	return px.GenerationTokens.Each(func(m string) string {
+		return fmt.Sprintf("sum %s (rate(%s[%s]))", px.By(lEP, lIC), e.eng(m), promDur(e.window))
 	})
 }
 

@@ -61,7 +61,7 @@ func printText(w io.Writer, r diagnosis.Report) {
 	}
 	for _, c := range causes {
 		fmt.Fprintln(w)
-		field(w, "not run", strings.Join(rules[c], ", "))
+		field(w, "failed", strings.Join(rules[c], ", ")+" "+diagnosis.NotEvaluated)
 		field(w, "because", first[c])
 	}
 }

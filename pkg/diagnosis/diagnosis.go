@@ -15,6 +15,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/inferscope/sagemaker-datasource/pkg/panics"
 )
 
 // Severity orders findings: critical before warning before info.
@@ -108,8 +110,8 @@ type Finding struct {
 	PanelLink string     `json:"panelLink"`
 }
 
-// RuleFailure records a rule that could not finish (its query failed); the other rules'
-// findings are still returned.
+// RuleFailure records a rule that could not be evaluated (a query failed, or the rule
+// itself did); the other rules' findings are still returned, and the failure is shown.
 type RuleFailure struct {
 	Rule  string `json:"rule"`
 	Error string `json:"error"`
@@ -180,7 +182,7 @@ func Run(ctx context.Context, q Querier, scope Scope, start, end time.Time, cfg 
 				return
 			}
 			defer func() { <-sem }()
-			fs, err := r.run(ctx, e)
+			fs, err := evaluate(ctx, r, e)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
@@ -206,6 +208,13 @@ func Run(ctx context.Context, q Querier, scope Scope, start, end time.Time, cfg 
 	Rank(findings)
 	sort.Slice(failures, func(i, j int) bool { return failures[i].Rule < failures[j].Rule })
 	return Report{Scope: scope, Start: start, End: end, Findings: findings, Failures: failures, Warnings: e.warnings.list, Requests: mq.requests()}, nil
+}
+
+// evaluate runs one rule; a panic in it becomes that rule's failure, so one broken rule
+// neither takes the process down nor hides the others' findings.
+func evaluate(ctx context.Context, r rule, e *env) (fs []Finding, err error) {
+	defer panics.Recover(func(p *panics.Error) { fs, err = nil, p })
+	return r.run(ctx, e)
 }
 
 // Rank orders findings by severity, then score (both descending), then rule and target name

@@ -12,35 +12,44 @@ import (
 	"github.com/inferscope/sagemaker-datasource/pkg/models"
 )
 
-// Frame turns findings into the table the Performance dashboard shows at its top: one row per
-// finding in rank order. The cause cell links to the panel holding the evidence.
-func Frame(findings []Finding) *data.Frame {
-	n := len(findings)
-	rank := make([]int64, n)
-	cols := map[string][]string{}
+// Frame turns a report into the table the Performance dashboard shows at its top: one row per
+// finding in rank order, then one per rule that could not be evaluated (with the reason), so
+// a failed rule is never silently missing. The cause cell links to the panel holding the
+// evidence.
+func Frame(r Report) *data.Frame {
 	names := []string{"severity", "cause", "scope", "summary", "evidence", "next step", "link"}
-	for _, c := range names {
-		cols[c] = make([]string, n)
+	cols := map[string][]string{}
+	add := func(row ...string) {
+		for i, c := range names {
+			cols[c] = append(cols[c], row[i])
+		}
 	}
-	for i, f := range findings {
+	for _, f := range r.Findings {
+		add(f.Severity.String(), f.Cause, f.Target.String(), f.Summary, evidenceText(f.Evidence), f.Next, f.PanelLink)
+	}
+	queries := []string{evidenceQueries(r.Findings)}
+	for _, f := range r.Failures {
+		add("unknown", "Rule "+f.Rule+" "+NotEvaluated, r.Scope.String(), f.Error, "", "Retry; if it persists, run the failed query from the query inspector.", "")
+		if f.Query != "" {
+			queries = append(queries, f.Query)
+		}
+	}
+	rank := make([]int64, len(cols["cause"]))
+	for i := range rank {
 		rank[i] = int64(i + 1)
-		cols["severity"][i] = f.Severity.String()
-		cols["cause"][i] = f.Cause
-		cols["scope"][i] = f.Target.String()
-		cols["summary"][i] = f.Summary
-		cols["evidence"][i] = evidenceText(f.Evidence)
-		cols["next step"][i] = f.Next
-		cols["link"][i] = f.PanelLink
 	}
 	fields := []*data.Field{data.NewField("rank", nil, rank)}
 	for _, c := range names {
-		fields = append(fields, data.NewField(c, nil, cols[c]))
+		fields = append(fields, data.NewField(c, nil, append([]string{}, cols[c]...)))
 	}
 	fields[2].Config = &data.FieldConfig{Links: []data.DataLink{{Title: "Open the panel with the evidence", URL: "${__data.fields.link}"}}}
 	fr := data.NewFrame("diagnosis", fields...)
-	fr.Meta = &data.FrameMeta{PreferredVisualization: data.VisTypeTable, ExecutedQueryString: evidenceQueries(findings)}
+	fr.Meta = &data.FrameMeta{PreferredVisualization: data.VisTypeTable, ExecutedQueryString: strings.TrimSpace(strings.Join(queries, "\n"))}
 	return fr
 }
+
+// NotEvaluated is how a rule that failed is shown, with its reason.
+const NotEvaluated = "could not be evaluated"
 
 // evidenceText is the evidence of one finding on one line.
 func evidenceText(ev []Evidence) string {
@@ -95,9 +104,9 @@ func scopeValue(field, v string) (string, error) {
 // HandleQuery answers a `diagnosis` query of the datasource: it reads the scope from the
 // query JSON ({"endpoint": ..., "inferenceComponent": ...}), runs every rule with the default
 // thresholds over the query's time range and returns the ranked findings as one table frame.
-// Rules that could not run become warnings on the frame; when none could run, the response
-// carries the first failure, typed, for the datasource's edge to explain (a CloudWatch 403
-// stays a 403). Input errors are downstream errors.
+// Rules that could not be evaluated become rows and warnings on the frame; when none could
+// run, the response carries the first failure, typed, for the datasource's edge to explain (a
+// CloudWatch 403 stays a 403). Input errors are downstream errors.
 func HandleQuery(ctx context.Context, q Querier, query backend.DataQuery) backend.DataResponse {
 	var m diagnosisQuery
 	if len(query.JSON) > 0 {
@@ -120,13 +129,13 @@ func HandleQuery(ctx context.Context, q Querier, query backend.DataQuery) backen
 	if len(r.Failures) > 0 && len(r.Failures) == len(allRules) {
 		return backend.DataResponse{Error: fmt.Errorf("diagnosis: no rule could query the data source: %w", r.Failures[0].Err)}
 	}
-	fr := Frame(r.Findings)
+	fr := Frame(r)
 	fr.RefID = query.RefID
 	for _, w := range r.Warnings {
 		fr.AppendNotices(data.Notice{Severity: data.NoticeSeverityWarning, Text: w})
 	}
 	for _, f := range r.Failures {
-		fr.AppendNotices(data.Notice{Severity: data.NoticeSeverityWarning, Text: "rule " + f.Rule + " did not run: " + f.Error})
+		fr.AppendNotices(data.Notice{Severity: data.NoticeSeverityWarning, Text: "rule " + f.Rule + " " + NotEvaluated + ": " + f.Error})
 	}
 	fr.AppendNotices(data.Notice{Severity: data.NoticeSeverityInfo, Text: fmt.Sprintf("%d findings over %s from %d CloudWatch requests", len(r.Findings), scope, r.Requests)})
 	return backend.DataResponse{Frames: data.Frames{fr}}

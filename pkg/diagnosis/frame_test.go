@@ -16,7 +16,7 @@ func TestFrame(t *testing.T) {
 			Evidence: []Evidence{{What: "KV", Value: "97%", Query: "q1"}, {What: "waiting", Value: "6", Query: "q2"}}, Next: "n1", PanelLink: "/d/x?viewPanel=7"},
 		{Cause: "Slow cold start", Severity: Warning, Target: Target{Level: LevelEndpoint, Name: "ep-b", Endpoint: "ep-b"}, Evidence: []Evidence{{What: "total", Value: "7m", Query: "q1"}}},
 	}
-	fr := Frame(fs)
+	fr := Frame(Report{Findings: fs})
 	want := []string{"rank", "severity", "cause", "scope", "summary", "evidence", "next step", "link"}
 	if len(fr.Fields) != len(want) {
 		t.Fatalf("fields %d, want %v", len(fr.Fields), want)
@@ -49,7 +49,7 @@ func TestFrame(t *testing.T) {
 	if fr.Meta.ExecutedQueryString != "q1\nq2" {
 		t.Fatalf("executed queries %q, want the distinct evidence queries", fr.Meta.ExecutedQueryString)
 	}
-	if empty := Frame(nil); len(empty.Fields) != len(want) {
+	if empty := Frame(Report{}); len(empty.Fields) != len(want) {
 		t.Fatal("an empty diagnosis still has the table's columns")
 	}
 }

@@ -107,3 +107,36 @@ func TestRunCancelled(t *testing.T) {
 		t.Fatalf("a cancelled run reports every rule as failed: %v, %d failures", err, len(r.Failures))
 	}
 }
+
+// emptyQuerier answers every query with no series.
+type emptyQuerier struct{}
+
+func (emptyQuerier) Instant(context.Context, string, time.Time) (model.Vector, error) {
+	return model.Vector{}, nil
+}
+
+func (emptyQuerier) Range(context.Context, string, time.Time, time.Time, time.Duration) (model.Matrix, error) {
+	return model.Matrix{}, nil
+}
+
+// A rule that panics is reported as a failure with the reason and shown as a row; the other
+// rules still run.
+func TestPanickingRuleIsAFailure(t *testing.T) {
+	saved := allRules
+	t.Cleanup(func() { allRules = saved })
+	allRules = append(append([]rule{}, saved...), rule{id: "broken", panel: panelErrors, run: func(context.Context, *env) ([]Finding, error) {
+		var none []Finding
+		return none[len(none)-1:], nil
+	}})
+	r, err := Run(context.Background(), emptyQuerier{}, Scope{}, runFrom, runTo, DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Failures) != 1 || r.Failures[0].Rule != "broken" || !strings.Contains(r.Failures[0].Error, "slice bounds out of range") {
+		t.Fatalf("failures %+v: want only the broken rule, with its panic", r.Failures)
+	}
+	fr := Frame(r)
+	if n, _ := fr.RowLen(); n != 1 || fr.Fields[2].At(0).(string) != "Rule broken "+NotEvaluated || !strings.Contains(fr.Fields[4].At(0).(string), "slice bounds") {
+		t.Fatalf("the failed rule must be a row with its reason: %d rows", n)
+	}
+}

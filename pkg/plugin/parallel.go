@@ -6,6 +6,8 @@ import (
 	"sync"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
+
+	"github.com/inferscope/sagemaker-datasource/pkg/panics"
 )
 
 // defaultConcurrentQueries is Grafana's own default for concurrent_query_count.
@@ -32,7 +34,7 @@ func runQueries(ctx context.Context, req *backend.QueryDataRequest, limit int, r
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			defer recoverQuery(q.RefID, &results[i])
+			defer panics.Recover(queryPanicked(q.RefID, &results[i]))
 			results[i] = run(ctx, q)
 		}()
 	}
@@ -44,11 +46,12 @@ func runQueries(ctx context.Context, req *backend.QueryDataRequest, limit int, r
 	return resp
 }
 
-// recoverQuery, deferred in every goroutine that runs (part of) a query, turns a panic into
-// that query's error instead of a crashed plugin process.
-func recoverQuery(refID string, into *backend.DataResponse) {
-	if r := recover(); r != nil {
-		logError("query panicked", "refId", refID, "panic", fmt.Sprint(r))
+// queryPanicked is the panic handler of every goroutine that runs (part of) a query
+// (`defer panics.Recover(queryPanicked(refID, &resp))`): the panic becomes that query's error
+// instead of a crashed plugin process.
+func queryPanicked(refID string, into *backend.DataResponse) func(*panics.Error) {
+	return func(p *panics.Error) {
+		logError("query panicked", "refId", refID, "panic", fmt.Sprint(p.Value), "stack", string(p.Stack))
 		*into = backend.ErrDataResponseWithSource(backend.StatusInternal, backend.ErrorSourcePlugin,
 			fmt.Sprintf("internal error while running query %s; please report it", refID))
 	}

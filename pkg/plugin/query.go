@@ -10,6 +10,7 @@ import (
 	"github.com/inferscope/sagemaker-datasource/pkg/converter"
 	"github.com/inferscope/sagemaker-datasource/pkg/interval"
 	"github.com/inferscope/sagemaker-datasource/pkg/models"
+	"github.com/inferscope/sagemaker-datasource/pkg/panics"
 	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
 )
 
@@ -46,7 +47,7 @@ func (d *Datasource) runPromQL(ctx context.Context, dq backend.DataQuery) backen
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			defer recoverQuery(q.RefID, &rangeResp)
+			defer panics.Recover(queryPanicked(q.RefID, &rangeResp))
 			// Aligned to the step (in the panel's time zone) so refreshes hit the same samples.
 			start := interval.Align(q.TimeRange.From, iv.Step, q.UTCOffsetSec)
 			end := interval.Align(q.TimeRange.To, iv.Step, q.UTCOffsetSec)
@@ -59,7 +60,7 @@ func (d *Datasource) runPromQL(ctx context.Context, dq backend.DataQuery) backen
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			defer recoverQuery(q.RefID, &instResp)
+			defer panics.Recover(queryPanicked(q.RefID, &instResp))
 			instResp = d.convert(q, expr, iv, func(decode promclient.Decode) error {
 				return d.client.Query(ctx, expr, q.TimeRange.To, 0, decode)
 			})

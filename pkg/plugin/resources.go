@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/inferscope/sagemaker-datasource/pkg/models"
+	"github.com/inferscope/sagemaker-datasource/pkg/panics"
 	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
 )
 
@@ -27,7 +28,14 @@ import (
 // works on req.Path itself (rather than through an http.ServeMux) because label names in
 // the path may hold any UTF-8 character.
 func (d *Datasource) CallResource(ctx context.Context, req *backend.CallResourceRequest, sender backend.CallResourceResponseSender) error {
-	resp := d.resource(ctx, req)
+	var resp *backend.CallResourceResponse
+	func() {
+		defer panics.Recover(func(p *panics.Error) {
+			logError("resource call panicked", "path", req.Path, "panic", fmt.Sprint(p.Value), "stack", string(p.Stack))
+			resp = errorResponseJSON(http.StatusInternalServerError, "internal", "internal error while answering "+req.Path+"; please report it")
+		})
+		resp = d.resource(ctx, req)
+	}()
 	resp.Body = d.redact.Bytes(resp.Body)
 	return sender.Send(resp)
 }

@@ -296,3 +296,17 @@ func TestParseTime(t *testing.T) {
 		}
 	}
 }
+
+// A panic while answering a resource call is that call's 500, not the end of the process.
+func TestResourcePanicIsAnError(t *testing.T) {
+	d := newTestDatasource(t, &fakeUpstream{answer: func(call) (*fakeResponse, error) { panic("boom") }})
+	resp := callResource(t, d, resourceCall{method: "GET", path: "api/v1/labels"})
+	if resp.Status != http.StatusInternalServerError || !strings.Contains(string(resp.Body), "internal error while answering api/v1/labels") {
+		t.Fatalf("status %d body %s, want a 500 naming the path", resp.Status, resp.Body)
+	}
+	// The datasource still answers.
+	resp = callResource(t, d, resourceCall{method: "GET", path: "api/v1/metadata"})
+	if resp.Status != http.StatusOK {
+		t.Fatalf("after a panic: status %d", resp.Status)
+	}
+}

@@ -3,6 +3,7 @@ package simulator
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 
 	"github.com/prometheus/prometheus/model/histogram"
 	"github.com/prometheus/prometheus/model/labels"
@@ -201,4 +202,22 @@ func (c *counter) add(x float64) uint64 {
 	n := math.Floor(c.acc) - c.emitted
 	c.emitted += n
 	return uint64(n)
+}
+
+// poisson draws a count of independent rare events with the given mean. Errors are such
+// events: drawn per copy and step, each instance's errors arrive at its own random times
+// instead of every instance completing a whole error in the same minute.
+func poisson(rng *rand.Rand, mean float64) uint64 {
+	if mean <= 0 {
+		return 0
+	}
+	if mean > 30 { // the normal approximation is close and avoids a long product
+		return uint64(max(0, math.Round(mean+math.Sqrt(mean)*rng.NormFloat64())))
+	}
+	limit, k, p := math.Exp(-mean), uint64(0), rng.Float64()
+	for p > limit {
+		k++
+		p *= rng.Float64()
+	}
+	return k
 }

@@ -275,3 +275,24 @@ func TestFirstChunkLatencyFollowsTTFT(t *testing.T) {
 		t.Errorf("engine-queueing on chat-ic: first-chunk model latency ×%.2f (want ≥ 3), ModelLatency ×%.2f (want ≤ 1.2)", firstChunk, model)
 	}
 }
+
+// Errors are independent random events per instance: instances of one endpoint do not all
+// report an error in the same minute (they once did, and a healthy fleet of ten or more
+// looked like an error spike), and the healthy error share is kept.
+func TestErrorsArriveIndependentlyPerInstance(t *testing.T) {
+	db := backfilled(t, "healthy", 6)
+	const errs = sc.Invocation4XXErrorsByInstance + `{EndpointName="chat-ic"}`
+	// Minutes in which some instance, and in which every instance, reported a 4xx.
+	anyMin := one(t, db, `sum(count_over_time((count(`+errs+` > 0) > 0)[6h:1m]))`)
+	allMin := one(t, db, `sum(count_over_time((count(`+errs+` > 0) == count(`+errs+`))[6h:1m]))`)
+	if anyMin < 30 {
+		t.Fatalf("only %v minutes with errors in 6 h: the healthy error rate is lost", anyMin)
+	}
+	if allMin > anyMin/10 {
+		t.Fatalf("every instance erred in the same minute %v times out of %v minutes with errors: errors move in lockstep", allMin, anyMin)
+	}
+	share := one(t, db, `sum(sum_over_time(`+sc.Invocation4XXErrors+`{EndpointName="chat-ic"}[6h])) / sum(sum_over_time(`+sc.Invocations+`{EndpointName="chat-ic"}[6h]))`)
+	if share < 0.0015 || share > 0.0025 {
+		t.Fatalf("4xx share %v, want about %v", share, share4xx)
+	}
+}

@@ -78,9 +78,9 @@ func (s *Simulator) stepGroup(w *writer, g *groupSim, t int64, dt float64) {
 			lambda = math.Max(0, rate/float64(serving)*(1+0.06*ep.rng.NormFloat64()))
 		}
 		arrivals := c.arrivals.add(lambda * dt)
-		e4 := c.errors[0].add(lambda * dt * share4xx)
-		e5 := c.errors[1].add(lambda * dt * share5xx)
-		em := c.errors[2].add(lambda * dt * shareModelError)
+		e4 := poisson(ep.rng, lambda*dt*share4xx)
+		e5 := poisson(ep.rng, lambda*dt*share5xx)
+		em := poisson(ep.rng, lambda*dt*shareModelError)
 		if s.crashed(c, t) {
 			// The container is gone: every request routed here fails, the engine is silent.
 			e5, em = arrivals, arrivals

@@ -84,8 +84,7 @@ type copySim struct {
 	fbPerGPU                   float64 // weights + KV reservation + context, MiB
 	kvTokens                   float64
 	arrivals, completed        counter
-	streamed                   counter    // completed requests that were streamed
-	errors                     [3]counter // 4xx, 5xx, model errors
+	streamed                   counter // completed requests that were streamed
 	// engine series (vLLM and SGLang)
 	running, waiting, kv       series
 	promptTok, genTok, preempt series

@@ -27,8 +27,12 @@ type Config struct {
 	// reaches it is reported as possibly truncated.
 	SeriesLimit int
 
-	// KV cache (ratio 0-1, a time quantile per copy over the range).
-	KVQuantile       float64            // which time quantile of KV usage counts as "sustained"
+	// Sustain is the shortest departure of a signal that is an incident (KV saturation, an AZ
+	// without traffic, engine queueing); over a shorter range, half of the range.
+	Sustain time.Duration
+
+	// KV cache (ratio 0-1 per copy).
+	KVQuantile       float64            // KV usage exceeded this share of the range is "running warm"
 	KVSaturation     float64            // sustained usage at or above this is saturation
 	KVEarlyWarning   float64            // sustained usage at or above this deserves an autoscaling trigger
 	WaitingRequests  float64            // average waiting requests that confirm requests queue
@@ -66,12 +70,13 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{
 		Concurrency:        4,
-		MaxPoints:          60,
+		MaxPoints:          240,
 		MinStep:            time.Minute,
 		RateWindow:         5 * time.Minute,
 		MaxFindingsPerRule: 10,
 		SeriesLimit:        promclient.MaxQueryLimit,
 
+		Sustain:          15 * time.Minute,
 		KVQuantile:       0.9,
 		KVSaturation:     0.9,
 		KVEarlyWarning:   0.5,
@@ -116,6 +121,7 @@ func (c Config) Validate() error {
 		{"SeriesLimit", float64(c.SeriesLimit)},
 		{"MinStep", float64(c.MinStep)},
 		{"RateWindow", float64(c.RateWindow)},
+		{"Sustain", float64(c.Sustain)},
 		{"WaitingRequests", c.WaitingRequests},
 		{"ScalingRise", c.ScalingRise},
 		{"ScalingOverload", float64(c.ScalingOverload)},

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/prometheus/common/model"
 
@@ -34,139 +33,195 @@ func (e *env) endpointOnly(metric, epLabel string) string {
 	return px.Sel(metric, px.Eq(epLabel, e.scope.Endpoint))
 }
 
-// runAZ: an AZ whose instances have served (almost) nothing for the last part of the range
-// while the other AZs serve points to routing or placement (critical); an AZ whose instances
-// each serve several times what another AZ's serve is imbalance, a resilience risk rather
-// than a cause of latency (info: autoscaling moves IC copies, so it comes and goes).
+// azView is one endpoint's placement and traffic: instances per AZ now, and invocations per
+// AZ at each step that has data.
+type azView struct {
+	endpoint  string
+	instances map[string]float64 // AZ -> instances
+	azs       []string           // sorted
+	steps     []model.Time       // steps with traffic data, in order
+	traffic   map[string]map[model.Time]float64
+}
+
+// azViews reshapes the two query results into one view per endpoint with instances in two
+// or more AZs.
+func azViews(instVector model.Vector, trafficMatrix model.Matrix) []azView {
+	views := map[string]*azView{}
+	for _, s := range instVector {
+		if v := float64(s.Value); finite(v) && v > 0 {
+			ep := label(s.Metric, lEP)
+			if views[ep] == nil {
+				views[ep] = &azView{endpoint: ep, instances: map[string]float64{}, traffic: map[string]map[model.Time]float64{}}
+			}
+			views[ep].instances[label(s.Metric, lAZ)] = v
+		}
+	}
+	seen := map[string]map[model.Time]bool{}
+	for _, s := range trafficMatrix {
+		v := views[label(s.Metric, semconv.DimEndpointName)]
+		if v == nil {
+			continue
+		}
+		az := label(s.Metric, semconv.DimAvailabilityZone)
+		if v.traffic[az] == nil {
+			v.traffic[az] = map[model.Time]float64{}
+		}
+		if seen[v.endpoint] == nil {
+			seen[v.endpoint] = map[model.Time]bool{}
+		}
+		for _, p := range s.Values {
+			if x := float64(p.Value); finite(x) {
+				v.traffic[az][p.Timestamp] += x
+				if !seen[v.endpoint][p.Timestamp] {
+					seen[v.endpoint][p.Timestamp] = true
+					v.steps = append(v.steps, p.Timestamp)
+				}
+			}
+		}
+	}
+	var out []azView
+	for _, v := range views {
+		if len(v.instances) < 2 {
+			continue // one AZ: nothing to compare
+		}
+		for az := range v.instances {
+			v.azs = append(v.azs, az)
+		}
+		sort.Strings(v.azs)
+		sort.Slice(v.steps, func(i, j int) bool { return v.steps[i] < v.steps[j] })
+		out = append(out, *v)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].endpoint < out[j].endpoint })
+	return out
+}
+
+// shares is, per step, the share of its fair traffic (by instance count) az received; steps
+// without traffic anywhere count as fair (no traffic is not an AZ problem).
+func (v azView) shares(az string) []model.SamplePair {
+	inst := 0.0
+	for _, n := range v.instances {
+		inst += n
+	}
+	out := make([]model.SamplePair, len(v.steps))
+	for i, t := range v.steps {
+		total := 0.0
+		for a := range v.instances {
+			total += v.traffic[a][t]
+		}
+		share := 1.0
+		if total > 0 {
+			share = v.traffic[az][t] / v.instances[az] / (total / inst)
+		}
+		out[i] = model.SamplePair{Timestamp: t, Value: model.SampleValue(share)}
+	}
+	return out
+}
+
+// invocations of az over the steps in [from, to].
+func (v azView) invocations(az string, from, to model.Time) float64 {
+	n := 0.0
+	for _, t := range v.steps {
+		if t >= from && t <= to {
+			n += v.traffic[az][t]
+		}
+	}
+	return n
+}
+
+// runAZ: an AZ whose instances served (almost) nothing for a sustained window while the
+// other AZs served points to routing or placement (critical); an AZ whose instances each
+// serve several times what another AZ's serve is imbalance, a resilience risk rather than a
+// cause of latency (info: autoscaling moves IC copies, so it comes and goes).
 func runAZ(ctx context.Context, e *env) ([]Finding, error) {
-	iq, tq := e.azInstancesExpr(), e.azTrafficExpr()
-	iv, err := e.instant(ctx, iq)
-	if err != nil || len(iv) == 0 {
+	instQuery, trafficQuery := e.azInstancesExpr(), e.azTrafficExpr()
+	instVector, err := e.instant(ctx, instQuery)
+	if err != nil || len(instVector) == 0 {
 		return nil, err
 	}
-	tm, err := e.matrix(ctx, tq)
+	trafficMatrix, err := e.matrix(ctx, trafficQuery)
 	if err != nil {
 		return nil, err
 	}
-	instances := map[string]map[string]float64{} // endpoint -> AZ -> count
-	for _, s := range iv {
-		if v := float64(s.Value); finite(v) && v > 0 {
-			ep := label(s.Metric, lEP)
-			if instances[ep] == nil {
-				instances[ep] = map[string]float64{}
-			}
-			instances[ep][label(s.Metric, lAZ)] = v
-		}
-	}
-	traffic := map[string]map[string]map[model.Time]float64{} // endpoint -> AZ -> step -> invocations
-	steps := map[string]map[model.Time]bool{}
-	for _, s := range tm {
-		ep, az := label(s.Metric, semconv.DimEndpointName), label(s.Metric, semconv.DimAvailabilityZone)
-		if traffic[ep] == nil {
-			traffic[ep], steps[ep] = map[string]map[model.Time]float64{}, map[model.Time]bool{}
-		}
-		traffic[ep][az] = map[model.Time]float64{}
-		for _, p := range s.Values {
-			if v := float64(p.Value); finite(v) {
-				traffic[ep][az][p.Timestamp] = v
-				steps[ep][p.Timestamp] = true
-			}
-		}
-	}
 	var out []Finding
-	for ep, azs := range instances {
-		if len(azs) < 2 || len(steps[ep]) == 0 {
-			continue // one AZ, or no traffic data: nothing to compare
-		}
-		ts := make([]model.Time, 0, len(steps[ep]))
-		for t := range steps[ep] {
-			ts = append(ts, t)
-		}
-		sort.Slice(ts, func(i, j int) bool { return ts[i] < ts[j] })
-		names := make([]string, 0, len(azs))
-		inst := 0.0
-		for az, n := range azs {
-			names = append(names, az)
-			inst += n
-		}
-		sort.Strings(names)
-		// share of its fair traffic each AZ got at each step
-		share := func(az string, t model.Time) float64 {
-			total := 0.0
-			for a := range azs {
-				total += traffic[ep][a][t]
-			}
-			if total <= 0 {
-				return 1 // no traffic anywhere is not an AZ problem
-			}
-			return traffic[ep][az][t] / azs[az] / (total / inst)
-		}
-		recent := ts[len(ts)-max(3, len(ts)/4):]
-		sums := func(at []model.Time) func(string) float64 {
-			return func(az string) float64 {
-				n := 0.0
-				for _, t := range at {
-					n += traffic[ep][az][t]
-				}
-				return n
-			}
-		}
-		recentSum := sums(recent)
-		dist := func(f func(string) string) string {
-			parts := make([]string, len(names))
-			for i, az := range names {
-				parts[i] = az + "=" + f(az)
-			}
-			return strings.Join(parts, ", ")
-		}
-		ev := []Evidence{
-			{What: "instances per AZ", Value: dist(func(az string) string { return count(azs[az]) }), Query: iq},
-			{What: fmt.Sprintf("invocations per AZ, last %s", fmtDur(time.Duration(len(recent))*e.step)), Value: dist(func(az string) string { return count(recentSum(az)) }), Query: tq},
-		}
-		var starved []string
-		since, runs := map[string]model.Time{}, map[string]int{}
-		for _, az := range names {
-			run := 0
-			for i := len(ts) - 1; i >= 0 && share(az, ts[i]) < e.cfg.AZNoTrafficShare; i-- {
-				run++
-			}
-			if run >= len(recent) {
-				starved = append(starved, az)
-				since[az], runs[az] = ts[len(ts)-run], run
-			}
-		}
-		if len(starved) > 0 && len(starved) < len(names) {
-			az := starved[0]
-			out = append(out, Finding{
-				Cause:    "AZ with instances but no traffic",
-				Target:   Target{Level: LevelAZ, Name: az, Endpoint: ep, AZ: az},
-				Severity: Critical, Score: strength(float64(runs[az]), 0, float64(len(ts))),
-				Summary: fmt.Sprintf("Endpoint %s has %s in %s but they have received no traffic since %s while the other AZs serve it",
-					ep, plural(azs[az], "instance"), strings.Join(starved, ", "), since[az].Time().UTC().Format("15:04")),
-				Evidence: ev,
-				Next:     "Check the routing and the health of the instances in that AZ (failed health checks, network, placement of IC copies); the other AZs carry its load and will queue first.",
-			})
+	for _, v := range azViews(instVector, trafficMatrix) {
+		if len(v.steps) < minPoints {
+			e.notEnoughData("invocations per AZ of "+v.endpoint, len(v.steps))
 			continue
 		}
-		// Imbalance over the recent part: per-instance invocations of the busiest vs quietest AZ.
-		perInst := func(az string) float64 { return recentSum(az) / azs[az] }
-		sort.Slice(names, func(i, j int) bool { return perInst(names[i]) > perInst(names[j]) })
-		hot, cold := names[0], names[len(names)-1]
-		if perInst(cold) <= 0 || perInst(hot) <= 0 {
-			continue
-		}
-		if ratio := perInst(hot) / perInst(cold); ratio >= e.cfg.AZSkewRatio {
-			out = append(out, Finding{
-				Cause:    "AZ traffic imbalance",
-				Target:   Target{Level: LevelAZ, Name: hot, Endpoint: ep, AZ: hot},
-				Severity: Info, Score: strength(ratio, e.cfg.AZSkewRatio, 20),
-				Summary:  fmt.Sprintf("Each instance of %s in %s serves %.1f× the invocations of one in %s", ep, hot, ratio, cold),
-				Evidence: ev,
-				Next:     "Rebalance instances and IC copies across AZs and check the routing; the hot AZ saturates first and one AZ failure would hurt more.",
-			})
+		if f, ok := e.starvedAZ(v, instQuery, trafficQuery); ok {
+			out = append(out, f)
+		} else if f, ok := e.skewedAZ(v, instQuery, trafficQuery); ok {
+			out = append(out, f)
 		}
 	}
 	return out, nil
+}
+
+// starvedAZ finds the AZ with the longest sustained window without traffic while another
+// AZ served.
+func (e *env) starvedAZ(v azView, instQuery, trafficQuery string) (Finding, bool) {
+	var worst episode
+	var az string
+	starved := 0
+	for _, a := range v.azs {
+		ep := longestRun(v.shares(a), true, func(x float64) bool { return x < e.cfg.AZNoTrafficShare })
+		if !ep.sustained(e, e.cfg.Sustain) {
+			continue
+		}
+		starved++
+		if ep.points > worst.points {
+			worst, az = ep, a
+		}
+	}
+	if starved == 0 || starved == len(v.azs) {
+		return Finding{}, false
+	}
+	from, to := model.TimeFromUnixNano(worst.from.UnixNano()), model.TimeFromUnixNano(worst.to.UnixNano())
+	return Finding{
+		Cause:    "AZ with instances but no traffic",
+		Target:   Target{Level: LevelAZ, Name: az, Endpoint: v.endpoint, AZ: az},
+		Severity: Critical, Score: strength(float64(worst.points), 0, float64(len(v.steps))),
+		Summary: fmt.Sprintf("Endpoint %s has %s in %s but they received no traffic %s (%s) while the other AZs served it",
+			v.endpoint, plural(v.instances[az], "instance"), az, worst.when(e), fmtDur(worst.lasting(e))),
+		Evidence: []Evidence{
+			{What: "instances per AZ", Value: v.perAZ(func(a string) float64 { return v.instances[a] }), Query: instQuery},
+			{What: "invocations per AZ " + worst.when(e), Value: v.perAZ(func(a string) float64 { return v.invocations(a, from, to) }), Query: trafficQuery},
+		},
+		Next: "Check the routing and the health of the instances in that AZ (failed health checks, network, placement of IC copies); the other AZs carry its load and will queue first.",
+	}, true
+}
+
+// skewedAZ compares per-instance invocations over the range of the busiest and quietest AZ.
+func (e *env) skewedAZ(v azView, instQuery, trafficQuery string) (Finding, bool) {
+	first, last := v.steps[0], v.steps[len(v.steps)-1]
+	perInst := func(az string) float64 { return v.invocations(az, first, last) / v.instances[az] }
+	azs := append([]string(nil), v.azs...)
+	sort.SliceStable(azs, func(i, j int) bool { return perInst(azs[i]) > perInst(azs[j]) })
+	hot, cold := azs[0], azs[len(azs)-1]
+	if !(perInst(cold) > 0) || perInst(hot)/perInst(cold) < e.cfg.AZSkewRatio {
+		return Finding{}, false
+	}
+	ratio := perInst(hot) / perInst(cold)
+	return Finding{
+		Cause:    "AZ traffic imbalance",
+		Target:   Target{Level: LevelAZ, Name: hot, Endpoint: v.endpoint, AZ: hot},
+		Severity: Info, Score: strength(ratio, e.cfg.AZSkewRatio, 20),
+		Summary: fmt.Sprintf("Each instance of %s in %s serves %.1f× the invocations of one in %s", v.endpoint, hot, ratio, cold),
+		Evidence: []Evidence{
+			{What: "instances per AZ", Value: v.perAZ(func(a string) float64 { return v.instances[a] }), Query: instQuery},
+			{What: "invocations per AZ over the range", Value: v.perAZ(func(a string) float64 { return v.invocations(a, first, last) }), Query: trafficQuery},
+		},
+		Next: "Rebalance instances and IC copies across AZs and check the routing; the hot AZ saturates first and one AZ failure would hurt more.",
+	}, true
+}
+
+// perAZ writes "az1=3, az2=0" in AZ order.
+func (v azView) perAZ(f func(az string) float64) string {
+	parts := make([]string, len(v.azs))
+	for i, az := range v.azs {
+		parts[i] = az + "=" + count(f(az))
+	}
+	return strings.Join(parts, ", ")
 }
 
 func plural(n float64, what string) string {

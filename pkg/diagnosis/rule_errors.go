@@ -3,6 +3,7 @@ package diagnosis
 import (
 	"context"
 	"fmt"
+	"math"
 	"sort"
 	"time"
 
@@ -144,7 +145,7 @@ func runErrors(ctx context.Context, e *env) ([]Finding, error) {
 			}
 			usual := quantile(xs, 0.5)
 			peak := xs[worst]
-			if peak < e.cfg.ErrorRateWarn || rs[worst].errs < e.cfg.ErrorMinCount || (usual > 0 && peak < e.cfg.ErrorSpikeRatio*usual) {
+			if peak < e.cfg.ErrorRateWarn || (usual > 0 && peak < e.cfg.ErrorSpikeRatio*usual) || !beyondChance(rs[worst], usual, e.cfg.ErrorMinCount) {
 				continue
 			}
 			sev := Warning
@@ -169,6 +170,16 @@ func runErrors(ctx context.Context, e *env) ([]Finding, error) {
 		}
 	}
 	return out, nil
+}
+
+// beyondChance says whether the worst step's errors are more than the usual ratio's rare
+// errors would give by chance: at least minCount more than it predicts, and beyond five
+// standard deviations of a Poisson count with that mean. Across a big fleet, independent
+// errors add up to a few per step and the worst of hundreds of steps is a few more; that is
+// not a spike.
+func beyondChance(p ratioPoint, usual, minCount float64) bool {
+	expected := usual * p.invocs
+	return p.errs-expected >= max(minCount, 5*math.Sqrt(max(expected, 1)))
 }
 
 func errorAdvice(kind string) string {

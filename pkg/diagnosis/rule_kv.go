@@ -4,21 +4,23 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/prometheus/common/model"
+
 	px "github.com/inferscope/sagemaker-datasource/pkg/promqlexpr"
 )
 
-// kvExpr: per endpoint/IC, the worst copy's sustained KV cache usage (a time quantile over the
-// range, so one brief peak is not saturation).
+// kvExpr: per endpoint/IC over time, the worst copy's KV cache usage (averaged over the
+// gauge window, so a coarse publish period leaves no gaps).
 func (e *env) kvExpr() string {
 	return px.KVUsage.Each(func(m string) string {
-		return fmt.Sprintf("max %s (quantile_over_time(%v, %s[%s]))", px.By(lEP, lIC), e.cfg.KVQuantile, e.eng(m), e.rng())
+		return fmt.Sprintf("max %s (avg_over_time(%s[%s]))", px.By(lEP, lIC), e.eng(m), promDur(e.window))
 	})
 }
 
-// waitingExpr: per endpoint/IC, the worst copy's average number of waiting requests.
+// waitingExpr: per endpoint/IC over time, the worst copy's waiting requests.
 func (e *env) waitingExpr() string {
 	return px.Waiting.Each(func(m string) string {
-		return fmt.Sprintf("max %s (avg_over_time(%s[%s]))", px.By(lEP, lIC), e.eng(m), e.rng())
+		return fmt.Sprintf("max %s (avg_over_time(%s[%s]))", px.By(lEP, lIC), e.eng(m), promDur(e.window))
 	})
 }
 
@@ -30,58 +32,84 @@ func (e *env) preemptExpr() string {
 		px.By(lEP, lIC), e.eng(px.Preemptions.SGLang), e.rng())
 }
 
-// runKV: sustained KV usage at saturation, confirmed by waiting requests or preemptions, is
-// the engine running out of cache slots; sustained usage at the early-warning level is where
-// an autoscaling trigger belongs.
+// kvSaturation finds, per endpoint/IC key, the longest window of KV usage at saturation.
+// The engine-queueing rule reads it too (same query, sent once) to leave saturated copies
+// to this rule.
+func (e *env) kvSaturation(ctx context.Context) (model.Matrix, map[string]episode, error) {
+	kv, err := e.matrix(ctx, e.kvExpr())
+	if err != nil {
+		return nil, nil, err
+	}
+	out := make(map[string]episode, len(kv))
+	for _, s := range kv {
+		if ep := longestRun(s.Values, false, func(v float64) bool { return v >= e.cfg.KVSaturation }); ep.sustained(e, e.cfg.Sustain) {
+			out[key(s.Metric)] = ep
+		}
+	}
+	return kv, out, nil
+}
+
+// runKV: KV usage at saturation for a sustained window, confirmed by waiting requests or
+// preemptions, is the engine running out of cache slots; usage at the early-warning level
+// for most of the range is where an autoscaling trigger belongs.
 func runKV(ctx context.Context, e *env) ([]Finding, error) {
-	kvQ, waitQ, preQ := e.kvExpr(), e.waitingExpr(), e.preemptExpr()
-	kv, err := e.instant(ctx, kvQ)
+	kvQuery, waitQuery, preemptQuery := e.kvExpr(), e.waitingExpr(), e.preemptExpr()
+	kv, saturated, err := e.kvSaturation(ctx)
+	if err != nil || len(kv) == 0 {
+		return nil, err
+	}
+	waitMatrix, err := e.matrix(ctx, waitQuery)
 	if err != nil {
 		return nil, err
 	}
-	if len(kv) == 0 {
-		return nil, nil
-	}
-	wv, err := e.instant(ctx, waitQ)
+	preemptVector, err := e.instant(ctx, preemptQuery)
 	if err != nil {
 		return nil, err
 	}
-	pv, err := e.instant(ctx, preQ)
-	if err != nil {
-		return nil, err
-	}
-	waiting, preempt := byKey(wv), byKey(pv)
+	waiting := byKeySeries(waitMatrix)
+	preempt := byKey(preemptVector)
 	var out []Finding
 	for _, s := range kv {
-		u := float64(s.Value)
-		if !finite(u) || u < e.cfg.KVEarlyWarning {
-			continue
-		}
 		t := icOrEndpoint(s.Metric)
-		w, p := waiting[key(s.Metric)], preempt[key(s.Metric)]
-		ev := []Evidence{{What: fmt.Sprintf("KV cache usage P%v over the range (worst copy)", 100*e.cfg.KVQuantile), Value: pct(u), Query: kvQ}}
-		if u < e.cfg.KVSaturation {
-			out = append(out, Finding{
-				Cause: "KV cache running warm", Target: t, Severity: Info, Score: strength(u, e.cfg.KVEarlyWarning, e.cfg.KVSaturation),
-				Summary:  fmt.Sprintf("KV cache of %s stays at %s or more for most of the range", t.Name, pct(u)),
-				Evidence: ev,
-				Next:     "Set an autoscaling trigger on KV cache usage near this level before users feel queueing.",
-			})
+		k := key(s.Metric)
+		ep, ok := saturated[k]
+		if !ok {
+			if f, warm := e.kvWarm(s, t, kvQuery); warm {
+				out = append(out, f)
+			}
 			continue
 		}
-		ev = append(ev,
-			Evidence{What: "waiting requests (average, worst copy)", Value: num1(w), Query: waitQ},
-			Evidence{What: "preemptions / retracted requests", Value: count(p), Query: preQ})
+		w := meanOr0(waiting[k], ep)
+		p := preempt[k]
 		sev := Warning
 		if w >= e.cfg.WaitingRequests || p > 0 {
 			sev = Critical
 		}
 		out = append(out, Finding{
-			Cause: "KV cache saturation", Target: t, Severity: sev, Score: strength(u, e.cfg.KVSaturation, 1) + strength(w, 0, 50)/10,
-			Summary:  fmt.Sprintf("KV cache of %s is at %s; %s requests wait on average and %s were preempted", t.Name, pct(u), num1(w), count(p)),
-			Evidence: ev,
-			Next:     "Add copies or instances (scale on KV cache usage), lower max_num_seqs / max model length, or use a larger-memory instance; check prompt lengths.",
+			Cause: "KV cache saturation", Target: t, Severity: sev, Score: strength(ep.peak, e.cfg.KVSaturation, 1) + strength(w, 0, 50)/10,
+			Summary: fmt.Sprintf("KV cache of %s was at %s or more %s (%s, peak %s); %s requests waited on average and %s were preempted",
+				t.Name, pct(e.cfg.KVSaturation), ep.when(e), fmtDur(ep.lasting(e)), pct(ep.peak), num1(w), count(p)),
+			Evidence: []Evidence{
+				{What: "KV cache usage at saturation (worst copy)", Value: fmt.Sprintf("%s, %s, peak %s", ep.when(e), fmtDur(ep.lasting(e)), pct(ep.peak)), Query: kvQuery},
+				{What: "waiting requests in that window (average, worst copy)", Value: num1(w), Query: waitQuery},
+				{What: "preemptions / retracted requests over the range", Value: count(p), Query: preemptQuery},
+			},
+			Next: "Add copies or instances (scale on KV cache usage), lower max_num_seqs / max model length, or use a larger-memory instance; check prompt lengths.",
 		})
 	}
 	return out, nil
+}
+
+// kvWarm is the info finding for KV usage at the early-warning level for most of the range.
+func (e *env) kvWarm(s *model.SampleStream, t Target, query string) (Finding, bool) {
+	u := quantile(values(s), 1-e.cfg.KVQuantile)
+	if !finite(u) || u < e.cfg.KVEarlyWarning {
+		return Finding{}, false
+	}
+	return Finding{
+		Cause: "KV cache running warm", Target: t, Severity: Info, Score: strength(u, e.cfg.KVEarlyWarning, e.cfg.KVSaturation),
+		Summary:  fmt.Sprintf("KV cache of %s stays at %s or more for most of the range", t.Name, pct(u)),
+		Evidence: []Evidence{{What: fmt.Sprintf("KV cache usage exceeded %.0f%% of the time (worst copy)", 100*e.cfg.KVQuantile), Value: pct(u), Query: query}},
+		Next:     "Set an autoscaling trigger on KV cache usage near this level before users feel queueing.",
+	}, true
 }

@@ -3,7 +3,10 @@ package diagnosis
 import (
 	"context"
 	"fmt"
+	"math"
 	"time"
+
+	"github.com/prometheus/common/model"
 
 	px "github.com/inferscope/sagemaker-datasource/pkg/promqlexpr"
 	"github.com/inferscope/sagemaker-datasource/pkg/semconv"
@@ -36,50 +39,52 @@ func (e *env) latencyExpr() string {
 	)
 }
 
-// runQueueing: TTFT that is high or rising while the platform's model and overhead latency
-// stay flat means requests wait inside the engine's own queue. When the KV cache of the same
-// copy is saturated the KV rule already names the cause, so it is not repeated here.
+// runQueueing: TTFT that stays high or well above its usual level for a sustained window
+// while the platform's model and overhead latency stay flat means requests wait inside the
+// engine's own queue. When the KV cache of the same copy is saturated the KV rule already
+// names the cause, so it is not repeated here.
 func runQueueing(ctx context.Context, e *env) ([]Finding, error) {
-	tq := e.ttftExpr()
-	tm, err := e.matrix(ctx, tq)
-	if err != nil || len(tm) == 0 {
+	ttftQuery := e.ttftExpr()
+	ttft, err := e.matrix(ctx, ttftQuery)
+	if err != nil || len(ttft) == 0 {
 		return nil, err
 	}
-	kvQ, waitQ, lq := e.kvExpr(), e.waitingExpr(), e.latencyExpr()
-	kvv, err := e.instant(ctx, kvQ)
+	waitQuery, latQuery := e.waitingExpr(), e.latencyExpr()
+	kvMatrix, saturated, err := e.kvSaturation(ctx)
 	if err != nil {
 		return nil, err
 	}
-	wv, err := e.instant(ctx, waitQ)
+	waitMatrix, err := e.matrix(ctx, waitQuery)
 	if err != nil {
 		return nil, err
 	}
-	lm, err := e.matrix(ctx, lq)
+	latMatrix, err := e.matrix(ctx, latQuery)
 	if err != nil {
 		return nil, err
 	}
-	kv, waiting := byKey(kvv), byKey(wv)
-	type lat struct{ usual, peak float64 }
-	lats := map[string]map[string]lat{} // endpoint or IC name -> model|overhead
-	for _, s := range lm {
+	waiting, kv := byKeySeries(waitMatrix), byKeySeries(kvMatrix)
+	lats := map[string]map[string]*model.SampleStream{} // endpoint or IC name -> model|overhead
+	for _, s := range latMatrix {
 		name := label(s.Metric, semconv.DimEndpointName) + label(s.Metric, semconv.DimInferenceComponentName)
 		if lats[name] == nil {
-			lats[name] = map[string]lat{}
+			lats[name] = map[string]*model.SampleStream{}
 		}
-		u, p := usualPeak(values(s))
-		lats[name][label(s.Metric, tagLabel)] = lat{u, p}
+		lats[name][label(s.Metric, tagLabel)] = s
 	}
 	high, floor := e.cfg.TTFTHigh.Seconds(), e.cfg.TTFTMin.Seconds()
 	var out []Finding
-	for _, s := range tm {
-		xs := values(s)
-		if len(xs) == 0 {
+	for _, s := range ttft {
+		k := key(s.Metric)
+		if _, ok := saturated[k]; ok {
 			continue
 		}
-		usual, peak := usualPeak(xs)
-		up := peak >= high || (peak >= floor && usual > 0 && peak/usual >= e.cfg.TTFTRiseRatio)
-		k := key(s.Metric)
-		if !up || kv[k] >= e.cfg.KVSaturation {
+		usual := quantile(values(s), 0.25)
+		limit := high
+		if finite(usual) {
+			limit = min(high, max(floor, e.cfg.TTFTRiseRatio*usual))
+		}
+		ep := longestRun(s.Values, false, func(v float64) bool { return v >= limit })
+		if !ep.sustained(e, e.cfg.Sustain) {
 			continue
 		}
 		t := icOrEndpoint(s.Metric)
@@ -87,37 +92,57 @@ func runQueueing(ctx context.Context, e *env) ([]Finding, error) {
 		if _, ok := lats[name]; !ok {
 			name = t.Endpoint // no per-IC latency published: judge on the endpoint's
 		}
-		ml, okM := lats[name]["model"]
-		ol, okO := lats[name]["overhead"]
-		normal := func(l lat, ok bool) bool { return ok && (l.usual <= 0 || l.peak/l.usual < e.cfg.LatencyNormal) }
-		if (okM && !normal(ml, okM)) || (okO && !normal(ol, okO)) {
+		modelLat, modelOK := latencyIn(lats[name]["model"], ep)
+		overheadLat, overheadOK := latencyIn(lats[name]["overhead"], ep)
+		if !modelLat.normal(e) || !overheadLat.normal(e) {
 			continue // the platform or the model itself slowed down: not engine queueing
 		}
-		w := waiting[k]
+		w, kvPeak := meanOr0(waiting[k], ep), maxOr0(kv[k], ep)
 		sev := Warning
-		if peak >= high && w >= e.cfg.WaitingRequests {
+		if ep.peak >= high && w >= e.cfg.WaitingRequests {
 			sev = Critical
 		}
 		ev := []Evidence{
-			{What: "TTFT P99 usual → peak", Value: secs(usual) + " → " + secs(peak), Query: tq},
-			{What: "waiting requests (average, worst copy)", Value: num1(w), Query: waitQ},
-			{What: "KV cache usage (sustained)", Value: pct(kv[k]), Query: kvQ},
+			{What: "TTFT P99 usual → peak", Value: fmt.Sprintf("%s → %s, above %s %s (%s)", secs(usual), secs(ep.peak), secs(limit), ep.when(e), fmtDur(ep.lasting(e))), Query: ttftQuery},
+			{What: "waiting requests in that window (average, worst copy)", Value: num1(w), Query: waitQuery},
+			{What: "KV cache usage in that window (peak, worst copy)", Value: pct(kvPeak), Query: e.kvExpr()},
 		}
 		latNote := "model and overhead latency not published for this scope"
-		if okM || okO {
+		if modelOK || overheadOK {
 			ev = append(ev,
-				Evidence{What: "ModelLatency P99 usual → peak", Value: usec(ml.usual) + " → " + usec(ml.peak), Query: lq},
-				Evidence{What: "OverheadLatency P99 usual → peak", Value: usec(ol.usual) + " → " + usec(ol.peak), Query: lq})
+				Evidence{What: "ModelLatency P99 usual → peak in that window", Value: usec(modelLat.usual) + " → " + usec(modelLat.peak), Query: latQuery},
+				Evidence{What: "OverheadLatency P99 usual → peak in that window", Value: usec(overheadLat.usual) + " → " + usec(overheadLat.peak), Query: latQuery})
 			latNote = "model and overhead latency stay flat"
 		}
 		out = append(out, Finding{
-			Cause: "Engine queueing", Target: t, Severity: sev, Score: strength(peak/max(usual, 1e-3), 1, 20),
-			Summary:  fmt.Sprintf("TTFT P99 of %s rose to %s (usually %s) while %s: requests wait in the engine's queue (%s waiting)", t.Name, secs(peak), secs(usual), latNote, num1(w)),
+			Cause: "Engine queueing", Target: t, Severity: sev, Score: strength(ep.peak/max(usual, 1e-3), 1, 20),
+			Summary: fmt.Sprintf("TTFT P99 of %s rose to %s (usually %s) %s while %s: requests wait in the engine's queue (%s waiting)",
+				t.Name, secs(ep.peak), secs(usual), ep.when(e), latNote, num1(w)),
 			Evidence: ev,
 			Next:     "Raise the engine's concurrency (max_num_seqs / max batch size) if GPU memory allows, add copies, or lower the per-copy concurrency target so scaling starts earlier.",
 		})
 	}
 	return out, nil
+}
+
+// latency is a platform latency's usual level (median over the range) and its peak inside an
+// incident window.
+type latency struct{ usual, peak float64 }
+
+func latencyIn(s *model.SampleStream, ep episode) (latency, bool) {
+	if s == nil {
+		return latency{math.NaN(), math.NaN()}, false
+	}
+	in := within(s, ep.from, ep.to)
+	if len(in) == 0 {
+		return latency{quantile(values(s), 0.5), math.NaN()}, true
+	}
+	return latency{quantile(values(s), 0.5), quantile(in, 0.9)}, true
+}
+
+// normal: unknown, or its peak stays below LatencyNormal × usual.
+func (l latency) normal(e *env) bool {
+	return !finite(l.peak) || !(l.usual > 0) || l.peak/l.usual < e.cfg.LatencyNormal
 }
 
 // usec formats a latency published in microseconds.

@@ -38,32 +38,38 @@ type scaleEvent struct {
 	dur float64 // seconds
 }
 
-// runScaling: load per copy above the target for longer than ScalingOverload with no
-// scale-out afterwards means autoscaling did not fire (no policy, wrong metric, max capacity
-// reached, or ICE); a scale-out that took longer than SlowScaling is slow scaling.
-func runScaling(ctx context.Context, e *env) ([]Finding, error) {
-	lq, sq, mq := e.loadExpr(), e.scalingEventsExpr(), e.icEndpointsExpr()
+// scalingData is what the scaling rule reads, reshaped: the load per copy of each IC (with
+// the baseline before the range), the endpoint of each IC, and the scale-outs per IC (or
+// endpoint, for events without an IC).
+type scalingData struct {
+	loadQuery, eventsQuery string
+	load                   model.Matrix
+	endpointOf             map[string]string // IC -> endpoint (from the GPUs it owns)
+	scaleOuts              map[string][]scaleEvent
+	eventEndpoint          map[string]string // scale-out key -> endpoint
+}
+
+func (e *env) readScaling(ctx context.Context) (*scalingData, error) {
+	d := &scalingData{loadQuery: e.loadExpr(), eventsQuery: e.scalingEventsExpr(),
+		endpointOf: map[string]string{}, scaleOuts: map[string][]scaleEvent{}, eventEndpoint: map[string]string{}}
 	// The load is read from ScalingBaseline before the range too: the IC's usual level, when
 	// no target is known, must not come from the overload itself.
-	lm, err := e.matrixFrom(ctx, lq, e.start.Add(-e.cfg.ScalingBaseline))
-	if err != nil || len(lm) == 0 {
+	var err error
+	if d.load, err = e.matrixFrom(ctx, d.loadQuery, e.start.Add(-e.cfg.ScalingBaseline)); err != nil || len(d.load) == 0 {
 		return nil, err
 	}
-	sm, err := e.matrix(ctx, sq)
+	events, err := e.matrix(ctx, d.eventsQuery)
 	if err != nil {
 		return nil, err
 	}
-	mv, err := e.instant(ctx, mq)
+	owners, err := e.instant(ctx, e.icEndpointsExpr())
 	if err != nil {
 		return nil, err
 	}
-	icEP := map[string]string{}
-	for _, s := range mv {
-		icEP[label(s.Metric, lIC)] = label(s.Metric, lEP)
+	for _, s := range owners {
+		d.endpointOf[label(s.Metric, lIC)] = label(s.Metric, lEP)
 	}
-	outs := map[string][]scaleEvent{} // scale-outs by IC name, else endpoint name
-	eps := map[string]string{}
-	for _, s := range sm {
+	for _, s := range events {
 		if label(s.Metric, semconv.LabelScalingDirection) != semconv.ScaleOut {
 			continue
 		}
@@ -71,79 +77,103 @@ func runScaling(ctx context.Context, e *env) ([]Finding, error) {
 		if k == "" {
 			k = label(s.Metric, lEP)
 		}
-		eps[k] = label(s.Metric, lEP)
-		outs[k] = append(outs[k], eventsOf(s, e.step)...)
+		d.eventEndpoint[k] = label(s.Metric, lEP)
+		d.scaleOuts[k] = append(d.scaleOuts[k], eventsOf(s, e.step)...)
+	}
+	return d, nil
+}
+
+// runScaling: load per copy above the target for longer than ScalingOverload with no
+// scale-out afterwards means autoscaling did not fire (no policy, wrong metric, max capacity
+// reached, or ICE); a scale-out that took longer than SlowScaling is slow scaling.
+func runScaling(ctx context.Context, e *env) ([]Finding, error) {
+	d, err := e.readScaling(ctx)
+	if err != nil || d == nil {
+		return nil, err
 	}
 	var out []Finding
 	reported := map[string]bool{}
-	for _, s := range lm {
+	for _, s := range d.load {
 		ic := label(s.Metric, semconv.DimInferenceComponentName)
-		ep, known := icEP[ic]
+		ep, known := d.endpointOf[ic]
 		if e.scope.Endpoint != "" && (!known || ep != e.scope.Endpoint) {
 			continue // another endpoint's IC
 		}
-		name, t := ic, Target{Level: LevelIC, Name: ic, Endpoint: ep, InferenceComponent: ic}
-		// The policy's target when configured; otherwise a rise well above the IC's own usual
-		// load (its first quartile over the range and the baseline before it, the level
-		// autoscaling normally holds).
-		limit, explicit := e.cfg.ScalingTarget, e.cfg.ScalingTarget > 0
-		if v, ok := e.cfg.ScalingTargets[ic]; ok {
-			limit, explicit = v, true
-		}
-		usual := quantile(values(s), 0.25)
-		inside := inRange(s.Values, e.start) // a subslice: the memoised result stays whole for others
-		if !explicit {
-			if !(usual > 0) {
-				continue
-			}
-			limit = e.cfg.ScalingRise * usual
-		}
-		from, to, peak := longestAbove(inside, limit)
-		if from.IsZero() || to.Sub(from)+e.step < e.cfg.ScalingOverload {
-			continue
-		}
-		over := fmt.Sprintf("the target %s", num(limit))
-		if !explicit {
-			over = fmt.Sprintf("%s× its usual %s", num(e.cfg.ScalingRise), num1(usual))
-		}
-		var first *scaleEvent
-		for i, ev := range outs[name] {
-			if !ev.at.Before(from.Add(-e.step)) && (first == nil || ev.at.Before(first.at)) {
-				first = &outs[name][i]
-			}
-		}
-		ev := []Evidence{
-			{What: "concurrent requests per copy above " + over, Value: fmt.Sprintf("peak %s, %s → %s (%s)", num1(peak), from.UTC().Format("15:04"), to.UTC().Format("15:04"), fmtDur(to.Sub(from)+e.step)), Query: lq},
-		}
-		if first == nil {
-			ev = append(ev, Evidence{What: "scale-out events since the load rose", Value: "0", Query: sq})
-			// Against the policy's own target this is certain; against the inferred level
-			// the load may still be under a target we cannot see.
-			sev := Warning
-			if explicit {
-				sev = Critical
-			}
-			out = append(out, Finding{
-				Cause: "Autoscaling did not fire", Target: t, Severity: sev, Score: strength(peak/limit, 1, 5),
-				Summary:  fmt.Sprintf("Load per copy of %s stayed above %s for %s (peak %s) with no scale-out", name, over, fmtDur(to.Sub(from)+e.step), num1(peak)),
-				Evidence: ev,
-				Next:     "Check the scaling policy (registered target, metric ConcurrentRequestsPerCopy / InvocationsPerCopy, target value, cooldowns), the max capacity, and ICE events blocking new instances.",
-			})
-			reported[name] = true
-			continue
-		}
-		// A delay counts only against a known target: an inferred threshold can be crossed
-		// long before the policy's own.
-		delay := first.at.Sub(from)
-		if explicit && delay >= e.cfg.SlowScaling {
-			ev = append(ev, Evidence{What: "first scale-out after the load rose", Value: fmt.Sprintf("%s later at %s (took %s)", fmtDur(delay), first.at.UTC().Format("15:04"), secs(first.dur)), Query: sq})
-			out = append(out, slowScaling(t, name, delay, ev))
-			reported[name] = true
+		if f, ok := e.overload(d, s, Target{Level: LevelIC, Name: ic, Endpoint: ep, InferenceComponent: ic}); ok {
+			out = append(out, f)
+			reported[ic] = true
 		}
 	}
-	// Slow scale-outs not tied to a visible overload.
-	for name, evs := range outs {
-		if reported[name] || (e.scope.Endpoint != "" && eps[name] != e.scope.Endpoint) {
+	return append(out, e.slowScaleOuts(d, reported)...), nil
+}
+
+// overload judges one IC's load: above its limit for ScalingOverload with no scale-out, or
+// with a late one against a known target.
+func (e *env) overload(d *scalingData, s *model.SampleStream, t Target) (Finding, bool) {
+	ic := t.Name
+	// The policy's target when configured; otherwise a rise well above the IC's own usual
+	// load (its first quartile over the range and the baseline before it, the level
+	// autoscaling normally holds).
+	limit, explicit := e.cfg.ScalingTarget, e.cfg.ScalingTarget > 0
+	if v, ok := e.cfg.ScalingTargets[ic]; ok {
+		limit, explicit = v, true
+	}
+	usual := quantile(values(s), 0.25)
+	if !explicit {
+		if !(usual > 0) {
+			return Finding{}, false
+		}
+		limit = e.cfg.ScalingRise * usual
+	}
+	inside := inRange(s.Values, e.start) // a subslice: the memoised result stays whole for others
+	run := longestRun(inside, false, func(v float64) bool { return v > limit })
+	if !run.found() || run.lasting(e) < e.cfg.ScalingOverload {
+		return Finding{}, false
+	}
+	over := fmt.Sprintf("the target %s", num(limit))
+	if !explicit {
+		over = fmt.Sprintf("%s× its usual %s", num(e.cfg.ScalingRise), num1(usual))
+	}
+	var first *scaleEvent
+	for i, ev := range d.scaleOuts[ic] {
+		if !ev.at.Before(run.from.Add(-e.step)) && (first == nil || ev.at.Before(first.at)) {
+			first = &d.scaleOuts[ic][i]
+		}
+	}
+	ev := []Evidence{
+		{What: "concurrent requests per copy above " + over, Value: fmt.Sprintf("peak %s, %s (%s)", num1(run.peak), run.when(e), fmtDur(run.lasting(e))), Query: d.loadQuery},
+	}
+	if first == nil {
+		ev = append(ev, Evidence{What: "scale-out events since the load rose", Value: "0", Query: d.eventsQuery})
+		// Against the policy's own target this is certain; against the inferred level
+		// the load may still be under a target we cannot see.
+		sev := Warning
+		if explicit {
+			sev = Critical
+		}
+		return Finding{
+			Cause: "Autoscaling did not fire", Target: t, Severity: sev, Score: strength(run.peak/limit, 1, 5),
+			Summary:  fmt.Sprintf("Load per copy of %s stayed above %s for %s (peak %s) with no scale-out", ic, over, fmtDur(run.lasting(e)), num1(run.peak)),
+			Evidence: ev,
+			Next:     "Check the scaling policy (registered target, metric ConcurrentRequestsPerCopy / InvocationsPerCopy, target value, cooldowns), the max capacity, and ICE events blocking new instances.",
+		}, true
+	}
+	// A delay counts only against a known target: an inferred threshold can be crossed
+	// long before the policy's own.
+	delay := first.at.Sub(run.from)
+	if !explicit || delay < e.cfg.SlowScaling {
+		return Finding{}, false
+	}
+	ev = append(ev, Evidence{What: "first scale-out after the load rose", Value: fmt.Sprintf("%s later at %s (took %s)", fmtDur(delay), e.clock(first.at), secs(first.dur)), Query: d.eventsQuery})
+	return slowScaling(t, ic, delay, ev), true
+}
+
+// slowScaleOuts reports scale-outs slower than SlowScaling not tied to a visible overload.
+func (e *env) slowScaleOuts(d *scalingData, reported map[string]bool) []Finding {
+	var out []Finding
+	for name, evs := range d.scaleOuts {
+		ep := d.eventEndpoint[name]
+		if reported[name] || (e.scope.Endpoint != "" && ep != e.scope.Endpoint) {
 			continue
 		}
 		var worst *scaleEvent
@@ -155,15 +185,15 @@ func runScaling(ctx context.Context, e *env) ([]Finding, error) {
 		if worst == nil || worst.dur < e.cfg.SlowScaling.Seconds() {
 			continue
 		}
-		t := Target{Level: LevelIC, Name: name, Endpoint: eps[name], InferenceComponent: name}
-		if name == eps[name] {
+		t := Target{Level: LevelIC, Name: name, Endpoint: ep, InferenceComponent: name}
+		if name == ep {
 			t = Target{Level: LevelEndpoint, Name: name, Endpoint: name}
 		}
 		out = append(out, slowScaling(t, name, time.Duration(worst.dur*float64(time.Second)), []Evidence{
-			{What: "slowest scale-out (e2e_duration)", Value: fmt.Sprintf("%s at %s", secs(worst.dur), worst.at.UTC().Format("15:04")), Query: sq},
+			{What: "slowest scale-out (e2e_duration)", Value: fmt.Sprintf("%s at %s", secs(worst.dur), e.clock(worst.at)), Query: d.eventsQuery},
 		}))
 	}
-	return out, nil
+	return out
 }
 
 func slowScaling(t Target, name string, took time.Duration, ev []Evidence) Finding {
@@ -185,35 +215,6 @@ func eventsOf(s *model.SampleStream, step time.Duration) []scaleEvent {
 		}
 	}
 	return out
-}
-
-// longestAbove returns the longest run of consecutive points above limit, and its peak.
-func longestAbove(ps []model.SamplePair, limit float64) (from, to time.Time, peak float64) {
-	var cur, best struct {
-		from, to model.Time
-		n        int
-		peak     float64
-	}
-	for _, p := range ps {
-		v := float64(p.Value)
-		if finite(v) && v > limit {
-			if cur.n == 0 {
-				cur.from, cur.peak = p.Timestamp, v
-			}
-			cur.n++
-			cur.to = p.Timestamp
-			cur.peak = max(cur.peak, v)
-			if cur.n > best.n {
-				best = cur
-			}
-			continue
-		}
-		cur.n = 0
-	}
-	if best.n == 0 {
-		return time.Time{}, time.Time{}, 0
-	}
-	return best.from.Time(), best.to.Time(), best.peak
 }
 
 // inRange drops the points before start (the baseline part of a query).

@@ -1,7 +1,10 @@
 package diagnosis_test
 
 import (
+	"context"
+	"strings"
 	"testing"
+	"time"
 
 	. "github.com/inferscope/sagemaker-datasource/pkg/diagnosis"
 	"github.com/inferscope/sagemaker-datasource/pkg/semconv"
@@ -24,6 +27,14 @@ func TestAZRule(t *testing.T) {
 			}
 			return 100
 		}}, "", "", 0},
+		// An incident that ended before the range did: found from its window, not from the
+		// range's last quarter.
+		{"one AZ silent for an hour mid-range", map[string]func(int) float64{"az-1": constant(100), "az-2": constant(100), "az-3": func(i int) float64 {
+			if i >= 60 && i < 120 {
+				return 0
+			}
+			return 100
+		}}, LevelAZ, "az-3", Critical},
 		{"no traffic anywhere", map[string]func(int) float64{"az-1": constant(0), "az-2": constant(0)}, "", "", 0},
 	}
 	for _, c := range cases {
@@ -50,5 +61,26 @@ func TestAZRule(t *testing.T) {
 				t.Fatalf("want %s on %s, got%s", c.wantSev, c.wantAZ, describe(r.Findings))
 			}
 		})
+	}
+}
+
+// A range holding fewer than three steps once panicked (slice bounds out of range [-1:]);
+// it now says there is not enough data.
+func TestAZRuleTooFewSteps(t *testing.T) {
+	d := newData(t)
+	for _, az := range []string{"az-1", "az-2"} {
+		d.float(lbls(semconv.NodeMemTotal, engLabels("ep-a", "", "i-"+az, az)...), constant(1e9))
+		d.float(lbls(semconv.InvocationsByAzByInstanceType, semconv.DimEndpointName, "ep-a", semconv.DimAvailabilityZone, az, semconv.DimInstanceType, "ml.g5.2xlarge"), constant(100))
+	}
+	for _, r := range []time.Duration{time.Minute, 90 * time.Second} {
+		cfg := DefaultConfig()
+		cfg.Rules = []string{"az-traffic"}
+		rep, err := Run(context.Background(), d.querier(), Scope{}, tEnd().Add(-r), tEnd(), cfg)
+		if err != nil || len(rep.Failures) != 0 || len(rep.Findings) != 0 {
+			t.Fatalf("%s range: err %v, failures %+v, findings%s", r, err, rep.Failures, describe(rep.Findings))
+		}
+		if len(rep.Warnings) != 1 || !strings.Contains(rep.Warnings[0], "not enough data") {
+			t.Fatalf("%s range: warnings %q, want not enough data", r, rep.Warnings)
+		}
 	}
 }

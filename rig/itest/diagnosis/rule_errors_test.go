@@ -37,6 +37,14 @@ func TestErrorRule(t *testing.T) {
 		{"4xx spike is a warning", semconv.Invocation4XXErrors, spike(60, 5, 50), constant(100), Warning, true, "4xx"},
 		{"small 5xx spike is a warning", semconv.Invocation5XXErrors, spike(60, 5, 15), constant(1000), Warning, true, "5xx"},
 		{"steady low error rate", semconv.Invocation5XXErrors, constant(0.5), constant(100), 0, false, ""},
+		// A big fleet's independent errors: about 3 a minute out of 800 invocations, and the
+		// worst minute of three hours has 11 (1.4%, which the ratio alone called a spike).
+		{"a handful of errors across a big fleet", semconv.Invocation4XXErrors, func(i int) float64 {
+			if i == 100 {
+				return 11
+			}
+			return float64(2 + i%3)
+		}, constant(800), 0, false, ""},
 		{"one error on a quiet endpoint", semconv.Invocation5XXErrors, spike(60, 1, 1), constant(40), 0, false, ""},
 		{"errors without invocations", semconv.Invocation5XXErrors, spike(60, 5, 20), constant(0), 0, false, ""},
 		{"NaN counts", semconv.Invocation5XXErrors, constant(math.NaN()), constant(100), 0, false, ""},

@@ -72,3 +72,16 @@ func TestScalingTargetPerIC(t *testing.T) {
 		t.Fatalf("12 per copy under its own target 14 must not fire, got%s", describe(r.Findings))
 	}
 }
+
+// Durations count the time covered, not one step more ("3h1m" on a 3-hour range).
+func TestScalingDurationFitsTheRange(t *testing.T) {
+	d := newData(t)
+	d.float(lbls(semconv.ConcurrentRequestsPerCopy, semconv.DimInferenceComponentName, "ic-a"), constant(12))
+	d.float(lbls(semconv.DCGMGPUUtil, engLabels("ep-a", "ic-a", "i-1", "az-1")...), constant(50))
+	cfg := DefaultConfig()
+	cfg.Rules, cfg.ScalingTarget = []string{"scaling"}, 8
+	r := diagnoseWith(t, d.querier(), Scope{}, cfg)
+	if len(r.Findings) != 1 || !strings.Contains(r.Findings[0].Summary, "for 3h (") {
+		t.Fatalf("want one finding lasting the whole 3h range, got%s", describe(r.Findings))
+	}
+}

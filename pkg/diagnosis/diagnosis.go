@@ -161,6 +161,9 @@ func Run(ctx context.Context, q Querier, scope Scope, start, end time.Time, cfg 
 	mq := newMemoQuerier(q)
 	e := &env{q: mq, scope: scope, start: start, end: end, cfg: cfg, warnings: &warnings{seen: map[string]bool{}}}
 	e.step, e.window = stepFor(end.Sub(start), cfg)
+	if err := e.checkScope(ctx); err != nil {
+		return Report{}, err
+	}
 
 	var (
 		mu       sync.Mutex

@@ -30,7 +30,7 @@ type Options struct {
 	History   time.Duration // 6h; backfilled up to now
 	Step      time.Duration // 60s, the SageMaker publish frequency
 	Addr      string        // "127.0.0.1:0"; must be a loopback address
-	Region    string        // "us-east-1"
+	Region    string        // the fleet's region, else "us-east-1"
 	AccessKey string        // generated when both keys are empty
 	SecretKey string
 	Fleet     *fleet.Fleet // fleet.Default()
@@ -81,11 +81,14 @@ func (o *Options) defaults() error {
 	if o.Addr == "" {
 		o.Addr = "127.0.0.1:0"
 	}
-	if o.Region == "" {
-		o.Region = "us-east-1"
-	}
 	if o.Fleet == nil {
 		o.Fleet = fleet.Default()
+	}
+	if o.Region == "" {
+		o.Region = o.Fleet.Region // the region the fleet file says it runs in
+	}
+	if o.Region == "" {
+		o.Region = "us-east-1"
 	}
 	known := false
 	for _, sc := range simulator.Scenarios() {

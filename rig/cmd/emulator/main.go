@@ -59,7 +59,7 @@ func newFlags(cfg *config, stderr io.Writer) *flag.FlagSet {
 	fs.DurationVar(&o.History, "history", 6*time.Hour, "simulated history to backfill up to now (at most 168h)")
 	fs.DurationVar(&o.Step, "step", time.Minute, "sample interval, like SageMaker's MetricPublishFrequencyInSeconds (at least 1s)")
 	fs.StringVar(&o.Addr, "addr", "127.0.0.1:9090", "loopback address to listen on; port 0 picks a free port")
-	fs.StringVar(&o.Region, "region", "us-east-1", "AWS region the emulator answers for (requests must be signed for it)")
+	fs.StringVar(&o.Region, "region", "", "AWS region the emulator answers for (requests must be signed for it); empty: the fleet file's region:")
 	fs.StringVar(&o.AccessKey, "access-key", "", "access key id clients must sign with; empty generates a pair")
 	fs.StringVar(&o.SecretKey, "secret-key", "", "secret access key for --access-key")
 	fs.BoolVar(&cfg.noLive, "no-live", false, "stop after the backfill: serve a frozen history instead of appending a step every --step")

@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/inferscope/sagemaker-datasource/pkg/fleet"
 	"github.com/inferscope/sagemaker-datasource/pkg/sigv4"
 	"github.com/inferscope/sagemaker-datasource/rig/stack"
 )
@@ -145,5 +146,56 @@ func TestFaultFlagsReachTheEmulator(t *testing.T) {
 		})
 	if code != exitOK || status != http.StatusServiceUnavailable {
 		t.Errorf("exit %d, status %d (want 0, 503); stderr: %s", code, status, errb.String())
+	}
+}
+
+// The emulator answers for the region the fleet file names (a us-west-2 fleet once got 403s
+// because it always answered for us-east-1), unless --region overrides it.
+func TestRegionComesFromTheFleetFile(t *testing.T) {
+	f := fleet.Default()
+	f.Region = "us-west-2"
+	for i := range f.Endpoints {
+		for j := range f.Endpoints[i].Instances {
+			g := &f.Endpoints[i].Instances[j]
+			g.AZ = "us-west-2" + g.AZ[len(g.AZ)-1:]
+		}
+	}
+	doc, err := yaml.Marshal(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "fleet.yaml")
+	if err := os.WriteFile(path, doc, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "us-west-2"},
+		{[]string{"--region", "eu-west-1"}, "eu-west-1"},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		var out, errb bytes.Buffer
+		status := map[string]int{}
+		code := run(ctx, append([]string{"--addr", "127.0.0.1:0", "--history", "10m", "--no-live", "--fleet", path}, c.args...), &out, &errb,
+			func(st *stack.Stack) {
+				defer cancel()
+				for _, region := range []string{c.want, "us-east-1"} {
+					cl := &http.Client{Transport: sigv4.NewRoundTripper(http.DefaultTransport,
+						credentials.NewStaticCredentialsProvider(st.AccessKey, st.SecretKey, ""), region, sigv4.Service, nil)}
+					resp, err := cl.Get(st.URL + "/api/v1/query?query=DCGM_FI_DEV_GPU_UTIL")
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					resp.Body.Close()
+					status[region] = resp.StatusCode
+				}
+			})
+		cancel()
+		if code != exitOK || status[c.want] != http.StatusOK || status["us-east-1"] != http.StatusForbidden {
+			t.Errorf("args %v: exit %d, status by signing region %v (want 200 for %s, 403 for us-east-1); stderr: %s", c.args, code, status, c.want, errb.String())
+		}
 	}
 }

@@ -130,8 +130,8 @@ func applySlowColdStart(s *Simulator) error {
 		return errNoIC
 	}
 	g.slowDownload = true
-	for _, m := range []int{-80, -55, -30, -5} {
-		g.forcedColdStarts = append(g.forcedColdStarts, int64(m)*int64(time.Minute/time.Millisecond))
+	for _, m := range []int{-80, -55, -30, -5} { // minutes of the default 90-minute lead
+		g.forcedColdStarts = append(g.forcedColdStarts, int64(m)*s.lead.Milliseconds()/int64(incidentLead/time.Minute))
 	}
 	return nil
 }
@@ -208,9 +208,11 @@ func applyICE(s *Simulator) error {
 		}
 	}
 	ice := &iceSim{ep: ep, typ: ep.insts[0].placed.Type, azs: s.f.AZs()}
-	// One failed launch every ten minutes over the incident window, cycling the AZs.
-	for m := -int64(incidentLead / time.Minute); m <= 0; m += 10 {
-		ice.offsets = append(ice.offsets, m*int64(time.Minute/time.Millisecond))
+	// Ten failed launches over the incident window (every ten minutes of the default lead),
+	// cycling the AZs.
+	every := max(s.lead/9, time.Minute)
+	for off := -s.lead; off <= 0; off += every {
+		ice.offsets = append(ice.offsets, off.Milliseconds())
 	}
 	s.ice = ice
 	return nil

@@ -36,17 +36,16 @@ type Simulator struct {
 	started              bool
 	origin, anchor, last int64 // ms: history start, "now" of the history, last appended step
 	incidentFrom         int64
+	lead                 time.Duration // how long before the end of the history the incident starts
+	scenario             string
 	crash                *copySim
 	ice                  *iceSim
 	noVended             bool // enrichment-off
 }
 
 // Incidents start this long before the end of the backfilled history, so queries over the
-// last hour or two see them.
-const (
-	incidentLead = 90 * time.Minute
-	crashLead    = 60 * time.Minute
-)
+// last hour or two see them (NewWithLead moves the start).
+const incidentLead = 90 * time.Minute
 
 // Stats describes one backfill.
 type Stats struct {
@@ -57,6 +56,16 @@ type Stats struct {
 
 // New builds a simulator for a validated fleet and a scenario from Scenarios().
 func New(f *fleet.Fleet, scenario string, seed int64) (*Simulator, error) {
+	return NewWithLead(f, scenario, seed, incidentLead)
+}
+
+// NewWithLead is New with the incident starting lead before the end of the first backfill
+// instead of 90 minutes (the crash at two thirds of it, the scenario's events spread over
+// it), so tests can place an incident anywhere relative to the range they diagnose.
+func NewWithLead(f *fleet.Fleet, scenario string, seed int64, lead time.Duration) (*Simulator, error) {
+	if lead <= 0 {
+		return nil, fmt.Errorf("simulator: the incident lead must be positive, got %v", lead)
+	}
 	if f == nil {
 		return nil, errors.New("simulator: nil fleet; use fleet.Default() or fleet.Load")
 	}
@@ -64,7 +73,7 @@ func New(f *fleet.Fleet, scenario string, seed int64) (*Simulator, error) {
 	if sc == nil {
 		return nil, fmt.Errorf("unknown scenario %q; choose one of %s", scenario, scenarioNames())
 	}
-	s := &Simulator{f: f, seed: seed, workers: runtime.GOMAXPROCS(0), events: map[string]*series{}}
+	s := &Simulator{f: f, seed: seed, lead: lead, scenario: sc.Name, workers: runtime.GOMAXPROCS(0), events: map[string]*series{}}
 	if err := s.build(); err != nil {
 		return nil, err
 	}
@@ -141,7 +150,7 @@ func (s *Simulator) Run(ctx context.Context, app storage.Appendable, step time.D
 
 func (s *Simulator) setAnchor(origin, anchor int64) {
 	s.origin, s.anchor = origin, anchor
-	s.incidentFrom = anchor - incidentLead.Milliseconds()
+	s.incidentFrom = anchor - s.lead.Milliseconds()
 }
 
 func (s *Simulator) appendAt(ctx context.Context, app storage.Appendable, t int64, step time.Duration) (int, error) {

@@ -296,3 +296,27 @@ func TestErrorsArriveIndependentlyPerInstance(t *testing.T) {
 		t.Fatalf("4xx share %v, want about %v", share, share4xx)
 	}
 }
+
+// Incident names the resource each scenario picked in the default fleet (SCENARIOS.md).
+func TestIncidentNamesTheTarget(t *testing.T) {
+	for _, c := range []struct{ scenario, level, name, endpoint string }{
+		{"healthy", "", "", ""},
+		{"kv-saturation", "inference-component", "chat-llama-8b", "chat-ic"},
+		{"engine-queueing", "inference-component", "chat-qwen-7b", "chat-ic"},
+		{"scaling-not-firing", "inference-component", "code-llama-8b", "chat-ic"},
+		{"slow-cold-start", "inference-component", "chat-llama-8b", "chat-ic"},
+		{"az-imbalance", "availability-zone", "us-east-1c", "chat-ic"},
+		{"ice-exhaustion", "instance-type", "ml.g5.12xlarge", "chat-ic"},
+		{"model-crash", "instance", "", "summarize"},
+		{"gpu-memory-leak", "instance", "", "chat-ic"},
+	} {
+		s, err := New(fleet.Default(), c.scenario, 42)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := s.Incident()
+		if got.Scenario != c.scenario || got.Level != c.level || got.Endpoint != c.endpoint || (c.name != "" && got.Name != c.name) || (c.level != "" && got.Name == "") {
+			t.Errorf("%s: %+v", c.scenario, got)
+		}
+	}
+}

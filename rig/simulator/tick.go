@@ -132,7 +132,7 @@ func (s *Simulator) drained(c *copySim, t int64) bool {
 }
 
 func (s *Simulator) crashed(c *copySim, t int64) bool {
-	return c == s.crash && t >= s.anchor-crashLead.Milliseconds()
+	return c == s.crash && t >= s.anchor-(s.lead*2/3).Milliseconds()
 }
 
 func (s *Simulator) writeEngine(w *writer, c *copySim, p *engineParams, done uint64, dt float64, t int64, e5 uint64) {

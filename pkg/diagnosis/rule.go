@@ -3,9 +3,9 @@ package diagnosis
 import "context"
 
 // rule is one reading rule: an id, the dashboard panel that shows its evidence, a priority
-// (specific causes before the symptoms they produce: a crash explains its errors; a saturated
-// engine explains why the copies there are do not cope, before scaling explains why there are
-// not more of them) and the
+// (specific causes before the symptoms they produce: a crash explains its errors; an AZ the
+// router skips overloads the copies elsewhere; a saturated engine explains why the copies
+// there do not cope, before scaling explains why there are not more of them) and the
 // evaluation. A rule sets Finding.Score to its strength in [0, 1); Run turns it into
 // priority + 10·strength so findings of one severity rank by cause, then magnitude.
 type rule struct {
@@ -20,10 +20,10 @@ var allRules = []rule{
 	{id: "vram-drop", panel: panelGPUMemory, priority: 90, run: runVRAMDrop},
 	{id: "gpu-hardware", panel: panelGPUErrors, priority: 88, run: runGPUHardware},
 	{id: "ice-exhaustion", panel: panelICE, priority: 85, run: runICE},
+	{id: "az-traffic", panel: panelTraffic, priority: 88, run: runAZ},
 	{id: "kv-cache-saturation", panel: panelEnginePressure, priority: 80, run: runKV},
 	{id: "engine-queueing", panel: panelLatencyBreakdown, priority: 75, run: runQueueing},
 	{id: "scaling", panel: panelScaling, priority: 70, run: runScaling},
-	{id: "az-traffic", panel: panelTraffic, priority: 65, run: runAZ},
 	{id: "gpu-memory", panel: panelGPUMemory, priority: 60, run: runGPUMemory},
 	{id: "gpu-thermal", panel: panelGPUThermal, priority: 55, run: runGPUThermal},
 	{id: "cold-start", panel: panelColdStart, priority: 50, run: runColdStart},

@@ -12,10 +12,15 @@ import (
 	"github.com/inferscope/sagemaker-datasource/pkg/semconv"
 )
 
-// azInstancesExpr: instances per endpoint and AZ now (node series: one set per instance).
+// azInstancesExpr: serving instances per endpoint and AZ over time. On an IC endpoint these
+// are the instances hosting a copy (their GPUs carry the IC): an instance without a copy is
+// sent nothing by design. On other endpoints every instance (node series) serves.
 func (e *env) azInstancesExpr() string {
-	return fmt.Sprintf("count %s (count %s (last_over_time(%s[%s])))",
-		px.By(lEP, lAZ), px.By(lEP, lAZ, lHost), e.endpointOnly(semconv.NodeMemTotal, lEP), promDur(e.window))
+	hosts := func(selector string) string {
+		return fmt.Sprintf("count %s (count %s (last_over_time(%s[%s])))", px.By(lEP, lAZ), px.By(lEP, lAZ, lHost), selector, promDur(e.window))
+	}
+	withCopies := hosts(e.endpointOnly(semconv.DCGMGPUUtil, lEP, px.Neq(lIC, "")))
+	return fmt.Sprintf("%s or (%s unless on (%s) %s)", withCopies, hosts(e.endpointOnly(semconv.NodeMemTotal, lEP)), px.Label(lEP), withCopies)
 }
 
 // azTrafficExpr: invocations per endpoint and AZ, one total per step (delta counts).
@@ -26,37 +31,37 @@ func (e *env) azTrafficExpr() string {
 
 // endpointOnly selects metric on the scope's endpoint alone: AZ placement and traffic are
 // properties of the endpoint even when an IC is in scope.
-func (e *env) endpointOnly(metric, epLabel string) string {
-	if e.scope.Endpoint == "" {
-		return metric
+func (e *env) endpointOnly(metric, epLabel string, extra ...string) string {
+	if e.scope.Endpoint != "" {
+		extra = append([]string{px.Eq(epLabel, e.scope.Endpoint)}, extra...)
 	}
-	return px.Sel(metric, px.Eq(epLabel, e.scope.Endpoint))
+	return px.Sel(metric, extra...)
 }
 
-// azView is one endpoint's placement and traffic: instances per AZ now, and invocations per
-// AZ at each step that has data.
+// azView is one endpoint's placement and traffic over time: serving instances and
+// invocations per AZ at each step that has traffic data.
 type azView struct {
 	endpoint  string
-	instances map[string]float64 // AZ -> instances
-	azs       []string           // sorted
-	steps     []model.Time       // steps with traffic data, in order
-	traffic   map[string]map[model.Time]float64
+	azs       []string // every AZ that had serving instances, sorted
+	steps     []model.Time
+	instances map[string]map[model.Time]float64 // AZ -> step -> serving instances
+	traffic   map[string]map[model.Time]float64 // AZ -> step -> invocations
 }
 
-// azViews reshapes the two query results into one view per endpoint with instances in two
-// or more AZs.
-func azViews(instVector model.Vector, trafficMatrix model.Matrix) []azView {
+// azViews reshapes the two range results into one view per endpoint that served from two or
+// more AZs.
+func azViews(instMatrix, trafficMatrix model.Matrix) []azView {
 	views := map[string]*azView{}
-	for _, s := range instVector {
-		if v := float64(s.Value); finite(v) && v > 0 {
-			ep := label(s.Metric, lEP)
-			if views[ep] == nil {
-				views[ep] = &azView{endpoint: ep, instances: map[string]float64{}, traffic: map[string]map[model.Time]float64{}}
-			}
-			views[ep].instances[label(s.Metric, lAZ)] = v
+	view := func(ep string) *azView {
+		if views[ep] == nil {
+			views[ep] = &azView{endpoint: ep, instances: map[string]map[model.Time]float64{}, traffic: map[string]map[model.Time]float64{}}
 		}
+		return views[ep]
 	}
-	seen := map[string]map[model.Time]bool{}
+	for _, s := range instMatrix {
+		v, az := view(label(s.Metric, lEP)), label(s.Metric, lAZ)
+		v.instances[az] = pointsOf(s)
+	}
 	for _, s := range trafficMatrix {
 		v := views[label(s.Metric, semconv.DimEndpointName)]
 		if v == nil {
@@ -66,23 +71,23 @@ func azViews(instVector model.Vector, trafficMatrix model.Matrix) []azView {
 		if v.traffic[az] == nil {
 			v.traffic[az] = map[model.Time]float64{}
 		}
-		if seen[v.endpoint] == nil {
-			seen[v.endpoint] = map[model.Time]bool{}
-		}
-		for _, p := range s.Values {
-			if x := float64(p.Value); finite(x) {
-				v.traffic[az][p.Timestamp] += x
-				if !seen[v.endpoint][p.Timestamp] {
-					seen[v.endpoint][p.Timestamp] = true
-					v.steps = append(v.steps, p.Timestamp)
-				}
-			}
+		for t, x := range pointsOf(s) {
+			v.traffic[az][t] += x
 		}
 	}
 	var out []azView
 	for _, v := range views {
 		if len(v.instances) < 2 {
 			continue // one AZ: nothing to compare
+		}
+		seen := map[model.Time]bool{}
+		for _, pts := range v.traffic {
+			for t := range pts {
+				if !seen[t] {
+					seen[t] = true
+					v.steps = append(v.steps, t)
+				}
+			}
 		}
 		for az := range v.instances {
 			v.azs = append(v.azs, az)
@@ -95,22 +100,33 @@ func azViews(instVector model.Vector, trafficMatrix model.Matrix) []azView {
 	return out
 }
 
-// shares is, per step, the share of its fair traffic (by instance count) az received; steps
-// without traffic anywhere count as fair (no traffic is not an AZ problem).
-func (v azView) shares(az string) []model.SamplePair {
-	inst := 0.0
-	for _, n := range v.instances {
-		inst += n
+// pointsOf indexes the finite points of a series by time.
+func pointsOf(s *model.SampleStream) map[model.Time]float64 {
+	out := make(map[model.Time]float64, len(s.Values))
+	for _, p := range s.Values {
+		if x := float64(p.Value); finite(x) {
+			out[p.Timestamp] = x
+		}
 	}
+	return out
+}
+
+// shares is, per step, the share of its fair traffic (by serving instances) az received.
+// Steps without traffic anywhere, or without serving instances in az, count as fair: no
+// traffic is then not an AZ problem.
+func (v azView) shares(az string) []model.SamplePair {
 	out := make([]model.SamplePair, len(v.steps))
 	for i, t := range v.steps {
-		total := 0.0
-		for a := range v.instances {
-			total += v.traffic[a][t]
+		total, inst := 0.0, 0.0
+		for _, a := range v.azs {
+			if n := v.instances[a][t]; n > 0 {
+				total += v.traffic[a][t]
+				inst += n
+			}
 		}
 		share := 1.0
-		if total > 0 {
-			share = v.traffic[az][t] / v.instances[az] / (total / inst)
+		if n := v.instances[az][t]; total > 0 && n > 0 && inst > n {
+			share = v.traffic[az][t] / n / (total / inst)
 		}
 		out[i] = model.SamplePair{Timestamp: t, Value: model.SampleValue(share)}
 	}
@@ -128,14 +144,25 @@ func (v azView) invocations(az string, from, to model.Time) float64 {
 	return n
 }
 
+// instancesAt is az's serving instances at the last step at or before t.
+func (v azView) instancesAt(az string, t model.Time) float64 {
+	best, n := model.Time(-1<<62), 0.0
+	for ts, x := range v.instances[az] {
+		if ts <= t && ts > best {
+			best, n = ts, x
+		}
+	}
+	return n
+}
+
 // runAZ: an AZ whose instances served (almost) nothing for a sustained window while the
 // other AZs served points to routing or placement (critical); an AZ whose instances each
 // serve several times what another AZ's serve is imbalance, a resilience risk rather than a
 // cause of latency (info: autoscaling moves IC copies, so it comes and goes).
 func runAZ(ctx context.Context, e *env) ([]Finding, error) {
 	instQuery, trafficQuery := e.azInstancesExpr(), e.azTrafficExpr()
-	instVector, err := e.instant(ctx, instQuery)
-	if err != nil || len(instVector) == 0 {
+	instMatrix, err := e.matrix(ctx, instQuery)
+	if err != nil || len(instMatrix) == 0 {
 		return nil, err
 	}
 	trafficMatrix, err := e.matrix(ctx, trafficQuery)
@@ -143,7 +170,7 @@ func runAZ(ctx context.Context, e *env) ([]Finding, error) {
 		return nil, err
 	}
 	var out []Finding
-	for _, v := range azViews(instVector, trafficMatrix) {
+	for _, v := range azViews(instMatrix, trafficMatrix) {
 		if len(v.steps) < minPoints {
 			e.notEnoughData("invocations per AZ of "+v.endpoint, len(v.steps))
 			continue
@@ -165,7 +192,9 @@ func (e *env) starvedAZ(v azView, instQuery, trafficQuery string) (Finding, bool
 	starved := 0
 	for _, a := range v.azs {
 		ep := longestRun(v.shares(a), true, func(x float64) bool { return x < e.cfg.AZNoTrafficShare })
-		if !ep.sustained(e, e.cfg.Sustain) {
+		// Longer than the instance count's look-back: a copy that just left an instance
+		// still counts there for one window.
+		if !ep.sustained(e, max(e.cfg.Sustain, e.window+e.step)) {
 			continue
 		}
 		starved++
@@ -182,9 +211,9 @@ func (e *env) starvedAZ(v azView, instQuery, trafficQuery string) (Finding, bool
 		Target:   Target{Level: LevelAZ, Name: az, Endpoint: v.endpoint, AZ: az},
 		Severity: Critical, Score: strength(float64(worst.points), 0, float64(len(v.steps))),
 		Summary: fmt.Sprintf("Endpoint %s has %s in %s but they received no traffic %s (%s) while the other AZs served it",
-			v.endpoint, plural(v.instances[az], "instance"), az, worst.when(e), fmtDur(worst.lasting(e))),
+			v.endpoint, plural(v.instancesAt(az, to), "serving instance"), az, worst.when(e), fmtDur(worst.lasting(e))),
 		Evidence: []Evidence{
-			{What: "instances per AZ", Value: v.perAZ(func(a string) float64 { return v.instances[a] }), Query: instQuery},
+			{What: "serving instances per AZ at " + e.clock(worst.to), Value: v.perAZ(func(a string) float64 { return v.instancesAt(a, to) }), Query: instQuery},
 			{What: "invocations per AZ " + worst.when(e), Value: v.perAZ(func(a string) float64 { return v.invocations(a, from, to) }), Query: trafficQuery},
 		},
 		Next: "Check the routing and the health of the instances in that AZ (failed health checks, network, placement of IC copies); the other AZs carry its load and will queue first.",
@@ -194,8 +223,16 @@ func (e *env) starvedAZ(v azView, instQuery, trafficQuery string) (Finding, bool
 // skewedAZ compares per-instance invocations over the range of the busiest and quietest AZ.
 func (e *env) skewedAZ(v azView, instQuery, trafficQuery string) (Finding, bool) {
 	first, last := v.steps[0], v.steps[len(v.steps)-1]
-	perInst := func(az string) float64 { return v.invocations(az, first, last) / v.instances[az] }
-	azs := append([]string(nil), v.azs...)
+	perInst := func(az string) float64 { return v.invocations(az, first, last) / v.instancesAt(az, last) }
+	var azs []string
+	for _, az := range v.azs {
+		if v.instancesAt(az, last) > 0 {
+			azs = append(azs, az)
+		}
+	}
+	if len(azs) < 2 {
+		return Finding{}, false
+	}
 	sort.SliceStable(azs, func(i, j int) bool { return perInst(azs[i]) > perInst(azs[j]) })
 	hot, cold := azs[0], azs[len(azs)-1]
 	if !(perInst(cold) > 0) || perInst(hot)/perInst(cold) < e.cfg.AZSkewRatio {
@@ -208,7 +245,7 @@ func (e *env) skewedAZ(v azView, instQuery, trafficQuery string) (Finding, bool)
 		Severity: Info, Score: strength(ratio, e.cfg.AZSkewRatio, 20),
 		Summary: fmt.Sprintf("Each instance of %s in %s serves %.1f× the invocations of one in %s", v.endpoint, hot, ratio, cold),
 		Evidence: []Evidence{
-			{What: "instances per AZ", Value: v.perAZ(func(a string) float64 { return v.instances[a] }), Query: instQuery},
+			{What: "serving instances per AZ now", Value: v.perAZ(func(a string) float64 { return v.instancesAt(a, last) }), Query: instQuery},
 			{What: "invocations per AZ over the range", Value: v.perAZ(func(a string) float64 { return v.invocations(a, first, last) }), Query: trafficQuery},
 		},
 		Next: "Rebalance instances and IC copies across AZs and check the routing; the hot AZ saturates first and one AZ failure would hurt more.",

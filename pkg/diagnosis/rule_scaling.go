@@ -11,7 +11,8 @@ import (
 	"github.com/inferscope/sagemaker-datasource/pkg/semconv"
 )
 
-// loadExpr: concurrent requests per copy, per IC over time (the metric IC autoscaling
+// loadExpr: concurrent requests per copy, per IC over time (the latest sample within the
+// gauge window, so a coarse publish period leaves no gaps) (the metric IC autoscaling
 // targets). It carries only the IC dimension, so the endpoint filter is applied through
 // icEndpointsExpr.
 func (e *env) loadExpr() string {
@@ -19,7 +20,7 @@ func (e *env) loadExpr() string {
 	if e.scope.InferenceComponent != "" {
 		m = append(m, px.Eq(semconv.DimInferenceComponentName, e.scope.InferenceComponent))
 	}
-	return fmt.Sprintf("max %s (avg_over_time(%s[%s]))", px.By(semconv.DimInferenceComponentName), px.Sel(semconv.ConcurrentRequestsPerCopy, m...), promDur(e.step))
+	return fmt.Sprintf("max %s (last_over_time(%s[%s]))", px.By(semconv.DimInferenceComponentName), px.Sel(semconv.ConcurrentRequestsPerCopy, m...), promDur(e.window))
 }
 
 // icEndpointsExpr: which endpoint each IC belongs to (GPUs owned by an IC carry both labels).
@@ -127,7 +128,11 @@ func (e *env) overload(d *scalingData, s *model.SampleStream, t Target) (Finding
 	}
 	inside := inRange(s.Values, e.start) // a subslice: the memoised result stays whole for others
 	run := longestRun(inside, false, func(v float64) bool { return v > limit })
-	if !run.found() || run.lasting(e) < e.cfg.ScalingOverload {
+	need := e.cfg.ScalingOverload
+	if !explicit {
+		need *= 3 // an inferred threshold is crossed by ordinary bursts: ask for longer
+	}
+	if !run.found() || run.lasting(e) < need {
 		return Finding{}, false
 	}
 	over := fmt.Sprintf("the target %s", num(limit))
@@ -160,8 +165,9 @@ func (e *env) overload(d *scalingData, s *model.SampleStream, t Target) (Finding
 	}
 	// A delay counts only against a known target: an inferred threshold can be crossed
 	// long before the policy's own.
+	// Event times are known to a step: only a delay beyond that counts.
 	delay := first.at.Sub(run.from)
-	if !explicit || delay < e.cfg.SlowScaling {
+	if !explicit || delay-e.step < e.cfg.SlowScaling {
 		return Finding{}, false
 	}
 	ev = append(ev, Evidence{What: "first scale-out after the load rose", Value: fmt.Sprintf("%s later at %s (took %s)", fmtDur(delay), e.clock(first.at), secs(first.dur)), Query: d.eventsQuery})

@@ -39,10 +39,11 @@ func (ep episode) lasting(e *env) time.Duration {
 	return ep.to.Sub(from)
 }
 
-// sustained says whether the episode lasted long enough to be an incident: at least min, or
-// most of a range shorter than that.
+// sustained says whether the episode lasted long enough to be an incident: two points or
+// more (one point is one sample's noise at coarse steps) covering at least atLeast, or half
+// of a range shorter than that.
 func (ep episode) sustained(e *env, atLeast time.Duration) bool {
-	return ep.found() && ep.lasting(e) >= min(atLeast, e.end.Sub(e.start)/2)
+	return ep.points >= 2 && ep.lasting(e) >= min(atLeast, e.end.Sub(e.start)/2)
 }
 
 // longestRun finds the longest run of points where cond holds; peak is the largest value

@@ -2,6 +2,7 @@ package simulator
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -83,9 +84,12 @@ func applyKVSaturation(s *Simulator) error {
 	if g == nil {
 		return errNoIC
 	}
-	// Long-context traffic: 4x prompts make KV the binding limit; offered load twice the
-	// KV-bound batch keeps it pinned whatever the hour; the IC is already at its copy limit.
-	g.promptFactor = 4
+	// Long-context traffic: prompts long enough (at least 4x) that the KV pool holds at most
+	// half the engine's batch cap, so KV is the binding limit whatever the GPU; offered load
+	// twice the KV-bound batch keeps it pinned whatever the hour; the IC is already at its
+	// copy limit.
+	m := g.model
+	g.promptFactor = max(4, (2*g.slots[0].kvTokens/float64(m.MaxNumSeqs)-float64(m.OutputTokens)/2)/float64(m.PromptTokens))
 	p := g.params(true)
 	p.kvTokens = g.slots[0].kvTokens
 	ctx := p.prompt + p.output/2
@@ -119,7 +123,15 @@ func applyScalingNotFiring(s *Simulator) error {
 	if g == nil {
 		return errNoIC
 	}
-	g.floorConcurrency = 1.8 * g.ic.TargetConcurrencyPerCopy
+	// Busy but not saturated: 1.8x the target, held under 70% of what a copy can run at once
+	// (batch cap or KV pool), else the KV or queue rules would rightly name saturation.
+	p := g.params(true)
+	p.kvTokens = g.slots[0].kvTokens
+	capacity := min(p.maxSeqs, 0.97*p.kvTokens/(p.prompt+p.output/2))
+	g.floorConcurrency = min(1.8*g.ic.TargetConcurrencyPerCopy, 0.7*capacity)
+	if g.floorConcurrency < 1.2*g.ic.TargetConcurrencyPerCopy {
+		return fmt.Errorf("inference component %s: its target (%g per copy) is close to what a copy can run at once (%.0f), so overload would saturate it; lower target_concurrency_per_copy", g.name, g.ic.TargetConcurrencyPerCopy, capacity)
+	}
 	g.noScaling = true
 	return nil
 }

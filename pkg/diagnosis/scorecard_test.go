@@ -1,0 +1,294 @@
+package diagnosis
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net/http/httptest"
+	"os"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/prometheus/tsdb"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/inferscope/sagemaker-datasource/pkg/emulator"
+	"github.com/inferscope/sagemaker-datasource/pkg/fleet"
+	"github.com/inferscope/sagemaker-datasource/pkg/simulator"
+)
+
+const (
+	backfillMargin = 30 * time.Minute // history before the range, for the windows' look-back
+	instanceSteps  = 4000             // instances × backfill steps of the largest case
+)
+
+// A scorecard case: a fleet written from scratch, an incident placed at some time before the
+// end of the range, the range and the publish period. Everything derives from the seed.
+type scoreCase struct {
+	seed     uint64
+	fleet    *fleet.Fleet
+	sim      *simulator.Simulator
+	scenario string
+	lead     time.Duration // the incident started this long before the range end
+	span     time.Duration // the range
+	period   time.Duration // publish period (backfill step)
+}
+
+func (c scoreCase) String() string {
+	n := 0
+	for _, e := range c.fleet.Endpoints {
+		n += e.InstanceCount()
+	}
+	return fmt.Sprintf("seed %d: %s in %s, %d endpoints / %d instances, range %s, started %s before its end, published every %s",
+		c.seed, c.scenario, c.fleet.Region, len(c.fleet.Endpoints), n, fmtDur(c.span), fmtDur(c.lead), c.period)
+}
+
+var (
+	genRegions = []string{"us-east-1", "us-west-2", "eu-west-1", "eu-central-1", "ap-southeast-2", "ap-northeast-1", "sa-east-1"}
+	genTypes   = []fleet.InstanceGroup{
+		{Type: "ml.g5.2xlarge", GPUs: 1, GPUMemoryMiB: 23028, GPUModel: "NVIDIA A10G", MemoryGiB: 32},
+		{Type: "ml.g5.12xlarge", GPUs: 4, GPUMemoryMiB: 23028, GPUModel: "NVIDIA A10G", MemoryGiB: 192},
+		{Type: "ml.g6e.12xlarge", GPUs: 4, GPUMemoryMiB: 46068, GPUModel: "NVIDIA L40S", MemoryGiB: 384},
+		{Type: "ml.p4d.24xlarge", GPUs: 8, GPUMemoryMiB: 40960, GPUModel: "NVIDIA A100-SXM4-40GB", MemoryGiB: 1152},
+	}
+	genModels = []fleet.Model{
+		{Name: "llama-3.1-8b", WeightsMiB: 15320, KVKiBPerToken: 128, PromptTokens: 600, OutputTokens: 250, ITLMillis: 14, PrefillTokensPerS: 10000, MaxNumSeqs: 128},
+		{Name: "qwen2.5-7b", WeightsMiB: 14540, KVKiBPerToken: 56, PromptTokens: 400, OutputTokens: 200, ITLMillis: 12, PrefillTokensPerS: 11000, MaxNumSeqs: 128},
+		{Name: "mistral-7b", WeightsMiB: 13820, KVKiBPerToken: 128, PromptTokens: 1200, OutputTokens: 180, ITLMillis: 13, PrefillTokensPerS: 10000, MaxNumSeqs: 64},
+	}
+	genWords = []string{"chat", "search", "assist", "code", "docs", "triage", "summary", "vision", "agent", "rank"}
+)
+
+// genFleet writes a random fleet: 1-5 endpoints, IC and single-model, vLLM/SGLang/DJL, 2-4
+// AZs of a random region, up to maxInstances instances. It goes through fleet.Parse like a
+// user's file, so it is validated and defaulted the same way.
+func genFleet(r *rand.Rand, maxInstances int) (*fleet.Fleet, error) {
+	region := genRegions[r.IntN(len(genRegions))]
+	azs := make([]string, 2+r.IntN(3))
+	for i, s := range r.Perm(4)[:len(azs)] {
+		azs[i] = region + string(rune('a'+s))
+	}
+	f := &fleet.Fleet{Account: fmt.Sprintf("%012d", r.Int64N(1e12)), Region: region, Models: genModels}
+	left := 1 + r.IntN(maxInstances)
+	nEP := min(1+r.IntN(5), left)
+	for i := range nEP {
+		count := left / (nEP - i)
+		if i < nEP-1 {
+			count = 1 + r.IntN(max(1, 2*left/(nEP-i)-1))
+			count = min(count, left-(nEP-i-1))
+		}
+		left -= count
+		typ := genTypes[r.IntN(len(genTypes))]
+		e := fleet.Endpoint{Name: fmt.Sprintf("%s-%s-%d", genWords[r.IntN(len(genWords))], genWords[r.IntN(len(genWords))], i)}
+		perAZ := map[string]int{}
+		for range count {
+			perAZ[azs[r.IntN(len(azs))]]++
+		}
+		for _, az := range azs {
+			if perAZ[az] > 0 {
+				g := typ
+				g.AZ, g.Count = az, perAZ[az]
+				e.Instances = append(e.Instances, g)
+			}
+		}
+		// headroom is what the daily peak and a burst multiply the base load by.
+		traffic := func(rps, headroom float64) fleet.Traffic {
+			amp, burst := 0.2+0.5*r.Float64(), 1+0.6*r.Float64()
+			return fleet.Traffic{BaseRPS: min(rps, headroom/((1+amp)*burst)), DiurnalAmplitude: amp, PeakHourUTC: r.IntN(24), BurstsPerDay: float64(r.IntN(4)), BurstFactor: burst, BurstMinutes: 5 + r.IntN(20)}
+		}
+		gpus := count * typ.GPUs
+		if gpus >= 2 && r.IntN(2) == 0 {
+			// An IC endpoint: 1-3 ICs sharing about three quarters of the GPUs.
+			nIC := min(1+r.IntN(3), gpus)
+			budget := max(nIC, gpus*3/4)
+			for j := range nIC {
+				copies := max(1, budget/(nIC-j)/(1+r.IntN(2)))
+				budget -= copies
+				target := float64(8 + r.IntN(12))
+				m := genModels[r.IntN(len(genModels))]
+				// Offered load a third to two thirds of the target at the usual level, so
+				// bursts and the daily peak stay within what autoscaling can add.
+				service := float64(m.PromptTokens)/m.PrefillTokensPerS + float64(m.OutputTokens)*m.ITLMillis/1000
+				perCopy := target / service // requests per second a copy serves at the target
+				maxCopies := min(gpus, copies*2)
+				rps := float64(copies) * perCopy * (0.33 + 0.33*r.Float64())
+				e.InferenceComponents = append(e.InferenceComponents, fleet.InferenceComponent{
+					Name: fmt.Sprintf("%s-ic%d", e.Name, j), Model: m.Name,
+					Engine: []string{fleet.EngineVLLM, fleet.EngineSGLang}[r.IntN(2)], GPUsPerCopy: 1,
+					Copies: copies, MinCopies: max(1, copies/2), MaxCopies: maxCopies,
+					// A healthy fleet keeps headroom: its peak fits in 80% of the most copies.
+					TargetConcurrencyPerCopy: target, Traffic: traffic(rps, 0.8*float64(maxCopies)*perCopy),
+				})
+			}
+		} else {
+			e.Model = genModels[r.IntN(len(genModels))].Name
+			e.Engine = []string{fleet.EngineVLLM, fleet.EngineSGLang, fleet.EngineDJL}[r.IntN(3)]
+			e.Traffic = traffic(float64(count)*(0.5+r.Float64()), 3*float64(count))
+		}
+		f.Endpoints = append(f.Endpoints, e)
+	}
+	doc, err := yaml.Marshal(f)
+	if err != nil {
+		return nil, err
+	}
+	return fleet.Parse("generated.yaml", doc)
+}
+
+// genCase draws a case. Sizes keep the backfill small (CI runs hundreds of cases on two
+// cores): the fleet shrinks as the number of steps to backfill grows, so long ranges get small
+// fleets and mostly the 5-minute publish period, and 10-second publishing only short ranges.
+func genCase(seed uint64, scenario string) scoreCase {
+	r := rand.New(rand.NewPCG(seed, 0x5c0e))
+	spans := []time.Duration{time.Hour, 2 * time.Hour, 6 * time.Hour, 16 * time.Hour, 24 * time.Hour, 3 * 24 * time.Hour, 6 * 24 * time.Hour}
+	span := spans[r.IntN(len(spans))]
+	span = min(span+time.Duration(r.IntN(60))*time.Minute, maxRange) // not only round ranges
+	periods := []time.Duration{10 * time.Second, time.Minute, 5 * time.Minute}
+	period := periods[1+r.IntN(2)]
+	switch {
+	case span <= 3*time.Hour:
+		period = periods[r.IntN(3)]
+	case span > 30*time.Hour:
+		period = periods[2]
+	}
+	steps := int((span + backfillMargin) / period)
+	maxInstances := min(60, max(3, instanceSteps/steps))
+	step, _ := stepFor(span, DefaultConfig())
+	// The incident started 15 minutes to 20 hours before the end, inside the range, and at
+	// least three steps of the range ago (shorter incidents are below its resolution).
+	lo := max(15*time.Minute, 3*step, 2*period)
+	hi := max(lo, min(20*time.Hour, span))
+	lead := lo + time.Duration(r.Int64N(int64(hi-lo)+1)).Round(time.Minute)
+	for attempt := uint64(0); ; attempt++ {
+		f, err := genFleet(r, maxInstances)
+		if err != nil {
+			continue // an unlucky draw (say, copies that do not fit): draw again
+		}
+		sim, err := simulator.NewWithLead(f, scenario, int64(seed), lead)
+		if err != nil {
+			continue // the fleet cannot play this scenario (no IC, one AZ...)
+		}
+		return scoreCase{seed: seed, fleet: f, sim: sim, scenario: scenario, lead: lead, span: span, period: period}
+	}
+}
+
+// serve backfills the case's history (the range and the scaling baseline before it) and
+// serves it through the emulator for the fleet's region.
+func (c scoreCase) serve(t testing.TB, end time.Time) Querier {
+	opts := tsdb.DefaultOptions()
+	opts.WALSegmentSize = -1
+	db, err := tsdb.Open(t.TempDir(), nil, nil, opts, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	// The fleets' scaling targets are known, so no baseline before the range is needed, only
+	// the rate windows' look-back.
+	from := end.Add(-c.span - backfillMargin)
+	if _, err := c.sim.Backfill(context.Background(), db, from, end, c.period); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := emulator.New(emulator.Config{Region: c.fleet.Region, Now: func() time.Time { return end }}, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv)
+	t.Cleanup(ts.Close)
+	return httpQuerier{base: ts.URL, c: ts.Client()}
+}
+
+// expectedRule is the rule that must lead for each scenario.
+var expectedRule = map[string]string{
+	"kv-saturation": "kv-cache-saturation", "engine-queueing": "engine-queueing", "scaling-not-firing": "scaling",
+	"slow-cold-start": "cold-start", "az-imbalance": "az-traffic", "ice-exhaustion": "ice-exhaustion",
+	"model-crash": "vram-drop", "gpu-memory-leak": "gpu-memory",
+}
+
+// judge says whether the report is right for the case, and why not.
+func judge(c scoreCase, r Report) (bool, string) {
+	in := c.sim.Incident()
+	if c.scenario == "healthy" {
+		for _, f := range r.Findings {
+			if f.Severity > Info {
+				return false, "healthy fleet got " + describe([]Finding{f})
+			}
+		}
+		return len(r.Failures) == 0, fmt.Sprint("failures: ", r.Failures)
+	}
+	if len(r.Findings) == 0 {
+		return false, fmt.Sprintf("no finding (want %s on %s %s); failures %v, warnings %v", expectedRule[c.scenario], in.Level, in.Name, r.Failures, r.Warnings)
+	}
+	top := r.Findings[0]
+	if top.Rule != expectedRule[c.scenario] || string(top.Target.Level) != in.Level || top.Target.Name != in.Name || top.Severity == Info {
+		return false, fmt.Sprintf("want %s on %s %s (%s), got%s", expectedRule[c.scenario], in.Level, in.Name, in.Endpoint, describe(r.Findings[:min(3, len(r.Findings))]))
+	}
+	return true, ""
+}
+
+// TestScorecard diagnoses generated cases through the emulator and scores them by scenario:
+// the right cause first, on the right resource; nothing above info when healthy. The table
+// goes to README.md ("Scorecard"). SCORECARD_CASES changes the number of cases per scenario.
+func TestScorecard(t *testing.T) {
+	if testing.Short() {
+		t.Skip("backfills hundreds of generated fleets")
+	}
+	perScenario := 36
+	if n, err := fmt.Sscan(os.Getenv("SCORECARD_CASES"), &perScenario); n == 1 && err == nil {
+		t.Logf("%d cases per scenario", perScenario)
+	}
+	end := time.Date(2026, 11, 30, 14, 30, 0, 0, time.UTC)
+	type tally struct{ right, total int }
+	score := map[string]*tally{}
+	var names []string
+	started := time.Now()
+	var backfill, diagnosing time.Duration
+	for i, sc := range simulator.Scenarios() {
+		names = append(names, sc.Name)
+		score[sc.Name] = &tally{}
+		for k := range perScenario {
+			seed := uint64(1000*i + k + 1)
+			if only := os.Getenv("SCORECARD_SEED"); only != "" && only != fmt.Sprint(seed) {
+				continue
+			}
+			c := genCase(seed, sc.Name)
+			caseEnd := end.Add(-time.Duration(seed%24) * time.Hour) // any hour of the day
+			cfg := fleetConfig(c.fleet)
+			t0 := time.Now()
+			q := c.serve(t, caseEnd)
+			backfill += time.Since(t0)
+			t0 = time.Now()
+			r, err := Run(context.Background(), q, Scope{}, caseEnd.Add(-c.span), caseEnd, cfg)
+			diagnosing += time.Since(t0)
+			if err != nil {
+				t.Fatalf("%s: %v", c, err)
+			}
+			ok, why := judge(c, r)
+			score[sc.Name].total++
+			if ok {
+				score[sc.Name].right++
+			} else {
+				t.Logf("WRONG %s\n    %s", c, why)
+			}
+			if os.Getenv("SCORECARD_SEED") != "" {
+				t.Logf("%s\n%s", c, describe(r.Findings))
+			}
+		}
+	}
+	var b strings.Builder
+	b.WriteString("| scenario | right | cases | share |\n|---|---|---|---|\n")
+	sort.Strings(names)
+	for _, n := range names {
+		s := score[n]
+		fmt.Fprintf(&b, "| %s | %d | %d | %.1f %% |\n", n, s.right, s.total, 100*float64(s.right)/float64(s.total))
+	}
+	t.Logf("scorecard (%s: backfill %s, diagnosis %s):\n%s", time.Since(started).Round(time.Second), backfill.Round(time.Second), diagnosing.Round(time.Second), b.String())
+	for _, n := range names {
+		s := score[n]
+		if n == "healthy" && s.right != s.total {
+			t.Errorf("healthy: %d of %d cases had a warning or a critical finding", s.total-s.right, s.total)
+		} else if float64(s.right) < 0.98*float64(s.total) {
+			t.Errorf("%s: %d of %d right, below 98 %%", n, s.right, s.total)
+		}
+	}
+}

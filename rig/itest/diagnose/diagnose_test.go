@@ -90,12 +90,18 @@ func TestAgainstEmulator(t *testing.T) {
 			t.Fatalf("json report %+v", r)
 		}
 	})
+	t.Run("misspelt endpoint", func(t *testing.T) {
+		code, out, errOut := runCLI(t, env, append(base, "--endpoint", "chat-ik")...)
+		if code == 0 || !strings.Contains(errOut, `endpoint "chat-ik" has no data`) || !strings.Contains(errOut, "chat-ic, ") || strings.Contains(out, "No likely cause") {
+			t.Fatalf("exit %d, stdout %q, stderr %q: want the endpoints with data named", code, out, errOut)
+		}
+	})
 	t.Run("wrong secret", func(t *testing.T) {
 		code, out, errOut := runCLI(t, map[string]string{"AWS_ACCESS_KEY_ID": st.AccessKey, "AWS_SECRET_ACCESS_KEY": "wrong" + st.SecretKey[5:]}, base...)
 		if code != 1 || !strings.Contains(errOut, "403") {
 			t.Fatalf("exit %d, stderr %q; want exit 1 naming the 403", code, errOut)
 		}
-		if n := strings.Count(out, "because"); n != 1 || !strings.Contains(out, "not run   az-traffic, cold-start, engine-queueing") {
+		if n := strings.Count(out, "because"); n != 1 || !strings.Contains(out, "failed    az-traffic, cold-start, engine-queueing") {
 			t.Fatalf("one shared cause must be printed once for all rules (%d times):\n%s", n, out)
 		}
 		if strings.Contains(out+errOut, st.SecretKey[5:]) {

@@ -1,4 +1,4 @@
-package diagnosis
+package diagnosis_test
 
 import (
 	"context"
@@ -14,9 +14,10 @@ import (
 	"github.com/prometheus/prometheus/tsdb"
 	"go.yaml.in/yaml/v3"
 
-	"github.com/inferscope/sagemaker-datasource/pkg/emulator"
-	"github.com/inferscope/sagemaker-datasource/pkg/fleet"
-	"github.com/inferscope/sagemaker-datasource/pkg/simulator"
+	. "github.com/inferscope/sagemaker-datasource/pkg/diagnosis"
+	"github.com/inferscope/sagemaker-datasource/rig/emulator"
+	"github.com/inferscope/sagemaker-datasource/rig/fleet"
+	"github.com/inferscope/sagemaker-datasource/rig/simulator"
 )
 
 const (
@@ -42,7 +43,7 @@ func (c scoreCase) String() string {
 		n += e.InstanceCount()
 	}
 	return fmt.Sprintf("seed %d: %s in %s, %d endpoints / %d instances, range %s, started %s before its end, published every %s",
-		c.seed, c.scenario, c.fleet.Region, len(c.fleet.Endpoints), n, fmtDur(c.span), fmtDur(c.lead), c.period)
+		c.seed, c.scenario, c.fleet.Region, len(c.fleet.Endpoints), n, c.span, c.lead, c.period)
 }
 
 var (
@@ -143,7 +144,7 @@ func genCase(seed uint64, scenario string) scoreCase {
 	r := rand.New(rand.NewPCG(seed, 0x5c0e))
 	spans := []time.Duration{time.Hour, 2 * time.Hour, 6 * time.Hour, 16 * time.Hour, 24 * time.Hour, 3 * 24 * time.Hour, 6 * 24 * time.Hour}
 	span := spans[r.IntN(len(spans))]
-	span = min(span+time.Duration(r.IntN(60))*time.Minute, maxRange) // not only round ranges
+	span = min(span+time.Duration(r.IntN(60))*time.Minute, 6*24*time.Hour) // not only round ranges
 	periods := []time.Duration{10 * time.Second, time.Minute, 5 * time.Minute}
 	period := periods[1+r.IntN(2)]
 	switch {
@@ -154,7 +155,8 @@ func genCase(seed uint64, scenario string) scoreCase {
 	}
 	steps := int((span + backfillMargin) / period)
 	maxInstances := min(60, max(3, instanceSteps/steps))
-	step, _ := stepFor(span, DefaultConfig())
+	cfg := DefaultConfig()
+	step := max(cfg.MinStep, (span/time.Duration(cfg.MaxPoints)).Truncate(cfg.MinStep)+cfg.MinStep) // the diagnosis' step, give or take one MinStep
 	// The incident started 15 minutes to 20 hours before the end, inside the range, and at
 	// least three steps of the range ago (shorter incidents are below its resolution).
 	lo := max(15*time.Minute, 3*step, 2*period)

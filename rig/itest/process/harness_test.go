@@ -3,11 +3,13 @@ package process_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"os/exec"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/backend/grpcplugin"
@@ -15,7 +17,9 @@ import (
 	"github.com/hashicorp/go-hclog"
 	goplugin "github.com/hashicorp/go-plugin"
 
+	"github.com/inferscope/sagemaker-datasource/pkg/models"
 	"github.com/inferscope/sagemaker-datasource/rig/itest/gobuild"
+	"github.com/inferscope/sagemaker-datasource/rig/stack"
 )
 
 // pluginProcess is the plugin binary running as a child process, reached the way Grafana
@@ -28,9 +32,9 @@ type pluginProcess struct {
 	resource    grpcplugin.ResourceClient
 }
 
-// buildPlugin compiles the plugin's main package into dir.
-func buildPlugin(t *testing.T, dir string) string {
-	return gobuild.Build(t, "github.com/inferscope/sagemaker-datasource/pkg", dir, "gpx_inferscope_sagemaker")
+// buildPlugin compiles the plugin's main package into dir, with extra go build flags.
+func buildPlugin(t *testing.T, dir string, flags ...string) string {
+	return gobuild.Build(t, "github.com/inferscope/sagemaker-datasource/pkg", dir, "gpx_inferscope_sagemaker", flags...)
 }
 
 // startPlugin launches bin with the environment Grafana gives a backend plugin and returns
@@ -151,4 +155,23 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// datasourceContext is the plugin context Grafana sends for a data source provisioned
+// against the stack.
+func datasourceContext(st *stack.Stack) backend.PluginContext {
+	jsonData, secure := st.DataSourceSettings()
+	jd, _ := json.Marshal(jsonData)
+	return backend.PluginContext{
+		OrgID:    1,
+		PluginID: models.PluginID,
+		User:     &backend.User{Login: "admin", Role: "Admin"},
+		DataSourceInstanceSettings: &backend.DataSourceInstanceSettings{
+			ID: 1, UID: "sagemaker", Name: "SageMaker", Type: models.PluginID,
+			JSONData:                jd,
+			DecryptedSecureJSONData: secure,
+			Updated:                 time.Now(),
+		},
+		GrafanaConfig: backend.NewGrafanaCfg(map[string]string{"GF_CONCURRENT_QUERY_COUNT": "4"}),
+	}
 }

@@ -12,7 +12,6 @@ import (
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
-	"github.com/inferscope/sagemaker-datasource/pkg/models"
 	"github.com/inferscope/sagemaker-datasource/pkg/semconv"
 	"github.com/inferscope/sagemaker-datasource/rig/stack"
 )
@@ -34,20 +33,7 @@ func TestPluginProcess(t *testing.T) {
 	t.Cleanup(func() { _ = st.Close() })
 
 	p := startPlugin(t, bin)
-	jsonData, secure := st.DataSourceSettings()
-	jd, _ := json.Marshal(jsonData)
-	pc := backend.PluginContext{
-		OrgID:    1,
-		PluginID: models.PluginID,
-		User:     &backend.User{Login: "admin", Role: "Admin"},
-		DataSourceInstanceSettings: &backend.DataSourceInstanceSettings{
-			ID: 1, UID: "sagemaker", Name: "SageMaker", Type: models.PluginID,
-			JSONData:                jd,
-			DecryptedSecureJSONData: secure,
-			Updated:                 time.Now(),
-		},
-		GrafanaConfig: backend.NewGrafanaCfg(map[string]string{"GF_CONCURRENT_QUERY_COUNT": "4"}),
-	}
+	pc := datasourceContext(st)
 
 	t.Run("CheckHealth", func(t *testing.T) {
 		res, err := p.CheckHealth(ctx, pc)

@@ -52,7 +52,7 @@ type Config struct {
 	VRAMCreepPct     float64       // a smaller rise is a leak too when it fills VRAM within TimeToFullCrit
 	VRAMGrowthR2     float64       // minimum linear fit (R²) of a steady growth
 	TimeToFullCrit   time.Duration // a growth that fills VRAM sooner than this is critical
-	VRAMDropPct      float64       // percentage points lost within VRAMDropWithin: a sudden drop
+	VRAMDropPct      float64       // % of its level lost within VRAMDropWithin: a sudden drop
 	VRAMDropWithin   time.Duration
 	AZNoTrafficShare float64 // an AZ with instances getting less than this share of its fair traffic has "no traffic"
 	AZSkewRatio      float64 // per-instance traffic of the busiest AZ / quietest AZ at or above this is imbalance

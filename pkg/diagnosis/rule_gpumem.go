@@ -13,18 +13,19 @@ import (
 )
 
 // fbExpr: framebuffer used % per instance and IC (DCGM series carry the IC owning the GPU),
-// so a leak or a crash of one model shows on its own GPUs. GPUs owned by an IC and the others
-// (single-model endpoints, spare GPUs) are two queries, so each stays under the series limit
-// on large fleets (200 instances × 8 GPUs: 300 + 200 series instead of 500 in one).
+// so a leak or a crash of one model shows on its own GPUs, one GPU at a time: on an IC's
+// GPUs the least used (one copy that dies among several on an instance falls to zero, not by
+// a quarter), on the other GPUs the most used (a single-model copy on one GPU of eight; the
+// idle ones stay near zero). GPUs owned by an IC and the others are two queries, so each
+// stays under the series limit on large fleets (200 instances × 8 GPUs: 300 + 200 series
+// instead of 500 in one).
 func (e *env) fbExpr(owned bool) string {
-	icMatch := px.Eq(lIC, "")
+	icMatch, op := px.Eq(lIC, ""), "max"
 	if owned {
-		icMatch = px.Neq(lIC, "")
+		icMatch, op = px.Neq(lIC, ""), "min"
 	}
-	g := px.By(lEP, lIC, lHost)
-	used := fmt.Sprintf("sum %s (%s)", g, e.eng(semconv.DCGMFBUsed, icMatch))
-	free := fmt.Sprintf("sum %s (%s)", g, e.eng(semconv.DCGMFBFree, icMatch))
-	return fmt.Sprintf("100 * %s / (%s + %s)", used, used, free)
+	used, free := e.eng(semconv.DCGMFBUsed, icMatch), e.eng(semconv.DCGMFBFree, icMatch)
+	return fmt.Sprintf("100 * %s %s (%s / (%s + %s))", op, px.By(lEP, lIC, lHost), used, used, free)
 }
 
 // fbSeries is one instance × IC framebuffer series and the query that returned it.

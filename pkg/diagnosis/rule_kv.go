@@ -9,11 +9,11 @@ import (
 	px "github.com/inferscope/sagemaker-datasource/pkg/promqlexpr"
 )
 
-// kvExpr: per endpoint/IC over time, the worst copy's KV cache usage (averaged over the
-// gauge window, so a coarse publish period leaves no gaps).
+// kvExpr: per endpoint/IC over time, the worst copy's KV cache usage (its latest sample
+// within the gauge window: no gaps with a coarse publish period, no smoothing of the onset).
 func (e *env) kvExpr() string {
 	return px.KVUsage.Each(func(m string) string {
-		return fmt.Sprintf("max %s (avg_over_time(%s[%s]))", px.By(lEP, lIC), e.eng(m), promDur(e.window))
+		return fmt.Sprintf("max %s (last_over_time(%s[%s]))", px.By(lEP, lIC), e.eng(m), promDur(e.window))
 	})
 }
 

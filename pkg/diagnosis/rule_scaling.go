@@ -34,6 +34,9 @@ func (e *env) scalingEventsExpr() string {
 	return fmt.Sprintf("max %s (max_over_time(%s[%s]))", px.By(lEP, lIC, semconv.LabelScalingDirection), e.eng(semconv.ScalingE2EDuration), promDur(e.step))
 }
 
+// scalingTolerance is the overshoot of the target that autoscaling lets pass.
+const scalingTolerance = 0.1
+
 type scaleEvent struct {
 	at  time.Time
 	dur float64 // seconds
@@ -127,7 +130,8 @@ func (e *env) overload(d *scalingData, s *model.SampleStream, t Target) (Finding
 		limit = e.cfg.ScalingRise * usual
 	}
 	inside := inRange(s.Values, e.start) // a subslice: the memoised result stays whole for others
-	run := longestRun(inside, false, func(v float64) bool { return v > limit })
+	// Target tracking tolerates a little overshoot before it scales: judge beyond it.
+	run := longestRun(inside, false, func(v float64) bool { return v > limit*(1+scalingTolerance) })
 	need := e.cfg.ScalingOverload
 	if !explicit {
 		need *= 3 // an inferred threshold is crossed by ordinary bursts: ask for longer

@@ -41,7 +41,7 @@ func runVRAMDrop(ctx context.Context, e *env) ([]Finding, error) {
 			errs = tt.errorsNear(when.Add(-e.cfg.VRAMDropWithin-e.step), when.Add(e.cfg.VRAMDropWithin+e.step))
 		}
 		final := tail(values(s.SampleStream), 0.05)
-		recovered := final >= before-e.cfg.VRAMDropPct/2
+		recovered := final >= before*(1-e.cfg.VRAMDropPct/200)
 		ev := []Evidence{
 			{What: "framebuffer used before → after", Value: fmt.Sprintf("%s → %s at %s", pctPts(before), pctPts(after), when.Format("15:04")), Query: s.query},
 			{What: "5xx + model errors around the drop", Value: count(errs), Query: trQ},
@@ -54,11 +54,11 @@ func runVRAMDrop(ctx context.Context, e *env) ([]Finding, error) {
 		}
 		if errs > 0 {
 			f.Cause, f.Severity = "Model crash (sudden GPU memory drop with errors)", Critical
-			f.Summary = fmt.Sprintf("GPU memory of %s fell by %s at %s while %s 5xx/model errors were returned; memory %s", t.Name, pctPts(drop), when.Format("15:04"), count(errs), state)
+			f.Summary = fmt.Sprintf("GPU memory of %s fell by %s of its level at %s while %s 5xx/model errors were returned; memory %s", t.Name, pctPts(drop), when.Format("15:04"), count(errs), state)
 			f.Next = "Read the container logs around that time (OOM, CUDA/XID errors, segfault); check the model version and inputs that triggered it."
 		} else {
 			f.Cause, f.Severity = "Sudden GPU memory drop (model unloaded or restarted)", Warning
-			f.Summary = fmt.Sprintf("GPU memory of %s fell by %s at %s with no errors; memory %s", t.Name, pctPts(drop), when.Format("15:04"), state)
+			f.Summary = fmt.Sprintf("GPU memory of %s fell by %s of its level at %s with no errors; memory %s", t.Name, pctPts(drop), when.Format("15:04"), state)
 			f.Next = "Check whether a copy was scaled in, moved or unloaded on purpose (scaling and rebalancing events); if not, read the container logs."
 		}
 		out = append(out, f)
@@ -66,7 +66,13 @@ func runVRAMDrop(ctx context.Context, e *env) ([]Finding, error) {
 	return out, nil
 }
 
-// largestDrop finds the largest fall from the highest of the previous k points to a point.
+// minDropFrom is the least framebuffer used % a drop is judged from: below it a model
+// holds too little memory for its fall to mean anything.
+const minDropFrom = 5
+
+// largestDrop finds the largest fall, relative to where it fell from (in % of that level),
+// from one of the previous k points to a point. Relative, because engines differ: vLLM
+// reserves 90 % of a GPU, another engine may hold 20 %, and both falling to zero is a crash.
 func largestDrop(ps []model.SamplePair, k int) (drop float64, at model.Time, before, after float64) {
 	for i := 1; i < len(ps); i++ {
 		v := float64(ps[i].Value)
@@ -75,8 +81,8 @@ func largestDrop(ps []model.SamplePair, k int) (drop float64, at model.Time, bef
 		}
 		for j := max(0, i-k); j < i; j++ {
 			b := float64(ps[j].Value)
-			if finite(b) && b-v > drop {
-				drop, at, before, after = b-v, ps[i].Timestamp, b, v
+			if finite(b) && b >= minDropFrom && 100*(b-v)/b > drop {
+				drop, at, before, after = 100*(b-v)/b, ps[i].Timestamp, b, v
 			}
 		}
 	}

@@ -81,6 +81,17 @@ func startStack(t testing.TB, f *fleet.Fleet, scenario string, hours int) Querie
 
 func startStackAt(t testing.TB, f *fleet.Fleet, scenario string, hours int, now time.Time) Querier {
 	t.Helper()
+	sim, err := simulator.New(f, scenario, 42)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return serveBackfill(t, sim, "us-east-1", now.Add(-time.Duration(hours)*time.Hour), now, time.Minute)
+}
+
+// serveBackfill backfills sim over [from, end] at step into a fresh TSDB and serves it through
+// the emulator for region, with "now" at end.
+func serveBackfill(t testing.TB, sim *simulator.Simulator, region string, from, end time.Time, step time.Duration) Querier {
+	t.Helper()
 	opts := tsdb.DefaultOptions()
 	opts.WALSegmentSize = -1
 	db, err := tsdb.Open(t.TempDir(), nil, nil, opts, nil)
@@ -88,14 +99,10 @@ func startStackAt(t testing.TB, f *fleet.Fleet, scenario string, hours int, now 
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = db.Close() })
-	sim, err := simulator.New(f, scenario, 42)
-	if err != nil {
+	if _, err := sim.Backfill(context.Background(), db, from, end, step); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := sim.Backfill(context.Background(), db, now.Add(-time.Duration(hours)*time.Hour), now, time.Minute); err != nil {
-		t.Fatal(err)
-	}
-	srv, err := emulator.New(emulator.Config{Region: "us-east-1", Now: func() time.Time { return now }}, db)
+	srv, err := emulator.New(emulator.Config{Region: region, Now: func() time.Time { return end }}, db)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,18 +4,15 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"net/http/httptest"
 	"os"
 	"sort"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/prometheus/prometheus/tsdb"
 	"go.yaml.in/yaml/v3"
 
 	. "github.com/inferscope/sagemaker-datasource/pkg/diagnosis"
-	"github.com/inferscope/sagemaker-datasource/rig/emulator"
 	"github.com/inferscope/sagemaker-datasource/rig/fleet"
 	"github.com/inferscope/sagemaker-datasource/rig/simulator"
 )
@@ -175,29 +172,11 @@ func genCase(seed uint64, scenario string) scoreCase {
 	}
 }
 
-// serve backfills the case's history (the range and the scaling baseline before it) and
-// serves it through the emulator for the fleet's region.
+// serve backfills the case's history (the range and the windows' look-back before it; the
+// fleets' scaling targets are known, so no baseline is needed) and serves it through the
+// emulator for the fleet's region.
 func (c scoreCase) serve(t testing.TB, end time.Time) Querier {
-	opts := tsdb.DefaultOptions()
-	opts.WALSegmentSize = -1
-	db, err := tsdb.Open(t.TempDir(), nil, nil, opts, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
-	// The fleets' scaling targets are known, so no baseline before the range is needed, only
-	// the rate windows' look-back.
-	from := end.Add(-c.span - backfillMargin)
-	if _, err := c.sim.Backfill(context.Background(), db, from, end, c.period); err != nil {
-		t.Fatal(err)
-	}
-	srv, err := emulator.New(emulator.Config{Region: c.fleet.Region, Now: func() time.Time { return end }}, db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(srv)
-	t.Cleanup(ts.Close)
-	return httpQuerier{base: ts.URL, c: ts.Client()}
+	return serveBackfill(t, c.sim, c.fleet.Region, end.Add(-c.span-backfillMargin), end, c.period)
 }
 
 // expectedRule is the rule that must lead for each scenario.

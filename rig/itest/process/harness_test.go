@@ -157,6 +157,19 @@ func (b *syncBuffer) String() string {
 	return b.buf.String()
 }
 
+// startWithStack builds the plugin (with extra go build flags), starts an emulator stack with
+// 30 minutes of history and the plugin, and returns them with the data source's context.
+func startWithStack(ctx context.Context, t *testing.T, flags ...string) (*pluginProcess, *stack.Stack, backend.PluginContext) {
+	t.Helper()
+	bin := buildPlugin(t, t.TempDir(), flags...)
+	st, err := stack.Start(ctx, stack.Options{History: 30 * time.Minute})
+	if err != nil {
+		t.Fatalf("starting the emulator stack: %v", err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	return startPlugin(t, bin), st, datasourceContext(st)
+}
+
 // datasourceContext is the plugin context Grafana sends for a data source provisioned
 // against the stack.
 func datasourceContext(st *stack.Stack) backend.PluginContext {

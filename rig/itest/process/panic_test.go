@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
-
-	"github.com/inferscope/sagemaker-datasource/rig/stack"
 )
 
 // panicRange is the diagnosis range for which the rule compiled in with the build tag
@@ -25,16 +23,9 @@ func TestPanickingRuleKeepsThePluginUp(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipped with -short: builds the plugin binary and runs it against the emulator stack")
 	}
-	bin := buildPlugin(t, t.TempDir(), "-tags", "inferscope_testpanic")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	st, err := stack.Start(ctx, stack.Options{History: 30 * time.Minute})
-	if err != nil {
-		t.Fatalf("starting the emulator stack: %v", err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
-	p := startPlugin(t, bin)
-	pc := datasourceContext(st)
+	p, st, pc := startWithStack(ctx, t, "-tags", "inferscope_testpanic")
 
 	diagnosis := func(ref string, span time.Duration) backend.DataQuery {
 		return backend.DataQuery{RefID: ref, QueryType: "diagnosis", JSON: json.RawMessage(`{"queryType":"diagnosis"}`),

@@ -13,7 +13,6 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
 	"github.com/inferscope/sagemaker-datasource/pkg/semconv"
-	"github.com/inferscope/sagemaker-datasource/rig/stack"
 )
 
 // TestPluginProcess builds the plugin binary, starts it as Grafana does and drives Save &
@@ -23,17 +22,9 @@ func TestPluginProcess(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipped with -short: builds the plugin binary and runs it against the emulator stack")
 	}
-	bin := buildPlugin(t, t.TempDir())
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	st, err := stack.Start(ctx, stack.Options{History: 30 * time.Minute})
-	if err != nil {
-		t.Fatalf("starting the emulator stack: %v", err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
-
-	p := startPlugin(t, bin)
-	pc := datasourceContext(st)
+	p, st, pc := startWithStack(ctx, t)
 
 	t.Run("CheckHealth", func(t *testing.T) {
 		res, err := p.CheckHealth(ctx, pc)

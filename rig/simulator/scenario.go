@@ -185,6 +185,16 @@ func applyCrash(s *Simulator) error {
 			return nil
 		}
 	}
+	// Else an IC whose second copy autoscaling never removes (at least two copies at all
+	// times), so the crash plays whatever the load.
+	for _, ep := range s.eps {
+		for _, g := range ep.groups {
+			if g.ic != nil && g.active > 1 && g.ic.MinCopies > 1 {
+				s.crash = g.slots[1]
+				return nil
+			}
+		}
+	}
 	if g := s.icGroup(""); g != nil && g.active > 1 {
 		s.crash = g.slots[1]
 		return nil

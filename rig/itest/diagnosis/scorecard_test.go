@@ -19,7 +19,7 @@ import (
 
 const (
 	backfillMargin = 30 * time.Minute // history before the range, for the windows' look-back
-	instanceSteps  = 4000             // instances × backfill steps of the largest case
+	instanceSteps  = 2500             // instances × backfill steps of the largest case
 )
 
 // A scorecard case: a fleet written from scratch, an incident placed at some time before the
@@ -116,8 +116,9 @@ func genFleet(r *rand.Rand, maxInstances int) (*fleet.Fleet, error) {
 					Name: fmt.Sprintf("%s-ic%d", e.Name, j), Model: m.Name,
 					Engine: []string{fleet.EngineVLLM, fleet.EngineSGLang}[r.IntN(2)], GPUsPerCopy: 1,
 					Copies: copies, MinCopies: max(1, copies/2), MaxCopies: maxCopies,
-					// A healthy fleet keeps headroom: its peak fits in 80% of the most copies.
-					TargetConcurrencyPerCopy: target, Traffic: traffic(rps, 0.8*float64(maxCopies)*perCopy),
+					// A healthy fleet keeps headroom: its peak fits in half of the most copies
+					// (a busy copy serves slower than at rest).
+					TargetConcurrencyPerCopy: target, Traffic: traffic(rps, 0.5*float64(maxCopies)*perCopy),
 				})
 			}
 		} else {

@@ -136,7 +136,7 @@ func (e *env) overload(d *scalingData, s *model.SampleStream, t Target) (Finding
 	if !explicit {
 		need *= 3 // an inferred threshold is crossed by ordinary bursts: ask for longer
 	}
-	if !run.found() || run.lasting(e) < need {
+	if run.points < 2 || run.lasting(e) < need { // one point is one sample at coarse steps
 		return Finding{}, false
 	}
 	over := fmt.Sprintf("the target %s", num(limit))

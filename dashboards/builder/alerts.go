@@ -165,7 +165,7 @@ func alertRules(cfg diagnosis.Config) []alertRule {
 	icDim := sc.DimInferenceComponentName
 	load := maxBy([]string{icDim}, "avg_over_time("+sel(sc.ConcurrentRequestsPerCopy)+rangeOf(alertWindow)+")")
 	usual := maxBy([]string{icDim}, fmt.Sprintf("quantile_over_time(0.25, %s%s)", sel(sc.ConcurrentRequestsPerCopy), rangeOf(cfg.ScalingBaseline)))
-	scaleOuts := labelCopy(maxBy([]string{lIC}, "max_over_time("+sel(sc.ScalingE2EDuration, eq(sc.LabelScalingDirection, sc.ScaleOut))+rangeOf(cfg.ScalingOverload+alertWindow)+")"), icDim, lIC)
+	scaleOuts := labelCopy(maxBy([]string{lIC}, "max_over_time("+sel(sc.ScalingE2EDuration, eq(sc.LabelScalingDirection, sc.ScaleOut))+rangeOf(cfg.InferredOverload()+alertWindow)+")"), icDim, lIC)
 	// Requests queueing in the engine (KV saturation, a low batch cap) have their own alerts,
 	// which name the limit; at that point more copies are not the whole answer, so this rule
 	// covers load the engines still absorb while the policy fails to act.
@@ -207,9 +207,9 @@ func alertRules(cfg diagnosis.Config) []alertRule {
 			evidence: dashref.PerfErrors, resource: []resourceLabel{resEndpointCW}, anchor: "5xx-error-rate",
 			summary: "{{ humanizePercentage $values.B.Value }} of the invocations of {{ index $labels \"EndpointName\" }} failed with 5xx over the last 10 minutes"},
 		{uid: "inferscope-scaling-not-firing", title: "Autoscaling not firing", group: groupReliability,
-			expr: scaling, window: cfg.ScalingBaseline, reducer: "last", op: "gt", threshold: cfg.ScalingRise, pending: cfg.ScalingOverload, severity: sevWarning,
+			expr: scaling, window: cfg.ScalingBaseline, reducer: "last", op: "gt", threshold: cfg.ScalingRise, pending: cfg.InferredOverload(), severity: sevWarning,
 			evidence: dashref.RelScaling, resource: []resourceLabel{resICCW}, anchor: "autoscaling-not-firing",
-			summary: "Load per copy of {{ index $labels \"InferenceComponentName\" }} is {{ printf \"%.1f\" $values.B.Value }}× its usual level with no scale-out for " + durText(cfg.ScalingOverload)},
+			summary: "Load per copy of {{ index $labels \"InferenceComponentName\" }} is {{ printf \"%.1f\" $values.B.Value }}× its usual level with no scale-out for " + durText(cfg.InferredOverload())},
 	}
 }
 

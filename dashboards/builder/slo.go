@@ -74,7 +74,7 @@ func latencyBad(p enginePair) func(w, target string, s func(string) string) stri
 		f := func(m string) string {
 			return "1 - histogram_fraction(0, " + target + ", " + sumBy([]string{lEP, lIC}, rate(s(m), w)) + ")"
 		}
-		return or(f(p.vllm), f(p.sglang))
+		return or(f(p.VLLM), f(p.SGLang))
 	}
 }
 

@@ -110,6 +110,11 @@ func DefaultConfig() Config {
 	}
 }
 
+// InferredOverload is how long load must stay above ScalingRise × its usual level, without a
+// known policy target, to count as overload: longer than ScalingOverload, because ordinary
+// bursts cross an inferred threshold.
+func (c Config) InferredOverload() time.Duration { return 3 * c.ScalingOverload }
+
 // Validate reports the first setting that cannot work, naming the field and the fix.
 func (c Config) Validate() error {
 	positive := []struct {

@@ -134,7 +134,7 @@ func (e *env) overload(d *scalingData, s *model.SampleStream, t Target) (Finding
 	run := longestRun(inside, false, func(v float64) bool { return v > limit*(1+scalingTolerance) })
 	need := e.cfg.ScalingOverload
 	if !explicit {
-		need *= 3 // an inferred threshold is crossed by ordinary bursts: ask for longer
+		need = e.cfg.InferredOverload()
 	}
 	if run.points < 2 || run.lasting(e) < need { // one point is one sample at coarse steps
 		return Finding{}, false

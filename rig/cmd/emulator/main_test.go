@@ -13,8 +13,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"go.yaml.in/yaml/v3"
 
-	"github.com/inferscope/sagemaker-datasource/pkg/fleet"
 	"github.com/inferscope/sagemaker-datasource/pkg/sigv4"
+	"github.com/inferscope/sagemaker-datasource/rig/fleet"
 	"github.com/inferscope/sagemaker-datasource/rig/stack"
 )
 

@@ -46,11 +46,11 @@ func TestScopeWithoutData(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("error %v, want %q", err, c.want)
 			}
-			// The datasource query says the same, as a bad request.
+			// The datasource query says the same, as the user's (downstream) error.
 			js, _ := json.Marshal(map[string]string{"endpoint": c.scope.Endpoint, "inferenceComponent": c.scope.InferenceComponent})
 			resp := HandleQuery(context.Background(), d.querier(), backend.DataQuery{RefID: "A", JSON: js, TimeRange: backend.TimeRange{From: t0, To: tEnd()}})
-			if resp.Status != backend.StatusBadRequest || resp.Error == nil || !strings.Contains(resp.Error.Error(), c.want) {
-				t.Fatalf("diagnosis query: status %d error %v", resp.Status, resp.Error)
+			if resp.Error == nil || !backend.IsDownstreamError(resp.Error) || !strings.Contains(resp.Error.Error(), c.want) {
+				t.Fatalf("diagnosis query: error %v, want a downstream error with %q", resp.Error, c.want)
 			}
 		})
 	}

@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/prometheus/common/model"
+
 	px "github.com/inferscope/sagemaker-datasource/pkg/promqlexpr"
+	"github.com/inferscope/sagemaker-datasource/pkg/semconv"
 )
 
 // tokensExpr: output tokens per second per endpoint/IC over time.
@@ -12,6 +15,20 @@ func (e *env) tokensExpr() string {
 	return px.GenerationTokens.Each(func(m string) string {
 		return fmt.Sprintf("sum %s (rate(%s[%s]))", px.By(lEP, lIC), e.eng(m), promDur(e.window))
 	})
+}
+
+// icInvocations: invocations per IC, one total per step (delta counts), by IC name.
+func (e *env) icInvocations(ctx context.Context) (map[string]*model.SampleStream, string, error) {
+	q := fmt.Sprintf("sum %s (sum_over_time(%s[%s]))", px.By(semconv.DimInferenceComponentName), semconv.InvocationsForIC, promDur(e.step))
+	m, err := e.matrix(ctx, q)
+	if err != nil {
+		return nil, q, err
+	}
+	out := make(map[string]*model.SampleStream, len(m))
+	for _, s := range m {
+		out[label(s.Metric, semconv.DimInferenceComponentName)] = s
+	}
+	return out, q, nil
 }
 
 // runThroughput: output tokens/s now (the last tenth of the range) far below the engine's own
@@ -24,7 +41,8 @@ func runThroughput(ctx context.Context, e *env) ([]Finding, error) {
 		return nil, err
 	}
 	var tr map[string]*traffic
-	var trQ string
+	var icInv map[string]*model.SampleStream
+	var trQ, icInvQ string
 	var out []Finding
 	for _, s := range m {
 		xs := values(s)
@@ -46,15 +64,26 @@ func runThroughput(ctx context.Context, e *env) ([]Finding, error) {
 		if e.scope.InferenceComponent != "" {
 			name = t.InferenceComponent
 		}
-		demand := -1.0 // unknown
+		var inv []float64
 		if tt := tr[name]; tt != nil {
-			var inv []float64
 			for _, r := range tt.ratios("invocations") {
 				inv = append(inv, r.invocs)
 			}
-			if _, p := usualPeak(inv); len(inv) >= 10 && p > 0 {
-				demand = tail(inv, 0.1) / p
+		}
+		if t.Level == LevelIC && e.scope.InferenceComponent == "" {
+			// The IC's own invocations: its endpoint's mix other ICs with other peak hours.
+			if icInv == nil {
+				if icInv, icInvQ, err = e.icInvocations(ctx); err != nil {
+					return nil, err
+				}
 			}
+			if s := icInv[t.InferenceComponent]; s != nil {
+				inv, trQ = values(s), icInvQ
+			}
+		}
+		demand := -1.0 // unknown
+		if _, p := usualPeak(inv); len(inv) >= 10 && p > 0 {
+			demand = tail(inv, 0.1) / p
 		}
 		ratio := now / peak
 		ev := []Evidence{

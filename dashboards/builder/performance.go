@@ -10,6 +10,7 @@ import (
 	"github.com/grafana/grafana-foundation-sdk/go/timeseries"
 
 	"github.com/inferscope/sagemaker-datasource/pkg/dashref"
+	px "github.com/inferscope/sagemaker-datasource/pkg/promqlexpr"
 	sc "github.com/inferscope/sagemaker-datasource/pkg/semconv"
 )
 
@@ -334,7 +335,7 @@ func modelTable(id uint32) *table.PanelBuilder {
 			"Use the Model variable to narrow every engine panel to one model.").
 		Height(8).SortBy(sortBy("Requests/s", true))
 	return columnsTable(tb, []labelCol{{sc.LabelModelName, "Model", nil}, {lFW, "Framework", nil}}, []valueCol{
-		{sumBy(byModel, "histogram_count("+rate(engine(e2ePair.vllm), rangeWindow)+") or histogram_count("+rate(engine(e2ePair.sglang), rangeWindow)+")"), "Requests/s", props(prop("unit", unitReqPerSec), prop("decimals", 2))},
+		{sumBy(byModel, "histogram_count("+rate(engine(e2ePair.VLLM), rangeWindow)+") or histogram_count("+rate(engine(e2ePair.SGLang), rangeWindow)+")"), "Requests/s", props(prop("unit", unitReqPerSec), prop("decimals", 2))},
 		{lat("0.5", ttftPair), "TTFT P50", sec},
 		{lat("0.99", ttftPair), "TTFT P99", sec},
 		{lat("0.5", itlPair), "ITL P50", ms},
@@ -367,7 +368,7 @@ func finishReasonsPanel(id uint32) *timeseries.PanelBuilder {
 		Span(8)
 }
 
-var queuePair = enginePair{sc.VLLMQueueTime, sc.SGLangQueueTime}
+var queuePair = px.QueueTime
 
 func queueTimePanel(id uint32) *timeseries.PanelBuilder {
 	return timeseriesPanel(id, "Queue time",
@@ -381,7 +382,7 @@ func queueTimePanel(id uint32) *timeseries.PanelBuilder {
 // buckets. vLLM and SGLang use different buckets, which do not add up: the heatmap shows vLLM
 // when the selection has both; choose a model or framework to see the other.
 func latencyHeatmap(id uint32, title string, p enginePair, what string) *heatmap.PanelBuilder {
-	expr := sumBy(nil, rate(engine(p.vllm), rateWindow)) + " or " + sumBy(nil, rate(engine(p.sglang), rateWindow))
+	expr := sumBy(nil, rate(engine(p.VLLM), rateWindow)) + " or " + sumBy(nil, rate(engine(p.SGLang), rateWindow))
 	return heatmap.NewPanelBuilder().Id(id).Title(title).Datasource(dsRef()).Unit(unitSeconds).Height(8).Span(12).
 		Description("Distribution of " + what + " over time, from the engine's native histogram: each column is one step, darker cells hold more requests. " +
 			"A second band above the usual one = a subset of requests is slow (one copy, long prompts); the whole band moving up = everything slowed. " +

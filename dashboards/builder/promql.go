@@ -2,6 +2,7 @@ package builder
 
 import (
 	"fmt"
+	"strings"
 
 	px "github.com/inferscope/sagemaker-datasource/pkg/promqlexpr"
 	sc "github.com/inferscope/sagemaker-datasource/pkg/semconv"

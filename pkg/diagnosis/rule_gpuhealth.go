@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/common/model"
 
+	px "github.com/inferscope/sagemaker-datasource/pkg/promqlexpr"
 	"github.com/inferscope/sagemaker-datasource/pkg/semconv"
 )
 
@@ -19,7 +20,7 @@ var hardwareXIDs = map[int]bool{48: true, 63: true, 64: true, 74: true, 79: true
 
 // gpuHealthSignals are the per-GPU signals of both GPU rules, answered by one request.
 func (e *env) gpuHealthExpr() string {
-	g := by(lEP, lIC, lHost, semconv.LabelGPU)
+	g := px.By(lEP, lIC, lHost, semconv.LabelGPU)
 	over := func(fn, metric string) string {
 		return fmt.Sprintf("max %s (%s(%s[%s]))", g, fn, e.eng(metric), e.rng())
 	}

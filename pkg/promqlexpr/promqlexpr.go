@@ -92,6 +92,7 @@ var (
 	KVUsage          = EnginePair{sc.VLLMKVCacheUsage, sc.SGLangTokenUsage}
 	PromptTokens     = EnginePair{sc.VLLMPromptTokens, sc.SGLangPromptTokens}
 	GenerationTokens = EnginePair{sc.VLLMGenerationTokens, sc.SGLangGenerationTokens}
+	QueueTime        = EnginePair{sc.VLLMQueueTime, sc.SGLangQueueTime}
 	// Preemptions: vLLM counts preempted requests (a counter), SGLang reports the requests it
 	// retracted (a gauge); readers aggregate each accordingly.
 	Preemptions = EnginePair{sc.VLLMPreemptions, sc.SGLangRetracted}

@@ -94,6 +94,8 @@ func TestExplain(t *testing.T) {
 		{"too many points", &promclient.TooLargeError{Limit: 5, Unit: "points"}, backend.StatusBadRequest, backend.ErrorSourceDownstream, []string{"more than 5 points", "raise the step"}},
 		{"credentials", &sigv4.CredentialsError{Err: errors.New("no env")}, backend.StatusUnauthorized, backend.ErrorSourceDownstream, []string{"could not be resolved"}},
 		{"deadline", fmt.Errorf("x: %w", context.DeadlineExceeded), backend.StatusTimeout, backend.ErrorSourceDownstream, []string{"did not answer in time", cw.Endpoint}},
+		{"our own limiter, not a timeout", fmt.Errorf("x: %w", &promclient.LimitError{RequestsPerSecond: 20, MaxConcurrency: 10, Waited: time.Second}), backend.StatusTooManyRequests, backend.ErrorSourceDownstream,
+			[]string{"the datasource's own request limiter (requestsPerSecond 20, maxConcurrency 10)", "raise requestsPerSecond or maxConcurrency"}},
 		{"settings", backend.DownstreamErrorf("jsonData.x is bad"), backend.StatusBadRequest, backend.ErrorSourceDownstream, []string{"jsonData.x is bad"}},
 		{"a plugin bug", errors.New("nil map"), backend.StatusInternal, backend.ErrorSourcePlugin, []string{"nil map"}},
 	}

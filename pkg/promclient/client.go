@@ -252,6 +252,9 @@ func (c *Client) LabelValues(ctx context.Context, name string, matchers []string
 	if name == "" {
 		return backend.DownstreamErrorf("the label name is empty; choose a label to list values for")
 	}
+	if err := checkPathSegment(name); err != nil {
+		return err
+	}
 	return c.do(ctx, classDiscovery, http.MethodGet, []string{"api", "v1", "label", name, "values"}, discoveryParams(matchers, start, end, limit), decode)
 }
 

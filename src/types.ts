@@ -44,6 +44,7 @@ export interface SageOptions extends DataSourceJsonData {
   httpMethod?: 'POST' | 'GET';
   maxConcurrency?: number;
   requestsPerSecond?: number;
+  memoryBudgetMiB?: number;
 }
 
 /** Write-only secrets; Grafana returns only secureJsonFields flags for them. */

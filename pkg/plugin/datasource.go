@@ -11,6 +11,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend/instancemgmt"
 
 	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
+	"github.com/inferscope/sagemaker-datasource/pkg/budget"
 	"github.com/inferscope/sagemaker-datasource/pkg/models"
 	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
 	"github.com/inferscope/sagemaker-datasource/pkg/redact"
@@ -93,7 +94,8 @@ func New(ctx context.Context, settings backend.DataSourceInstanceSettings, facto
 
 // NewClient is the production ClientFactory: credentials (gated by Grafana's [aws]
 // settings), a transport that refuses any host but the endpoint, SigV4 signing last, and
-// the traffic-shaping client on top.
+// the traffic-shaping client on top. Every answer's body draws from the instance's memory
+// budget (jsonData.memoryBudgetMiB) while it is read and decoded.
 func NewClient(ctx context.Context, s *models.Settings, ep awsauth.Endpoint, seen sigv4.SecretSink) (Upstream, error) {
 	creds, err := awsauth.NewCredentialsProvider(ctx, s.Auth, awsauth.Deps{})
 	if err != nil {
@@ -101,9 +103,10 @@ func NewClient(ctx context.Context, s *models.Settings, ep awsauth.Endpoint, see
 	}
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	signed := sigv4.NewRoundTripper(transport, creds, ep.Region, sigv4.Service, nil, sigv4.WithSecretSink(seen))
+	memory := budget.New(int64(s.MemoryBudgetMiB)<<20, 0, "jsonData.memoryBudgetMiB")
 	c, err := promclient.New(promclient.Options{
 		BaseURL:        ep.URL,
-		Transport:      awsauth.RestrictToEndpoint(signed, ep),
+		Transport:      budget.Transport(awsauth.RestrictToEndpoint(signed, ep), memory, budget.DefaultFactor),
 		Method:         s.HTTPMethod,
 		QueryTimeout:   s.QueryTimeout,
 		MaxConcurrency: s.MaxConcurrency,

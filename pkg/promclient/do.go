@@ -102,7 +102,7 @@ func (c *Client) attempt(ctx context.Context, tc *trafficClass, method string, u
 	switch {
 	case body.err != nil && ctx.Err() != nil:
 		return resp.Header, ctx.Err()
-	case errors.As(body.err, new(*TooLargeError)):
+	case errors.As(body.err, new(*TooLargeError)), errors.As(body.err, new(LocalRefusal)):
 		return resp.Header, body.err
 	case body.err != nil:
 		return resp.Header, &BodyError{Status: resp.StatusCode, Bytes: body.n, Cut: true, Err: body.err}

@@ -80,6 +80,14 @@ func (e *LimitError) Error() string {
 
 func (e *LimitError) Unwrap() error { return context.DeadlineExceeded }
 
+// LocalRefusal is an error from a limit of this process (such as a memory budget
+// charging the body as it is read), not from the connection or the answer: a body read
+// that fails with one is returned as it is, not retried as a cut-off answer.
+type LocalRefusal interface {
+	error
+	LocalRefusal()
+}
+
 type waiter struct {
 	key   time.Time
 	seq   uint64

@@ -27,7 +27,7 @@ export function ConfigEditor(props: Props) {
   const { options, onOptionsChange } = props;
   const { jsonData, secureJsonFields } = options;
 
-  const onNumber = (key: 'maxConcurrency' | 'requestsPerSecond') => (e: ChangeEvent<HTMLInputElement>) => {
+  const onNumber = (key: 'maxConcurrency' | 'requestsPerSecond' | 'memoryBudgetMiB') => (e: ChangeEvent<HTMLInputElement>) => {
     const raw = e.currentTarget.value.trim();
     const value = raw === '' ? undefined : Number(raw);
     onOptionsChange({
@@ -109,6 +109,16 @@ export function ConfigEditor(props: Props) {
           placeholder="10"
           value={jsonData.maxConcurrency ?? ''}
           onChange={onNumber('maxConcurrency')}
+        />
+        <InputField
+          id="memoryBudgetMiB"
+          label="Memory budget (MiB)"
+          description="Memory that answers being decoded may use at once; larger queries wait or fail with advice to narrow them. Default 1024."
+          type="number"
+          min={16}
+          placeholder="default"
+          value={jsonData.memoryBudgetMiB ?? ''}
+          onChange={onNumber('memoryBudgetMiB')}
         />
       </FieldSet>
     </>

@@ -13,12 +13,14 @@ import (
 	"time"
 )
 
-// Defaults: the largest answer promclient accepts (256 MiB) times DefaultFactor fits.
+// Defaults: the largest answer promclient accepts (256 MiB) times DefaultFactor fits twice.
 const (
 	DefaultLimitMiB = 1024
-	// DefaultFactor is how many bytes of memory one byte of JSON answer costs while it is
-	// read and turned into frames (body, parse state and frames together).
-	DefaultFactor = 4
+	// DefaultFactor is how many bytes of memory one byte of JSON answer may cost while it
+	// is read and turned into frames. promclient streams the body into the converter, so
+	// the body is never held whole: a 174 MiB answer peaked at 197 MiB (issue 17), and
+	// cached answers are read whole, then assembled. Twice the body covers both.
+	DefaultFactor = 2
 	// DefaultMaxWait is how long a query waits for room before it fails.
 	DefaultMaxWait = 10 * time.Second
 )

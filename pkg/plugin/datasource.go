@@ -14,6 +14,7 @@ import (
 	"github.com/inferscope/sagemaker-datasource/pkg/budget"
 	"github.com/inferscope/sagemaker-datasource/pkg/models"
 	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
+	"github.com/inferscope/sagemaker-datasource/pkg/rcache"
 	"github.com/inferscope/sagemaker-datasource/pkg/redact"
 	"github.com/inferscope/sagemaker-datasource/pkg/sigv4"
 )
@@ -43,6 +44,8 @@ type Datasource struct {
 	region   string
 	redact   *redact.Redactor // the one redaction step; learns what the signer uses
 	dispose  func()
+	uid      string        // keys the results cache, so data sources never share answers
+	cache    *rcache.Cache // nil when jsonData.cacheSizeMiB is 0
 	// healthTimeout bounds Save & test; tests shorten it.
 	healthTimeout time.Duration
 }
@@ -74,6 +77,15 @@ func New(ctx context.Context, settings backend.DataSourceInstanceSettings, facto
 		return d, nil
 	}
 	d.settings = s
+	d.uid = settings.UID
+	if s.CacheSizeMiB > 0 {
+		// 0 s in the settings means "none"; the cache reads 0 as its default.
+		refetch, fresh := max(s.CacheRefetchWindow, time.Nanosecond), s.CacheFreshFor
+		if fresh == 0 {
+			fresh = -1
+		}
+		d.cache = rcache.New(rcache.Options{MaxBytes: int64(s.CacheSizeMiB) << 20, RefetchWindow: refetch, Fresh: fresh})
+	}
 	ep, err := awsauth.ResolveEndpoint(s.Auth)
 	if err != nil {
 		d.setupErr = err
@@ -128,9 +140,10 @@ func (c closingClient) CloseIdleConnections() { c.transport.CloseIdleConnections
 
 // QueryData runs the queries of a request in parallel, bounded by Grafana's
 // concurrent_query_count, each by its queryType; what it returns is redacted. Alerting
-// requests take the same path: nothing here depends on the frontend.
+// requests take the same path: nothing here depends on the frontend; they skip the
+// results cache.
 func (d *Datasource) QueryData(ctx context.Context, req *backend.QueryDataRequest) (*backend.QueryDataResponse, error) {
-	resp := runQueries(ctx, req, concurrencyLimit(ctx), d.route)
+	resp := runQueries(withCachePolicy(ctx, req), req, concurrencyLimit(ctx), d.route)
 	d.redactQueryResponse(resp)
 	return resp, nil
 }

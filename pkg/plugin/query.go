@@ -11,6 +11,7 @@ import (
 	"github.com/inferscope/sagemaker-datasource/pkg/interval"
 	"github.com/inferscope/sagemaker-datasource/pkg/models"
 	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
+	"github.com/inferscope/sagemaker-datasource/pkg/rcache"
 )
 
 // runPromQL answers one query: parse the model, work out the step and the $__ variables,
@@ -50,9 +51,15 @@ func (d *Datasource) runPromQL(ctx context.Context, dq backend.DataQuery) backen
 			// Aligned to the step (in the panel's time zone) so refreshes hit the same samples.
 			start := interval.Align(q.TimeRange.From, iv.Step, q.UTCOffsetSec)
 			end := interval.Align(q.TimeRange.To, iv.Step, q.UTCOffsetSec)
-			rangeResp = d.convert(q, expr, iv, func(decode promclient.Decode) error {
-				return d.client.QueryRange(ctx, expr, start, end, iv.Step, 0, decode)
+			var served rcache.Result
+			rangeResp = d.convert(q, expr, iv, func(decode promclient.Decode) (err error) {
+				served, err = d.queryRange(ctx, expr, start, end, iv.Step, decode)
+				return err
 			})
+			if rangeResp.Error == nil {
+				annotateCache(rangeResp.Frames, served)
+				d.annotateCost(rangeResp.Frames, expr, served)
+			}
 		}()
 	}
 	if q.Instant {
@@ -61,8 +68,11 @@ func (d *Datasource) runPromQL(ctx context.Context, dq backend.DataQuery) backen
 			defer wg.Done()
 			defer recoverQuery(q.RefID, &instResp)
 			instResp = d.convert(q, expr, iv, func(decode promclient.Decode) error {
-				return d.client.Query(ctx, expr, q.TimeRange.To, 0, decode)
+				return d.queryInstant(ctx, expr, q.TimeRange.To, decode)
 			})
+			if instResp.Error == nil {
+				d.annotateCost(instResp.Frames, expr, rcache.Result{})
+			}
 		}()
 	}
 	wg.Wait()

@@ -347,7 +347,8 @@ func TestQueriesRunInParallelWithinTheBound(t *testing.T) {
 	ctx := backend.WithGrafanaConfig(context.Background(), backend.NewGrafanaCfg(map[string]string{"GF_CONCURRENT_QUERY_COUNT": fmt.Sprint(limit)}))
 	req := &backend.QueryDataRequest{}
 	for i := range queries {
-		req.Queries = append(req.Queries, dataQuery(fmt.Sprintf("Q%d", i), `{"expr":"up"}`))
+		// Distinct expressions: identical ones would share one upstream call (results cache).
+		req.Queries = append(req.Queries, dataQuery(fmt.Sprintf("Q%d", i), fmt.Sprintf(`{"expr":"up%d"}`, i)))
 	}
 	resp, err := d.QueryData(ctx, req)
 	if err != nil {

@@ -359,3 +359,44 @@ func TestLookupTTL(t *testing.T) {
 		t.Errorf("a failure was cached: %s", got)
 	}
 }
+
+// TestFreshPeriod: within the fresh period a refresh is served as cached (at most that
+// stale) without an upstream call, for range and instant queries; after it, the tail is
+// fetched again. A negative period turns this off.
+func TestFreshPeriod(t *testing.T) {
+	w := &world{now: base, seed: 1, series: 2, maxDelay: time.Minute}
+	step := 15 * time.Second
+	c := New(Options{Now: w.clock, Fresh: 90 * time.Second})
+	k := Key{DataSource: "a", Expr: "m", Step: step}
+	get := func() Result {
+		t.Helper()
+		end := align(w.clock(), step)
+		_, res, err := c.QueryRange(context.Background(), k, end.Add(-time.Hour), end, w.fetch("m", step))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	n := 0
+	instant := func() Outcome {
+		_, out, _ := c.Instant(context.Background(), "a", "m", w.clock(), func(context.Context) ([]byte, error) { n++; return []byte(fmt.Sprint(n)), nil })
+		return out
+	}
+	if get().Outcome != Miss || instant() != Miss {
+		t.Fatal("cold load was not a miss")
+	}
+	w.advance(30 * time.Second)
+	if r, o := get(), instant(); r.Outcome != Hit || o != Hit {
+		t.Errorf("refresh at +30s: %s / %s, want hits", r.Outcome, o)
+	}
+	w.advance(60 * time.Second)
+	if r, o := get(), instant(); r.Outcome != Partial || o != Miss {
+		t.Errorf("refresh at +90s: %s / %s, want a partial fetch and a miss", r.Outcome, o)
+	}
+	off := New(Options{Now: w.clock, Fresh: -1})
+	for range 2 {
+		if _, out, _ := off.Instant(context.Background(), "a", "m", w.clock(), func(context.Context) ([]byte, error) { return nil, nil }); out != Bypass {
+			t.Errorf("fresh period off: instant %s", out)
+		}
+	}
+}

@@ -45,6 +45,9 @@ export interface SageOptions extends DataSourceJsonData {
   maxConcurrency?: number;
   requestsPerSecond?: number;
   memoryBudgetMiB?: number;
+  cacheSizeMiB?: number;
+  cacheRefetchWindow?: string;
+  costPerMillionSamples?: number;
 }
 
 /** Write-only secrets; Grafana returns only secureJsonFields flags for them. */

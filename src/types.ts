@@ -47,6 +47,7 @@ export interface SageOptions extends DataSourceJsonData {
   memoryBudgetMiB?: number;
   cacheSizeMiB?: number;
   cacheRefetchWindow?: string;
+  cacheFreshFor?: string;
   costPerMillionSamples?: number;
 }
 

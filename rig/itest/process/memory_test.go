@@ -17,7 +17,7 @@ import (
 
 	"github.com/inferscope/sagemaker-datasource/internal/promtest"
 
-	"github.com/inferscope/sagemaker-datasource/dashboards/builder"
+	"github.com/inferscope/sagemaker-datasource/pkg/models"
 )
 
 // peakRSS reads the process's peak resident set (VmHWM) in bytes, from Linux's /proc.
@@ -62,8 +62,8 @@ func TestMemoryBudgetOverThePluginProtocol(t *testing.T) {
 		p := startPlugin(t, bin)
 		jd, _ := json.Marshal(map[string]any{"authType": "keys", "defaultRegion": "us-east-1", "endpoint": srv.URL,
 			"memoryBudgetMiB": budget, "maxConcurrency": 30, "requestsPerSecond": 300, "cacheSizeMiB": 0})
-		pc := backend.PluginContext{OrgID: 1, PluginID: builder.PluginID, DataSourceInstanceSettings: &backend.DataSourceInstanceSettings{
-			ID: 1, UID: "big", Type: builder.PluginID, JSONData: jd, Updated: time.Now(),
+		pc := backend.PluginContext{OrgID: 1, PluginID: models.PluginID, DataSourceInstanceSettings: &backend.DataSourceInstanceSettings{
+			ID: 1, UID: "big", Type: models.PluginID, JSONData: jd, Updated: time.Now(),
 			DecryptedSecureJSONData: map[string]string{"accessKey": "AKIDBUDGETTEST", "secretKey": "budget-test-secret"}}}
 		ask := func() error {
 			q := backend.DataQuery{RefID: "A", JSON: []byte(`{"expr":"m","range":true}`), MaxDataPoints: 5000, Interval: 15 * time.Second,

@@ -54,20 +54,39 @@ func (d *Datasource) queryRange(ctx context.Context, expr string, start, end tim
 
 // queryInstant runs an instant query, reusing an answer of the fresh period when there is
 // a cache (panels and viewers asking at once share one call).
-func (d *Datasource) queryInstant(ctx context.Context, expr string, t time.Time, decode promclient.Decode) error {
+func (d *Datasource) queryInstant(ctx context.Context, expr string, t time.Time, decode promclient.Decode) (rcache.Outcome, error) {
 	c := d.cacheFor(ctx)
 	if c == nil {
-		return d.client.Query(ctx, expr, t, 0, decode)
+		return rcache.Bypass, d.client.Query(ctx, expr, t, 0, decode)
 	}
-	body, _, err := c.Instant(ctx, d.uid, expr, t, func(ctx context.Context) ([]byte, error) {
+	body, out, err := c.Instant(ctx, d.uid, expr, t, func(ctx context.Context) ([]byte, error) {
 		var b []byte
 		err := d.client.Query(ctx, expr, t, 0, promclient.Raw(&b))
 		return b, err
 	})
 	if err != nil {
-		return err
+		return out, err
 	}
-	return decode(bytes.NewReader(body))
+	return out, decode(bytes.NewReader(body))
+}
+
+// cachedQueries lets the diagnosis rules share the results cache with the panels.
+type cachedQueries struct{ d *Datasource }
+
+func (c cachedQueries) Query(ctx context.Context, expr string, t time.Time, limit int, decode promclient.Decode) error {
+	if limit > 0 {
+		return c.d.client.Query(ctx, expr, t, limit, decode)
+	}
+	_, err := c.d.queryInstant(ctx, expr, t, decode)
+	return err
+}
+
+func (c cachedQueries) QueryRange(ctx context.Context, expr string, start, end time.Time, step time.Duration, limit int, decode promclient.Decode) error {
+	if limit > 0 {
+		return c.d.client.QueryRange(ctx, expr, start, end, step, limit, decode)
+	}
+	_, err := c.d.queryRange(ctx, expr, start, end, step, decode)
+	return err
 }
 
 // lookupGranularity rounds the time range of label and series lookups in the cache key, so

@@ -32,15 +32,15 @@ func samplesPerPoint(expr string, sampleInterval time.Duration) int64 {
 
 // annotateCost adds the query's estimated samples scanned and their cost at the
 // configured price to the first frame's stats (the query inspector shows them). Points
-// are what was fetched upstream: the cache's count when it served the query, else the
-// frames' own points. CloudWatch's answers carry no scan statistics today, so this is an
-// estimate: points × samples each point reads.
-func (d *Datasource) annotateCost(frames data.Frames, expr string, r rcache.Result) {
+// are what was fetched upstream: the frames' own points when the whole answer came from
+// upstream (fromFrames), else the cache's count. CloudWatch's answers carry no scan
+// statistics today, so this is an estimate: points × samples each point reads.
+func (d *Datasource) annotateCost(frames data.Frames, expr string, r rcache.Result, fromFrames bool) {
 	if len(frames) == 0 {
 		return
 	}
 	points := r.Points
-	if r.Outcome == rcache.Bypass || r.Outcome == "" {
+	if fromFrames {
 		points = 0
 		for _, f := range frames {
 			if n, err := f.RowLen(); err == nil {

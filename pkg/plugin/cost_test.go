@@ -62,3 +62,26 @@ func TestCostMeter(t *testing.T) {
 		t.Errorf("refresh scanned %v samples, cold %v: want a small, nonzero share", refreshed, samples)
 	}
 }
+
+// TestCostMeterInstantFromCache: an instant answer reused from the cache scanned nothing.
+func TestCostMeterInstantFromCache(t *testing.T) {
+	var points int
+	d := datasourceWith(t, "", &fakeUpstream{answer: generated(&points)})
+	q := dataQuery("S", `{"expr":"sum(up)","instant":true}`)
+	q.TimeRange = backend.TimeRange{From: time.Now().Add(-time.Hour), To: time.Now()}
+	var got []float64
+	for range 2 {
+		resp, err := d.QueryData(context.Background(), &backend.QueryDataRequest{Queries: []backend.DataQuery{q}})
+		if err != nil || resp.Responses["S"].Error != nil {
+			t.Fatal(err, resp.Responses["S"].Error)
+		}
+		for _, s := range resp.Responses["S"].Frames[0].Meta.Stats {
+			if s.DisplayName == "Samples scanned (estimate)" {
+				got = append(got, s.Value)
+			}
+		}
+	}
+	if len(got) != 2 || got[0] != 1 || got[1] != 0 {
+		t.Errorf("samples scanned %v, want [1 0] (fetched, then reused)", got)
+	}
+}

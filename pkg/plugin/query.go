@@ -58,7 +58,7 @@ func (d *Datasource) runPromQL(ctx context.Context, dq backend.DataQuery) backen
 			})
 			if rangeResp.Error == nil {
 				annotateCache(rangeResp.Frames, served)
-				d.annotateCost(rangeResp.Frames, expr, served)
+				d.annotateCost(rangeResp.Frames, expr, served, served.Outcome == rcache.Bypass)
 			}
 		}()
 	}
@@ -67,11 +67,14 @@ func (d *Datasource) runPromQL(ctx context.Context, dq backend.DataQuery) backen
 		go func() {
 			defer wg.Done()
 			defer recoverQuery(q.RefID, &instResp)
-			instResp = d.convert(q, expr, iv, func(decode promclient.Decode) error {
-				return d.queryInstant(ctx, expr, q.TimeRange.To, decode)
+			var served rcache.Outcome
+			instResp = d.convert(q, expr, iv, func(decode promclient.Decode) (err error) {
+				served, err = d.queryInstant(ctx, expr, q.TimeRange.To, decode)
+				return err
 			})
 			if instResp.Error == nil {
-				d.annotateCost(instResp.Frames, expr, rcache.Result{})
+				// An instant answer is scanned upstream unless the cache served it.
+				d.annotateCost(instResp.Frames, expr, rcache.Result{Outcome: served}, served != rcache.Hit)
 			}
 		}()
 	}

@@ -278,18 +278,18 @@ func BenchmarkDashboardRefresh(b *testing.B) {
 				cold := results[0][i]
 				for _, r := range []loadResult{results[0][i], results[1][i], results[2][i]} {
 					for _, e := range r.errors {
-						b.Logf("%s %s: %s", mode.name, dl.name, e)
+						fmt.Printf("%s %s: %s\n", mode.name, dl.name, e)
 					}
 				}
 				for step, label := range []string{"+30s", "+60s"} {
 					r := results[step+1][i]
-					b.Logf("%-16s %-12s cold %3d calls %8.1f KiB %10.0f samples | %s %3d calls (%3.0f%%) %8.1f KiB (%5.1f%%) %10.0f samples (%5.1f%%) | throttled %d, 422 timeouts %d",
+					fmt.Printf("%-16s %-12s cold %3d calls %8.1f KiB %10.0f samples | %s %3d calls (%3.0f%%) %8.1f KiB (%5.1f%%) %10.0f samples (%5.1f%%) | throttled %d, 422 timeouts %d\n",
 						mode.name, dl.name, len(cold.calls), float64(cold.bytes)/1024, cold.samples, label,
 						len(r.calls), pct(len(r.calls), len(cold.calls)), float64(r.bytes)/1024, pct(r.bytes, cold.bytes), r.samples, 100*r.samples/max(cold.samples, 1),
 						cold.throttled+r.throttled, cold.timeout422+r.timeout422)
 				}
 				if mode.name == "cached" {
-					statPaint(b, dl, cold)
+					statPaint(dl, cold)
 				}
 			}
 		}
@@ -303,7 +303,7 @@ var durationVar = regexp.MustCompile(`\\\$__[a-z_]+`)
 // statPaint compares each stat panel's time to first paint in a cold load (all panels at
 // once) with the time the emulator took for that panel's own request in the same load: the
 // rest is time spent waiting inside the plugin.
-func statPaint(b *testing.B, dl dashLoad, r loadResult) {
+func statPaint(dl dashLoad, r loadResult) {
 	var ratios []float64
 	for _, p := range dl.panels {
 		if p.kind != "stat" {
@@ -330,11 +330,11 @@ func statPaint(b *testing.B, dl dashLoad, r loadResult) {
 		}
 		ratio := float64(r.panelTime[p.key]) / float64(upstream)
 		ratios = append(ratios, ratio)
-		b.Logf("stat %-16s upstream %7.1f ms, painted after %7.1f ms: %.2f×", p.key, ms(upstream), ms(r.panelTime[p.key]), ratio)
+		fmt.Printf("stat %-16s upstream %7.1f ms, painted after %7.1f ms: %.2f×\n", p.key, ms(upstream), ms(r.panelTime[p.key]), ratio)
 	}
 	slices.Sort(ratios)
 	if len(ratios) > 0 {
-		b.Logf("%s stat panels: first paint / own upstream time: median %.2f×, max %.2f× over %d panels", dl.name, ratios[len(ratios)/2], ratios[len(ratios)-1], len(ratios))
+		fmt.Printf("%s stat panels: first paint / own upstream time: median %.2f×, max %.2f× over %d panels\n", dl.name, ratios[len(ratios)/2], ratios[len(ratios)-1], len(ratios))
 	}
 }
 

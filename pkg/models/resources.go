@@ -12,7 +12,7 @@ import (
 // Defaults of the resource settings.
 const (
 	// DefaultMemoryBudgetMiB bounds the memory of answers being decoded at once; the
-	// largest accepted answer (256 MiB) fits at 2 bytes of memory per byte of JSON (budget.DefaultFactor).
+	// largest accepted answer (256 MiB) fits at 4 bytes of memory per byte of JSON (budget.DefaultFactor).
 	DefaultMemoryBudgetMiB = 1024
 	// DefaultCacheSizeMiB bounds the results cache; 0 turns it off.
 	DefaultCacheSizeMiB = 256

@@ -133,7 +133,7 @@ func TestMemoryBudgetBoundsConcurrentLargeAnswers(t *testing.T) {
 	}
 	defer debug.SetGCPercent(debug.SetGCPercent(20))
 	body := promtest.LargeMatrix(40, 5000) // ≈5 MB, 200k points
-	const budgetMiB, viewers = 16, 10
+	const budgetMiB, viewers = 32, 10
 	const bound = uint64(budgetMiB) << 20
 	var boundedPeak uint64
 	for _, chunked := range []bool{false, true} {
@@ -174,7 +174,7 @@ func TestMemoryBudgetBoundsConcurrentLargeAnswers(t *testing.T) {
 // TestMemoryBudgetRefusesAnAnswerLargerThanItself: one answer that alone exceeds the
 // budget fails at once with advice to narrow the query, whether or not its length is known.
 func TestMemoryBudgetRefusesAnAnswerLargerThanItself(t *testing.T) {
-	body := promtest.LargeMatrix(100, 4000) // ≈10 MB: about 20 MiB at 2 bytes per byte, over the 16 MiB minimum budget
+	body := promtest.LargeMatrix(60, 3000) // ≈4.7 MB: about 19 MiB at 4 bytes per byte, over the 16 MiB minimum budget
 	for _, chunked := range []bool{false, true} {
 		_, errs := loadLargeAnswers(t, body, chunked, 1, 16)
 		if errs[0] == nil || !strings.Contains(errs[0].Error(), "narrow the query") || !strings.Contains(errs[0].Error(), "jsonData.memoryBudgetMiB") {

@@ -62,7 +62,8 @@ func (e *echoUpstream) echo(r *http.Request) string {
 	for k := range r.Header {
 		form.Set(k, r.Header.Get(k))
 	}
-	return raw.String() + " " + string(js) + " " + form.Encode()
+	// Also path-escaped, and JSON with "+" as \u002b, as other encoders write them.
+	return raw.String() + " " + string(js) + " " + form.Encode() + " " + url.PathEscape(raw.String()) + " " + strings.ReplaceAll(string(js), "+", `\u002b`)
 }
 
 func (e *echoUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -228,7 +229,7 @@ func TestNoSecretLeavesThePlugin(t *testing.T) {
 				}
 				secrets = append(secrets, sigs...)
 				for _, s := range secrets {
-					for _, form := range []string{s, url.QueryEscape(s), strings.ReplaceAll(s, "/", `\/`), s[:16]} {
+					for _, form := range []string{s, url.QueryEscape(s), url.PathEscape(s), strings.ReplaceAll(s, "/", `\/`), strings.ReplaceAll(s, "+", `\u002b`), s[:16]} {
 						if strings.Contains(all, form) {
 							i := strings.Index(all, form)
 							t.Errorf("secret form %q leaks: …%s…", form, all[max(0, i-80):min(len(all), i+len(form)+20)])

@@ -56,6 +56,7 @@ type Redactor struct {
 	mu       sync.RWMutex
 	known    map[string]bool
 	order    []string
+	forms    []string // every form of every known secret: what Bytes looks for and replacer removes
 	replacer *strings.Replacer
 }
 
@@ -92,7 +93,8 @@ func (r *Redactor) Add(secrets ...string) {
 		r.order = r.order[1:]
 	}
 	if changed {
-		r.replacer = newReplacer(r.order)
+		r.forms = formsOf(r.order)
+		r.replacer = newReplacer(r.forms)
 	}
 }
 
@@ -107,18 +109,27 @@ func (r *Redactor) knowsAll(secrets []string) bool {
 	return true
 }
 
-// newReplacer replaces each secret in the forms it takes when echoed: as is, URL-encoded
-// (query and path escaping) and JSON-escaped ("/" as "\/", "+" as "\u002b").
-func newReplacer(secrets []string) *strings.Replacer {
+// formsOf lists each secret in the forms it takes when echoed: as is, URL-encoded (query
+// and path escaping) and JSON-escaped ("/" as "\/", "+" as "\u002b", or both), once each.
+func formsOf(secrets []string) []string {
+	jsonEscape := strings.NewReplacer("/", `\/`, "+", `\u002b`)
 	seen := map[string]bool{}
-	var pairs []string
+	var forms []string
 	for _, s := range secrets {
-		for _, form := range []string{s, url.QueryEscape(s), url.PathEscape(s), strings.ReplaceAll(s, "/", `\/`), strings.ReplaceAll(s, "+", `\u002b`)} {
+		for _, form := range []string{s, url.QueryEscape(s), url.PathEscape(s), strings.ReplaceAll(s, "/", `\/`), strings.ReplaceAll(s, "+", `\u002b`), jsonEscape.Replace(s)} {
 			if !seen[form] {
 				seen[form] = true
-				pairs = append(pairs, form, Mark)
+				forms = append(forms, form)
 			}
 		}
+	}
+	return forms
+}
+
+func newReplacer(forms []string) *strings.Replacer {
+	pairs := make([]string, 0, 2*len(forms))
+	for _, f := range forms {
+		pairs = append(pairs, f, Mark)
 	}
 	return strings.NewReplacer(pairs...)
 }
@@ -148,8 +159,8 @@ func (r *Redactor) Bytes(b []byte) []byte {
 	dirty := mayMatch(string(b)) // the conversion does not escape, so it does not copy
 	if !dirty && r != nil {
 		r.mu.RLock()
-		for _, s := range r.order {
-			if bytes.Contains(b, []byte(s)) || bytes.Contains(b, []byte(url.QueryEscape(s))) || bytes.Contains(b, []byte(strings.ReplaceAll(s, "/", `\/`))) {
+		for _, f := range r.forms {
+			if bytes.Contains(b, []byte(f)) {
 				dirty = true
 				break
 			}

@@ -135,3 +135,28 @@ func TestForgetsOldestBeyondTheBound(t *testing.T) {
 		t.Errorf("the newest secret is not redacted: %q", got)
 	}
 }
+
+// TestBytesFindsEveryForm: a body that holds a secret only in a form the replacer knows
+// (path-escaped, "+" as \u002b, both JSON escapes) is cleaned by Bytes too, not only by String.
+func TestBytesFindsEveryForm(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 11))
+	for range 20 {
+		c := randomCreds(r, "AKID")
+		secret := "Ab+cd/" + c.secret // base64 with both characters that have other forms
+		red := New(secret)
+		for name, form := range map[string]string{
+			"path-escaped":      url.PathEscape(secret),
+			"plus as \\u002b":   strings.ReplaceAll(secret, "+", `\u002b`),
+			"both JSON escapes": strings.NewReplacer("/", `\/`, "+", `\u002b`).Replace(secret),
+		} {
+			body := `{"status":"success","data":["` + form + `"]}`
+			got := string(red.Bytes([]byte(body)))
+			if strings.Contains(got, form) || !strings.Contains(got, Mark) {
+				t.Errorf("%s form survives Bytes: %s", name, got)
+			}
+			if got != red.String(body) {
+				t.Errorf("%s: Bytes and String differ", name)
+			}
+		}
+	}
+}

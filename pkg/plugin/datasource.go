@@ -43,6 +43,7 @@ type Datasource struct {
 	endpoint string // for messages
 	region   string
 	redact   *redact.Redactor // the one redaction step; learns what the signer uses
+	unpinLog func()           // releases this instance's secureJsonData from logSecrets
 	dispose  func()
 	uid      string        // keys the results cache, so data sources never share answers
 	cache    *rcache.Cache // nil when jsonData.cacheSizeMiB is 0
@@ -65,11 +66,15 @@ func NewDatasource(ctx context.Context, settings backend.DataSourceInstanceSetti
 
 // New builds a datasource with the given client factory.
 func New(ctx context.Context, settings backend.DataSourceInstanceSettings, factory ClientFactory) (*Datasource, error) {
-	d := &Datasource{redact: redact.New(), dispose: func() {}, healthTimeout: defaultHealthTimeout}
-	seen := sinks{d.redact, logSecrets}
+	var secure []string
 	for _, v := range settings.DecryptedSecureJSONData {
-		seen.Add(v)
+		secure = append(secure, v)
 	}
+	// secureJsonData is pinned: no number of rotated credentials, here or in another
+	// instance sharing the log redactor, evicts it. Dispose drops the log's pins.
+	d := &Datasource{redact: redact.New(secure...), dispose: func() {}, healthTimeout: defaultHealthTimeout}
+	d.unpinLog = logSecrets.Pin(secure...)
+	seen := sinks{d.redact, logSecrets}
 
 	s, err := models.LoadSettings(settings)
 	if err != nil {
@@ -160,5 +165,9 @@ func (d *Datasource) route(ctx context.Context, dq backend.DataQuery) backend.Da
 	return d.runPromQL(ctx, dq)
 }
 
-// Dispose releases the instance's idle connections when Grafana replaces it.
-func (d *Datasource) Dispose() { d.dispose() }
+// Dispose releases the instance's idle connections and its secrets' pins in the log
+// redactor when Grafana replaces it.
+func (d *Datasource) Dispose() {
+	d.dispose()
+	d.unpinLog()
+}

@@ -240,3 +240,31 @@ func TestNoSecretLeavesThePlugin(t *testing.T) {
 		}
 	}
 }
+
+// TestLogKeepsSecureJSONDataThroughOtherInstancesChurn: a day of hourly assumed-role
+// rotations reported by other instances' signers does not make the log forget an
+// instance's secureJsonData; disposing the instance drops it.
+func TestLogKeepsSecureJSONDataThroughOtherInstancesChurn(t *testing.T) {
+	const secret = "pinned/Secret+Key/TestLogKeeps000000001"
+	d, err := New(context.Background(), backend.DataSourceInstanceSettings{UID: "pinned", JSONData: json.RawMessage(`{"authType":"keys","defaultRegion":"us-east-1"}`),
+		DecryptedSecureJSONData: map[string]string{"accessKey": "AKIDPINNEDKEY0000001", "secretKey": secret}}, NewClient)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := sinks{logSecrets} // what another instance's signer reports
+	for hour := range 30 {
+		other.Add(fmt.Sprintf("ASIAOTHER%011d", hour), fmt.Sprintf("other-secret-%d", hour), fmt.Sprintf("other-token-%d", hour))
+	}
+	logs := &captureLog{}
+	prev := backend.Logger
+	backend.Logger = logs
+	t.Cleanup(func() { backend.Logger = prev })
+	logError("upstream said", "body", "key "+secret)
+	if strings.Contains(logs.text(), secret) {
+		t.Fatalf("secureJsonData leaks into the log after other instances' churn: %s", logs.text())
+	}
+	d.Dispose()
+	if got := logSecrets.String(secret); got != secret {
+		t.Errorf("a disposed instance's secret is still pinned in the log redactor: %q", got)
+	}
+}

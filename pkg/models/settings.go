@@ -102,11 +102,15 @@ func LoadSettings(s backend.DataSourceInstanceSettings) (*Settings, error) {
 	}
 	out.TimeInterval = DefaultTimeInterval
 	if jd.TimeInterval != "" {
+		// "0s" or "0" means no min step was chosen, as an empty field does: keeping
+		// the default keeps rate() windows wider than CloudWatch's one-minute samples.
 		d, err := interval.ParseDuration(jd.TimeInterval)
-		if err != nil {
+		switch {
+		case err != nil:
 			errs = append(errs, fmt.Errorf("jsonData.timeInterval: %w", err))
+		case d > 0:
+			out.TimeInterval = d
 		}
-		out.TimeInterval = d
 	}
 	out.QueryTimeout = DefaultQueryTimeout
 	if jd.QueryTimeout != "" {

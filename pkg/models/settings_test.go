@@ -105,6 +105,11 @@ func TestLoadSettings(t *testing.T) {
 				}
 			},
 		},
+		{name: "zero time interval keeps the default min step", json: `{"timeInterval":"0s"}`, check: wantTimeInterval(DefaultTimeInterval)},
+		{name: "bare zero time interval keeps the default", json: `{"timeInterval":"0"}`, check: wantTimeInterval(DefaultTimeInterval)},
+		{name: "negative time interval is refused", json: `{"timeInterval":"-30s"}`, wantErr: []string{`jsonData.timeInterval: invalid duration "-30s"`}},
+		{name: "empty time interval keeps the default", json: `{"timeInterval":""}`, check: wantTimeInterval(DefaultTimeInterval)},
+		{name: "sub-minute time interval is kept", json: `{"timeInterval":"15s"}`, check: wantTimeInterval(15 * time.Second)},
 		{name: "unknown auth type", json: `{"authType":"grafana_assume_role"}`, wantErr: []string{`jsonData.authType "grafana_assume_role" is not supported`, "default, keys, credentials, ec2_iam_role"}},
 		{name: "keys without keys", json: `{"authType":"keys"}`, wantErr: []string{"secureJsonData.accessKey is empty", "secureJsonData.secretKey is empty"}},
 		{name: "keys without secret key", json: `{"authType":"keys"}`, secure: map[string]string{"accessKey": testAccessKey}, wantErr: []string{"secureJsonData.secretKey is empty"}},
@@ -237,4 +242,12 @@ func checkWantErr(t *testing.T, err error, wantErr []string, got any) bool {
 		}
 	}
 	return true
+}
+
+func wantTimeInterval(want time.Duration) func(*testing.T, *Settings) {
+	return func(t *testing.T, s *Settings) {
+		if s.TimeInterval != want {
+			t.Fatalf("TimeInterval = %v, want %v", s.TimeInterval, want)
+		}
+	}
 }

@@ -44,6 +44,11 @@ export interface SageOptions extends DataSourceJsonData {
   httpMethod?: 'POST' | 'GET';
   maxConcurrency?: number;
   requestsPerSecond?: number;
+  memoryBudgetMiB?: number;
+  cacheSizeMiB?: number;
+  cacheRefetchWindow?: string;
+  cacheFreshFor?: string;
+  costPerMillionSamples?: number;
 }
 
 /** Write-only secrets; Grafana returns only secureJsonFields flags for them. */

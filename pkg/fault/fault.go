@@ -17,6 +17,7 @@ import (
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
+	"github.com/inferscope/sagemaker-datasource/pkg/budget"
 	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
 	"github.com/inferscope/sagemaker-datasource/pkg/sigv4"
 )
@@ -52,6 +53,8 @@ func Explain(err error, c Context) Problem {
 		tooLarge *promclient.TooLargeError
 		credErr  *sigv4.CredentialsError
 		malform  *promclient.MalformedError
+		limErr   *promclient.LimitError
+		memErr   *budget.Error
 	)
 	down := func(status backend.Status, msg string) Problem {
 		return Problem{Status: status, Source: backend.ErrorSourceDownstream, Message: msg}
@@ -73,6 +76,13 @@ func Explain(err error, c Context) Problem {
 	case errors.As(err, &bodyErr), errors.As(err, &malform):
 		return down(backend.StatusBadGateway, withHint(c.cloudWatch()+" sent an answer that is not a Prometheus API response, also on retry: "+
 			"check that the endpoint is CloudWatch (https://monitoring.<region>.amazonaws.com) and that no proxy rewrites answers", err))
+	case errors.As(err, &limErr):
+		// Our own limiter held the request, not CloudWatch and not a slow query: name the setting.
+		return down(backend.StatusTooManyRequests, limErr.Error())
+	case errors.As(err, &memErr) && memErr.Crowded:
+		return down(backend.StatusTooManyRequests, memErr.Error())
+	case errors.As(err, &memErr):
+		return down(backend.StatusBadRequest, memErr.Error())
 	case errors.As(err, &credErr):
 		return down(backend.StatusUnauthorized, "AWS credentials could not be resolved: "+credErr.Error())
 	case errors.Is(err, context.DeadlineExceeded):

@@ -42,6 +42,8 @@ type Settings struct {
 
 	MaxConcurrency    int     `json:"maxConcurrency"`
 	RequestsPerSecond float64 `json:"requestsPerSecond"`
+
+	Resources // memory budget, results cache, price (resources.go)
 }
 
 // jsonData mirrors the stored jsonData. Numbers and durations arrive in whatever shape
@@ -58,6 +60,7 @@ type jsonData struct {
 	HTTPMethod        string          `json:"httpMethod"`
 	MaxConcurrency    json.RawMessage `json:"maxConcurrency"`
 	RequestsPerSecond json.RawMessage `json:"requestsPerSecond"`
+	resourcesJSON
 }
 
 // LoadSettings reads and validates an instance's settings. Every error names the
@@ -99,11 +102,15 @@ func LoadSettings(s backend.DataSourceInstanceSettings) (*Settings, error) {
 	}
 	out.TimeInterval = DefaultTimeInterval
 	if jd.TimeInterval != "" {
+		// "0s" or "0" means no min step was chosen, as an empty field does: keeping
+		// the default keeps rate() windows wider than CloudWatch's one-minute samples.
 		d, err := interval.ParseDuration(jd.TimeInterval)
-		if err != nil {
+		switch {
+		case err != nil:
 			errs = append(errs, fmt.Errorf("jsonData.timeInterval: %w", err))
+		case d > 0:
+			out.TimeInterval = d
 		}
-		out.TimeInterval = d
 	}
 	out.QueryTimeout = DefaultQueryTimeout
 	if jd.QueryTimeout != "" {
@@ -124,6 +131,7 @@ func LoadSettings(s backend.DataSourceInstanceSettings) (*Settings, error) {
 	if out.RequestsPerSecond, err = rateSetting(jd.RequestsPerSecond); err != nil {
 		errs = append(errs, err)
 	}
+	errs = append(errs, out.Resources.load(jd.resourcesJSON)...)
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
@@ -183,7 +191,7 @@ func jsonTypeProblem(err error) string {
 
 // String summarises the settings for logs. Secrets only say whether they are set.
 func (s *Settings) String() string {
-	return fmt.Sprintf("Settings{%s timeInterval=%s queryTimeout=%s httpMethod=%s maxConcurrency=%d requestsPerSecond=%g}",
+	return fmt.Sprintf("Settings{%s timeInterval=%s queryTimeout=%s httpMethod=%s maxConcurrency=%d requestsPerSecond=%g %s}",
 		s.Auth, interval.FormatDuration(s.TimeInterval), interval.FormatDuration(s.QueryTimeout), s.HTTPMethod,
-		s.MaxConcurrency, s.RequestsPerSecond)
+		s.MaxConcurrency, s.RequestsPerSecond, s.Resources)
 }

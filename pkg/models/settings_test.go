@@ -46,6 +46,8 @@ func TestLoadSettings(t *testing.T) {
 				want := Settings{
 					Auth:         awsauth.Settings{DatasourceURL: "https://monitoring.eu-west-1.amazonaws.com", AuthType: awsauth.AuthDefault},
 					TimeInterval: time.Minute, QueryTimeout: 60 * time.Second, HTTPMethod: "POST", MaxConcurrency: promclient.DefaultMaxConcurrency, RequestsPerSecond: promclient.DefaultQueryRPS,
+					Resources: Resources{MemoryBudgetMiB: DefaultMemoryBudgetMiB, CacheSizeMiB: DefaultCacheSizeMiB, CacheRefetchWindow: DefaultCacheRefetchWindow,
+						CacheFreshFor: DefaultCacheFreshFor, CostPerMillionSamples: DefaultCostPerMillionSamples},
 				}
 				if *s != want {
 					t.Fatalf("got %+v\nwant %+v", *s, want)
@@ -53,8 +55,9 @@ func TestLoadSettings(t *testing.T) {
 			},
 		},
 		{
-			name:   "full keys configuration",
-			json:   `{"authType":"keys","defaultRegion":"us-east-1","profile":"p","assumeRoleArn":"arn:aws:iam::123456789012:role/r","externalId":"x","endpoint":"https://monitoring.us-east-1.amazonaws.com","timeInterval":"30s","queryTimeout":"2m","httpMethod":"get","maxConcurrency":"5","requestsPerSecond":12.5}`,
+			name: "full keys configuration",
+			json: `{"authType":"keys","defaultRegion":"us-east-1","profile":"p","assumeRoleArn":"arn:aws:iam::123456789012:role/r","externalId":"x","endpoint":"https://monitoring.us-east-1.amazonaws.com","timeInterval":"30s","queryTimeout":"2m","httpMethod":"get","maxConcurrency":"5","requestsPerSecond":12.5,` +
+				`"memoryBudgetMiB":"256","cacheSizeMiB":0,"cacheRefetchWindow":"5m","cacheFreshFor":"0s","costPerMillionSamples":0.02}`,
 			secure: allSecrets,
 			check: func(t *testing.T, s *Settings) {
 				want := Settings{
@@ -65,6 +68,7 @@ func TestLoadSettings(t *testing.T) {
 						AccessKey: testAccessKey, SecretKey: testSecretKey, SessionToken: testToken,
 					},
 					TimeInterval: 30 * time.Second, QueryTimeout: 2 * time.Minute, HTTPMethod: "GET", MaxConcurrency: 5, RequestsPerSecond: 12.5,
+					Resources: Resources{MemoryBudgetMiB: 256, CacheRefetchWindow: 5 * time.Minute, CostPerMillionSamples: 0.02},
 				}
 				if *s != want {
 					t.Fatalf("got %+v\nwant %+v", *s, want)
@@ -101,6 +105,11 @@ func TestLoadSettings(t *testing.T) {
 				}
 			},
 		},
+		{name: "zero time interval keeps the default min step", json: `{"timeInterval":"0s"}`, check: wantTimeInterval(DefaultTimeInterval)},
+		{name: "bare zero time interval keeps the default", json: `{"timeInterval":"0"}`, check: wantTimeInterval(DefaultTimeInterval)},
+		{name: "negative time interval is refused", json: `{"timeInterval":"-30s"}`, wantErr: []string{`jsonData.timeInterval: invalid duration "-30s"`}},
+		{name: "empty time interval keeps the default", json: `{"timeInterval":""}`, check: wantTimeInterval(DefaultTimeInterval)},
+		{name: "sub-minute time interval is kept", json: `{"timeInterval":"15s"}`, check: wantTimeInterval(15 * time.Second)},
 		{name: "unknown auth type", json: `{"authType":"grafana_assume_role"}`, wantErr: []string{`jsonData.authType "grafana_assume_role" is not supported`, "default, keys, credentials, ec2_iam_role"}},
 		{name: "keys without keys", json: `{"authType":"keys"}`, wantErr: []string{"secureJsonData.accessKey is empty", "secureJsonData.secretKey is empty"}},
 		{name: "keys without secret key", json: `{"authType":"keys"}`, secure: map[string]string{"accessKey": testAccessKey}, wantErr: []string{"secureJsonData.secretKey is empty"}},
@@ -115,6 +124,13 @@ func TestLoadSettings(t *testing.T) {
 		{name: "concurrency not a number", json: `{"maxConcurrency":"lots"}`, wantErr: []string{"jsonData.maxConcurrency is not a number"}},
 		{name: "rate zero", json: `{"requestsPerSecond":0}`, wantErr: []string{"jsonData.requestsPerSecond 0 is out of range"}},
 		{name: "rate above limit", json: `{"requestsPerSecond":301}`, wantErr: []string{"at most 300"}},
+		{name: "memory budget too small", json: `{"memoryBudgetMiB":8}`, wantErr: []string{"jsonData.memoryBudgetMiB 8 is out of range", "from 16 to 65536"}},
+		{name: "memory budget not a number", json: `{"memoryBudgetMiB":"much"}`, wantErr: []string{"jsonData.memoryBudgetMiB is not a number"}},
+		{name: "negative cache size", json: `{"cacheSizeMiB":-1}`, wantErr: []string{"jsonData.cacheSizeMiB -1 is out of range"}},
+		{name: "fractional cache size", json: `{"cacheSizeMiB":1.5}`, wantErr: []string{"jsonData.cacheSizeMiB 1.5 is out of range"}},
+		{name: "bad refetch window", json: `{"cacheRefetchWindow":"7h"}`, wantErr: []string{`jsonData.cacheRefetchWindow "7h" is out of range`}},
+		{name: "fresh period too long", json: `{"cacheFreshFor":"1h"}`, wantErr: []string{`jsonData.cacheFreshFor "1h" is out of range`}},
+		{name: "negative price", json: `{"costPerMillionSamples":-1}`, wantErr: []string{"jsonData.costPerMillionSamples -1 is out of range"}},
 		{name: "wrong type", json: `{"authType":5}`, wantErr: []string{`key "authType" must be a string, not a number`}},
 		{name: "not JSON", json: `{`, wantErr: []string{"not valid JSON"}},
 		{name: "several problems at once", json: `{"httpMethod":"PATCH","timeInterval":"x"}`, wantErr: []string{"jsonData.httpMethod", "jsonData.timeInterval"}},
@@ -226,4 +242,12 @@ func checkWantErr(t *testing.T, err error, wantErr []string, got any) bool {
 		}
 	}
 	return true
+}
+
+func wantTimeInterval(want time.Duration) func(*testing.T, *Settings) {
+	return func(t *testing.T, s *Settings) {
+		if s.TimeInterval != want {
+			t.Fatalf("TimeInterval = %v, want %v", s.TimeInterval, want)
+		}
+	}
 }

@@ -11,8 +11,10 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend/instancemgmt"
 
 	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
+	"github.com/inferscope/sagemaker-datasource/pkg/budget"
 	"github.com/inferscope/sagemaker-datasource/pkg/models"
 	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
+	"github.com/inferscope/sagemaker-datasource/pkg/rcache"
 	"github.com/inferscope/sagemaker-datasource/pkg/redact"
 	"github.com/inferscope/sagemaker-datasource/pkg/sigv4"
 )
@@ -41,7 +43,10 @@ type Datasource struct {
 	endpoint string // for messages
 	region   string
 	redact   *redact.Redactor // the one redaction step; learns what the signer uses
+	unpinLog func()           // releases this instance's secureJsonData from logSecrets
 	dispose  func()
+	uid      string        // keys the results cache, so data sources never share answers
+	cache    *rcache.Cache // nil when jsonData.cacheSizeMiB is 0
 	// healthTimeout bounds Save & test; tests shorten it.
 	healthTimeout time.Duration
 }
@@ -61,11 +66,15 @@ func NewDatasource(ctx context.Context, settings backend.DataSourceInstanceSetti
 
 // New builds a datasource with the given client factory.
 func New(ctx context.Context, settings backend.DataSourceInstanceSettings, factory ClientFactory) (*Datasource, error) {
-	d := &Datasource{redact: redact.New(), dispose: func() {}, healthTimeout: defaultHealthTimeout}
-	seen := sinks{d.redact, logSecrets}
+	var secure []string
 	for _, v := range settings.DecryptedSecureJSONData {
-		seen.Add(v)
+		secure = append(secure, v)
 	}
+	// secureJsonData is pinned: no number of rotated credentials, here or in another
+	// instance sharing the log redactor, evicts it. Dispose drops the log's pins.
+	d := &Datasource{redact: redact.New(secure...), dispose: func() {}, healthTimeout: defaultHealthTimeout}
+	d.unpinLog = logSecrets.Pin(secure...)
+	seen := sinks{d.redact, logSecrets}
 
 	s, err := models.LoadSettings(settings)
 	if err != nil {
@@ -73,6 +82,15 @@ func New(ctx context.Context, settings backend.DataSourceInstanceSettings, facto
 		return d, nil
 	}
 	d.settings = s
+	d.uid = settings.UID
+	if s.CacheSizeMiB > 0 {
+		// 0 s in the settings means "none"; the cache reads 0 as its default.
+		refetch, fresh := max(s.CacheRefetchWindow, time.Nanosecond), s.CacheFreshFor
+		if fresh == 0 {
+			fresh = -1
+		}
+		d.cache = rcache.New(rcache.Options{MaxBytes: int64(s.CacheSizeMiB) << 20, RefetchWindow: refetch, Fresh: fresh})
+	}
 	ep, err := awsauth.ResolveEndpoint(s.Auth)
 	if err != nil {
 		d.setupErr = err
@@ -93,7 +111,8 @@ func New(ctx context.Context, settings backend.DataSourceInstanceSettings, facto
 
 // NewClient is the production ClientFactory: credentials (gated by Grafana's [aws]
 // settings), a transport that refuses any host but the endpoint, SigV4 signing last, and
-// the traffic-shaping client on top.
+// the traffic-shaping client on top. Every answer's body draws from the instance's memory
+// budget (jsonData.memoryBudgetMiB) while it is read and decoded.
 func NewClient(ctx context.Context, s *models.Settings, ep awsauth.Endpoint, seen sigv4.SecretSink) (Upstream, error) {
 	creds, err := awsauth.NewCredentialsProvider(ctx, s.Auth, awsauth.Deps{})
 	if err != nil {
@@ -101,9 +120,10 @@ func NewClient(ctx context.Context, s *models.Settings, ep awsauth.Endpoint, see
 	}
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	signed := sigv4.NewRoundTripper(transport, creds, ep.Region, sigv4.Service, nil, sigv4.WithSecretSink(seen))
+	memory := budget.New(int64(s.MemoryBudgetMiB)<<20, 0, "jsonData.memoryBudgetMiB")
 	c, err := promclient.New(promclient.Options{
 		BaseURL:        ep.URL,
-		Transport:      awsauth.RestrictToEndpoint(signed, ep),
+		Transport:      budget.Transport(awsauth.RestrictToEndpoint(signed, ep), memory, budget.DefaultFactor),
 		Method:         s.HTTPMethod,
 		QueryTimeout:   s.QueryTimeout,
 		MaxConcurrency: s.MaxConcurrency,
@@ -125,9 +145,10 @@ func (c closingClient) CloseIdleConnections() { c.transport.CloseIdleConnections
 
 // QueryData runs the queries of a request in parallel, bounded by Grafana's
 // concurrent_query_count, each by its queryType; what it returns is redacted. Alerting
-// requests take the same path: nothing here depends on the frontend.
+// requests take the same path: nothing here depends on the frontend; they skip the
+// results cache.
 func (d *Datasource) QueryData(ctx context.Context, req *backend.QueryDataRequest) (*backend.QueryDataResponse, error) {
-	resp := runQueries(ctx, req, concurrencyLimit(ctx), d.route)
+	resp := runQueries(withCachePolicy(ctx, req), req, concurrencyLimit(ctx), d.route)
 	d.redactQueryResponse(resp)
 	return resp, nil
 }
@@ -144,5 +165,9 @@ func (d *Datasource) route(ctx context.Context, dq backend.DataQuery) backend.Da
 	return d.runPromQL(ctx, dq)
 }
 
-// Dispose releases the instance's idle connections when Grafana replaces it.
-func (d *Datasource) Dispose() { d.dispose() }
+// Dispose releases the instance's idle connections and its secrets' pins in the log
+// redactor when Grafana replaces it.
+func (d *Datasource) Dispose() {
+	d.dispose()
+	d.unpinLog()
+}

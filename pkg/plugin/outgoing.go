@@ -15,7 +15,8 @@ import (
 // CallResource, CheckHealth, logError), never at the places that build them.
 
 // logSecrets knows the secrets of every datasource instance in this process: log lines
-// are not per datasource.
+// are not per datasource. Each instance pins its secureJsonData until disposed, so other
+// instances' credential churn cannot evict it.
 var logSecrets = redact.New()
 
 // sinks fans the signer's credentials out to the instance's redactor and the log's.

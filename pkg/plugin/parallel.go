@@ -7,6 +7,7 @@ import (
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
+	"github.com/inferscope/sagemaker-datasource/pkg/budget"
 	"github.com/inferscope/sagemaker-datasource/pkg/panics"
 )
 
@@ -23,7 +24,8 @@ func concurrencyLimit(ctx context.Context) int {
 }
 
 // runQueries answers every query of req with run, at most limit at a time. A panic in one
-// query becomes that query's error and leaves the others alone.
+// query becomes that query's error and leaves the others alone. Each query's memory-budget
+// charges (taken as its answers are read) are given back once its response is built.
 func runQueries(ctx context.Context, req *backend.QueryDataRequest, limit int, run func(context.Context, backend.DataQuery) backend.DataResponse) *backend.QueryDataResponse {
 	results := make([]backend.DataResponse, len(req.Queries))
 	sem := make(chan struct{}, max(limit, 1))
@@ -35,7 +37,9 @@ func runQueries(ctx context.Context, req *backend.QueryDataRequest, limit int, r
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			defer panics.Recover(queryPanicked(q.RefID, &results[i]))
-			results[i] = run(ctx, q)
+			qctx, account := budget.Scope(ctx)
+			defer account.Release()
+			results[i] = run(qctx, q)
 		}()
 	}
 	wg.Wait()

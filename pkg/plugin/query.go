@@ -12,6 +12,7 @@ import (
 	"github.com/inferscope/sagemaker-datasource/pkg/models"
 	"github.com/inferscope/sagemaker-datasource/pkg/panics"
 	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
+	"github.com/inferscope/sagemaker-datasource/pkg/rcache"
 )
 
 // runPromQL answers one query: parse the model, work out the step and the $__ variables,
@@ -51,9 +52,15 @@ func (d *Datasource) runPromQL(ctx context.Context, dq backend.DataQuery) backen
 			// Aligned to the step (in the panel's time zone) so refreshes hit the same samples.
 			start := interval.Align(q.TimeRange.From, iv.Step, q.UTCOffsetSec)
 			end := interval.Align(q.TimeRange.To, iv.Step, q.UTCOffsetSec)
-			rangeResp = d.convert(q, expr, iv, func(decode promclient.Decode) error {
-				return d.client.QueryRange(ctx, expr, start, end, iv.Step, 0, decode)
+			var served rcache.Result
+			rangeResp = d.convert(q, expr, iv, func(decode promclient.Decode) (err error) {
+				served, err = d.queryRange(ctx, expr, start, end, iv.Step, decode)
+				return err
 			})
+			if rangeResp.Error == nil {
+				annotateCache(rangeResp.Frames, served)
+				d.annotateCost(rangeResp.Frames, expr, served, served.Outcome == rcache.Bypass)
+			}
 		}()
 	}
 	if q.Instant {
@@ -61,9 +68,15 @@ func (d *Datasource) runPromQL(ctx context.Context, dq backend.DataQuery) backen
 		go func() {
 			defer wg.Done()
 			defer panics.Recover(queryPanicked(q.RefID, &instResp))
-			instResp = d.convert(q, expr, iv, func(decode promclient.Decode) error {
-				return d.client.Query(ctx, expr, q.TimeRange.To, 0, decode)
+			var served rcache.Outcome
+			instResp = d.convert(q, expr, iv, func(decode promclient.Decode) (err error) {
+				served, err = d.queryInstant(ctx, expr, q.TimeRange.To, decode)
+				return err
 			})
+			if instResp.Error == nil {
+				// An instant answer is scanned upstream unless the cache served it.
+				d.annotateCost(instResp.Frames, expr, rcache.Result{Outcome: served}, served != rcache.Hit)
+			}
 		}()
 	}
 	wg.Wait()

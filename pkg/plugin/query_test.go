@@ -207,6 +207,9 @@ func TestQueryErrors(t *testing.T) {
 		{"timeout", `{"expr":"up"}`, func(call) (*fakeResponse, error) {
 			return nil, fmt.Errorf("waiting: %w", context.DeadlineExceeded)
 		}, backend.StatusTimeout, backend.ErrorSourceDownstream, "did not answer in time", 1},
+		{"our own limiter refuses", `{"expr":"up"}`, func(call) (*fakeResponse, error) {
+			return nil, &promclient.LimitError{RequestsPerSecond: 20, MaxConcurrency: 10, Waited: time.Second}
+		}, backend.StatusTooManyRequests, backend.ErrorSourceDownstream, "raise requestsPerSecond or maxConcurrency in the datasource settings", 1},
 		{"2xx body that is not Prometheus JSON", `{"expr":"up"}`, func(call) (*fakeResponse, error) {
 			return okJSON(`<html>login</html>`), nil
 		}, backend.StatusBadGateway, backend.ErrorSourceDownstream, "Prometheus API response", 1},
@@ -344,7 +347,8 @@ func TestQueriesRunInParallelWithinTheBound(t *testing.T) {
 	ctx := backend.WithGrafanaConfig(context.Background(), backend.NewGrafanaCfg(map[string]string{"GF_CONCURRENT_QUERY_COUNT": fmt.Sprint(limit)}))
 	req := &backend.QueryDataRequest{}
 	for i := range queries {
-		req.Queries = append(req.Queries, dataQuery(fmt.Sprintf("Q%d", i), `{"expr":"up"}`))
+		// Distinct expressions: identical ones would share one upstream call (results cache).
+		req.Queries = append(req.Queries, dataQuery(fmt.Sprintf("Q%d", i), fmt.Sprintf(`{"expr":"up%d"}`, i)))
 	}
 	resp, err := d.QueryData(ctx, req)
 	if err != nil {

@@ -72,7 +72,7 @@ func (d *Datasource) resource(ctx context.Context, req *backend.CallResourceRequ
 		return errorResponseJSON(http.StatusBadRequest, "bad_data", err.Error())
 	}
 	var body []byte
-	err = d.forward(ctx, path, name, isLabelValues, p, promclient.Raw(&body))
+	err = d.lookup(ctx, req, path, name, isLabelValues, p, &body)
 	if err != nil && isLabelValues && name == "__name__" && isStatus(err, http.StatusNotFound) {
 		// Reports disagree on whether CloudWatch lists metric names; when it does not, the
 		// editor's metric picker gets an empty list and a reason instead of an error.

@@ -62,7 +62,8 @@ func (e *echoUpstream) echo(r *http.Request) string {
 	for k := range r.Header {
 		form.Set(k, r.Header.Get(k))
 	}
-	return raw.String() + " " + string(js) + " " + form.Encode()
+	// Also path-escaped, and JSON with "+" as \u002b, as other encoders write them.
+	return raw.String() + " " + string(js) + " " + form.Encode() + " " + url.PathEscape(raw.String()) + " " + strings.ReplaceAll(string(js), "+", `\u002b`)
 }
 
 func (e *echoUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -228,7 +229,7 @@ func TestNoSecretLeavesThePlugin(t *testing.T) {
 				}
 				secrets = append(secrets, sigs...)
 				for _, s := range secrets {
-					for _, form := range []string{s, url.QueryEscape(s), strings.ReplaceAll(s, "/", `\/`), s[:16]} {
+					for _, form := range []string{s, url.QueryEscape(s), url.PathEscape(s), strings.ReplaceAll(s, "/", `\/`), strings.ReplaceAll(s, "+", `\u002b`), s[:16]} {
 						if strings.Contains(all, form) {
 							i := strings.Index(all, form)
 							t.Errorf("secret form %q leaks: …%s…", form, all[max(0, i-80):min(len(all), i+len(form)+20)])
@@ -237,5 +238,33 @@ func TestNoSecretLeavesThePlugin(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestLogKeepsSecureJSONDataThroughOtherInstancesChurn: a day of hourly assumed-role
+// rotations reported by other instances' signers does not make the log forget an
+// instance's secureJsonData; disposing the instance drops it.
+func TestLogKeepsSecureJSONDataThroughOtherInstancesChurn(t *testing.T) {
+	const secret = "pinned/Secret+Key/TestLogKeeps000000001"
+	d, err := New(context.Background(), backend.DataSourceInstanceSettings{UID: "pinned", JSONData: json.RawMessage(`{"authType":"keys","defaultRegion":"us-east-1"}`),
+		DecryptedSecureJSONData: map[string]string{"accessKey": "AKIDPINNEDKEY0000001", "secretKey": secret}}, NewClient)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := sinks{logSecrets} // what another instance's signer reports
+	for hour := range 30 {
+		other.Add(fmt.Sprintf("ASIAOTHER%011d", hour), fmt.Sprintf("other-secret-%d", hour), fmt.Sprintf("other-token-%d", hour))
+	}
+	logs := &captureLog{}
+	prev := backend.Logger
+	backend.Logger = logs
+	t.Cleanup(func() { backend.Logger = prev })
+	logError("upstream said", "body", "key "+secret)
+	if strings.Contains(logs.text(), secret) {
+		t.Fatalf("secureJsonData leaks into the log after other instances' churn: %s", logs.text())
+	}
+	d.Dispose()
+	if got := logSecrets.String(secret); got != secret {
+		t.Errorf("a disposed instance's secret is still pinned in the log redactor: %q", got)
 	}
 }

@@ -19,7 +19,6 @@ import (
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
-	"golang.org/x/time/rate"
 )
 
 // CloudWatch's documented maxima for the limit parameter.
@@ -73,9 +72,10 @@ type Options struct {
 	QueryTimeout time.Duration
 	// MaxConcurrency caps in-flight requests per class (queries, discovery). Default 10.
 	MaxConcurrency int
-	// QueryRPS and DiscoveryRPS pace requests per class; defaults 20 and 5, negative means unlimited.
+	// QueryRPS and DiscoveryRPS cap requests per class in any one-second window; defaults
+	// 20 and 5, negative means unlimited.
 	QueryRPS, DiscoveryRPS float64
-	// QueryLimiter and DiscoveryLimiter replace the token buckets built from the rates (tests).
+	// QueryLimiter and DiscoveryLimiter, when set, pace instead of the rates (tests).
 	QueryLimiter, DiscoveryLimiter Limiter
 	Retry                          RetryPolicy
 	// Sleep waits between retries; it must return early with ctx's error. Default: a timer.
@@ -113,8 +113,8 @@ const (
 
 // trafficClass is one kind of traffic with its own account limits.
 type trafficClass struct {
-	limiter Limiter
-	slots   chan struct{}
+	limiter Limiter // optional extra pacing (tests)
+	sched   *scheduler
 }
 
 // Decode reads the body of a 2xx answer while it arrives (converter.Read, Data, Raw). It
@@ -175,12 +175,15 @@ func New(opts Options) (*Client, error) {
 	}
 	conc := opts.MaxConcurrency
 	fill(&conc, DefaultMaxConcurrency)
-	c.classes[classQuery] = trafficClass{limiter: opts.QueryLimiter, slots: make(chan struct{}, conc)}
-	c.classes[classDiscovery] = trafficClass{limiter: opts.DiscoveryLimiter, slots: make(chan struct{}, conc)}
-	for i, rps := range []float64{opts.QueryRPS, opts.DiscoveryRPS} {
-		if c.classes[i].limiter == nil {
-			c.classes[i].limiter = newRateLimiter(rps, []float64{DefaultQueryRPS, DefaultDiscoveryRPS}[i])
+	for i, l := range []Limiter{opts.QueryLimiter, opts.DiscoveryLimiter} {
+		rps := []float64{opts.QueryRPS, opts.DiscoveryRPS}[i]
+		if rps == 0 || math.IsNaN(rps) {
+			rps = []float64{DefaultQueryRPS, DefaultDiscoveryRPS}[i]
 		}
+		if l != nil {
+			rps = -1
+		}
+		c.classes[i] = trafficClass{limiter: l, sched: newScheduler(rps, conc, c.now)}
 	}
 	return c, nil
 }
@@ -190,17 +193,6 @@ func fill[T comparable](v *T, def T) {
 	if *v == zero {
 		*v = def
 	}
-}
-
-// newRateLimiter builds a token bucket whose burst is one second's worth.
-func newRateLimiter(rps, def float64) *rate.Limiter {
-	switch {
-	case rps == 0 || math.IsNaN(rps):
-		rps = def
-	case rps < 0:
-		return rate.NewLimiter(rate.Inf, 1)
-	}
-	return rate.NewLimiter(rate.Limit(rps), max(1, int(math.Ceil(rps))))
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {
@@ -259,6 +251,9 @@ func (c *Client) Labels(ctx context.Context, matchers []string, start, end time.
 func (c *Client) LabelValues(ctx context.Context, name string, matchers []string, start, end time.Time, limit int, decode Decode) error {
 	if name == "" {
 		return backend.DownstreamErrorf("the label name is empty; choose a label to list values for")
+	}
+	if err := checkPathSegment(name); err != nil {
+		return err
 	}
 	return c.do(ctx, classDiscovery, http.MethodGet, []string{"api", "v1", "label", name, "values"}, discoveryParams(matchers, start, end, limit), decode)
 }

@@ -65,23 +65,20 @@ func (c *Client) do(ctx context.Context, cl class, method string, segments []str
 	}
 }
 
-// attempt waits for the rate limiter and a concurrency slot, then sends once and reads
+// attempt waits for its turn (rate, concurrency, cheap first), then sends once and reads
 // the answer: a 2xx body through decode (the slot is held until it is read), anything
 // else into an *APIError.
 func (c *Client) attempt(ctx context.Context, tc *trafficClass, method string, u *url.URL, p url.Values, decode Decode) (http.Header, error) {
-	if err := tc.limiter.Wait(ctx); err != nil {
-		if ctx.Err() == nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
-			// rate.Limiter refuses up front, with a plain error, when the wait would pass the deadline.
-			err = fmt.Errorf("%w: the datasource's request-rate limit would delay this request past its deadline", context.DeadlineExceeded)
+	if tc.limiter != nil {
+		if err := tc.limiter.Wait(ctx); err != nil {
+			return nil, err
 		}
+	}
+	release, err := tc.sched.acquire(ctx, requestCost(p))
+	if err != nil {
 		return nil, err
 	}
-	select {
-	case tc.slots <- struct{}{}:
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	defer func() { <-tc.slots }()
+	defer release()
 
 	uc := *u
 	req, err := c.newRequest(ctx, method, &uc, p)
@@ -105,7 +102,7 @@ func (c *Client) attempt(ctx context.Context, tc *trafficClass, method string, u
 	switch {
 	case body.err != nil && ctx.Err() != nil:
 		return resp.Header, ctx.Err()
-	case errors.As(body.err, new(*TooLargeError)):
+	case errors.As(body.err, new(*TooLargeError)), errors.As(body.err, new(LocalRefusal)):
 		return resp.Header, body.err
 	case body.err != nil:
 		return resp.Header, &BodyError{Status: resp.StatusCode, Bytes: body.n, Cut: true, Err: body.err}

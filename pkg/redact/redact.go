@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"net/url"
 	"regexp"
+	"sort"
 	"strings"
 	"sync"
 )
@@ -21,16 +22,17 @@ const Mark = "[redacted]"
 // every message they happen to occur in.
 const minSecretLen = 4
 
-// maxSecrets bounds memory when credentials rotate (assumed roles renew hourly); the oldest
-// are forgotten first, and patterns still catch their shapes.
-const maxSecrets = 64
+// maxLearned bounds the secrets the signer reports, which pile up as credentials rotate
+// (assumed roles renew hourly); the least recently seen are forgotten first, and patterns
+// still catch their shapes. Pinned secrets do not count against it.
+const maxLearned = 64
 
 // patterns find secrets whose values are not known. Each keeps its first group (the name
 // and separator) and replaces the rest. Separators cover raw header lines ("Name: v"), JSON
 // ("Name":"v" or "Name":["v"], also with escaped quotes) and URL encoding (Name=v, Name%3Dv, %22%3A%22).
 var patterns = []*regexp.Regexp{
 	// Session tokens: header, query parameter or JSON key; values are base64-ish, maybe %-encoded.
-	regexp.MustCompile(`(?i)(x-amz-security-token(?:\\?["']|\s|[:=\[]|%2[02]|%3[ad]|%5b){1,8})[A-Za-z0-9+/=%_\-]{8,}`),
+	regexp.MustCompile(`(?i)(x-amz-security-token(?:\\?["']|\s|[:=\[]|%2[02]|%3[ad]|%5b){1,8})(?:[A-Za-z0-9+/=%_\-]|\\/|\\u002b){8,}`),
 	// Signatures: Authorization's Signature=, and X-Amz-Signature in presigned URLs.
 	regexp.MustCompile(`(?i)((?:x-amz-)?signature(?:\\?["']|\s|[:=\[]|%2[02]|%3[ad]|%5b){1,8})[0-9a-f]{64}`),
 	// The access key id in Authorization's Credential=<key id>/date/region/service/aws4_request.
@@ -54,71 +56,137 @@ var hintStart = func() (t [256]bool) {
 // patterns.
 type Redactor struct {
 	mu       sync.RWMutex
-	known    map[string]bool
-	order    []string
+	pinned   map[string]int    // secret → how many holders pinned it; never evicted
+	learned  map[string]uint64 // secret → tick it was last reported; capped at maxLearned
+	tick     uint64
+	forms    []string // every form of every known secret: what Bytes looks for and replacer removes
 	replacer *strings.Replacer
 }
 
-// New returns a redactor that knows secrets.
+// New returns a redactor that knows secrets for good (pinned).
 func New(secrets ...string) *Redactor {
 	r := &Redactor{}
-	r.Add(secrets...)
+	r.Pin(secrets...)
 	return r
 }
 
-// Add teaches r more secrets. The signer calls it for every request; known values cost a
-// read lock.
+// Pin teaches r secrets that stay known however many others are learned, until release
+// is called: a datasource's secureJsonData, held for the instance's lifetime. Pins are
+// counted, so two holders of one secret each keep it.
+func (r *Redactor) Pin(secrets ...string) (release func()) {
+	secrets = usable(secrets)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.pinned == nil {
+		r.pinned = map[string]int{}
+	}
+	for _, s := range secrets {
+		r.pinned[s]++
+		delete(r.learned, s)
+	}
+	r.rebuild()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			for _, s := range secrets {
+				if r.pinned[s]--; r.pinned[s] <= 0 {
+					delete(r.pinned, s)
+				}
+			}
+			r.rebuild()
+		})
+	}
+}
+
+// Add teaches r secrets the signer used. It calls Add for every request: a secret seen
+// again is refreshed, and beyond maxLearned the least recently seen is forgotten.
 func (r *Redactor) Add(secrets ...string) {
-	if r.knowsAll(secrets) {
+	secrets = usable(secrets)
+	if len(secrets) == 0 {
 		return
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.known == nil {
-		r.known = map[string]bool{}
+	if r.learned == nil {
+		r.learned = map[string]uint64{}
 	}
+	r.tick++
 	changed := false
 	for _, s := range secrets {
-		s = strings.TrimSpace(s)
-		if len(s) < minSecretLen || r.known[s] {
+		if r.pinned[s] > 0 {
 			continue
 		}
-		r.known[s] = true
-		r.order = append(r.order, s)
-		changed = true
-	}
-	for len(r.order) > maxSecrets {
-		delete(r.known, r.order[0])
-		r.order = r.order[1:]
-	}
-	if changed {
-		r.replacer = newReplacer(r.order)
-	}
-}
-
-func (r *Redactor) knowsAll(secrets []string) bool {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	for _, s := range secrets {
-		if s = strings.TrimSpace(s); len(s) >= minSecretLen && !r.known[s] {
-			return false
+		if _, ok := r.learned[s]; !ok {
+			changed = true
 		}
+		r.learned[s] = r.tick
 	}
-	return true
-}
-
-// newReplacer replaces each secret in the forms it takes when echoed: as is, URL-encoded
-// (query and path escaping) and JSON-escaped ("/" as "\/", "+" as "\u002b").
-func newReplacer(secrets []string) *strings.Replacer {
-	seen := map[string]bool{}
-	var pairs []string
-	for _, s := range secrets {
-		for _, form := range []string{s, url.QueryEscape(s), url.PathEscape(s), strings.ReplaceAll(s, "/", `\/`), strings.ReplaceAll(s, "+", `\u002b`)} {
-			if !seen[form] {
-				seen[form] = true
-				pairs = append(pairs, form, Mark)
+	for len(r.learned) > maxLearned {
+		oldest, at := "", uint64(0)
+		for s, t := range r.learned {
+			if oldest == "" || t < at {
+				oldest, at = s, t
 			}
 		}
+		delete(r.learned, oldest)
+	}
+	if changed {
+		r.rebuild()
+	}
+}
+
+// usable trims secrets and drops those too short to redact.
+func usable(secrets []string) []string {
+	out := make([]string, 0, len(secrets))
+	for _, s := range secrets {
+		if s = strings.TrimSpace(s); len(s) >= minSecretLen {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// rebuild lists the forms of every known secret once; r.mu is held.
+func (r *Redactor) rebuild() {
+	all := make([]string, 0, len(r.pinned)+len(r.learned))
+	for s := range r.pinned {
+		all = append(all, s)
+	}
+	for s := range r.learned {
+		all = append(all, s)
+	}
+	// Longest first, so a secret that contains another is replaced whole.
+	sort.Slice(all, func(i, j int) bool { return len(all[i]) > len(all[j]) || len(all[i]) == len(all[j]) && all[i] < all[j] })
+	r.forms = formsOf(all)
+	r.replacer = nil
+	if len(r.forms) > 0 {
+		r.replacer = newReplacer(r.forms)
+	}
+}
+
+// formsOf lists each secret in the forms it takes when echoed: as is, URL-encoded (query
+// and path escaping) and JSON-escaped ("/" as "\/", "+" as "\u002b", or both), once each.
+func formsOf(secrets []string) []string {
+	jsonEscape := strings.NewReplacer("/", `\/`, "+", `\u002b`)
+	seen := map[string]bool{}
+	var forms []string
+	for _, s := range secrets {
+		for _, form := range []string{s, url.QueryEscape(s), url.PathEscape(s), strings.ReplaceAll(s, "/", `\/`), strings.ReplaceAll(s, "+", `\u002b`), jsonEscape.Replace(s)} {
+			if !seen[form] {
+				seen[form] = true
+				forms = append(forms, form)
+			}
+		}
+	}
+	return forms
+}
+
+func newReplacer(forms []string) *strings.Replacer {
+	pairs := make([]string, 0, 2*len(forms))
+	for _, f := range forms {
+		pairs = append(pairs, f, Mark)
 	}
 	return strings.NewReplacer(pairs...)
 }
@@ -148,8 +216,8 @@ func (r *Redactor) Bytes(b []byte) []byte {
 	dirty := mayMatch(string(b)) // the conversion does not escape, so it does not copy
 	if !dirty && r != nil {
 		r.mu.RLock()
-		for _, s := range r.order {
-			if bytes.Contains(b, []byte(s)) || bytes.Contains(b, []byte(url.QueryEscape(s))) || bytes.Contains(b, []byte(strings.ReplaceAll(s, "/", `\/`))) {
+		for _, f := range r.forms {
+			if bytes.Contains(b, []byte(f)) {
 				dirty = true
 				break
 			}

@@ -122,16 +122,92 @@ func TestLeavesOrdinaryTextAlone(t *testing.T) {
 	}
 }
 
-func TestForgetsOldestBeyondTheBound(t *testing.T) {
+// TestPinnedOutliveRotation: a day of hourly assumed-role rotations (3 secrets each) by
+// this and other datasources never evicts pinned secureJsonData; learned secrets are
+// capped, the least recently seen go first, and one seen again is kept.
+func TestPinnedOutliveRotation(t *testing.T) {
+	r := New("secure-json-data-secret")
+	release := r.Pin("other-instance-secret")
+	active := "signer-key-in-use-every-hour"
+	for hour := range 48 {
+		for ds := range 3 {
+			r.Add(fmt.Sprintf("key-%02d-%03d", ds, hour), fmt.Sprintf("secret-%02d-%03d", ds, hour), fmt.Sprintf("token-%02d-%03d", ds, hour))
+		}
+		r.Add(active) // a long-term key the signer reports on every request
+	}
+	for _, s := range []string{"secure-json-data-secret", "other-instance-secret", active, "token-02-047"} {
+		if got := r.String("x " + s + " y"); got != "x "+Mark+" y" {
+			t.Errorf("%s was forgotten: %q", s, got)
+		}
+	}
+	if got := r.String("key-00-000"); got != "key-00-000" {
+		t.Errorf("the least recently seen learned secret is still held: %q", got)
+	}
+	if n := len(r.learned); n > maxLearned {
+		t.Errorf("%d learned secrets held, the cap is %d", n, maxLearned)
+	}
+	release()
+	release() // twice is harmless
+	if got := r.String("other-instance-secret"); got != "other-instance-secret" {
+		t.Errorf("a released pin is still held: %q", got)
+	}
+	if got := r.String("secure-json-data-secret"); got != Mark {
+		t.Errorf("releasing one pin dropped another: %q", got)
+	}
+}
+
+// TestPinsAreCounted: two holders pin one secret; one releasing keeps it for the other.
+func TestPinsAreCounted(t *testing.T) {
 	r := New()
-	for i := range maxSecrets + 10 {
-		r.Add(fmt.Sprintf("rotated-secret-%03d", i))
+	a, b := r.Pin("shared-secret"), r.Pin("shared-secret")
+	a()
+	if got := r.String("shared-secret"); got != Mark {
+		t.Errorf("still pinned by b, but %q", got)
 	}
-	if got := r.String("rotated-secret-000"); got != "rotated-secret-000" {
-		t.Errorf("the oldest secret is still held: %q", got)
+	b()
+	if got := r.String("shared-secret"); got != "shared-secret" {
+		t.Errorf("no pin left, but %q", got)
 	}
-	last := fmt.Sprintf("rotated-secret-%03d", maxSecrets+9)
-	if got := r.String(last); got != Mark {
-		t.Errorf("the newest secret is not redacted: %q", got)
+}
+
+// TestTokenPatternCrossesJSONEscapes: a session token echoed JSON-escaped ("/" as "\/", "+"
+// as "\u002b") is removed whole by the pattern, not only up to its first escape.
+func TestTokenPatternCrossesJSONEscapes(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 5))
+	for range 20 {
+		c := randomCreds(r, "ASIA")
+		tok := "IQoJb3Jp/" + c.token + "+tail"
+		for _, form := range []string{strings.ReplaceAll(tok, "/", `\/`), strings.NewReplacer("/", `\/`, "+", `\u002b`).Replace(tok)} {
+			text := `{"X-Amz-Security-Token":["` + form + `"]}`
+			got := (&Redactor{}).String(text)
+			if want := `{"X-Amz-Security-Token":["` + Mark + `"]}`; got != want {
+				t.Errorf("got %s", got)
+			}
+		}
+	}
+}
+
+// TestBytesFindsEveryForm: a body that holds a secret only in a form the replacer knows
+// (path-escaped, "+" as \u002b, both JSON escapes) is cleaned by Bytes too, not only by String.
+func TestBytesFindsEveryForm(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 11))
+	for range 20 {
+		c := randomCreds(r, "AKID")
+		secret := "Ab+cd/" + c.secret // base64 with both characters that have other forms
+		red := New(secret)
+		for name, form := range map[string]string{
+			"path-escaped":      url.PathEscape(secret),
+			"plus as \\u002b":   strings.ReplaceAll(secret, "+", `\u002b`),
+			"both JSON escapes": strings.NewReplacer("/", `\/`, "+", `\u002b`).Replace(secret),
+		} {
+			body := `{"status":"success","data":["` + form + `"]}`
+			got := string(red.Bytes([]byte(body)))
+			if strings.Contains(got, form) || !strings.Contains(got, Mark) {
+				t.Errorf("%s form survives Bytes: %s", name, got)
+			}
+			if got != red.String(body) {
+				t.Errorf("%s: Bytes and String differ", name)
+			}
+		}
 	}
 }

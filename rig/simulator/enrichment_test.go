@@ -49,3 +49,17 @@ func TestPrefixCacheHitRate(t *testing.T) {
 		t.Errorf("kv-saturation hit rate of %s %g, healthy %g: long new prompts should hit less", llama, s[llama], h[llama])
 	}
 }
+
+// Every metric the simulator publishes with the vended scope is in semconv's table of
+// vended (delta) names, so query checks that consult the table know all of them.
+func TestEveryVendedNameIsInSemconv(t *testing.T) {
+	names := query(t, backfilled(t, "healthy", 1), `count by (__name__) ({"@instrumentation.@name"="`+sc.ScopeSageMakerVended+`", __name__=~".+"})`, "__name__")
+	if len(names) < 20 {
+		t.Fatalf("only %d vended metrics: %v", len(names), names)
+	}
+	for n := range names {
+		if !sc.IsVended(n) {
+			t.Errorf("the simulator publishes vended %s, which semconv.IsVended does not know", n)
+		}
+	}
+}

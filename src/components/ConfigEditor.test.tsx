@@ -27,6 +27,11 @@ const BACKEND_JSON_KEYS = [
   'httpMethod',
   'maxConcurrency',
   'requestsPerSecond',
+  'memoryBudgetMiB',
+  'cacheSizeMiB',
+  'cacheRefetchWindow',
+  'cacheFreshFor',
+  'costPerMillionSamples',
 ];
 const BACKEND_SECRET_KEYS = ['accessKey', 'secretKey', 'sessionToken'];
 

@@ -17,6 +17,9 @@ const HTTP_METHODS: Array<SelectableValue<'POST' | 'GET'>> = [
   { label: 'GET', value: 'GET' },
 ];
 
+/** The jsonData keys entered as numbers. */
+type NumberKey = 'maxConcurrency' | 'requestsPerSecond' | 'memoryBudgetMiB' | 'cacheSizeMiB' | 'costPerMillionSamples';
+
 /**
  * AWS authentication comes from @grafana/aws-sdk's ConnectionConfig (the form every AWS
  * plugin shares; it writes authType, defaultRegion, profile, assumeRoleArn, externalId,
@@ -27,7 +30,7 @@ export function ConfigEditor(props: Props) {
   const { options, onOptionsChange } = props;
   const { jsonData, secureJsonFields } = options;
 
-  const onNumber = (key: 'maxConcurrency' | 'requestsPerSecond') => (e: ChangeEvent<HTMLInputElement>) => {
+  const onNumber = (key: NumberKey) => (e: ChangeEvent<HTMLInputElement>) => {
     const raw = e.currentTarget.value.trim();
     const value = raw === '' ? undefined : Number(raw);
     onOptionsChange({
@@ -109,6 +112,54 @@ export function ConfigEditor(props: Props) {
           placeholder="10"
           value={jsonData.maxConcurrency ?? ''}
           onChange={onNumber('maxConcurrency')}
+        />
+        <InputField
+          id="memoryBudgetMiB"
+          label="Memory budget (MiB)"
+          description="Memory that answers being decoded may use at once; larger queries wait or fail with advice to narrow them. Default 1024."
+          type="number"
+          min={16}
+          placeholder="default"
+          value={jsonData.memoryBudgetMiB ?? ''}
+          onChange={onNumber('memoryBudgetMiB')}
+        />
+      </FieldSet>
+      <FieldSet label="Results cache">
+        <InputField
+          id="cacheSizeMiB"
+          label="Cache size (MiB)"
+          description="Memory for cached query results and variable lookups, shared by all viewers. 0 turns the cache off. Default 256."
+          type="number"
+          min={0}
+          placeholder="default"
+          value={jsonData.cacheSizeMiB ?? ''}
+          onChange={onNumber('cacheSizeMiB')}
+        />
+        <InputField
+          id="cacheRefetchWindow"
+          label="Re-fetch window"
+          description="The newest part of every answer is fetched again on refresh until it is this old, because CloudWatch data can arrive minutes late. Default 10m."
+          placeholder="10m"
+          value={jsonData.cacheRefetchWindow ?? ''}
+          onChange={onUpdateDatasourceJsonDataOption(props, 'cacheRefetchWindow')}
+        />
+        <InputField
+          id="cacheFreshFor"
+          label="Reuse answers for"
+          description="Answers this recent are reused as they are, so panels and viewers asking at once share one call. Longer means fewer calls and staler panels. Default 15s, 0s off."
+          placeholder="15s"
+          value={jsonData.cacheFreshFor ?? ''}
+          onChange={onUpdateDatasourceJsonDataOption(props, 'cacheFreshFor')}
+        />
+        <InputField
+          id="costPerMillionSamples"
+          label="Price per million samples (USD)"
+          description="For the cost estimate in the query inspector. Default 0.01, as reported for CloudWatch PromQL API queries; check your AWS pricing."
+          type="number"
+          min={0}
+          placeholder="0.01"
+          value={jsonData.costPerMillionSamples ?? ''}
+          onChange={onNumber('costPerMillionSamples')}
         />
       </FieldSet>
     </>

@@ -21,7 +21,9 @@ import (
 type target map[string]string
 
 // intended says where each rule must fire (rig/simulator/SCENARIOS.md names the targets of
-// the default fleet); everywhere else, the healthy fleet included, it must stay quiet.
+// the default fleet); everywhere else, the healthy fleet included, it must stay quiet. No
+// rule targets gpu-degrade (a hardware incident for diagnosis and the GPU panels) or
+// enrichment-off (vended series missing: rules on them see no data, which is OK, not firing).
 var intended = map[string]map[string]target{
 	"inferscope-kv-saturation":      {"kv-saturation": {"endpoint": "chat-ic", "inference_component": "chat-llama-8b"}},
 	"inferscope-engine-queueing":    {"engine-queueing": {"endpoint": "chat-ic", "inference_component": "chat-qwen-7b"}},
@@ -38,13 +40,15 @@ var intended = map[string]map[string]target{
 	// Availability SLO: the crash fails a share of summarize's invocations.
 	"inferscope-slo-errors-fast": {"model-crash": {"endpoint": "summarize"}},
 	"inferscope-slo-errors-slow": {"model-crash": {"endpoint": "summarize"}},
-	// ITL SLO: no scenario slows decoding that much; it must stay quiet everywhere.
+	// ITL SLO: no scenario slows decoding that much; it must stay quiet everywhere. In
+	// gpu-degrade one throttled copy decodes ~1.8× slower, but its IC's ITL stays within the
+	// objective, so no firing there either.
 	"inferscope-slo-itl-fast": {},
 	"inferscope-slo-itl-slow": {},
 }
 
 var scenarios = []string{"healthy", "kv-saturation", "engine-queueing", "gpu-memory-leak", "model-crash",
-	"az-imbalance", "scaling-not-firing", "slow-cold-start", "ice-exhaustion"}
+	"az-imbalance", "scaling-not-firing", "slow-cold-start", "ice-exhaustion", "gpu-degrade", "enrichment-off"}
 
 // Evaluation schedule: every rule evaluated like Grafana's scheduler, at its group's
 // interval (one minute), over the last part of the history, where every incident is active
@@ -103,7 +107,7 @@ func evaluateSpan(t *testing.T, opts stack.Options, rules []rule, span, every ti
 
 func TestRuleScenarioMatrix(t *testing.T) {
 	if testing.Short() {
-		t.Skip("skipped with -short: backfills nine simulated fleets and evaluates every rule over 90 minutes of each")
+		t.Skip("skipped with -short: backfills eleven simulated fleets and evaluates every rule over 90 minutes of each")
 	}
 	rules := loadRules(t)
 	for _, r := range rules {

@@ -14,16 +14,6 @@ import (
 	sc "github.com/inferscope/sagemaker-datasource/pkg/semconv"
 )
 
-// deltaMetrics are the classic vended metrics CloudWatch stores with delta temporality.
-var deltaMetrics = map[string]bool{
-	sc.Invocations: true, sc.InvocationsByInstanceID: true, sc.InvocationsForIC: true, sc.InvocationsForICByInstanceID: true,
-	sc.Invocation4XXErrors: true, sc.Invocation5XXErrors: true, sc.InvocationModelErrors: true,
-	sc.Invocation4XXErrorsByInstance: true, sc.Invocation5XXErrorsByInstance: true,
-	sc.Invocation4XXErrorsForIC: true, sc.Invocation5XXErrorsForIC: true,
-	sc.ModelLatency: true, sc.OverheadLatency: true, sc.FirstChunkModelLatency: true, sc.FirstChunkOverheadLatency: true,
-	sc.ConcurrentRequestsPerCopy: true, sc.MidStreamErrors: true,
-}
-
 // cumulativeOnly are functions that assume cumulative counters and go silently wrong on deltas.
 var cumulativeOnly = map[string]bool{"rate": true, "irate": true, "increase": true, "resets": true}
 
@@ -66,7 +56,7 @@ func Problems(ast parser.Expr) []string {
 			if name == "" {
 				problems = append(problems, fmt.Sprintf("selector %s has no metric name", n))
 			}
-			if deltaMetrics[name] {
+			if sc.IsVended(name) {
 				for _, anc := range path {
 					if c, ok := anc.(*parser.Call); ok && cumulativeOnly[c.Func.Name] {
 						problems = append(problems, fmt.Sprintf("delta metric %s inside %s(): use sum_over_time", name, c.Func.Name))

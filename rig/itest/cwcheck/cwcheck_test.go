@@ -18,6 +18,10 @@ func TestCloudWatchChecksCatchViolations(t *testing.T) {
 		{"underscore on()", `a and on (aws_sagemaker_endpoint_name) b`, "matches nothing"},
 		{"rate on delta", `rate(Invocations[5m])`, "delta metric"},
 		{"increase on delta deep", `sum(increase(ModelLatency{EndpointName="x"}[5m]))`, "delta metric"},
+		{"rate on per-instance latency", `rate(ModelLatencyByInstanceId[5m])`, "delta metric"},
+		{"rate on per-copy errors", `sum(rate(Invocation5XXErrorsForIcByInstanceIdByContainerId[5m]))`, "delta metric"},
+		{"irate on per-IC latency", `irate(ModelLatencyForIc[5m])`, "delta metric"},
+		{"increase on per-AZ first chunk", `increase(FirstChunkModelLatencyByAzByInstanceType[5m])`, "delta metric"},
 		{"clean", `sum by ("@resource.host.id") (rate(vllm:generation_tokens_total{"aws.sagemaker.endpoint.name"=~".*"}[5m]))`, ""},
 		{"clean delta", `sum(sum_over_time(Invocations{EndpointName=~".*"}[5m])) / 300`, ""},
 	}

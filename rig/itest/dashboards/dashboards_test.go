@@ -37,7 +37,7 @@ type dashboard struct {
 var labelValuesForm = regexp.MustCompile(`^label_values\((.+), "([^"]+)"\)$`)
 
 // decodeAll generates the dashboards and decodes each, by file name.
-func decodeAll(t *testing.T) map[string]dashboard {
+func decodeAll(t testing.TB) map[string]dashboard {
 	t.Helper()
 	generated, err := builder.All()
 	if err != nil {

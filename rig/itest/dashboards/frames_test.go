@@ -59,11 +59,12 @@ func TestPanelFrames(t *testing.T) {
 					t.Fatalf("%s/%d %s: %v", file, p.ID, ref, dr.Error)
 				}
 				// Series order is the upstream's, and the first frame carries the response's
-				// metadata: sort, and drop what only describes the request, so the file
-				// changes only with the data.
+				// metadata: sort, and drop what only describes the request (and how the
+				// results cache served it, with its cost estimate), so the file changes only
+				// with the data.
 				for _, fr := range dr.Frames {
 					if fr.Meta != nil {
-						fr.Meta.ExecutedQueryString, fr.Meta.Custom = "", nil
+						fr.Meta.ExecutedQueryString, fr.Meta.Custom, fr.Meta.Stats = "", nil, nil
 					}
 				}
 				sort.SliceStable(dr.Frames, func(i, j int) bool {

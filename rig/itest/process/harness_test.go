@@ -26,6 +26,7 @@ import (
 // reaches it: go-plugin's handshake (magic cookie grafana_plugin_type=datasource, protocol
 // version 2) over stdout, then gRPC on the address the plugin announced.
 type pluginProcess struct {
+	pid         int
 	client      *goplugin.Client
 	data        grpcplugin.DataClient
 	diagnostics grpcplugin.DiagnosticsClient
@@ -74,7 +75,7 @@ func startPlugin(t *testing.T, bin string, env ...string) *pluginProcess {
 	if err != nil {
 		t.Fatalf("go-plugin handshake with %s: %v", bin, err)
 	}
-	p := &pluginProcess{client: client}
+	p := &pluginProcess{client: client, pid: cmd.Process.Pid}
 	p.data = dispense[grpcplugin.DataClient](t, rpc, "data")
 	p.diagnostics = dispense[grpcplugin.DiagnosticsClient](t, rpc, "diagnostics")
 	p.resource = dispense[grpcplugin.ResourceClient](t, rpc, "resource")

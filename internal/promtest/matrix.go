@@ -1,0 +1,29 @@
+// Package promtest builds Prometheus API answers for tests of the plugin and the rig.
+package promtest
+
+import (
+	"fmt"
+	"strings"
+)
+
+// LargeMatrix is a query_range success answer of series × points float samples, 15 s
+// apart, about 26 bytes a point: the shape of a heavy panel's answer.
+func LargeMatrix(series, points int) []byte {
+	var b strings.Builder
+	b.WriteString(`{"status":"success","data":{"resultType":"matrix","result":[`)
+	for s := range series {
+		if s > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"metric":{"__name__":"m","instance":"i-%04d"},"values":[`, s)
+		for p := range points {
+			if p > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, `[%d,"%d.%03d"]`, 1_700_000_000+p*15, s*p%9973, p%1000)
+		}
+		b.WriteString(`]}`)
+	}
+	b.WriteString(`]}}`)
+	return []byte(b.String())
+}

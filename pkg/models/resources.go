@@ -1,0 +1,116 @@
+package models
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/inferscope/sagemaker-datasource/pkg/interval"
+)
+
+// Defaults of the resource settings.
+const (
+	// DefaultMemoryBudgetMiB bounds the memory of answers being decoded at once; the
+	// largest accepted answer (256 MiB) fits at 4 bytes of memory per byte of JSON (budget.DefaultFactor).
+	DefaultMemoryBudgetMiB = 1024
+	// DefaultCacheSizeMiB bounds the results cache; 0 turns it off.
+	DefaultCacheSizeMiB = 256
+	// DefaultCacheRefetchWindow: the newest part of an answer is fetched again on refresh
+	// until it is this old, since CloudWatch data can arrive minutes late.
+	DefaultCacheRefetchWindow = 10 * time.Minute
+	// DefaultCacheFreshFor: answers this recent are reused as they are (coalescing panels
+	// and viewers that ask at once); raising it trades staleness for fewer calls.
+	DefaultCacheFreshFor = 15 * time.Second
+	// DefaultCostPerMillionSamples is the price of PromQL API queries as third parties
+	// report it (docs/cloudwatch-promql.md, marked [T]); AWS's pricing page only says
+	// "per million samples scanned". Configurable, for the query inspector's estimate.
+	DefaultCostPerMillionSamples = 0.01
+
+	memoryBudgetMiBMin    = 16
+	sizeMiBLimit          = 64 << 10
+	maxCacheRefetchWindow = 6 * time.Hour
+	maxCacheFreshFor      = 10 * time.Minute
+	maxCostPerMillion     = 1000
+)
+
+// Resources are the settings that bound what the plugin holds and spends.
+type Resources struct {
+	MemoryBudgetMiB       int           `json:"memoryBudgetMiB"`
+	CacheSizeMiB          int           `json:"cacheSizeMiB"` // 0: no results cache
+	CacheRefetchWindow    time.Duration `json:"cacheRefetchWindow"`
+	CacheFreshFor         time.Duration `json:"cacheFreshFor"`
+	CostPerMillionSamples float64       `json:"costPerMillionSamples"`
+}
+
+// resourcesJSON is their part of the stored jsonData.
+type resourcesJSON struct {
+	MemoryBudgetMiB       json.RawMessage `json:"memoryBudgetMiB"`
+	CacheSizeMiB          json.RawMessage `json:"cacheSizeMiB"`
+	CacheRefetchWindow    string          `json:"cacheRefetchWindow"`
+	CacheFreshFor         string          `json:"cacheFreshFor"`
+	CostPerMillionSamples json.RawMessage `json:"costPerMillionSamples"`
+}
+
+// load fills r from jd, defaults for what is missing; each error names the key and a fix.
+func (r *Resources) load(jd resourcesJSON) []error {
+	var errs []error
+	numbers := []struct {
+		key      string
+		raw      json.RawMessage
+		def      float64
+		lo, hi   float64
+		whole    bool
+		set      func(float64)
+		unitHint string
+	}{
+		{"memoryBudgetMiB", jd.MemoryBudgetMiB, DefaultMemoryBudgetMiB, memoryBudgetMiBMin, sizeMiBLimit, true,
+			func(v float64) { r.MemoryBudgetMiB = int(v) }, "a whole number of MiB"},
+		{"cacheSizeMiB", jd.CacheSizeMiB, DefaultCacheSizeMiB, 0, sizeMiBLimit, true,
+			func(v float64) { r.CacheSizeMiB = int(v) }, "a whole number of MiB (0 turns the cache off)"},
+		{"costPerMillionSamples", jd.CostPerMillionSamples, DefaultCostPerMillionSamples, 0, maxCostPerMillion, false,
+			func(v float64) { r.CostPerMillionSamples = v }, "a price in USD"},
+	}
+	for _, n := range numbers {
+		n.set(n.def)
+		v, ok, err := number(n.key, n.raw)
+		switch {
+		case err != nil:
+			errs = append(errs, err)
+		case !ok:
+		case v < n.lo || v > n.hi || (n.whole && v != math.Trunc(v)):
+			errs = append(errs, fmt.Errorf("jsonData.%s %v is out of range: use %s from %g to %g (default %g)", n.key, v, n.unitHint, n.lo, n.hi, n.def))
+		default:
+			n.set(v)
+		}
+	}
+	durations := []struct {
+		key, raw, example string
+		dst               *time.Duration
+		def, limit        time.Duration
+	}{
+		{"cacheRefetchWindow", jd.CacheRefetchWindow, "10m", &r.CacheRefetchWindow, DefaultCacheRefetchWindow, maxCacheRefetchWindow},
+		{"cacheFreshFor", jd.CacheFreshFor, "15s", &r.CacheFreshFor, DefaultCacheFreshFor, maxCacheFreshFor},
+	}
+	for _, f := range durations {
+		*f.dst = f.def
+		if f.raw == "" {
+			continue
+		}
+		d, err := interval.ParseDuration(f.raw)
+		switch {
+		case err != nil:
+			errs = append(errs, fmt.Errorf("jsonData.%s: %w", f.key, err))
+		case d < 0 || d > f.limit:
+			errs = append(errs, fmt.Errorf("jsonData.%s %q is out of range: use a duration from 0s to %s, such as %s", f.key, f.raw, interval.FormatDuration(f.limit), f.example))
+		default:
+			*f.dst = d
+		}
+	}
+	return errs
+}
+
+func (r Resources) String() string {
+	return fmt.Sprintf("memoryBudgetMiB=%d cacheSizeMiB=%d cacheRefetchWindow=%s cacheFreshFor=%s costPerMillionSamples=%g",
+		r.MemoryBudgetMiB, r.CacheSizeMiB, interval.FormatDuration(r.CacheRefetchWindow), interval.FormatDuration(r.CacheFreshFor), r.CostPerMillionSamples)
+}

@@ -1,0 +1,245 @@
+package promclient
+
+import (
+	"container/heap"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net/url"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// scheduler admits the requests of one traffic class. Three rules:
+//   - rate: at most n admissions in any window (a sliding window over the last n
+//     admission times), so no one-second span ever exceeds the configured rate, not even
+//     after an idle moment (a token bucket would let a full burst plus a second's refill through);
+//   - concurrency: at most conc admitted and not yet released;
+//   - order: the waiting request with the earliest key goes first, where the key is its
+//     arrival plus a penalty that grows with its cost, so one-point stat panels overtake
+//     heavy range queries that arrived shortly before them, and nothing waits forever.
+type scheduler struct {
+	mu       sync.Mutex
+	n        int           // admissions per window; 0 = no rate limit
+	window   time.Duration // 1s, or longer for rates below one per second
+	sends    []time.Time   // ring of the last n admission times
+	head     int           // index of the oldest entry in sends
+	conc     int
+	inFlight int
+	queue    waitQueue
+	seq      uint64
+	rps      float64 // as configured, for messages
+	now      func() time.Time
+}
+
+// maxCostPenalty is how far the heaviest request's place in line is pushed back; with it a
+// request of heavyPoints or more points lets cheaper ones that arrive up to this much later go first.
+const (
+	maxCostPenalty = 2 * time.Second
+	heavyPoints    = 1000
+)
+
+// newScheduler paces rps requests per second (rps < 0: no pacing) with conc in flight.
+// A fractional rate is rounded down per second; below one per second the window stretches
+// to 1/rps, so the setting is never exceeded.
+func newScheduler(rps float64, conc int, now func() time.Time) *scheduler {
+	s := &scheduler{conc: max(conc, 1), rps: rps, now: now, window: time.Second}
+	switch {
+	case rps < 0 || math.IsInf(rps, 1):
+	case rps < 1:
+		s.n, s.window = 1, time.Duration(float64(time.Second)/rps)
+	default:
+		s.n = int(math.Floor(rps))
+	}
+	if s.n > 0 {
+		s.sends = make([]time.Time, 0, s.n)
+	}
+	return s
+}
+
+// LimitError is a request our own limiter did not send: waiting for its turn would pass
+// the request's deadline. It unwraps to context.DeadlineExceeded.
+type LimitError struct {
+	RequestsPerSecond float64 // negative: no rate limit, concurrency was the bottleneck
+	MaxConcurrency    int
+	Waited            time.Duration
+}
+
+func (e *LimitError) Error() string {
+	rate := "no request rate limit"
+	if e.RequestsPerSecond >= 0 {
+		rate = fmt.Sprintf("requestsPerSecond %g", e.RequestsPerSecond)
+	}
+	return fmt.Sprintf("the datasource's own request limiter (%s, maxConcurrency %d) held this request for %s and it would not be sent before the query's deadline: "+
+		"raise requestsPerSecond or maxConcurrency in the datasource settings (CloudWatch allows 300 requests per second and 30 concurrent queries per account), "+
+		"show fewer panels at once, or raise the query timeout",
+		rate, e.MaxConcurrency, e.Waited.Round(time.Millisecond))
+}
+
+func (e *LimitError) Unwrap() error { return context.DeadlineExceeded }
+
+// LocalRefusal is an error from a limit of this process (such as a memory budget
+// charging the body as it is read), not from the connection or the answer: a body read
+// that fails with one is returned as it is, not retried as a cut-off answer.
+type LocalRefusal interface {
+	error
+	LocalRefusal()
+}
+
+type waiter struct {
+	key   time.Time
+	seq   uint64
+	wake  chan struct{}
+	index int
+}
+
+// acquire waits until the request may be sent and returns the function that ends its
+// in-flight time. cost is the request's size in points (1 for an instant query).
+func (s *scheduler) acquire(ctx context.Context, cost int) (func(), error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	arrived := s.now()
+	s.seq++
+	w := &waiter{key: arrived.Add(costPenalty(cost)), seq: s.seq, wake: make(chan struct{}, 1)}
+	heap.Push(&s.queue, w)
+	deadline, hasDeadline := ctx.Deadline()
+	for {
+		now := s.now()
+		var timer *time.Timer
+		if s.queue[0] == w && s.inFlight < s.conc {
+			at := s.nextAdmission()
+			if !at.After(now) {
+				heap.Pop(&s.queue)
+				s.admit(now)
+				s.wakeFirst()
+				s.mu.Unlock()
+				return s.release, nil
+			}
+			if hasDeadline && at.After(deadline) {
+				heap.Pop(&s.queue)
+				s.wakeFirst()
+				s.mu.Unlock()
+				return nil, s.refusal(now.Sub(arrived))
+			}
+			timer = time.NewTimer(at.Sub(now))
+		}
+		s.mu.Unlock()
+		var fired <-chan time.Time
+		if timer != nil {
+			fired = timer.C
+		}
+		select {
+		case <-w.wake:
+		case <-fired:
+		case <-ctx.Done():
+			if timer != nil {
+				timer.Stop()
+			}
+			s.mu.Lock()
+			heap.Remove(&s.queue, w.index)
+			s.wakeFirst()
+			waited := s.now().Sub(arrived)
+			s.mu.Unlock()
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return nil, s.refusal(waited)
+			}
+			return nil, ctx.Err()
+		}
+		if timer != nil {
+			timer.Stop()
+		}
+		s.mu.Lock()
+	}
+}
+
+func (s *scheduler) refusal(waited time.Duration) *LimitError {
+	return &LimitError{RequestsPerSecond: s.rps, MaxConcurrency: s.conc, Waited: waited}
+}
+
+// nextAdmission is the earliest time the rate rule allows another admission: once n
+// admissions are on record, one window after the oldest of them.
+func (s *scheduler) nextAdmission() time.Time {
+	if s.n == 0 || len(s.sends) < s.n {
+		return time.Time{}
+	}
+	return s.sends[s.head].Add(s.window)
+}
+
+func (s *scheduler) admit(now time.Time) {
+	s.inFlight++
+	if s.n == 0 {
+		return
+	}
+	if len(s.sends) < s.n {
+		s.sends = append(s.sends, now)
+		return
+	}
+	s.sends[s.head] = now
+	s.head = (s.head + 1) % s.n
+}
+
+func (s *scheduler) release() {
+	s.mu.Lock()
+	s.inFlight--
+	s.wakeFirst()
+	s.mu.Unlock()
+}
+
+// wakeFirst tells the first waiter to look again; only it can be admitted next.
+func (s *scheduler) wakeFirst() {
+	if len(s.queue) > 0 {
+		select {
+		case s.queue[0].wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+func costPenalty(points int) time.Duration {
+	return time.Duration(min(max(points, 1), heavyPoints)) * maxCostPenalty / heavyPoints
+}
+
+// requestCost is the number of points a request asks for: a range query's steps, 1 otherwise.
+func requestCost(p url.Values) int {
+	step, err := strconv.ParseFloat(p.Get("step"), 64)
+	if err != nil || step <= 0 {
+		return 1
+	}
+	start, err1 := strconv.ParseFloat(p.Get("start"), 64)
+	end, err2 := strconv.ParseFloat(p.Get("end"), 64)
+	if err1 != nil || err2 != nil || end < start {
+		return 1
+	}
+	return int(min((end-start)/step, math.MaxInt32)) + 1
+}
+
+// waitQueue is a min-heap of waiters by (key, arrival order).
+type waitQueue []*waiter
+
+func (q waitQueue) Len() int { return len(q) }
+func (q waitQueue) Less(i, j int) bool {
+	if !q[i].key.Equal(q[j].key) {
+		return q[i].key.Before(q[j].key)
+	}
+	return q[i].seq < q[j].seq
+}
+func (q waitQueue) Swap(i, j int) {
+	q[i], q[j] = q[j], q[i]
+	q[i].index, q[j].index = i, j
+}
+func (q *waitQueue) Push(x any) {
+	w := x.(*waiter)
+	w.index = len(*q)
+	*q = append(*q, w)
+}
+func (q *waitQueue) Pop() any {
+	old := *q
+	w := old[len(old)-1]
+	old[len(old)-1] = nil
+	*q = old[:len(old)-1]
+	return w
+}

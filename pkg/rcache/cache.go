@@ -1,0 +1,437 @@
+// Package rcache is a results cache made for dashboards. Range-query answers are kept as
+// step-aligned extents per (data source, expression, step, grid phase), so a refresh
+// fetches only the new tail plus a re-fetch window for late data, and a zoom or range
+// shift fetches only what is missing; label and variable lookups are kept briefly.
+// Requests for the same extent wait for each other, so identical requests in flight cost
+// one upstream call. Memory is bounded (LRU by bytes). The cache starts no goroutines.
+package rcache
+
+import (
+	"container/list"
+	"context"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// Defaults.
+const (
+	DefaultMaxBytes = 256 << 20
+	// DefaultRefetchWindow: CloudWatch data can arrive minutes late, so the newest part of
+	// an answer is fetched again until it is this old.
+	DefaultRefetchWindow = 10 * time.Minute
+	// DefaultFresh: an answer fetched this recently is served as it is, without a re-fetch
+	// of its newest part and without the steps that have passed since (at most this much),
+	// so panels and viewers asking at once share one upstream call. Raising it trades that
+	// much staleness for fewer upstream calls on refresh, as Grafana's own query caching does.
+	DefaultFresh = 15 * time.Second
+	// DefaultLookupTTL bounds how long label and variable lookups are reused.
+	DefaultLookupTTL = time.Minute
+)
+
+// Options configure a Cache; zero values mean the defaults.
+type Options struct {
+	MaxBytes      int64
+	RefetchWindow time.Duration
+	Fresh         time.Duration // < 0: never serve the re-fetch window without fetching it
+	LookupTTL     time.Duration
+	Now           func() time.Time
+}
+
+// Key names a range query's extent. DataSource keeps data sources apart.
+type Key struct {
+	DataSource string
+	Expr       string
+	Step       time.Duration
+}
+
+// Fetch runs the range query for [start, end] upstream and returns the answer's body; an
+// error (including a non-2xx answer) is handed back to the caller unchanged.
+type Fetch func(ctx context.Context, start, end time.Time) ([]byte, error)
+
+// Result says how a request was served.
+type Result struct {
+	Outcome Outcome
+	Fetches int   // upstream calls made for this request
+	Points  int64 // points fetched upstream for it
+}
+
+// Outcome of one request.
+type Outcome string
+
+const (
+	Hit     Outcome = "hit"     // no upstream call
+	Partial Outcome = "partial" // only missing or stale parts fetched
+	Miss    Outcome = "miss"    // the whole range fetched
+	Bypass  Outcome = "bypass"  // not cacheable; fetched and passed through
+)
+
+// Stats are the cache's counters since it was built.
+type Stats struct {
+	Hits, Partials, Misses, Bypasses, Evictions int64
+	Fetches, FetchedPoints                      int64
+	Bytes, Entries                              int64
+}
+
+// Cache is safe for concurrent use.
+type Cache struct {
+	opts    Options
+	mu      sync.Mutex
+	lru     *list.List // of *entry, most recent first
+	entries map[string]*entry
+	bytes   int64
+	stats   Stats
+}
+
+// New builds a cache.
+func New(opts Options) *Cache {
+	if opts.MaxBytes <= 0 {
+		opts.MaxBytes = DefaultMaxBytes
+	}
+	if opts.RefetchWindow <= 0 {
+		opts.RefetchWindow = DefaultRefetchWindow
+	}
+	if opts.Fresh == 0 {
+		opts.Fresh = DefaultFresh
+	}
+	if opts.LookupTTL <= 0 {
+		opts.LookupTTL = DefaultLookupTTL
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	return &Cache{opts: opts, lru: list.New(), entries: map[string]*entry{}}
+}
+
+// entry is one extent or one lookup. lock is held while it is fetched and merged; the
+// fields below it belong to the holder.
+type entry struct {
+	name    string
+	lock    chan struct{}
+	elem    *list.Element
+	evicted bool
+	bytes   int64 // set by the lock holder
+	booked  int64 // what the cache's total counts for it; under Cache.mu
+
+	// Range extents: points at grid times phase + k·step from start to end (ms).
+	step, phase  int64
+	start, end   int64
+	trusted      int64 // points up to here are past the re-fetch window
+	fetchedAt    time.Time
+	series       map[string]*series
+	warns, infos []string
+
+	// Lookups and instant answers.
+	blob    []byte
+	expires time.Time // lookups: end of the TTL
+	evalAt  time.Time // instant answers: the evaluation time asked for
+}
+
+// relative references the query range (@ start(), @ end()): its answer at a time depends
+// on the range asked, so it cannot be assembled from extents.
+var relative = regexp.MustCompile(`@\s*(start|end)\s*\(\s*\)`)
+
+// QueryRange answers the range query [start, end] from the extent, fetching only what is
+// missing or still inside the re-fetch window. start and end must lie on the step grid
+// the caller always uses (the plugin aligns them). Answers that are not a success matrix
+// are returned as fetched and not kept.
+func (c *Cache) QueryRange(ctx context.Context, k Key, start, end time.Time, fetch Fetch) ([]byte, Result, error) {
+	step := k.Step.Milliseconds()
+	s, e := start.UnixMilli(), end.UnixMilli()
+	if step <= 0 || e < s || relative.MatchString(k.Expr) {
+		return c.bypass(ctx, start, end, fetch)
+	}
+	phase := mod(s, step)
+	ent, err := c.acquire(ctx, fmt.Sprintf("range\x00%s\x00%d\x00%d\x00%s", k.DataSource, step, phase, k.Expr))
+	if err != nil {
+		return nil, Result{}, err
+	}
+	defer func() {
+		ent.bytes = ent.size()
+		c.releaseEntry(ent)
+	}()
+	ent.step, ent.phase = step, phase
+	now := c.opts.Now()
+
+	var parts [][2]int64
+	switch {
+	case ent.series == nil || e < ent.start-step || s > ent.end+step:
+		ent.reset()
+		parts = [][2]int64{{s, e}}
+	default:
+		if s < ent.start {
+			parts = append(parts, [2]int64{s, ent.start - step})
+		}
+		good := min(ent.trusted, ent.end)
+		if now.Sub(ent.fetchedAt) < c.opts.Fresh {
+			good = max(ent.end, min(e, ent.end+c.opts.Fresh.Milliseconds()))
+		}
+		if from := ent.floor(good) + step; from <= e {
+			parts = append(parts, [2]int64{from, e})
+		}
+	}
+	res := Result{Outcome: Hit}
+	for _, p := range parts {
+		body, err := fetch(ctx, time.UnixMilli(p[0]).UTC(), time.UnixMilli(p[1]).UTC())
+		if err != nil {
+			return nil, Result{}, err
+		}
+		m, err := decodeMatrix(body)
+		if err != nil {
+			ent.reset()
+			if p == [2]int64{s, e} {
+				c.count(func(st *Stats) { st.Bypasses++; st.Fetches++ })
+				return body, Result{Outcome: Bypass, Fetches: 1}, nil
+			}
+			// Part of the range did not come back as a matrix: ask for all of it plainly.
+			body, r, err := c.bypass(ctx, start, end, fetch)
+			r.Fetches++
+			return body, r, err
+		}
+		res.Fetches++
+		res.Points += ent.merge(m, p[0], p[1])
+		if p[1] >= ent.end {
+			ent.trusted = min(p[1], now.Add(-c.opts.RefetchWindow).UnixMilli())
+			ent.fetchedAt = now
+		}
+		ent.start, ent.end = min(ent.start, p[0]), max(ent.end, p[1])
+	}
+	switch {
+	case len(parts) == 1 && parts[0] == [2]int64{s, e}:
+		res.Outcome = Miss
+	case len(parts) > 0:
+		res.Outcome = Partial
+	}
+	ent.trim(s, e)
+	body := encode(ent.sorted(), s, e, ent.warns, ent.infos)
+	c.count(func(st *Stats) {
+		switch res.Outcome {
+		case Hit:
+			st.Hits++
+		case Partial:
+			st.Partials++
+		case Miss:
+			st.Misses++
+		}
+		st.Fetches += int64(res.Fetches)
+		st.FetchedPoints += res.Points
+	})
+	return body, res, nil
+}
+
+func (c *Cache) bypass(ctx context.Context, start, end time.Time, fetch Fetch) ([]byte, Result, error) {
+	body, err := fetch(ctx, start, end)
+	c.count(func(st *Stats) { st.Bypasses++; st.Fetches++ })
+	return body, Result{Outcome: Bypass, Fetches: 1}, err
+}
+
+// Instant answers an instant query at t from an answer fetched within the fresh period
+// for a time at most that far from t, else fetches it. The answer is kept as fetched.
+func (c *Cache) Instant(ctx context.Context, dataSource, expr string, t time.Time, fetch func(context.Context) ([]byte, error)) ([]byte, Outcome, error) {
+	if c.opts.Fresh < 0 {
+		body, err := fetch(ctx)
+		c.count(func(st *Stats) { st.Bypasses++; st.Fetches++ })
+		return body, Bypass, err
+	}
+	return c.blob(ctx, "instant\x00"+dataSource+"\x00"+expr, fetch,
+		func(e *entry, now time.Time) bool {
+			return now.Sub(e.fetchedAt) < c.opts.Fresh && t.Sub(e.evalAt).Abs() <= c.opts.Fresh
+		},
+		func(e *entry, now time.Time) { e.fetchedAt, e.evalAt = now, t })
+}
+
+// Lookup answers a label or variable lookup from the cache for up to ttl (≤ 0: the
+// default), else fetches it. Only successful answers are kept: the caller's fetch returns
+// an error for anything else.
+func (c *Cache) Lookup(ctx context.Context, dataSource, request string, ttl time.Duration, fetch func(context.Context) ([]byte, error)) ([]byte, Outcome, error) {
+	if ttl <= 0 {
+		ttl = c.opts.LookupTTL
+	}
+	return c.blob(ctx, "lookup\x00"+dataSource+"\x00"+request, fetch,
+		func(e *entry, now time.Time) bool { return now.Before(e.expires) },
+		func(e *entry, now time.Time) { e.expires = now.Add(ttl) })
+}
+
+// blob serves a whole answer kept as fetched while valid says so; keep records when and
+// for what a newly fetched one was asked.
+func (c *Cache) blob(ctx context.Context, name string, fetch func(context.Context) ([]byte, error),
+	valid func(e *entry, now time.Time) bool, keep func(e *entry, now time.Time)) ([]byte, Outcome, error) {
+	ent, err := c.acquire(ctx, name)
+	if err != nil {
+		return nil, "", err
+	}
+	defer c.releaseEntry(ent)
+	now := c.opts.Now()
+	if ent.blob != nil && valid(ent, now) {
+		c.count(func(st *Stats) { st.Hits++ })
+		return ent.blob, Hit, nil
+	}
+	body, err := fetch(ctx)
+	c.count(func(st *Stats) { st.Misses++; st.Fetches++ })
+	if err != nil {
+		ent.blob = nil
+		return body, Miss, err
+	}
+	ent.blob = body
+	keep(ent, now)
+	ent.bytes = int64(len(body)) + int64(len(ent.name)) + 128
+	return body, Miss, nil
+}
+
+// Stats returns a snapshot of the counters.
+func (c *Cache) Stats() Stats {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st := c.stats
+	st.Bytes, st.Entries = c.bytes, int64(len(c.entries))
+	return st
+}
+
+func (c *Cache) count(f func(*Stats)) {
+	c.mu.Lock()
+	f(&c.stats)
+	c.mu.Unlock()
+	var delta Stats
+	f(&delta)
+	publish(delta)
+}
+
+// acquire finds or creates the named entry and takes its lock (or gives up with ctx).
+func (c *Cache) acquire(ctx context.Context, name string) (*entry, error) {
+	c.mu.Lock()
+	ent, ok := c.entries[name]
+	if !ok {
+		ent = &entry{name: name, lock: make(chan struct{}, 1)}
+		ent.elem = c.lru.PushFront(ent)
+		c.entries[name] = ent
+	} else {
+		c.lru.MoveToFront(ent.elem)
+	}
+	c.mu.Unlock()
+	select {
+	case ent.lock <- struct{}{}:
+		return ent, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// releaseEntry books the entry's new size and evicts least recently used entries (never
+// the one just used, unless it alone is over the limit) until the cache fits.
+func (c *Cache) releaseEntry(ent *entry) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	defer func() { <-ent.lock }()
+	if ent.evicted {
+		return
+	}
+	c.bytes += ent.bytes - ent.booked
+	ent.booked = ent.bytes
+	for c.bytes > c.opts.MaxBytes && c.lru.Len() > 0 {
+		victim := c.lru.Back().Value.(*entry)
+		if victim == ent && c.lru.Len() > 1 {
+			c.lru.MoveToFront(ent.elem)
+			continue
+		}
+		c.evict(victim)
+	}
+}
+
+func (c *Cache) evict(ent *entry) {
+	c.lru.Remove(ent.elem)
+	delete(c.entries, ent.name)
+	c.bytes -= ent.booked
+	ent.evicted = true
+	c.stats.Evictions++
+	publish(Stats{Evictions: 1})
+}
+
+func (e *entry) reset() {
+	e.series, e.warns, e.infos = map[string]*series{}, nil, nil
+	e.start, e.end, e.trusted = 1<<62, -1<<62, -1<<62
+	e.fetchedAt = time.Time{}
+}
+
+// floor is the last grid time at or before t.
+func (e *entry) floor(t int64) int64 { return t - mod(t-e.phase, e.step) }
+
+// merge replaces what the extent holds in [from, to] with m's points and returns how
+// many points m brought.
+func (e *entry) merge(m *matrix, from, to int64) int64 {
+	for _, s := range e.series {
+		s.points = slices.DeleteFunc(s.points, func(p point) bool { return p.t >= from && p.t <= to })
+	}
+	var n int64
+	for _, ns := range m.series {
+		n += int64(len(ns.points))
+		old, ok := e.series[ns.key()]
+		if !ok {
+			e.series[ns.key()] = ns
+			continue
+		}
+		old.points = append(old.points, ns.points...)
+		slices.SortStableFunc(old.points, func(a, b point) int { return cmpInt(a.t, b.t) })
+	}
+	e.warns = union(e.warns, m.warnings)
+	e.infos = union(e.infos, m.infos)
+	return n
+}
+
+// trim drops what lies more than one request span before the request, so an extent that
+// follows a refreshing dashboard does not grow without end.
+func (e *entry) trim(s, end int64) {
+	span := end - s
+	if e.start >= s-2*span {
+		return
+	}
+	cut := e.floor(s-span) + e.step
+	for k, sr := range e.series {
+		sr.points = slices.DeleteFunc(sr.points, func(p point) bool { return p.t < cut })
+		if len(sr.points) == 0 {
+			delete(e.series, k)
+		}
+	}
+	e.start = cut
+}
+
+func (e *entry) sorted() []*series {
+	out := make([]*series, 0, len(e.series))
+	for _, s := range e.series {
+		out = append(out, s)
+	}
+	slices.SortFunc(out, func(a, b *series) int { return compareLabels(a.labels, b.labels) })
+	return out
+}
+
+func (e *entry) size() int64 {
+	n := int64(len(e.name)) + 256
+	for _, s := range e.series {
+		n += s.size()
+	}
+	return n
+}
+
+func union(a, b []string) []string {
+	for _, s := range b {
+		if !slices.Contains(a, s) {
+			a = append(a, s)
+		}
+	}
+	return a
+}
+
+func mod(a, b int64) int64 {
+	m := a % b
+	if m < 0 {
+		m += b
+	}
+	return m
+}
+
+// Describe is a short line for the query inspector.
+func (r Result) Describe() string {
+	return "cache " + string(r.Outcome) + ", " + strconv.Itoa(r.Fetches) + " upstream call(s), " + strconv.FormatInt(r.Points, 10) + " points fetched"
+}

@@ -1,0 +1,402 @@
+package rcache
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/inferscope/sagemaker-datasource/pkg/converter"
+)
+
+// world is a fake CloudWatch for range queries: series whose samples arrive late (up to
+// maxDelay after their timestamp), so what a fetch sees depends on when it is made.
+type world struct {
+	mu       sync.Mutex
+	now      time.Time
+	seed     uint64
+	series   int
+	maxDelay time.Duration
+	calls    [][2]time.Time
+	label    string // distinguishes data sources
+}
+
+func (w *world) clock() time.Time {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.now
+}
+
+func (w *world) advance(d time.Duration) {
+	w.mu.Lock()
+	w.now = w.now.Add(d)
+	w.mu.Unlock()
+}
+
+// delay is how late sample (series i, time t) arrives; a pure function of both.
+func (w *world) delay(i int, t int64) time.Duration {
+	h := rand.New(rand.NewPCG(w.seed^uint64(i), uint64(t)))
+	if h.IntN(3) > 0 {
+		return time.Duration(h.IntN(30)) * time.Second
+	}
+	return time.Duration(h.Int64N(int64(w.maxDelay)))
+}
+
+func (w *world) fetch(expr string, step time.Duration) Fetch {
+	return func(_ context.Context, start, end time.Time) ([]byte, error) {
+		w.mu.Lock()
+		now := w.now
+		w.calls = append(w.calls, [2]time.Time{start, end})
+		w.mu.Unlock()
+		return w.answer(expr, start, end, step, now), nil
+	}
+}
+
+// answer is what an uncached query sees at now: series in label order, each sample
+// present once it has arrived.
+func (w *world) answer(expr string, start, end time.Time, step time.Duration, now time.Time) []byte {
+	var b strings.Builder
+	b.WriteString(`{"status":"success","data":{"resultType":"matrix","result":[`)
+	first := true
+	for i := range w.series {
+		var vals []string
+		for t := start; !t.After(end); t = t.Add(step) {
+			if t.Add(w.delay(i, t.UnixMilli())).After(now) {
+				continue
+			}
+			vals = append(vals, fmt.Sprintf(`[%s,"%d"]`, fmtTime(t), (t.Unix()/60)*int64(i+1)%997))
+		}
+		if len(vals) == 0 {
+			continue
+		}
+		if !first {
+			b.WriteByte(',')
+		}
+		first = false
+		fmt.Fprintf(&b, `{"metric":{"__name__":"m","ds":%q,"expr":%q,"instance":"i-%03d"},"values":[%s]}`, w.label, expr, i, strings.Join(vals, ","))
+	}
+	b.WriteString(`]}}`)
+	return []byte(b.String())
+}
+
+func fmtTime(t time.Time) string {
+	return fmt.Sprintf("%g", float64(t.UnixMilli())/1000)
+}
+
+func frames(t *testing.T, body []byte, step time.Duration) string {
+	t.Helper()
+	fr, err := converter.Read(bytes.NewReader(body), converter.Options{Expr: "m", Step: step})
+	if err != nil {
+		t.Fatalf("converter: %v\n%s", err, body)
+	}
+	js, err := json.Marshal(fr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(js)
+}
+
+var base = time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC)
+
+func align(t time.Time, step time.Duration) time.Time { return t.Truncate(step) }
+
+// TestFramesIdenticalToUncached: random dashboards' sequences of refreshes, zooms and
+// range shifts (fixed seeds), with late-arriving samples; every cached answer converts to
+// exactly the frames of an uncached query made at the same moment. (The fresh period is
+// off: within it the cache knowingly serves an answer up to that old.)
+func TestFramesIdenticalToUncached(t *testing.T) {
+	for seed := uint64(1); seed <= 6; seed++ {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(seed, 42))
+			w := &world{now: base, seed: seed, series: 1 + rng.IntN(6), maxDelay: 8 * time.Minute}
+			c := New(Options{Now: w.clock, RefetchWindow: 10 * time.Minute, Fresh: -1})
+			steps := []time.Duration{15 * time.Second, time.Minute, 5 * time.Minute}
+			step := steps[rng.IntN(len(steps))]
+			span := time.Duration(30+rng.IntN(360)) * time.Minute
+			var fetched, total int64
+			for i := range 40 {
+				switch r := rng.IntN(10); {
+				case r < 6: // refresh: time moves on
+					w.advance(time.Duration(5+rng.IntN(120)) * time.Second)
+				case r < 8: // zoom
+					span = time.Duration(float64(span) * (0.5 + rng.Float64()*1.5))
+					span = max(span, 10*step)
+				default: // look back
+					w.advance(time.Duration(rng.IntN(3)) * time.Second)
+				}
+				end := align(w.clock().Add(-time.Duration(rng.IntN(3))*time.Duration(i%4)*step), step)
+				start := align(end.Add(-span), step)
+				body, res, err := c.QueryRange(context.Background(), Key{DataSource: "a", Expr: "m", Step: step}, start, end, w.fetch("m", step))
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := w.answer("m", start, end, step, w.clock())
+				if got, exp := frames(t, body, step), frames(t, want, step); got != exp {
+					t.Fatalf("request %d (%s..%s step %s, %s): frames differ\n got %.3000s\nwant %.3000s", i, start.Format(time.TimeOnly), end.Format(time.TimeOnly), step, res.Describe(), got, exp)
+				}
+				fetched += res.Points
+				total += int64(bytes.Count(want, []byte("],[")) + 1)
+			}
+			if fetched >= total {
+				t.Errorf("fetched %d points for %d served: the cache saved nothing", fetched, total)
+			}
+		})
+	}
+}
+
+// TestRefreshFetchesTailAndRefetchWindow: a refresh asks only for the new tail plus the
+// part still inside the re-fetch window; a zoom in asks for nothing; a zoom out for the
+// missing head (and the stale tail).
+func TestRefreshFetchesTailAndRefetchWindow(t *testing.T) {
+	w := &world{now: base, seed: 1, series: 2, maxDelay: time.Minute}
+	step := time.Minute
+	c := New(Options{Now: w.clock, RefetchWindow: 10 * time.Minute, Fresh: 10 * time.Second})
+	k := Key{DataSource: "a", Expr: "m", Step: step}
+	get := func(start, end time.Time) Result {
+		t.Helper()
+		_, res, err := c.QueryRange(context.Background(), k, start, end, w.fetch("m", step))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	end := base
+	start := end.Add(-6 * time.Hour)
+	if res := get(start, end); res.Outcome != Miss || len(w.calls) != 1 {
+		t.Fatalf("cold: %+v, calls %v", res, w.calls)
+	}
+	w.advance(time.Minute)
+	w.calls = nil
+	res := get(start.Add(time.Minute), end.Add(time.Minute))
+	wantFrom := end.Add(-10 * time.Minute).Add(step) // first grid point past the trusted part
+	if res.Outcome != Partial || len(w.calls) != 1 || !w.calls[0][0].Equal(wantFrom) || !w.calls[0][1].Equal(end.Add(time.Minute)) {
+		t.Errorf("refresh: %+v, calls %v, want one call %s..%s", res, w.calls, wantFrom, end.Add(time.Minute))
+	}
+	w.calls = nil
+	if res := get(start.Add(time.Hour), end.Add(-time.Hour)); res.Outcome != Hit || len(w.calls) != 0 {
+		t.Errorf("zoom in within the fresh period: %+v, calls %v", res, w.calls)
+	}
+	w.advance(time.Minute)
+	w.calls = nil
+	res = get(start.Add(-time.Hour), end.Add(time.Minute))
+	if res.Outcome != Partial || len(w.calls) != 2 || !w.calls[0][0].Equal(start.Add(-time.Hour)) || !w.calls[0][1].Equal(start.Add(-step)) {
+		t.Errorf("zoom out: %+v, calls %v, want the head then the tail", res, w.calls)
+	}
+}
+
+// TestLateDataAppearsOnRefresh: a sample missing at the first fetch (not yet arrived)
+// is there after a refresh, because its time was inside the re-fetch window.
+func TestLateDataAppearsOnRefresh(t *testing.T) {
+	w := &world{now: base, seed: 3, series: 3, maxDelay: 8 * time.Minute}
+	step := time.Minute
+	c := New(Options{Now: w.clock, RefetchWindow: 10 * time.Minute, Fresh: time.Second})
+	k := Key{DataSource: "a", Expr: "m", Step: step}
+	start, end := base.Add(-time.Hour), base
+	first, _, _ := c.QueryRange(context.Background(), k, start, end, w.fetch("m", step))
+	w.advance(9 * time.Minute)
+	second, _, _ := c.QueryRange(context.Background(), k, start, end, w.fetch("m", step))
+	n1, n2 := bytes.Count(first, []byte(`,"`)), bytes.Count(second, []byte(`,"`))
+	if n2 <= n1 {
+		t.Fatalf("no late samples appeared: %d then %d points", n1, n2)
+	}
+	if want := w.answer("m", start, end, step, w.clock()); frames(t, second, step) != frames(t, want, step) {
+		t.Error("after the late samples arrived the cached answer differs from an uncached one")
+	}
+}
+
+// TestIdenticalRequestsInFlightCoalesce: many panels or viewers asking the same thing at
+// once cost one upstream call.
+func TestIdenticalRequestsInFlightCoalesce(t *testing.T) {
+	w := &world{now: base, seed: 1, series: 2, maxDelay: time.Minute}
+	step := time.Minute
+	c := New(Options{Now: w.clock})
+	release := make(chan struct{})
+	var calls atomic.Int32
+	inner := w.fetch("m", step)
+	fetch := func(ctx context.Context, s, e time.Time) ([]byte, error) {
+		calls.Add(1)
+		<-release
+		return inner(ctx, s, e)
+	}
+	var wg sync.WaitGroup
+	bodies := make([][]byte, 20)
+	for i := range bodies {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			b, _, err := c.QueryRange(context.Background(), Key{DataSource: "a", Expr: "m", Step: step}, base.Add(-time.Hour), base, fetch)
+			if err != nil {
+				t.Error(err)
+			}
+			bodies[i] = b
+		}()
+	}
+	for calls.Load() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	close(release)
+	wg.Wait()
+	if n := calls.Load(); n != 1 {
+		t.Errorf("%d upstream calls for 20 identical requests, want 1", n)
+	}
+	for i, b := range bodies {
+		if !bytes.Equal(b, bodies[0]) {
+			t.Errorf("request %d got a different answer", i)
+		}
+	}
+	st := c.Stats()
+	if st.Misses != 1 || st.Hits != 19 {
+		t.Errorf("stats %+v, want 1 miss and 19 hits", st)
+	}
+}
+
+// TestDataSourcesAreIsolated: the same expression on two data sources never shares data.
+func TestDataSourcesAreIsolated(t *testing.T) {
+	a := &world{now: base, seed: 1, series: 2, maxDelay: time.Minute, label: "a"}
+	b := &world{now: base, seed: 1, series: 2, maxDelay: time.Minute, label: "b"}
+	step := time.Minute
+	c := New(Options{Now: a.clock})
+	start, end := base.Add(-time.Hour), base
+	ga, _, _ := c.QueryRange(context.Background(), Key{DataSource: "uid-a", Expr: "m", Step: step}, start, end, a.fetch("m", step))
+	gb, res, _ := c.QueryRange(context.Background(), Key{DataSource: "uid-b", Expr: "m", Step: step}, start, end, b.fetch("m", step))
+	if res.Outcome != Miss || len(b.calls) != 1 {
+		t.Errorf("second data source: %+v, %d calls; want its own miss", res, len(b.calls))
+	}
+	if bytes.Contains(gb, []byte(`"ds":"a"`)) || !bytes.Contains(ga, []byte(`"ds":"a"`)) || !bytes.Contains(gb, []byte(`"ds":"b"`)) {
+		t.Error("one data source's series reached the other")
+	}
+	if _, _, err := c.Lookup(context.Background(), "uid-a", "labels", 0, func(context.Context) ([]byte, error) { return []byte("A"), nil }); err != nil {
+		t.Fatal(err)
+	}
+	got, out, _ := c.Lookup(context.Background(), "uid-b", "labels", 0, func(context.Context) ([]byte, error) { return []byte("B"), nil })
+	if string(got) != "B" || out != Miss {
+		t.Errorf("lookup on the second data source: %q %s", got, out)
+	}
+}
+
+// TestEvictionKeepsTheCacheWithinItsBytes: many distinct queries under a small limit
+// evict the least recently used; the most recent stays.
+func TestEvictionKeepsTheCacheWithinItsBytes(t *testing.T) {
+	w := &world{now: base, seed: 1, series: 5, maxDelay: time.Minute}
+	step := time.Minute
+	c := New(Options{Now: w.clock, MaxBytes: 200 << 10})
+	start, end := base.Add(-6*time.Hour), base
+	var maxBytes int64
+	for i := range 30 {
+		expr := fmt.Sprintf("m%d", i)
+		if _, _, err := c.QueryRange(context.Background(), Key{DataSource: "a", Expr: expr, Step: step}, start, end, w.fetch(expr, step)); err != nil {
+			t.Fatal(err)
+		}
+		maxBytes = max(maxBytes, c.Stats().Bytes)
+	}
+	st := c.Stats()
+	if st.Evictions == 0 || maxBytes > 200<<10 {
+		t.Errorf("stats %+v, peak bytes %d: want evictions and at most %d bytes", st, maxBytes, 200<<10)
+	}
+	_, res, _ := c.QueryRange(context.Background(), Key{DataSource: "a", Expr: "m29", Step: step}, start, end, w.fetch("m29", step))
+	if res.Outcome != Hit {
+		t.Errorf("the most recent query was evicted: %+v", res)
+	}
+	_, res, _ = c.QueryRange(context.Background(), Key{DataSource: "a", Expr: "m0", Step: step}, start, end, w.fetch("m0", step))
+	if res.Outcome != Miss {
+		t.Errorf("the oldest query was not evicted: %+v", res)
+	}
+}
+
+// TestNotCacheable: answers relative to the query range, non-matrix answers and errors
+// are passed through and never kept.
+func TestNotCacheable(t *testing.T) {
+	w := &world{now: base, seed: 1, series: 1, maxDelay: time.Minute}
+	step := time.Minute
+	c := New(Options{Now: w.clock})
+	for range 2 {
+		if _, res, _ := c.QueryRange(context.Background(), Key{DataSource: "a", Expr: "m @ end()", Step: step}, base.Add(-time.Hour), base, w.fetch("m", step)); res.Outcome != Bypass {
+			t.Errorf("@ end(): %s", res.Outcome)
+		}
+	}
+	errBody := []byte(`{"status":"error","errorType":"execution","error":"boom"}`)
+	for range 2 {
+		body, res, err := c.QueryRange(context.Background(), Key{DataSource: "a", Expr: "x", Step: step}, base.Add(-time.Hour), base,
+			func(context.Context, time.Time, time.Time) ([]byte, error) { return errBody, nil })
+		if err != nil || res.Outcome != Bypass || !bytes.Equal(body, errBody) {
+			t.Errorf("error envelope: %s %v %s", res.Outcome, err, body)
+		}
+	}
+	boom := errors.New("upstream down")
+	if _, _, err := c.QueryRange(context.Background(), Key{DataSource: "a", Expr: "y", Step: step}, base.Add(-time.Hour), base,
+		func(context.Context, time.Time, time.Time) ([]byte, error) { return nil, boom }); !errors.Is(err, boom) {
+		t.Errorf("err %v", err)
+	}
+}
+
+func TestLookupTTL(t *testing.T) {
+	w := &world{now: base}
+	c := New(Options{Now: w.clock})
+	n := 0
+	fetch := func(context.Context) ([]byte, error) { n++; return []byte(fmt.Sprint(n)), nil }
+	c.Lookup(context.Background(), "a", "label/job/values", 30*time.Second, fetch)
+	w.advance(29 * time.Second)
+	if got, out, _ := c.Lookup(context.Background(), "a", "label/job/values", 30*time.Second, fetch); string(got) != "1" || out != Hit {
+		t.Errorf("within ttl: %s %s", got, out)
+	}
+	w.advance(2 * time.Second)
+	if got, out, _ := c.Lookup(context.Background(), "a", "label/job/values", 30*time.Second, fetch); string(got) != "2" || out != Miss {
+		t.Errorf("after ttl: %s %s", got, out)
+	}
+	fail := func(context.Context) ([]byte, error) { return nil, errors.New("x") }
+	w.advance(time.Hour)
+	if _, _, err := c.Lookup(context.Background(), "a", "label/job/values", 0, fail); err == nil {
+		t.Error("a failed lookup was served")
+	}
+	if got, _, _ := c.Lookup(context.Background(), "a", "label/job/values", 0, fetch); string(got) != "3" {
+		t.Errorf("a failure was cached: %s", got)
+	}
+}
+
+// TestFreshPeriod: within the fresh period a refresh is served as cached (at most that
+// stale) without an upstream call, for range and instant queries; after it, the tail is
+// fetched again. A negative period turns this off.
+func TestFreshPeriod(t *testing.T) {
+	w := &world{now: base, seed: 1, series: 2, maxDelay: time.Minute}
+	step := 15 * time.Second
+	c := New(Options{Now: w.clock, Fresh: 90 * time.Second})
+	k := Key{DataSource: "a", Expr: "m", Step: step}
+	get := func() Result {
+		t.Helper()
+		end := align(w.clock(), step)
+		_, res, err := c.QueryRange(context.Background(), k, end.Add(-time.Hour), end, w.fetch("m", step))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	n := 0
+	instant := func() Outcome {
+		_, out, _ := c.Instant(context.Background(), "a", "m", w.clock(), func(context.Context) ([]byte, error) { n++; return []byte(fmt.Sprint(n)), nil })
+		return out
+	}
+	if get().Outcome != Miss || instant() != Miss {
+		t.Fatal("cold load was not a miss")
+	}
+	w.advance(30 * time.Second)
+	if r, o := get(), instant(); r.Outcome != Hit || o != Hit {
+		t.Errorf("refresh at +30s: %s / %s, want hits", r.Outcome, o)
+	}
+	w.advance(60 * time.Second)
+	if r, o := get(), instant(); r.Outcome != Partial || o != Miss {
+		t.Errorf("refresh at +90s: %s / %s, want a partial fetch and a miss", r.Outcome, o)
+	}
+	off := New(Options{Now: w.clock, Fresh: -1})
+	for range 2 {
+		if _, out, _ := off.Instant(context.Background(), "a", "m", w.clock(), func(context.Context) ([]byte, error) { return nil, nil }); out != Bypass {
+			t.Errorf("fresh period off: instant %s", out)
+		}
+	}
+}

@@ -1,0 +1,343 @@
+package dashboards_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+
+	"github.com/inferscope/sagemaker-datasource/pkg/plugin"
+	"github.com/inferscope/sagemaker-datasource/rig/fleet"
+	"github.com/inferscope/sagemaker-datasource/rig/stack"
+)
+
+// upstreamMeter sits between the plugin and the emulator and records every call: its
+// query, how long the emulator took, the answer's bytes, and whether it was throttling
+// (429, or 422 saying so) or another 422 (the emulator's 20 s execution limit).
+type upstreamMeter struct {
+	mu    sync.Mutex
+	calls []upstreamCall
+}
+
+type upstreamCall struct {
+	query                 string
+	start                 time.Time
+	took                  time.Duration
+	bytes                 int64
+	status                int
+	throttled, timeout422 bool
+}
+
+var throttleWords = regexp.MustCompile(`(?i)throttl|rate exceeded|too many`)
+
+func (m *upstreamMeter) serve(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		raw, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(raw))
+		form, _ := url.ParseQuery(string(raw))
+		rec := &recorder{ResponseWriter: w, status: http.StatusOK}
+		c := upstreamCall{query: form.Get("query"), start: time.Now()}
+		next.ServeHTTP(rec, r)
+		c.took, c.bytes, c.status = time.Since(c.start), rec.bytes, rec.status
+		c.throttled = rec.status == http.StatusTooManyRequests || (rec.status == http.StatusUnprocessableEntity && throttleWords.Match(rec.head))
+		c.timeout422 = rec.status == http.StatusUnprocessableEntity && !c.throttled
+		m.mu.Lock()
+		m.calls = append(m.calls, c)
+		m.mu.Unlock()
+	})
+}
+
+func (m *upstreamMeter) since(i int) []upstreamCall {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.calls[i:])
+}
+
+func (m *upstreamMeter) count() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.calls)
+}
+
+type recorder struct {
+	http.ResponseWriter
+	status int
+	bytes  int64
+	head   []byte
+}
+
+func (r *recorder) WriteHeader(code int) {
+	r.status = code
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *recorder) Write(p []byte) (int, error) {
+	r.bytes += int64(len(p))
+	if len(r.head) < 512 {
+		r.head = append(r.head, p[:min(len(p), 512-len(r.head))]...)
+	}
+	return r.ResponseWriter.Write(p)
+}
+
+// panelLoad is one panel as the browser asks for it: all its targets in one request.
+type panelLoad struct {
+	key, kind string
+	queries   []backend.DataQuery
+}
+
+// lookup is one template variable's label-values call.
+type lookup struct{ label, match string }
+
+type dashLoad struct {
+	name    string
+	panels  []panelLoad
+	lookups []lookup
+}
+
+// dashboardLoads reads the generated dashboards into what a browser sends on load.
+func dashboardLoads(tb testing.TB) []dashLoad {
+	var out []dashLoad
+	for file, d := range decodeAll(tb) {
+		vars := defaultVars(d)
+		dl := dashLoad{name: strings.TrimSuffix(file, ".json")}
+		for _, v := range d.Templates.List {
+			q, _ := v.Query.(string)
+			if m := labelValuesForm.FindStringSubmatch(q); v.Type == "query" && m != nil {
+				dl.lookups = append(dl.lookups, lookup{label: m[2], match: interpolate(m[1], vars)})
+			}
+		}
+		for _, p := range d.Panels {
+			if len(p.Targets) == 0 {
+				continue
+			}
+			pl := panelLoad{key: fmt.Sprintf("%s/%d", dl.name, p.ID), kind: p.Type}
+			for _, tg := range p.Targets {
+				raw, _ := json.Marshal(interpolateTarget(tg, vars))
+				qt, _ := tg["queryType"].(string)
+				pl.queries = append(pl.queries, backend.DataQuery{RefID: tg["refId"].(string), QueryType: qt, JSON: raw,
+					MaxDataPoints: 1000, Interval: 20 * time.Second})
+			}
+			dl.panels = append(dl.panels, pl)
+		}
+		out = append(out, dl)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
+	return out
+}
+
+// loadResult is what one dashboard load cost and how long its panels took.
+type loadResult struct {
+	calls                 []upstreamCall
+	bytes                 int64
+	throttled, timeout422 int
+	samples               float64
+	panelTime             map[string]time.Duration
+	errors                []string
+}
+
+// load opens a dashboard as a browser does: the variables' lookups, then every panel at
+// once, each panel its own request; the time range is the last 6 h up to at.
+func load(ds *plugin.Datasource, m *upstreamMeter, dl dashLoad, at time.Time) loadResult {
+	before := m.count()
+	res := loadResult{panelTime: map[string]time.Duration{}}
+	var mu sync.Mutex
+	from, to := at.Add(-6*time.Hour), at
+	for _, l := range dl.lookups {
+		q := url.Values{"match[]": {l.match}, "start": {fmt.Sprint(from.Unix())}, "end": {fmt.Sprint(to.Unix())}}
+		path := "api/v1/label/" + l.label + "/values"
+		_ = ds.CallResource(context.Background(), &backend.CallResourceRequest{Path: path, Method: http.MethodGet, URL: "/" + path + "?" + q.Encode()},
+			backend.CallResourceResponseSenderFunc(func(r *backend.CallResourceResponse) error {
+				if r.Status != http.StatusOK {
+					mu.Lock()
+					res.errors = append(res.errors, fmt.Sprintf("lookup %s: %d %s", l.label, r.Status, r.Body))
+					mu.Unlock()
+				}
+				return nil
+			}))
+	}
+	start := time.Now()
+	var wg sync.WaitGroup
+	for _, p := range dl.panels {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			qs := slices.Clone(p.queries)
+			for i := range qs {
+				qs[i].TimeRange = backend.TimeRange{From: from, To: to}
+			}
+			resp, err := ds.QueryData(context.Background(), &backend.QueryDataRequest{Queries: qs})
+			took := time.Since(start)
+			mu.Lock()
+			defer mu.Unlock()
+			res.panelTime[p.key] = took
+			if err != nil {
+				res.errors = append(res.errors, p.key+": "+err.Error())
+				return
+			}
+			for ref, dr := range resp.Responses {
+				if dr.Error != nil {
+					res.errors = append(res.errors, fmt.Sprintf("%s/%s: %v", p.key, ref, dr.Error))
+				}
+				for _, f := range dr.Frames {
+					if f.Meta == nil {
+						continue
+					}
+					for _, s := range f.Meta.Stats {
+						if s.DisplayName == "Samples scanned (estimate)" {
+							res.samples += s.Value
+						}
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	res.calls = m.since(before)
+	for _, c := range res.calls {
+		res.bytes += c.bytes
+		if c.throttled {
+			res.throttled++
+		}
+		if c.timeout422 {
+			res.timeout422++
+		}
+	}
+	return res
+}
+
+// BenchmarkDashboardRefresh loads all three dashboards against the 200 × 8 fleet (live,
+// 6 h of history), then refreshes each 30 s and 60 s later (real time, so the cache's
+// fresh period and re-fetch window behave as in Grafana), once per cache setting, and
+// reports per dashboard what a refresh costs against the same run's cold load. It also
+// times the stat panels of the uncached-but-limited cold load against each stat query run
+// alone. Run with -benchtime 1x; it takes several minutes.
+func BenchmarkDashboardRefresh(b *testing.B) {
+	st, err := stack.Start(context.Background(), stack.Options{Fleet: fleet.Large(200, 8), History: 6 * time.Hour, Live: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	target, _ := url.Parse(st.URL)
+	meter := &upstreamMeter{}
+	front := httptest.NewServer(meter.serve(httputil.NewSingleHostReverseProxy(target)))
+	defer front.Close()
+	jsonData, secure := st.DataSourceSettings()
+	newDS := func(uid string, extra map[string]any) *plugin.Datasource {
+		jd := map[string]any{}
+		for k, v := range jsonData {
+			jd[k] = v
+		}
+		jd["endpoint"] = front.URL
+		for k, v := range extra {
+			jd[k] = v
+		}
+		raw, _ := json.Marshal(jd)
+		inst, err := plugin.NewDatasource(context.Background(), backend.DataSourceInstanceSettings{UID: uid, JSONData: raw, DecryptedSecureJSONData: secure})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return inst.(*plugin.Datasource)
+	}
+	dashes := dashboardLoads(b)
+	modes := []struct {
+		name  string
+		extra map[string]any
+	}{
+		{"uncached", map[string]any{"cacheSizeMiB": 0}},
+		{"cached", nil},
+		{"cached-fresh-90s", map[string]any{"cacheFreshFor": "90s"}},
+	}
+	b.ResetTimer()
+	for range b.N {
+		for _, mode := range modes {
+			ds := newDS(mode.name, mode.extra)
+			t0 := time.Now()
+			var results [3][]loadResult // cold, +30 s, +60 s per dashboard
+			for step, offset := range []time.Duration{0, 30 * time.Second, 60 * time.Second} {
+				time.Sleep(time.Until(t0.Add(offset)))
+				for _, dl := range dashes {
+					results[step] = append(results[step], load(ds, meter, dl, time.Now()))
+				}
+			}
+			ds.Dispose()
+			for i, dl := range dashes {
+				cold := results[0][i]
+				for _, r := range []loadResult{results[0][i], results[1][i], results[2][i]} {
+					for _, e := range r.errors {
+						fmt.Printf("%s %s: %s\n", mode.name, dl.name, e)
+					}
+				}
+				for step, label := range []string{"+30s", "+60s"} {
+					r := results[step+1][i]
+					fmt.Printf("%-16s %-12s cold %3d calls %8.1f KiB %10.0f samples | %s %3d calls (%3.0f%%) %8.1f KiB (%5.1f%%) %10.0f samples (%5.1f%%) | throttled %d, 422 timeouts %d\n",
+						mode.name, dl.name, len(cold.calls), float64(cold.bytes)/1024, cold.samples, label,
+						len(r.calls), pct(len(r.calls), len(cold.calls)), float64(r.bytes)/1024, pct(r.bytes, cold.bytes), r.samples, 100*r.samples/max(cold.samples, 1),
+						cold.throttled+r.throttled, cold.timeout422+r.timeout422)
+				}
+				if mode.name == "cached" {
+					statPaint(dl, cold)
+				}
+			}
+		}
+	}
+}
+
+// durationVar matches the backend's $__ variables in a target's expression; the plugin
+// sends them interpolated.
+var durationVar = regexp.MustCompile(`\\\$__[a-z_]+`)
+
+// statPaint compares each stat panel's time to first paint in a cold load (all panels at
+// once) with the time the emulator took for that panel's own request in the same load: the
+// rest is time spent waiting inside the plugin.
+func statPaint(dl dashLoad, r loadResult) {
+	var ratios []float64
+	for _, p := range dl.panels {
+		if p.kind != "stat" {
+			continue
+		}
+		var upstream time.Duration
+		for _, q := range p.queries {
+			var model struct {
+				Expr string `json:"expr"`
+			}
+			_ = json.Unmarshal(q.JSON, &model)
+			re, err := regexp.Compile("^" + durationVar.ReplaceAllString(regexp.QuoteMeta(model.Expr), `[0-9a-z.]+`) + "$")
+			if err != nil {
+				continue
+			}
+			for _, c := range r.calls {
+				if re.MatchString(c.query) {
+					upstream = max(upstream, c.took)
+				}
+			}
+		}
+		if upstream == 0 {
+			continue
+		}
+		ratio := float64(r.panelTime[p.key]) / float64(upstream)
+		ratios = append(ratios, ratio)
+		fmt.Printf("stat %-16s upstream %7.1f ms, painted after %7.1f ms: %.2f×\n", p.key, ms(upstream), ms(r.panelTime[p.key]), ratio)
+	}
+	slices.Sort(ratios)
+	if len(ratios) > 0 {
+		fmt.Printf("%s stat panels: first paint / own upstream time: median %.2f×, max %.2f× over %d panels\n", dl.name, ratios[len(ratios)/2], ratios[len(ratios)-1], len(ratios))
+	}
+}
+
+func pct[T int | int64](a, b T) float64 { return 100 * float64(a) / float64(max(b, 1)) }
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

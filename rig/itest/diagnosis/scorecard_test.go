@@ -187,10 +187,18 @@ var expectedRule = map[string]string{
 	"model-crash": "vram-drop", "gpu-memory-leak": "gpu-memory",
 }
 
+// quietScenarios must produce nothing above info: a healthy fleet, and one whose vended
+// metrics are missing because OTel enrichment is off (Save & test reports that, not diagnosis).
+var quietScenarios = map[string]bool{"healthy": true, "enrichment-off": true}
+
+// scored: the scenarios the scorecard can judge. gpu-degrade is left to TestScenarioTable
+// (default fleet), since the simulator does not yet report which GPU it degraded.
+func scored(scenario string) bool { return quietScenarios[scenario] || expectedRule[scenario] != "" }
+
 // judge says whether the report is right for the case, and why not.
 func judge(c scoreCase, r Report) (bool, string) {
 	in := c.sim.Incident()
-	if c.scenario == "healthy" {
+	if quietScenarios[c.scenario] {
 		for _, f := range r.Findings {
 			if f.Severity > Info {
 				return false, "healthy fleet got " + describe([]Finding{f})
@@ -215,7 +223,7 @@ func TestScorecard(t *testing.T) {
 	if testing.Short() {
 		t.Skip("backfills hundreds of generated fleets")
 	}
-	perScenario := 36
+	perScenario := 31 // 10 scored scenarios × 31 = 310 cases
 	if n, err := fmt.Sscan(os.Getenv("SCORECARD_CASES"), &perScenario); n == 1 && err == nil {
 		t.Logf("%d cases per scenario", perScenario)
 	}
@@ -226,6 +234,9 @@ func TestScorecard(t *testing.T) {
 	started := time.Now()
 	var backfill, diagnosing time.Duration
 	for i, sc := range simulator.Scenarios() {
+		if !scored(sc.Name) {
+			continue // i stays the scenario's index, so every case keeps its seed
+		}
 		names = append(names, sc.Name)
 		score[sc.Name] = &tally{}
 		for k := range perScenario {
@@ -268,8 +279,8 @@ func TestScorecard(t *testing.T) {
 	for _, n := range names {
 		s := score[n]
 		switch {
-		case n == "healthy" && s.right != s.total:
-			t.Errorf("healthy: %d of %d cases had a warning or a critical finding", s.total-s.right, s.total)
+		case quietScenarios[n] && s.right != s.total:
+			t.Errorf("%s: %d of %d cases had a warning or a critical finding", n, s.total-s.right, s.total)
 		case float64(s.right) < 0.98*float64(s.total) && s.right >= s.total-knownWrong[n]:
 			// Below the bar but no worse than the last run: README.md lists why.
 			t.Logf("%s: %d of %d right, below the 98 %% target (known, see README.md)", n, s.right, s.total)

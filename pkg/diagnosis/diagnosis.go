@@ -108,6 +108,9 @@ type Finding struct {
 	Evidence  []Evidence `json:"evidence"`
 	Next      string     `json:"next"`
 	PanelLink string     `json:"panelLink"`
+	// began is when the incident window the finding judged began (zero when it judged
+	// none); ranking reads it to tell a cause from its consequence.
+	began time.Time
 }
 
 // RuleFailure records a rule that could not be evaluated (a query failed, or the rule
@@ -208,6 +211,7 @@ func Run(ctx context.Context, q Querier, scope Scope, start, end time.Time, cfg 
 		}()
 	}
 	wg.Wait()
+	e.overloadFirst(findings)
 	Rank(findings)
 	sort.Slice(failures, func(i, j int) bool { return failures[i].Rule < failures[j].Rule })
 	return Report{Scope: scope, Start: start, End: end, Findings: findings, Failures: failures, Warnings: e.warnings.list, Requests: mq.requests()}, nil

@@ -94,7 +94,8 @@ func runKV(ctx context.Context, e *env) ([]Finding, error) {
 				{What: "waiting requests in that window (average, worst copy)", Value: num1(w), Query: waitQuery},
 				{What: "preemptions / retracted requests over the range", Value: count(p), Query: preemptQuery},
 			},
-			Next: "Add copies or instances (scale on KV cache usage), lower max_num_seqs / max model length, or use a larger-memory instance; check prompt lengths.",
+			Next:  "Add copies or instances (scale on KV cache usage), lower max_num_seqs / max model length, or use a larger-memory instance; check prompt lengths.",
+			began: ep.from,
 		})
 	}
 	return out, nil

@@ -120,6 +120,7 @@ func runQueueing(ctx context.Context, e *env) ([]Finding, error) {
 				t.Name, secs(ep.peak), secs(usual), ep.when(e), latNote, num1(w)),
 			Evidence: ev,
 			Next:     "Raise the engine's concurrency (max_num_seqs / max batch size) if GPU memory allows, add copies, or lower the per-copy concurrency target so scaling starts earlier.",
+			began:    ep.from,
 		})
 	}
 	return out, nil

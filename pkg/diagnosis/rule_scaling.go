@@ -161,7 +161,7 @@ func (e *env) overload(d *scalingData, s *model.SampleStream, t Target) (Finding
 			sev = Critical
 		}
 		return Finding{
-			Cause: "Autoscaling did not fire", Target: t, Severity: sev, Score: strength(run.peak/limit, 1, 5),
+			Cause: causeNoScaleOut, Target: t, Severity: sev, Score: strength(run.peak/limit, 1, 5), began: run.from,
 			Summary:  fmt.Sprintf("Load per copy of %s stayed above %s for %s (peak %s) with no scale-out", ic, over, fmtDur(run.lasting(e)), num1(run.peak)),
 			Evidence: ev,
 			Next:     "Check the scaling policy (registered target, metric ConcurrentRequestsPerCopy / InvocationsPerCopy, target value, cooldowns), the max capacity, and ICE events blocking new instances.",
@@ -176,6 +176,28 @@ func (e *env) overload(d *scalingData, s *model.SampleStream, t Target) (Finding
 	}
 	ev = append(ev, Evidence{What: "first scale-out after the load rose", Value: fmt.Sprintf("%s later at %s (took %s)", fmtDur(delay), e.clock(first.at), secs(first.dur)), Query: d.eventsQuery})
 	return slowScaling(t, ic, delay, ev), true
+}
+
+const causeNoScaleOut = "Autoscaling did not fire"
+
+// overloadFirst ranks "autoscaling did not fire" on an IC above KV cache saturation or
+// engine queueing of the same severity on that IC when they began only after autoscaling had
+// had its time to act (ScalingOverload, and a step more: the windows are known to a step).
+// The copies were then saturated because no copy was added, not the reverse. Saturation that
+// began with the overload stays first: the engine limit explains it as well.
+func (e *env) overloadFirst(fs []Finding) {
+	for i := range fs {
+		if fs[i].Cause != causeNoScaleOut {
+			continue
+		}
+		for _, c := range fs {
+			if (c.Rule == "kv-cache-saturation" || c.Rule == "engine-queueing") && c.Target.Level == fs[i].Target.Level && c.Target.Name == fs[i].Target.Name &&
+				c.Severity == fs[i].Severity && !c.began.Before(fs[i].began.Add(e.cfg.ScalingOverload+e.step)) {
+				// Just above it: the order changes, the rest of the ranking does not.
+				fs[i].Score = max(fs[i].Score, c.Score+0.01)
+			}
+		}
+	}
 }
 
 // slowScaleOuts reports scale-outs slower than SlowScaling not tied to a visible overload.

@@ -203,22 +203,36 @@ func applyCrash(s *Simulator) error {
 }
 
 func applyAZImbalance(s *Simulator) error {
+	// The drained AZ must hold a copy autoscaling never removes, and another AZ one too: an
+	// AZ whose instances host no copy is sent nothing by design, so draining it changes
+	// nothing, and the endpoint must keep serving elsewhere.
 	for _, ep := range s.eps {
 		if !ep.cfg.IsIC() {
 			continue
 		}
+		serving := map[*instSim]bool{}
+		for _, g := range ep.groups {
+			if g.ic == nil {
+				continue
+			}
+			for _, c := range g.slots[:min(g.ic.MinCopies, len(g.slots))] {
+				serving[c.inst] = true
+			}
+		}
 		azs := map[string]bool{}
 		last := ""
 		for _, in := range ep.insts {
-			azs[in.placed.AZ] = true
-			last = in.placed.AZ
+			if serving[in] {
+				azs[in.placed.AZ] = true
+				last = in.placed.AZ
+			}
 		}
 		if len(azs) > 1 {
 			ep.zeroAZ = last
 			return nil
 		}
 	}
-	return errors.New("no IC endpoint spans two or more AZs")
+	return errors.New("no IC endpoint has copies that always serve in two or more AZs")
 }
 
 func applyICE(s *Simulator) error {

@@ -195,11 +195,7 @@ func applyCrash(s *Simulator) error {
 			}
 		}
 	}
-	if g := s.icGroup(""); g != nil && g.active > 1 {
-		s.crash = g.slots[1]
-		return nil
-	}
-	return errors.New("no endpoint or IC with two or more copies to crash one of")
+	return errors.New("no single-model endpoint with two or more instances and no IC with min_copies of two or more: add one to crash a copy of")
 }
 
 func applyAZImbalance(s *Simulator) error {

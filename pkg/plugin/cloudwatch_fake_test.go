@@ -14,6 +14,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
 	"github.com/inferscope/sagemaker-datasource/internal/sigv4verify"
+	"github.com/inferscope/sagemaker-datasource/pkg/models"
 )
 
 // Keys the fake CloudWatch accepts.
@@ -33,6 +34,7 @@ type fakeCloudWatch struct {
 	vendedSeries    string            // JSON data of /api/v1/series for the enrichment probe; default: no series
 	queryStatus     int               // when set, /api/v1/query answers this status with a Prometheus error
 	requests        atomic.Int64
+	userAgent       atomic.Value // the last request's User-Agent
 	url             string
 }
 
@@ -46,6 +48,7 @@ func (f *fakeCloudWatch) start(t *testing.T) *fakeCloudWatch {
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		f.requests.Add(1)
+		f.userAgent.Store(r.UserAgent())
 		if err := v.Verify(r); err != nil {
 			sigv4verify.WriteAuthError(w, err)
 			return
@@ -93,6 +96,19 @@ func (f *fakeCloudWatch) settings(region, accessKey, secretKey string) backend.D
 		UID:                     "fake",
 		JSONData:                jd,
 		DecryptedSecureJSONData: map[string]string{"accessKey": accessKey, "secretKey": secretKey},
+	}
+}
+
+// The production client names the plugin in every request's User-Agent (CloudTrail and
+// proxies show who called), from the id's one home.
+func TestRequestsNameThePlugin(t *testing.T) {
+	f := (&fakeCloudWatch{region: "us-east-1"}).start(t)
+	d := newRealDatasource(t, context.Background(), f.settings("us-east-1", fakeAccessKey, fakeSecretKey))
+	if _, err := d.CheckHealth(context.Background(), &backend.CheckHealthRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := f.userAgent.Load().(string); got != models.PluginID {
+		t.Errorf("User-Agent %q, want %q", got, models.PluginID)
 	}
 }
 

@@ -128,6 +128,7 @@ func NewClient(ctx context.Context, s *models.Settings, ep awsauth.Endpoint, see
 		QueryTimeout:   s.QueryTimeout,
 		MaxConcurrency: s.MaxConcurrency,
 		QueryRPS:       s.RequestsPerSecond,
+		UserAgent:      models.PluginID,
 	})
 	if err != nil {
 		return nil, err

@@ -44,7 +44,7 @@ const (
 	DefaultBaseDelay        = 250 * time.Millisecond
 	DefaultMaxDelay         = 4 * time.Second
 	DefaultMaxResponseBytes = 256 << 20
-	DefaultUserAgent        = "inferscope-sagemaker-datasource"
+	DefaultUserAgent        = "inferscope" // callers name themselves: the plugin sends its id
 )
 
 // Limiter paces requests; *rate.Limiter satisfies it.

@@ -76,11 +76,6 @@ func rangeOf(d time.Duration) string { return "[" + durText(d) + "]" }
 
 func floatText(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 
-// labelCopy copies label src into dst, so classic (CloudWatch dimension) and engine series join.
-func labelCopy(expr, dst, src string) string {
-	return fmt.Sprintf(`label_replace(%s, %q, "$1", %q, "(.+)")`, expr, dst, src)
-}
-
 // Windows of the alert queries: a few one-minute points so one late sample does not flap.
 const (
 	alertWindow    = 10 * time.Minute

@@ -157,7 +157,7 @@ func engineRate(by []string, p enginePair, window string) string {
 // to give classic per-instance metrics an AZ and to apply the AZ filter to them.
 func hostAZ() string {
 	return countBy([]string{sc.DimInstanceID, lAZ},
-		fmt.Sprintf(`label_replace(%s, %q, "$1", %q, "(.+)")`, host(sc.NodeMemTotal), sc.DimInstanceID, lHost))
+		labelCopy(host(sc.NodeMemTotal), sc.DimInstanceID, lHost))
 }
 
 // vendedForms is a vended metric's per-instance form (every endpoint, no IC dimension) and
@@ -251,11 +251,16 @@ func icClassic(metric string) string {
 func onEndpointICs(expr string) string {
 	ics := countBy([]string{lIC}, gpu(sc.DCGMGPUUtil, neq(lIC, "")))
 	return "(" + expr + ") and on (" + label(sc.DimInferenceComponentName) + ") " +
-		fmt.Sprintf(`label_replace(%s, %q, "$1", %q, "(.+)")`, ics, sc.DimInferenceComponentName, lIC)
+		labelCopy(ics, sc.DimInferenceComponentName, lIC)
 }
 
 // icCopies counts IC copies: distinct (IC, container) pairs on the GPUs they own.
 func icCopies(by ...string) string {
 	inner := append(append([]string{}, by...), lIC, lCID)
 	return countBy(by, countBy(inner, gpu(sc.DCGMGPUUtil, neq(lIC, ""))))
+}
+
+// labelCopy copies label src into dst, so classic (CloudWatch dimension) and engine series join.
+func labelCopy(expr, dst, src string) string {
+	return fmt.Sprintf(`label_replace(%s, %q, "$1", %q, "(.+)")`, expr, dst, src)
 }

@@ -112,8 +112,8 @@ func scalingVsLoad(id uint32) *timeseries.PanelBuilder {
 	load := icClassic(sc.ConcurrentRequestsPerCopy)
 	perCopy := sumBy(icBy, "avg_over_time("+load+"[10m])")
 	overload := scalingRise + " * " + sumBy(icBy, "quantile_over_time(0.5, "+load+rangeWindow+")")
-	scaleOuts := fmt.Sprintf(`label_replace(%s, %q, "$1", %q, "(.+)")`,
-		sumBy([]string{lIC}, "count_over_time("+scalingSel(sc.ScaleOut)+"[30m])"), sc.DimInferenceComponentName, lIC)
+	scaleOuts := labelCopy(sumBy([]string{lIC}, "count_over_time("+scalingSel(sc.ScaleOut)+"[30m])"),
+		sc.DimInferenceComponentName, lIC)
 	// Overload must hold for 15 minutes (lowest 5 m average), so bursts that scaling absorbs
 	// within its normal delay do not count.
 	sustained := "min_over_time(" + sumBy(icBy, "avg_over_time("+load+"[5m])") + "[15m:1m])"

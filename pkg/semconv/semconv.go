@@ -245,22 +245,14 @@ const (
 )
 
 // vended is every classic SageMaker metric CloudWatch publishes with delta temporality once
-// enriched, with all its per-instance, per-IC, per-copy and per-AZ variants: the one table
-// that query checks and the simulator's tests consult.
+// enriched, with all its per-instance, per-IC, per-copy and per-AZ variants: the catalog's
+// vended family.
 var vended = func() map[string]bool {
 	m := map[string]bool{}
-	for _, n := range []string{
-		Invocations, InvocationsByInstanceID, InvocationsForIC, InvocationsForICByInstanceID, InvocationsByAzByInstanceType,
-		Invocation4XXErrors, Invocation5XXErrors, InvocationModelErrors,
-		Invocation4XXErrorsByInstance, Invocation5XXErrorsByInstance, InvocationModelErrorsByInstance,
-		Invocation4XXErrorsForIC, Invocation5XXErrorsForIC,
-		Invocation4XXErrorsForICByInstanceID, Invocation5XXErrorsForICByInstanceID, InvocationModelErrorsForICByInstance,
-		ModelLatency, OverheadLatency, ModelLatencyByInstanceID, OverheadLatencyByInstanceID,
-		ModelLatencyForIC, OverheadLatencyForIC, ModelLatencyForICByInstanceID, OverheadLatencyForICByInstanceID,
-		FirstChunkModelLatency, FirstChunkOverheadLatency, FirstChunkModelLatencyByAZ, FirstChunkOverheadLatencyByAZ,
-		ConcurrentRequestsPerCopy, MidStreamErrors,
-	} {
-		m[n] = true
+	for _, x := range catalog {
+		if x.Family == FamilyVended {
+			m[x.Name] = true
+		}
 	}
 	return m
 }()

@@ -2,13 +2,11 @@ import { CoreApp, QueryEditorProps, SelectableValue, TimeRange } from '@grafana/
 import { InlineField, InlineFieldRow, Input, RadioButtonGroup, Select, Stack } from '@grafana/ui';
 import React, { ChangeEvent, useEffect, useMemo } from 'react';
 
+import { PromQLEditorModes } from '../builder/EditorModes';
 import type { SageDatasource } from '../datasource';
-import { getHints } from '../hints';
 import { ResourcePrometheusClient } from '../promql/client';
 import { isDiagnosis, QUERY_TYPE_OPTIONS, QueryType, queryTypeOf } from '../queryTypes';
 import { QueryFormat, SageOptions, SageQuery } from '../types';
-import { HintList } from './HintList';
-import { PromQLEditor } from './PromQLEditor';
 
 export type Props = QueryEditorProps<SageDatasource, SageQuery, SageOptions>;
 
@@ -47,7 +45,6 @@ export function QueryEditor(props: Props) {
   const { query, onChange, onRunQuery, datasource, range, app } = props;
   const client = useCompletionClient(datasource, range);
   const expr = query.expr ?? '';
-  const hints = useMemo(() => getHints(expr), [expr]);
   const queryType = queryTypeOf(query);
   const change = (patch: Partial<SageQuery>) => onChange({ ...query, ...patch });
   const text = (key: keyof SageQuery) => (e: ChangeEvent<HTMLInputElement>) => change({ [key]: e.currentTarget.value });
@@ -85,14 +82,13 @@ export function QueryEditor(props: Props) {
         </InlineFieldRow>
       ) : (
         <>
-          <PromQLEditor
-            value={expr}
+          <PromQLEditorModes
+            expr={expr}
+            editorMode={query.editorMode}
             client={client}
-            onChange={(v) => change({ expr: v })}
+            onChange={change}
             onRunQuery={onRunQuery}
-            placeholder='vllm:num_requests_running{"aws.sagemaker.endpoint.name"="my-endpoint"}'
           />
-          <HintList hints={hints} onFix={(fixed) => change({ expr: fixed })} />
           <InlineFieldRow>
             <InlineField
               label="Legend"

@@ -51,23 +51,46 @@ export interface LabelMatcher {
   value: string;
 }
 
-/** A series selector naming the metric (CloudWatch requires one) with further matchers. */
-export function selector(metric: string | undefined, matchers: LabelMatcher[] = []): string {
+/**
+ * A series selector naming the metric (CloudWatch requires one) with further matchers, joined
+ * by sep (the query builder writes ", " as the dashboards do).
+ */
+export function selector(metric: string | undefined, matchers: LabelMatcher[] = [], sep = ','): string {
   const parts = matchers.map((m) => `${labelNameToken(m.name)}${m.op}${quoteString(m.value)}`);
   if (!metric) {
-    return `{${parts.join(',')}}`;
+    return `{${parts.join(sep)}}`;
   }
   if (isLegacyMetricName(metric)) {
-    return parts.length ? `${metric}{${parts.join(',')}}` : metric;
+    return parts.length ? `${metric}{${parts.join(sep)}}` : metric;
   }
-  return `{${[quoteString(metric), ...parts].join(',')}}`;
+  return `{${[quoteString(metric), ...parts].join(sep)}}`;
+}
+
+const ESCAPES: Record<string, string> = { a: '\x07', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v' };
+
+/**
+ * The value of a complete PromQL string literal ("…", '…' or raw `…`), with the Go escapes
+ * PromQL allows (\n, \xHH, \uHHHH, \UHHHHHHHH, octal \NNN, escaped quotes and backslashes).
+ */
+export function unquoteString(literal: string): string {
+  const body = literal.slice(1, -1);
+  if (literal[0] === '`') {
+    return body;
+  }
+  return body.replace(/\\(x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|[0-7]{3}|.)/gs, (_, e: string) => {
+    if (e.length > 1) {
+      const code = e[0] >= '0' && e[0] <= '7' ? parseInt(e, 8) : parseInt(e.slice(1), 16);
+      return String.fromCodePoint(code);
+    }
+    return ESCAPES[e] ?? e;
+  });
 }
 
 /** Reads a possibly quoted name token: "a.b" → a.b, 'x' → x, bare names unchanged. */
 export function unquoteName(token: string): string {
   const t = token.trim();
   if (t.length >= 2 && (t[0] === '"' || t[0] === "'") && t[t.length - 1] === t[0]) {
-    return t.slice(1, -1).replace(/\\(.)/g, (_, c: string) => (c === 'n' ? '\n' : c));
+    return unquoteString(t);
   }
   return t;
 }

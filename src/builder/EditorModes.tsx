@@ -1,0 +1,83 @@
+import { RadioButtonGroup, Stack, Text } from '@grafana/ui';
+import React, { useMemo, useState } from 'react';
+
+import { HintList } from '../components/HintList';
+import { PromQLEditor } from '../components/PromQLEditor';
+import { getHints } from '../hints';
+import { ResourcePrometheusClient } from '../promql/client';
+import { EditorMode } from '../types';
+import { parse } from './parse';
+import { QueryBuilder } from './QueryBuilder';
+import { render } from './render';
+
+export interface PromQLEditorModesProps {
+  expr: string;
+  editorMode?: EditorMode;
+  onChange: (patch: { expr?: string; editorMode?: EditorMode }) => void;
+  onRunQuery: () => void;
+  client: ResourcePrometheusClient;
+}
+
+const MODES = [
+  { label: 'Builder', value: 'builder' as const, description: 'Pick a metric, filters and operations' },
+  { label: 'Code', value: 'code' as const, description: 'Write PromQL' },
+];
+
+/**
+ * The PromQL part of the query editor: Builder or Code (the default, and where a query stays
+ * when the builder cannot represent it; the reason is shown as builder-refused).
+ */
+export function PromQLEditorModes({ expr, editorMode, onChange, onRunQuery, client }: PromQLEditorModesProps) {
+  const hints = useMemo(() => getHints(expr), [expr]);
+  const [refused, setRefused] = useState<string | undefined>();
+  // A saved builder query that no longer parses (edited elsewhere) opens in Code.
+  const builderOK = useMemo(() => expr.trim() === '' || parse(expr).ok, [expr]);
+  const mode: EditorMode = editorMode === 'builder' && builderOK ? 'builder' : 'code';
+
+  const switchTo = (next: EditorMode) => {
+    setRefused(undefined);
+    if (next === 'code' || expr.trim() === '') {
+      onChange({ editorMode: next });
+      return;
+    }
+    const r = parse(expr);
+    if (!r.ok) {
+      setRefused(r.reason);
+      return;
+    }
+    // The builder writes its one spelling (see docs/query-editor.md).
+    onChange({ editorMode: 'builder', expr: render(r.query) });
+  };
+
+  return (
+    <Stack direction="column" gap={1}>
+      <Stack direction="row" gap={1} alignItems="center">
+        <RadioButtonGroup<EditorMode> size="sm" options={MODES} value={mode} onChange={switchTo} />
+        {refused && (
+          <span data-testid="builder-refused" role="status">
+            <Text color="warning">Stays in Code: the builder cannot represent {refused}.</Text>
+          </span>
+        )}
+      </Stack>
+      {mode === 'builder' ? (
+        <QueryBuilder
+          expr={expr}
+          client={client}
+          onChange={(v) => onChange({ expr: v })}
+          onRunQuery={onRunQuery}
+        />
+      ) : (
+        <>
+          <PromQLEditor
+            value={expr}
+            client={client}
+            onChange={(v) => onChange({ expr: v })}
+            onRunQuery={onRunQuery}
+            placeholder='vllm:num_requests_running{"aws.sagemaker.endpoint.name"="my-endpoint"}'
+          />
+          <HintList hints={hints} onFix={(fixed) => onChange({ expr: fixed })} />
+        </>
+      )}
+    </Stack>
+  );
+}

@@ -1,0 +1,443 @@
+import { SelectableValue } from '@grafana/data';
+import { getTemplateSrv } from '@grafana/runtime';
+import { Button, IconButton, InlineField, InlineFieldRow, Input, MultiSelect, Select, Stack, Text } from '@grafana/ui';
+import React, { useEffect, useMemo, useRef, useState } from 'react';
+
+import { ResourcePrometheusClient } from '../promql/client';
+import { LabelMatcher, MatchOp } from '../promql/names';
+import { catalogMetrics, describeMetric, FAMILIES, metricInfo } from './catalog';
+import {
+  AGG_OPS,
+  AggOp,
+  aggTakesParam,
+  BINARY_OPS,
+  BinaryOp,
+  BuilderQuery,
+  defaultPipeline,
+  emptyPipeline,
+  Operand,
+  Pipeline,
+  RangeFn,
+  rangeFnsFor,
+  takesQuantile,
+} from './model';
+import { parse } from './parse';
+import { render } from './render';
+
+// The query builder. Test ids and labels are stable (the browser tests drive them):
+// query-builder, operand-<i> (each operand of the chain; controls inside are labelled
+// "Metric", "Filter <n> label|operator|value", "Remove filter <n>", "Add filter",
+// "Range function", "Range window", "Aggregation", "Group by", "Aggregation parameter",
+// "Quantile", "Number"), "Operator <i>" and "Remove operation <i>" for the chain,
+// "Add operation with query" / "Add operation with number", builder-preview, metric-kind,
+// metric-discovery-note.
+
+export interface QueryBuilderProps {
+  expr: string;
+  onChange: (expr: string) => void;
+  onRunQuery?: () => void;
+  client: ResourcePrometheusClient;
+}
+
+/** The model an expression opens with in the builder: empty for an empty query. */
+export function initialModel(expr: string): BuilderQuery | undefined {
+  if (expr.trim() === '') {
+    return { first: emptyPipeline(), rest: [] };
+  }
+  const r = parse(expr);
+  return r.ok ? r.query : undefined;
+}
+
+export function QueryBuilder({ expr, onChange, onRunQuery, client }: QueryBuilderProps) {
+  const [model, setModel] = useState<BuilderQuery>(() => initialModel(expr) ?? { first: emptyPipeline(), rest: [] });
+  // The builder keeps rows the query cannot show yet (a filter without a label); the text is
+  // re-read only when it changes from outside.
+  const written = useRef(expr);
+  useEffect(() => {
+    if (expr !== written.current) {
+      written.current = expr;
+      const m = initialModel(expr);
+      if (m) {
+        setModel(m);
+      }
+    }
+  }, [expr]);
+  const update = (m: BuilderQuery) => {
+    setModel(m);
+    written.current = render(m);
+    onChange(written.current);
+  };
+  const setOperand = (i: number, o: Operand) =>
+    update(
+      i === 0
+        ? { ...model, first: o }
+        : { ...model, rest: model.rest.map((r, j) => (j === i - 1 ? { ...r, operand: o } : r)) }
+    );
+  const metrics = useMetricOptions(client);
+
+  const operandEditor = (o: Operand, i: number) =>
+    o.type === 'number' ? (
+      <InlineField label="Number" labelWidth={14}>
+        <Input
+          aria-label="Number"
+          width={16}
+          value={o.value}
+          onChange={(e) => setOperand(i, { type: 'number', value: e.currentTarget.value })}
+          onBlur={onRunQuery}
+        />
+      </InlineField>
+    ) : (
+      <PipelineEditor pipeline={o} client={client} metrics={metrics} onChange={(p) => setOperand(i, p)} />
+    );
+
+  return (
+    <Stack direction="column" gap={1}>
+      <div data-testid="query-builder">
+        <div data-testid="operand-0">{operandEditor(model.first, 0)}</div>
+        {model.rest.map((r, j) => (
+          <div key={j} data-testid={`operand-${j + 1}`}>
+            <InlineFieldRow>
+              <InlineField label="Operator" labelWidth={14}>
+                <Select<BinaryOp>
+                  aria-label={`Operator ${j + 1}`}
+                  width={12}
+                  options={BINARY_OPS.map((op) => ({ label: op, value: op }))}
+                  value={r.op}
+                  onChange={(v) =>
+                    update({ ...model, rest: model.rest.map((x, k) => (k === j ? { ...x, op: v.value! } : x)) })
+                  }
+                />
+              </InlineField>
+              <IconButton
+                name="trash-alt"
+                aria-label={`Remove operation ${j + 1}`}
+                onClick={() => update({ ...model, rest: model.rest.filter((_, k) => k !== j) })}
+              />
+            </InlineFieldRow>
+            {operandEditor(r.operand, j + 1)}
+          </div>
+        ))}
+      </div>
+      <Stack direction="row" gap={1}>
+        <Button
+          size="sm"
+          variant="secondary"
+          icon="plus"
+          onClick={() => update({ ...model, rest: [...model.rest, { op: '/', operand: emptyPipeline() }] })}
+        >
+          Add operation with query
+        </Button>
+        <Button
+          size="sm"
+          variant="secondary"
+          icon="plus"
+          onClick={() =>
+            update({ ...model, rest: [...model.rest, { op: '*', operand: { type: 'number', value: '100' } }] })
+          }
+        >
+          Add operation with number
+        </Button>
+      </Stack>
+      <pre data-testid="builder-preview" aria-label="Query preview">
+        {render(model) || 'Pick a metric'}
+      </pre>
+    </Stack>
+  );
+}
+
+type MetricOptions = { groups: Array<SelectableValue<string>>; note?: string };
+
+/** Catalog metrics the data source has, grouped by family; discovered names the catalog lacks go under "Other". */
+export function groupMetrics(discovered: string[] | undefined): MetricOptions {
+  const option = (name: string) => {
+    const info = metricInfo(name);
+    return { label: name, value: name, description: info ? describeMetric(info) : undefined };
+  };
+  const have = discovered && discovered.length ? new Set(discovered) : undefined;
+  const groups: Array<SelectableValue<string>> = FAMILIES.map((f) => ({
+    label: f.title,
+    options: catalogMetrics()
+      .filter((m) => m.family === f.id && (!have || have.has(m.name)))
+      .map((m) => option(m.name)),
+  })).filter((g) => g.options.length > 0);
+  const other = (discovered ?? []).filter((n) => !metricInfo(n)).sort();
+  if (other.length) {
+    groups.push({ label: 'Other', options: other.map(option) });
+  }
+  return {
+    groups,
+    note: have ? undefined : 'Metric discovery returned nothing: showing the whole catalog',
+  };
+}
+
+function useMetricOptions(client: ResourcePrometheusClient): MetricOptions {
+  const [discovered, setDiscovered] = useState<string[] | undefined>(undefined);
+  useEffect(() => {
+    let live = true;
+    client.metricNames().then(
+      (names) => live && setDiscovered(names),
+      () => live && setDiscovered([])
+    );
+    return () => {
+      live = false;
+    };
+  }, [client]);
+  return useMemo(() => groupMetrics(discovered), [discovered]);
+}
+
+/** Names of the dashboard's template variables, as $name, for filter values. */
+function templateVariables(): string[] {
+  try {
+    return getTemplateSrv()
+      .getVariables()
+      .map((v) => `$${v.name}`);
+  } catch {
+    // Outside Grafana (tests) there is no template service.
+    return [];
+  }
+}
+
+const MATCH_OPS: Array<SelectableValue<MatchOp>> = (['=', '!=', '=~', '!~'] as MatchOp[]).map((op) => ({
+  label: op,
+  value: op,
+}));
+
+interface PipelineEditorProps {
+  pipeline: Pipeline;
+  client: ResourcePrometheusClient;
+  metrics: MetricOptions;
+  onChange: (p: Pipeline) => void;
+}
+
+function useAsync<T>(load: () => Promise<T>, deps: unknown[], initial: T): T {
+  const [value, setValue] = useState<T>(initial);
+  useEffect(() => {
+    let live = true;
+    load().then(
+      (v) => live && setValue(v),
+      () => live && setValue(initial)
+    );
+    return () => {
+      live = false;
+    };
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, deps);
+  return value;
+}
+
+function PipelineEditor({ pipeline: p, client, metrics, onChange }: PipelineEditorProps) {
+  const info = p.metric ? metricInfo(p.metric) : undefined;
+  const labelNames = useAsync(
+    () => (p.metric ? client.labelNames(p.metric) : Promise.resolve([])),
+    [client, p.metric],
+    [] as string[]
+  );
+  const labelOptions = useMemo(() => labelNames.map((n) => ({ label: n, value: n })), [labelNames]);
+  const fns = p.metric ? rangeFnsFor(p.metric) : [];
+  const setMatcher = (i: number, m: Partial<LabelMatcher>) =>
+    onChange({ ...p, matchers: p.matchers.map((x, j) => (j === i ? { ...x, ...m } : x)) });
+
+  return (
+    <Stack direction="column" gap={0.5}>
+      <InlineFieldRow>
+        <InlineField label="Metric" labelWidth={14} grow>
+          <Select<string>
+            aria-label="Metric"
+            placeholder="Search metrics"
+            options={metrics.groups}
+            value={p.metric ? { label: p.metric, value: p.metric } : null}
+            allowCustomValue
+            onChange={(v) => onChange(defaultPipeline(v.value ?? '', p.matchers))}
+          />
+        </InlineField>
+        {info && (
+          <span data-testid="metric-kind">
+            <Text color="secondary">{describeMetric(info)}</Text>
+          </span>
+        )}
+      </InlineFieldRow>
+      {metrics.note && (
+        <span data-testid="metric-discovery-note">
+          <Text color="secondary" italic>
+            {metrics.note}
+          </Text>
+        </span>
+      )}
+      {p.matchers.map((m, i) => (
+        <LabelFilter
+          key={i}
+          index={i}
+          matcher={m}
+          metric={p.metric}
+          client={client}
+          labelOptions={labelOptions}
+          onChange={(x) => setMatcher(i, x)}
+          onRemove={() => onChange({ ...p, matchers: p.matchers.filter((_, j) => j !== i) })}
+        />
+      ))}
+      <div>
+        <Button
+          size="sm"
+          variant="secondary"
+          icon="plus"
+          disabled={!p.metric}
+          onClick={() => onChange({ ...p, matchers: [...p.matchers, { name: '', op: '=~', value: '' }] })}
+        >
+          Add filter
+        </Button>
+      </div>
+      {p.metric && (
+        <InlineFieldRow>
+          <InlineField
+            label="Over time"
+            labelWidth={14}
+            tooltip={
+              info?.temporality === 'delta'
+                ? 'A delta metric: each sample is one interval, so sum_over_time, never rate'
+                : 'rate/increase for counters and histograms, *_over_time for gauges'
+            }
+          >
+            <Select<RangeFn | ''>
+              aria-label="Range function"
+              width={20}
+              options={[{ label: 'none', value: '' }, ...fns.map((f) => ({ label: f, value: f }))]}
+              value={p.range?.fn ?? ''}
+              onChange={(v) =>
+                onChange({
+                  ...p,
+                  range: v.value ? { fn: v.value, window: p.range?.window ?? '$__rate_interval' } : undefined,
+                })
+              }
+            />
+          </InlineField>
+          {p.range && (
+            <InlineField label="Window" labelWidth={10}>
+              <Input
+                aria-label="Range window"
+                width={20}
+                value={p.range.window}
+                onChange={(e) => onChange({ ...p, range: { ...p.range!, window: e.currentTarget.value } })}
+              />
+            </InlineField>
+          )}
+        </InlineFieldRow>
+      )}
+      {p.metric && (
+        <InlineFieldRow>
+          <InlineField label="Aggregation" labelWidth={14}>
+            <Select<AggOp | ''>
+              aria-label="Aggregation"
+              width={14}
+              options={[{ label: 'none', value: '' }, ...AGG_OPS.map((op) => ({ label: op, value: op }))]}
+              value={p.agg?.op ?? ''}
+              onChange={(v) => {
+                const op = v.value;
+                onChange({
+                  ...p,
+                  agg: op
+                    ? { op, by: p.agg?.by ?? [], param: aggTakesParam(op) ? (p.agg?.param ?? '5') : undefined }
+                    : undefined,
+                });
+              }}
+            />
+          </InlineField>
+          {p.agg && aggTakesParam(p.agg.op) && (
+            <InlineField label="Parameter" labelWidth={10}>
+              <Input
+                aria-label="Aggregation parameter"
+                width={10}
+                value={p.agg.param ?? ''}
+                onChange={(e) => onChange({ ...p, agg: { ...p.agg!, param: e.currentTarget.value } })}
+              />
+            </InlineField>
+          )}
+          {p.agg && (
+            <InlineField label="by" labelWidth={6} grow>
+              <MultiSelect<string>
+                aria-label="Group by"
+                options={labelOptions}
+                value={p.agg.by}
+                allowCustomValue
+                onChange={(v) => onChange({ ...p, agg: { ...p.agg!, by: v.map((x) => x.value!) } })}
+              />
+            </InlineField>
+          )}
+        </InlineFieldRow>
+      )}
+      {p.metric && takesQuantile(p.metric) && (
+        <InlineFieldRow>
+          <InlineField
+            label="Quantile"
+            labelWidth={14}
+            tooltip="histogram_quantile over the native histogram: 0.99, or a variable such as $percentile; empty for none"
+          >
+            <Input
+              aria-label="Quantile"
+              width={16}
+              placeholder="none"
+              value={p.quantile ?? ''}
+              onChange={(e) => onChange({ ...p, quantile: e.currentTarget.value || undefined })}
+            />
+          </InlineField>
+        </InlineFieldRow>
+      )}
+    </Stack>
+  );
+}
+
+interface LabelFilterProps {
+  index: number;
+  matcher: LabelMatcher;
+  metric: string;
+  client: ResourcePrometheusClient;
+  labelOptions: Array<SelectableValue<string>>;
+  onChange: (m: Partial<LabelMatcher>) => void;
+  onRemove: () => void;
+}
+
+function LabelFilter({ index, matcher: m, metric, client, labelOptions, onChange, onRemove }: LabelFilterProps) {
+  const n = index + 1;
+  const values = useAsync(
+    () => (m.name ? client.labelValues(m.name, metric) : Promise.resolve([])),
+    [client, m.name, metric],
+    [] as string[]
+  );
+  const valueOptions = useMemo(
+    () => [...templateVariables(), ...values].map((v) => ({ label: v, value: v })),
+    [values]
+  );
+  return (
+    <div data-testid={`label-filter-${index}`}>
+      <InlineFieldRow>
+      <InlineField label={`Filter ${n}`} labelWidth={14}>
+        <Select<string>
+          aria-label={`Filter ${n} label`}
+          width={36}
+          placeholder="label"
+          options={labelOptions}
+          value={m.name ? { label: m.name, value: m.name } : null}
+          allowCustomValue
+          onChange={(v) => onChange({ name: v.value ?? '' })}
+        />
+      </InlineField>
+      <Select<MatchOp>
+        aria-label={`Filter ${n} operator`}
+        width={8}
+        options={MATCH_OPS}
+        value={m.op}
+        onChange={(v) => onChange({ op: v.value })}
+      />
+      <Select<string>
+        aria-label={`Filter ${n} value`}
+        width={30}
+        placeholder="value"
+        options={valueOptions}
+        value={m.value !== '' ? { label: m.value, value: m.value } : null}
+        allowCustomValue
+        onChange={(v) => onChange({ value: v.value ?? '' })}
+      />
+      <IconButton name="times" aria-label={`Remove filter ${n}`} onClick={onRemove} />
+      </InlineFieldRow>
+    </div>
+  );
+}

@@ -60,12 +60,7 @@ export function PromQLEditorModes({ expr, editorMode, onChange, onRunQuery, clie
         )}
       </Stack>
       {mode === 'builder' ? (
-        <QueryBuilder
-          expr={expr}
-          client={client}
-          onChange={(v) => onChange({ expr: v })}
-          onRunQuery={onRunQuery}
-        />
+        <QueryBuilder expr={expr} client={client} onChange={(v) => onChange({ expr: v })} onRunQuery={onRunQuery} />
       ) : (
         <>
           <PromQLEditor

@@ -1,7 +1,7 @@
 import { SelectableValue } from '@grafana/data';
 import { getTemplateSrv } from '@grafana/runtime';
 import { Button, IconButton, InlineField, InlineFieldRow, Input, MultiSelect, Select, Stack, Text } from '@grafana/ui';
-import React, { useEffect, useMemo, useRef, useState } from 'react';
+import React, { useEffect, useMemo, useState } from 'react';
 
 import { ResourcePrometheusClient } from '../promql/client';
 import { LabelMatcher, MatchOp } from '../promql/names';
@@ -20,16 +20,18 @@ import {
   RangeFn,
   rangeFnsFor,
   takesQuantile,
+  Term,
 } from './model';
 import { parse } from './parse';
 import { render } from './render';
 
 // The query builder. Test ids and labels are stable (the browser tests drive them):
-// query-builder, operand-<i> (each operand of the chain; controls inside are labelled
+// query-builder, operand-<i> (each operand of the chain, operand-<i>.<j> inside the group at
+// operand-<i>; controls inside are labelled
 // "Metric", "Filter <n> label|operator|value", "Remove filter <n>", "Add filter",
 // "Range function", "Range window", "Aggregation", "Group by", "Aggregation parameter",
 // "Quantile", "Number"), "Operator <i>" and "Remove operation <i>" for the chain,
-// "Add operation with query" / "Add operation with number", builder-preview, metric-kind,
+// "Add operation with query|number|group", builder-preview, metric-kind,
 // metric-discovery-note.
 
 export interface QueryBuilderProps {
@@ -49,98 +51,136 @@ export function initialModel(expr: string): BuilderQuery | undefined {
 }
 
 export function QueryBuilder({ expr, onChange, onRunQuery, client }: QueryBuilderProps) {
-  const [model, setModel] = useState<BuilderQuery>(() => initialModel(expr) ?? { first: emptyPipeline(), rest: [] });
   // The builder keeps rows the query cannot show yet (a filter without a label); the text is
-  // re-read only when it changes from outside.
-  const written = useRef(expr);
-  useEffect(() => {
-    if (expr !== written.current) {
-      written.current = expr;
-      const m = initialModel(expr);
-      if (m) {
-        setModel(m);
-      }
-    }
-  }, [expr]);
+  // re-read only when it changes from outside (React's state-from-props pattern).
+  const [state, setState] = useState(() => ({
+    expr,
+    model: initialModel(expr) ?? { first: emptyPipeline(), rest: [] },
+  }));
+  if (expr !== state.expr) {
+    setState({ expr, model: initialModel(expr) ?? state.model });
+  }
+  const model = state.model;
   const update = (m: BuilderQuery) => {
-    setModel(m);
-    written.current = render(m);
-    onChange(written.current);
+    const written = render(m);
+    setState({ expr: written, model: m });
+    onChange(written);
   };
-  const setOperand = (i: number, o: Operand) =>
-    update(
-      i === 0
-        ? { ...model, first: o }
-        : { ...model, rest: model.rest.map((r, j) => (j === i - 1 ? { ...r, operand: o } : r)) }
-    );
   const metrics = useMetricOptions(client);
-
-  const operandEditor = (o: Operand, i: number) =>
-    o.type === 'number' ? (
-      <InlineField label="Number" labelWidth={14}>
-        <Input
-          aria-label="Number"
-          width={16}
-          value={o.value}
-          onChange={(e) => setOperand(i, { type: 'number', value: e.currentTarget.value })}
-          onBlur={onRunQuery}
-        />
-      </InlineField>
-    ) : (
-      <PipelineEditor pipeline={o} client={client} metrics={metrics} onChange={(p) => setOperand(i, p)} />
-    );
 
   return (
     <Stack direction="column" gap={1}>
       <div data-testid="query-builder">
-        <div data-testid="operand-0">{operandEditor(model.first, 0)}</div>
-        {model.rest.map((r, j) => (
-          <div key={j} data-testid={`operand-${j + 1}`}>
-            <InlineFieldRow>
-              <InlineField label="Operator" labelWidth={14}>
-                <Select<BinaryOp>
-                  aria-label={`Operator ${j + 1}`}
-                  width={12}
-                  options={BINARY_OPS.map((op) => ({ label: op, value: op }))}
-                  value={r.op}
-                  onChange={(v) =>
-                    update({ ...model, rest: model.rest.map((x, k) => (k === j ? { ...x, op: v.value! } : x)) })
-                  }
-                />
-              </InlineField>
-              <IconButton
-                name="trash-alt"
-                aria-label={`Remove operation ${j + 1}`}
-                onClick={() => update({ ...model, rest: model.rest.filter((_, k) => k !== j) })}
-              />
-            </InlineFieldRow>
-            {operandEditor(r.operand, j + 1)}
-          </div>
-        ))}
+        <ChainEditor query={model} onChange={update} client={client} metrics={metrics} onRunQuery={onRunQuery} />
       </div>
-      <Stack direction="row" gap={1}>
-        <Button
-          size="sm"
-          variant="secondary"
-          icon="plus"
-          onClick={() => update({ ...model, rest: [...model.rest, { op: '/', operand: emptyPipeline() }] })}
-        >
-          Add operation with query
-        </Button>
-        <Button
-          size="sm"
-          variant="secondary"
-          icon="plus"
-          onClick={() =>
-            update({ ...model, rest: [...model.rest, { op: '*', operand: { type: 'number', value: '100' } }] })
-          }
-        >
-          Add operation with number
-        </Button>
-      </Stack>
       <pre data-testid="builder-preview" aria-label="Query preview">
         {render(model) || 'Pick a metric'}
       </pre>
+    </Stack>
+  );
+}
+
+interface ChainEditorProps {
+  query: BuilderQuery;
+  onChange: (q: BuilderQuery) => void;
+  client: ResourcePrometheusClient;
+  metrics: MetricOptions;
+  onRunQuery?: () => void;
+  /** Test id prefix of nested chains: operand-2.0 is the first operand of the group at operand-2. */
+  prefix?: string;
+}
+
+function ChainEditor({ query, onChange, client, metrics, onRunQuery, prefix = '' }: ChainEditorProps) {
+  const setOperand = (i: number, o: Operand) =>
+    onChange(
+      i === 0
+        ? { ...query, first: o as Term }
+        : { ...query, rest: query.rest.map((r, j) => (j === i - 1 ? { ...r, operand: o } : r)) }
+    );
+  const add = (operand: Operand, op: BinaryOp) => onChange({ ...query, rest: [...query.rest, { op, operand }] });
+
+  const operandEditor = (o: Operand, i: number) => {
+    switch (o.type) {
+      case 'number':
+        return (
+          <InlineField label="Number" labelWidth={14}>
+            <Input
+              aria-label="Number"
+              width={16}
+              value={o.value}
+              onChange={(e) => setOperand(i, { type: 'number', value: e.currentTarget.value })}
+              onBlur={onRunQuery}
+            />
+          </InlineField>
+        );
+      case 'group':
+        return (
+          <div style={{ marginLeft: 16 }}>
+            <ChainEditor
+              query={o.query}
+              onChange={(q) => setOperand(i, { type: 'group', query: q })}
+              client={client}
+              metrics={metrics}
+              onRunQuery={onRunQuery}
+              prefix={`${prefix}${i}.`}
+            />
+          </div>
+        );
+      default:
+        return <PipelineEditor pipeline={o} client={client} metrics={metrics} onChange={(p) => setOperand(i, p)} />;
+    }
+  };
+
+  return (
+    <Stack direction="column" gap={1}>
+      <div data-testid={`operand-${prefix}0`}>{operandEditor(query.first, 0)}</div>
+      {query.rest.map((r, j) => (
+        <div key={j} data-testid={`operand-${prefix}${j + 1}`}>
+          <InlineFieldRow>
+            <InlineField label="Operator" labelWidth={14}>
+              <Select<BinaryOp>
+                aria-label={`Operator ${j + 1}`}
+                width={12}
+                options={BINARY_OPS.map((op) => ({ label: op, value: op }))}
+                value={r.op}
+                onChange={(v) =>
+                  onChange({ ...query, rest: query.rest.map((x, k) => (k === j ? { ...x, op: v.value! } : x)) })
+                }
+              />
+            </InlineField>
+            <IconButton
+              name="trash-alt"
+              aria-label={`Remove operation ${j + 1}`}
+              onClick={() => onChange({ ...query, rest: query.rest.filter((_, k) => k !== j) })}
+            />
+          </InlineFieldRow>
+          {operandEditor(r.operand, j + 1)}
+        </div>
+      ))}
+      <Stack direction="row" gap={1}>
+        <Button size="sm" variant="secondary" icon="plus" onClick={() => add(emptyPipeline(), '/')}>
+          Add operation with query
+        </Button>
+        <Button size="sm" variant="secondary" icon="plus" onClick={() => add({ type: 'number', value: '100' }, '*')}>
+          Add operation with number
+        </Button>
+        <Button
+          size="sm"
+          variant="secondary"
+          icon="brackets-curly"
+          onClick={() =>
+            add(
+              {
+                type: 'group',
+                query: { first: { type: 'number', value: '1' }, rest: [{ op: '-', operand: emptyPipeline() }] },
+              },
+              '*'
+            )
+          }
+        >
+          Add operation with group
+        </Button>
+      </Stack>
     </Stack>
   );
 }
@@ -334,6 +374,7 @@ function PipelineEditor({ pipeline: p, client, metrics, onChange }: PipelineEdit
                 const op = v.value;
                 onChange({
                   ...p,
+                  alternatives: op ? p.alternatives : undefined,
                   agg: op
                     ? { op, by: p.agg?.by ?? [], param: aggTakesParam(op) ? (p.agg?.param ?? '5') : undefined }
                     : undefined,
@@ -348,6 +389,25 @@ function PipelineEditor({ pipeline: p, client, metrics, onChange }: PipelineEdit
                 width={10}
                 value={p.agg.param ?? ''}
                 onChange={(e) => onChange({ ...p, agg: { ...p.agg!, param: e.currentTarget.value } })}
+              />
+            </InlineField>
+          )}
+          {p.agg && (
+            <InlineField
+              label="or"
+              labelWidth={6}
+              tooltip="Further metrics read with the same filters and function under this aggregation, e.g. the SGLang counterpart of a vLLM metric"
+            >
+              <MultiSelect<string>
+                aria-label="Or metrics"
+                width={30}
+                options={metrics.groups}
+                value={p.alternatives ?? []}
+                allowCustomValue
+                onChange={(v) => {
+                  const alternatives = v.map((x) => x.value!);
+                  onChange({ ...p, alternatives: alternatives.length ? alternatives : undefined });
+                }}
               />
             </InlineField>
           )}
@@ -409,34 +469,34 @@ function LabelFilter({ index, matcher: m, metric, client, labelOptions, onChange
   return (
     <div data-testid={`label-filter-${index}`}>
       <InlineFieldRow>
-      <InlineField label={`Filter ${n}`} labelWidth={14}>
-        <Select<string>
-          aria-label={`Filter ${n} label`}
-          width={36}
-          placeholder="label"
-          options={labelOptions}
-          value={m.name ? { label: m.name, value: m.name } : null}
-          allowCustomValue
-          onChange={(v) => onChange({ name: v.value ?? '' })}
+        <InlineField label={`Filter ${n}`} labelWidth={14}>
+          <Select<string>
+            aria-label={`Filter ${n} label`}
+            width={36}
+            placeholder="label"
+            options={labelOptions}
+            value={m.name ? { label: m.name, value: m.name } : null}
+            allowCustomValue
+            onChange={(v) => onChange({ name: v.value ?? '' })}
+          />
+        </InlineField>
+        <Select<MatchOp>
+          aria-label={`Filter ${n} operator`}
+          width={8}
+          options={MATCH_OPS}
+          value={m.op}
+          onChange={(v) => onChange({ op: v.value })}
         />
-      </InlineField>
-      <Select<MatchOp>
-        aria-label={`Filter ${n} operator`}
-        width={8}
-        options={MATCH_OPS}
-        value={m.op}
-        onChange={(v) => onChange({ op: v.value })}
-      />
-      <Select<string>
-        aria-label={`Filter ${n} value`}
-        width={30}
-        placeholder="value"
-        options={valueOptions}
-        value={m.value !== '' ? { label: m.value, value: m.value } : null}
-        allowCustomValue
-        onChange={(v) => onChange({ value: v.value ?? '' })}
-      />
-      <IconButton name="times" aria-label={`Remove filter ${n}`} onClick={onRemove} />
+        <Select<string>
+          aria-label={`Filter ${n} value`}
+          width={30}
+          placeholder="value"
+          options={valueOptions}
+          value={m.value !== '' ? { label: m.value, value: m.value } : null}
+          allowCustomValue
+          onChange={(v) => onChange({ value: v.value ?? '' })}
+        />
+        <IconButton name="times" aria-label={`Remove filter ${n}`} onClick={onRemove} />
       </InlineFieldRow>
     </div>
   );

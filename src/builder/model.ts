@@ -61,6 +61,11 @@ export const BINARY_OPS = Object.keys(PRECEDENCE) as BinaryOp[];
 export interface Pipeline {
   type: 'pipeline';
   metric: string;
+  /**
+   * Further metrics read with the same filters and function, joined by `or` under the
+   * aggregation: the vLLM/SGLang pairs (`sum (rate(vllm:x[w]) or rate(sglang:x[w]))`).
+   */
+  alternatives?: string[];
   matchers: LabelMatcher[];
   /** fn(selector[window]); window is a duration or a variable such as $__rate_interval. */
   range?: { fn: RangeFn; window: string };
@@ -75,10 +80,19 @@ export interface NumberOperand {
   value: string;
 }
 
-export type Operand = Pipeline | NumberOperand;
+/** A parenthesised chain on the right of an operator: `100 * (1 - avg (…))`, `a / (b + c)`. */
+export interface GroupOperand {
+  type: 'group';
+  query: BuilderQuery;
+}
+
+/** What may start a chain; a group there would be the chain itself. */
+export type Term = Pipeline | NumberOperand;
+
+export type Operand = Term | GroupOperand;
 
 export interface BuilderQuery {
-  first: Operand;
+  first: Term;
   rest: Array<{ op: BinaryOp; operand: Operand }>;
 }
 
@@ -132,12 +146,12 @@ export function defaultPipeline(metric: string, matchers: Pipeline['matchers'] =
  * the editor's choices follow, checked again for queries read from Code.
  */
 export function checkQuery(q: BuilderQuery): string | undefined {
-  const operands = [q.first, ...q.rest.map((r) => r.operand)];
-  if (!operands.some((o) => o.type === 'pipeline')) {
+  const pipelines = pipelinesOf(q);
+  if (pipelines.length === 0) {
     return 'no metric: CloudWatch needs a metric name in every query';
   }
-  for (const o of operands) {
-    const why = o.type === 'pipeline' ? checkPipeline(o) : undefined;
+  for (const p of pipelines) {
+    const why = checkPipeline(p);
     if (why) {
       return why;
     }
@@ -145,19 +159,31 @@ export function checkQuery(q: BuilderQuery): string | undefined {
   return undefined;
 }
 
+/** Every pipeline of a query, groups included, left to right. */
+export function pipelinesOf(q: BuilderQuery): Pipeline[] {
+  return [q.first, ...q.rest.map((r) => r.operand)].flatMap((o) =>
+    o.type === 'pipeline' ? [o] : o.type === 'group' ? pipelinesOf(o.query) : []
+  );
+}
+
 function checkPipeline(p: Pipeline): string | undefined {
   if (!p.metric) {
     return 'a selector without a metric name (CloudWatch refuses it)';
   }
-  const info = metricInfo(p.metric);
-  if (p.range && !rangeFnsFor(p.metric).includes(p.range.fn)) {
-    if (info?.temporality === 'delta') {
-      return `${p.range.fn}() on ${p.metric}, a delta metric: use sum_over_time`;
-    }
-    return `${p.range.fn}() does not apply to ${p.metric} (a ${info?.temporality} ${info?.type})`;
+  if (p.alternatives?.length && !p.agg) {
+    return 'metrics joined by or without an aggregation around them';
   }
-  if (p.quantile !== undefined && !takesQuantile(p.metric)) {
-    return `histogram_quantile over ${p.metric}, which is a ${info?.type}, not a histogram`;
+  for (const metric of [p.metric, ...(p.alternatives ?? [])]) {
+    const info = metricInfo(metric);
+    if (p.range && !rangeFnsFor(metric).includes(p.range.fn)) {
+      if (info?.temporality === 'delta') {
+        return `${p.range.fn}() on ${metric}, a delta metric: use sum_over_time`;
+      }
+      return `${p.range.fn}() does not apply to ${metric} (a ${info?.temporality} ${info?.type})`;
+    }
+    if (p.quantile !== undefined && !takesQuantile(metric)) {
+      return `histogram_quantile over ${metric}, which is a ${info?.type}, not a histogram`;
+    }
   }
   return undefined;
 }

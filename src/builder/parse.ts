@@ -15,6 +15,7 @@ import {
   Pipeline,
   RANGE_FNS,
   RangeFn,
+  Term,
 } from './model';
 
 // Reads PromQL into the builder model with the PromQL grammar the code editor uses
@@ -42,7 +43,8 @@ const UNSUPPORTED: Record<string, string> = {
   UnaryExpr: 'a unary minus',
   StringLiteral: 'a string expression',
   MatrixSelector: 'a range selector outside a function',
-  BinaryExpr: 'an operation inside an aggregation or function (such as a vLLM or SGLang pair under one sum)',
+  BinaryExpr: 'an operation inside a function',
+  AggregateExpr: 'an aggregation inside another operation',
 };
 
 export function parse(expr: string): ParseResult {
@@ -102,7 +104,7 @@ class Reader {
   chain(node: SyntaxNode): BuilderQuery {
     const n = unparen(node);
     if (n.name !== 'BinaryExpr') {
-      return { first: this.operand(n), rest: [] };
+      return { first: this.term(n), rest: [] };
     }
     const [left, opNode, ...more] = children(n);
     const right = more[more.length - 1];
@@ -117,14 +119,13 @@ class Reader {
       refuse(`the ${this.text(opNode)} operator`);
     }
     const r = unparen(right);
-    if (r.name === 'BinaryExpr') {
-      refuse('an operation nested on the right of an operator (the builder chains operations left to right)');
-    }
+    // An operation on the right is a group: the builder writes it in parentheses.
+    const operand: Operand = r.name === 'BinaryExpr' ? { type: 'group', query: this.chain(r) } : this.term(r);
     const head = this.chain(left);
-    return { first: head.first, rest: [...head.rest, { op, operand: this.operand(r) }] };
+    return { first: head.first, rest: [...head.rest, { op, operand }] };
   }
 
-  private operand(n: SyntaxNode): Operand {
+  private term(n: SyntaxNode): Term {
     const number = this.number(n);
     return number ? { type: 'number', value: number } : this.pipeline(n);
   }
@@ -141,7 +142,11 @@ class Reader {
   private pipeline(n: SyntaxNode): Pipeline {
     if (n.name === 'FunctionCall' && this.functionName(n) === 'histogram_quantile') {
       const [q, inner] = this.args(n, 2, 'histogram_quantile');
-      const quantile = this.number(q) ?? refuse('histogram_quantile with a quantile that is not a number or a variable');
+      const quantile =
+        this.number(q) ?? refuse('histogram_quantile with a quantile that is not a number or a variable');
+      if (inner.name === 'BinaryExpr') {
+        refuse('an operation inside histogram_quantile()');
+      }
       const p = this.aggregated(inner);
       return { ...p, quantile };
     }
@@ -153,9 +158,7 @@ class Reader {
       return this.ranged(n);
     }
     const opText = this.text(n.getChild('AggregateOp')!).toLowerCase();
-    const op = AGG_OPS.includes(opText as AggOp)
-      ? (opText as AggOp)
-      : refuse(`the ${opText} aggregation`);
+    const op = AGG_OPS.includes(opText as AggOp) ? (opText as AggOp) : refuse(`the ${opText} aggregation`);
     const modifier = n.getChild('AggregateModifier');
     const by = modifier ? this.groupingLabels(modifier) : [];
     const without = modifier?.getChild('Without') ? true : undefined;
@@ -177,7 +180,7 @@ class Reader {
     if (inner.name === 'FunctionCall' && this.functionName(inner) === 'histogram_quantile') {
       refuse('an aggregation over histogram_quantile');
     }
-    const p = this.ranged(inner);
+    const p = inner.name === 'BinaryExpr' ? this.alternatives(inner, op) : this.ranged(inner);
     const agg: NonNullable<Pipeline['agg']> = { op, by };
     if (without) {
       agg.without = true;
@@ -186,6 +189,33 @@ class Reader {
       agg.param = param;
     }
     return { ...p, agg };
+  }
+
+  /** `f(a{m}[w]) or f(b{m}[w]) …` under an aggregation: one pipeline with alternatives. */
+  private alternatives(n: SyntaxNode, where: string): Pipeline {
+    const reads: Pipeline[] = [];
+    const walk = (x: SyntaxNode) => {
+      x = unparen(x);
+      if (x.name !== 'BinaryExpr') {
+        reads.push(this.ranged(x));
+        return;
+      }
+      const [left, opNode, ...more] = children(x);
+      const op = this.text(opNode).toLowerCase();
+      if (op !== 'or' || more.length !== 1) {
+        refuse(`the ${op} operator${more.length > 1 ? ' with a modifier' : ''} inside ${where}()`);
+      }
+      walk(left);
+      walk(more[0]);
+    };
+    walk(n);
+    const [first, ...rest] = reads;
+    const same = (a: Pipeline, b: Pipeline) =>
+      JSON.stringify([a.matchers, a.range]) === JSON.stringify([b.matchers, b.range]);
+    if (!rest.every((r) => same(first, r))) {
+      refuse(`metrics joined by or inside ${where}() with different filters or functions`);
+    }
+    return { ...first, alternatives: rest.map((r) => r.metric) };
   }
 
   private groupingLabels(modifier: SyntaxNode): string[] {

@@ -4,21 +4,25 @@ import { BinaryOp, BuilderQuery, Operand, Pipeline, PRECEDENCE } from './model';
 // Writes the builder model as PromQL in one spelling, the dashboards' (pkg/promqlexpr):
 //   agg by (a, "b.c") (inner)   agg (inner)   topk by (a) (5, inner)
 //   fn(metric{"dotted.label"=~"v", plain="w"}[window])   histogram_quantile(q, inner)
-//   a / b   (a or b) / c   — parentheses only where precedence needs them.
+//   agg (fn(vllm:x{…}[w]) or fn(sglang:x{…}[w]))   (alternatives: an engine pair)
+//   a / b   (a or b) / c   a / (b + c)   1 - a / b   — parentheses only where precedence
+//   needs them.
+
+function renderRead(p: Pipeline, metric: string): string {
+  // A filter row still without a label name is the editor's, not the query's.
+  const out = selector(
+    metric,
+    p.matchers.filter((m) => m.name !== ''),
+    ', '
+  );
+  return p.range ? `${p.range.fn}(${out}[${p.range.window}])` : out;
+}
 
 export function renderPipeline(p: Pipeline): string {
   if (!p.metric) {
     return '';
   }
-  // A filter row still without a label name is the editor's, not the query's.
-  let out = selector(
-    p.metric,
-    p.matchers.filter((m) => m.name !== ''),
-    ', '
-  );
-  if (p.range) {
-    out = `${p.range.fn}(${out}[${p.range.window}])`;
-  }
+  let out = [p.metric, ...(p.alternatives ?? []).filter(Boolean)].map((m) => renderRead(p, m)).join(' or ');
   if (p.agg) {
     const { op, by, without, param } = p.agg;
     const grouping = by.length ? ` ${without ? 'without' : 'by'} (${by.map(labelNameToken).join(', ')})` : '';
@@ -30,12 +34,24 @@ export function renderPipeline(p: Pipeline): string {
   return out;
 }
 
-function renderOperand(o: Operand): string {
-  return o.type === 'number' ? o.value : renderPipeline(o);
+function renderOperand(o: Operand, op: BinaryOp): string {
+  switch (o.type) {
+    case 'number':
+      return o.value;
+    case 'group': {
+      // On the right of an operator, a group binding less tightly (or as tightly: operators
+      // group left to right) needs its parentheses; one binding tighter does not.
+      const inner = render(o.query);
+      const top = o.query.rest[o.query.rest.length - 1]?.op;
+      return top && PRECEDENCE[top] > PRECEDENCE[op] ? inner : `(${inner})`;
+    }
+    default:
+      return renderPipeline(o);
+  }
 }
 
 export function render(q: BuilderQuery): string {
-  let out = renderOperand(q.first);
+  let out = q.first.type === 'number' ? q.first.value : renderPipeline(q.first);
   let last: BinaryOp | undefined;
   for (const { op, operand } of q.rest) {
     // The chain is evaluated left to right; what came before needs parentheses when it ends
@@ -43,7 +59,7 @@ export function render(q: BuilderQuery): string {
     if (last && PRECEDENCE[last] < PRECEDENCE[op]) {
       out = `(${out})`;
     }
-    out = `${out} ${op} ${renderOperand(operand)}`;
+    out = `${out} ${op} ${renderOperand(operand, op)}`;
     last = op;
   }
   return out;

@@ -30,13 +30,15 @@ const MODES = [
 export function PromQLEditorModes({ expr, editorMode, onChange, onRunQuery, client }: PromQLEditorModesProps) {
   const hints = useMemo(() => getHints(expr), [expr]);
   const [refused, setRefused] = useState<string | undefined>();
-  // A saved builder query that no longer parses (edited elsewhere) opens in Code.
-  const builderOK = useMemo(() => expr.trim() === '' || parse(expr).ok, [expr]);
+  // A saved builder query that no longer parses (edited elsewhere) opens in Code; judged once,
+  // since the builder's own edits pass through states it keeps to itself.
+  const [builderOK, setBuilderOK] = useState(() => expr.trim() === '' || parse(expr).ok);
   const mode: EditorMode = editorMode === 'builder' && builderOK ? 'builder' : 'code';
 
   const switchTo = (next: EditorMode) => {
     setRefused(undefined);
     if (next === 'code' || expr.trim() === '') {
+      setBuilderOK(true);
       onChange({ editorMode: next });
       return;
     }
@@ -45,6 +47,7 @@ export function PromQLEditorModes({ expr, editorMode, onChange, onRunQuery, clie
       setRefused(r.reason);
       return;
     }
+    setBuilderOK(true);
     // The builder writes its one spelling (see docs/query-editor.md).
     onChange({ editorMode: 'builder', expr: render(r.query) });
   };

@@ -193,6 +193,7 @@ export function groupMetrics(discovered: string[] | undefined): MetricOptions {
     const info = metricInfo(name);
     return { label: name, value: name, description: info ? describeMetric(info) : undefined };
   };
+  // Until discovery answers (undefined) and when it finds nothing, the whole catalog is offered.
   const have = discovered && discovered.length ? new Set(discovered) : undefined;
   const groups: Array<SelectableValue<string>> = FAMILIES.map((f) => ({
     label: f.title,
@@ -206,7 +207,7 @@ export function groupMetrics(discovered: string[] | undefined): MetricOptions {
   }
   return {
     groups,
-    note: have ? undefined : 'Metric discovery returned nothing: showing the whole catalog',
+    note: discovered && !have ? 'Metric discovery returned nothing: showing the whole catalog' : undefined,
   };
 }
 
@@ -287,6 +288,7 @@ function PipelineEditor({ pipeline: p, client, metrics, onChange }: PipelineEdit
             options={metrics.groups}
             value={p.metric ? { label: p.metric, value: p.metric } : null}
             allowCustomValue
+            onCreateOption={(v) => onChange(defaultPipeline(v, p.matchers))}
             onChange={(v) => onChange(defaultPipeline(v.value ?? '', p.matchers))}
           />
         </InlineField>
@@ -404,6 +406,7 @@ function PipelineEditor({ pipeline: p, client, metrics, onChange }: PipelineEdit
                 options={metrics.groups}
                 value={p.alternatives ?? []}
                 allowCustomValue
+                onCreateOption={(v) => onChange({ ...p, alternatives: [...(p.alternatives ?? []), v] })}
                 onChange={(v) => {
                   const alternatives = v.map((x) => x.value!);
                   onChange({ ...p, alternatives: alternatives.length ? alternatives : undefined });
@@ -418,6 +421,7 @@ function PipelineEditor({ pipeline: p, client, metrics, onChange }: PipelineEdit
                 options={labelOptions}
                 value={p.agg.by}
                 allowCustomValue
+                onCreateOption={(v) => onChange({ ...p, agg: { ...p.agg!, by: [...p.agg!.by, v] } })}
                 onChange={(v) => onChange({ ...p, agg: { ...p.agg!, by: v.map((x) => x.value!) } })}
               />
             </InlineField>
@@ -477,6 +481,7 @@ function LabelFilter({ index, matcher: m, metric, client, labelOptions, onChange
             options={labelOptions}
             value={m.name ? { label: m.name, value: m.name } : null}
             allowCustomValue
+            onCreateOption={(v) => onChange({ name: v })}
             onChange={(v) => onChange({ name: v.value ?? '' })}
           />
         </InlineField>
@@ -494,6 +499,7 @@ function LabelFilter({ index, matcher: m, metric, client, labelOptions, onChange
           options={valueOptions}
           value={m.value !== '' ? { label: m.value, value: m.value } : null}
           allowCustomValue
+          onCreateOption={(v) => onChange({ value: v })}
           onChange={(v) => onChange({ value: v.value ?? '' })}
         />
         <IconButton name="times" aria-label={`Remove filter ${n}`} onClick={onRemove} />

@@ -43,7 +43,7 @@ function renderOperand(o: Operand, op: BinaryOp): string {
       // group left to right) needs its parentheses; one binding tighter does not.
       const inner = render(o.query);
       const top = o.query.rest[o.query.rest.length - 1]?.op;
-      return top && PRECEDENCE[top] > PRECEDENCE[op] ? inner : `(${inner})`;
+      return !inner || (top && PRECEDENCE[top] > PRECEDENCE[op]) ? inner : `(${inner})`;
     }
     default:
       return renderPipeline(o);
@@ -54,12 +54,18 @@ export function render(q: BuilderQuery): string {
   let out = q.first.type === 'number' ? q.first.value : renderPipeline(q.first);
   let last: BinaryOp | undefined;
   for (const { op, operand } of q.rest) {
+    const text = renderOperand(operand, op);
+    // Operands still being filled in (no metric yet) are left out, so the text stays a query.
+    if (!text || !out) {
+      out ||= text;
+      continue;
+    }
     // The chain is evaluated left to right; what came before needs parentheses when it ends
     // in an operator that binds less tightly than this one.
     if (last && PRECEDENCE[last] < PRECEDENCE[op]) {
       out = `(${out})`;
     }
-    out = `${out} ${op} ${renderOperand(operand, op)}`;
+    out = `${out} ${op} ${text}`;
     last = op;
   }
   return out;

@@ -1,0 +1,196 @@
+import { act, fireEvent, render, screen, within } from '@testing-library/react';
+import React, { useMemo, useState } from 'react';
+
+import { ResourcePrometheusClient } from '../promql/client';
+import { ResourceClient } from '../resources';
+import { fakeResources } from '../testing';
+import { EditorMode } from '../types';
+import { PromQLEditorModes } from './EditorModes';
+import { groupMetrics } from './QueryBuilder';
+
+function setup(
+  initial: { expr: string; editorMode?: EditorMode },
+  names = ['Invocations', 'vllm:prompt_tokens_total', 'my_custom_metric']
+) {
+  const fetcher = fakeResources({
+    'api/v1/label/__name__/values': names,
+    'api/v1/labels': ['__name__', 'aws.sagemaker.endpoint.name', 'EndpointName', '@resource.host.id'],
+    'api/v1/label/aws.sagemaker.endpoint.name/values': ['ep-1', 'ep-2'],
+  });
+  const state = { current: initial };
+  function Harness() {
+    const [q, setQ] = useState(initial);
+    const client = useMemo(() => new ResourcePrometheusClient(new ResourceClient(fetcher)), []);
+    return (
+      <PromQLEditorModes
+        expr={q.expr}
+        editorMode={q.editorMode}
+        client={client}
+        onRunQuery={() => {}}
+        onChange={(patch) =>
+          setQ((old) => {
+            state.current = { ...old, ...patch };
+            return state.current;
+          })
+        }
+      />
+    );
+  }
+  render(<Harness />);
+  return { fetcher, state };
+}
+
+/** Lets pending resource answers (metric discovery, label values) reach the components. */
+async function settle() {
+  await act(async () => {});
+}
+
+/** Opens a Grafana Select by its aria-label, types to search, and picks the option. */
+async function choose(scope: HTMLElement, label: string, option: string) {
+  const input = within(scope).getByLabelText(label);
+  fireEvent.focus(input);
+  fireEvent.keyDown(input, { key: 'ArrowDown' });
+  fireEvent.change(input, { target: { value: option } });
+  const options = await screen.findAllByRole('option');
+  const hit = options.find((o) => within(o).queryAllByText(option).length > 0);
+  if (!hit) {
+    throw new Error(`${label}: no option ${option} among ${options.map((o) => o.textContent).join(', ')}`);
+  }
+  fireEvent.click(hit);
+}
+
+describe('Builder / Code toggle', () => {
+  it('keeps an existing query in Code', () => {
+    setup({ expr: 'sum(rate(vllm:prompt_tokens_total[5m]))' });
+    expect(screen.getByTestId('promql-editor')).toBeInTheDocument();
+    expect(screen.queryByTestId('query-builder')).not.toBeInTheDocument();
+  });
+
+  it('refuses a query it cannot represent, says why, and stays in Code', () => {
+    const { state } = setup({ expr: 'rate(Invocations[5m])' });
+    fireEvent.click(screen.getByLabelText('Builder'));
+    expect(screen.getByTestId('builder-refused')).toHaveTextContent(
+      'rate() on Invocations, a delta metric: use sum_over_time'
+    );
+    expect(screen.getByTestId('promql-editor')).toBeInTheDocument();
+    expect(state.current.editorMode).toBeUndefined();
+  });
+
+  it('opens a representable query in its spelling and goes back to Code with the text', async () => {
+    const { state } = setup({ expr: 'sum(sum_over_time(Invocations{EndpointName="e"}[5m])) by (EndpointName)' });
+    fireEvent.click(screen.getByLabelText('Builder'));
+    const written = 'sum by (EndpointName) (sum_over_time(Invocations{EndpointName="e"}[5m]))';
+    expect(state.current).toEqual({ expr: written, editorMode: 'builder' });
+    expect(screen.getByTestId('builder-preview')).toHaveTextContent(written);
+    expect(screen.getByTestId('metric-kind')).toHaveTextContent('counter · delta · count');
+    await settle();
+    fireEvent.click(screen.getByLabelText('Code'));
+    expect(state.current.editorMode).toBe('code');
+    expect(screen.getByTestId('promql-editor')).toHaveTextContent(written);
+  });
+});
+
+describe('QueryBuilder', () => {
+  it('builds metric → filter → operation → aggregation into PromQL', async () => {
+    const { state, fetcher } = setup({ expr: '', editorMode: 'builder' });
+    await settle();
+    const first = screen.getByTestId('operand-0');
+    await choose(first, 'Metric', 'Invocations');
+    expect(state.current.expr).toBe('sum_over_time(Invocations[$__interval])');
+
+    // Delta: rate and increase are not offered.
+    fireEvent.keyDown(within(first).getByLabelText('Range function'), { key: 'ArrowDown' });
+    const offered = (await screen.findAllByRole('option')).map((o) => o.textContent);
+    expect(offered).toContain('sum_over_time');
+    expect(offered).not.toContain('rate');
+    expect(offered).not.toContain('increase');
+    fireEvent.keyDown(within(first).getByLabelText('Range function'), { key: 'Escape' });
+
+    fireEvent.click(within(first).getByRole('button', { name: 'Add filter' }));
+    await choose(first, 'Filter 1 label', 'aws.sagemaker.endpoint.name');
+    await settle();
+    await choose(first, 'Filter 1 value', 'ep-2');
+    expect(state.current.expr).toBe('sum_over_time(Invocations{"aws.sagemaker.endpoint.name"=~"ep-2"}[$__interval])');
+    expect(
+      fetcher.calls.find((c) => c.path === 'api/v1/label/aws.sagemaker.endpoint.name/values')?.params['match[]']
+    ).toEqual(['Invocations']);
+
+    await choose(first, 'Filter 1 operator', '!=');
+    await choose(first, 'Aggregation', 'sum');
+    await choose(first, 'Group by', '@resource.host.id');
+    expect(state.current.expr).toBe(
+      'sum by ("@resource.host.id") (sum_over_time(Invocations{"aws.sagemaker.endpoint.name"!="ep-2"}[$__interval]))'
+    );
+
+    // A ratio: errors / invocations.
+    fireEvent.click(screen.getAllByRole('button', { name: 'Add operation with query' })[0]);
+    await choose(screen.getByTestId('operand-1'), 'Metric', 'Invocations');
+    expect(state.current.expr).toBe(
+      'sum by ("@resource.host.id") (sum_over_time(Invocations{"aws.sagemaker.endpoint.name"!="ep-2"}[$__interval])) / sum_over_time(Invocations[$__interval])'
+    );
+    await settle();
+    // Back in Code, the text is what the builder wrote.
+    fireEvent.click(screen.getByLabelText('Code'));
+    expect(screen.getByTestId('promql-editor')).toHaveTextContent('/ sum_over_time(Invocations[$__interval])');
+  });
+
+  it('writes histogram_quantile with a variable for a cumulative histogram', async () => {
+    const { state } = setup({ expr: '', editorMode: 'builder' }, ['vllm:time_to_first_token_seconds']);
+    await settle();
+    await choose(screen.getByTestId('operand-0'), 'Metric', 'vllm:time_to_first_token_seconds');
+    expect(state.current.expr).toBe(
+      'histogram_quantile(0.99, sum (rate(vllm:time_to_first_token_seconds[$__rate_interval])))'
+    );
+    fireEvent.change(screen.getByLabelText('Quantile'), { target: { value: '$percentile' } });
+    expect(state.current.expr).toBe(
+      'histogram_quantile($percentile, sum (rate(vllm:time_to_first_token_seconds[$__rate_interval])))'
+    );
+    await settle();
+  });
+
+  it('opens a saved builder query in the builder, and one it cannot read in Code', async () => {
+    setup({ expr: 'DCGM_FI_DEV_GPU_UTIL > 90', editorMode: 'builder' });
+    expect(screen.getByTestId('builder-preview')).toHaveTextContent('DCGM_FI_DEV_GPU_UTIL > 90');
+    expect(within(screen.getByTestId('operand-1')).getByLabelText('Number')).toHaveValue('90');
+    await settle();
+  });
+
+  it('opens a saved builder query it cannot read in Code', () => {
+    setup({ expr: 'label_replace(x, "a", "b", "c", "d")', editorMode: 'builder' });
+    expect(screen.getByTestId('promql-editor')).toBeInTheDocument();
+  });
+});
+
+describe('metric picker', () => {
+  it('offers the catalog metrics discovery found, grouped by family, and the others apart', () => {
+    const { groups, note } = groupMetrics([
+      'Invocations',
+      'vllm:prompt_tokens_total',
+      'DCGM_FI_DEV_GPU_UTIL',
+      'custom_total',
+    ]);
+    expect(note).toBeUndefined();
+    expect(groups.map((g) => [g.label, g.options.map((o: { value: string }) => o.value)])).toEqual([
+      ['SageMaker vended', ['Invocations']],
+      ['vLLM', ['vllm:prompt_tokens_total']],
+      ['GPU (DCGM)', ['DCGM_FI_DEV_GPU_UTIL']],
+      ['Other', ['custom_total']],
+    ]);
+    expect(groups[0].options[0].description).toBe('counter · delta · count');
+  });
+
+  it('falls back to the whole catalog when discovery finds nothing, and says so', () => {
+    expect(groupMetrics(undefined).note).toBeUndefined(); // still asking
+    const { groups, note } = groupMetrics([]);
+    expect(note).toMatch(/whole catalog/);
+    expect(groups.map((g) => g.label)).toEqual([
+      'SageMaker vended',
+      'vLLM',
+      'SGLang',
+      'DJL Serving',
+      'GPU (DCGM)',
+      'Host (node exporter)',
+      'Control plane events',
+    ]);
+  });
+});

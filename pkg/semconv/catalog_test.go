@@ -2,9 +2,14 @@ package semconv
 
 import (
 	"bytes"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"testing"
 )
 
@@ -56,5 +61,40 @@ func TestCatalogConsistent(t *testing.T) {
 	}
 	if IsVended(VLLMPromptTokens) || !IsVended(ConcurrentRequestsPerCopy) {
 		t.Error("IsVended disagrees with the catalog")
+	}
+}
+
+// TestEveryMetricConstantCatalogued: a metric name added to this package without a catalog
+// line would reach the builder with no type or temporality (and, if vended, not be delta).
+func TestEveryMetricConstantCatalogued(t *testing.T) {
+	f, err := parser.ParseFile(token.NewFileSet(), "semconv.go", nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Constants that are not metric names: labels, label values, dimensions and settings.
+	notMetric := regexp.MustCompile(`^(Label|Dim|Framework|Scale|Type|Temporality|Operation|Scope|EnrichmentSwitch|CPUMode|Throttle)`)
+	checked := 0
+	for _, d := range f.Decls {
+		g, ok := d.(*ast.GenDecl)
+		if !ok || g.Tok != token.CONST {
+			continue
+		}
+		for _, s := range g.Specs {
+			v := s.(*ast.ValueSpec)
+			for i, name := range v.Names {
+				lit, ok := v.Values[i].(*ast.BasicLit)
+				if !ok || lit.Kind != token.STRING || notMetric.MatchString(name.Name) {
+					continue
+				}
+				value, _ := strconv.Unquote(lit.Value)
+				checked++
+				if _, ok := Lookup(value); !ok {
+					t.Errorf("%s (%q) is not in the catalog (catalog.go): add its family, type and unit", name.Name, value)
+				}
+			}
+		}
+	}
+	if checked < len(catalog) {
+		t.Fatalf("checked %d constants, the catalog has %d entries: the filter skips metric names", checked, len(catalog))
 	}
 }

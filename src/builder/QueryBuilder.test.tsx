@@ -115,6 +115,16 @@ describe('QueryBuilder', () => {
       fetcher.calls.find((c) => c.path === 'api/v1/label/aws.sagemaker.endpoint.name/values')?.params['match[]']
     ).toEqual(['Invocations']);
 
+    // A second filter's values are those of the series the first one keeps.
+    fireEvent.click(within(first).getByRole('button', { name: 'Add filter' }));
+    await choose(first, 'Filter 2 label', '@resource.host.id');
+    await settle();
+    const hosts = fetcher.calls.filter((c) => c.path === 'api/v1/label/%40resource.host.id/values');
+    expect(hosts[hosts.length - 1].params['match[]']).toEqual([
+      'Invocations{"aws.sagemaker.endpoint.name"=~"ep-2"}',
+    ]);
+    fireEvent.click(within(first).getByRole('button', { name: 'Remove filter 2' }));
+
     await choose(first, 'Filter 1 operator', '!=');
     await choose(first, 'Aggregation', 'sum');
     await choose(first, 'Group by', '@resource.host.id');

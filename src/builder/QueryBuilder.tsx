@@ -3,7 +3,7 @@ import { getTemplateSrv } from '@grafana/runtime';
 import { Button, IconButton, InlineField, InlineFieldRow, Input, MultiSelect, Select, Stack, Text } from '@grafana/ui';
 import React, { useEffect, useMemo, useState } from 'react';
 
-import { ResourcePrometheusClient } from '../promql/client';
+import { editorMatchers, ResourcePrometheusClient } from '../promql/client';
 import { LabelMatcher, MatchOp } from '../promql/names';
 import { catalogMetrics, describeMetric, FAMILIES, metricInfo } from './catalog';
 import {
@@ -310,6 +310,8 @@ function PipelineEditor({ pipeline: p, client, metrics, onChange }: PipelineEdit
           key={i}
           index={i}
           matcher={m}
+          // Values are those of series the other complete filters keep.
+          others={p.matchers.filter((o, j) => j !== i && o.name !== '' && o.value !== '')}
           metric={p.metric}
           client={client}
           labelOptions={labelOptions}
@@ -452,6 +454,7 @@ function PipelineEditor({ pipeline: p, client, metrics, onChange }: PipelineEdit
 interface LabelFilterProps {
   index: number;
   matcher: LabelMatcher;
+  others: LabelMatcher[];
   metric: string;
   client: ResourcePrometheusClient;
   labelOptions: Array<SelectableValue<string>>;
@@ -459,11 +462,21 @@ interface LabelFilterProps {
   onRemove: () => void;
 }
 
-function LabelFilter({ index, matcher: m, metric, client, labelOptions, onChange, onRemove }: LabelFilterProps) {
+function LabelFilter({
+  index,
+  matcher: m,
+  others,
+  metric,
+  client,
+  labelOptions,
+  onChange,
+  onRemove,
+}: LabelFilterProps) {
   const n = index + 1;
+  const key = JSON.stringify(others);
   const values = useAsync(
-    () => (m.name ? client.labelValues(m.name, metric) : Promise.resolve([])),
-    [client, m.name, metric],
+    () => (m.name ? client.labelValues(m.name, metric, editorMatchers(others)) : Promise.resolve([])),
+    [client, m.name, metric, key],
     [] as string[]
   );
   const valueOptions = useMemo(

@@ -19,6 +19,12 @@ const OPS = new Map<number, MatchOp>([
   [NeqRegex, '!~'],
 ]);
 
+/** Our matchers in the shape codemirror-promql passes, for callers outside the code editor. */
+export function editorMatchers(matchers: LabelMatcher[]): EditorMatcher[] {
+  const ids = new Map([...OPS].map(([id, op]) => [op, id]));
+  return matchers.map((m) => ({ type: ids.get(m.op)!, name: m.name, value: m.value }));
+}
+
 function toMatchers(matchers: EditorMatcher[] | undefined): LabelMatcher[] {
   return (matchers ?? [])
     .filter((m) => m.name !== '__name__' && OPS.has(m.type))

@@ -9,7 +9,7 @@ import { CACHE_TTL_MS, ResourcePrometheusClient } from './client';
 import { insertionFor, insideBraces, withQuotedNames } from './completion';
 import { EXAMPLES } from '../examples';
 import { maskTemplateVariables, parsedState, templateAwareLinter } from './lint';
-import { labelNameToken, selector, stringLiteralEnd, unquoteName } from './names';
+import { labelNameToken, quoteString, selector, stringLiteralEnd, unquoteName, unquoteString } from './names';
 
 const METRICS = ['vllm:num_requests_running', 'DCGM_FI_DEV_GPU_UTIL', 'http.server.active_requests'];
 const LABELS = ['__name__', 'aws.sagemaker.endpoint.name', '@resource.host.id', 'EndpointName'];
@@ -48,6 +48,18 @@ describe('names', () => {
   ])('labelNameToken(%s)', (name, token) => {
     expect(labelNameToken(name)).toBe(token);
     expect(unquoteName(token)).toBe(name);
+  });
+
+  it.each([
+    ['"plain"', 'plain'],
+    ["'single \\' quote'", "single ' quote"],
+    ['"esc \\" \\\\ \\n \\t"', 'esc " \\ \n \t'],
+    ['"\\x41\\u00e9\\U0001F600\\101"', 'Aé😀A'],
+    ['`raw \\n`', 'raw \\n'],
+  ])('unquoteString(%s)', (literal, value) => {
+    expect(unquoteString(literal)).toBe(value);
+    // What quoteString writes reads back.
+    expect(unquoteString(quoteString(value))).toBe(value);
   });
 
   it.each([

@@ -158,7 +158,7 @@ describe('QueryBuilder', () => {
     await settle();
   });
 
-  it('opens a saved builder query in the builder, and one it cannot read in Code', async () => {
+  it('opens a saved builder query in the builder', async () => {
     setup({ expr: 'DCGM_FI_DEV_GPU_UTIL > 90', editorMode: 'builder' });
     expect(screen.getByTestId('builder-preview')).toHaveTextContent('DCGM_FI_DEV_GPU_UTIL > 90');
     expect(within(screen.getByTestId('operand-1')).getByLabelText('Number')).toHaveValue('90');

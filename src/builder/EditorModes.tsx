@@ -29,14 +29,15 @@ const MODES = [
  */
 export function PromQLEditorModes({ expr, editorMode, onChange, onRunQuery, client }: PromQLEditorModesProps) {
   const hints = useMemo(() => getHints(expr), [expr]);
-  const [refused, setRefused] = useState<string | undefined>();
+  // The reason shown is for the text it was given; an edit clears it.
+  const [refusal, setRefusal] = useState<{ expr: string; reason: string } | undefined>();
+  const refused = refusal?.expr === expr ? refusal.reason : undefined;
   // A saved builder query that no longer parses (edited elsewhere) opens in Code; judged once,
   // since the builder's own edits pass through states it keeps to itself.
   const [builderOK, setBuilderOK] = useState(() => expr.trim() === '' || parse(expr).ok);
   const mode: EditorMode = editorMode === 'builder' && builderOK ? 'builder' : 'code';
 
   const switchTo = (next: EditorMode) => {
-    setRefused(undefined);
     if (next === 'code' || expr.trim() === '') {
       setBuilderOK(true);
       onChange({ editorMode: next });
@@ -44,7 +45,7 @@ export function PromQLEditorModes({ expr, editorMode, onChange, onRunQuery, clie
     }
     const r = parse(expr);
     if (!r.ok) {
-      setRefused(r.reason);
+      setRefusal({ expr, reason: r.reason });
       return;
     }
     setBuilderOK(true);

@@ -1,4 +1,5 @@
 import { act, fireEvent, render, screen, within } from '@testing-library/react';
+import { EditorView } from '@codemirror/view';
 import React, { useMemo, useState } from 'react';
 
 import { ResourcePrometheusClient } from '../promql/client';
@@ -74,6 +75,17 @@ describe('Builder / Code toggle', () => {
     );
     expect(screen.getByTestId('promql-editor')).toBeInTheDocument();
     expect(state.current.editorMode).toBeUndefined();
+    // Fixed in Code, it opens in the builder.
+    act(() => {
+      const view = EditorView.findFromDOM(
+        screen.getByTestId('promql-editor').querySelector('.cm-editor') as HTMLElement
+      )!;
+      view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: 'sum_over_time(Invocations[5m])' } });
+    });
+    expect(screen.queryByTestId('builder-refused')).not.toBeInTheDocument();
+    fireEvent.click(screen.getByLabelText('Builder'));
+    expect(state.current.editorMode).toBe('builder');
+    expect(screen.getByTestId('builder-preview')).toHaveTextContent('sum_over_time(Invocations[5m])');
   });
 
   it('opens a representable query in its spelling and goes back to Code with the text', async () => {
@@ -120,9 +132,7 @@ describe('QueryBuilder', () => {
     await choose(first, 'Filter 2 label', '@resource.host.id');
     await settle();
     const hosts = fetcher.calls.filter((c) => c.path === 'api/v1/label/%40resource.host.id/values');
-    expect(hosts[hosts.length - 1].params['match[]']).toEqual([
-      'Invocations{"aws.sagemaker.endpoint.name"=~"ep-2"}',
-    ]);
+    expect(hosts[hosts.length - 1].params['match[]']).toEqual(['Invocations{"aws.sagemaker.endpoint.name"=~"ep-2"}']);
     fireEvent.click(within(first).getByRole('button', { name: 'Remove filter 2' }));
 
     await choose(first, 'Filter 1 operator', '!=');

@@ -249,6 +249,44 @@ describe('random builder models', () => {
   });
 });
 
+describe('mutated dashboard queries', () => {
+  // Inputs nobody chose: dashboard queries with characters dropped, doubled or swapped in.
+  const rnd = mulberry32(7);
+  const sources = dashboardTargets().map((t) => t.expr);
+  const cases = Array.from({ length: 1500 }, () => {
+    let e = sources[Math.floor(rnd() * sources.length)];
+    for (let k = 1 + Math.floor(rnd() * 3); k > 0; k--) {
+      const i = Math.floor(rnd() * e.length);
+      const c = '(){}[]",=~!$ .@:0aby'[Math.floor(rnd() * 20)];
+      const r = rnd();
+      e =
+        r < 0.4
+          ? e.slice(0, i) + e.slice(i + 1)
+          : r < 0.7
+            ? e.slice(0, i) + c + e.slice(i)
+            : e.slice(0, i) + c + e.slice(i + 1);
+    }
+    return e;
+  });
+
+  it('are read or refused with a reason, never thrown on, and what is read writes back stably', () => {
+    let read = 0;
+    for (const e of cases) {
+      const r = parse(e);
+      if (!r.ok) {
+        expect(r.reason).toMatch(/\w/);
+        continue;
+      }
+      read++;
+      const again = parse(render(r.query));
+      expect(again).toEqual({ ok: true, query: r.query });
+    }
+    // Some mutations land in label values or keep the query valid: both paths are exercised.
+    expect(read).toBeGreaterThan(50);
+    expect(read).toBeLessThan(cases.length);
+  });
+});
+
 describe('delta metrics', () => {
   const delta = catalogMetrics().filter((m) => m.temporality === 'delta');
 

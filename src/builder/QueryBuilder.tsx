@@ -15,6 +15,8 @@ import {
   BuilderQuery,
   defaultPipeline,
   emptyPipeline,
+  HISTOGRAM_FNS,
+  HistogramFn,
   Operand,
   Pipeline,
   RangeFn,
@@ -30,7 +32,7 @@ import { render } from './render';
 // operand-<i>; controls inside are labelled
 // "Metric", "Filter <n> label|operator|value", "Remove filter <n>", "Add filter",
 // "Range function", "Range window", "Aggregation", "Group by", "Aggregation parameter",
-// "Quantile", "Number"), "Operator <i>" and "Remove operation <i>" for the chain,
+// "Or metrics", "Histogram function", "Quantile", "Number"), "Operator <i>" and "Remove operation <i>" for the chain,
 // "Add operation with query|number|group", builder-preview, metric-kind,
 // metric-discovery-note.
 
@@ -433,18 +435,34 @@ function PipelineEditor({ pipeline: p, client, metrics, onChange }: PipelineEdit
       {p.metric && takesQuantile(p.metric) && (
         <InlineFieldRow>
           <InlineField
-            label="Quantile"
+            label="Histogram"
             labelWidth={14}
-            tooltip="histogram_quantile over the native histogram: 0.99, or a variable such as $percentile; empty for none"
+            tooltip="Reads the native histogram: a quantile, or its average, count or sum (histogram_avg suits vended latencies without buckets)"
           >
-            <Input
-              aria-label="Quantile"
-              width={16}
-              placeholder="none"
-              value={p.quantile ?? ''}
-              onChange={(e) => onChange({ ...p, quantile: e.currentTarget.value || undefined })}
+            <Select<string>
+              aria-label="Histogram function"
+              width={22}
+              options={['', 'histogram_quantile', ...HISTOGRAM_FNS].map((f) => ({ label: f || 'none', value: f }))}
+              value={p.quantile !== undefined ? 'histogram_quantile' : (p.histogramFn ?? '')}
+              onChange={(v) =>
+                onChange({
+                  ...p,
+                  quantile: v.value === 'histogram_quantile' ? (p.quantile ?? '0.99') : undefined,
+                  histogramFn: HISTOGRAM_FNS.includes(v.value as HistogramFn) ? (v.value as HistogramFn) : undefined,
+                })
+              }
             />
           </InlineField>
+          {p.quantile !== undefined && (
+            <InlineField label="Quantile" labelWidth={10} tooltip="0.99, or a variable such as $percentile">
+              <Input
+                aria-label="Quantile"
+                width={16}
+                value={p.quantile}
+                onChange={(e) => onChange({ ...p, quantile: e.currentTarget.value })}
+              />
+            </InlineField>
+          )}
         </InlineFieldRow>
       )}
     </Stack>

@@ -10,6 +10,8 @@ import {
   BuilderQuery,
   checkQuery,
   defaultPipeline,
+  HISTOGRAM_FNS,
+  HistogramFn,
   Operand,
   Pipeline,
   rangeFnsFor,
@@ -54,6 +56,14 @@ describe('render and parse', () => {
     [
       'quantile from a variable',
       'histogram_quantile($percentile, sum (sum_over_time(ModelLatency{EndpointName="e"}[5m]))) / 1000',
+    ],
+    [
+      'histogram_avg for a vended latency',
+      'histogram_avg(sum by (EndpointName) (sum_over_time(ModelLatency[5m]))) / 1000',
+    ],
+    [
+      'histogram_count of an engine pair',
+      'histogram_count(sum (rate(vllm:e2e_request_latency_seconds[5m]) or rate(sglang:e2e_request_latency_seconds[5m])))',
     ],
     ['without', 'avg without (gpu, "@resource.host.id") (DCGM_FI_DEV_GPU_UTIL)'],
     ['topk with its parameter', 'topk by (EndpointName) (5, sum_over_time(Invocations[1h]))'],
@@ -118,6 +128,11 @@ describe('render and parse', () => {
     ['a > bool 1', 'a bool modifier on a comparison'],
     ['a ^ 2', 'the ^ operator'],
     ['x offset 5m', 'an offset modifier'],
+    [
+      'histogram_sum(rate(vllm:prompt_tokens_total[5m]))',
+      'histogram_sum over vllm:prompt_tokens_total, which is a counter, not a histogram',
+    ],
+    ['sum (histogram_count(rate(vllm:e2e_request_latency_seconds[5m])))', 'an aggregation over histogram_count'],
     ['max_over_time(x[5m:1m])', 'a subquery ([range:step]) inside max_over_time()'],
     ['x @ 100', 'an @ modifier'],
     ['-x', 'a unary minus'],
@@ -204,8 +219,13 @@ function generator(seed: number) {
         p.alternatives = [partner];
       }
     }
-    if (takesQuantile(metric) && rnd() < 0.5) {
-      p.quantile = pick(['0.99', '0.5', '$percentile']);
+    if (takesQuantile(metric) && rnd() < 0.6) {
+      const h = pick(['0.99', '0.5', '$percentile', ...HISTOGRAM_FNS]);
+      if (h.startsWith('histogram_')) {
+        p.histogramFn = h as HistogramFn;
+      } else {
+        p.quantile = h;
+      }
     }
     return p;
   };
@@ -367,7 +387,7 @@ const REFUSED: Record<string, string> = {
   'performance / Invocation errors / C': 'the * operator with a modifier inside sum()',
   'performance / Error rate per inference component / A': 'the * operator with a modifier inside sum()',
   'performance / Error rate per inference component / B': 'the * operator with a modifier inside sum()',
-  'performance / Models / A': 'histogram_count() is not a builder operation',
+  'performance / Models / A': 'histogram_count inside an aggregation or function (the builder writes it outermost)',
   'performance / Models / H': 'metrics joined by or inside sum() with different filters or functions',
   'performance / Finish reasons / A': 'label_replace() is not a builder operation',
   'performance / Latency SLOs: attainment and error budget / A': 'histogram_fraction() is not a builder operation',

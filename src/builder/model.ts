@@ -4,6 +4,7 @@ import { metricInfo } from './catalog';
 // The query builder's model: a chain of operands joined left to right by binary operators,
 // each operand a number (or template variable) or a pipeline over one metric:
 //   histogram_quantile(q, agg by (labels) (fn(metric{matchers}[window])))
+// (or histogram_avg/count/sum in place of histogram_quantile)
 // with every stage but the selector optional. render.ts writes it, parse.ts reads it back.
 
 export type RangeFn =
@@ -26,6 +27,11 @@ export const RANGE_FNS: readonly RangeFn[] = [
   'count_over_time',
   'last_over_time',
 ];
+
+/** Native-histogram functions besides histogram_quantile; histogram_avg is CloudWatch's advice for vended latencies without buckets. */
+export type HistogramFn = 'histogram_avg' | 'histogram_count' | 'histogram_sum';
+
+export const HISTOGRAM_FNS: readonly HistogramFn[] = ['histogram_avg', 'histogram_count', 'histogram_sum'];
 
 export type AggOp = 'sum' | 'avg' | 'max' | 'min' | 'count' | 'topk' | 'bottomk' | 'quantile';
 
@@ -72,6 +78,8 @@ export interface Pipeline {
   agg?: { op: AggOp; by: string[]; without?: boolean; param?: string };
   /** histogram_quantile(quantile, …): a number or a variable such as $percentile. */
   quantile?: string;
+  /** Or one of the other native-histogram readings (never with a quantile). */
+  histogramFn?: HistogramFn;
 }
 
 /** A number literal or a template variable standing for one, kept as written. */
@@ -170,6 +178,9 @@ function checkPipeline(p: Pipeline): string | undefined {
   if (!p.metric) {
     return 'a selector without a metric name (CloudWatch refuses it)';
   }
+  if (p.quantile !== undefined && p.histogramFn) {
+    return `histogram_quantile and ${p.histogramFn} at once`;
+  }
   if (p.alternatives?.length && !p.agg) {
     return 'metrics joined by or without an aggregation around them';
   }
@@ -181,8 +192,9 @@ function checkPipeline(p: Pipeline): string | undefined {
       }
       return `${p.range.fn}() does not apply to ${metric} (a ${info?.temporality} ${info?.type})`;
     }
-    if (p.quantile !== undefined && !takesQuantile(metric)) {
-      return `histogram_quantile over ${metric}, which is a ${info?.type}, not a histogram`;
+    const histogramFn = p.quantile !== undefined ? 'histogram_quantile' : p.histogramFn;
+    if (histogramFn && !takesQuantile(metric)) {
+      return `${histogramFn} over ${metric}, which is a ${info?.type}, not a histogram`;
     }
   }
   return undefined;

@@ -11,6 +11,8 @@ import {
   BinaryOp,
   BuilderQuery,
   checkQuery,
+  HISTOGRAM_FNS,
+  HistogramFn,
   Operand,
   Pipeline,
   RANGE_FNS,
@@ -150,6 +152,14 @@ class Reader {
       const p = this.aggregated(inner);
       return { ...p, quantile };
     }
+    const fn = n.name === 'FunctionCall' ? this.functionName(n) : '';
+    if (HISTOGRAM_FNS.includes(fn as HistogramFn)) {
+      const [inner] = this.args(n, 1, fn);
+      if (inner.name === 'BinaryExpr') {
+        refuse(`an operation inside ${fn}()`);
+      }
+      return { ...this.aggregated(inner), histogramFn: fn as HistogramFn };
+    }
     return this.aggregated(n);
   }
 
@@ -177,8 +187,9 @@ class Reader {
     if (inner.name === 'AggregateExpr') {
       refuse('an aggregation of an aggregation');
     }
-    if (inner.name === 'FunctionCall' && this.functionName(inner) === 'histogram_quantile') {
-      refuse('an aggregation over histogram_quantile');
+    const innerFn = inner.name === 'FunctionCall' ? this.functionName(inner) : '';
+    if (innerFn === 'histogram_quantile' || HISTOGRAM_FNS.includes(innerFn as HistogramFn)) {
+      refuse(`an aggregation over ${innerFn}`);
     }
     const p = inner.name === 'BinaryExpr' ? this.alternatives(inner, op) : this.ranged(inner);
     const agg: NonNullable<Pipeline['agg']> = { op, by };
@@ -234,8 +245,8 @@ class Reader {
     }
     const fn = this.functionName(n);
     if (!RANGE_FNS.includes(fn as RangeFn)) {
-      if (fn === 'histogram_quantile') {
-        refuse('histogram_quantile inside another operation');
+      if (fn === 'histogram_quantile' || HISTOGRAM_FNS.includes(fn as HistogramFn)) {
+        refuse(`${fn} inside an aggregation or function (the builder writes it outermost)`);
       }
       refuse(`${fn}() is not a builder operation`);
     }

@@ -30,6 +30,8 @@ export function renderPipeline(p: Pipeline): string {
   }
   if (p.quantile !== undefined) {
     out = `histogram_quantile(${p.quantile}, ${out})`;
+  } else if (p.histogramFn) {
+    out = `${p.histogramFn}(${out})`;
   }
   return out;
 }

@@ -309,6 +309,7 @@ func TestResolveEndpoint(t *testing.T) {
 		{name: "query on URL", s: Settings{DatasourceURL: "https://monitoring.us-east-1.amazonaws.com/?a=b"}, wantErr: []string{"query"}},
 		{name: "nothing configured", s: Settings{}, wantErr: []string{"no region configured", "jsonData.defaultRegion"}},
 		{name: "region injection", s: Settings{Region: "evil.com/x"}, wantErr: []string{"not an AWS region name"}},
+		{name: "china region only", s: Settings{Region: "cn-northwest-1"}, wantURL: "https://monitoring.cn-northwest-1.amazonaws.com.cn", wantRegion: "cn-northwest-1"},
 		{name: "gov region", s: Settings{Region: "us-gov-west-1"}, wantURL: "https://monitoring.us-gov-west-1.amazonaws.com", wantRegion: "us-gov-west-1"},
 	}
 	for _, tc := range tests {
@@ -353,5 +354,31 @@ func TestRestrictToEndpoint(t *testing.T) {
 		if tc.wantErr && sent != before {
 			t.Errorf("%s: a refused request reached the server", tc.url)
 		}
+	}
+}
+
+func TestSageMakerEndpoint(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		s       Settings
+		wantURL string
+	}{
+		{name: "region only", s: Settings{Region: "us-east-1"}, wantURL: "https://api.sagemaker.us-east-1.amazonaws.com"},
+		{name: "CloudWatch URL", s: Settings{DatasourceURL: "https://monitoring.eu-west-1.amazonaws.com"}, wantURL: "https://api.sagemaker.eu-west-1.amazonaws.com"},
+		{name: "CloudWatch host as endpoint", s: Settings{Endpoint: "https://MONITORING.us-west-2.amazonaws.com", Region: "us-west-2"}, wantURL: "https://api.sagemaker.us-west-2.amazonaws.com"},
+		{name: "china partition", s: Settings{Region: "cn-north-1"}, wantURL: "https://api.sagemaker.cn-north-1.amazonaws.com.cn"},
+		{name: "custom endpoint serves both", s: Settings{Endpoint: "https://proxy.internal.example/aws", Region: "us-east-1"}, wantURL: "https://proxy.internal.example/aws"},
+		{name: "emulator on loopback", s: Settings{Endpoint: "http://127.0.0.1:9090", Region: "us-east-1"}, wantURL: "http://127.0.0.1:9090"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ep, err := ResolveEndpoint(tc.s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := SageMakerEndpoint(ep)
+			if got.URL.String() != tc.wantURL || got.Region != ep.Region {
+				t.Errorf("got %s in %s, want %s in %s", got.URL, got.Region, tc.wantURL, ep.Region)
+			}
+		})
 	}
 }

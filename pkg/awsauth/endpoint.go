@@ -45,7 +45,7 @@ func ResolveEndpoint(s Settings) (Endpoint, error) {
 		if s.Region == "" {
 			return Endpoint{}, settingErrorf([]Setting{SetRegion}, "no region configured: set %[1]s (e.g. us-east-1) so requests go to https://monitoring.<region>.amazonaws.com")
 		}
-		u := &url.URL{Scheme: "https", Host: "monitoring." + s.Region + ".amazonaws.com"}
+		u := &url.URL{Scheme: "https", Host: "monitoring." + s.Region + dnsSuffix(s.Region)}
 		return Endpoint{URL: u, Region: s.Region, Source: SetRegion}, nil
 	}
 
@@ -96,6 +96,30 @@ func ResolveEndpoint(s Settings) (Endpoint, error) {
 	u.Path = strings.TrimSuffix(u.Path, "/")
 	u.RawPath = strings.TrimSuffix(u.RawPath, "/")
 	return Endpoint{URL: u, Region: s.Region, Source: source}, nil
+}
+
+// SageMakerEndpoint is where SageMaker API calls for ep may go: the region's
+// https://api.sagemaker.<region>.amazonaws.com(.cn) when ep is CloudWatch's own regional
+// host, otherwise ep itself (a custom endpoint, such as the emulator, serves both APIs).
+// Pass the result to RestrictToEndpoint so nothing else is signed for.
+func SageMakerEndpoint(ep Endpoint) Endpoint {
+	if ep.URL == nil {
+		return ep
+	}
+	m := awsHost.FindStringSubmatch(strings.ToLower(ep.URL.Hostname()))
+	if m == nil {
+		return ep
+	}
+	u := &url.URL{Scheme: "https", Host: "api.sagemaker." + m[1] + ".amazonaws.com" + m[2]}
+	return Endpoint{URL: u, Region: ep.Region, Source: ep.Source}
+}
+
+// dnsSuffix is the AWS domain of a region's partition: China regions live under .com.cn.
+func dnsSuffix(region string) string {
+	if strings.HasPrefix(region, "cn-") {
+		return ".amazonaws.com.cn"
+	}
+	return ".amazonaws.com"
 }
 
 func isLoopback(host string) bool {

@@ -1,0 +1,216 @@
+package awsapi
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
+	"github.com/aws/aws-sdk-go-v2/service/sagemaker"
+	"github.com/aws/smithy-go/middleware"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
+
+	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
+	"github.com/inferscope/sagemaker-datasource/pkg/models"
+	"github.com/inferscope/sagemaker-datasource/pkg/sigv4"
+)
+
+// Limits of one client. Retries mirror promclient's policy (4 attempts, backoff ≤ 4 s).
+const (
+	maxAttempts    = 4
+	maxBackoff     = 4 * time.Second
+	callTimeout    = 20 * time.Second // one SDK call, its retries included
+	maxAnswerBytes = 16 << 20         // one answer body; the SDK buffers it whole
+	maxPages       = 200              // a paginated listing; a hostile token loop ends here
+	describeLimit  = 4                // concurrent Describe* calls of one Inventory
+)
+
+// options are the seams tests turn; the zero value is production.
+type options struct {
+	base           http.RoundTripper    // innermost transport; a clone of http.DefaultTransport when nil
+	backoff        retry.BackoffDelayer // the SDK's jittered exponential backoff when nil
+	callTimeout    time.Duration
+	maxAnswerBytes int64
+}
+
+// client is the production API over the SDK's CloudWatch and SageMaker clients.
+type client struct {
+	cw        *cloudwatch.Client
+	sm        *sagemaker.Client
+	region    string
+	timeout   time.Duration
+	transport *http.Transport // nil when a test supplied the transport
+}
+
+// New builds the production API for a data source: credentials from
+// awsauth.NewCredentialsProvider (every auth type, assume role, Grafana's [aws] gating),
+// CloudWatch at ep (the region's monitoring host or the custom endpoint), SageMaker at
+// awsauth.SageMakerEndpoint(ep). Nothing but those two hosts is ever signed for. seen
+// learns every credential the SDK signs with, for redaction. Build it once per data
+// source instance; the result also has CloseIdleConnections for Dispose.
+func New(ctx context.Context, s awsauth.Settings, ep awsauth.Endpoint, seen sigv4.SecretSink) (API, error) {
+	return newClient(ctx, s, ep, seen, options{})
+}
+
+func newClient(ctx context.Context, s awsauth.Settings, ep awsauth.Endpoint, seen sigv4.SecretSink, o options) (*client, error) {
+	creds, err := awsauth.NewCredentialsProvider(ctx, s, awsauth.Deps{})
+	if err != nil {
+		return nil, err
+	}
+	c := &client{region: ep.Region, timeout: o.callTimeout}
+	if c.timeout <= 0 {
+		c.timeout = callTimeout
+	}
+	if o.maxAnswerBytes <= 0 {
+		o.maxAnswerBytes = maxAnswerBytes
+	}
+	if o.base == nil {
+		c.transport = http.DefaultTransport.(*http.Transport).Clone()
+		o.base = c.transport
+	}
+	provider := &sinkingCredentials{next: creds, sink: seen}
+	retryer := func() aws.Retryer {
+		return retry.NewStandard(func(so *retry.StandardOptions) {
+			so.MaxAttempts, so.MaxBackoff = maxAttempts, maxBackoff
+			if o.backoff != nil {
+				so.Backoff = o.backoff
+			}
+		})
+	}
+	cwEP, smEP := ep, awsauth.SageMakerEndpoint(ep)
+	c.cw = cloudwatch.New(cloudwatch.Options{
+		Region:       ep.Region,
+		Credentials:  provider,
+		BaseEndpoint: aws.String(cwEP.URL.String()),
+		HTTPClient:   httpClient(o.base, cwEP, o.maxAnswerBytes),
+		Retryer:      retryer(),
+		AppID:        models.PluginID,
+		APIOptions:   []func(*middleware.Stack) error{guard(cwEP)},
+	})
+	c.sm = sagemaker.New(sagemaker.Options{
+		Region:       ep.Region,
+		Credentials:  provider,
+		BaseEndpoint: aws.String(smEP.URL.String()),
+		HTTPClient:   httpClient(o.base, smEP, o.maxAnswerBytes),
+		Retryer:      retryer(),
+		AppID:        models.PluginID,
+		APIOptions:   []func(*middleware.Stack) error{guard(smEP)},
+	})
+	return c, nil
+}
+
+// CloseIdleConnections lets the data source's Dispose release its connections.
+func (c *client) CloseIdleConnections() {
+	if c.transport != nil {
+		c.transport.CloseIdleConnections()
+	}
+}
+
+// call bounds one SDK call, its retries included, and classifies its error.
+func call[T any](ctx context.Context, c *client, action string, do func(context.Context) (T, error)) (T, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	v, err := do(ctx)
+	return v, classify(action, err)
+}
+
+// httpClient refuses any host but ep's (also a redirect's: none is followed) and caps
+// answer bodies, over a transport of the instance's own.
+func httpClient(base http.RoundTripper, ep awsauth.Endpoint, limit int64) *http.Client {
+	return &http.Client{
+		Transport:     awsauth.RestrictToEndpoint(bodyLimit{next: base, limit: limit}, ep),
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+}
+
+// guard refuses a request for another host before the SDK signs it, so no signature for
+// another host is ever computed, whatever the SDK's endpoint resolution did.
+func guard(ep awsauth.Endpoint) func(*middleware.Stack) error {
+	return func(st *middleware.Stack) error {
+		return st.Finalize.Insert(middleware.FinalizeMiddlewareFunc("InferscopeEndpointGuard",
+			func(ctx context.Context, in middleware.FinalizeInput, next middleware.FinalizeHandler) (middleware.FinalizeOutput, middleware.Metadata, error) {
+				req, ok := in.Request.(*smithyhttp.Request)
+				if !ok {
+					return middleware.FinalizeOutput{}, middleware.Metadata{}, errors.New("awsapi: unexpected request type")
+				}
+				if err := ep.Permits(req.Request); err != nil {
+					return middleware.FinalizeOutput{}, middleware.Metadata{}, err
+				}
+				return next.HandleFinalize(ctx, in)
+			}), "Signing", middleware.Before)
+	}
+}
+
+// sinkingCredentials tells the redactor every credential the SDK signs with (the SDK
+// retrieves them for each request) and words failures as the PromQL signer does.
+type sinkingCredentials struct {
+	next aws.CredentialsProvider
+	sink sigv4.SecretSink
+}
+
+func (p *sinkingCredentials) Retrieve(ctx context.Context) (aws.Credentials, error) {
+	creds, err := p.next.Retrieve(ctx)
+	if err != nil {
+		return aws.Credentials{}, &sigv4.CredentialsError{Err: err}
+	}
+	if creds.AccessKeyID == "" || creds.SecretAccessKey == "" {
+		return aws.Credentials{}, &sigv4.CredentialsError{}
+	}
+	if p.sink != nil {
+		p.sink.Add(creds.AccessKeyID, creds.SecretAccessKey, creds.SessionToken)
+	}
+	return creds, nil
+}
+
+// bodyLimit fails answers beyond limit bytes: the SDK reads a body whole into memory
+// before decoding it.
+type bodyLimit struct {
+	next  http.RoundTripper
+	limit int64
+}
+
+func (t bodyLimit) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := t.next.RoundTrip(r)
+	if err != nil {
+		return nil, err
+	}
+	if resp.ContentLength > t.limit {
+		resp.Body.Close()
+		resp.Body = io.NopCloser(errReader{})
+		resp.ContentLength = -1
+		return resp, nil
+	}
+	resp.Body = &limitedBody{ReadCloser: resp.Body, left: t.limit}
+	return resp, nil
+}
+
+type errReader struct{}
+
+func (errReader) Read([]byte) (int, error) { return 0, errAnswerTooLarge }
+
+type limitedBody struct {
+	io.ReadCloser
+	left int64
+}
+
+func (b *limitedBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		// One byte more tells a body of exactly limit bytes from a longer one.
+		var one [1]byte
+		n, err := b.ReadCloser.Read(one[:])
+		if n > 0 {
+			return 0, errAnswerTooLarge
+		}
+		return 0, err
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.ReadCloser.Read(p)
+	b.left -= int64(n)
+	return n, err
+}

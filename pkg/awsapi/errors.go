@@ -1,0 +1,159 @@
+package awsapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/smithy-go"
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+)
+
+// IAM actions of the calls, which also name the operations in messages.
+const (
+	ActionDescribeAlarms             = "cloudwatch:DescribeAlarms"
+	ActionDescribeAlarmHistory       = "cloudwatch:DescribeAlarmHistory"
+	ActionDescribeAlarmContributors  = "cloudwatch:DescribeAlarmContributors"
+	ActionListEndpoints              = "sagemaker:ListEndpoints"
+	ActionDescribeEndpoint           = "sagemaker:DescribeEndpoint"
+	ActionDescribeEndpointConfig     = "sagemaker:DescribeEndpointConfig"
+	ActionListInferenceComponents    = "sagemaker:ListInferenceComponents"
+	ActionDescribeInferenceComponent = "sagemaker:DescribeInferenceComponent"
+)
+
+// Error is a failed AWS call that got an answer (any HTTP status, or a 2xx that could not
+// be read) other than a missing permission. It is a downstream error; pkg/fault turns its
+// Status into the user's status.
+type Error struct {
+	Action    string // IAM action of the call, e.g. sagemaker:ListEndpoints
+	Status    int    // HTTP status of the last attempt
+	Code      string // AWS error code, e.g. ThrottlingException; "" when the answer had none
+	Message   string // AWS's words, or what was wrong with the answer
+	RequestID string
+	Err       error
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s failed: HTTP %d", e.Action, e.Status)
+	if e.Code != "" {
+		b.WriteString(" " + e.Code)
+	}
+	if e.Message != "" {
+		b.WriteString(": " + e.Message)
+	}
+	if h := e.hint(); h != "" {
+		b.WriteString("; " + h)
+	}
+	if e.RequestID != "" {
+		b.WriteString(" (request id " + e.RequestID + ")")
+	}
+	return b.String()
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Throttled reports whether AWS refused the call for its rate (after the retries).
+func (e *Error) Throttled() bool {
+	_, throttle := retry.DefaultThrottleErrorCodes[e.Code]
+	return throttle || e.Status == http.StatusTooManyRequests
+}
+
+// AuthFailed reports whether AWS refused the signature or the credentials themselves.
+func (e *Error) AuthFailed() bool { return authFailures[e.Code] }
+
+// hint is the fix, by what went wrong.
+func (e *Error) hint() string {
+	switch {
+	case e.Throttled():
+		return "AWS throttled the call, also on retry: refresh dashboards less often (answers are cached briefly) or ask AWS for a higher API rate"
+	case e.AuthFailed():
+		return "AWS refused the credentials or the signature: check the access and secret key (or profile / role), that a session token has not expired, " +
+			"the Grafana server's clock, and the default region"
+	case e.Status/100 == 3:
+		return "the endpoint redirected instead of answering and redirects are not followed: check the endpoint URL (jsonData.endpoint)"
+	case e.Status/100 == 2:
+		return "check that the endpoint is AWS (or the emulator) and that no proxy rewrites answers"
+	case e.Status/100 == 5:
+		return "AWS failed, also on retry: try again later"
+	}
+	return ""
+}
+
+// authFailures are the codes of a refused signature or unknown credentials; they come
+// with 403 too but are not missing permissions.
+var authFailures = map[string]bool{
+	"IncompleteSignature": true, "IncompleteSignatureException": true, "InvalidSignatureException": true,
+	"SignatureDoesNotMatch": true, "MissingAuthenticationToken": true, "MissingAuthenticationTokenException": true,
+	"UnrecognizedClientException": true, "InvalidClientTokenId": true, "ExpiredToken": true,
+	"ExpiredTokenException": true, "RequestExpired": true,
+}
+
+// permissionCodes are how AWS services say the identity lacks the IAM action.
+var permissionCodes = map[string]bool{
+	"AccessDenied": true, "AccessDeniedException": true, "UnauthorizedOperation": true,
+	"UnauthorizedException": true, "NotAuthorized": true, "AuthorizationError": true,
+}
+
+// errAnswerTooLarge is returned by the body limit; classify words it.
+var errAnswerTooLarge = errors.New("the answer is larger than the plugin reads for one call")
+
+// classify turns an SDK error of the call named by action into *PermissionError, *Error
+// (both downstream), or, when no answer arrived (network, timeout, credentials), the
+// error itself with the action named.
+func classify(action string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var (
+		respErr  *awshttp.ResponseError
+		apiErr   smithy.APIError
+		deserErr *smithy.DeserializationError
+	)
+	if !errors.As(err, &respErr) || respErr.Response == nil {
+		if errors.Is(err, errAnswerTooLarge) {
+			return backend.DownstreamError(&Error{Action: action, Status: http.StatusOK, Message: errAnswerTooLarge.Error(), Err: err})
+		}
+		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			return fmt.Errorf("%s: no answer in time: %w", action, err)
+		}
+		return backend.DownstreamError(fmt.Errorf("%s: %w", action, err))
+	}
+	e := &Error{Action: action, Status: respErr.Response.StatusCode, RequestID: respErr.RequestID, Err: err}
+	switch {
+	case errors.Is(err, errAnswerTooLarge):
+		e.Message = errAnswerTooLarge.Error()
+	case e.Status/100 == 3:
+		e.Message = "redirect"
+		if u, perr := url.Parse(respErr.Response.Header.Get("Location")); perr == nil && u.Host != "" {
+			e.Message += " to " + u.Scheme + "://" + u.Host
+		}
+	case errors.As(err, &apiErr):
+		if c := apiErr.ErrorCode(); c != "UnknownError" {
+			e.Code = c
+		}
+		e.Message = apiErr.ErrorMessage()
+		if e.Message == "UnknownError" {
+			e.Message = ""
+		}
+	case errors.As(err, &deserErr):
+		e.Message = "the answer could not be read: " + deserErr.Err.Error()
+	default:
+		e.Message = err.Error()
+	}
+	if permissionCodes[e.Code] || (e.Status == http.StatusForbidden && !e.AuthFailed()) {
+		return backend.DownstreamError(&PermissionError{Action: action, Err: e})
+	}
+	return backend.DownstreamError(e)
+}
+
+// asError finds the *Error in err.
+func asError(err error) (*Error, bool) {
+	var e *Error
+	return e, errors.As(err, &e)
+}

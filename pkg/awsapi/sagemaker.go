@@ -1,0 +1,140 @@
+package awsapi
+
+import (
+	"context"
+	"slices"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sagemaker"
+	smtypes "github.com/aws/aws-sdk-go-v2/service/sagemaker/types"
+)
+
+// Inventory lists the endpoints and the inference components of the region, then
+// describes each (at most describeLimit calls at a time). An endpoint or IC deleted
+// between the listing and its description is left out.
+func (c *client) Inventory(ctx context.Context) (Inventory, error) {
+	summaries, err := c.listEndpoints(ctx)
+	if err != nil {
+		return Inventory{}, err
+	}
+	ics, err := c.listComponents(ctx)
+	if err != nil {
+		return Inventory{}, err
+	}
+	endpoints := make([]*Endpoint, len(summaries))
+	components := make([]*Component, len(ics))
+	err = each(ctx, len(summaries)+len(ics), describeLimit, func(ctx context.Context, i int) error {
+		if i < len(summaries) {
+			e, err := c.describeEndpoint(ctx, summaries[i])
+			endpoints[i] = e
+			return err
+		}
+		ic, err := c.describeComponent(ctx, ics[i-len(summaries)])
+		components[i-len(summaries)] = ic
+		return err
+	})
+	if err != nil {
+		return Inventory{}, err
+	}
+	inv := Inventory{Region: c.region}
+	byName := map[string]int{}
+	for _, e := range endpoints {
+		if e != nil {
+			byName[e.Name] = len(inv.Endpoints)
+			inv.Endpoints = append(inv.Endpoints, *e)
+		}
+	}
+	for _, ic := range components {
+		if ic == nil {
+			continue
+		}
+		if i, ok := byName[ic.Endpoint]; ok {
+			inv.Endpoints[i].Components = append(inv.Endpoints[i].Components, *ic)
+		}
+	}
+	slices.SortFunc(inv.Endpoints, func(a, b Endpoint) int { return strings.Compare(a.Name, b.Name) })
+	for i := range inv.Endpoints {
+		slices.SortFunc(inv.Endpoints[i].Components, func(a, b Component) int { return strings.Compare(a.Name, b.Name) })
+	}
+	return inv, nil
+}
+
+func (c *client) listEndpoints(ctx context.Context) ([]smtypes.EndpointSummary, error) {
+	pages := sagemaker.NewListEndpointsPaginator(c.sm, &sagemaker.ListEndpointsInput{MaxResults: aws.Int32(100)},
+		func(o *sagemaker.ListEndpointsPaginatorOptions) { o.StopOnDuplicateToken = true })
+	var out []smtypes.EndpointSummary
+	for n := 0; pages.HasMorePages(); n++ {
+		if n == maxPages {
+			return nil, tooManyPages(ActionListEndpoints)
+		}
+		page, err := call(ctx, c, ActionListEndpoints, func(ctx context.Context) (*sagemaker.ListEndpointsOutput, error) { return pages.NextPage(ctx) })
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, page.Endpoints...)
+	}
+	return out, nil
+}
+
+func (c *client) listComponents(ctx context.Context) ([]smtypes.InferenceComponentSummary, error) {
+	pages := sagemaker.NewListInferenceComponentsPaginator(c.sm, &sagemaker.ListInferenceComponentsInput{MaxResults: aws.Int32(100)},
+		func(o *sagemaker.ListInferenceComponentsPaginatorOptions) { o.StopOnDuplicateToken = true })
+	var out []smtypes.InferenceComponentSummary
+	for n := 0; pages.HasMorePages(); n++ {
+		if n == maxPages {
+			return nil, tooManyPages(ActionListInferenceComponents)
+		}
+		page, err := call(ctx, c, ActionListInferenceComponents, func(ctx context.Context) (*sagemaker.ListInferenceComponentsOutput, error) {
+			return pages.NextPage(ctx)
+		})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, page.InferenceComponents...)
+	}
+	return out, nil
+}
+
+// describeEndpoint returns nil, nil for an endpoint that no longer exists.
+func (c *client) describeEndpoint(ctx context.Context, s smtypes.EndpointSummary) (*Endpoint, error) {
+	d, err := call(ctx, c, ActionDescribeEndpoint, func(ctx context.Context) (*sagemaker.DescribeEndpointOutput, error) {
+		return c.sm.DescribeEndpoint(ctx, &sagemaker.DescribeEndpointInput{EndpointName: s.EndpointName})
+	})
+	if err != nil {
+		return nil, unlessGone(err)
+	}
+	var cfg *sagemaker.DescribeEndpointConfigOutput
+	if d.EndpointConfigName != nil {
+		cfg, err = call(ctx, c, ActionDescribeEndpointConfig, func(ctx context.Context) (*sagemaker.DescribeEndpointConfigOutput, error) {
+			return c.sm.DescribeEndpointConfig(ctx, &sagemaker.DescribeEndpointConfigInput{EndpointConfigName: d.EndpointConfigName})
+		})
+		if err != nil && unlessGone(err) != nil {
+			return nil, err
+		}
+	}
+	e := endpointOf(d, cfg)
+	return &e, nil
+}
+
+// describeComponent returns nil, nil for an IC that no longer exists.
+func (c *client) describeComponent(ctx context.Context, s smtypes.InferenceComponentSummary) (*Component, error) {
+	d, err := call(ctx, c, ActionDescribeInferenceComponent, func(ctx context.Context) (*sagemaker.DescribeInferenceComponentOutput, error) {
+		return c.sm.DescribeInferenceComponent(ctx, &sagemaker.DescribeInferenceComponentInput{InferenceComponentName: s.InferenceComponentName})
+	})
+	if err != nil {
+		return nil, unlessGone(err)
+	}
+	ic := componentOf(s, d)
+	return &ic, nil
+}
+
+// unlessGone drops the error SageMaker gives for a resource deleted meanwhile
+// (ValidationException "Could not find ...", or ResourceNotFound).
+func unlessGone(err error) error {
+	e, ok := asError(err)
+	if ok && (e.Code == "ResourceNotFound" || (e.Code == "ValidationException" && strings.Contains(e.Message, "Could not find"))) {
+		return nil
+	}
+	return err
+}

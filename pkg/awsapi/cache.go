@@ -1,0 +1,198 @@
+package awsapi
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Bounds of one Cached: entries, and items held (alarms, transitions, endpoints, ICs).
+const (
+	maxCacheEntries = 64
+	maxCacheItems   = 50_000
+	// inventoryFactor: the inventory changes slowly, so it is kept this many TTLs
+	// (60 s at the usual 15 s).
+	inventoryFactor = 4
+)
+
+// Cached answers repeated calls from memory for a short while: alarms, contributors and
+// history (keyed by range and names) for ttl, the inventory for 4×ttl. Identical
+// concurrent calls share one upstream call; errors are not kept. Use one per data source
+// instance, so instances never share answers. It starts no goroutines. Answers are
+// shared between callers, who must not modify them.
+func Cached(api API, ttl time.Duration, now func() time.Time) API {
+	if now == nil {
+		now = time.Now
+	}
+	return &cached{api: api, ttl: ttl, now: now, entries: map[string]*entry{}}
+}
+
+type cached struct {
+	api API
+	ttl time.Duration
+	now func() time.Time
+
+	mu      sync.Mutex
+	entries map[string]*entry
+	items   int // held by ready entries
+}
+
+type entry struct {
+	done    chan struct{} // closed when val/err are set
+	val     any
+	err     error
+	expires time.Time
+	items   int
+}
+
+// errShared is what callers waiting for a call that panicked get; the panic itself goes
+// to the caller that made the call.
+var errShared = errors.New("awsapi: the shared AWS call failed with an internal error; try again")
+
+func (c *cached) Alarms(ctx context.Context, q AlarmQuery) ([]Alarm, error) {
+	return get(ctx, c, "alarms\x00"+q.NamePrefix, c.ttl, lenOf[Alarm], func(ctx context.Context) ([]Alarm, error) { return c.api.Alarms(ctx, q) })
+}
+
+func (c *cached) Contributors(ctx context.Context, alarmName string) ([]Contributor, error) {
+	return get(ctx, c, "contributors\x00"+alarmName, c.ttl, lenOf[Contributor], func(ctx context.Context) ([]Contributor, error) {
+		return c.api.Contributors(ctx, alarmName)
+	})
+}
+
+func (c *cached) History(ctx context.Context, q HistoryQuery) ([]Transition, error) {
+	key := "history\x00" + strconv.FormatInt(q.From.UnixNano(), 10) + "\x00" + strconv.FormatInt(q.To.UnixNano(), 10) + "\x00" + strings.Join(q.AlarmNames, "\x00")
+	return get(ctx, c, key, c.ttl, lenOf[Transition], func(ctx context.Context) ([]Transition, error) { return c.api.History(ctx, q) })
+}
+
+func (c *cached) Inventory(ctx context.Context) (Inventory, error) {
+	return get(ctx, c, "inventory", inventoryFactor*c.ttl, func(inv Inventory) int {
+		n := 1
+		for _, e := range inv.Endpoints {
+			n += 1 + len(e.Variants) + len(e.Components)
+		}
+		return n
+	}, c.api.Inventory)
+}
+
+// CloseIdleConnections passes Dispose on to the wrapped API.
+func (c *cached) CloseIdleConnections() {
+	if cl, ok := c.api.(interface{ CloseIdleConnections() }); ok {
+		cl.CloseIdleConnections()
+	}
+}
+
+func lenOf[T any](s []T) int { return 1 + len(s) }
+
+func get[T any](ctx context.Context, c *cached, key string, ttl time.Duration, size func(T) int, fetch func(context.Context) (T, error)) (T, error) {
+	var zero T
+	for {
+		c.mu.Lock()
+		e := c.entries[key]
+		if e != nil && e.ready() && !c.now().Before(e.expires) {
+			c.drop(key, e)
+			e = nil
+		}
+		if e == nil {
+			e = &entry{done: make(chan struct{})}
+			c.entries[key] = e
+			c.mu.Unlock()
+			return fill(ctx, c, key, e, ttl, size, fetch)
+		}
+		c.mu.Unlock()
+		select {
+		case <-e.done:
+		case <-ctx.Done():
+			return zero, ctx.Err()
+		}
+		if e.err == nil {
+			return e.val.(T), nil
+		}
+		// The call that ended with its caller's context says nothing about ours: make our own.
+		if ctx.Err() != nil || !(errors.Is(e.err, context.Canceled) || errors.Is(e.err, context.DeadlineExceeded)) {
+			return zero, e.err
+		}
+	}
+}
+
+// fill makes the call for the entry and publishes the result to those waiting.
+func fill[T any](ctx context.Context, c *cached, key string, e *entry, ttl time.Duration, size func(T) int, fetch func(context.Context) (T, error)) (T, error) {
+	finished := false
+	defer func() {
+		if !finished { // fetch panicked: the panic goes on to our caller, the waiting ones must not hang
+			c.mu.Lock()
+			e.err = errShared
+			c.drop(key, e)
+			c.mu.Unlock()
+			close(e.done)
+		}
+	}()
+	v, err := fetch(ctx)
+	finished = true
+
+	c.mu.Lock()
+	e.val, e.err = v, err
+	keep := err == nil && ttl > 0
+	if keep {
+		// An answer larger than the bound on its own is not kept.
+		n := size(v)
+		keep = n <= maxCacheItems
+		if keep {
+			e.expires, e.items = c.now().Add(ttl), n
+			c.items += n
+			c.evict()
+		}
+	}
+	if !keep {
+		c.drop(key, e)
+	}
+	close(e.done)
+	c.mu.Unlock()
+	return v, err
+}
+
+func (e *entry) ready() bool {
+	select {
+	case <-e.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// drop forgets e if it is still key's entry; c.mu is held.
+func (c *cached) drop(key string, e *entry) {
+	if c.entries[key] == e {
+		delete(c.entries, key)
+		c.items -= e.items
+	}
+}
+
+// evict keeps the bounds: expired entries first, then those expiring soonest. Entries
+// with items are the filled ones (the one just filled too, before its done is closed);
+// c.mu is held.
+func (c *cached) evict() {
+	now := c.now()
+	for key, e := range c.entries {
+		if e.items > 0 && !now.Before(e.expires) {
+			c.drop(key, e)
+		}
+	}
+	for len(c.entries) > maxCacheEntries || c.items > maxCacheItems {
+		var (
+			victim string
+			oldest *entry
+		)
+		for key, e := range c.entries {
+			if e.items > 0 && (oldest == nil || e.expires.Before(oldest.expires)) {
+				victim, oldest = key, e
+			}
+		}
+		if oldest == nil {
+			return // only calls in flight
+		}
+		c.drop(victim, oldest)
+	}
+}

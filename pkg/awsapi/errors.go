@@ -45,7 +45,7 @@ func (e *Error) Error() string {
 		b.WriteString(" " + e.Code)
 	}
 	if e.Message != "" {
-		b.WriteString(": " + e.Message)
+		b.WriteString(": " + strings.TrimRight(e.Message, "."))
 	}
 	if h := e.hint(); h != "" {
 		b.WriteString("; " + h)

@@ -1,0 +1,273 @@
+package awsapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	"github.com/aws/smithy-go/encoding/cbor"
+
+	"github.com/inferscope/sagemaker-datasource/internal/sigv4verify"
+	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
+)
+
+// The fake answers as the services do on the wire: CloudWatch in Smithy RPC v2 CBOR at
+// /service/GraniteServiceVersion20100801/operation/<Op>, SageMaker in awsJson1_1 at / with
+// X-Amz-Target, each checking the SigV4 signature for its own service and the region.
+
+const (
+	testRegion = "us-east-1"
+	testKey    = "AKIDAWSAPITESTKEY001"
+	testSecret = "awsapi/test+secret/key/0123456789abcdefghij"
+	testToken  = "awsapi-session-token-0123456789"
+	cwPath     = "/service/GraniteServiceVersion20100801/operation/"
+)
+
+// reply is one answer. body is a cbor.Value (CloudWatch) or JSON-encodable (SageMaker);
+// raw, when set, is sent as is instead.
+type reply struct {
+	status int
+	body   any
+	raw    []byte
+	header map[string]string
+}
+
+type fakeAWS struct {
+	t        *testing.T
+	verifier map[string]*sigv4verify.Verifier // by SigV4 service name
+	cw       map[string]func(in cbor.Map) reply
+	sm       map[string]func(in map[string]any) reply
+
+	mu    sync.Mutex
+	calls []string // "CloudWatch.<Op>" / "SageMaker.<Op>" in arrival order
+	hosts map[string]bool
+}
+
+func newFake(t *testing.T, region string) *fakeAWS {
+	creds := map[string]sigv4verify.Credential{testKey: {AccessKeyID: testKey, SecretAccessKey: testSecret, SessionToken: testToken}}
+	return &fakeAWS{
+		t: t,
+		verifier: map[string]*sigv4verify.Verifier{
+			"monitoring": {Region: region, Service: "monitoring", Credentials: creds},
+			"sagemaker":  {Region: region, Service: "sagemaker", Credentials: creds},
+		},
+		cw:    map[string]func(cbor.Map) reply{},
+		sm:    map[string]func(map[string]any) reply{},
+		hosts: map[string]bool{},
+	}
+}
+
+func (f *fakeAWS) record(call, host string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, call)
+	f.hosts[host] = true
+}
+
+func (f *fakeAWS) count(call string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	for _, c := range f.calls {
+		if c == call {
+			n++
+		}
+	}
+	return n
+}
+
+func (f *fakeAWS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch {
+	case strings.HasPrefix(r.URL.Path, cwPath):
+		op := strings.TrimPrefix(r.URL.Path, cwPath)
+		if r.Method != http.MethodPost || r.Header.Get("Smithy-Protocol") != "rpc-v2-cbor" {
+			f.t.Errorf("CloudWatch %s: %s with smithy-protocol %q, want POST rpc-v2-cbor", op, r.Method, r.Header.Get("Smithy-Protocol"))
+		}
+		if err := f.verifier["monitoring"].Verify(r); err != nil {
+			f.t.Errorf("CloudWatch %s: signature: %v", op, err)
+			sigv4verify.WriteAuthError(w, err)
+			return
+		}
+		f.record("CloudWatch."+op, r.Host)
+		in := cbor.Map{}
+		if body, _ := io.ReadAll(r.Body); len(body) > 0 {
+			v, err := cbor.Decode(body)
+			m, ok := v.(cbor.Map)
+			if err != nil || !ok {
+				f.t.Errorf("CloudWatch %s: request body is not a CBOR map: %v", op, err)
+			}
+			in = m
+		}
+		h := f.cw[op]
+		if h == nil {
+			f.t.Errorf("unexpected CloudWatch operation %s", op)
+			return
+		}
+		f.write(w, h(in), "application/cbor", func(v any) []byte { return cbor.Encode(v.(cbor.Value)) })
+	case r.URL.Path == "/" && strings.HasPrefix(r.Header.Get("X-Amz-Target"), "SageMaker."):
+		op := strings.TrimPrefix(r.Header.Get("X-Amz-Target"), "SageMaker.")
+		if ct := r.Header.Get("Content-Type"); ct != "application/x-amz-json-1.1" {
+			f.t.Errorf("SageMaker %s: content type %q", op, ct)
+		}
+		if err := f.verifier["sagemaker"].Verify(r); err != nil {
+			f.t.Errorf("SageMaker %s: signature: %v", op, err)
+			sigv4verify.WriteAuthError(w, err)
+			return
+		}
+		f.record("SageMaker."+op, r.Host)
+		in := map[string]any{}
+		if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
+			f.t.Errorf("SageMaker %s: request body: %v", op, err)
+		}
+		h := f.sm[op]
+		if h == nil {
+			f.t.Errorf("unexpected SageMaker operation %s", op)
+			return
+		}
+		f.write(w, h(in), "application/x-amz-json-1.1", func(v any) []byte { b, _ := json.Marshal(v); return b })
+	default:
+		f.t.Errorf("unexpected request %s %s (target %q)", r.Method, r.URL, r.Header.Get("X-Amz-Target"))
+		w.WriteHeader(http.StatusNotFound)
+	}
+}
+
+func (f *fakeAWS) write(w http.ResponseWriter, rep reply, contentType string, encode func(any) []byte) {
+	body := rep.raw
+	if body == nil && rep.body != nil {
+		body = encode(rep.body)
+	}
+	w.Header().Set("Content-Type", contentType)
+	w.Header().Set("X-Amzn-RequestId", "req-0001")
+	if contentType == "application/cbor" {
+		w.Header().Set("Smithy-Protocol", "rpc-v2-cbor")
+	}
+	for k, v := range rep.header {
+		w.Header().Set(k, v)
+	}
+	if rep.status == 0 {
+		rep.status = http.StatusOK
+	}
+	w.WriteHeader(rep.status)
+	w.Write(body)
+}
+
+// cwError is a CloudWatch error as the query-compatible service sends it: the Smithy type
+// in the body, the awsQuery code in X-Amzn-Query-Error.
+func cwError(status int, code, queryCode, msg string) reply {
+	rep := reply{status: status, body: cbor.Map{"__type": cbor.String("com.amazonaws.cloudwatch#" + code), "message": cbor.String(msg)}}
+	if queryCode != "" {
+		rep.header = map[string]string{"X-Amzn-Query-Error": queryCode + ";Sender"}
+	}
+	return rep
+}
+
+func smError(status int, code, msg string) reply {
+	return reply{status: status, body: map[string]string{"__type": code, "message": msg}}
+}
+
+func cs(s string) cbor.Value { return cbor.String(s) }
+
+func ctime(t time.Time) cbor.Value {
+	return &cbor.Tag{ID: 1, Value: cbor.Float64(float64(t.UnixMilli()) / 1e3)}
+}
+
+func cstr(in cbor.Map, key string) string {
+	s, _ := in[key].(cbor.String)
+	return string(s)
+}
+
+// secrets records what the client reports as used for signing.
+type secrets struct {
+	mu   sync.Mutex
+	seen map[string]bool
+}
+
+func (s *secrets) Add(v ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.seen == nil {
+		s.seen = map[string]bool{}
+	}
+	for _, x := range v {
+		s.seen[x] = true
+	}
+}
+
+func (s *secrets) has(v string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.seen[v]
+}
+
+func testSettings(endpoint, region string) awsauth.Settings {
+	return awsauth.Settings{AuthType: awsauth.AuthKeys, AccessKey: testKey, SecretKey: testSecret, SessionToken: testToken, Region: region, Endpoint: endpoint}
+}
+
+// noWait keeps retries instant in tests.
+var noWait = retry.BackoffDelayerFunc(func(int, error) (time.Duration, error) { return 0, nil })
+
+// newTestClient serves f on loopback and returns a client configured with it as the
+// custom endpoint.
+func newTestClient(t *testing.T, f *fakeAWS, o options) (*client, *secrets) {
+	t.Helper()
+	srv := httptest.NewServer(f)
+	t.Cleanup(srv.Close)
+	return clientFor(t, testSettings(srv.URL, testRegion), o)
+}
+
+func clientFor(t *testing.T, s awsauth.Settings, o options) (*client, *secrets) {
+	t.Helper()
+	ep, err := awsauth.ResolveEndpoint(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.backoff == nil {
+		o.backoff = noWait
+	}
+	sink := &secrets{}
+	c, err := newClient(context.Background(), s, ep, sink, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.CloseIdleConnections)
+	return c, sink
+}
+
+// inMemory serves requests for any host with h, without a network: for the real AWS
+// hosts, which tests must not reach.
+type inMemory struct{ h http.Handler }
+
+func (m inMemory) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Body != nil {
+		b, err := io.ReadAll(r.Body)
+		r.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		r = r.Clone(r.Context())
+		r.Body = io.NopCloser(strings.NewReader(string(b)))
+	}
+	r.Host = r.URL.Host
+	r.RequestURI = r.URL.RequestURI()
+	rec := httptest.NewRecorder()
+	m.h.ServeHTTP(rec, r)
+	return rec.Result(), nil
+}
+
+var errNotSent = errors.New("test transport: must not be called")
+
+// refuseAll fails the test if anything reaches the transport.
+type refuseAll struct{ t *testing.T }
+
+func (r refuseAll) RoundTrip(req *http.Request) (*http.Response, error) {
+	r.t.Errorf("request for %s reached the transport", req.URL)
+	return nil, errNotSent
+}

@@ -180,21 +180,21 @@ func (t bodyLimit) RoundTrip(r *http.Request) (*http.Response, error) {
 	}
 	if resp.ContentLength > t.limit {
 		resp.Body.Close()
-		resp.Body = io.NopCloser(errReader{})
+		resp.Body = io.NopCloser(errReader{&tooLargeError{t.limit}})
 		resp.ContentLength = -1
 		return resp, nil
 	}
-	resp.Body = &limitedBody{ReadCloser: resp.Body, left: t.limit}
+	resp.Body = &limitedBody{ReadCloser: resp.Body, left: t.limit, limit: t.limit}
 	return resp, nil
 }
 
-type errReader struct{}
+type errReader struct{ err error }
 
-func (errReader) Read([]byte) (int, error) { return 0, errAnswerTooLarge }
+func (r errReader) Read([]byte) (int, error) { return 0, r.err }
 
 type limitedBody struct {
 	io.ReadCloser
-	left int64
+	left, limit int64
 }
 
 func (b *limitedBody) Read(p []byte) (int, error) {
@@ -203,7 +203,7 @@ func (b *limitedBody) Read(p []byte) (int, error) {
 		var one [1]byte
 		n, err := b.ReadCloser.Read(one[:])
 		if n > 0 {
-			return 0, errAnswerTooLarge
+			return 0, &tooLargeError{b.limit}
 		}
 		return 0, err
 	}

@@ -69,7 +69,10 @@ func (e *Error) AuthFailed() bool { return authFailures[e.Code] }
 
 // hint is the fix, by what went wrong.
 func (e *Error) hint() string {
+	var tooLarge *tooLargeError
 	switch {
+	case errors.As(e.Err, &tooLarge):
+		return "narrow the request (an alarm name prefix or names, a shorter time range)"
 	case e.Throttled():
 		return "AWS throttled the call, also on retry: refresh dashboards less often (answers are cached briefly) or ask AWS for a higher API rate"
 	case e.AuthFailed():
@@ -100,8 +103,12 @@ var permissionCodes = map[string]bool{
 	"UnauthorizedException": true, "NotAuthorized": true, "AuthorizationError": true,
 }
 
-// errAnswerTooLarge is returned by the body limit; classify words it.
-var errAnswerTooLarge = errors.New("the answer is larger than the plugin reads for one call")
+// tooLargeError is what the body limit reads out once an answer passes it.
+type tooLargeError struct{ limit int64 }
+
+func (e *tooLargeError) Error() string {
+	return fmt.Sprintf("the answer is larger than %d KiB, the most the plugin reads for one call", e.limit>>10)
+}
 
 // classify turns an SDK error of the call named by action into *PermissionError, *Error
 // (both downstream), or, when no answer arrived (network, timeout, credentials), the
@@ -115,10 +122,8 @@ func classify(action string, err error) error {
 		apiErr   smithy.APIError
 		deserErr *smithy.DeserializationError
 	)
+	var tooLarge *tooLargeError
 	if !errors.As(err, &respErr) || respErr.Response == nil {
-		if errors.Is(err, errAnswerTooLarge) {
-			return backend.DownstreamError(&Error{Action: action, Status: http.StatusOK, Message: errAnswerTooLarge.Error(), Err: err})
-		}
 		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 			return fmt.Errorf("%s: no answer in time: %w", action, err)
 		}
@@ -126,8 +131,8 @@ func classify(action string, err error) error {
 	}
 	e := &Error{Action: action, Status: respErr.Response.StatusCode, RequestID: respErr.RequestID, Err: err}
 	switch {
-	case errors.Is(err, errAnswerTooLarge):
-		e.Message = errAnswerTooLarge.Error()
+	case errors.As(err, &tooLarge):
+		e.Message = tooLarge.Error()
 	case e.Status/100 == 3:
 		e.Message = "redirect"
 		if u, perr := url.Parse(respErr.Response.Header.Get("Location")); perr == nil && u.Host != "" {

@@ -1,0 +1,242 @@
+package awsapi
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sagemaker"
+	"github.com/aws/smithy-go/encoding/cbor"
+
+	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
+	"github.com/inferscope/sagemaker-datasource/pkg/sigv4"
+)
+
+// validAlarms is a well-formed DescribeAlarms answer, cut or padded by the cases below.
+func validAlarms(n int) []byte {
+	var list cbor.List
+	for i := range n {
+		list = append(list, cbor.Map{"AlarmName": cs(fmt.Sprintf("alarm-%04d", i)), "StateValue": cs("OK"), "StateReason": cs(strings.Repeat("r", 100))})
+	}
+	return cbor.Encode(cbor.Map{"MetricAlarms": list})
+}
+
+func TestHostileUpstream(t *testing.T) {
+	deep := append(bytes.Repeat([]byte{0x81}, 100_000), 0x00) // a list in a list in a list …
+	for _, tc := range []struct {
+		name  string
+		cw    *reply // DescribeAlarms answer; else ListEndpoints gets sm
+		sm    *reply
+		limit int64
+		want  []string
+	}{
+		{name: "CloudWatch HTML instead of CBOR", cw: &reply{raw: []byte("<html><body>proxy login</body></html>")}, want: []string{"HTTP 200", "could not be read"}},
+		{name: "CloudWatch truncated CBOR", cw: &reply{raw: validAlarms(3)[:40]}, want: []string{"HTTP 200", "could not be read"}},
+		{name: "CloudWatch deeply nested CBOR", cw: &reply{raw: deep}, want: []string{"HTTP 200", "could not be read"}},
+		{name: "CloudWatch wrong field types", cw: &reply{body: cbor.Map{"MetricAlarms": cs("not a list"), "NextToken": cbor.Uint(7)}}, want: []string{"could not be read"}},
+		{name: "CloudWatch huge answer", cw: &reply{raw: validAlarms(50)}, limit: 1024, want: []string{"HTTP 200", "larger than"}},
+		{name: "SageMaker garbage", sm: &reply{raw: []byte("\x00\xff{{{")}, want: []string{"HTTP 200", "could not be read"}},
+		{name: "SageMaker truncated JSON", sm: &reply{raw: []byte(`{"Endpoints":[{"EndpointName":"a`)}, want: []string{"could not be read"}},
+		{name: "SageMaker huge answer", sm: &reply{raw: []byte(`{"Endpoints":[],"x":"` + strings.Repeat("a", 4096) + `"}`)}, limit: 1024, want: []string{"larger than"}},
+		{name: "SageMaker error of unknown shape", sm: &reply{status: 400, raw: []byte("[1,2,3]")}, want: []string{"HTTP 400"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFake(t, testRegion)
+			if tc.cw != nil {
+				f.cw["DescribeAlarms"] = func(cbor.Map) reply { return *tc.cw }
+			}
+			if tc.sm != nil {
+				f.sm["ListEndpoints"] = func(map[string]any) reply { return *tc.sm }
+			}
+			c, _ := newTestClient(t, f, options{maxAnswerBytes: tc.limit})
+			var err error
+			if tc.cw != nil {
+				_, err = c.Alarms(context.Background(), AlarmQuery{})
+			} else {
+				_, err = c.Inventory(context.Background())
+			}
+			var e *Error
+			if !errors.As(err, &e) {
+				t.Fatalf("error %v (%T), want *Error", err, err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("message %q lacks %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestHugeAnswerWithoutContentLength(t *testing.T) {
+	body := validAlarms(50)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Smithy-Protocol", "rpc-v2-cbor")
+		w.Header().Set("Content-Type", "application/cbor")
+		for chunk := range slices.Chunk(body, 256) {
+			w.Write(chunk)
+			w.(http.Flusher).Flush() // chunked: the size is known only while reading
+		}
+	}))
+	defer srv.Close()
+	c, _ := clientFor(t, testSettings(srv.URL, testRegion), options{maxAnswerBytes: 1024})
+	_, err := c.Alarms(context.Background(), AlarmQuery{})
+	if err == nil || !strings.Contains(err.Error(), "larger than") {
+		t.Errorf("error %v, want the answer refused for its size", err)
+	}
+}
+
+func TestBodyLimitEdge(t *testing.T) {
+	for _, tc := range []struct {
+		size    int
+		wantErr bool
+	}{{size: 1023}, {size: 1024}, {size: 1025, wantErr: true}} {
+		body := &limitedBody{ReadCloser: io.NopCloser(strings.NewReader(strings.Repeat("x", tc.size))), left: 1024, limit: 1024}
+		got, err := io.ReadAll(body)
+		if (err != nil) != tc.wantErr || (!tc.wantErr && len(got) != tc.size) {
+			t.Errorf("%d bytes: read %d, err %v; want error %v", tc.size, len(got), err, tc.wantErr)
+		}
+	}
+}
+
+func TestRedirectIsNotFollowed(t *testing.T) {
+	var elsewhere atomic.Int32
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { elsewhere.Add(1) }))
+	defer other.Close()
+	f := newFake(t, testRegion)
+	redirect := func() reply {
+		return reply{status: http.StatusTemporaryRedirect, raw: []byte{}, header: map[string]string{"Location": other.URL + "/steal"}}
+	}
+	f.cw["DescribeAlarms"] = func(cbor.Map) reply { return redirect() }
+	f.sm["ListEndpoints"] = func(map[string]any) reply { return redirect() }
+	c, _ := newTestClient(t, f, options{})
+
+	_, cwErr := c.Alarms(context.Background(), AlarmQuery{})
+	_, smErr := c.Inventory(context.Background())
+	for _, err := range []error{cwErr, smErr} {
+		if err == nil || !strings.Contains(err.Error(), "redirect to "+other.URL) || !strings.Contains(err.Error(), "not followed") {
+			t.Errorf("error %v, want the redirect named and refused", err)
+		}
+	}
+	if elsewhere.Load() != 0 {
+		t.Errorf("%d requests reached the redirect's host", elsewhere.Load())
+	}
+}
+
+func TestEndlessPagination(t *testing.T) {
+	f := newFake(t, testRegion)
+	var n atomic.Int32
+	f.cw["DescribeAlarms"] = func(cbor.Map) reply {
+		return reply{body: cbor.Map{"MetricAlarms": cbor.List{}, "NextToken": cs(fmt.Sprint("t", n.Add(1)))}}
+	}
+	f.cw["DescribeAlarmContributors"] = func(cbor.Map) reply {
+		return reply{body: cbor.Map{"AlarmContributors": cbor.List{}, "NextToken": cs("same")}}
+	}
+	c, _ := newTestClient(t, f, options{})
+	if _, err := c.Alarms(context.Background(), AlarmQuery{}); err == nil || !strings.Contains(err.Error(), "more than") {
+		t.Errorf("ever-new tokens: error %v, want the page bound named", err)
+	}
+	if int(n.Load()) != maxPages {
+		t.Errorf("%d pages fetched, want the bound %d", n.Load(), maxPages)
+	}
+	got, err := c.Contributors(context.Background(), "a")
+	if err != nil || got != nil || f.count("CloudWatch.DescribeAlarmContributors") != 2 {
+		t.Errorf("a repeated token: %v, %v after %d calls; want the listing ended after the repeat", got, err, f.count("CloudWatch.DescribeAlarmContributors"))
+	}
+}
+
+func TestRegionHosts(t *testing.T) {
+	for _, tc := range []struct {
+		region   string
+		endpoint string
+		want     []string
+	}{
+		{region: "us-east-1", want: []string{"monitoring.us-east-1.amazonaws.com", "api.sagemaker.us-east-1.amazonaws.com"}},
+		{region: "cn-north-1", want: []string{"monitoring.cn-north-1.amazonaws.com.cn", "api.sagemaker.cn-north-1.amazonaws.com.cn"}},
+		{region: "eu-west-1", endpoint: "https://monitoring.eu-west-1.amazonaws.com", want: []string{"monitoring.eu-west-1.amazonaws.com", "api.sagemaker.eu-west-1.amazonaws.com"}},
+		{region: "us-west-2", endpoint: "https://aws-proxy.internal.example", want: []string{"aws-proxy.internal.example"}},
+	} {
+		t.Run(tc.region, func(t *testing.T) {
+			f := newFake(t, tc.region)
+			f.cw["DescribeAlarms"] = func(cbor.Map) reply { return reply{body: cbor.Map{}} }
+			f.sm["ListEndpoints"] = func(map[string]any) reply { return reply{body: map[string]any{}} }
+			f.sm["ListInferenceComponents"] = func(map[string]any) reply { return reply{body: map[string]any{}} }
+			c, _ := clientFor(t, testSettings(tc.endpoint, tc.region), options{base: inMemory{f}})
+			if _, err := c.Alarms(context.Background(), AlarmQuery{}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.Inventory(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			if len(f.hosts) != len(tc.want) {
+				t.Errorf("hosts %v, want %v", f.hosts, tc.want)
+			}
+			for _, h := range tc.want {
+				if !f.hosts[h] {
+					t.Errorf("hosts %v, want %v", f.hosts, tc.want)
+				}
+			}
+		})
+	}
+}
+
+func TestNothingElseIsSigned(t *testing.T) {
+	c, _ := clientFor(t, testSettings("", testRegion), options{base: refuseAll{t}})
+	// An endpoint override (as a stray option or a resolver change would make) is refused
+	// before the SDK signs, and nothing reaches the transport.
+	_, err := c.sm.ListEndpoints(context.Background(), &sagemaker.ListEndpointsInput{}, func(o *sagemaker.Options) {
+		o.BaseEndpoint = aws.String("https://evil.example.com")
+	})
+	if err == nil || !strings.Contains(err.Error(), "refusing to sign a request for https://evil.example.com") {
+		t.Errorf("error %v, want the foreign host refused", err)
+	}
+	// The transport refuses too, for anything not going through the SDK's pipeline.
+	hc := httpClient(refuseAll{t}, mustEndpoint(t, testRegion), 1024)
+	req, _ := http.NewRequest(http.MethodPost, "https://api.sagemaker.us-east-1.amazonaws.com.evil.example/", nil)
+	if resp, err := hc.Do(req); err == nil {
+		resp.Body.Close()
+		t.Error("the transport sent a request for a foreign host")
+	}
+}
+
+func TestCredentialsAreReportedAndFailuresWorded(t *testing.T) {
+	sink := &secrets{}
+	for _, tc := range []struct {
+		name    string
+		p       aws.CredentialsProvider
+		wantErr bool
+	}{
+		{name: "ok", p: aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
+			return aws.Credentials{AccessKeyID: "AKIDROTATED000000001", SecretAccessKey: "rotated-secret", SessionToken: "rotated-token"}, nil
+		})},
+		{name: "failing", p: aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) { return aws.Credentials{}, errors.New("no IMDS") }), wantErr: true},
+		{name: "empty", p: aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) { return aws.Credentials{}, nil }), wantErr: true},
+	} {
+		_, err := (&sinkingCredentials{next: tc.p, sink: sink}).Retrieve(context.Background())
+		var ce *sigv4.CredentialsError
+		if tc.wantErr != errors.As(err, &ce) {
+			t.Errorf("%s: error %v, want CredentialsError %v", tc.name, err, tc.wantErr)
+		}
+	}
+	if !sink.has("rotated-secret") || !sink.has("rotated-token") {
+		t.Error("the sink did not learn the credentials used")
+	}
+}
+
+func mustEndpoint(t *testing.T, region string) awsauth.Endpoint {
+	t.Helper()
+	ep, err := awsauth.ResolveEndpoint(awsauth.Settings{Region: region})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return awsauth.SageMakerEndpoint(ep)
+}

@@ -76,7 +76,9 @@ func (c *clock) advance(d time.Duration) {
 
 func TestCacheTTLAndKeys(t *testing.T) {
 	ctx := context.Background()
-	h := func(from time.Time) HistoryQuery { return HistoryQuery{From: from, To: from.Add(time.Hour), AlarmNames: []string{"a"}} }
+	h := func(from time.Time) HistoryQuery {
+		return HistoryQuery{From: from, To: from.Add(time.Hour), AlarmNames: []string{"a"}}
+	}
 	for _, tc := range []struct {
 		name   string
 		method string

@@ -17,6 +17,7 @@ import (
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
+	"github.com/inferscope/sagemaker-datasource/pkg/awsapi"
 	"github.com/inferscope/sagemaker-datasource/pkg/budget"
 	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
 	"github.com/inferscope/sagemaker-datasource/pkg/sigv4"
@@ -55,6 +56,8 @@ func Explain(err error, c Context) Problem {
 		malform  *promclient.MalformedError
 		limErr   *promclient.LimitError
 		memErr   *budget.Error
+		awsPerm  *awsapi.PermissionError
+		awsErr   *awsapi.Error
 	)
 	down := func(status backend.Status, msg string) Problem {
 		return Problem{Status: status, Source: backend.ErrorSourceDownstream, Message: msg}
@@ -62,6 +65,11 @@ func Explain(err error, c Context) Problem {
 	switch {
 	case err == nil:
 		return Problem{}
+	case errors.As(err, &awsPerm):
+		// Its message names the IAM action and the fix already.
+		return down(backend.StatusForbidden, err.Error())
+	case errors.As(err, &awsErr):
+		return down(awsStatus(awsErr), err.Error())
 	case errors.As(err, &apiErr):
 		status := backend.Status(apiErr.Status)
 		if apiErr.Status/100 == 2 || apiErr.Status == 0 {
@@ -98,6 +106,20 @@ func Explain(err error, c Context) Problem {
 		return down(backend.StatusBadRequest, err.Error())
 	}
 	return Problem{Status: backend.StatusInternal, Source: backend.ErrorSourcePlugin, Message: err.Error()}
+}
+
+// awsStatus is the status for a failed alarm or inventory call (pkg/awsapi), whose
+// message carries its own fix.
+func awsStatus(e *awsapi.Error) backend.Status {
+	switch {
+	case e.Throttled():
+		return backend.StatusTooManyRequests
+	case e.AuthFailed():
+		return backend.StatusUnauthorized
+	case e.Status/100 == 4:
+		return backend.StatusBadRequest
+	}
+	return backend.StatusBadGateway // a redirect, an unreadable or too large answer, or AWS failing
 }
 
 // withHint puts the fix first and the facts after it.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
+	"github.com/inferscope/sagemaker-datasource/pkg/awsapi"
 	"github.com/inferscope/sagemaker-datasource/pkg/budget"
 	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
 	"github.com/inferscope/sagemaker-datasource/pkg/sigv4"
@@ -102,6 +103,16 @@ func TestExplain(t *testing.T) {
 		{"the memory budget stayed full", fmt.Errorf("reading: %w", &budget.Error{Need: 4 << 20, Limit: 32 << 20, Crowded: true, Waited: time.Second, Setting: "jsonData.memoryBudgetMiB"}),
 			backend.StatusTooManyRequests, backend.ErrorSourceDownstream, []string{"too many large queries at once", "raise jsonData.memoryBudgetMiB"}},
 		{"settings", backend.DownstreamErrorf("jsonData.x is bad"), backend.StatusBadRequest, backend.ErrorSourceDownstream, []string{"jsonData.x is bad"}},
+		{"alarm permission", fmt.Errorf("alarms: %w", &awsapi.PermissionError{Action: "cloudwatch:DescribeAlarms", Err: &awsapi.Error{Action: "cloudwatch:DescribeAlarms", Status: 403, Code: "AccessDenied"}}),
+			backend.StatusForbidden, backend.ErrorSourceDownstream, []string{"not allowed cloudwatch:DescribeAlarms", "IAM policy"}},
+		{"inventory throttled", &awsapi.Error{Action: "sagemaker:ListEndpoints", Status: 400, Code: "ThrottlingException"}, backend.StatusTooManyRequests, backend.ErrorSourceDownstream,
+			[]string{"sagemaker:ListEndpoints failed", "refresh dashboards less often"}},
+		{"inventory signature refused", &awsapi.Error{Action: "sagemaker:ListEndpoints", Status: 403, Code: "SignatureDoesNotMatch"}, backend.StatusUnauthorized, backend.ErrorSourceDownstream,
+			[]string{"refused the credentials"}},
+		{"alarm call refused as invalid", &awsapi.Error{Action: "cloudwatch:DescribeAlarms", Status: 400, Code: "InvalidParameterValue", Message: "bad"}, backend.StatusBadRequest, backend.ErrorSourceDownstream,
+			[]string{"InvalidParameterValue: bad"}},
+		{"alarm answer unreadable", &awsapi.Error{Action: "cloudwatch:DescribeAlarms", Status: 200, Message: "the answer could not be read"}, backend.StatusBadGateway, backend.ErrorSourceDownstream,
+			[]string{"no proxy rewrites answers"}},
 		{"a plugin bug", errors.New("nil map"), backend.StatusInternal, backend.ErrorSourcePlugin, []string{"nil map"}},
 	}
 	for _, tc := range tests {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/inferscope/sagemaker-datasource/internal/sigv4verify"
 	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
+	"github.com/inferscope/sagemaker-datasource/pkg/models"
 )
 
 // The fake answers as the services do on the wire: CloudWatch in Smithy RPC v2 CBOR at
@@ -85,6 +86,9 @@ func (f *fakeAWS) count(call string) int {
 }
 
 func (f *fakeAWS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if ua := r.Header.Get("User-Agent"); !strings.Contains(ua, "app/"+models.PluginID) {
+		f.t.Errorf("User-Agent %q does not name the plugin", ua)
+	}
 	switch {
 	case strings.HasPrefix(r.URL.Path, cwPath):
 		op := strings.TrimPrefix(r.URL.Path, cwPath)

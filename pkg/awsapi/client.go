@@ -81,25 +81,22 @@ func newClient(ctx context.Context, s awsauth.Settings, ep awsauth.Endpoint, see
 			}
 		})
 	}
-	cwEP, smEP := ep, awsauth.SageMakerEndpoint(ep)
-	c.cw = cloudwatch.New(cloudwatch.Options{
-		Region:       ep.Region,
-		Credentials:  provider,
-		BaseEndpoint: aws.String(cwEP.URL.String()),
-		HTTPClient:   httpClient(o.base, cwEP, o.maxAnswerBytes),
-		Retryer:      retryer(),
-		AppID:        models.PluginID,
-		APIOptions:   []func(*middleware.Stack) error{guard(cwEP)},
-	})
-	c.sm = sagemaker.New(sagemaker.Options{
-		Region:       ep.Region,
-		Credentials:  provider,
-		BaseEndpoint: aws.String(smEP.URL.String()),
-		HTTPClient:   httpClient(o.base, smEP, o.maxAnswerBytes),
-		Retryer:      retryer(),
-		AppID:        models.PluginID,
-		APIOptions:   []func(*middleware.Stack) error{guard(smEP)},
-	})
+	// Each client gets its own endpoint, restriction and guard; the rest is shared. The
+	// config carries no ConfigSources, so nothing from the environment or shared files
+	// changes where the clients send.
+	config := func(ep awsauth.Endpoint) aws.Config {
+		return aws.Config{
+			Region:       ep.Region,
+			Credentials:  provider,
+			BaseEndpoint: aws.String(ep.URL.String()),
+			HTTPClient:   httpClient(o.base, ep, o.maxAnswerBytes),
+			Retryer:      retryer,
+			AppID:        models.PluginID,
+			APIOptions:   []func(*middleware.Stack) error{guard(ep)},
+		}
+	}
+	c.cw = cloudwatch.NewFromConfig(config(ep))
+	c.sm = sagemaker.NewFromConfig(config(awsauth.SageMakerEndpoint(ep)))
 	return c, nil
 }
 

@@ -115,6 +115,28 @@ func call[T any](ctx context.Context, c *client, action string, do func(context.
 	return v, classify(action, err)
 }
 
+// paginator is the shape of the SDK's paginators; O is the service's Options.
+type paginator[P, O any] interface {
+	HasMorePages() bool
+	NextPage(ctx context.Context, optFns ...func(*O)) (P, error)
+}
+
+// drain reads every page, each one a call (timeout, errors), at most maxPages of them.
+func drain[P, O, T any](ctx context.Context, c *client, action string, pages paginator[P, O], items func(P) []T) ([]T, error) {
+	var out []T
+	for n := 0; pages.HasMorePages(); n++ {
+		if n == maxPages {
+			return nil, tooManyPages(action)
+		}
+		page, err := call(ctx, c, action, func(ctx context.Context) (P, error) { return pages.NextPage(ctx) })
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, items(page)...)
+	}
+	return out, nil
+}
+
 // httpClient refuses any host but ep's (also a redirect's: none is followed) and caps
 // answer bodies, over a transport of the instance's own.
 func httpClient(base http.RoundTripper, ep awsauth.Endpoint, limit int64) *http.Client {

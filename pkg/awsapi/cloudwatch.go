@@ -20,20 +20,9 @@ func (c *client) Alarms(ctx context.Context, q AlarmQuery) ([]Alarm, error) {
 		in.AlarmNamePrefix = aws.String(q.NamePrefix)
 	}
 	pages := cloudwatch.NewDescribeAlarmsPaginator(c.cw, in, func(o *cloudwatch.DescribeAlarmsPaginatorOptions) { o.StopOnDuplicateToken = true })
-	var out []Alarm
-	for n := 0; pages.HasMorePages(); n++ {
-		if n == maxPages {
-			return nil, tooManyPages(ActionDescribeAlarms)
-		}
-		page, err := call(ctx, c, ActionDescribeAlarms, func(ctx context.Context) (*cloudwatch.DescribeAlarmsOutput, error) { return pages.NextPage(ctx) })
-		if err != nil {
-			return nil, err
-		}
-		for _, a := range page.MetricAlarms {
-			out = append(out, alarmOf(a))
-		}
-	}
-	return out, nil
+	return drain[*cloudwatch.DescribeAlarmsOutput, cloudwatch.Options](ctx, c, ActionDescribeAlarms, pages, func(p *cloudwatch.DescribeAlarmsOutput) []Alarm {
+		return mapAll(p.MetricAlarms, alarmOf)
+	})
 }
 
 // Contributors pages through DescribeAlarmContributors (the SDK has no paginator for it).
@@ -53,9 +42,7 @@ func (c *client) Contributors(ctx context.Context, alarmName string) ([]Contribu
 		if err != nil {
 			return nil, err
 		}
-		for _, ac := range page.AlarmContributors {
-			out = append(out, contributorOf(ac))
-		}
+		out = append(out, mapAll(page.AlarmContributors, contributorOf)...)
 		next = page.NextToken
 		if next == nil || *next == "" || seen[*next] {
 			return out, nil
@@ -115,20 +102,9 @@ func (c *client) History(ctx context.Context, q HistoryQuery) ([]Transition, err
 
 func (c *client) historyPages(ctx context.Context, in *cloudwatch.DescribeAlarmHistoryInput) ([]Transition, error) {
 	pages := cloudwatch.NewDescribeAlarmHistoryPaginator(c.cw, in, func(o *cloudwatch.DescribeAlarmHistoryPaginatorOptions) { o.StopOnDuplicateToken = true })
-	var out []Transition
-	for n := 0; pages.HasMorePages(); n++ {
-		if n == maxPages {
-			return nil, tooManyPages(ActionDescribeAlarmHistory)
-		}
-		page, err := call(ctx, c, ActionDescribeAlarmHistory, func(ctx context.Context) (*cloudwatch.DescribeAlarmHistoryOutput, error) { return pages.NextPage(ctx) })
-		if err != nil {
-			return nil, err
-		}
-		for _, h := range page.AlarmHistoryItems {
-			out = append(out, transitionOf(h))
-		}
-	}
-	return out, nil
+	return drain[*cloudwatch.DescribeAlarmHistoryOutput, cloudwatch.Options](ctx, c, ActionDescribeAlarmHistory, pages, func(p *cloudwatch.DescribeAlarmHistoryOutput) []Transition {
+		return mapAll(p.AlarmHistoryItems, transitionOf)
+	})
 }
 
 func tooManyPages(action string) error {

@@ -171,6 +171,14 @@ func componentOf(s smtypes.InferenceComponentSummary, d *sagemaker.DescribeInfer
 	return c
 }
 
+func mapAll[S, T any](in []S, f func(S) T) []T {
+	out := make([]T, 0, len(in))
+	for _, v := range in {
+		out = append(out, f(v))
+	}
+	return out
+}
+
 func deref[T any](p *T) T {
 	var zero T
 	if p == nil {

@@ -63,37 +63,17 @@ func (c *client) Inventory(ctx context.Context) (Inventory, error) {
 func (c *client) listEndpoints(ctx context.Context) ([]smtypes.EndpointSummary, error) {
 	pages := sagemaker.NewListEndpointsPaginator(c.sm, &sagemaker.ListEndpointsInput{MaxResults: aws.Int32(100)},
 		func(o *sagemaker.ListEndpointsPaginatorOptions) { o.StopOnDuplicateToken = true })
-	var out []smtypes.EndpointSummary
-	for n := 0; pages.HasMorePages(); n++ {
-		if n == maxPages {
-			return nil, tooManyPages(ActionListEndpoints)
-		}
-		page, err := call(ctx, c, ActionListEndpoints, func(ctx context.Context) (*sagemaker.ListEndpointsOutput, error) { return pages.NextPage(ctx) })
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, page.Endpoints...)
-	}
-	return out, nil
+	return drain[*sagemaker.ListEndpointsOutput, sagemaker.Options](ctx, c, ActionListEndpoints, pages,
+		func(p *sagemaker.ListEndpointsOutput) []smtypes.EndpointSummary { return p.Endpoints })
 }
 
 func (c *client) listComponents(ctx context.Context) ([]smtypes.InferenceComponentSummary, error) {
 	pages := sagemaker.NewListInferenceComponentsPaginator(c.sm, &sagemaker.ListInferenceComponentsInput{MaxResults: aws.Int32(100)},
 		func(o *sagemaker.ListInferenceComponentsPaginatorOptions) { o.StopOnDuplicateToken = true })
-	var out []smtypes.InferenceComponentSummary
-	for n := 0; pages.HasMorePages(); n++ {
-		if n == maxPages {
-			return nil, tooManyPages(ActionListInferenceComponents)
-		}
-		page, err := call(ctx, c, ActionListInferenceComponents, func(ctx context.Context) (*sagemaker.ListInferenceComponentsOutput, error) {
-			return pages.NextPage(ctx)
+	return drain[*sagemaker.ListInferenceComponentsOutput, sagemaker.Options](ctx, c, ActionListInferenceComponents, pages,
+		func(p *sagemaker.ListInferenceComponentsOutput) []smtypes.InferenceComponentSummary {
+			return p.InferenceComponents
 		})
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, page.InferenceComponents...)
-	}
-	return out, nil
 }
 
 // describeEndpoint returns nil, nil for an endpoint that no longer exists.

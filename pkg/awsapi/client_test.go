@@ -384,6 +384,7 @@ func TestErrorsThatAreNotPermissions(t *testing.T) {
 		{name: "throttled on every attempt", rep: cwError(400, "ThrottlingException", "Throttling", "Rate exceeded"), want: []string{"Throttling", "refresh dashboards less often"}, throttle: true},
 		{name: "validation", rep: cwError(400, "InvalidParameterValueException", "InvalidParameterValue", "bad prefix"), want: []string{"InvalidParameterValue", "bad prefix"}},
 		{name: "server error", rep: reply{status: 500, raw: []byte{}}, want: []string{"HTTP 500", "try again later"}},
+		{name: "403 page of a proxy", rep: reply{status: 403, raw: []byte("<html>blocked by policy</html>")}, want: []string{"HTTP 403", "could not be read", "request was refused"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFake(t, testRegion)

@@ -78,6 +78,8 @@ func (e *Error) hint() string {
 	case e.AuthFailed():
 		return "AWS refused the credentials or the signature: check the access and secret key (or profile / role), that a session token has not expired, " +
 			"the Grafana server's clock, and the default region"
+	case e.Status == http.StatusForbidden:
+		return "the request was refused: check the credentials, the default region and that the endpoint is AWS (or the emulator)"
 	case e.Status/100 == 3:
 		return "the endpoint redirected instead of answering and redirects are not followed: check the endpoint URL (jsonData.endpoint)"
 	case e.Status/100 == 2:
@@ -151,7 +153,10 @@ func classify(action string, err error) error {
 	default:
 		e.Message = err.Error()
 	}
-	if permissionCodes[e.Code] || (e.Status == http.StatusForbidden && !e.AuthFailed()) {
+	// A 403 without a code is a refusal too, unless it has a body that could not be read:
+	// a proxy's page or a foreign error format says nothing about IAM.
+	unreadable := errors.As(err, &deserErr) && len(deserErr.Snapshot) > 0
+	if permissionCodes[e.Code] || (e.Status == http.StatusForbidden && e.Code == "" && !unreadable) {
 		return backend.DownstreamError(&PermissionError{Action: action, Err: e})
 	}
 	return backend.DownstreamError(e)

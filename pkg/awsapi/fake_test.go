@@ -46,6 +46,7 @@ type fakeAWS struct {
 	verifier map[string]*sigv4verify.Verifier // by SigV4 service name
 	cw       map[string]func(in cbor.Map) reply
 	sm       map[string]func(in map[string]any) reply
+	prefix   string // the custom endpoint's path, if it has one
 
 	mu    sync.Mutex
 	calls []string // "CloudWatch.<Op>" / "SageMaker.<Op>" in arrival order
@@ -86,12 +87,19 @@ func (f *fakeAWS) count(call string) int {
 }
 
 func (f *fakeAWS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	path, ok := strings.CutPrefix(r.URL.Path, f.prefix)
+	if !ok {
+		f.t.Errorf("request for %s misses the endpoint's path %s", r.URL.Path, f.prefix)
+	}
+	if path == "" {
+		path = "/"
+	}
 	if ua := r.Header.Get("User-Agent"); !strings.Contains(ua, "app/"+models.PluginID) {
 		f.t.Errorf("User-Agent %q does not name the plugin", ua)
 	}
 	switch {
-	case strings.HasPrefix(r.URL.Path, cwPath):
-		op := strings.TrimPrefix(r.URL.Path, cwPath)
+	case strings.HasPrefix(path, cwPath):
+		op := strings.TrimPrefix(path, cwPath)
 		if r.Method != http.MethodPost || r.Header.Get("Smithy-Protocol") != "rpc-v2-cbor" {
 			f.t.Errorf("CloudWatch %s: %s with smithy-protocol %q, want POST rpc-v2-cbor", op, r.Method, r.Header.Get("Smithy-Protocol"))
 		}
@@ -116,7 +124,7 @@ func (f *fakeAWS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		f.write(w, h(in), "application/cbor", func(v any) []byte { return cbor.Encode(v.(cbor.Value)) })
-	case r.URL.Path == "/" && strings.HasPrefix(r.Header.Get("X-Amz-Target"), "SageMaker."):
+	case path == "/" && strings.HasPrefix(r.Header.Get("X-Amz-Target"), "SageMaker."):
 		op := strings.TrimPrefix(r.Header.Get("X-Amz-Target"), "SageMaker.")
 		if ct := r.Header.Get("Content-Type"); ct != "application/x-amz-json-1.1" {
 			f.t.Errorf("SageMaker %s: content type %q", op, ct)

@@ -240,3 +240,23 @@ func mustEndpoint(t *testing.T, region string) awsauth.Endpoint {
 	}
 	return awsauth.SageMakerEndpoint(ep)
 }
+
+func TestCustomEndpointWithPath(t *testing.T) {
+	f := newFake(t, testRegion)
+	f.prefix = "/aws"
+	f.cw["DescribeAlarms"] = func(cbor.Map) reply { return reply{body: cbor.Map{}} }
+	f.sm["ListEndpoints"] = func(map[string]any) reply { return reply{body: map[string]any{}} }
+	f.sm["ListInferenceComponents"] = func(map[string]any) reply { return reply{body: map[string]any{}} }
+	srv := httptest.NewServer(f)
+	defer srv.Close()
+	c, _ := clientFor(t, testSettings(srv.URL+"/aws/", testRegion), options{})
+	if _, err := c.Alarms(context.Background(), AlarmQuery{}); err != nil {
+		t.Error(err)
+	}
+	if _, err := c.Inventory(context.Background()); err != nil {
+		t.Error(err)
+	}
+	if f.count("CloudWatch.DescribeAlarms") != 1 || f.count("SageMaker.ListEndpoints") != 1 {
+		t.Errorf("calls %v, want one of each", f.calls)
+	}
+}

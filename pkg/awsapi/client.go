@@ -35,6 +35,7 @@ type options struct {
 	backoff        retry.BackoffDelayer // the SDK's jittered exponential backoff when nil
 	callTimeout    time.Duration
 	maxAnswerBytes int64
+	describeLimit  int // concurrent Describe calls; describeLimit when 0
 }
 
 // client is the production API over the SDK's CloudWatch and SageMaker clients.
@@ -43,6 +44,7 @@ type client struct {
 	sm        *sagemaker.Client
 	region    string
 	timeout   time.Duration
+	parallel  int             // Describe calls at once
 	transport *http.Transport // nil when a test supplied the transport
 }
 
@@ -61,9 +63,12 @@ func newClient(ctx context.Context, s awsauth.Settings, ep awsauth.Endpoint, see
 	if err != nil {
 		return nil, err
 	}
-	c := &client{region: ep.Region, timeout: o.callTimeout}
+	c := &client{region: ep.Region, timeout: o.callTimeout, parallel: o.describeLimit}
 	if c.timeout <= 0 {
 		c.timeout = callTimeout
+	}
+	if c.parallel <= 0 {
+		c.parallel = describeLimit
 	}
 	if o.maxAnswerBytes <= 0 {
 		o.maxAnswerBytes = maxAnswerBytes

@@ -156,7 +156,7 @@ func TestContributorsPages(t *testing.T) {
 
 // sageMakerFleet answers the five SageMaker operations for n endpoints (ep-00, ep-01, …)
 // with one IC each, listing 3 per page; gone names an endpoint deleted after the listing.
-func sageMakerFleet(t *testing.T, f *fakeAWS, n int, gone string, inFlight, maxInFlight *atomic.Int32) {
+func sageMakerFleet(t testing.TB, f *fakeAWS, n int, gone string, inFlight, maxInFlight *atomic.Int32) {
 	epoch := float64(t0.Unix())
 	page := func(in map[string]any, key string, item func(i int) map[string]any) reply {
 		start := 0
@@ -322,7 +322,7 @@ var opCalls = []struct {
 func inventory(c *client) error { _, err := c.Inventory(context.Background()); return err }
 
 // denyOne answers every operation, refusing the one of action with fail.
-func denyOne(t *testing.T, f *fakeAWS, action string, cwFail, smFail reply) {
+func denyOne(t testing.TB, f *fakeAWS, action string, cwFail, smFail reply) {
 	var inFlight, maxInFlight atomic.Int32
 	sageMakerFleet(t, f, 2, "", &inFlight, &maxInFlight)
 	empty := reply{body: cbor.Map{}}
@@ -418,4 +418,28 @@ func TestPerCallTimeout(t *testing.T) {
 	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(fmt.Sprint(err), ActionListEndpoints) {
 		t.Errorf("error %v, want a deadline naming %s", err, ActionListEndpoints)
 	}
+}
+
+// BenchmarkInventoryFanOut: 12 endpoints with an IC each on the loopback fake, each
+// Describe taking ~2 ms as a remote call would; one call at a time is the baseline the
+// bounded fan-out is measured against (speedup = sequential time / fan-out time).
+func BenchmarkInventoryFanOut(b *testing.B) {
+	clients := map[int]*client{}
+	for _, limit := range []int{1, describeLimit} {
+		f := newFake(b, testRegion)
+		var inFlight, maxInFlight atomic.Int32
+		sageMakerFleet(b, f, 12, "", &inFlight, &maxInFlight)
+		clients[limit], _ = newTestClient(b, f, options{describeLimit: limit})
+	}
+	var spent [2]time.Duration
+	for b.Loop() {
+		for i, limit := range []int{1, describeLimit} {
+			start := time.Now()
+			if _, err := clients[limit].Inventory(context.Background()); err != nil {
+				b.Fatal(err)
+			}
+			spent[i] += time.Since(start)
+		}
+	}
+	b.ReportMetric(float64(spent[0])/float64(spent[1]), "speedup")
 }

@@ -76,7 +76,7 @@ func (c *client) History(ctx context.Context, q HistoryQuery) ([]Transition, err
 		mu  sync.Mutex
 		out []Transition
 	)
-	err := each(ctx, len(jobs), describeLimit, func(ctx context.Context, i int) error {
+	err := each(ctx, len(jobs), c.parallel, func(ctx context.Context, i int) error {
 		in := &cloudwatch.DescribeAlarmHistoryInput{
 			HistoryItemType: jobs[i].kind,
 			AlarmTypes:      []cwtypes.AlarmType{cwtypes.AlarmTypeMetricAlarm},

@@ -42,7 +42,7 @@ type reply struct {
 }
 
 type fakeAWS struct {
-	t        *testing.T
+	t        testing.TB
 	verifier map[string]*sigv4verify.Verifier // by SigV4 service name
 	cw       map[string]func(in cbor.Map) reply
 	sm       map[string]func(in map[string]any) reply
@@ -53,7 +53,7 @@ type fakeAWS struct {
 	hosts map[string]bool
 }
 
-func newFake(t *testing.T, region string) *fakeAWS {
+func newFake(t testing.TB, region string) *fakeAWS {
 	creds := map[string]sigv4verify.Credential{testKey: {AccessKeyID: testKey, SecretAccessKey: testSecret, SessionToken: testToken}}
 	return &fakeAWS{
 		t: t,
@@ -238,14 +238,14 @@ var noWait = retry.BackoffDelayerFunc(func(int, error) (time.Duration, error) { 
 
 // newTestClient serves f on loopback and returns a client configured with it as the
 // custom endpoint.
-func newTestClient(t *testing.T, f *fakeAWS, o options) (*client, *secrets) {
+func newTestClient(t testing.TB, f *fakeAWS, o options) (*client, *secrets) {
 	t.Helper()
 	srv := httptest.NewServer(f)
 	t.Cleanup(srv.Close)
 	return clientFor(t, testSettings(srv.URL, testRegion), o)
 }
 
-func clientFor(t *testing.T, s awsauth.Settings, o options) (*client, *secrets) {
+func clientFor(t testing.TB, s awsauth.Settings, o options) (*client, *secrets) {
 	t.Helper()
 	ep, err := awsauth.ResolveEndpoint(s)
 	if err != nil {

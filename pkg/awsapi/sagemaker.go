@@ -11,7 +11,7 @@ import (
 )
 
 // Inventory lists the endpoints and the inference components of the region, then
-// describes each (at most describeLimit calls at a time). An endpoint or IC deleted
+// describes each (a few calls at a time). An endpoint or IC deleted
 // between the listing and its description is left out.
 func (c *client) Inventory(ctx context.Context) (Inventory, error) {
 	summaries, err := c.listEndpoints(ctx)
@@ -24,7 +24,7 @@ func (c *client) Inventory(ctx context.Context) (Inventory, error) {
 	}
 	endpoints := make([]*Endpoint, len(summaries))
 	components := make([]*Component, len(ics))
-	err = each(ctx, len(summaries)+len(ics), describeLimit, func(ctx context.Context, i int) error {
+	err = each(ctx, len(summaries)+len(ics), c.parallel, func(ctx context.Context, i int) error {
 		if i < len(summaries) {
 			e, err := c.describeEndpoint(ctx, summaries[i])
 			endpoints[i] = e

@@ -26,7 +26,7 @@ const (
 	callTimeout    = 20 * time.Second // one SDK call, its retries included
 	maxAnswerBytes = 16 << 20         // one answer body; the SDK buffers it whole
 	maxPages       = 200              // a paginated listing; a hostile token loop ends here
-	describeLimit  = 4                // concurrent Describe* calls of one Inventory
+	describeLimit  = 4                // concurrent Describe* calls of one Inventory or History
 )
 
 // options are the seams tests turn; the zero value is production.

@@ -1,7 +1,6 @@
 package awsapi
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -112,9 +111,9 @@ func (e *tooLargeError) Error() string {
 	return fmt.Sprintf("the answer is larger than %d KiB, the most the plugin reads for one call", e.limit>>10)
 }
 
-// classify turns an SDK error of the call named by action into *PermissionError, *Error
-// (both downstream), or, when no answer arrived (network, timeout, credentials), the
-// error itself with the action named.
+// classify turns an SDK error of the call named by action into *PermissionError or
+// *Error, or, when no answer arrived (network, timeout, credentials), the error itself
+// with the action named; all downstream, and fault.Explain reads each.
 func classify(action string, err error) error {
 	if err == nil {
 		return nil
@@ -123,12 +122,9 @@ func classify(action string, err error) error {
 		respErr  *awshttp.ResponseError
 		apiErr   smithy.APIError
 		deserErr *smithy.DeserializationError
+		tooLarge *tooLargeError
 	)
-	var tooLarge *tooLargeError
 	if !errors.As(err, &respErr) || respErr.Response == nil {
-		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-			return fmt.Errorf("%s: no answer in time: %w", action, err)
-		}
 		return backend.DownstreamError(fmt.Errorf("%s: %w", action, err))
 	}
 	e := &Error{Action: action, Status: respErr.Response.StatusCode, RequestID: respErr.RequestID, Err: err}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -16,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sagemaker"
 	"github.com/aws/smithy-go/encoding/cbor"
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
 	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
 	"github.com/inferscope/sagemaker-datasource/pkg/sigv4"
@@ -258,5 +260,20 @@ func TestCustomEndpointWithPath(t *testing.T) {
 	}
 	if f.count("CloudWatch.DescribeAlarms") != 1 || f.count("SageMaker.ListEndpoints") != 1 {
 		t.Errorf("calls %v, want one of each", f.calls)
+	}
+}
+
+func TestNoAnswerKeepsTheTransportError(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	c, _ := clientFor(t, testSettings("http://"+addr, testRegion), options{})
+	_, err = c.Alarms(context.Background(), AlarmQuery{})
+	var op *net.OpError
+	if !errors.As(err, &op) || !backend.IsDownstreamError(err) || !strings.Contains(fmt.Sprint(err), ActionDescribeAlarms) {
+		t.Errorf("error %v, want the network error kept (for fault.Explain), downstream, naming the action", err)
 	}
 }

@@ -80,7 +80,7 @@ func TestMemoryBudgetOverThePluginProtocol(t *testing.T) {
 		if err := ask(); err != nil { // warm up: the instance, the connection, the runtime
 			t.Fatal(err)
 		}
-		base := peakRSS(t, p.pid)
+		base := peakRSS(t, p.PID)
 		var wg sync.WaitGroup
 		for i := range queries {
 			wg.Add(1)
@@ -92,7 +92,7 @@ func TestMemoryBudgetOverThePluginProtocol(t *testing.T) {
 			}()
 		}
 		wg.Wait()
-		return peakRSS(t, p.pid) - base
+		return peakRSS(t, p.PID) - base
 	}
 	bounded := run(budgetMiB)
 	unbounded := run(4096)

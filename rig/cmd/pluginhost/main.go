@@ -1,0 +1,103 @@
+// Command pluginhost is the browser tests' stand-in for Grafana's server: it starts the
+// emulator stack with a scenario, launches the built plugin binary and speaks the plugin
+// protocol to it, and serves on loopback the API the frontend calls through getBackendSrv()
+// (rig/pluginhost) plus the test page.
+//
+//	go build -o /tmp/gpx ./pkg && go -C rig run ./cmd/pluginhost --plugin /tmp/gpx --page e2e/dist
+//
+// It prints "pluginhost: serving http://127.0.0.1:PORT" once ready and stops on SIGINT/SIGTERM.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+
+	"github.com/inferscope/sagemaker-datasource/rig/pluginhost"
+	"github.com/inferscope/sagemaker-datasource/rig/pluginproc"
+	"github.com/inferscope/sagemaker-datasource/rig/stack"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintf(os.Stderr, "pluginhost: %v\n", err)
+		}
+		os.Exit(2)
+	}
+}
+
+// The data sources the host serves, all provisioned against the stack: the editors' tests
+// use "sagemaker"; the config editor test saves over "config", so it cannot break the others.
+var sourceUIDs = []string{"sagemaker", "config"}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("pluginhost", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	pluginBin := fs.String("plugin", "", "the built plugin binary ("+pluginproc.BinaryName+"); required")
+	page := fs.String("page", "", "folder served at / (the test page bundle); empty serves none")
+	addr := fs.String("addr", "127.0.0.1:0", "loopback address to listen on; port 0 picks a free port")
+	opts := stack.Options{}
+	fs.StringVar(&opts.Scenario, "scenario", "healthy", "incident the simulated fleet plays (rig/simulator/SCENARIOS.md)")
+	fs.Int64Var(&opts.Seed, "seed", 1, "random seed of the simulated fleet")
+	fs.DurationVar(&opts.History, "history", 2*time.Hour, "simulated history backfilled up to now")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *pluginBin == "" {
+		return errors.New("--plugin is required: build it with go build -o DIR/" + pluginproc.BinaryName + " ./pkg")
+	}
+	host, _, err := net.SplitHostPort(*addr)
+	if ip := net.ParseIP(host); err != nil || ip == nil || !ip.IsLoopback() {
+		return fmt.Errorf("--addr %q: use a loopback address such as 127.0.0.1:0", *addr)
+	}
+	// The page asks for "the last hour" from the browser's clock, so the history ends now.
+	st, err := stack.Start(ctx, opts)
+	if err != nil {
+		return fmt.Errorf("starting the emulator stack: %w", err)
+	}
+	defer st.Close()
+	p, err := pluginproc.Start(*pluginBin)
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	var sources []*backend.DataSourceInstanceSettings
+	for i, uid := range sourceUIDs {
+		sources = append(sources, pluginproc.StackSettings(st, int64(i+1), uid))
+	}
+	var static http.Handler
+	if *page != "" {
+		static = http.FileServer(http.Dir(*page))
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: pluginhost.New(p, pluginproc.Context, static, sources...), ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		<-ctx.Done()
+		_ = srv.Close()
+	}()
+	fmt.Fprintf(stderr, "pluginhost: scenario %s, %d series; emulator %s; plugin pid %d\n", opts.Scenario, st.Stats.Series, st.URL, p.PID)
+	fmt.Fprintf(stdout, "pluginhost: serving http://%s\n", ln.Addr())
+	err = srv.Serve(ln)
+	// The plugin's own log, for a failing browser test's reader (the script keeps stderr).
+	fmt.Fprint(stderr, p.Logs())
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}

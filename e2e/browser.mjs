@@ -1,0 +1,77 @@
+// Shared set-up of the browser tests: Debian's Chromium driven by playwright-core (Playwright's
+// own browser download is not reachable), the page served by the plugin host, a screenshot per
+// editor state, and every console error and failed request collected so a test can fail on them.
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { chromium } from 'playwright-core';
+
+export const hostURL = process.env.E2E_HOST_URL;
+export const screenshotDir = process.env.E2E_SCREENSHOTS ?? 'test-results/browser';
+const executablePath = process.env.CHROMIUM ?? '/usr/bin/chromium';
+
+if (!hostURL) {
+  throw new Error(
+    'E2E_HOST_URL is not set: run the browser tests with scripts/browser-test.sh, which starts the plugin host'
+  );
+}
+
+/** Chromium as the machine allows it: headless, and no background calls to Google's hosts. */
+export async function launch() {
+  await mkdir(screenshotDir, { recursive: true });
+  // launch() gives every run a new, empty profile (user data dir) of its own.
+  return chromium.launch({
+    executablePath,
+    headless: true,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+}
+
+/**
+ * Opens one editor of the test page. The returned errors list collects the page's console
+ * errors, uncaught exceptions and failed loads (404, or status ≥ 500; a refused Save & test is a 400 the test expects), for the test to assert empty.
+ */
+export async function openEditor(browser, editor) {
+  const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
+  const errors = [];
+  page.on('console', (msg) => {
+    // A failed load is reported below with its address; "Warning:" lines are React's
+    // development warnings about third-party components, not the editors' errors.
+    if (msg.type() === 'error' && !/^(Warning:|Failed to load resource)/.test(msg.text())) {
+      errors.push(`console: ${msg.text()}`);
+    }
+  });
+  page.on('pageerror', (err) => errors.push(`page error: ${err.message}`));
+  page.on('response', (resp) => {
+    // Grafana serves its fonts itself (not in any npm package); the page falls back to others.
+    const font = resp.url().includes('/public/fonts/');
+    if ((resp.status() === 404 && !font) || resp.status() >= 500) {
+      errors.push(`${resp.request().method()} ${resp.url()}: ${resp.status()}`);
+    }
+  });
+  await page.goto(`${hostURL}/?editor=${editor}`);
+  await page.getByTestId(`page-${editor}`).waitFor();
+  return { page, errors };
+}
+
+/** Writes test-results/browser/<name>.png: a reviewer's view of the state just asserted. */
+export async function screenshot(page, name) {
+  await page.screenshot({ path: join(screenshotDir, `${name}.png`), fullPage: true });
+}
+
+/** A resource answer straight from the host (the plugin binary against the emulator). */
+export async function resource(path, params = {}) {
+  const q = new URLSearchParams(params).toString();
+  const resp = await fetch(`${hostURL}/api/datasources/uid/sagemaker/resources/${path}${q ? `?${q}` : ''}`);
+  if (!resp.ok) {
+    throw new Error(`${path}: ${resp.status} ${await resp.text()}`);
+  }
+  return (await resp.json()).data;
+}

@@ -1,8 +1,10 @@
 // Shared set-up of the browser tests: Debian's Chromium driven by playwright-core (Playwright's
 // own browser download is not reachable), the page served by the plugin host, a screenshot per
 // editor state, and every console error and failed request collected so a test can fail on them.
+import assert from 'node:assert/strict';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { after, before } from 'node:test';
 import { chromium } from 'playwright-core';
 
 export const hostURL = process.env.E2E_HOST_URL;
@@ -16,7 +18,7 @@ if (!hostURL) {
 }
 
 /** Chromium as the machine allows it: headless, and no background calls to Google's hosts. */
-export async function launch() {
+async function launch() {
   await mkdir(screenshotDir, { recursive: true });
   // launch() gives every run a new, empty profile (user data dir) of its own.
   return chromium.launch({
@@ -33,6 +35,36 @@ export async function launch() {
     ],
   });
 }
+
+/** One Chromium for the test file, started before its tests and closed after them. */
+export function useBrowser() {
+  const handle = {};
+  before(async () => {
+    handle.browser = await launch();
+  });
+  after(async () => {
+    await handle.browser?.close();
+  });
+  return handle;
+}
+
+/** Polls a locator's text until it matches: the editors update React state asynchronously. */
+export async function expectText(locator, re, timeout = 10_000) {
+  const end = Date.now() + timeout;
+  let text = '';
+  while (Date.now() < end) {
+    text = await locator.innerText();
+    if (re.test(text)) {
+      return text;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.match(text, re);
+  return text;
+}
+
+/** A name as a literal inside a RegExp. */
+export const escapeRegExp = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /**
  * Opens one editor of the test page. The returned errors list collects the page's console

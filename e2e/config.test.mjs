@@ -1,17 +1,11 @@
 // The config editor in Chromium: auth types, a secret reset, and Save & test through the
 // host's health route to the plugin binary's CheckHealth against the emulator.
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 
-import { launch, openEditor, screenshot } from './browser.mjs';
+import { openEditor, screenshot, useBrowser } from './browser.mjs';
 
-let browser;
-before(async () => {
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-});
+const chromium = useBrowser();
 
 /** Clicks Save & test and returns the health alert's status and text. */
 async function saveAndTest(page) {
@@ -28,7 +22,7 @@ async function pickAuth(page, label) {
 }
 
 test('config editor: auth types, secret reset, Save & test', async () => {
-  const { page, errors } = await openEditor(browser, 'config');
+  const { page, errors } = await openEditor(chromium.browser, 'config');
 
   // Provisioned with static keys: both secrets show as configured, never their values.
   await page.getByText('Access & secret key').waitFor();

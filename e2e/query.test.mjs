@@ -1,22 +1,13 @@
 // The code editor in Chromium: CodeMirror typing and completion fed by the plugin's resource
 // answers (quoted dotted labels, label values), a query through /api/ds/query, and hints.
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 
-import { launch, openEditor, resource, screenshot } from './browser.mjs';
+import { escapeRegExp, expectText, openEditor, resource, screenshot, useBrowser } from './browser.mjs';
 
-let browser;
-before(async () => {
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-});
+const chromium = useBrowser();
 
 const completions = (page) => page.locator('.cm-tooltip-autocomplete li .cm-completionLabel');
-
-/** A name as a literal inside a RegExp. */
-const escape = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** Waits for the completion list to offer want, and returns every label it shows. */
 async function offered(page, want) {
@@ -25,7 +16,7 @@ async function offered(page, want) {
 }
 
 test('code editor: completion from resource answers, a query, hints', async () => {
-  const { page, errors } = await openEditor(browser, 'query');
+  const { page, errors } = await openEditor(chromium.browser, 'query');
   const editor = page.getByRole('textbox', { name: 'PromQL query' });
   const expr = page.getByTestId('expr');
 
@@ -45,7 +36,7 @@ test('code editor: completion from resource answers, a query, hints', async () =
   );
   await screenshot(page, 'query-1-label-completion');
   await completions(page).filter({ hasText: hostLabel }).first().click();
-  await assertText(expr, new RegExp(`^${metric}\\{"${escape(hostLabel)}"\\}$`));
+  await expectText(expr, new RegExp(`^${metric}\\{"${escapeRegExp(hostLabel)}"\\}$`));
 
   // Then a value: the values offered are the plugin's label-values answer for that metric.
   await page.keyboard.type('="');
@@ -54,13 +45,17 @@ test('code editor: completion from resource answers, a query, hints', async () =
   assert.deepEqual([...values].sort(), [...hosts].sort(), "the values offered are the plugin's answer");
   await screenshot(page, 'query-2-value-completion');
   await completions(page).filter({ hasText: hosts[0] }).first().click();
-  await assertText(expr, new RegExp(`^${metric}\\{"${escape(hostLabel)}"="${hosts[0]}"\\}$`));
+  await expectText(expr, new RegExp(`^${metric}\\{"${escapeRegExp(hostLabel)}"="${hosts[0]}"\\}$`));
 
   // Shift+Enter runs it: /api/ds/query → the plugin → the emulator, frames back.
   await page.keyboard.press('Shift+Enter');
   const result = page.getByTestId('query-result');
-  await assertText(result, /^[1-9]\d* frames/);
-  assert.match(await result.innerText(), new RegExp(`"${escape(hostLabel)}":"${hosts[0]}"`), 'the series is that host');
+  await expectText(result, /^[1-9]\d* frames/);
+  assert.match(
+    await result.innerText(),
+    new RegExp(`"${escapeRegExp(hostLabel)}":"${hosts[0]}"`),
+    'the series is that host'
+  );
   await screenshot(page, 'query-3-query-result');
 
   // rate() over a SageMaker delta metric gets the hint, with a fix that rewrites it.
@@ -72,23 +67,9 @@ test('code editor: completion from resource answers, a query, hints', async () =
   assert.match(await hint.innerText(), /Invocations is a delta metric/);
   await screenshot(page, 'query-4-rate-on-delta-hint');
   await hint.getByRole('button', { name: 'Fix query' }).click();
-  await assertText(expr, /^sum\(sum_over_time\(Invocations\[5m\]\)\)$/);
+  await expectText(expr, /^sum\(sum_over_time\(Invocations\[5m\]\)\)$/);
   assert.equal(await hint.count(), 0, 'the hint goes once the query is fixed');
   await screenshot(page, 'query-5-hint-fixed');
 
   assert.deepEqual(errors, []);
 });
-
-/** Polls a locator's text until it matches (the editor updates React state asynchronously). */
-async function assertText(locator, re, timeout = 10_000) {
-  const end = Date.now() + timeout;
-  let text = '';
-  while (Date.now() < end) {
-    text = await locator.innerText();
-    if (re.test(text)) {
-      return;
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  assert.match(text, re);
-}

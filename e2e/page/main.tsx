@@ -188,6 +188,7 @@ function QueryPage({ ds }: { ds: SageDatasource }) {
   const [result, setResult] = useState('');
   const range = useState(lastHour)[0];
   const run = async () => {
+    setResult('');
     const resp = await lastValueFrom(ds.query(panelRequest([query], CoreApp.Explore)));
     setResult(resp.error ? `error: ${resp.error.message}` : `${resp.data.length} frames\n${describeFrames(resp.data)}`);
   };
@@ -213,6 +214,7 @@ function VariablePage({ ds }: { ds: SageDatasource }) {
   const [error, setError] = useState('');
   const preview = async () => {
     setError('');
+    setValues(undefined);
     try {
       setValues(await ds.metricFindQuery(query, { range: lastHour() }));
     } catch (e) {
@@ -249,6 +251,7 @@ function AnnotationPage({ ds }: { ds: SageDatasource }) {
   const range = useState(lastHour)[0];
   const support = ds.annotations!;
   const preview = async () => {
+    setEvents(undefined);
     const prepared = support.prepareAnnotation!(annotation) as SageAnnotation;
     const resp = await lastValueFrom(ds.query(panelRequest([prepared.target!], CoreApp.Dashboard)));
     setEvents(await lastValueFrom(support.processEvents!(prepared, resp.data)));

@@ -35,10 +35,11 @@ export function AnnotationQueryEditor({ query, onChange, annotation, onAnnotatio
       <HintList hints={getHints(expr)} onFix={(fixed) => onChange({ ...query, expr: fixed })} />
       <InlineFieldRow>
         <InlineField label="Min step" labelWidth={12}>
-          <Input width={10} placeholder="60s" value={annotation?.step ?? ''} onChange={set('step')} />
+          <Input id="annotation-step" width={10} placeholder="60s" value={annotation?.step ?? ''} onChange={set('step')} />
         </InlineField>
         <InlineField label="Title" labelWidth={8} tooltip="{{label}} template">
           <Input
+            id="annotation-title"
             width={36}
             placeholder="{{__name__}}"
             value={annotation?.titleFormat ?? ''}
@@ -48,10 +49,10 @@ export function AnnotationQueryEditor({ query, onChange, annotation, onAnnotatio
       </InlineFieldRow>
       <InlineFieldRow>
         <InlineField label="Text" labelWidth={12} tooltip="{{label}} template">
-          <Input width={36} value={annotation?.textFormat ?? ''} onChange={set('textFormat')} />
+          <Input id="annotation-text" width={36} value={annotation?.textFormat ?? ''} onChange={set('textFormat')} />
         </InlineField>
         <InlineField label="Tags" labelWidth={8} tooltip="Comma-separated label names whose values become tags">
-          <Input width={36} value={annotation?.tagKeys ?? ''} onChange={set('tagKeys')} />
+          <Input id="annotation-tags" width={36} value={annotation?.tagKeys ?? ''} onChange={set('tagKeys')} />
         </InlineField>
       </InlineFieldRow>
     </Stack>

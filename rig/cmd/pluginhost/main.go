@@ -63,7 +63,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if ip := net.ParseIP(host); err != nil || ip == nil || !ip.IsLoopback() {
 		return fmt.Errorf("--addr %q: use a loopback address such as 127.0.0.1:0", *addr)
 	}
-	// The page asks for "the last hour" from the browser's clock, so the history ends now.
+	// The page asks for "the last hour" from the browser's clock, so the history ends now and
+	// goes on growing: instant queries at "now" keep finding samples however long the run.
+	opts.Live = true
 	st, err := stack.Start(ctx, opts)
 	if err != nil {
 		return fmt.Errorf("starting the emulator stack: %w", err)

@@ -35,7 +35,13 @@ export function AnnotationQueryEditor({ query, onChange, annotation, onAnnotatio
       <HintList hints={getHints(expr)} onFix={(fixed) => onChange({ ...query, expr: fixed })} />
       <InlineFieldRow>
         <InlineField label="Min step" labelWidth={12}>
-          <Input id="annotation-step" width={10} placeholder="60s" value={annotation?.step ?? ''} onChange={set('step')} />
+          <Input
+            id="annotation-step"
+            width={10}
+            placeholder="60s"
+            value={annotation?.step ?? ''}
+            onChange={set('step')}
+          />
         </InlineField>
         <InlineField label="Title" labelWidth={8} tooltip="{{label}} template">
           <Input

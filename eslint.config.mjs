@@ -4,6 +4,6 @@ import baseConfig from './.config/eslint.config.mjs';
 export default [
   ...baseConfig,
   {
-    ignores: ['pkg/**', 'cmd/**', 'dashboards/**', 'scripts/**', 'examples/**', 'src/dashboards/**'],
+    ignores: ['pkg/**', 'cmd/**', 'dashboards/**', 'scripts/**', 'examples/**', 'src/dashboards/**', 'e2e/dist/**', 'test-results/**'],
   },
 ];

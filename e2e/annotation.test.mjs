@@ -3,9 +3,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { expectText, openEditor, resource, screenshot, useBrowser } from './browser.mjs';
+import { expectText, openEditor, resource, screenshot, sharedBrowser } from './browser.mjs';
 
-const chromium = useBrowser();
+const chromium = sharedBrowser();
 
 test('annotation editor: events titled and tagged from the series labels', async () => {
   const { page, errors } = await openEditor(chromium.browser, 'annotation');

@@ -37,7 +37,7 @@ async function launch() {
 }
 
 /** One Chromium for the test file, started before its tests and closed after them. */
-export function useBrowser() {
+export function sharedBrowser() {
   const handle = {};
   before(async () => {
     handle.browser = await launch();

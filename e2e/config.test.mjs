@@ -3,9 +3,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { openEditor, screenshot, useBrowser } from './browser.mjs';
+import { openEditor, screenshot, sharedBrowser } from './browser.mjs';
 
-const chromium = useBrowser();
+const chromium = sharedBrowser();
 
 /** Clicks Save & test and returns the health alert's status and text. */
 async function saveAndTest(page) {

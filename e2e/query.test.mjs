@@ -3,9 +3,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { escapeRegExp, expectText, openEditor, resource, screenshot, useBrowser } from './browser.mjs';
+import { escapeRegExp, expectText, openEditor, resource, screenshot, sharedBrowser } from './browser.mjs';
 
-const chromium = useBrowser();
+const chromium = sharedBrowser();
 
 const completions = (page) => page.locator('.cm-tooltip-autocomplete li .cm-completionLabel');
 

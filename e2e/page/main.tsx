@@ -10,6 +10,7 @@ import {
   DataSourceInstanceSettings,
   DataSourcePluginContextProvider,
   DataSourceSettings,
+  createTheme,
   dateTime,
   EventBusSrv,
   MetricFindValue,
@@ -17,7 +18,6 @@ import {
 } from '@grafana/data';
 import { setAppEvents, setBackendSrv, setEchoSrv, setTemplateSrv, TemplateSrv } from '@grafana/runtime';
 import { Alert, Button, GlobalStyles, Stack, ThemeContext } from '@grafana/ui';
-import { createTheme } from '@grafana/data';
 import React, { useState } from 'react';
 import { createRoot } from 'react-dom/client';
 import { lastValueFrom } from 'rxjs';
@@ -44,8 +44,6 @@ setEchoSrv({
   addBackend: () => {},
   addEvent: () => {},
   flush: () => {},
-  logDebug: () => {},
-  isEnabled: () => false,
 });
 // No dashboard variables on this page: text passes through, as Grafana's does for text
 // without variables.
@@ -140,7 +138,12 @@ function ConfigPage({ initial }: { initial: HostSettings }) {
     });
     // Grafana reloads the settings after saving: secrets come back as flags only.
     const saved = await backend.get<HostSettings>(`/api/datasources/uid/${options.uid}`);
-    setOptions((o) => ({ ...o, secureJsonFields: saved.secureJsonFields, secureJsonData: {}, version: o.version + 1 }));
+    setOptions((o) => ({
+      ...o,
+      secureJsonFields: saved.secureJsonFields,
+      secureJsonData: {},
+      version: (o.version ?? 0) + 1,
+    }));
     const ds = new SageDatasource(instanceSettings(saved), templateSrv);
     try {
       const ok = await ds.testDatasource();
@@ -223,12 +226,7 @@ function VariablePage({ ds }: { ds: SageDatasource }) {
   };
   return (
     <Stack direction="column" gap={2}>
-      <VariableQueryEditor
-        datasource={ds}
-        query={query as unknown as SageQuery}
-        onChange={(q) => setQuery(q as unknown as VariableQuery)}
-        onRunQuery={() => {}}
-      />
+      <VariableQueryEditor datasource={ds} query={query} onChange={setQuery} onRunQuery={() => {}} />
       <div>
         <Button onClick={() => void preview()}>Run query</Button>
       </div>

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs everything CI runs: Go vet and tests of both Go modules (the plugin; rig/: emulator,
 # simulated fleet and the integration tests against them),
-# a short fuzz of every Go fuzz target, the frontend's typecheck, lint, tests and build,
+# a short fuzz of every Go fuzz target, the frontend's typecheck, lint, tests and build, the
+# editors in headless Chromium (scripts/browser-test.sh, when /usr/bin/chromium exists),
 # and the release package check. Usage: scripts/test.sh   (FUZZTIME=10s to fuzz longer)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -69,6 +70,15 @@ npm test -- --json --outputFile="$logdir/jest.json"
 stage "Frontend build"
 npm run --silent build
 
+# The editors in headless Chromium against the plugin binary and the emulator; .ci/run
+# installs Debian's chromium, a developer without it gets a notice instead.
+stage "Browser tests (headless Chromium)"
+if [ -x "${CHROMIUM:-/usr/bin/chromium}" ]; then
+  scripts/browser-test.sh | tee "$logdir/browser.txt"
+else
+  echo "skipped: no ${CHROMIUM:-/usr/bin/chromium} (apt-get install chromium to run them)"
+fi
+
 stage "Backend build and release package check"
 go tool mage -v build:backend
 go run ./cmd/release check --dist dist
@@ -82,6 +92,10 @@ go_line=$(grep -E '^go tests: ' "$logdir/go.txt" | tail -1)
 js_counts=$(node -e 'const r=require(process.argv[1]);console.log(r.numPassedTests+" "+r.numFailedTests)' "$logdir/jest.json")
 read -r go_pass go_fail < <(sed -E 's/^go tests: ([0-9]+) passed, ([0-9]+) failed.*/\1 \2/' <<<"$go_line")
 read -r js_pass js_fail <<<"$js_counts"
+br_pass=0 br_fail=0 # stays 0 when the browser tests were skipped
+if [ -f "$logdir/browser.txt" ]; then
+  read -r br_pass br_fail < <(sed -nE 's/^browser: ([0-9]+) passed, ([0-9]+) failed.*/\1 \2/p' "$logdir/browser.txt")
+fi
 echo
-echo "go: $go_pass passed, $go_fail failed; frontend: $js_pass passed, $js_fail failed"
-echo "tests: $((go_pass + js_pass)) passed, $((go_fail + js_fail)) failed"
+echo "go: $go_pass passed, $go_fail failed; frontend: $js_pass passed, $js_fail failed; browser: $br_pass passed, $br_fail failed"
+echo "tests: $((go_pass + js_pass + br_pass)) passed, $((go_fail + js_fail + br_fail)) failed"

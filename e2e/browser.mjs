@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { after, before } from 'node:test';
+import { after } from 'node:test';
 import { chromium } from 'playwright-core';
 
 export const hostURL = process.env.E2E_HOST_URL;
@@ -36,16 +36,22 @@ async function launch() {
   });
 }
 
-/** One Chromium for the test file, started before its tests and closed after them. */
+/**
+ * One Chromium for the test file, started by its first test and closed after the file's tests.
+ * Not started in before(): a file whose tests are all filtered out (--test-name-pattern) would
+ * start a browser that nothing closes, and never exit.
+ */
 export function sharedBrowser() {
-  const handle = {};
-  before(async () => {
-    handle.browser = await launch();
-  });
+  let started;
   after(async () => {
-    await handle.browser?.close();
+    await (await started)?.close();
   });
-  return handle;
+  return {
+    get browser() {
+      started ??= launch();
+      return started;
+    },
+  };
 }
 
 /** Polls a locator's text until it matches: the editors update React state asynchronously. */
@@ -70,7 +76,8 @@ export const escapeRegExp = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
  * Opens one editor of the test page. The returned errors list collects the page's console
  * errors, uncaught exceptions and failed loads (404, or status ≥ 500; a refused Save & test is a 400 the test expects), for the test to assert empty.
  */
-export async function openEditor(browser, editor) {
+export async function openEditor(browserPromise, editor) {
+  const browser = await browserPromise;
   const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
   const errors = [];
   page.on('console', (msg) => {

@@ -19,9 +19,13 @@ const (
 	// DefaultCacheRefetchWindow: the newest part of an answer is fetched again on refresh
 	// until it is this old, since CloudWatch data can arrive minutes late.
 	DefaultCacheRefetchWindow = 10 * time.Minute
-	// DefaultCacheFreshFor: answers this recent are reused as they are (coalescing panels
-	// and viewers that ask at once); raising it trades staleness for fewer calls.
-	DefaultCacheFreshFor = 15 * time.Second
+	// CacheFreshOneStep is cacheFreshFor's default ("step"): an answer is reused until the
+	// second boundary of its step passes after it was fetched (the instant queries' step
+	// is timeInterval). CloudWatch publishes once per period and a step is at least that
+	// long, so a refreshed panel lacks at most its newest point. A duration instead reuses
+	// answers for that long; 0s never.
+	CacheFreshOneStep    time.Duration = -1
+	DefaultCacheFreshFor               = CacheFreshOneStep
 	// DefaultCostPerMillionSamples is the price of PromQL API queries as third parties
 	// report it (docs/cloudwatch-promql.md, marked [T]); AWS's pricing page only says
 	// "per million samples scanned". Configurable, for the query inspector's estimate.
@@ -90,11 +94,11 @@ func (r *Resources) load(jd resourcesJSON) []error {
 		def, limit        time.Duration
 	}{
 		{"cacheRefetchWindow", jd.CacheRefetchWindow, "10m", &r.CacheRefetchWindow, DefaultCacheRefetchWindow, maxCacheRefetchWindow},
-		{"cacheFreshFor", jd.CacheFreshFor, "15s", &r.CacheFreshFor, DefaultCacheFreshFor, maxCacheFreshFor},
+		{"cacheFreshFor", jd.CacheFreshFor, `"step" (the default) or 90s`, &r.CacheFreshFor, DefaultCacheFreshFor, maxCacheFreshFor},
 	}
 	for _, f := range durations {
 		*f.dst = f.def
-		if f.raw == "" {
+		if f.raw == "" || (f.dst == &r.CacheFreshFor && f.raw == freshOneStepWord) {
 			continue
 		}
 		d, err := interval.ParseDuration(f.raw)
@@ -110,7 +114,14 @@ func (r *Resources) load(jd resourcesJSON) []error {
 	return errs
 }
 
+// freshOneStepWord spells CacheFreshOneStep in jsonData.cacheFreshFor.
+const freshOneStepWord = "step"
+
 func (r Resources) String() string {
+	fresh := freshOneStepWord
+	if r.CacheFreshFor != CacheFreshOneStep {
+		fresh = interval.FormatDuration(r.CacheFreshFor)
+	}
 	return fmt.Sprintf("memoryBudgetMiB=%d cacheSizeMiB=%d cacheRefetchWindow=%s cacheFreshFor=%s costPerMillionSamples=%g",
-		r.MemoryBudgetMiB, r.CacheSizeMiB, interval.FormatDuration(r.CacheRefetchWindow), interval.FormatDuration(r.CacheFreshFor), r.CostPerMillionSamples)
+		r.MemoryBudgetMiB, r.CacheSizeMiB, interval.FormatDuration(r.CacheRefetchWindow), fresh, r.CostPerMillionSamples)
 }

@@ -55,6 +55,24 @@ func TestLoadSettings(t *testing.T) {
 			},
 		},
 		{
+			name: "cache reuse spelled out",
+			json: `{"cacheFreshFor":"step"}`,
+			check: func(t *testing.T, s *Settings) {
+				if s.CacheFreshFor != CacheFreshOneStep || !strings.Contains(s.Resources.String(), "cacheFreshFor=step") {
+					t.Fatalf("cacheFreshFor %v (%s), want the one-step rule", s.CacheFreshFor, s.Resources)
+				}
+			},
+		},
+		{
+			name: "cache reuse as a duration",
+			json: `{"cacheFreshFor":"90s"}`,
+			check: func(t *testing.T, s *Settings) {
+				if s.CacheFreshFor != 90*time.Second {
+					t.Fatalf("cacheFreshFor %v, want 90s", s.CacheFreshFor)
+				}
+			},
+		},
+		{
 			name: "full keys configuration",
 			json: `{"authType":"keys","defaultRegion":"us-east-1","profile":"p","assumeRoleArn":"arn:aws:iam::123456789012:role/r","externalId":"x","endpoint":"https://monitoring.us-east-1.amazonaws.com","timeInterval":"30s","queryTimeout":"2m","httpMethod":"get","maxConcurrency":"5","requestsPerSecond":12.5,` +
 				`"memoryBudgetMiB":"256","cacheSizeMiB":0,"cacheRefetchWindow":"5m","cacheFreshFor":"0s","costPerMillionSamples":0.02}`,

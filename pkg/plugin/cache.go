@@ -52,14 +52,15 @@ func (d *Datasource) queryRange(ctx context.Context, expr string, start, end tim
 	return res, decode(bytes.NewReader(body))
 }
 
-// queryInstant runs an instant query, reusing an answer of the fresh period when there is
-// a cache (panels and viewers asking at once share one call).
+// queryInstant runs an instant query, reusing a fresh answer when there is a cache
+// (panels and viewers asking at once share one call). An instant answer's step for the
+// cache's one-step rule is the period CloudWatch publishes at (timeInterval).
 func (d *Datasource) queryInstant(ctx context.Context, expr string, t time.Time, decode promclient.Decode) (rcache.Outcome, error) {
 	c := d.cacheFor(ctx)
 	if c == nil {
 		return rcache.Bypass, d.client.Query(ctx, expr, t, 0, decode)
 	}
-	body, out, err := c.Instant(ctx, d.uid, expr, t, func(ctx context.Context) ([]byte, error) {
+	body, out, err := c.Instant(ctx, d.uid, expr, t, d.sampleInterval(), func(ctx context.Context) ([]byte, error) {
 		var b []byte
 		err := d.client.Query(ctx, expr, t, 0, promclient.Raw(&b))
 		return b, err
@@ -90,9 +91,9 @@ func (c cachedQueries) QueryRange(ctx context.Context, expr string, start, end t
 }
 
 // lookupGranularity rounds the time range of label and series lookups in the cache key, so
-// a variable refreshed a few seconds later is answered from the cache (like any lookup
-// served within its TTL, the answer may be that much older).
-const lookupGranularity = time.Minute
+// a variable refreshed with the dashboard a minute later is answered from the cache: the
+// answer covers a range up to this much earlier, and is at most its TTL old.
+const lookupGranularity = 5 * time.Minute
 
 // maxLookupTTL caps the max-age the frontend asks for (X-Grafana-Cache).
 const maxLookupTTL = 10 * time.Minute

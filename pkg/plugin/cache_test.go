@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -81,22 +82,29 @@ func framesWithoutStats(t *testing.T, dr backend.DataResponse) string {
 	return strings.Join(out, "\n")
 }
 
+// randomPanels are 2–6 range panels over three metrics (fixed seed).
+func randomPanels(rng *rand.Rand, minPoints, spread int) []backend.DataQuery {
+	var panels []backend.DataQuery
+	for i := range 2 + rng.IntN(5) {
+		q := dataQuery(fmt.Sprintf("P%d", i), fmt.Sprintf(`{"expr":"metric_%d","range":true}`, rng.IntN(3)))
+		q.MaxDataPoints = int64(minPoints + rng.IntN(spread))
+		panels = append(panels, q)
+	}
+	return panels
+}
+
 // TestRefreshedPanelsMatchUncached: dashboards of random panels (fixed seeds) loaded,
-// then refreshed and zoomed, through a cached and an uncached data source: frames are
-// identical, and a refresh fetches a small share of the cold load's points.
+// then refreshed and zoomed, through a cached data source that reuses no answer as it is
+// (cacheFreshFor 0s) and an uncached one: frames are identical, and a refresh fetches a
+// small share of the cold load's points.
 func TestRefreshedPanelsMatchUncached(t *testing.T) {
 	for seed := uint64(1); seed <= 3; seed++ {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, 9))
 			var cachedPoints, plainPoints int
 			cachedUp, plainUp := &fakeUpstream{answer: generated(&cachedPoints)}, &fakeUpstream{answer: generated(&plainPoints)}
-			cached, plain := datasourceWith(t, "", cachedUp), datasourceWith(t, `,"cacheSizeMiB":0`, plainUp)
-			var panels []backend.DataQuery
-			for i := range 2 + rng.IntN(5) {
-				q := dataQuery(fmt.Sprintf("P%d", i), fmt.Sprintf(`{"expr":"metric_%d","range":true}`, rng.IntN(3)))
-				q.MaxDataPoints = int64(200 + rng.IntN(1200))
-				panels = append(panels, q)
-			}
+			cached, plain := datasourceWith(t, `,"cacheFreshFor":"0s"`, cachedUp), datasourceWith(t, `,"cacheSizeMiB":0`, plainUp)
+			panels := randomPanels(rng, 200, 1200)
 			now := time.Now().UTC()
 			span := time.Duration(1+rng.IntN(12)) * time.Hour
 			var coldPoints int
@@ -132,6 +140,57 @@ func TestRefreshedPanelsMatchUncached(t *testing.T) {
 					coldPoints = fetched
 				case step < 4 && fetched*10 > coldPoints:
 					t.Errorf("refresh %d fetched %d points, more than 10%% of the cold load's %d", step, fetched, coldPoints)
+				}
+			}
+		})
+	}
+}
+
+// TestRefreshWithinOneStep: with a new data source's settings, panels refreshed while
+// their time range moves on (wall clock within one minute) are an uncached query's frames
+// for their range or for that range less its newest step; once the range has moved two
+// steps, the cache fetches and the frames are the uncached ones again, new points included.
+func TestRefreshWithinOneStep(t *testing.T) {
+	for seed := uint64(1); seed <= 3; seed++ {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(seed, 11))
+			var cachedPoints, plainPoints int
+			cached := datasourceWith(t, "", &fakeUpstream{answer: generated(&cachedPoints)})
+			plain := datasourceWith(t, `,"cacheSizeMiB":0`, &fakeUpstream{answer: generated(&plainPoints)})
+			// Up to 12 h at 1000+ points: every panel's step is the 60 s min step.
+			panels := randomPanels(rng, 1000, 500)
+			span := time.Duration(1+rng.IntN(12)) * time.Hour
+			now := time.Now().UTC()
+			load := func(ds *Datasource, at time.Time) map[string]string {
+				qs := slices.Clone(panels)
+				for i := range qs {
+					qs[i].TimeRange = backend.TimeRange{From: now.Add(-span), To: at}
+				}
+				resp, err := ds.QueryData(context.Background(), &backend.QueryDataRequest{Queries: qs})
+				if err != nil {
+					t.Fatal(err)
+				}
+				out := map[string]string{}
+				for _, p := range qs {
+					out[p.RefID] = framesWithoutStats(t, resp.Responses[p.RefID])
+				}
+				return out
+			}
+			for _, tc := range []struct {
+				after     time.Duration
+				mayLag    bool // the newest step may be left out
+				wantFetch bool
+			}{{0, false, true}, {30 * time.Second, true, false}, {60 * time.Second, true, false}, {120 * time.Second, false, true}} {
+				before := cachedPoints
+				at := now.Add(tc.after)
+				got, full, short := load(cached, at), load(plain, at), load(plain, at.Add(-time.Minute))
+				for _, p := range panels {
+					if g := got[p.RefID]; g != full[p.RefID] && (!tc.mayLag || g != short[p.RefID]) {
+						t.Fatalf("+%s panel %s: frames are not an uncached query's\n got %.1500s\nwant %.1500s", tc.after, p.RefID, g, full[p.RefID])
+					}
+				}
+				if fetched := cachedPoints > before; fetched != tc.wantFetch {
+					t.Errorf("+%s: fetched upstream %v, want %v", tc.after, fetched, tc.wantFetch)
 				}
 			}
 		})

@@ -30,6 +30,14 @@ func samplesPerPoint(expr string, sampleInterval time.Duration) int64 {
 	return max(1, int64(widest/sampleInterval))
 }
 
+// sampleInterval is the data source's timeInterval, else defaultSampleInterval.
+func (d *Datasource) sampleInterval() time.Duration {
+	if d.settings != nil && d.settings.TimeInterval > 0 {
+		return d.settings.TimeInterval
+	}
+	return defaultSampleInterval
+}
+
 // annotateCost adds the query's estimated samples scanned and their cost at the
 // configured price to the first frame's stats (the query inspector shows them). Points
 // are what was fetched upstream: the frames' own points when the whole answer came from
@@ -48,11 +56,7 @@ func (d *Datasource) annotateCost(frames data.Frames, expr string, r rcache.Resu
 			}
 		}
 	}
-	sampleInterval := defaultSampleInterval
-	if d.settings != nil && d.settings.TimeInterval > 0 {
-		sampleInterval = d.settings.TimeInterval
-	}
-	samples := points * samplesPerPoint(expr, sampleInterval)
+	samples := points * samplesPerPoint(expr, d.sampleInterval())
 	price := 0.0
 	if d.settings != nil {
 		price = d.settings.CostPerMillionSamples

@@ -84,10 +84,14 @@ func New(ctx context.Context, settings backend.DataSourceInstanceSettings, facto
 	d.settings = s
 	d.uid = settings.UID
 	if s.CacheSizeMiB > 0 {
-		// 0 s in the settings means "none"; the cache reads 0 as its default.
+		// In the settings 0s means "never" and "step" the default; the cache reads them as
+		// -1 and 0.
 		refetch, fresh := max(s.CacheRefetchWindow, time.Nanosecond), s.CacheFreshFor
-		if fresh == 0 {
+		switch fresh {
+		case 0:
 			fresh = -1
+		case models.CacheFreshOneStep:
+			fresh = 0
 		}
 		d.cache = rcache.New(rcache.Options{MaxBytes: int64(s.CacheSizeMiB) << 20, RefetchWindow: refetch, Fresh: fresh})
 	}

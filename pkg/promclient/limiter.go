@@ -12,40 +12,55 @@ import (
 	"time"
 )
 
-// scheduler admits the requests of one traffic class. Three rules:
+// scheduler admits the requests of one traffic class. Four rules:
 //   - rate: at most n admissions in any window (a sliding window over the last n
 //     admission times), so no one-second span ever exceeds the configured rate, not even
 //     after an idle moment (a token bucket would let a full burst plus a second's refill through);
 //   - concurrency: at most conc admitted and not yet released;
-//   - order: the waiting request with the earliest key goes first, where the key is its
-//     arrival plus a penalty that grows with its cost, so one-point stat panels overtake
-//     heavy range queries that arrived shortly before them, and nothing waits forever.
+//   - reserve: heavy requests (more than cheapPoints points) hold at most conc - reserved
+//     of them, so a stat panel's one-point query finds a slot while range queries hold
+//     the rest, without the total ever passing conc;
+//   - order: of the waiters that may take a slot, the one with the earliest key goes
+//     first, where the key is its arrival plus a penalty that grows with its cost, so
+//     one-point stat panels overtake heavy range queries that arrived shortly before them,
+//     and nothing waits forever.
 type scheduler struct {
-	mu       sync.Mutex
-	n        int           // admissions per window; 0 = no rate limit
-	window   time.Duration // 1s, or longer for rates below one per second
-	sends    []time.Time   // ring of the last n admission times
-	head     int           // index of the oldest entry in sends
-	conc     int
-	inFlight int
-	queue    waitQueue
-	seq      uint64
-	rps      float64 // as configured, for messages
-	now      func() time.Time
+	mu            sync.Mutex
+	n             int           // admissions per window; 0 = no rate limit
+	window        time.Duration // 1s, or longer for rates below one per second
+	sends         []time.Time   // ring of the last n admission times
+	head          int           // index of the oldest entry in sends
+	conc          int
+	heavyConc     int // conc less the slots reserved for cheap requests
+	inFlight      int
+	heavyInFlight int
+	cheap, heavy  waitQueue
+	seq           uint64
+	rps           float64 // as configured, for messages
+	now           func() time.Time
 }
 
 // maxCostPenalty is how far the heaviest request's place in line is pushed back; with it a
 // request of heavyPoints or more points lets cheaper ones that arrive up to this much later go first.
+// Requests of at most cheapPoints points (instant queries, short ranges) are cheap: they
+// may use the slots reserved for them.
 const (
 	maxCostPenalty = 2 * time.Second
 	heavyPoints    = 1000
+	cheapPoints    = 60
 )
+
+// reservedSlots is how many of conc slots heavy requests leave to cheap ones: half, so
+// the one-point queries of a dashboard's stat panels rarely wait for each other; none
+// when there is one slot.
+func reservedSlots(conc int) int { return conc / 2 }
 
 // newScheduler paces rps requests per second (rps < 0: no pacing) with conc in flight.
 // A fractional rate is rounded down per second; below one per second the window stretches
 // to 1/rps, so the setting is never exceeded.
 func newScheduler(rps float64, conc int, now func() time.Time) *scheduler {
-	s := &scheduler{conc: max(conc, 1), rps: rps, now: now, window: time.Second}
+	conc = max(conc, 1)
+	s := &scheduler{conc: conc, heavyConc: conc - reservedSlots(conc), rps: rps, now: now, window: time.Second}
 	switch {
 	case rps < 0 || math.IsInf(rps, 1):
 	case rps < 1:
@@ -91,6 +106,7 @@ type LocalRefusal interface {
 type waiter struct {
 	key   time.Time
 	seq   uint64
+	heavy bool
 	wake  chan struct{}
 	index int
 }
@@ -104,24 +120,24 @@ func (s *scheduler) acquire(ctx context.Context, cost int) (func(), error) {
 	s.mu.Lock()
 	arrived := s.now()
 	s.seq++
-	w := &waiter{key: arrived.Add(costPenalty(cost)), seq: s.seq, wake: make(chan struct{}, 1)}
-	heap.Push(&s.queue, w)
+	w := &waiter{key: arrived.Add(costPenalty(cost)), seq: s.seq, heavy: cost > cheapPoints, wake: make(chan struct{}, 1)}
+	heap.Push(s.queueOf(w), w)
 	deadline, hasDeadline := ctx.Deadline()
 	for {
 		now := s.now()
 		var timer *time.Timer
-		if s.queue[0] == w && s.inFlight < s.conc {
+		if s.next() == w {
 			at := s.nextAdmission()
 			if !at.After(now) {
-				heap.Pop(&s.queue)
-				s.admit(now)
-				s.wakeFirst()
+				heap.Pop(s.queueOf(w))
+				s.admit(now, w.heavy)
+				s.wakeNext()
 				s.mu.Unlock()
-				return s.release, nil
+				return func() { s.release(w.heavy) }, nil
 			}
 			if hasDeadline && at.After(deadline) {
-				heap.Pop(&s.queue)
-				s.wakeFirst()
+				heap.Pop(s.queueOf(w))
+				s.wakeNext()
 				s.mu.Unlock()
 				return nil, s.refusal(now.Sub(arrived))
 			}
@@ -140,8 +156,8 @@ func (s *scheduler) acquire(ctx context.Context, cost int) (func(), error) {
 				timer.Stop()
 			}
 			s.mu.Lock()
-			heap.Remove(&s.queue, w.index)
-			s.wakeFirst()
+			heap.Remove(s.queueOf(w), w.index)
+			s.wakeNext()
 			waited := s.now().Sub(arrived)
 			s.mu.Unlock()
 			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
@@ -154,6 +170,30 @@ func (s *scheduler) acquire(ctx context.Context, cost int) (func(), error) {
 		}
 		s.mu.Lock()
 	}
+}
+
+func (s *scheduler) queueOf(w *waiter) *waitQueue {
+	if w.heavy {
+		return &s.heavy
+	}
+	return &s.cheap
+}
+
+// next is the waiter to admit when the rate allows: the earliest key among the first
+// cheap waiter and, while heavy requests have a slot left, the first heavy one. Nil when
+// no slot is free for either.
+func (s *scheduler) next() *waiter {
+	if s.inFlight >= s.conc {
+		return nil
+	}
+	var first *waiter
+	if len(s.cheap) > 0 {
+		first = s.cheap[0]
+	}
+	if len(s.heavy) > 0 && s.heavyInFlight < s.heavyConc && (first == nil || s.heavy[0].before(first)) {
+		first = s.heavy[0]
+	}
+	return first
 }
 
 func (s *scheduler) refusal(waited time.Duration) *LimitError {
@@ -169,8 +209,11 @@ func (s *scheduler) nextAdmission() time.Time {
 	return s.sends[s.head].Add(s.window)
 }
 
-func (s *scheduler) admit(now time.Time) {
+func (s *scheduler) admit(now time.Time, heavy bool) {
 	s.inFlight++
+	if heavy {
+		s.heavyInFlight++
+	}
 	if s.n == 0 {
 		return
 	}
@@ -182,18 +225,21 @@ func (s *scheduler) admit(now time.Time) {
 	s.head = (s.head + 1) % s.n
 }
 
-func (s *scheduler) release() {
+func (s *scheduler) release(heavy bool) {
 	s.mu.Lock()
 	s.inFlight--
-	s.wakeFirst()
+	if heavy {
+		s.heavyInFlight--
+	}
+	s.wakeNext()
 	s.mu.Unlock()
 }
 
-// wakeFirst tells the first waiter to look again; only it can be admitted next.
-func (s *scheduler) wakeFirst() {
-	if len(s.queue) > 0 {
+// wakeNext tells the waiter next in line to look again; only it can be admitted next.
+func (s *scheduler) wakeNext() {
+	if w := s.next(); w != nil {
 		select {
-		case s.queue[0].wake <- struct{}{}:
+		case w.wake <- struct{}{}:
 		default:
 		}
 	}
@@ -220,12 +266,15 @@ func requestCost(p url.Values) int {
 // waitQueue is a min-heap of waiters by (key, arrival order).
 type waitQueue []*waiter
 
-func (q waitQueue) Len() int { return len(q) }
-func (q waitQueue) Less(i, j int) bool {
-	if !q[i].key.Equal(q[j].key) {
-		return q[i].key.Before(q[j].key)
+func (q waitQueue) Len() int           { return len(q) }
+func (q waitQueue) Less(i, j int) bool { return q[i].before(q[j]) }
+
+// before orders waiters by key, then by arrival.
+func (w *waiter) before(o *waiter) bool {
+	if !w.key.Equal(o.key) {
+		return w.key.Before(o.key)
 	}
-	return q[i].seq < q[j].seq
+	return w.seq < o.seq
 }
 func (q waitQueue) Swap(i, j int) {
 	q[i], q[j] = q[j], q[i]

@@ -1,6 +1,7 @@
 package promclient
 
 import (
+	"container/heap"
 	"context"
 	"errors"
 	"fmt"
@@ -44,11 +45,11 @@ func TestSchedulerNoWindowExceedsRate(t *testing.T) {
 					conc := 1 + rng.IntN(30)
 					s := newScheduler(rps, conc, time.Now)
 					var (
-						mu       sync.Mutex
-						admitted []time.Time
-						inFlight int
-						peak     int
-						wg       sync.WaitGroup
+						mu              sync.Mutex
+						admitted        []time.Time
+						inFlight, heavy int
+						peak, heavyPeak int
+						wg              sync.WaitGroup
 					)
 					// Bursts separated by idle gaps long enough to "refill" a token bucket.
 					total := int(math.Max(8, 3*rps))
@@ -59,7 +60,11 @@ func TestSchedulerNoWindowExceedsRate(t *testing.T) {
 						} else if rng.IntN(2) == 0 {
 							offset += time.Duration(rng.IntN(50)) * time.Millisecond
 						}
-						arrive, cost, hold := offset, 1+rng.IntN(2000), time.Duration(rng.IntN(300))*time.Millisecond
+						cost := 1 + rng.IntN(2000)
+						if rng.IntN(3) == 0 {
+							cost = 1 // instant queries
+						}
+						arrive, hold := offset, time.Duration(rng.IntN(300))*time.Millisecond
 						wg.Add(1)
 						go func() {
 							defer wg.Done()
@@ -69,14 +74,22 @@ func TestSchedulerNoWindowExceedsRate(t *testing.T) {
 								t.Errorf("acquire without deadline: %v", err)
 								return
 							}
+							isHeavy := cost > cheapPoints
 							mu.Lock()
 							admitted = append(admitted, time.Now())
 							inFlight++
 							peak = max(peak, inFlight)
+							if isHeavy {
+								heavy++
+								heavyPeak = max(heavyPeak, heavy)
+							}
 							mu.Unlock()
 							time.Sleep(hold)
 							mu.Lock()
 							inFlight--
+							if isHeavy {
+								heavy--
+							}
 							mu.Unlock()
 							release()
 						}()
@@ -91,6 +104,9 @@ func TestSchedulerNoWindowExceedsRate(t *testing.T) {
 					}
 					if peak > conc {
 						t.Errorf("%d in flight, max concurrency %d", peak, conc)
+					}
+					if heavyPeak > conc-reservedSlots(conc) {
+						t.Errorf("%d heavy requests in flight, max concurrency %d less %d reserved", heavyPeak, conc, reservedSlots(conc))
 					}
 				})
 			})
@@ -287,4 +303,96 @@ func TestRequestCost(t *testing.T) {
 			t.Errorf("requestCost(%v) = %d, want %d", tc.p, got, tc.want)
 		}
 	}
+}
+
+// TestSchedulerNext: which waiter goes next, for states built by hand: the earliest key
+// among those that may take a slot; heavy requests only while they hold fewer than conc
+// less the reserved slots; nobody when all slots are taken.
+func TestSchedulerNext(t *testing.T) {
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	for _, tc := range []struct {
+		name                    string
+		conc, inFlight, heavyIn int
+		cheap, heavy            []int // waiters' keys, ms
+		want                    string
+	}{
+		{"idle, earliest key first", 10, 0, 0, []int{50}, []int{20}, "heavy 20"},
+		{"cheap key earlier", 10, 0, 0, []int{10, 30}, []int{20}, "cheap 10"},
+		{"heavy at its cap: the later cheap one goes", 10, 5, 5, []int{90}, []int{20}, "cheap 90"},
+		{"heavy at its cap, no cheap waiter", 10, 5, 5, nil, []int{20}, "none"},
+		{"heavy below its cap", 10, 6, 4, nil, []int{20}, "heavy 20"},
+		{"all slots taken by cheap ones", 10, 10, 0, []int{1}, []int{2}, "none"},
+		{"reserved slots held by cheap ones, heavy slots free", 10, 5, 0, []int{30}, []int{20}, "heavy 20"},
+		{"one slot: nothing is reserved", 1, 0, 0, nil, []int{20}, "heavy 20"},
+		{"three slots: one reserved", 3, 2, 2, nil, []int{20}, "none"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newScheduler(-1, tc.conc, func() time.Time { return t0 })
+			s.inFlight, s.heavyInFlight = tc.inFlight, tc.heavyIn
+			for i, keys := range [][]int{tc.cheap, tc.heavy} {
+				for _, k := range keys {
+					s.seq++
+					w := &waiter{key: at(k), seq: s.seq, heavy: i == 1}
+					heap.Push(s.queueOf(w), w)
+				}
+			}
+			got := "none"
+			if w := s.next(); w != nil {
+				got = fmt.Sprintf("%s %d", map[bool]string{false: "cheap", true: "heavy"}[w.heavy], w.key.Sub(t0).Milliseconds())
+			}
+			if got != tc.want {
+				t.Errorf("next = %s, want %s", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestSchedulerReservesSlotsForCheap: range queries arriving first take every slot they
+// may; an instant query arriving after them is admitted while they all still hold theirs
+// (the clock does not move), and the heavy ones left over wait.
+func TestSchedulerReservesSlotsForCheap(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const conc = 10
+		s := newScheduler(20, conc, time.Now)
+		var (
+			mu       sync.Mutex
+			admitted []string
+			releases []func()
+		)
+		acquire := func(name string, cost int) {
+			release, err := s.acquire(context.Background(), cost)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			mu.Lock()
+			admitted = append(admitted, name)
+			releases = append(releases, release)
+			mu.Unlock()
+		}
+		for i := range conc {
+			go acquire(fmt.Sprintf("range-%d", i), 361)
+		}
+		synctest.Wait()
+		go acquire("instant", 1)
+		synctest.Wait()
+		mu.Lock()
+		got, first := slices.Clone(admitted), slices.Clone(releases)
+		mu.Unlock()
+		if len(got) != conc-reservedSlots(conc)+1 || got[len(got)-1] != "instant" {
+			t.Fatalf("admitted %v: want %d range queries, then the instant one", got, conc-reservedSlots(conc))
+		}
+		for _, r := range first {
+			r()
+		}
+		synctest.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		if len(admitted) != conc+1 {
+			t.Errorf("after the releases %d admitted, want all %d", len(admitted), conc+1)
+		}
+		for _, r := range releases[len(got):] {
+			r()
+		}
+	})
 }

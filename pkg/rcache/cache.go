@@ -23,22 +23,27 @@ const (
 	// DefaultRefetchWindow: CloudWatch data can arrive minutes late, so the newest part of
 	// an answer is fetched again until it is this old.
 	DefaultRefetchWindow = 10 * time.Minute
-	// DefaultFresh: an answer fetched this recently is served as it is, without a re-fetch
-	// of its newest part and without the steps that have passed since (at most this much),
-	// so panels and viewers asking at once share one upstream call. Raising it trades that
-	// much staleness for fewer upstream calls on refresh, as Grafana's own query caching does.
-	DefaultFresh = 15 * time.Second
-	// DefaultLookupTTL bounds how long label and variable lookups are reused.
-	DefaultLookupTTL = time.Minute
+	// DefaultLookupTTL bounds how long label and variable lookups are reused: the values
+	// of a dashboard's variables (endpoints, instance types) change far more slowly.
+	DefaultLookupTTL = 5 * time.Minute
 )
 
 // Options configure a Cache; zero values mean the defaults.
 type Options struct {
 	MaxBytes      int64
 	RefetchWindow time.Duration
-	Fresh         time.Duration // < 0: never serve the re-fetch window without fetching it
-	LookupTTL     time.Duration
-	Now           func() time.Time
+	// Fresh is how long an answer is served as it is, without asking upstream again:
+	//   - 0 (the default), one step: until the second boundary of its step (range) or of the
+	//     instant step passes after it was fetched. CloudWatch publishes a series once per
+	//     period and the step is at least that period, so in that time at most one new step
+	//     of data can be complete: a served range answer lacks at most the request's newest
+	//     point, and its re-fetch window holds what had arrived when it was fetched;
+	//   - > 0: for that long after it was fetched (serving up to that many newer steps' worth
+	//     of points short), as Grafana's own query caching does;
+	//   - < 0: never: every request fetches its new tail and the re-fetch window.
+	Fresh     time.Duration
+	LookupTTL time.Duration
+	Now       func() time.Time
 }
 
 // Key names a range query's extent. DataSource keeps data sources apart.
@@ -57,6 +62,8 @@ type Result struct {
 	Outcome Outcome
 	Fetches int   // upstream calls made for this request
 	Points  int64 // points fetched upstream for it
+	// AsOf is when the answer's newest part (the tail and the re-fetch window) was fetched.
+	AsOf time.Time
 }
 
 // Outcome of one request.
@@ -93,9 +100,6 @@ func New(opts Options) *Cache {
 	}
 	if opts.RefetchWindow <= 0 {
 		opts.RefetchWindow = DefaultRefetchWindow
-	}
-	if opts.Fresh == 0 {
-		opts.Fresh = DefaultFresh
 	}
 	if opts.LookupTTL <= 0 {
 		opts.LookupTTL = DefaultLookupTTL
@@ -165,12 +169,11 @@ func (c *Cache) QueryRange(ctx context.Context, k Key, start, end time.Time, fet
 		if s < ent.start {
 			parts = append(parts, [2]int64{s, ent.start - step})
 		}
-		good := min(ent.trusted, ent.end)
-		if now.Sub(ent.fetchedAt) < c.opts.Fresh {
-			good = max(ent.end, min(e, ent.end+c.opts.Fresh.Milliseconds()))
-		}
-		if from := ent.floor(good) + step; from <= e {
-			parts = append(parts, [2]int64{from, e})
+		// A tail that must be fetched comes with the re-fetch window: the call is made anyway.
+		if lag, ok := c.servable(ent, now); !ok || e > ent.end+lag {
+			if from := ent.floor(min(ent.trusted, ent.end)) + step; from <= e {
+				parts = append(parts, [2]int64{from, e})
+			}
 		}
 	}
 	res := Result{Outcome: Hit}
@@ -219,7 +222,27 @@ func (c *Cache) QueryRange(ctx context.Context, k Key, start, end time.Time, fet
 		st.Fetches += int64(res.Fetches)
 		st.FetchedPoints += res.Points
 	})
+	res.AsOf = ent.fetchedAt
 	return body, res, nil
+}
+
+// servable says whether the extent's tail may be served as it is, and by how much the
+// request's end may then pass the extent's end (those points are left out).
+func (c *Cache) servable(ent *entry, now time.Time) (lag int64, ok bool) {
+	switch {
+	case c.opts.Fresh < 0 || ent.fetchedAt.IsZero():
+		return 0, false
+	case c.opts.Fresh > 0:
+		return c.opts.Fresh.Milliseconds(), now.Sub(ent.fetchedAt) < c.opts.Fresh
+	}
+	fetched := ent.floor(ent.fetchedAt.UnixMilli())
+	if ent.floor(now.UnixMilli())-fetched > ent.step {
+		return 0, false
+	}
+	if ent.end >= fetched { // the extent reached the present when it was fetched
+		return ent.step, true
+	}
+	return 0, true
 }
 
 func (c *Cache) bypass(ctx context.Context, start, end time.Time, fetch Fetch) ([]byte, Result, error) {
@@ -228,17 +251,24 @@ func (c *Cache) bypass(ctx context.Context, start, end time.Time, fetch Fetch) (
 	return body, Result{Outcome: Bypass, Fetches: 1}, err
 }
 
-// Instant answers an instant query at t from an answer fetched within the fresh period
-// for a time at most that far from t, else fetches it. The answer is kept as fetched.
-func (c *Cache) Instant(ctx context.Context, dataSource, expr string, t time.Time, fetch func(context.Context) ([]byte, error)) ([]byte, Outcome, error) {
-	if c.opts.Fresh < 0 {
+// Instant answers an instant query at t from an answer that is still fresh (Options.Fresh,
+// with step as the grid of the one-step rule: the data source's publish period) for a
+// time at most that far from t, else fetches it. The answer is kept as fetched.
+func (c *Cache) Instant(ctx context.Context, dataSource, expr string, t time.Time, step time.Duration, fetch func(context.Context) ([]byte, error)) ([]byte, Outcome, error) {
+	if c.opts.Fresh < 0 || (c.opts.Fresh == 0 && step < time.Millisecond) {
 		body, err := fetch(ctx)
 		c.count(func(st *Stats) { st.Bypasses++; st.Fetches++ })
 		return body, Bypass, err
 	}
 	return c.blob(ctx, "instant\x00"+dataSource+"\x00"+expr, fetch,
 		func(e *entry, now time.Time) bool {
-			return now.Sub(e.fetchedAt) < c.opts.Fresh && t.Sub(e.evalAt).Abs() <= c.opts.Fresh
+			if c.opts.Fresh > 0 {
+				return now.Sub(e.fetchedAt) < c.opts.Fresh && t.Sub(e.evalAt).Abs() <= c.opts.Fresh
+			}
+			p := step.Milliseconds()
+			grid := func(t time.Time) int64 { return t.UnixMilli() - mod(t.UnixMilli(), p) }
+			apart := grid(t) - grid(e.evalAt)
+			return grid(now)-grid(e.fetchedAt) <= p && max(apart, -apart) <= p
 		},
 		func(e *entry, now time.Time) { e.fetchedAt, e.evalAt = now, t })
 }

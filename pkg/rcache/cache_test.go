@@ -379,7 +379,7 @@ func TestFreshPeriod(t *testing.T) {
 	}
 	n := 0
 	instant := func() Outcome {
-		_, out, _ := c.Instant(context.Background(), "a", "m", w.clock(), func(context.Context) ([]byte, error) { n++; return []byte(fmt.Sprint(n)), nil })
+		_, out, _ := c.Instant(context.Background(), "a", "m", w.clock(), step, func(context.Context) ([]byte, error) { n++; return []byte(fmt.Sprint(n)), nil })
 		return out
 	}
 	if get().Outcome != Miss || instant() != Miss {
@@ -395,8 +395,121 @@ func TestFreshPeriod(t *testing.T) {
 	}
 	off := New(Options{Now: w.clock, Fresh: -1})
 	for range 2 {
-		if _, out, _ := off.Instant(context.Background(), "a", "m", w.clock(), func(context.Context) ([]byte, error) { return nil, nil }); out != Bypass {
+		if _, out, _ := off.Instant(context.Background(), "a", "m", w.clock(), step, func(context.Context) ([]byte, error) { return nil, nil }); out != Bypass {
 			t.Errorf("fresh period off: instant %s", out)
 		}
+	}
+}
+
+// TestOneStepRule walks the default rule on a 1-minute grid: within the minute of the
+// fetch and the next one a refresh is served without a call (at +60 s lacking only the
+// request's newest point); once the second boundary has passed, one call fetches the new
+// points with the re-fetch window, and late data and the new steps appear: the answer is
+// then an uncached one. Instant answers follow the same grid.
+func TestOneStepRule(t *testing.T) {
+	step := time.Minute
+	w := &world{now: base.Add(20 * time.Second), seed: 5, series: 3, maxDelay: 4 * time.Minute}
+	c := New(Options{Now: w.clock, RefetchWindow: 10 * time.Minute})
+	k := Key{DataSource: "a", Expr: "m", Step: step}
+	n := 0
+	instant := func() Outcome {
+		_, out, _ := c.Instant(context.Background(), "a", "m", w.clock(), step, func(context.Context) ([]byte, error) { n++; return []byte(fmt.Sprint(n)), nil })
+		return out
+	}
+	cold := w.clock()
+	for _, tc := range []struct {
+		at       time.Duration // after the cold load
+		calls    int
+		outcome  Outcome
+		instant  Outcome
+		asOf     time.Duration // the answer equals an uncached one made then
+		lastStep bool          // the request's newest point is left out
+	}{
+		{0, 1, Miss, Miss, 0, false},
+		{30 * time.Second, 0, Hit, Hit, 0, false},
+		{60 * time.Second, 0, Hit, Hit, 0, true},
+		{99 * time.Second, 0, Hit, Hit, 0, true},                        // 1:59 after base: still one boundary
+		{100 * time.Second, 1, Partial, Miss, 100 * time.Second, false}, // 2:00: the second
+		{160 * time.Second, 0, Hit, Hit, 100 * time.Second, true},
+	} {
+		w.mu.Lock()
+		w.now, w.calls = cold.Add(tc.at), nil
+		w.mu.Unlock()
+		end := align(w.clock(), step)
+		start := end.Add(-time.Hour)
+		body, res, err := c.QueryRange(context.Background(), k, start, end, w.fetch("m", step))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Outcome != tc.outcome || len(w.calls) != tc.calls || !res.AsOf.Equal(cold.Add(tc.asOf)) {
+			t.Errorf("+%s: %s, %d calls, as of %s; want %s, %d calls, as of +%s", tc.at, res.Outcome, len(w.calls), res.AsOf.Sub(cold), tc.outcome, tc.calls, tc.asOf)
+		}
+		if out := instant(); out != tc.instant {
+			t.Errorf("+%s: instant %s, want %s", tc.at, out, tc.instant)
+		}
+		servedEnd := end
+		if tc.lastStep {
+			servedEnd = end.Add(-step)
+		}
+		want := w.answer("m", start, servedEnd, step, cold.Add(tc.asOf))
+		if frames(t, body, step) != frames(t, want, step) {
+			t.Errorf("+%s: the answer is not the uncached one of %s..%s made at +%s", tc.at, start.Format(time.TimeOnly), servedEnd.Format(time.TimeOnly), tc.asOf)
+		}
+	}
+	// The bound passed: what arrived since the cold load (new steps, late samples) is there.
+	if got, first := frames(t, w.answer("m", base.Add(-58*time.Minute), base.Add(2*time.Minute), step, cold.Add(100*time.Second)), step),
+		frames(t, w.answer("m", base.Add(-58*time.Minute), base.Add(2*time.Minute), step, cold), step); got == first {
+		t.Fatal("the world had no new data after the cold load: the test proves nothing")
+	}
+}
+
+// TestFramesWithinOneStepOfUncached: random refreshes, zooms and range shifts (fixed
+// seeds) with late samples under the default rule. Every answer is exactly an uncached
+// one made when its newest part was fetched (Result.AsOf), for the request's range or for
+// that range less its newest point, and AsOf is never more than one step boundary back.
+func TestFramesWithinOneStepOfUncached(t *testing.T) {
+	for seed := uint64(1); seed <= 6; seed++ {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(seed, 7))
+			w := &world{now: base, seed: seed, series: 1 + rng.IntN(6), maxDelay: 8 * time.Minute}
+			c := New(Options{Now: w.clock, RefetchWindow: 10 * time.Minute})
+			steps := []time.Duration{15 * time.Second, time.Minute, 5 * time.Minute}
+			step := steps[rng.IntN(len(steps))]
+			// Spans longer than the latest sample's delay: a zoom out's head is final.
+			span := time.Duration(30+rng.IntN(360)) * time.Minute
+			var hits int
+			for i := range 40 {
+				switch r := rng.IntN(10); {
+				case r < 6:
+					w.advance(time.Duration(5+rng.IntN(120)) * time.Second)
+				case r < 8:
+					span = max(time.Duration(float64(span)*(0.5+rng.Float64()*1.5)), 15*time.Minute, 10*step)
+				default:
+					w.advance(time.Duration(rng.IntN(3)) * time.Second)
+				}
+				now := w.clock()
+				end := align(now.Add(-time.Duration(rng.IntN(4)/2)*step), step) // now and then a past end
+				start := align(end.Add(-span), step)
+				body, res, err := c.QueryRange(context.Background(), Key{DataSource: "a", Expr: "m", Step: step}, start, end, w.fetch("m", step))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if res.Outcome == Hit {
+					hits++
+				}
+				if back := align(now, step).Sub(align(res.AsOf, step)); back > step {
+					t.Fatalf("request %d: served as of %s, %s of grid before now %s", i, res.AsOf.Format(time.TimeOnly), back, now.Format(time.TimeOnly))
+				}
+				got := frames(t, body, step)
+				full := frames(t, w.answer("m", start, end, step, res.AsOf), step)
+				short := frames(t, w.answer("m", start, end.Add(-step), step, res.AsOf), step)
+				if got != full && got != short {
+					t.Fatalf("request %d (%s..%s step %s, %s): not an uncached answer as of %s\n got %.2000s\nwant %.2000s", i, start.Format(time.TimeOnly), end.Format(time.TimeOnly), step, res.Describe(), res.AsOf.Format(time.TimeOnly), got, full)
+				}
+			}
+			if hits == 0 {
+				t.Error("no request was served from the cache alone: the rule was never exercised")
+			}
+		})
 	}
 }

@@ -138,7 +138,7 @@ export function ConfigEditor(props: Props) {
         <InputField
           id="cacheRefetchWindow"
           label="Re-fetch window"
-          description="The newest part of every answer is fetched again on refresh until it is this old, because CloudWatch data can arrive minutes late. Default 10m."
+          description="Whenever the cache asks CloudWatch for an answer's new points, it also fetches again the part that is younger than this, because CloudWatch data can arrive minutes late. Default 10m."
           placeholder="10m"
           value={jsonData.cacheRefetchWindow ?? ''}
           onChange={onUpdateDatasourceJsonDataOption(props, 'cacheRefetchWindow')}
@@ -146,8 +146,8 @@ export function ConfigEditor(props: Props) {
         <InputField
           id="cacheFreshFor"
           label="Reuse answers for"
-          description="Answers this recent are reused as they are, so panels and viewers asking at once share one call. Longer means fewer calls and staler panels. Default 15s, 0s off."
-          placeholder="15s"
+          description="Default step: an answer is reused without asking CloudWatch until the second boundary of its step (instant queries: of the min step) has passed since it was fetched, e.g. 60 to 120 s for a 60 s step. A refreshed panel then lacks at most its newest point, and late data in the re-fetch window shows up by the next fetch. A duration such as 30s reuses answers for that long instead; 0s never reuses them (every refresh asks for new points and the re-fetch window)."
+          placeholder="step"
           value={jsonData.cacheFreshFor ?? ''}
           onChange={onUpdateDatasourceJsonDataOption(props, 'cacheFreshFor')}
         />

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"os"
 	"regexp"
 	"slices"
 	"sort"
@@ -147,13 +148,15 @@ type loadResult struct {
 	samples               float64
 	panelTime             map[string]time.Duration
 	errors                []string
+	started               time.Time
+	took, offset          time.Duration // the whole load; its start after the cold load's
 }
 
 // load opens a dashboard as a browser does: the variables' lookups, then every panel at
 // once, each panel its own request; the time range is the last 6 h up to at.
 func load(ds *plugin.Datasource, m *upstreamMeter, dl dashLoad, at time.Time) loadResult {
 	before := m.count()
-	res := loadResult{panelTime: map[string]time.Duration{}}
+	res := loadResult{panelTime: map[string]time.Duration{}, started: time.Now()}
 	var mu sync.Mutex
 	from, to := at.Add(-6*time.Hour), at
 	for _, l := range dl.lookups {
@@ -206,6 +209,7 @@ func load(ds *plugin.Datasource, m *upstreamMeter, dl dashLoad, at time.Time) lo
 		}()
 	}
 	wg.Wait()
+	res.took = time.Since(res.started)
 	res.calls = m.since(before)
 	for _, c := range res.calls {
 		res.bytes += c.bytes
@@ -220,11 +224,11 @@ func load(ds *plugin.Datasource, m *upstreamMeter, dl dashLoad, at time.Time) lo
 }
 
 // BenchmarkDashboardRefresh loads all three dashboards against the 200 × 8 fleet (live,
-// 6 h of history), then refreshes each 30 s and 60 s later (real time, so the cache's
-// fresh period and re-fetch window behave as in Grafana), once per cache setting, and
-// reports per dashboard what a refresh costs against the same run's cold load. It also
-// times the stat panels of the uncached-but-limited cold load against each stat query run
-// alone. Run with -benchtime 1x; it takes several minutes.
+// 6 h of history), then refreshes each 30 s, 60 s and 120 s later (real time, so the
+// cache's one-step rule and re-fetch window behave as in Grafana), uncached and with a new
+// data source's defaults, and reports per dashboard what a refresh costs against the same
+// run's cold load. It also times each cold load's stat panels against their own upstream
+// time in that load. Run with -benchtime 1x; it takes several minutes.
 func BenchmarkDashboardRefresh(b *testing.B) {
 	st, err := stack.Start(context.Background(), stack.Options{Fleet: fleet.Large(200, 8), History: 6 * time.Hour, Live: true})
 	if err != nil {
@@ -253,44 +257,55 @@ func BenchmarkDashboardRefresh(b *testing.B) {
 		return inst.(*plugin.Datasource)
 	}
 	dashes := dashboardLoads(b)
+	// BENCH_DASHBOARDS=reliability,... narrows the run, so a loaded machine can still keep
+	// the refresh schedule for the dashboards that load in seconds.
+	if only := os.Getenv("BENCH_DASHBOARDS"); only != "" {
+		dashes = slices.DeleteFunc(dashes, func(d dashLoad) bool { return !slices.Contains(strings.Split(only, ","), d.name) })
+	}
 	modes := []struct {
 		name  string
 		extra map[string]any
 	}{
 		{"uncached", map[string]any{"cacheSizeMiB": 0}},
-		{"cached", nil},
-		{"cached-fresh-90s", map[string]any{"cacheFreshFor": "90s"}},
+		{"cached", nil}, // a new data source's defaults
 	}
+	offsets := []time.Duration{0, 30 * time.Second, 60 * time.Second, 120 * time.Second}
+	labels := []string{"+30s", "+60s", "+120s"}
 	b.ResetTimer()
 	for range b.N {
 		for _, mode := range modes {
 			ds := newDS(mode.name, mode.extra)
-			t0 := time.Now()
-			var results [3][]loadResult // cold, +30 s, +60 s per dashboard
-			for step, offset := range []time.Duration{0, 30 * time.Second, 60 * time.Second} {
-				time.Sleep(time.Until(t0.Add(offset)))
-				for _, dl := range dashes {
-					results[step] = append(results[step], load(ds, meter, dl, time.Now()))
+			// Each dashboard's refreshes are timed from its own cold load; on a busy machine a
+			// load can take longer than the gap, so the actual offsets are reported.
+			results := make([][]loadResult, len(offsets)) // per offset, per dashboard
+			coldAt := make([]time.Time, len(dashes))
+			for step, offset := range offsets {
+				for i, dl := range dashes {
+					if step == 0 {
+						coldAt[i] = time.Now()
+					}
+					time.Sleep(time.Until(coldAt[i].Add(offset)))
+					r := load(ds, meter, dl, time.Now())
+					r.offset = r.started.Sub(coldAt[i])
+					results[step] = append(results[step], r)
 				}
 			}
 			ds.Dispose()
 			for i, dl := range dashes {
 				cold := results[0][i]
-				for _, r := range []loadResult{results[0][i], results[1][i], results[2][i]} {
-					for _, e := range r.errors {
+				for _, rs := range results {
+					for _, e := range rs[i].errors {
 						fmt.Printf("%s %s: %s\n", mode.name, dl.name, e)
 					}
 				}
-				for step, label := range []string{"+30s", "+60s"} {
+				for step, label := range labels {
 					r := results[step+1][i]
-					fmt.Printf("%-16s %-12s cold %3d calls %8.1f KiB %10.0f samples | %s %3d calls (%3.0f%%) %8.1f KiB (%5.1f%%) %10.0f samples (%5.1f%%) | throttled %d, 422 timeouts %d\n",
-						mode.name, dl.name, len(cold.calls), float64(cold.bytes)/1024, cold.samples, label,
+					fmt.Printf("%-9s %-12s cold %3d calls %8.1f KiB %10.0f samples (%4.1fs) | %s at +%3.0fs (%4.1fs) %3d calls (%3.0f%%) %8.1f KiB (%5.1f%%) %10.0f samples (%5.1f%%) | throttled %d, 422 timeouts %d\n",
+						mode.name, dl.name, len(cold.calls), float64(cold.bytes)/1024, cold.samples, cold.took.Seconds(), label, r.offset.Seconds(), r.took.Seconds(),
 						len(r.calls), pct(len(r.calls), len(cold.calls)), float64(r.bytes)/1024, pct(r.bytes, cold.bytes), r.samples, 100*r.samples/max(cold.samples, 1),
 						cold.throttled+r.throttled, cold.timeout422+r.timeout422)
 				}
-				if mode.name == "cached" {
-					statPaint(dl, cold)
-				}
+				statPaint(mode.name, dl, cold)
 			}
 		}
 	}
@@ -303,7 +318,7 @@ var durationVar = regexp.MustCompile(`\\\$__[a-z_]+`)
 // statPaint compares each stat panel's time to first paint in a cold load (all panels at
 // once) with the time the emulator took for that panel's own request in the same load: the
 // rest is time spent waiting inside the plugin.
-func statPaint(dl dashLoad, r loadResult) {
+func statPaint(mode string, dl dashLoad, r loadResult) {
 	var ratios []float64
 	for _, p := range dl.panels {
 		if p.kind != "stat" {
@@ -330,11 +345,13 @@ func statPaint(dl dashLoad, r loadResult) {
 		}
 		ratio := float64(r.panelTime[p.key]) / float64(upstream)
 		ratios = append(ratios, ratio)
-		fmt.Printf("stat %-16s upstream %7.1f ms, painted after %7.1f ms: %.2f×\n", p.key, ms(upstream), ms(r.panelTime[p.key]), ratio)
+		fmt.Printf("stat %-8s %-16s upstream %7.1f ms, painted after %7.1f ms: %.2f×\n", mode, p.key, ms(upstream), ms(r.panelTime[p.key]), ratio)
 	}
 	slices.Sort(ratios)
 	if len(ratios) > 0 {
-		fmt.Printf("%s stat panels: first paint / own upstream time: median %.2f×, max %.2f× over %d panels\n", dl.name, ratios[len(ratios)/2], ratios[len(ratios)-1], len(ratios))
+		within, _ := slices.BinarySearch(ratios, 1.5)
+		fmt.Printf("%s %s stat panels: first paint / own upstream time: median %.2f×, max %.2f×, %d of %d within 1.5×\n",
+			mode, dl.name, ratios[len(ratios)/2], ratios[len(ratios)-1], within, len(ratios))
 	}
 }
 

@@ -87,6 +87,8 @@ describe('render and parse', () => {
       'sum by ("aws.sagemaker.inference_framework") (rate(vllm:prompt_tokens_total{a="b"}[5m]) or rate(sglang:prompt_tokens_total{a="b"}[5m]))',
     ],
     ['an engine pair of gauges', 'max (vllm:kv_cache_usage_perc or sglang:token_usage)'],
+    // An empty without keeps every label; dropping it would sum everything into one series.
+    ['an empty without', 'sum without () (rate(vllm:generation_tokens_total[5m]))'],
   ])('%s: %s', (_, expr) => {
     expect(roundTrip(expr)).toBe(expr);
   });

@@ -25,7 +25,9 @@ export function renderPipeline(p: Pipeline): string {
   let out = [p.metric, ...(p.alternatives ?? []).filter(Boolean)].map((m) => renderRead(p, m)).join(' or ');
   if (p.agg) {
     const { op, by, without, param } = p.agg;
-    const grouping = by.length ? ` ${without ? 'without' : 'by'} (${by.map(labelNameToken).join(', ')})` : '';
+    // `by ()` is the same as no grouping, but `without ()` keeps every label: it stays.
+    const grouping =
+      by.length || without ? ` ${without ? 'without' : 'by'} (${by.map(labelNameToken).join(', ')})` : '';
     out = `${op}${grouping} (${param !== undefined ? `${param}, ` : ''}${out})`;
   }
   if (p.quantile !== undefined) {

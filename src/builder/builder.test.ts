@@ -154,6 +154,11 @@ describe('render and parse', () => {
     ['rate(x[5m] offset 1m)', 'an offset modifier inside rate()'],
     ['sum (', 'the query does not parse (at character 6)'],
     ['', 'empty query'],
+    // Comments would be dropped, and inside a list the grammar hands them over as list items.
+    ['sum (x) # errors', 'a comment (the builder would drop it)'],
+    ['# errors\nsum (x)', 'a comment (the builder would drop it)'],
+    ['x{a="b", # c\n d="e"}', 'a comment (the builder would drop it)'],
+    ['sum by (a # c\n) (x)', 'a comment (the builder would drop it)'],
   ])('refuses %s', (expr, why) => {
     expect(reason(expr)).toBe(why);
   });

@@ -58,15 +58,21 @@ export function parse(expr: string): ParseResult {
   const masked = maskTemplateVariables(expr);
   const tree = parser.parse(masked);
   let error: number | undefined;
+  let comment = false;
   tree.iterate({
     enter: (n) => {
       if (n.type.isError && error === undefined) {
         error = n.from;
       }
+      // The model has no place for comments, and in a list the grammar puts them among the items.
+      comment ||= n.name === 'LineComment';
     },
   });
   if (error !== undefined) {
     return { ok: false, reason: `the query does not parse (at character ${error + 1})` };
+  }
+  if (comment) {
+    return { ok: false, reason: 'a comment (the builder would drop it)' };
   }
   const text = (n: SyntaxNode) => expr.slice(n.from, n.to);
   try {

@@ -175,6 +175,15 @@ describe('QueryBuilder', () => {
     await settle();
   });
 
+  it('keeps without when the aggregation changes, and names it', async () => {
+    const { state } = setup({ expr: 'sum without (gpu) (DCGM_FI_DEV_GPU_UTIL)', editorMode: 'builder' });
+    expect(screen.getByLabelText('Group without')).toBeInTheDocument();
+    expect(screen.queryByLabelText('Group by')).not.toBeInTheDocument();
+    await choose(screen.getByTestId('operand-0'), 'Aggregation', 'avg');
+    expect(state.current.expr).toBe('avg without (gpu) (DCGM_FI_DEV_GPU_UTIL)');
+    await settle();
+  });
+
   it('opens a saved builder query it cannot read in Code', () => {
     setup({ expr: 'label_replace(x, "a", "b", "c", "d")', editorMode: 'builder' });
     expect(screen.getByTestId('promql-editor')).toBeInTheDocument();

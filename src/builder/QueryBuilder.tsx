@@ -31,7 +31,7 @@ import { render } from './render';
 // query-builder, operand-<i> (each operand of the chain, operand-<i>.<j> inside the group at
 // operand-<i>; controls inside are labelled
 // "Metric", "Filter <n> label|operator|value", "Remove filter <n>", "Add filter",
-// "Range function", "Range window", "Aggregation", "Group by", "Aggregation parameter",
+// "Range function", "Range window", "Aggregation", "Group by" (or "Group without"), "Aggregation parameter",
 // "Or metrics", "Histogram function", "Quantile", "Number"), "Operator <i>" and "Remove operation <i>" for the chain,
 // "Add operation with query|number|group", builder-preview, metric-kind,
 // metric-discovery-note.
@@ -382,7 +382,12 @@ function PipelineEditor({ pipeline: p, client, metrics, onChange }: PipelineEdit
                   ...p,
                   alternatives: op ? p.alternatives : undefined,
                   agg: op
-                    ? { op, by: p.agg?.by ?? [], param: aggTakesParam(op) ? (p.agg?.param ?? '5') : undefined }
+                    ? {
+                        op,
+                        by: p.agg?.by ?? [],
+                        without: p.agg?.without,
+                        param: aggTakesParam(op) ? (p.agg?.param ?? '5') : undefined,
+                      }
                     : undefined,
                 });
               }}
@@ -419,9 +424,9 @@ function PipelineEditor({ pipeline: p, client, metrics, onChange }: PipelineEdit
             </InlineField>
           )}
           {p.agg && (
-            <InlineField label="by" labelWidth={6} grow>
+            <InlineField label={p.agg.without ? 'without' : 'by'} labelWidth={8} grow>
               <MultiSelect<string>
-                aria-label="Group by"
+                aria-label={p.agg.without ? 'Group without' : 'Group by'}
                 options={labelOptions}
                 value={p.agg.by}
                 allowCustomValue

@@ -184,6 +184,37 @@ describe('QueryBuilder', () => {
     await settle();
   });
 
+  it('offers as or-metrics only those the chosen function applies to (never a delta metric under rate)', async () => {
+    setup({ expr: 'sum (rate(vllm:prompt_tokens_total[5m]))', editorMode: 'builder' }, [
+      'Invocations',
+      'vllm:prompt_tokens_total',
+      'sglang:prompt_tokens_total',
+      'DCGM_FI_DEV_GPU_UTIL',
+      'my_custom_metric',
+    ]);
+    await settle();
+    fireEvent.keyDown(within(screen.getByTestId('operand-0')).getByLabelText('Or metrics'), { key: 'ArrowDown' });
+    const offered = (await screen.findAllByRole('option')).map((o) => o.querySelector('span')?.textContent);
+    expect(offered).toContain('sglang:prompt_tokens_total');
+    expect(offered).toContain('my_custom_metric');
+    expect(offered).not.toContain('Invocations');
+    expect(offered).not.toContain('DCGM_FI_DEV_GPU_UTIL');
+    expect(offered).not.toContain('vllm:prompt_tokens_total');
+  });
+
+  it('offers only the range functions that apply to every or-metric', async () => {
+    setup({
+      expr: 'sum (sum_over_time(my_custom_metric[5m]) or sum_over_time(Invocations[5m]))',
+      editorMode: 'builder',
+    });
+    await settle();
+    fireEvent.keyDown(within(screen.getByTestId('operand-0')).getByLabelText('Range function'), { key: 'ArrowDown' });
+    const offered = (await screen.findAllByRole('option')).map((o) => o.textContent);
+    expect(offered).toContain('sum_over_time');
+    expect(offered).not.toContain('rate');
+    expect(offered).not.toContain('increase');
+  });
+
   it('opens a saved builder query it cannot read in Code', () => {
     setup({ expr: 'label_replace(x, "a", "b", "c", "d")', editorMode: 'builder' });
     expect(screen.getByTestId('promql-editor')).toBeInTheDocument();

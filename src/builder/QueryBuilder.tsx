@@ -213,6 +213,22 @@ export function groupMetrics(discovered: string[] | undefined): MetricOptions {
   };
 }
 
+/**
+ * The metrics that may be read like p's own under its aggregation: the range function and
+ * the histogram reading must apply to them too (so never a delta metric under rate).
+ */
+export function alternativeOptions(
+  groups: Array<SelectableValue<string>>,
+  p: Pipeline
+): Array<SelectableValue<string>> {
+  const histogram = p.quantile !== undefined || p.histogramFn !== undefined;
+  const fits = (m: string) =>
+    m !== p.metric && (!p.range || rangeFnsFor(m).includes(p.range.fn)) && (!histogram || takesQuantile(m));
+  return groups
+    .map((g) => ({ ...g, options: (g.options as Array<SelectableValue<string>>).filter((o) => fits(o.value!)) }))
+    .filter((g) => g.options.length > 0);
+}
+
 function useMetricOptions(client: ResourcePrometheusClient): MetricOptions {
   const [discovered, setDiscovered] = useState<string[] | undefined>(undefined);
   useEffect(() => {
@@ -276,7 +292,10 @@ function PipelineEditor({ pipeline: p, client, metrics, onChange }: PipelineEdit
     [] as string[]
   );
   const labelOptions = useMemo(() => labelNames.map((n) => ({ label: n, value: n })), [labelNames]);
-  const fns = p.metric ? rangeFnsFor(p.metric) : [];
+  // The or-metrics are read with the same function, so it must apply to each of them.
+  const fns = p.metric
+    ? rangeFnsFor(p.metric).filter((f) => (p.alternatives ?? []).every((a) => rangeFnsFor(a).includes(f)))
+    : [];
   const setMatcher = (i: number, m: Partial<LabelMatcher>) =>
     onChange({ ...p, matchers: p.matchers.map((x, j) => (j === i ? { ...x, ...m } : x)) });
 
@@ -412,7 +431,7 @@ function PipelineEditor({ pipeline: p, client, metrics, onChange }: PipelineEdit
               <MultiSelect<string>
                 aria-label="Or metrics"
                 width={30}
-                options={metrics.groups}
+                options={alternativeOptions(metrics.groups, p)}
                 value={p.alternatives ?? []}
                 allowCustomValue
                 onCreateOption={(v) => onChange({ ...p, alternatives: [...(p.alternatives ?? []), v] })}

@@ -98,3 +98,34 @@ func TestEveryMetricConstantCatalogued(t *testing.T) {
 		t.Fatalf("checked %d constants, the catalog has %d entries: the filter skips metric names", checked, len(catalog))
 	}
 }
+
+// TestEveryVendedVariantCatalogued: SageMaker publishes each classic metric under one name per
+// grouping (metrics catalog §3.5, "Metric name mapping"); a variant missing here is unknown
+// to the builder, which then offers rate() on a delta metric.
+func TestEveryVendedVariantCatalogued(t *testing.T) {
+	var names []string
+	variants := func(suffixes []string, bases ...string) {
+		for _, b := range bases {
+			for _, s := range suffixes {
+				names = append(names, b+s)
+			}
+		}
+	}
+	variants([]string{"", "ByInstanceId", "ByAzByInstanceType", "ForIc", "ForIcByAzByInstanceType", "ForIcByInstanceIdByContainerId"},
+		"Invocations", "Invocation4XXErrors", "Invocation5XXErrors", "InvocationModelErrors", "ModelLatency", "OverheadLatency")
+	variants([]string{"", "ByAzByInstanceType"}, "InvocationsPerCopy", "ConcurrentRequestsPerCopy", "ConcurrentRequestsPerModel",
+		"FirstChunkLatency", "FirstChunkModelLatency", "FirstChunkOverheadLatency")
+	variants([]string{"", "ByInstanceId", "ByAzByInstanceType"}, "InvocationsPerInstance")
+	variants([]string{""}, "MidStreamErrors")
+	for _, n := range names {
+		x, ok := Lookup(n)
+		if !ok || !IsVended(n) {
+			t.Errorf("%s: in the catalog %v, vended %v", n, ok, IsVended(n))
+			continue
+		}
+		latency := regexp.MustCompile(`Latency`).MatchString(n)
+		if latency != (x.Type == TypeHistogram) {
+			t.Errorf("%s: type %s", n, x.Type)
+		}
+	}
+}

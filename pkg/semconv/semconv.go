@@ -224,6 +224,33 @@ const (
 	OverheadLatencyForIC          = "OverheadLatencyForIc"
 )
 
+// The remaining variants of the mapping (catalog §3.5): no panel reads them, but a user may
+// pick them in the builder, which must know them as delta.
+const (
+	InvocationsForICByAZ               = "InvocationsForIcByAzByInstanceType"
+	Invocation4XXErrorsByAZ            = "Invocation4XXErrorsByAzByInstanceType"
+	Invocation4XXErrorsForICByAZ       = "Invocation4XXErrorsForIcByAzByInstanceType"
+	Invocation5XXErrorsByAZ            = "Invocation5XXErrorsByAzByInstanceType"
+	Invocation5XXErrorsForICByAZ       = "Invocation5XXErrorsForIcByAzByInstanceType"
+	InvocationModelErrorsByAZ          = "InvocationModelErrorsByAzByInstanceType"
+	InvocationModelErrorsForIC         = "InvocationModelErrorsForIc"
+	InvocationModelErrorsForICByAZ     = "InvocationModelErrorsForIcByAzByInstanceType"
+	InvocationsPerInstance             = "InvocationsPerInstance"
+	InvocationsPerInstanceByInstanceID = "InvocationsPerInstanceByInstanceId"
+	InvocationsPerInstanceByAZ         = "InvocationsPerInstanceByAzByInstanceType"
+	InvocationsPerCopy                 = "InvocationsPerCopy"
+	InvocationsPerCopyByAZ             = "InvocationsPerCopyByAzByInstanceType"
+	ModelLatencyByAZ                   = "ModelLatencyByAzByInstanceType"
+	ModelLatencyForICByAZ              = "ModelLatencyForIcByAzByInstanceType"
+	OverheadLatencyByAZ                = "OverheadLatencyByAzByInstanceType"
+	OverheadLatencyForICByAZ           = "OverheadLatencyForIcByAzByInstanceType"
+	FirstChunkLatency                  = "FirstChunkLatency"
+	FirstChunkLatencyByAZ              = "FirstChunkLatencyByAzByInstanceType"
+	ConcurrentRequestsPerCopyByAZ      = "ConcurrentRequestsPerCopyByAzByInstanceType"
+	ConcurrentRequestsPerModel         = "ConcurrentRequestsPerModel"
+	ConcurrentRequestsPerModelByAZ     = "ConcurrentRequestsPerModelByAzByInstanceType"
+)
+
 // Engine, DCGM and node exporter labels that pass through the collector unchanged.
 const (
 	LabelModelName      = "model_name"

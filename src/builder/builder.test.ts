@@ -1,6 +1,7 @@
 import * as fs from 'fs';
 import * as path from 'path';
 
+import { getHints } from '../hints';
 import { LabelMatcher, MatchOp } from '../promql/names';
 import { catalogMetrics, metricInfo } from './catalog';
 import {
@@ -325,6 +326,20 @@ describe('delta metrics', () => {
       expect(rangeFnsFor(m.name)).not.toContain('increase');
       expect(rangeFnsFor(m.name)).toContain('sum_over_time');
     }
+  });
+
+  it.each([
+    'FirstChunkLatency',
+    'ConcurrentRequestsPerModel',
+    'InvocationsPerInstance',
+    'InvocationsPerCopy',
+    'ModelLatencyByAzByInstanceType',
+    'InvocationModelErrorsForIc',
+  ])('include %s, which the Code editor already calls delta', (name) => {
+    expect(getHints(`rate(${name}[5m])`).map((h) => h.id)).toContain('rate-on-delta');
+    expect(metricInfo(name)?.temporality).toBe('delta');
+    expect(rangeFnsFor(name)).not.toContain('rate');
+    expect(reason(`rate(${name}[5m])`)).toBe(`rate() on ${name}, a delta metric: use sum_over_time`);
   });
 
   it('start with sum_over_time when picked (gauges with none), and rate on them is refused', () => {

@@ -32,14 +32,26 @@ export function PromQLEditorModes({ expr, editorMode, onChange, onRunQuery, clie
   // The reason shown is for the text it was given; an edit clears it.
   const [refusal, setRefusal] = useState<{ expr: string; reason: string } | undefined>();
   const refused = refusal?.expr === expr ? refusal.reason : undefined;
-  // A saved builder query that no longer parses (edited elsewhere) opens in Code; judged once,
-  // since the builder's own edits pass through states it keeps to itself.
-  const [builderOK, setBuilderOK] = useState(() => expr.trim() === '' || parse(expr).ok);
+  // A builder query that it cannot read (saved so, or replaced from outside: Explore's history,
+  // the panel JSON) opens in Code with the reason; otherwise the builder would show, and on
+  // its next edit write back, the query it had before. Text the builder wrote itself is not
+  // judged: its edits pass through states it keeps to itself.
+  const [written, setWritten] = useState<string | undefined>(undefined);
+  const [judged, setJudged] = useState(() => ({ expr, ok: expr.trim() === '' || parse(expr).ok }));
+  let builderOK = judged.ok;
+  if (expr !== judged.expr) {
+    const r = editorMode !== 'builder' || expr === written || expr.trim() === '' ? undefined : parse(expr);
+    builderOK = !r || r.ok;
+    setJudged({ expr, ok: builderOK });
+    if (r && !r.ok) {
+      setRefusal({ expr, reason: r.reason });
+    }
+  }
   const mode: EditorMode = editorMode === 'builder' && builderOK ? 'builder' : 'code';
 
   const switchTo = (next: EditorMode) => {
     if (next === 'code' || expr.trim() === '') {
-      setBuilderOK(true);
+      setJudged({ expr, ok: true });
       onChange({ editorMode: next });
       return;
     }
@@ -48,7 +60,7 @@ export function PromQLEditorModes({ expr, editorMode, onChange, onRunQuery, clie
       setRefusal({ expr, reason: r.reason });
       return;
     }
-    setBuilderOK(true);
+    setJudged({ expr, ok: true });
     // The builder writes its one spelling (see docs/query-editor.md).
     onChange({ editorMode: 'builder', expr: render(r.query) });
   };
@@ -64,7 +76,15 @@ export function PromQLEditorModes({ expr, editorMode, onChange, onRunQuery, clie
         )}
       </Stack>
       {mode === 'builder' ? (
-        <QueryBuilder expr={expr} client={client} onChange={(v) => onChange({ expr: v })} onRunQuery={onRunQuery} />
+        <QueryBuilder
+          expr={expr}
+          client={client}
+          onChange={(v) => {
+            setWritten(v);
+            onChange({ expr: v });
+          }}
+          onRunQuery={onRunQuery}
+        />
       ) : (
         <>
           <PromQLEditor

@@ -102,6 +102,35 @@ describe('Builder / Code toggle', () => {
   });
 });
 
+describe('a query changed from outside while the builder is open', () => {
+  // Explore's query history, the dashboard JSON or another editor can replace the text.
+  function open(expr: string) {
+    const client = new ResourcePrometheusClient(new ResourceClient(fakeResources({})));
+    const onChange = jest.fn();
+    const props = { editorMode: 'builder' as const, client, onRunQuery: () => {}, onChange };
+    const view = render(<PromQLEditorModes {...props} expr={expr} />);
+    return { onChange, replace: (next: string) => view.rerender(<PromQLEditorModes {...props} expr={next} />) };
+  }
+
+  it('opens in Code, with the reason, when the builder cannot read it (never shows the old query)', async () => {
+    const { replace, onChange } = open('sum (DCGM_FI_DEV_GPU_UTIL)');
+    expect(screen.getByTestId('builder-preview')).toHaveTextContent('sum (DCGM_FI_DEV_GPU_UTIL)');
+    replace('label_replace(DCGM_FI_DEV_GPU_UTIL, "a", "$1", "b", "(.*)")');
+    expect(screen.queryByTestId('builder-preview')).not.toBeInTheDocument();
+    expect(screen.getByTestId('promql-editor')).toHaveTextContent('label_replace');
+    expect(screen.getByTestId('builder-refused')).toHaveTextContent('label_replace() is not a builder operation');
+    expect(onChange).not.toHaveBeenCalled();
+    await settle();
+  });
+
+  it('is shown by the builder when it can read it', async () => {
+    const { replace } = open('sum (DCGM_FI_DEV_GPU_UTIL)');
+    replace('max (DCGM_FI_DEV_GPU_TEMP)');
+    expect(screen.getByTestId('builder-preview')).toHaveTextContent('max (DCGM_FI_DEV_GPU_TEMP)');
+    await settle();
+  });
+});
+
 describe('QueryBuilder', () => {
   it('builds metric → filter → operation → aggregation into PromQL', async () => {
     const { state, fetcher } = setup({ expr: '', editorMode: 'builder' });

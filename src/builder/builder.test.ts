@@ -152,6 +152,8 @@ describe('render and parse', () => {
       'rate() on Invocations, a delta metric: use sum_over_time',
     ],
     ['$metric{a="b"}', 'a template variable as the metric name'],
+    ['{__name__="$metric", a="b"}', 'a template variable as the metric name'],
+    ['sum (rate({"${metric}"}[5m]))', 'a template variable as the metric name'],
     ['rate(x[5m] offset 1m)', 'an offset modifier inside rate()'],
     ['sum (', 'the query does not parse (at character 6)'],
     ['', 'empty query'],

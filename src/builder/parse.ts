@@ -281,9 +281,6 @@ class Reader {
     const id = n.getChild('Identifier');
     if (id) {
       metric = this.text(id);
-      if (VARIABLE.test(metric)) {
-        refuse('a template variable as the metric name');
-      }
     }
     const matchers: LabelMatcher[] = [];
     const list = n.getChild('LabelMatchers');
@@ -306,6 +303,10 @@ class Reader {
     }
     if (!metric) {
       refuse('a selector without a metric name (CloudWatch refuses it)');
+    }
+    // However it is spelled ($m, __name__="$m", {"$m"}): the builder cannot tell its kind.
+    if (VARIABLE.test(metric)) {
+      refuse('a template variable as the metric name');
     }
     return { type: 'pipeline', metric, matchers };
   }

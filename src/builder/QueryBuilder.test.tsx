@@ -3,7 +3,7 @@ import { EditorView } from '@codemirror/view';
 import React, { useMemo, useState } from 'react';
 
 import { ResourcePrometheusClient } from '../promql/client';
-import { ResourceClient } from '../resources';
+import { DISCOVERY_LIMIT, ResourceClient } from '../resources';
 import { fakeResources } from '../testing';
 import { EditorMode } from '../types';
 import { PromQLEditorModes } from './EditorModes';
@@ -266,6 +266,26 @@ describe('metric picker', () => {
       ['Other', ['custom_total']],
     ]);
     expect(groups[0].options[0].description).toBe('counter · delta · count');
+  });
+
+  it('says discovery failed, with the error, rather than that it found nothing', async () => {
+    const client = new ResourcePrometheusClient(new ResourceClient(fakeResources({})));
+    render(
+      <PromQLEditorModes expr="" editorMode="builder" client={client} onRunQuery={() => {}} onChange={() => {}} />
+    );
+    await settle();
+    expect(screen.getByTestId('metric-discovery-note')).toHaveTextContent(
+      'Metric discovery failed (unexpected resource call api/v1/label/__name__/values): showing the whole catalog'
+    );
+  });
+
+  it('offers the whole catalog when discovery stops at its limit (the list is then partial)', () => {
+    const names = Array.from({ length: DISCOVERY_LIMIT }, (_, i) => `custom_${i}`);
+    const { groups, note } = groupMetrics(names);
+    expect(note).toBe(`Metric discovery stopped at ${DISCOVERY_LIMIT} names: showing the whole catalog`);
+    const vended = groups.find((g) => g.label === 'SageMaker vended')!;
+    expect(vended.options.map((o: { value: string }) => o.value)).toContain('ModelLatency');
+    expect(groups.find((g) => g.label === 'Other')!.options).toHaveLength(DISCOVERY_LIMIT);
   });
 
   it('falls back to the whole catalog when discovery finds nothing, and says so', () => {

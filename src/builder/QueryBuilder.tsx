@@ -5,6 +5,7 @@ import React, { useEffect, useMemo, useState } from 'react';
 
 import { editorMatchers, ResourcePrometheusClient } from '../promql/client';
 import { LabelMatcher, MatchOp } from '../promql/names';
+import { DISCOVERY_LIMIT } from '../resources';
 import { catalogMetrics, describeMetric, FAMILIES, metricInfo } from './catalog';
 import {
   AGG_OPS,
@@ -189,14 +190,18 @@ function ChainEditor({ query, onChange, client, metrics, onRunQuery, prefix = ''
 
 type MetricOptions = { groups: Array<SelectableValue<string>>; note?: string };
 
-/** Catalog metrics the data source has, grouped by family; discovered names the catalog lacks go under "Other". */
-export function groupMetrics(discovered: string[] | undefined): MetricOptions {
+/**
+ * Catalog metrics the data source has, grouped by family; discovered names the catalog lacks go
+ * under "Other". The whole catalog is offered while discovery is asking (undefined), when it
+ * failed (failure says why), found nothing, or stopped at its limit (the list is then partial).
+ */
+export function groupMetrics(discovered: string[] | undefined, failure?: string): MetricOptions {
   const option = (name: string) => {
     const info = metricInfo(name);
     return { label: name, value: name, description: info ? describeMetric(info) : undefined };
   };
-  // Until discovery answers (undefined) and when it finds nothing, the whole catalog is offered.
-  const have = discovered && discovered.length ? new Set(discovered) : undefined;
+  const complete = discovered !== undefined && discovered.length > 0 && discovered.length < DISCOVERY_LIMIT;
+  const have = complete ? new Set(discovered) : undefined;
   const groups: Array<SelectableValue<string>> = FAMILIES.map((f) => ({
     label: f.title,
     options: catalogMetrics()
@@ -207,10 +212,30 @@ export function groupMetrics(discovered: string[] | undefined): MetricOptions {
   if (other.length) {
     groups.push({ label: 'Other', options: other.map(option) });
   }
-  return {
-    groups,
-    note: discovered && !have ? 'Metric discovery returned nothing: showing the whole catalog' : undefined,
-  };
+  let note: string | undefined;
+  if (failure !== undefined) {
+    note = `Metric discovery failed (${failure}): showing the whole catalog`;
+  } else if (discovered && discovered.length === 0) {
+    note = 'Metric discovery returned nothing: showing the whole catalog';
+  } else if (discovered && !complete) {
+    note = `Metric discovery stopped at ${discovered.length} names: showing the whole catalog`;
+  }
+  return { groups, note };
+}
+
+function useMetricOptions(client: ResourcePrometheusClient): MetricOptions {
+  const [discovered, setDiscovered] = useState<{ names?: string[]; failure?: string }>({});
+  useEffect(() => {
+    let live = true;
+    client.metricNames().then(
+      (names) => live && setDiscovered({ names }),
+      (e: unknown) => live && setDiscovered({ names: [], failure: e instanceof Error ? e.message : String(e) })
+    );
+    return () => {
+      live = false;
+    };
+  }, [client]);
+  return useMemo(() => groupMetrics(discovered.names, discovered.failure), [discovered]);
 }
 
 /**
@@ -227,21 +252,6 @@ export function alternativeOptions(
   return groups
     .map((g) => ({ ...g, options: (g.options as Array<SelectableValue<string>>).filter((o) => fits(o.value!)) }))
     .filter((g) => g.options.length > 0);
-}
-
-function useMetricOptions(client: ResourcePrometheusClient): MetricOptions {
-  const [discovered, setDiscovered] = useState<string[] | undefined>(undefined);
-  useEffect(() => {
-    let live = true;
-    client.metricNames().then(
-      (names) => live && setDiscovered(names),
-      () => live && setDiscovered([])
-    );
-    return () => {
-      live = false;
-    };
-  }, [client]);
-  return useMemo(() => groupMetrics(discovered), [discovered]);
 }
 
 /** Names of the dashboard's template variables, as $name, for filter values. */

@@ -244,6 +244,22 @@ describe('QueryBuilder', () => {
     expect(offered).not.toContain('increase');
   });
 
+  it.each([
+    ['Range window', '5 m', 'A duration such as 5m or 1h30m, or a variable such as $__rate_interval'],
+    ['Range window', '5m] or vector(1', 'A duration such as 5m or 1h30m, or a variable such as $__rate_interval'],
+    ['Quantile', '0.9)', 'A number such as 0.99, or a variable such as $percentile'],
+    ['Number', '1OO', 'A number such as 100, or a variable'],
+  ])('flags a %s the query cannot carry (%s)', async (label, text, message) => {
+    setup({
+      expr: 'histogram_quantile(0.99, sum (rate(vllm:e2e_request_latency_seconds[5m]))) * 100',
+      editorMode: 'builder',
+    });
+    await settle();
+    expect(screen.queryByText(message)).not.toBeInTheDocument();
+    fireEvent.change(screen.getByLabelText(label), { target: { value: text } });
+    expect(screen.getByText(message)).toBeInTheDocument();
+  });
+
   it('opens a saved builder query it cannot read in Code', () => {
     setup({ expr: 'label_replace(x, "a", "b", "c", "d")', editorMode: 'builder' });
     expect(screen.getByTestId('promql-editor')).toBeInTheDocument();

@@ -25,7 +25,7 @@ import {
   takesQuantile,
   Term,
 } from './model';
-import { parse } from './parse';
+import { isNumber, isWindow, parse } from './parse';
 import { render } from './render';
 
 // The query builder. Test ids and labels are stable (the browser tests drive them):
@@ -106,7 +106,12 @@ function ChainEditor({ query, onChange, client, metrics, onRunQuery, prefix = ''
     switch (o.type) {
       case 'number':
         return (
-          <InlineField label="Number" labelWidth={14}>
+          <InlineField
+            label="Number"
+            labelWidth={14}
+            invalid={!isNumber(o.value)}
+            error="A number such as 100, or a variable"
+          >
             <Input
               aria-label="Number"
               width={16}
@@ -386,7 +391,12 @@ function PipelineEditor({ pipeline: p, client, metrics, onChange }: PipelineEdit
             />
           </InlineField>
           {p.range && (
-            <InlineField label="Window" labelWidth={10}>
+            <InlineField
+              label="Window"
+              labelWidth={10}
+              invalid={!isWindow(p.range.window)}
+              error="A duration such as 5m or 1h30m, or a variable such as $__rate_interval"
+            >
               <Input
                 aria-label="Range window"
                 width={20}
@@ -423,7 +433,12 @@ function PipelineEditor({ pipeline: p, client, metrics, onChange }: PipelineEdit
             />
           </InlineField>
           {p.agg && aggTakesParam(p.agg.op) && (
-            <InlineField label="Parameter" labelWidth={10}>
+            <InlineField
+              label="Parameter"
+              labelWidth={10}
+              invalid={!isNumber(p.agg.param ?? '')}
+              error="A number such as 5, or a variable"
+            >
               <Input
                 aria-label="Aggregation parameter"
                 width={10}
@@ -488,7 +503,13 @@ function PipelineEditor({ pipeline: p, client, metrics, onChange }: PipelineEdit
             />
           </InlineField>
           {p.quantile !== undefined && (
-            <InlineField label="Quantile" labelWidth={10} tooltip="0.99, or a variable such as $percentile">
+            <InlineField
+              label="Quantile"
+              labelWidth={10}
+              tooltip="0.99, or a variable such as $percentile"
+              invalid={!isNumber(p.quantile)}
+              error="A number such as 0.99, or a variable such as $percentile"
+            >
               <Input
                 aria-label="Quantile"
                 width={16}

@@ -18,7 +18,7 @@ import {
   rangeFnsFor,
   takesQuantile,
 } from './model';
-import { parse } from './parse';
+import { isNumber, isWindow, parse } from './parse';
 import { render } from './render';
 
 function roundTrip(expr: string): string {
@@ -164,6 +164,19 @@ describe('render and parse', () => {
     ['sum by (a # c\n) (x)', 'a comment (the builder would drop it)'],
   ])('refuses %s', (expr, why) => {
     expect(reason(expr)).toBe(why);
+  });
+});
+
+describe('the builder inputs', () => {
+  // What the Number/Quantile/Parameter and Window fields accept is what parse reads back there.
+  it.each(['100', '0.99', '1e3', '0x10', 'Inf', '-1', '$x', '${x}', '1OO', '0.9)', '1 2', '', '$__rate_interval'])(
+    'number %p',
+    (t) => {
+      expect(isNumber(t)).toBe(parse(`x * ${t}`).ok);
+    }
+  );
+  it.each(['5m', '1h30m', '$__rate_interval', '${w}', '5 m', '5m] or vector(1', '', '300', '5M'])('window %p', (t) => {
+    expect(isWindow(t)).toBe(parse(`rate(x[${t}])`).ok);
   });
 });
 

@@ -49,6 +49,20 @@ const UNSUPPORTED: Record<string, string> = {
   AggregateExpr: 'an aggregation inside another operation',
 };
 
+/** Whether the builder can write text as a range window: a duration or a template variable. */
+export function isWindow(text: string): boolean {
+  return DURATION.test(text) || VARIABLE.test(text);
+}
+
+/** Whether the builder can write text where a number goes: a number literal or a template variable. */
+export function isNumber(text: string): boolean {
+  if (VARIABLE.test(text)) {
+    return true;
+  }
+  const top = parser.parse(text).topNode.firstChild;
+  return top?.name === 'NumberDurationLiteral' && top.from === 0 && top.to === text.length;
+}
+
 export function parse(expr: string): ParseResult {
   if (expr.trim() === '') {
     return { ok: false, reason: 'empty query' };

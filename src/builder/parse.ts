@@ -322,6 +322,9 @@ class Reader {
     if (VARIABLE.test(metric)) {
       refuse('a template variable as the metric name');
     }
+    if (/\$|\[\[/.test(metric)) {
+      refuse('a template variable in the metric name');
+    }
     return { type: 'pipeline', metric, matchers };
   }
 

@@ -157,6 +157,11 @@ describe('render and parse', () => {
     ['rate(node_${m}_total[5m])', 'a template variable in the metric name'],
     ['DCGM_FI_DEV_$field', 'a template variable in the metric name'],
     ['vllm:[[x]]_total', 'a template variable in the metric name'],
+    // by (${agg:csv}) is by (a,b) once interpolated; quoted, it would be one label named "a,b".
+    [
+      'sum by (${agg:csv}) (x)',
+      'a variable with a format (${agg:csv}) as a label name: the builder writes label variables quoted',
+    ],
     ['rate(x[5m] offset 1m)', 'an offset modifier inside rate()'],
     ['sum (', 'the query does not parse (at character 6)'],
     ['', 'empty query'],

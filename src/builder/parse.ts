@@ -256,6 +256,10 @@ class Reader {
 
   private labelName(n: SyntaxNode): string {
     const t = this.text(n);
+    // A formatted variable may stand for several names (csv); quoting would make them one.
+    if (n.name !== 'QuotedLabelName' && /^\$\{[^}]*:[^}]*\}$/.test(t)) {
+      refuse(`a variable with a format (${t}) as a label name: the builder writes label variables quoted`);
+    }
     return n.name === 'QuotedLabelName' ? unquoteString(t) : t;
   }
 

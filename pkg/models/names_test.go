@@ -39,7 +39,7 @@ func TestQueryTypesMatchFrontend(t *testing.T) {
 		RunsPromQL bool `json:"runsPromQL"`
 	}
 	readJSON(t, "src/queryTypes.json", &table)
-	backend := []string{QueryTypePromQL, QueryTypeDiagnosis}
+	backend := QueryTypes
 	if got := slices.Sorted(maps.Keys(table)); !slices.Equal(got, slices.Sorted(slices.Values(backend))) {
 		t.Fatalf("src/queryTypes.json has %v, the backend routes %v: change both", got, backend)
 	}

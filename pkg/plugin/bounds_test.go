@@ -31,7 +31,7 @@ func TestBadInputRefusedBeforeAnyCall(t *testing.T) {
 			q := dataQuery("A", `{"expr":"up"}`)
 			q.QueryType = "logs"
 			return q
-		}, []string{`queryType "logs" is unknown`, "promql or diagnosis"}},
+		}, []string{`queryType "logs" is unknown`, "promql, diagnosis, alarms, alarmHistory, inventory"}},
 		{"unknown queryType in the model", func() backend.DataQuery { return dataQuery("A", `{"expr":"up","queryType":"traceql"}`) },
 			[]string{`queryType "traceql" is unknown`}},
 		{"year 1", inRange(at(1).Add(time.Hour), at(2026)), []string{"outside the years 1970–2199"}},

@@ -1,0 +1,202 @@
+// Package health is the plugin's health model, pure: it joins the SageMaker inventory with
+// CloudWatch alarms (and the contributors of multi-series PromQL alarms) into one state per
+// resource, worst first, falls back to the engine thresholds where a resource has no alarm,
+// and builds the frames of the alarms, alarmHistory and inventory queries
+// (docs/alarms.md; the field names and order are a contract with the dashboards).
+package health
+
+import (
+	"cmp"
+	"slices"
+	"time"
+
+	"github.com/inferscope/sagemaker-datasource/pkg/awsapi"
+	"github.com/inferscope/sagemaker-datasource/pkg/consolelinks"
+)
+
+// Resource types of the alarms frame.
+const (
+	TypeEndpoint  = "endpoint"
+	TypeComponent = "inference_component"
+	TypeInstance  = "instance"
+)
+
+// StateNoAlarm is the state of a resource without any alarm (and no threshold reading).
+const StateNoAlarm = "NO_ALARM"
+
+// Where a resource's state comes from.
+const (
+	SourceAlarm     = "alarm"
+	SourceThreshold = "threshold"
+	SourceNone      = "none"
+)
+
+// Severity orders states: 3 ALARM, 2 INSUFFICIENT_DATA, 1 OK, 0 no alarm.
+func Severity(state string) float64 {
+	switch state {
+	case awsapi.StateAlarm:
+		return 3
+	case awsapi.StateInsufficientData:
+		return 2
+	case awsapi.StateOK:
+		return 1
+	}
+	return 0
+}
+
+// Filter keeps resources by endpoint and inference component name; an empty list keeps any.
+// With a component filter, only resources of those components remain (not their endpoints).
+type Filter struct{ Endpoints, Components []string }
+
+// Keep reports whether a resource of that endpoint and component passes.
+func (f Filter) Keep(endpoint, component string) bool {
+	return (len(f.Endpoints) == 0 || slices.Contains(f.Endpoints, endpoint)) &&
+		(len(f.Components) == 0 || slices.Contains(f.Components, component))
+}
+
+// Resource is one tile: an endpoint, an inference component, or an instance an alarm names.
+type Resource struct {
+	Type                          string
+	Endpoint, Component, Instance string
+}
+
+// Name is the resource's display name.
+func (r Resource) Name() string {
+	switch r.Type {
+	case TypeInstance:
+		return r.Instance
+	case TypeComponent:
+		return r.Component
+	}
+	return r.Endpoint
+}
+
+// State is one row of the alarms frame: the resource and its worst alarm.
+type State struct {
+	Resource
+	State    string
+	Source   string
+	Alarm    string // the worst alarm's name, or the threshold rule's label
+	Alarms   int    // alarms on the resource
+	Reason   string
+	Metric   string // metric name or PromQL
+	Threshold *float64
+	Updated  *time.Time
+	AlarmURL string
+}
+
+// Input is what Join reads.
+type Input struct {
+	Inventory awsapi.Inventory
+	Alarms    []awsapi.Alarm
+	// Contributors of the alarms NeedsContributors names, by alarm name.
+	Contributors map[string][]awsapi.Contributor
+	Filter       Filter
+	Region       string
+}
+
+// Join gives every resource of the inventory, and every resource an alarm names, one state:
+// the worst of its alarms, NO_ALARM without any. Alarms that name no resource (other
+// services', multi-series alarms not in ALARM) are returned by name in unmapped.
+func Join(in Input) (states []State, unmapped []string) {
+	icEndpoint := componentEndpoints(in.Inventory)
+	byKey := map[Resource]*State{}
+	var order []*State
+	resource := func(t target) *State {
+		if t.component != "" && t.endpoint == "" {
+			t.endpoint = icEndpoint[t.component]
+		}
+		r := Resource{Type: TypeEndpoint, Endpoint: t.endpoint}
+		switch {
+		case t.instance != "":
+			r = Resource{Type: TypeInstance, Instance: t.instance}
+		case t.component != "":
+			r = Resource{Type: TypeComponent, Component: t.component}
+		}
+		s := byKey[r]
+		if s == nil {
+			s = &State{Resource: r, State: StateNoAlarm, Source: SourceNone}
+			byKey[r] = s
+			order = append(order, s)
+		}
+		// Keys carry only the name; what else is known about the resource fills in.
+		s.Endpoint = cmp.Or(s.Endpoint, t.endpoint)
+		s.Component = cmp.Or(s.Component, t.component)
+		return s
+	}
+	for _, ep := range in.Inventory.Endpoints {
+		resource(target{endpoint: ep.Name})
+		for _, c := range ep.Components {
+			resource(target{endpoint: cmp.Or(c.Endpoint, ep.Name), component: c.Name})
+		}
+	}
+	for _, a := range in.Alarms {
+		hs := hits(a, in.Contributors[a.Name])
+		if len(hs) == 0 {
+			unmapped = append(unmapped, a.Name)
+			continue
+		}
+		for _, h := range hs {
+			apply(resource(h.target), a, h, in.Region)
+		}
+	}
+	for _, s := range order {
+		if in.Filter.Keep(s.Endpoint, s.Component) {
+			states = append(states, *s)
+		}
+	}
+	Sort(states)
+	return states, unmapped
+}
+
+// apply counts an alarm on a resource and makes it the one shown when it is worse than
+// the one shown so far (on a tie, the later state change).
+func apply(s *State, a awsapi.Alarm, h hit, region string) {
+	s.Alarms++
+	worse := Severity(h.state) > Severity(s.State) || s.Source != SourceAlarm
+	if !worse && Severity(h.state) == Severity(s.State) {
+		var shown time.Time
+		if s.Updated != nil {
+			shown = *s.Updated
+		}
+		worse = a.Updated.After(shown) || (a.Updated.Equal(shown) && a.Name < s.Alarm)
+	}
+	if !worse {
+		return
+	}
+	s.State, s.Source, s.Alarm, s.Reason = h.state, SourceAlarm, a.Name, h.reason
+	s.Metric = cmp.Or(a.PromQL, a.Metric)
+	s.Threshold = a.Threshold
+	s.Updated = nil
+	if !a.Updated.IsZero() {
+		u := a.Updated.UTC()
+		s.Updated = &u
+	}
+	s.AlarmURL = consolelinks.Alarm(region, a.Name)
+}
+
+var typeOrder = map[string]int{TypeEndpoint: 0, TypeComponent: 1, TypeInstance: 2}
+
+// Sort puts the worst first, then by endpoint, type (endpoint, component, instance) and name.
+func Sort(states []State) {
+	slices.SortStableFunc(states, func(a, b State) int {
+		return cmp.Or(
+			-cmp.Compare(Severity(a.State), Severity(b.State)),
+			cmp.Compare(a.Endpoint, b.Endpoint),
+			cmp.Compare(typeOrder[a.Type], typeOrder[b.Type]),
+			cmp.Compare(a.Name(), b.Name()),
+		)
+	})
+}
+
+// ConsoleURL is the SageMaker console page of the resource: an instance's is its IC's, else
+// its endpoint's (instances of SageMaker endpoints have no console page of their own).
+func (r Resource) ConsoleURL(region string) string {
+	if r.Type == TypeEndpoint {
+		return consolelinks.Endpoint(region, r.Endpoint)
+	}
+	if r.Component != "" {
+		return consolelinks.InferenceComponent(region, r.Component)
+	}
+	return consolelinks.Endpoint(region, r.Endpoint)
+}

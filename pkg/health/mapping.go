@@ -1,0 +1,133 @@
+package health
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/inferscope/sagemaker-datasource/pkg/awsapi"
+	"github.com/inferscope/sagemaker-datasource/pkg/semconv"
+)
+
+// Label and dimension names that name a resource: the OTel attributes of the engine and DCGM
+// series, and the CloudWatch dimensions of the vended metrics (also labels of their enriched
+// series).
+var (
+	endpointNames  = []string{semconv.DimEndpointName, semconv.LabelEndpoint}
+	componentNames = []string{semconv.DimInferenceComponentName, semconv.LabelInferenceComp}
+	instanceNames  = []string{semconv.DimInstanceID, semconv.LabelHostID}
+)
+
+// target is what an alarm, or one series of it, is about; empty fields are unknown.
+type target struct{ endpoint, component, instance string }
+
+func (t target) empty() bool { return t.endpoint == "" && t.component == "" && t.instance == "" }
+
+// fromLabels reads a target from dimensions or series labels.
+func fromLabels(m map[string]string) target {
+	first := func(names []string) string {
+		for _, n := range names {
+			if v := m[n]; v != "" {
+				return v
+			}
+		}
+		return ""
+	}
+	return target{endpoint: first(endpointNames), component: first(componentNames), instance: first(instanceNames)}
+}
+
+// equalityMatcher finds `name="value"` matchers in PromQL, the name bare or quoted (dotted
+// and '@' names must be), the value in double or single quotes. `!=`, `=~` and `!~` do not
+// match: only equality names one resource.
+var equalityMatcher = regexp.MustCompile(`(?:"((?:[^"\\]|\\.)*)"|([A-Za-z_][A-Za-z0-9_]*))\s*=\s*(?:"((?:[^"\\]|\\.)*)"|'((?:[^'\\]|\\.)*)')`)
+
+// fromPromQL reads a target from the equality matchers of a PromQL alarm's query. A kind
+// matched with two different values (`a or b`) names no single resource and is left unknown.
+func fromPromQL(query string) target {
+	values := map[string]map[string]bool{}
+	for _, m := range equalityMatcher.FindAllStringSubmatch(query, -1) {
+		name := m[2]
+		if name == "" {
+			name = unquote(m[1])
+		}
+		value := m[3]
+		if value == "" {
+			value = m[4]
+		}
+		if value = unquote(value); value == "" {
+			continue
+		}
+		if values[name] == nil {
+			values[name] = map[string]bool{}
+		}
+		values[name][value] = true
+	}
+	one := func(names []string) string {
+		found := ""
+		for _, n := range names {
+			for v := range values[n] {
+				if found != "" && found != v {
+					return ""
+				}
+				found = v
+			}
+		}
+		return found
+	}
+	return target{endpoint: one(endpointNames), component: one(componentNames), instance: one(instanceNames)}
+}
+
+// unquote undoes PromQL string escapes; text that is not a valid escape stays as written.
+func unquote(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	if u, err := strconv.Unquote(`"` + strings.ReplaceAll(s, `"`, `\"`) + `"`); err == nil {
+		return u
+	}
+	return s
+}
+
+// hit is one resource an alarm applies to, in the state it has for that resource.
+type hit struct {
+	target
+	state, reason string
+}
+
+// alarmTarget is the resource an alarm names by itself: a metric alarm's dimensions, else the
+// equality matchers of a PromQL alarm's query. Empty when it names none.
+func alarmTarget(a awsapi.Alarm) target {
+	if t := fromLabels(a.Dimensions); !t.empty() {
+		return t
+	}
+	if a.PromQL != "" {
+		return fromPromQL(a.PromQL)
+	}
+	return target{}
+}
+
+// NeedsContributors reports whether the alarm can only be tied to resources through its
+// contributors: a PromQL alarm in ALARM whose query names no resource (a by-IC query, say).
+func NeedsContributors(a awsapi.Alarm) bool {
+	return a.PromQL != "" && a.State == awsapi.StateAlarm && alarmTarget(a).empty()
+}
+
+// hits are the resources an alarm applies to: the one it names, else each contributor in
+// ALARM. An alarm that names nothing (another service's, or a multi-series alarm that is not
+// in ALARM) applies to none.
+func hits(a awsapi.Alarm, contributors []awsapi.Contributor) []hit {
+	if t := alarmTarget(a); !t.empty() {
+		return []hit{{target: t, state: a.State, reason: a.Reason}}
+	}
+	var out []hit
+	for _, c := range contributors {
+		if t := fromLabels(c.Attributes); !t.empty() {
+			reason := c.Reason
+			if reason == "" {
+				reason = a.Reason
+			}
+			out = append(out, hit{target: t, state: awsapi.StateAlarm, reason: reason})
+		}
+	}
+	return out
+}

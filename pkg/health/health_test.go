@@ -1,0 +1,257 @@
+package health
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/inferscope/sagemaker-datasource/pkg/awsapi"
+	"github.com/inferscope/sagemaker-datasource/pkg/diagnosis"
+	"github.com/inferscope/sagemaker-datasource/pkg/semconv"
+)
+
+func TestAlarmTarget(t *testing.T) {
+	tests := []struct {
+		name  string
+		alarm awsapi.Alarm
+		want  target
+	}{
+		{"metric alarm on an endpoint", awsapi.Alarm{Dimensions: map[string]string{"EndpointName": "chat", "VariantName": "AllTraffic"}}, target{endpoint: "chat"}},
+		{"metric alarm on an IC", awsapi.Alarm{Dimensions: map[string]string{"InferenceComponentName": "chat-llama"}}, target{component: "chat-llama"}},
+		{"metric alarm on an instance", awsapi.Alarm{Dimensions: map[string]string{"EndpointName": "chat", "InstanceId": "i-0a"}}, target{endpoint: "chat", instance: "i-0a"}},
+		{"another service's alarm", awsapi.Alarm{Dimensions: map[string]string{"QueueName": "q"}}, target{}},
+		{"PromQL, quoted OTel label", awsapi.Alarm{PromQL: `max({"vllm:kv_cache_usage_perc", "aws.sagemaker.inference_component.name"="chat-llama"}) > 0.9`}, target{component: "chat-llama"}},
+		{"PromQL, dimension label and single quotes", awsapi.Alarm{PromQL: `sum(Invocation5XXErrors{EndpointName='chat'}) > 5`}, target{endpoint: "chat"}},
+		{"PromQL, instance label", awsapi.Alarm{PromQL: `DCGM_FI_DEV_GPU_TEMP{"@resource.host.id" = "i-0b", "aws.sagemaker.endpoint.name"="chat"} > 85`}, target{endpoint: "chat", instance: "i-0b"}},
+		{"PromQL, regex and negative matchers name nothing", awsapi.Alarm{PromQL: `x{"aws.sagemaker.endpoint.name"=~"chat", EndpointName!="embed"} > 1`}, target{}},
+		{"PromQL, two endpoints name no single one", awsapi.Alarm{PromQL: `x{EndpointName="a"} > 1 or x{EndpointName="b"} > 1`}, target{}},
+		{"PromQL, the same endpoint twice", awsapi.Alarm{PromQL: `x{EndpointName="a"} / y{"aws.sagemaker.endpoint.name"="a"} > 1`}, target{endpoint: "a"}},
+		{"PromQL, escaped value", awsapi.Alarm{PromQL: `x{EndpointName="a\u002db"} > 1`}, target{endpoint: "a-b"}},
+		{"PromQL by IC names nothing", awsapi.Alarm{PromQL: `max by ("aws.sagemaker.inference_component.name") (vllm:kv_cache_usage_perc) > 0.9`}, target{}},
+	}
+	for _, tt := range tests {
+		if got := alarmTarget(tt.alarm); got != tt.want {
+			t.Errorf("%s: got %+v, want %+v", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestNeedsContributors(t *testing.T) {
+	byIC := `max by ("aws.sagemaker.inference_component.name") (vllm:kv_cache_usage_perc) > 0.9`
+	for _, tt := range []struct {
+		a    awsapi.Alarm
+		want bool
+	}{
+		{awsapi.Alarm{PromQL: byIC, State: awsapi.StateAlarm}, true},
+		{awsapi.Alarm{PromQL: byIC, State: awsapi.StateOK}, false},
+		{awsapi.Alarm{PromQL: `x{EndpointName="a"} > 1`, State: awsapi.StateAlarm}, false},
+		{awsapi.Alarm{Metric: "CPUUtilization", State: awsapi.StateAlarm}, false},
+	} {
+		if got := NeedsContributors(tt.a); got != tt.want {
+			t.Errorf("%+v: got %v", tt.a, got)
+		}
+	}
+}
+
+var t0 = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+
+func TestJoin(t *testing.T) {
+	inv := awsapi.Inventory{Region: "us-east-1", Endpoints: []awsapi.Endpoint{
+		{Name: "chat", Components: []awsapi.Component{{Name: "chat-llama", Endpoint: "chat"}, {Name: "chat-qwen", Endpoint: "chat"}}},
+		{Name: "embed"},
+	}}
+	th := 0.9
+	alarms := []awsapi.Alarm{
+		{Name: "kv-chat-llama", State: awsapi.StateOK, Updated: t0, PromQL: `max({"vllm:kv_cache_usage_perc","aws.sagemaker.inference_component.name"="chat-llama"}) >= 0.9`},
+		{Name: "kv-by-ic", State: awsapi.StateAlarm, Reason: "2 series breaching", Updated: t0.Add(time.Minute),
+			PromQL: `max by ("aws.sagemaker.inference_component.name") (vllm:kv_cache_usage_perc) >= 0.9`},
+		{Name: "5xx-chat", State: awsapi.StateInsufficientData, Updated: t0, Namespace: "AWS/SageMaker", Metric: "Invocation5XXErrors",
+			Dimensions: map[string]string{"EndpointName": "chat", "VariantName": "AllTraffic"}, Threshold: &th},
+		{Name: "gpu-temp-i-0a", State: awsapi.StateAlarm, Updated: t0, Dimensions: map[string]string{"EndpointName": "chat", "InferenceComponentName": "chat-qwen", "InstanceId": "i-0a"}},
+		{Name: "sqs-depth", State: awsapi.StateAlarm, Dimensions: map[string]string{"QueueName": "jobs"}},
+		{Name: "old-endpoint", State: awsapi.StateInsufficientData, Dimensions: map[string]string{"EndpointName": "gone"}},
+	}
+	contributors := map[string][]awsapi.Contributor{"kv-by-ic": {
+		{Attributes: map[string]string{semconv.LabelInferenceComp: "chat-llama", semconv.LabelEndpoint: "chat"}, Reason: "KV 0.97 ≥ 0.9"},
+	}}
+	states, unmapped := Join(Input{Inventory: inv, Alarms: alarms, Contributors: contributors, Region: "us-east-1"})
+	got := map[string]State{}
+	var order []string
+	for _, s := range states {
+		got[s.Type+"/"+s.Name()] = s
+		order = append(order, s.Type+"/"+s.Name())
+	}
+	wantOrder := []string{"inference_component/chat-llama", "instance/i-0a", "endpoint/chat", "endpoint/gone", "inference_component/chat-qwen", "endpoint/embed"}
+	if strings.Join(order, " ") != strings.Join(wantOrder, " ") {
+		t.Errorf("order %v\nwant  %v", order, wantOrder)
+	}
+	check := func(key, state, alarm string, count int) {
+		t.Helper()
+		s := got[key]
+		if s.State != state || s.Alarm != alarm || s.Alarms != count {
+			t.Errorf("%s: state %s alarm %q count %d, want %s %q %d", key, s.State, s.Alarm, s.Alarms, state, alarm, count)
+		}
+	}
+	check("inference_component/chat-llama", "ALARM", "kv-by-ic", 2)
+	check("instance/i-0a", "ALARM", "gpu-temp-i-0a", 1)
+	check("endpoint/chat", "INSUFFICIENT_DATA", "5xx-chat", 1)
+	check("inference_component/chat-qwen", StateNoAlarm, "", 0)
+	check("endpoint/embed", StateNoAlarm, "", 0)
+	if s := got["inference_component/chat-llama"]; s.Reason != "KV 0.97 ≥ 0.9" || s.Endpoint != "chat" || !strings.Contains(s.AlarmURL, "#alarmsV2:alarm/kv-by-ic") {
+		t.Errorf("chat-llama: %+v", s)
+	}
+	if s := got["instance/i-0a"]; s.Endpoint != "chat" || s.Component != "chat-qwen" || s.ConsoleURL("us-east-1") != "https://us-east-1.console.aws.amazon.com/sagemaker/home?region=us-east-1#/inference-components/chat-qwen" {
+		t.Errorf("i-0a: %+v", s)
+	}
+	if s := got["endpoint/chat"]; s.Metric != "Invocation5XXErrors" || s.Threshold == nil || *s.Threshold != 0.9 || s.Updated == nil || !s.Updated.Equal(t0) {
+		t.Errorf("chat: %+v", s)
+	}
+	if strings.Join(unmapped, ",") != "sqs-depth" {
+		t.Errorf("unmapped %v", unmapped)
+	}
+
+	filtered, _ := Join(Input{Inventory: inv, Alarms: alarms, Contributors: contributors, Filter: Filter{Components: []string{"chat-qwen"}}})
+	var names []string
+	for _, s := range filtered {
+		names = append(names, s.Name())
+	}
+	if strings.Join(names, ",") != "i-0a,chat-qwen" {
+		t.Errorf("filtered by IC chat-qwen: %v", names)
+	}
+}
+
+// TestJoinProperties: over random inventories and alarm sets, every resource appears exactly
+// once, its severity is the maximum of its alarms' and its count theirs, resources without an
+// alarm are NO_ALARM, and the rows are worst first.
+func TestJoinProperties(t *testing.T) {
+	rng := rand.New(rand.NewPCG(2026, 11))
+	states := []string{awsapi.StateOK, awsapi.StateAlarm, awsapi.StateInsufficientData}
+	for round := range 300 {
+		var inv awsapi.Inventory
+		var eps, ics []string
+		for e := range rng.IntN(5) {
+			ep := awsapi.Endpoint{Name: fmt.Sprintf("ep%d", e)}
+			eps = append(eps, ep.Name)
+			for c := range rng.IntN(4) {
+				name := fmt.Sprintf("ep%d-ic%d", e, c)
+				ics = append(ics, name)
+				ep.Components = append(ep.Components, awsapi.Component{Name: name, Endpoint: ep.Name})
+			}
+			inv.Endpoints = append(inv.Endpoints, ep)
+		}
+		// Alarms name known and unknown endpoints and ICs, through dimensions or PromQL.
+		type key struct{ typ, name string }
+		want := map[key][]float64{}
+		var alarms []awsapi.Alarm
+		for a := range rng.IntN(12) {
+			al := awsapi.Alarm{Name: fmt.Sprintf("a%d", a), State: states[rng.IntN(3)], Updated: t0.Add(time.Duration(rng.IntN(100)) * time.Minute)}
+			var k key
+			switch pick := rng.IntN(4); {
+			case pick == 0 && len(eps) > 0:
+				k = key{TypeEndpoint, eps[rng.IntN(len(eps))]}
+				al.Dimensions = map[string]string{"EndpointName": k.name}
+			case pick == 1 && len(ics) > 0:
+				k = key{TypeComponent, ics[rng.IntN(len(ics))]}
+				al.PromQL = fmt.Sprintf(`max({"vllm:kv_cache_usage_perc","%s"="%s"}) > 0.9`, semconv.LabelInferenceComp, k.name)
+			case pick == 2:
+				k = key{TypeInstance, fmt.Sprintf("i-%d", rng.IntN(3))}
+				al.Dimensions = map[string]string{"InstanceId": k.name}
+			default:
+				k = key{TypeEndpoint, fmt.Sprintf("stray%d", rng.IntN(2))}
+				al.PromQL = fmt.Sprintf(`x{EndpointName="%s"} > 1`, k.name)
+			}
+			want[k] = append(want[k], Severity(al.State))
+			alarms = append(alarms, al)
+		}
+		for _, e := range eps {
+			want[key{TypeEndpoint, e}] = append(want[key{TypeEndpoint, e}], []float64{}...)
+		}
+		for _, c := range ics {
+			want[key{TypeComponent, c}] = append(want[key{TypeComponent, c}], []float64{}...)
+		}
+		got, unmapped := Join(Input{Inventory: inv, Alarms: alarms})
+		if len(unmapped) > 0 {
+			t.Fatalf("round %d: unmapped %v", round, unmapped)
+		}
+		seen := map[key]bool{}
+		for i, s := range got {
+			k := key{s.Type, s.Name()}
+			if seen[k] {
+				t.Fatalf("round %d: %v appears twice", round, k)
+			}
+			seen[k] = true
+			sevs, ok := want[k]
+			if !ok {
+				t.Fatalf("round %d: %v is no resource of the inventory or the alarms", round, k)
+			}
+			maxSev := 0.0
+			for _, v := range sevs {
+				maxSev = max(maxSev, v)
+			}
+			if Severity(s.State) != maxSev || s.Alarms != len(sevs) {
+				t.Errorf("round %d: %v severity %v count %d, want %v %d", round, k, Severity(s.State), s.Alarms, maxSev, len(sevs))
+			}
+			if len(sevs) == 0 && (s.State != StateNoAlarm || s.Source != SourceNone || s.Alarm != "") {
+				t.Errorf("round %d: %v has no alarm but reads %+v", round, k, s)
+			}
+			if i > 0 && Severity(got[i-1].State) < Severity(s.State) {
+				t.Errorf("round %d: row %d (%s) after a better one", round, i, s.State)
+			}
+		}
+		if len(seen) != len(want) {
+			t.Errorf("round %d: %d rows for %d resources", round, len(seen), len(want))
+		}
+	}
+}
+
+func TestApplyThresholds(t *testing.T) {
+	cfg := diagnosis.DefaultConfig()
+	rules := ThresholdRules(cfg, Filter{Endpoints: []string{"chat"}})
+	if len(rules) != 2 || !strings.Contains(rules[0].Query, `"aws.sagemaker.endpoint.name"=~"chat"`) || !strings.Contains(rules[1].Query, "DCGM_FI_DEV_FB_USED") {
+		t.Fatalf("rules %+v", rules)
+	}
+	if rules[0].Label != "threshold: KV cache ≥ 90 %" || rules[1].Label != "threshold: GPU memory ≥ 95 %" {
+		t.Errorf("labels %q, %q", rules[0].Label, rules[1].Label)
+	}
+	states := []State{
+		{Resource: Resource{Type: TypeEndpoint, Endpoint: "chat"}, State: StateNoAlarm, Source: SourceNone},
+		{Resource: Resource{Type: TypeComponent, Endpoint: "chat", Component: "chat-llama"}, State: StateNoAlarm, Source: SourceNone},
+		{Resource: Resource{Type: TypeComponent, Endpoint: "chat", Component: "chat-qwen"}, State: StateNoAlarm, Source: SourceNone},
+		{Resource: Resource{Type: TypeComponent, Endpoint: "chat", Component: "chat-idle"}, State: StateNoAlarm, Source: SourceNone},
+		{Resource: Resource{Type: TypeComponent, Endpoint: "chat", Component: "chat-nan"}, State: StateNoAlarm, Source: SourceNone},
+		{Resource: Resource{Type: TypeComponent, Endpoint: "chat", Component: "chat-alarmed"}, State: "OK", Source: SourceAlarm, Alarm: "real", Alarms: 1},
+	}
+	readings := [][]Reading{
+		{{"chat", "chat-llama", 0.97}, {"chat", "chat-qwen", 0.42}, {"chat", "chat-alarmed", 0.99}, {"chat", "chat-idle", 0.5}},
+		{{"chat", "chat-llama", 60}, {"chat", "chat-qwen", 70}, {"chat", "chat-nan", math.NaN()}}, // a NaN reading is no reading
+	}
+	ApplyThresholds(states, rules, readings, t0)
+	by := map[string]State{}
+	for _, s := range states {
+		by[s.Name()] = s
+	}
+	if s := by["chat-llama"]; s.State != "ALARM" || s.Source != SourceThreshold || s.Alarm != rules[0].Label || s.Reason != "KV cache usage 97 % ≥ 90 % (no CloudWatch alarm on this resource)" || *s.Threshold != 0.9 || s.Alarms != 0 {
+		t.Errorf("chat-llama %+v", s)
+	}
+	if s := by["chat-qwen"]; s.State != "OK" || s.Alarm != rules[1].Label || s.Metric != rules[1].Query {
+		t.Errorf("chat-qwen: the rule closest to its threshold (GPU 70 of 95 beats KV 0.42 of 0.9) should show: %+v", s)
+	}
+	if s := by["chat"]; s.State != "ALARM" || s.Alarm != rules[0].Label {
+		t.Errorf("endpoint: the max over its series: %+v", s)
+	}
+	if s := by["chat-alarmed"]; s.Source != SourceAlarm || s.State != "OK" {
+		t.Errorf("a resource with an alarm keeps it: %+v", s)
+	}
+	if s := by["chat-idle"]; s.State != "OK" || s.Alarm != rules[0].Label {
+		t.Errorf("chat-idle %+v", s)
+	}
+	if s := by["chat-nan"]; s.State != StateNoAlarm || s.Source != SourceNone {
+		t.Errorf("chat-nan has no usable reading: %+v", s)
+	}
+	if states[0].State != "ALARM" || states[len(states)-1].State != StateNoAlarm {
+		t.Errorf("not sorted again: %v … %v", states[0].State, states[len(states)-1].State)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/backend/instancemgmt"
 
+	"github.com/inferscope/sagemaker-datasource/pkg/awsapi"
 	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
 	"github.com/inferscope/sagemaker-datasource/pkg/budget"
 	"github.com/inferscope/sagemaker-datasource/pkg/models"
@@ -49,6 +50,10 @@ type Datasource struct {
 	cache    *rcache.Cache // nil when jsonData.cacheSizeMiB is 0
 	// healthTimeout bounds Save & test; tests shorten it.
 	healthTimeout time.Duration
+	// aws reads alarms and the inventory; nil with awsSetupErr when it could not be built
+	// (the PromQL path works without it).
+	aws         awsapi.API
+	awsSetupErr error
 }
 
 var (
@@ -64,8 +69,13 @@ func NewDatasource(ctx context.Context, settings backend.DataSourceInstanceSetti
 	return New(ctx, settings, NewClient)
 }
 
-// New builds a datasource with the given client factory.
-func New(ctx context.Context, settings backend.DataSourceInstanceSettings, factory ClientFactory) (*Datasource, error) {
+// New builds a datasource with the given client factory; the alarms and inventory client
+// comes from NewAWSAPI unless WithAWS says otherwise.
+func New(ctx context.Context, settings backend.DataSourceInstanceSettings, factory ClientFactory, opts ...Option) (*Datasource, error) {
+	o := options{aws: NewAWSAPI}
+	for _, opt := range opts {
+		opt(&o)
+	}
 	var secure []string
 	for _, v := range settings.DecryptedSecureJSONData {
 		secure = append(secure, v)
@@ -109,6 +119,9 @@ func New(ctx context.Context, settings backend.DataSourceInstanceSettings, facto
 	d.client = client
 	if c, ok := client.(interface{ CloseIdleConnections() }); ok {
 		d.dispose = c.CloseIdleConnections
+	}
+	if d.aws, err = o.aws(ctx, s, ep, seen); err != nil {
+		d.aws, d.awsSetupErr = nil, err
 	}
 	return d, nil
 }
@@ -166,6 +179,8 @@ func (d *Datasource) route(ctx context.Context, dq backend.DataQuery) backend.Da
 		return d.errorResponse(backend.DownstreamError(err))
 	case qt == models.QueryTypeDiagnosis:
 		return d.runDiagnosis(ctx, dq)
+	case qt != models.QueryTypePromQL:
+		return d.runHealthQuery(ctx, dq, qt)
 	}
 	return d.runPromQL(ctx, dq)
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
+	"github.com/inferscope/sagemaker-datasource/pkg/awsapi"
 	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
 	"github.com/inferscope/sagemaker-datasource/pkg/semconv"
 )
@@ -29,8 +30,16 @@ var sageMakerProbes = []string{semconv.DCGMGPUUtil, semconv.VLLMRunning, semconv
 // accepts the signature and the query permission (instant 1+1 is GetMetricData), that the
 // discovery permission is there (labels is ListMetrics), and whether SageMaker metrics have
 // arrived yet. Each failure names its fix.
+// Once PromQL works, the optional alarms and inventory access is checked: what is missing is
+// a warning in the message, never a failure.
 func (d *Datasource) CheckHealth(ctx context.Context, _ *backend.CheckHealthRequest) (*backend.CheckHealthResult, error) {
+	// Save & test should answer while the user waits, even against an endpoint that never does.
+	ctx, cancel := context.WithTimeout(ctx, d.healthTimeout)
+	defer cancel()
 	res := d.checkHealth(ctx)
+	if res.Status == backend.HealthStatusOk {
+		res.Message += " " + d.checkOptional(ctx)
+	}
 	res.Message = d.redact.String(res.Message)
 	return res, nil
 }
@@ -39,9 +48,6 @@ func (d *Datasource) checkHealth(ctx context.Context) *backend.CheckHealthResult
 	if d.setupErr != nil {
 		return d.healthError(d.setupErr, "")
 	}
-	// Save & test should answer while the user waits, even against an endpoint that never does.
-	ctx, cancel := context.WithTimeout(ctx, d.healthTimeout)
-	defer cancel()
 	now := time.Now()
 	if err := d.client.Query(ctx, "1+1", now, 0, promclient.Data(nil)); err != nil && !pastTheFrontDoor(err) {
 		return d.healthError(err, "cloudwatch:GetMetricData")
@@ -88,4 +94,45 @@ func (d *Datasource) healthError(err error, action string) *backend.CheckHealthR
 		err = fmt.Errorf("the %s probe failed: %w", action, err)
 	}
 	return &backend.CheckHealthResult{Status: backend.HealthStatusError, Message: d.explain(err, action).Message}
+}
+
+// checkOptional makes one DescribeAlarms and one inventory read (ListEndpoints first) and
+// says what works. A missing permission names the IAM action; any failure is a warning, as
+// the PromQL panels work without them.
+func (d *Datasource) checkOptional(ctx context.Context) string {
+	if d.aws == nil {
+		return "Warning: alarms and inventory are unavailable: " + d.explain(d.awsSetupErr, "").Message
+	}
+	var (
+		alarms []awsapi.Alarm
+		inv    awsapi.Inventory
+	)
+	errs := parallel("Save & test", func() (err error) {
+		alarms, err = d.aws.Alarms(ctx, awsapi.AlarmQuery{})
+		return err
+	}, func() (err error) {
+		inv, err = d.aws.Inventory(ctx)
+		return err
+	})
+	var ok, warnings []string
+	for i, check := range []struct {
+		action, what, done string
+	}{
+		{"cloudwatch:DescribeAlarms", "the alarms and alarmHistory queries and the alarm colours of the health tiles", fmt.Sprintf("%d CloudWatch alarms", len(alarms))},
+		{"sagemaker:ListEndpoints", "the inventory query, the inventory variables and tiles for endpoints without alarms", fmt.Sprintf("%d SageMaker endpoints", len(inv.Endpoints))},
+	} {
+		switch err := errs[i]; {
+		case err == nil:
+			ok = append(ok, check.done)
+		case awsapi.IsPermission(err):
+			warnings = append(warnings, fmt.Sprintf("Warning: %s (needed for %s; optional, PromQL panels work without it).", d.explain(awsErr(err), "").Message, check.what))
+		default:
+			warnings = append(warnings, fmt.Sprintf("Warning: the %s check failed, so %s may not work: %s.", check.action, check.what, d.explain(awsErr(err), check.action).Message))
+		}
+	}
+	msg := strings.Join(warnings, " ")
+	if len(ok) > 0 {
+		msg = strings.TrimSpace("Read " + strings.Join(ok, " and ") + ". " + msg)
+	}
+	return msg
 }

@@ -52,6 +52,8 @@ func (d *Datasource) resource(ctx context.Context, req *backend.CallResourceRequ
 	case "api/v1/status/buildinfo", "api/v1/query_exemplars":
 		// A 404 tells the frontend there is no build info and no exemplar support.
 		return notFound(path)
+	case inventoryEndpoints, inventoryComponents:
+		return d.inventoryValues(ctx, req, path)
 	}
 	name, isLabelValues := labelValuesName(path)
 	if err := models.CheckLen("the label name", name, models.MaxNameBytes); err != nil {

@@ -1,0 +1,246 @@
+package plugin
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+	"github.com/prometheus/common/model"
+
+	"github.com/inferscope/sagemaker-datasource/pkg/awsapi"
+	"github.com/inferscope/sagemaker-datasource/pkg/diagnosis"
+	"github.com/inferscope/sagemaker-datasource/pkg/health"
+	"github.com/inferscope/sagemaker-datasource/pkg/models"
+	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
+	"github.com/inferscope/sagemaker-datasource/pkg/semconv"
+)
+
+// maxContributorCalls bounds the DescribeAlarmContributors calls of one alarms query (one per
+// multi-series alarm in ALARM), and how many run at once.
+const (
+	maxContributorCalls  = 50
+	contributorsAtOnce   = 4
+	maxHistoryRows       = 10000
+	unmappedNamesInNotes = 3
+)
+
+// runHealthQuery answers an alarms, alarmHistory or inventory query through the AWS client.
+func (d *Datasource) runHealthQuery(ctx context.Context, dq backend.DataQuery, qt string) backend.DataResponse {
+	if d.setupErr != nil {
+		return d.errorResponse(d.setupErr)
+	}
+	q, err := models.ParseHealthQuery(dq, qt)
+	if err != nil {
+		return d.errorResponse(backend.DownstreamError(err))
+	}
+	if d.aws == nil {
+		return d.errorResponse(d.awsSetupErr)
+	}
+	f := health.Filter{Endpoints: q.Endpoints, Components: q.Components}
+	var (
+		fr      *data.Frame
+		notices []data.Notice
+	)
+	switch qt {
+	case models.QueryTypeAlarms:
+		fr, notices, err = d.alarms(ctx, q, f)
+	case models.QueryTypeAlarmHistory:
+		fr, notices, err = d.alarmHistory(ctx, q, f)
+	default:
+		fr, err = d.inventory(ctx, q, f)
+	}
+	if err != nil {
+		return d.errorResponse(err)
+	}
+	fr.RefID = q.RefID
+	fr.AppendNotices(notices...)
+	return backend.DataResponse{Frames: data.Frames{fr}}
+}
+
+// warning is a notice explaining a failed optional part of a query.
+func (d *Datasource) warning(what string, err error) data.Notice {
+	return data.Notice{Severity: data.NoticeSeverityWarning, Text: what + ": " + d.explain(awsErr(err), "").Message}
+}
+
+// alarms is the alarms query: alarms and inventory at once, contributors of the multi-series
+// alarms in ALARM, then the join, and the threshold fallback when asked for. Without the
+// inventory (e.g. no SageMaker permission) the resources the alarms name still show, with a
+// warning.
+func (d *Datasource) alarms(ctx context.Context, q *models.HealthQuery, f health.Filter) (*data.Frame, []data.Notice, error) {
+	var (
+		in      = health.Input{Filter: f, Region: d.region, Contributors: map[string][]awsapi.Contributor{}}
+		notices []data.Notice
+	)
+	errs := parallel("alarms query", func() (err error) {
+		in.Alarms, err = d.aws.Alarms(ctx, awsapi.AlarmQuery{})
+		return err
+	}, func() (err error) {
+		in.Inventory, err = d.aws.Inventory(ctx)
+		return err
+	})
+	if errs[0] != nil {
+		return nil, nil, awsErr(errs[0])
+	}
+	if errs[1] != nil {
+		notices = append(notices, d.warning("the SageMaker inventory could not be read, so only resources that alarms name are shown", errs[1]))
+	}
+	var need []string
+	for _, a := range in.Alarms {
+		if health.NeedsContributors(a) {
+			need = append(need, a.Name)
+		}
+	}
+	if len(need) > maxContributorCalls {
+		notices = append(notices, data.Notice{Severity: data.NoticeSeverityWarning, Text: fmt.Sprintf(
+			"%d multi-series alarms are in ALARM; the resources of the first %d are shown: give alarms names that select one resource", len(need), maxContributorCalls)})
+		need = need[:maxContributorCalls]
+	}
+	var mu sync.Mutex
+	sem := make(chan struct{}, contributorsAtOnce)
+	calls := make([]func() error, len(need))
+	for i, name := range need {
+		calls[i] = func() error {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			cs, err := d.aws.Contributors(ctx, name)
+			mu.Lock()
+			in.Contributors[name] = cs
+			mu.Unlock()
+			return err
+		}
+	}
+	for i, err := range parallel("alarm contributors", calls...) {
+		if err != nil {
+			notices = append(notices, d.warning("the contributors of alarm "+need[i]+" could not be read", err))
+		}
+	}
+	states, unmapped := health.Join(in)
+	if len(unmapped) > 0 {
+		notices = append(notices, data.Notice{Severity: data.NoticeSeverityInfo, Text: fmt.Sprintf(
+			"%d alarms name no SageMaker endpoint, inference component or instance and are not shown (%s)", len(unmapped), examples(unmapped))})
+	}
+	if q.ThresholdFallback {
+		at := q.TimeRange.To
+		if at.IsZero() {
+			at = time.Now()
+		}
+		if err := d.applyThresholds(ctx, states, f, at); err != nil {
+			notices = append(notices, data.Notice{Severity: data.NoticeSeverityWarning,
+				Text: "the threshold fallback could not be evaluated: " + d.explain(err, "cloudwatch:GetMetricData").Message})
+		}
+	}
+	return health.AlarmsFrame(states, d.region), notices, nil
+}
+
+func examples(names []string) string {
+	if len(names) <= unmappedNamesInNotes {
+		return strings.Join(names, ", ")
+	}
+	return strings.Join(names[:unmappedNamesInNotes], ", ") + ", …"
+}
+
+// applyThresholds reads the threshold rules' instant queries (through the results cache,
+// like any panel) when some endpoint or inference component has no alarm.
+func (d *Datasource) applyThresholds(ctx context.Context, states []health.State, f health.Filter, at time.Time) error {
+	if !needsThresholds(states) {
+		return nil
+	}
+	rules := health.ThresholdRules(diagnosis.DefaultConfig(), f)
+	readings := make([][]health.Reading, len(rules))
+	calls := make([]func() error, len(rules))
+	for i, r := range rules {
+		calls[i] = func() error {
+			var vec model.Vector
+			if _, err := d.queryInstant(ctx, r.Query, at, promclient.Data(&vec)); err != nil {
+				return err
+			}
+			for _, s := range vec {
+				if v := float64(s.Value); !math.IsNaN(v) && !math.IsInf(v, 0) {
+					readings[i] = append(readings[i], health.Reading{
+						Endpoint:  string(s.Metric[semconv.LabelEndpoint]),
+						Component: string(s.Metric[semconv.LabelInferenceComp]),
+						Value:     v,
+					})
+				}
+			}
+			return nil
+		}
+	}
+	for _, err := range parallel("threshold fallback", calls...) {
+		if err != nil {
+			return err
+		}
+	}
+	health.ApplyThresholds(states, rules, readings, at)
+	return nil
+}
+
+func needsThresholds(states []health.State) bool {
+	for _, s := range states {
+		if s.Source == health.SourceNone && s.Type != health.TypeInstance {
+			return true
+		}
+	}
+	return false
+}
+
+// alarmHistory is the alarmHistory query: the transitions in the time range, tied to
+// resources through the alarms (read at once).
+func (d *Datasource) alarmHistory(ctx context.Context, q *models.HealthQuery, f health.Filter) (*data.Frame, []data.Notice, error) {
+	in := health.HistoryInput{Filter: f, Region: d.region}
+	errs := parallel("alarm history query", func() (err error) {
+		in.Transitions, err = d.aws.History(ctx, awsapi.HistoryQuery{From: q.TimeRange.From, To: q.TimeRange.To})
+		return err
+	}, func() (err error) {
+		in.Alarms, err = d.aws.Alarms(ctx, awsapi.AlarmQuery{})
+		return err
+	}, func() (err error) {
+		in.Inventory, err = d.aws.Inventory(ctx)
+		return err
+	})
+	if errs[0] != nil {
+		return nil, nil, awsErr(errs[0])
+	}
+	var notices []data.Notice
+	if errs[1] != nil {
+		notices = append(notices, d.warning("the alarms could not be read, so transitions are tied to resources only where a series names them", errs[1]))
+	}
+	if errs[2] != nil && len(f.Endpoints) > 0 {
+		notices = append(notices, d.warning("the SageMaker inventory could not be read, so the endpoint of an inference component may be missing", errs[2]))
+	}
+	if len(in.Transitions) > maxHistoryRows {
+		notices = append(notices, data.Notice{Severity: data.NoticeSeverityWarning, Text: fmt.Sprintf(
+			"%d alarm transitions in the time range; the latest %d are shown: narrow the time range or filter by endpoint", len(in.Transitions), maxHistoryRows)})
+		in.Transitions = latest(in.Transitions, maxHistoryRows)
+	}
+	fr := health.HistoryFrame(in)
+	if q.Format == models.FormatTable {
+		fr.Meta = &data.FrameMeta{PreferredVisualization: data.VisTypeTable}
+	}
+	return fr, notices, nil
+}
+
+// latest keeps the n most recent transitions.
+func latest(ts []awsapi.Transition, n int) []awsapi.Transition {
+	out := slices.Clone(ts)
+	slices.SortStableFunc(out, func(a, b awsapi.Transition) int { return a.Time.Compare(b.Time) })
+	return out[len(out)-n:]
+}
+
+// inventory is the inventory query, as a table or as annotations of creations and updates.
+func (d *Datasource) inventory(ctx context.Context, q *models.HealthQuery, f health.Filter) (*data.Frame, error) {
+	inv, err := d.aws.Inventory(ctx)
+	if err != nil {
+		return nil, awsErr(err)
+	}
+	if q.Format == models.FormatAnnotations {
+		return health.InventoryEventsFrame(inv, f, q.TimeRange.From, q.TimeRange.To), nil
+	}
+	return health.InventoryFrame(inv, f, d.region), nil
+}

@@ -1,0 +1,70 @@
+package plugin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+
+	"github.com/inferscope/sagemaker-datasource/pkg/awsapi"
+	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
+	"github.com/inferscope/sagemaker-datasource/pkg/models"
+	"github.com/inferscope/sagemaker-datasource/pkg/panics"
+	"github.com/inferscope/sagemaker-datasource/pkg/sigv4"
+)
+
+// AWSFactory builds the CloudWatch alarms and SageMaker inventory client for validated
+// settings, on the same credentials and endpoint rules as the PromQL client; seen learns the
+// credentials it signs with, for redaction. Tests inject fakes of awsapi.API through it.
+type AWSFactory func(ctx context.Context, s *models.Settings, ep awsauth.Endpoint, seen sigv4.SecretSink) (awsapi.API, error)
+
+// Option changes how New builds a datasource.
+type Option func(*options)
+
+type options struct{ aws AWSFactory }
+
+// WithAWS builds the alarms and inventory client with f instead of NewAWSAPI.
+func WithAWS(f AWSFactory) Option { return func(o *options) { o.aws = f } }
+
+// NewAWSAPI is the production AWSFactory: the one place that builds pkg/awsapi's client.
+// The client lands in pkg/awsapi separately; until it does, this build has none, and the
+// alarms, alarmHistory and inventory queries, the inventory resources and Save & test's
+// optional checks say so.
+func NewAWSAPI(context.Context, *models.Settings, awsauth.Endpoint, sigv4.SecretSink) (awsapi.API, error) {
+	return nil, errNoAWSAPI
+}
+
+var errNoAWSAPI = backend.DownstreamError(errors.New("this build of the plugin has no CloudWatch alarms and SageMaker inventory client: " +
+	"the alarms, alarmHistory and inventory queries are unavailable; upgrade the plugin"))
+
+// awsErr marks a failure of an AWS call as the user's side (AWS, the network, the IAM
+// policy), keeping its type for fault.Explain; a recovered panic stays the plugin's.
+func awsErr(err error) error {
+	var p *panics.Error
+	if err == nil || errors.As(err, &p) {
+		return err
+	}
+	return backend.DownstreamError(err)
+}
+
+// parallel runs the calls at once and returns their errors, in order. A panic in one becomes
+// its error (and a log line) instead of ending the process.
+func parallel(what string, calls ...func() error) []error {
+	errs := make([]error, len(calls))
+	var wg sync.WaitGroup
+	for i, call := range calls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer panics.Recover(func(p *panics.Error) {
+				logError(what+" panicked", "panic", fmt.Sprint(p.Value), "stack", string(p.Stack))
+				errs[i] = p
+			})
+			errs[i] = call()
+		}()
+	}
+	wg.Wait()
+	return errs
+}

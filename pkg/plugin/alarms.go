@@ -88,6 +88,7 @@ func (d *Datasource) alarms(ctx context.Context, q *models.HealthQuery, f health
 		return nil, nil, awsErr(errs[0])
 	}
 	if errs[1] != nil {
+		in.Inventory = awsapi.Inventory{}
 		notices = append(notices, d.warning("the SageMaker inventory could not be read, so only resources that alarms name are shown", errs[1]))
 	}
 	var need []string
@@ -109,9 +110,11 @@ func (d *Datasource) alarms(ctx context.Context, q *models.HealthQuery, f health
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			cs, err := d.aws.Contributors(ctx, name)
-			mu.Lock()
-			in.Contributors[name] = cs
-			mu.Unlock()
+			if err == nil {
+				mu.Lock()
+				in.Contributors[name] = cs
+				mu.Unlock()
+			}
 			return err
 		}
 	}
@@ -156,11 +159,13 @@ func (d *Datasource) applyThresholds(ctx context.Context, states []health.State,
 	calls := make([]func() error, len(rules))
 	for i, r := range rules {
 		calls[i] = func() error {
-			var vec model.Vector
-			if _, err := d.queryInstant(ctx, r.Query, at, promclient.Data(&vec)); err != nil {
+			var answer struct {
+				Result model.Vector `json:"result"`
+			}
+			if _, err := d.queryInstant(ctx, r.Query, at, promclient.Data(&answer)); err != nil {
 				return err
 			}
-			for _, s := range vec {
+			for _, s := range answer.Result {
 				if v := float64(s.Value); !math.IsNaN(v) && !math.IsInf(v, 0) {
 					readings[i] = append(readings[i], health.Reading{
 						Endpoint:  string(s.Metric[semconv.LabelEndpoint]),
@@ -209,9 +214,11 @@ func (d *Datasource) alarmHistory(ctx context.Context, q *models.HealthQuery, f 
 	}
 	var notices []data.Notice
 	if errs[1] != nil {
+		in.Alarms = nil
 		notices = append(notices, d.warning("the alarms could not be read, so transitions are tied to resources only where a series names them", errs[1]))
 	}
-	if errs[2] != nil && len(f.Endpoints) > 0 {
+	if errs[2] != nil {
+		in.Inventory = awsapi.Inventory{}
 		notices = append(notices, d.warning("the SageMaker inventory could not be read, so the endpoint of an inference component may be missing", errs[2]))
 	}
 	if len(in.Transitions) > maxHistoryRows {

@@ -2,8 +2,13 @@ package plugin
 
 import (
 	"context"
+	"net/url"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+
+	"github.com/inferscope/sagemaker-datasource/pkg/consolelinks"
+	"github.com/inferscope/sagemaker-datasource/pkg/dashref"
 
 	"github.com/inferscope/sagemaker-datasource/pkg/diagnosis"
 	"github.com/inferscope/sagemaker-datasource/pkg/models"
@@ -23,5 +28,43 @@ func (d *Datasource) runDiagnosis(ctx context.Context, q backend.DataQuery) back
 	if resp.Error != nil {
 		return d.errorResponse(resp.Error)
 	}
+	for _, f := range resp.Frames {
+		addConsoleLinks(f, d.region)
+	}
 	return resp
+}
+
+// addConsoleLinks gives each finding of a diagnosis frame the SageMaker console page and the
+// Logs Insights view of its endpoint or IC (fields console_url and logs_url, linked from the
+// scope column). The finding's resource is read from its panel link, which carries the
+// endpoint and IC as dashboard variables; rows without one (failed rules) get no links.
+func addConsoleLinks(f *data.Frame, region string) {
+	link, _ := f.FieldByName("link")
+	scope, _ := f.FieldByName("scope")
+	if link == nil || scope == nil || link.Type() != data.FieldTypeString {
+		return
+	}
+	console, logs := make([]string, link.Len()), make([]string, link.Len())
+	for i := range link.Len() {
+		u, err := url.Parse(link.At(i).(string))
+		if err != nil {
+			continue
+		}
+		ep, ic := u.Query().Get(dashref.URLParam(dashref.VarEndpoint)), u.Query().Get(dashref.URLParam(dashref.VarIC))
+		switch {
+		case ic != "":
+			console[i] = consolelinks.InferenceComponent(region, ic)
+			logs[i] = consolelinks.LogsInsights(region, consolelinks.ComponentLogGroup(ic))
+		case ep != "":
+			console[i] = consolelinks.Endpoint(region, ep)
+			logs[i] = consolelinks.LogsInsights(region, consolelinks.EndpointLogGroup(ep))
+		}
+	}
+	f.Fields = append(f.Fields, data.NewField("console_url", nil, console), data.NewField("logs_url", nil, logs))
+	if scope.Config == nil {
+		scope.Config = &data.FieldConfig{}
+	}
+	scope.Config.Links = append(scope.Config.Links,
+		data.DataLink{Title: "Open in the SageMaker console", URL: "${__data.fields.console_url}", TargetBlank: true},
+		data.DataLink{Title: "Logs in CloudWatch Logs Insights", URL: "${__data.fields.logs_url}", TargetBlank: true})
 }

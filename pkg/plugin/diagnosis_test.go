@@ -2,11 +2,13 @@ package plugin
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
+	"github.com/inferscope/sagemaker-datasource/pkg/diagnosis"
 	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
 )
 
@@ -68,5 +70,33 @@ func TestDiagnosisErrorsAreRedactedAndDownstream(t *testing.T) {
 	}
 	if !strings.Contains(dr.Error.Error(), "Missing permission") {
 		t.Errorf("the 403 lacks the hint panels give: %v", dr.Error)
+	}
+}
+
+// TestDiagnosisConsoleLinks: each finding links to its IC's (else its endpoint's) console page
+// and Logs Insights view in the data source's region; a failed rule's row links nowhere.
+func TestDiagnosisConsoleLinks(t *testing.T) {
+	f := diagnosis.Frame(diagnosis.Report{
+		Findings: []diagnosis.Finding{
+			{Cause: "KV cache saturation", PanelLink: "/d/perf?var-endpoint=chat&var-inference_component=chat-llama&viewPanel=7"},
+			{Cause: "5XX spike", PanelLink: "/d/perf?var-endpoint=embed&viewPanel=9"},
+		},
+		Failures: []diagnosis.RuleFailure{{Rule: "ice", Error: "refused"}},
+	})
+	addConsoleLinks(f, "cn-north-1")
+	if got := frameColumn(t, f, "console_url"); !slices.Equal(got, []string{
+		"https://cn-north-1.console.amazonaws.cn/sagemaker/home?region=cn-north-1#/inference-components/chat-llama",
+		"https://cn-north-1.console.amazonaws.cn/sagemaker/home?region=cn-north-1#/endpoints/embed",
+		"",
+	}) {
+		t.Errorf("console_url %q", got)
+	}
+	logs := frameColumn(t, f, "logs_url")
+	if !strings.Contains(logs[0], "*2faws*2fsagemaker*2fInferenceComponents*2fchat-llama") || !strings.Contains(logs[1], "*2faws*2fsagemaker*2fEndpoints*2fembed") || logs[2] != "" {
+		t.Errorf("logs_url %q", logs)
+	}
+	scope, _ := f.FieldByName("scope")
+	if scope.Config == nil || len(scope.Config.Links) != 2 || scope.Config.Links[0].URL != "${__data.fields.console_url}" {
+		t.Errorf("scope links %+v", scope.Config)
 	}
 }

@@ -63,6 +63,26 @@ func (d *Datasource) runHealthQuery(ctx context.Context, dq backend.DataQuery, q
 	return backend.DataResponse{Frames: data.Frames{fr}}
 }
 
+// readAlarms and readInventory are calls for parallel; on failure they leave nothing behind,
+// so a partial answer is never shown as a whole.
+func (d *Datasource) readAlarms(ctx context.Context, into *[]awsapi.Alarm) func() error {
+	return func() (err error) {
+		if *into, err = d.aws.Alarms(ctx, awsapi.AlarmQuery{}); err != nil {
+			*into = nil
+		}
+		return err
+	}
+}
+
+func (d *Datasource) readInventory(ctx context.Context, into *awsapi.Inventory) func() error {
+	return func() (err error) {
+		if *into, err = d.aws.Inventory(ctx); err != nil {
+			*into = awsapi.Inventory{}
+		}
+		return err
+	}
+}
+
 // warning is a notice explaining a failed optional part of a query.
 func (d *Datasource) warning(what string, err error) data.Notice {
 	return data.Notice{Severity: data.NoticeSeverityWarning, Text: what + ": " + d.explain(awsErr(err), "").Message}
@@ -77,18 +97,11 @@ func (d *Datasource) alarms(ctx context.Context, q *models.HealthQuery, f health
 		in      = health.Input{Filter: f, Region: d.region, Contributors: map[string][]awsapi.Contributor{}}
 		notices []data.Notice
 	)
-	errs := parallel("alarms query", func() (err error) {
-		in.Alarms, err = d.aws.Alarms(ctx, awsapi.AlarmQuery{})
-		return err
-	}, func() (err error) {
-		in.Inventory, err = d.aws.Inventory(ctx)
-		return err
-	})
+	errs := parallel("alarms query", d.readAlarms(ctx, &in.Alarms), d.readInventory(ctx, &in.Inventory))
 	if errs[0] != nil {
 		return nil, nil, awsErr(errs[0])
 	}
 	if errs[1] != nil {
-		in.Inventory = awsapi.Inventory{}
 		notices = append(notices, d.warning("the SageMaker inventory could not be read, so only resources that alarms name are shown", errs[1]))
 	}
 	var need []string
@@ -202,23 +215,15 @@ func (d *Datasource) alarmHistory(ctx context.Context, q *models.HealthQuery, f 
 	errs := parallel("alarm history query", func() (err error) {
 		in.Transitions, err = d.aws.History(ctx, awsapi.HistoryQuery{From: q.TimeRange.From, To: q.TimeRange.To})
 		return err
-	}, func() (err error) {
-		in.Alarms, err = d.aws.Alarms(ctx, awsapi.AlarmQuery{})
-		return err
-	}, func() (err error) {
-		in.Inventory, err = d.aws.Inventory(ctx)
-		return err
-	})
+	}, d.readAlarms(ctx, &in.Alarms), d.readInventory(ctx, &in.Inventory))
 	if errs[0] != nil {
 		return nil, nil, awsErr(errs[0])
 	}
 	var notices []data.Notice
 	if errs[1] != nil {
-		in.Alarms = nil
 		notices = append(notices, d.warning("the alarms could not be read, so transitions are tied to resources only where a series names them", errs[1]))
 	}
 	if errs[2] != nil {
-		in.Inventory = awsapi.Inventory{}
 		notices = append(notices, d.warning("the SageMaker inventory could not be read, so the endpoint of an inference component may be missing", errs[2]))
 	}
 	if len(in.Transitions) > maxHistoryRows {

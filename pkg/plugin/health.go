@@ -107,13 +107,7 @@ func (d *Datasource) checkOptional(ctx context.Context) string {
 		alarms []awsapi.Alarm
 		inv    awsapi.Inventory
 	)
-	errs := parallel("Save & test", func() (err error) {
-		alarms, err = d.aws.Alarms(ctx, awsapi.AlarmQuery{})
-		return err
-	}, func() (err error) {
-		inv, err = d.aws.Inventory(ctx)
-		return err
-	})
+	errs := parallel("Save & test", d.readAlarms(ctx, &alarms), d.readInventory(ctx, &inv))
 	var ok, warnings []string
 	for i, check := range []struct {
 		action, what, done string

@@ -123,6 +123,10 @@ func New(ctx context.Context, settings backend.DataSourceInstanceSettings, facto
 	if d.aws, err = o.aws(ctx, s, ep, seen); err != nil {
 		d.aws, d.awsSetupErr = nil, err
 	}
+	if c, ok := d.aws.(interface{ CloseIdleConnections() }); ok {
+		closePromQL := d.dispose
+		d.dispose = func() { closePromQL(); c.CloseIdleConnections() }
+	}
 	return d, nil
 }
 

@@ -155,3 +155,25 @@ func TestCheckHealthWithoutAWSClientWarns(t *testing.T) {
 		t.Errorf("%v: %s", res.Status, res.Message)
 	}
 }
+
+// closingAWS is an awsapi.API holding connections, like the production client.
+type closingAWS struct {
+	*fakeAWS
+	closed int
+}
+
+func (c *closingAWS) CloseIdleConnections() { c.closed++ }
+
+func TestDisposeClosesTheAWSClientsConnections(t *testing.T) {
+	aws := &closingAWS{fakeAWS: fullFake()}
+	d, err := New(context.Background(), testSettings(""),
+		func(context.Context, *models.Settings, awsauth.Endpoint, sigv4.SecretSink) (Upstream, error) { return &fakeUpstream{}, nil },
+		WithAWS(func(context.Context, *models.Settings, awsauth.Endpoint, sigv4.SecretSink) (awsapi.API, error) { return aws, nil }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Dispose()
+	if aws.closed != 1 {
+		t.Errorf("CloseIdleConnections called %d times, want 1", aws.closed)
+	}
+}

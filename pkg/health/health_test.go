@@ -4,9 +4,12 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/data"
 
 	"github.com/inferscope/sagemaker-datasource/pkg/awsapi"
 	"github.com/inferscope/sagemaker-datasource/pkg/diagnosis"
@@ -173,6 +176,28 @@ func TestJoinProperties(t *testing.T) {
 			want[key{TypeComponent, c}] = append(want[key{TypeComponent, c}], []float64{}...)
 		}
 		got, unmapped := Join(Input{Inventory: inv, Alarms: alarms})
+		// A filter keeps exactly the rows that pass it, in the same order.
+		var f Filter
+		if len(eps) > 0 && rng.IntN(2) == 0 {
+			f.Endpoints = []string{eps[rng.IntN(len(eps))], "stray0"}
+		}
+		if len(ics) > 0 && rng.IntN(3) == 0 {
+			f.Components = []string{ics[rng.IntN(len(ics))]}
+		}
+		filtered, _ := Join(Input{Inventory: inv, Alarms: alarms, Filter: f})
+		var kept []string
+		for _, s := range got {
+			if f.Keep(s.Endpoint, s.Component) {
+				kept = append(kept, s.Type+"/"+s.Name())
+			}
+		}
+		var have []string
+		for _, s := range filtered {
+			have = append(have, s.Type+"/"+s.Name())
+		}
+		if !slices.Equal(have, kept) {
+			t.Errorf("round %d: filter %+v kept %v, want %v", round, f, have, kept)
+		}
 		if len(unmapped) > 0 {
 			t.Fatalf("round %d: unmapped %v", round, unmapped)
 		}
@@ -253,5 +278,34 @@ func TestApplyThresholds(t *testing.T) {
 	}
 	if states[0].State != "ALARM" || states[len(states)-1].State != StateNoAlarm {
 		t.Errorf("not sorted again: %v … %v", states[0].State, states[len(states)-1].State)
+	}
+}
+
+// TestFramesMatchContract: the field names, order and types the dashboards rely on
+// (contracts/11.md, docs/alarms.md), for empty input too.
+func TestFramesMatchContract(t *testing.T) {
+	inv := awsapi.Inventory{Endpoints: []awsapi.Endpoint{{Name: "chat", Components: []awsapi.Component{{Name: "ic"}}}}}
+	for _, tt := range []struct {
+		frame *data.Frame
+		name  string
+		want  string
+	}{
+		{AlarmsFrame(nil, "us-east-1"), "alarms", "resource:string resource_type:string endpoint:string inference_component:string instance:string state:string " +
+			"severity:float64 source:string alarm:string alarms:int64 reason:string metric:string threshold:*float64 updated:*time.Time " +
+			"alarm_url:string console_url:string region:string"},
+		{HistoryFrame(HistoryInput{}), "alarm_history", "time:time.Time title:string text:string tags:string alarm:string from:string to:string " +
+			"endpoint:string inference_component:string alarm_url:string"},
+		{InventoryFrame(inv, Filter{}, "us-east-1"), "inventory", "kind:string endpoint:string variant:string inference_component:string status:string " +
+			"instance_type:string instances:int64 desired_instances:int64 copies:int64 desired_copies:int64 model:string created:time.Time " +
+			"modified:time.Time failure_reason:string console_url:string region:string"},
+		{InventoryEventsFrame(inv, Filter{}, t0, t0), "inventory_events", "time:time.Time title:string text:string tags:string"},
+	} {
+		var got []string
+		for _, f := range tt.frame.Fields {
+			got = append(got, f.Name+":"+f.Type().ItemTypeString())
+		}
+		if tt.frame.Name != tt.name || strings.Join(got, " ") != tt.want {
+			t.Errorf("frame %q:\n got %s\nwant %s", tt.frame.Name, strings.Join(got, " "), tt.want)
+		}
 	}
 }

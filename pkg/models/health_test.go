@@ -86,3 +86,24 @@ func TestQueryTypeOfKnowsTheHealthTypes(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseNames: whatever a dashboard interpolates, the filter is refused with an error or
+// is a list of distinct SageMaker names; nothing panics.
+func FuzzParseNames(f *testing.F) {
+	for _, s := range []string{"", "All", "chat,embed", "{a,b}", "$ep", "a,,b", "chat|embed", "-x", "é"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		names, err := ParseNames(v)
+		if err != nil {
+			return
+		}
+		seen := map[string]bool{}
+		for _, n := range names {
+			if seen[n] || len(n) > maxSageMakerName || !sageMakerName.MatchString(n) {
+				t.Fatalf("%q gave %q", v, names)
+			}
+			seen[n] = true
+		}
+	})
+}

@@ -243,6 +243,7 @@ func TestApplyThresholds(t *testing.T) {
 	}
 	states := []State{
 		{Resource: Resource{Type: TypeEndpoint, Endpoint: "chat"}, State: StateNoAlarm, Source: SourceNone},
+		{Resource: Resource{Type: TypeEndpoint, Endpoint: "solo"}, State: StateNoAlarm, Source: SourceNone},
 		{Resource: Resource{Type: TypeComponent, Endpoint: "chat", Component: "chat-llama"}, State: StateNoAlarm, Source: SourceNone},
 		{Resource: Resource{Type: TypeComponent, Endpoint: "chat", Component: "chat-qwen"}, State: StateNoAlarm, Source: SourceNone},
 		{Resource: Resource{Type: TypeComponent, Endpoint: "chat", Component: "chat-idle"}, State: StateNoAlarm, Source: SourceNone},
@@ -250,7 +251,7 @@ func TestApplyThresholds(t *testing.T) {
 		{Resource: Resource{Type: TypeComponent, Endpoint: "chat", Component: "chat-alarmed"}, State: "OK", Source: SourceAlarm, Alarm: "real", Alarms: 1},
 	}
 	readings := [][]Reading{
-		{{"chat", "chat-llama", 0.97}, {"chat", "chat-qwen", 0.42}, {"chat", "chat-alarmed", 0.99}, {"chat", "chat-idle", 0.5}},
+		{{"chat", "chat-llama", 0.97}, {"chat", "chat-qwen", 0.42}, {"chat", "chat-alarmed", 0.99}, {"chat", "chat-idle", 0.5}, {"solo", "", 0.5}},
 		{{"chat", "chat-llama", 60}, {"chat", "chat-qwen", 70}, {"chat", "chat-nan", math.NaN()}}, // a NaN reading is no reading
 	}
 	ApplyThresholds(states, rules, readings, t0)
@@ -264,8 +265,11 @@ func TestApplyThresholds(t *testing.T) {
 	if s := by["chat-qwen"]; s.State != "OK" || s.Alarm != rules[1].Label || s.Metric != rules[1].Query {
 		t.Errorf("chat-qwen: the rule closest to its threshold (GPU 70 of 95 beats KV 0.42 of 0.9) should show: %+v", s)
 	}
-	if s := by["chat"]; s.State != "ALARM" || s.Alarm != rules[0].Label {
-		t.Errorf("endpoint: the max over its series: %+v", s)
+	if s := by["chat"]; s.State != StateNoAlarm {
+		t.Errorf("endpoint chat has only its ICs' readings, which colour the ICs: %+v", s)
+	}
+	if s := by["solo"]; s.State != "OK" || s.Alarm != rules[0].Label || s.Reason != "KV cache usage 50 % < 90 % (no CloudWatch alarm on this resource)" {
+		t.Errorf("endpoint solo (no ICs) reads its own series: %+v", s)
 	}
 	if s := by["chat-alarmed"]; s.Source != SourceAlarm || s.State != "OK" {
 		t.Errorf("a resource with an alarm keeps it: %+v", s)

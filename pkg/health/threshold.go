@@ -98,12 +98,13 @@ func ApplyThresholds(states []State, rules []Rule, readings [][]Reading, at time
 	Sort(states)
 }
 
-// peak is the highest reading of the resource: an inference component's own, an endpoint's
-// over all of its series.
+// peak is the highest reading of the resource itself: an inference component's series, or an
+// endpoint's series that belong to no IC. An IC's trouble colours the IC's tile, not its
+// endpoint's as well.
 func peak(r Resource, readings []Reading) (float64, bool) {
 	best, ok := 0.0, false
 	for _, rd := range readings {
-		match := rd.Endpoint == r.Endpoint
+		match := rd.Endpoint == r.Endpoint && rd.Component == ""
 		if r.Type == TypeComponent {
 			match = rd.Component == r.Component
 		}

@@ -139,7 +139,8 @@ func (d *Datasource) alarms(ctx context.Context, q *models.HealthQuery, f health
 	states, unmapped := health.Join(in)
 	if len(unmapped) > 0 {
 		notices = append(notices, data.Notice{Severity: data.NoticeSeverityInfo, Text: fmt.Sprintf(
-			"%d alarms name no SageMaker endpoint, inference component or instance and are not shown (%s)", len(unmapped), examples(unmapped))})
+			"%d alarms name no SageMaker endpoint, inference component or instance and are not shown (%s); "+
+				"an alarm over many series names its resources only while in ALARM, through its contributors", len(unmapped), examples(unmapped))})
 	}
 	if q.ThresholdFallback {
 		at := q.TimeRange.To

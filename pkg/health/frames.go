@@ -78,7 +78,9 @@ type HistoryInput struct {
 
 // HistoryFrame is the alarmHistory query's frame: the transitions of the alarms on the
 // filter's resources, by time; a transition of one series of a multi-series alarm is tied to
-// that series' resource. Each row is an annotation (time, title, text, tags).
+// that series' resource. Metric alarms of other services are left out; without a filter,
+// PromQL alarms that name no resource and alarms no longer there stay in. Each row is an
+// annotation (time, title, text, tags).
 func HistoryFrame(in HistoryInput) *data.Frame {
 	icEndpoint := componentEndpoints(in.Inventory)
 	byName := map[string]awsapi.Alarm{}
@@ -96,7 +98,10 @@ func HistoryFrame(in HistoryInput) *data.Frame {
 	for _, tr := range ts {
 		t := fromLabels(tr.Contributor)
 		if t.empty() {
-			t = alarmTarget(byName[tr.Alarm])
+			a, known := byName[tr.Alarm]
+			if t = alarmTarget(a); t.empty() && known && a.PromQL == "" {
+				continue // another service's metric alarm, as the alarms query leaves it out
+			}
 		}
 		if t.component != "" && t.endpoint == "" {
 			t.endpoint = icEndpoint[t.component]

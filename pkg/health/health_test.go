@@ -313,3 +313,37 @@ func TestFramesMatchContract(t *testing.T) {
 		}
 	}
 }
+
+func TestHistoryFrameTiesTransitionsToResources(t *testing.T) {
+	inv := awsapi.Inventory{Endpoints: []awsapi.Endpoint{{Name: "chat", Components: []awsapi.Component{{Name: "chat-llama"}}}}}
+	alarms := []awsapi.Alarm{
+		{Name: "kv", PromQL: `x{"aws.sagemaker.inference_component.name"="chat-llama"} > 0.9`},
+		{Name: "sqs", Dimensions: map[string]string{"QueueName": "q"}},
+		{Name: "fleet-gpu", PromQL: `max by ("@resource.host.id") (y) > 95`},
+	}
+	ts := []awsapi.Transition{
+		{Alarm: "kv", Time: t0.Add(2 * time.Minute), From: "OK", To: "ALARM"},
+		{Alarm: "sqs", Time: t0, From: "OK", To: "ALARM"},
+		{Alarm: "fleet-gpu", Time: t0.Add(time.Minute), To: "ALARM", Contributor: map[string]string{"@resource.host.id": "i-9", "aws.sagemaker.endpoint.name": "chat"}},
+		{Alarm: "fleet-gpu", Time: t0.Add(3 * time.Minute), From: "ALARM", To: "OK"},
+		{Alarm: "deleted", Time: t0.Add(4 * time.Minute), From: "OK", To: "INSUFFICIENT_DATA"},
+	}
+	for _, tt := range []struct {
+		f    Filter
+		want string
+	}{
+		{Filter{}, "fleet-gpu: ALARM (i-9)|kv: OK → ALARM|fleet-gpu: ALARM → OK|deleted: OK → INSUFFICIENT_DATA"},
+		{Filter{Endpoints: []string{"chat"}}, "fleet-gpu: ALARM (i-9)|kv: OK → ALARM"},
+		{Filter{Components: []string{"chat-llama"}}, "kv: OK → ALARM"},
+	} {
+		fr := HistoryFrame(HistoryInput{Transitions: ts, Alarms: alarms, Inventory: inv, Filter: tt.f, Region: "eu-west-1"})
+		fld, _ := fr.FieldByName("title")
+		var got []string
+		for i := range fld.Len() {
+			got = append(got, fld.At(i).(string))
+		}
+		if strings.Join(got, "|") != tt.want {
+			t.Errorf("filter %+v: %q\nwant %q", tt.f, strings.Join(got, "|"), tt.want)
+		}
+	}
+}

@@ -6,6 +6,9 @@ describe('query types', () => {
     ['', 'promql', true, false],
     ['promql', 'promql', true, false],
     ['diagnosis', 'diagnosis', false, true],
+    ['alarms', 'alarms', false, false],
+    ['alarmHistory', 'alarmHistory', false, false],
+    ['inventory', 'inventory', false, false],
     // Unknown (another datasource's, a newer version's): edited as PromQL, the backend says what is wrong.
     ['logs', 'promql', true, false],
   ])('%s reads as %s', (queryType, type, promql, diagnosis) => {
@@ -16,7 +19,13 @@ describe('query types', () => {
   });
 
   it('offers every type once, PromQL first', () => {
-    expect(QUERY_TYPE_OPTIONS.map((o) => o.value)).toEqual(['promql', 'diagnosis']);
+    expect(QUERY_TYPE_OPTIONS.map((o) => o.value)).toEqual([
+      'promql',
+      'diagnosis',
+      'alarms',
+      'alarmHistory',
+      'inventory',
+    ]);
     expect(QUERY_TYPE_OPTIONS.every((o) => o.label !== '')).toBe(true);
     expect(QUERY_TYPE_OPTIONS[0].description).toBeUndefined();
   });

@@ -165,8 +165,8 @@ func componentEndpoints(inv awsapi.Inventory) map[string]string {
 func InventoryFrame(inv awsapi.Inventory, f Filter, region string) *data.Frame {
 	var (
 		kind, endpoint, variant, ic, status, itype, model, failure, console, regions []string
-		instances, desiredInstances, copies, desiredCopies                          []int64
-		created, modified                                                           []time.Time
+		instances, desiredInstances, copies, desiredCopies                           []int64
+		created, modified                                                            []time.Time
 	)
 	row := func(k, ep, v, c, st, it string, inst, dInst, cp, dCp int, m string, cr, mod time.Time, fail, url string) {
 		kind, endpoint, variant, ic, status, itype = append(kind, k), append(endpoint, ep), append(variant, v), append(ic, c), append(status, st), append(itype, it)

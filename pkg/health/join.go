@@ -74,15 +74,15 @@ func (r Resource) Name() string {
 // State is one row of the alarms frame: the resource and its worst alarm.
 type State struct {
 	Resource
-	State    string
-	Source   string
-	Alarm    string // the worst alarm's name, or the threshold rule's label
-	Alarms   int    // alarms on the resource
-	Reason   string
-	Metric   string // metric name or PromQL
+	State     string
+	Source    string
+	Alarm     string // the worst alarm's name, or the threshold rule's label
+	Alarms    int    // alarms on the resource
+	Reason    string
+	Metric    string // metric name or PromQL
 	Threshold *float64
-	Updated  *time.Time
-	AlarmURL string
+	Updated   *time.Time
+	AlarmURL  string
 }
 
 // Input is what Join reads.

@@ -161,7 +161,9 @@ func noticeTexts(f *data.Frame) string {
 // TestAlarmsPartialFailures: what is optional to an alarms query (inventory, contributors,
 // thresholds) degrades to a warning; the alarms themselves are not optional.
 func TestAlarmsPartialFailures(t *testing.T) {
-	denied := func(action string) error { return &awsapi.PermissionError{Action: action, Err: errors.New("AccessDenied")} }
+	denied := func(action string) error {
+		return &awsapi.PermissionError{Action: action, Err: errors.New("AccessDenied")}
+	}
 	tests := []struct {
 		name      string
 		aws       func(*fakeAWS)
@@ -185,7 +187,9 @@ func TestAlarmsPartialFailures(t *testing.T) {
 			wantNames: []string{"chat-llama", "chat-qwen", "i-0a", "chat", "embed", "new-ep"}},
 		{name: "no DescribeAlarms permission", aws: func(f *fakeAWS) { f.alarmsErr = denied("cloudwatch:DescribeAlarms") },
 			wantErr: []string{"not allowed cloudwatch:DescribeAlarms", "IAM policy"}},
-		{name: "AWS failing", aws: func(f *fakeAWS) { f.alarmsErr = errors.New("operation error CloudWatch: DescribeAlarms, https response error StatusCode: 500") },
+		{name: "AWS failing", aws: func(f *fakeAWS) {
+			f.alarmsErr = errors.New("operation error CloudWatch: DescribeAlarms, https response error StatusCode: 500")
+		},
 			wantErr: []string{"StatusCode: 500"}},
 	}
 	for _, tt := range tests {

@@ -16,10 +16,10 @@ import (
 // fakeAWS is an awsapi.API answering from fields and recording the calls; panicIn names a
 // call that panics.
 type fakeAWS struct {
-	alarms       []awsapi.Alarm
-	contributors map[string][]awsapi.Contributor
-	history      []awsapi.Transition
-	inventory    awsapi.Inventory
+	alarms                                               []awsapi.Alarm
+	contributors                                         map[string][]awsapi.Contributor
+	history                                              []awsapi.Transition
+	inventory                                            awsapi.Inventory
 	alarmsErr, contributorsErr, historyErr, inventoryErr error
 	panicIn                                              string
 
@@ -70,8 +70,12 @@ func (f *fakeAWS) Inventory(context.Context) (awsapi.Inventory, error) {
 func newAWSDatasource(t *testing.T, up *fakeUpstream, aws *fakeAWS) *Datasource {
 	t.Helper()
 	d, err := New(context.Background(), testSettings(""),
-		func(context.Context, *models.Settings, awsauth.Endpoint, sigv4.SecretSink) (Upstream, error) { return up, nil },
-		WithAWS(func(context.Context, *models.Settings, awsauth.Endpoint, sigv4.SecretSink) (awsapi.API, error) { return aws, nil }))
+		func(context.Context, *models.Settings, awsauth.Endpoint, sigv4.SecretSink) (Upstream, error) {
+			return up, nil
+		},
+		WithAWS(func(context.Context, *models.Settings, awsauth.Endpoint, sigv4.SecretSink) (awsapi.API, error) {
+			return aws, nil
+		}))
 	if err != nil {
 		t.Fatal(err)
 	}

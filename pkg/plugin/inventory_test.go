@@ -75,7 +75,9 @@ func TestInventoryResources(t *testing.T) {
 // alarms and the inventory once; what is missing is a warning naming the IAM action, never
 // a failure, and a PromQL failure is reported without them.
 func TestCheckHealthOptionalAccess(t *testing.T) {
-	denied := func(action string) error { return &awsapi.PermissionError{Action: action, Err: errors.New("AccessDeniedException")} }
+	denied := func(action string) error {
+		return &awsapi.PermissionError{Action: action, Err: errors.New("AccessDeniedException")}
+	}
 	tests := []struct {
 		name       string
 		aws        func(*fakeAWS)
@@ -95,7 +97,9 @@ func TestCheckHealthOptionalAccess(t *testing.T) {
 			f.alarmsErr, f.inventoryErr = denied("cloudwatch:DescribeAlarms"), denied("sagemaker:DescribeEndpoint")
 		}, wantStatus: backend.HealthStatusOk,
 			want: []string{"not allowed cloudwatch:DescribeAlarms", "not allowed sagemaker:DescribeEndpoint"}, wantNot: []string{"Read "}, wantCalls: 2},
-		{name: "SageMaker failing otherwise", aws: func(f *fakeAWS) { f.inventoryErr = errors.New("operation error SageMaker: ListEndpoints, StatusCode: 503") },
+		{name: "SageMaker failing otherwise", aws: func(f *fakeAWS) {
+			f.inventoryErr = errors.New("operation error SageMaker: ListEndpoints, StatusCode: 503")
+		},
 			wantStatus: backend.HealthStatusOk, want: []string{"Warning: the sagemaker:ListEndpoints check failed", "StatusCode: 503"}, wantCalls: 2},
 		{name: "a panic is a warning too", aws: func(f *fakeAWS) { f.panicIn = "Alarms" },
 			wantStatus: backend.HealthStatusOk, want: []string{"Warning: the cloudwatch:DescribeAlarms check failed", "panic"}, wantCalls: 2},
@@ -114,7 +118,9 @@ func TestCheckHealthOptionalAccess(t *testing.T) {
 				tt.aws(aws)
 			}
 			d, err := New(context.Background(), cw.settings("us-east-1", fakeAccessKey, fakeSecretKey), NewClient,
-				WithAWS(func(context.Context, *models.Settings, awsauth.Endpoint, sigv4.SecretSink) (awsapi.API, error) { return aws, nil }))
+				WithAWS(func(context.Context, *models.Settings, awsauth.Endpoint, sigv4.SecretSink) (awsapi.API, error) {
+					return aws, nil
+				}))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -167,8 +173,12 @@ func (c *closingAWS) CloseIdleConnections() { c.closed++ }
 func TestDisposeClosesTheAWSClientsConnections(t *testing.T) {
 	aws := &closingAWS{fakeAWS: fullFake()}
 	d, err := New(context.Background(), testSettings(""),
-		func(context.Context, *models.Settings, awsauth.Endpoint, sigv4.SecretSink) (Upstream, error) { return &fakeUpstream{}, nil },
-		WithAWS(func(context.Context, *models.Settings, awsauth.Endpoint, sigv4.SecretSink) (awsapi.API, error) { return aws, nil }))
+		func(context.Context, *models.Settings, awsauth.Endpoint, sigv4.SecretSink) (Upstream, error) {
+			return &fakeUpstream{}, nil
+		},
+		WithAWS(func(context.Context, *models.Settings, awsauth.Endpoint, sigv4.SecretSink) (awsapi.API, error) {
+			return aws, nil
+		}))
 	if err != nil {
 		t.Fatal(err)
 	}

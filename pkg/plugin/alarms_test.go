@@ -161,9 +161,6 @@ func noticeTexts(f *data.Frame) string {
 // TestAlarmsPartialFailures: what is optional to an alarms query (inventory, contributors,
 // thresholds) degrades to a warning; the alarms themselves are not optional.
 func TestAlarmsPartialFailures(t *testing.T) {
-	denied := func(action string) error {
-		return &awsapi.PermissionError{Action: action, Err: errors.New("AccessDenied")}
-	}
 	tests := []struct {
 		name      string
 		aws       func(*fakeAWS)

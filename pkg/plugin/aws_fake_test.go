@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -130,6 +131,11 @@ func fleetHistory() []awsapi.Transition {
 			Contributor: map[string]string{semconv.LabelInferenceComp: "chat-qwen"}},
 		{Alarm: "billing", Time: from.Add(50 * time.Minute), From: "OK", To: "ALARM", Summary: "spend"},
 	}
+}
+
+// denied is AWS refusing an IAM action, as awsapi reports it.
+func denied(action string) error {
+	return &awsapi.PermissionError{Action: action, Err: errors.New("AccessDeniedException")}
 }
 
 func fullFake() *fakeAWS {

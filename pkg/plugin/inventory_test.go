@@ -75,9 +75,6 @@ func TestInventoryResources(t *testing.T) {
 // alarms and the inventory once; what is missing is a warning naming the IAM action, never
 // a failure, and a PromQL failure is reported without them.
 func TestCheckHealthOptionalAccess(t *testing.T) {
-	denied := func(action string) error {
-		return &awsapi.PermissionError{Action: action, Err: errors.New("AccessDeniedException")}
-	}
 	tests := []struct {
 		name       string
 		aws        func(*fakeAWS)

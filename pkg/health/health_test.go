@@ -13,6 +13,7 @@ import (
 
 	"github.com/inferscope/sagemaker-datasource/pkg/awsapi"
 	"github.com/inferscope/sagemaker-datasource/pkg/diagnosis"
+	"github.com/inferscope/sagemaker-datasource/pkg/models"
 	"github.com/inferscope/sagemaker-datasource/pkg/semconv"
 )
 
@@ -346,4 +347,22 @@ func TestHistoryFrameTiesTransitionsToResources(t *testing.T) {
 			t.Errorf("filter %+v: %q\nwant %q", tt.f, strings.Join(got, "|"), tt.want)
 		}
 	}
+}
+
+// FuzzFromPromQL: any alarm query maps to at most one resource per kind without panicking,
+// and a single equality matcher written by promqlexpr is always found.
+func FuzzFromPromQL(f *testing.F) {
+	for _, s := range []string{`x{EndpointName="a"}`, `{"a\"b"='c\'d'}`, `x{"@resource.host.id"=~"i-.*"}`, `"\`, `{=""}`} {
+		f.Add(s, "chat-1")
+	}
+	f.Fuzz(func(t *testing.T, query, name string) {
+		_ = fromPromQL(query)
+		if names, err := models.ParseNames(name); err != nil || len(names) != 1 || names[0] != name || strings.HasPrefix(name, "$") {
+			return // not one SageMaker name
+		}
+		q := fmt.Sprintf(`max({"vllm:kv_cache_usage_perc", %q=%q}) > 0.9`, semconv.LabelInferenceComp, name)
+		if got := fromPromQL(q); got.component != name {
+			t.Fatalf("%s: got %+v", q, got)
+		}
+	})
 }

@@ -273,17 +273,6 @@ func TestHealthQueriesRecoverPanics(t *testing.T) {
 	}
 }
 
-func TestHealthQueriesWithoutAWSClient(t *testing.T) {
-	d := newTestDatasource(t, &fakeUpstream{}) // production NewAWSAPI
-	if d.aws != nil {
-		t.Skip("this build has an AWS client; covered by the tests with a fake")
-	}
-	dr := runOne(t, d, "inventory", `{}`)
-	if dr.Error == nil || !strings.Contains(dr.Error.Error(), "no CloudWatch alarms and SageMaker inventory client") || dr.ErrorSource != backend.ErrorSourceDownstream {
-		t.Errorf("got %v (%s)", dr.Error, dr.ErrorSource)
-	}
-}
-
 func TestHealthQueryBadInput(t *testing.T) {
 	aws := fullFake()
 	d := newAWSDatasource(t, &fakeUpstream{}, aws)

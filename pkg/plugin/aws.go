@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
@@ -28,16 +29,19 @@ type options struct{ aws AWSFactory }
 // WithAWS builds the alarms and inventory client with f instead of NewAWSAPI.
 func WithAWS(f AWSFactory) Option { return func(o *options) { o.aws = f } }
 
-// NewAWSAPI is the production AWSFactory: the one place that builds pkg/awsapi's client.
-// The client lands in pkg/awsapi separately; until it does, this build has none, and the
-// alarms, alarmHistory and inventory queries, the inventory resources and Save & test's
-// optional checks say so.
-func NewAWSAPI(context.Context, *models.Settings, awsauth.Endpoint, sigv4.SecretSink) (awsapi.API, error) {
-	return nil, errNoAWSAPI
-}
+// awsCacheTTL is how long alarm answers are reused (the inventory 4× as long, see
+// awsapi.Cached): panels and viewers refreshing together share one AWS call.
+const awsCacheTTL = 15 * time.Second
 
-var errNoAWSAPI = backend.DownstreamError(errors.New("this build of the plugin has no CloudWatch alarms and SageMaker inventory client: " +
-	"the alarms, alarmHistory and inventory queries are unavailable; upgrade the plugin"))
+// NewAWSAPI is the production AWSFactory: pkg/awsapi's client on the data source's
+// credentials and endpoint rules, behind its brief per-instance cache.
+func NewAWSAPI(ctx context.Context, s *models.Settings, ep awsauth.Endpoint, seen sigv4.SecretSink) (awsapi.API, error) {
+	api, err := awsapi.New(ctx, s.Auth, ep, seen)
+	if err != nil {
+		return nil, err
+	}
+	return awsapi.Cached(api, awsCacheTTL, nil), nil
+}
 
 // awsErr marks a failure of an AWS call as the user's side (AWS, the network, the IAM
 // policy), keeping its type for fault.Explain; a recovered panic stays the plugin's.

@@ -147,15 +147,53 @@ func TestCheckHealthOptionalAccess(t *testing.T) {
 	}
 }
 
-func TestCheckHealthWithoutAWSClientWarns(t *testing.T) {
+// TestAWSClientThatCannotBeBuilt: PromQL keeps working; Save & test warns, the queries and
+// the variables say why.
+func TestAWSClientThatCannotBeBuilt(t *testing.T) {
 	cw := (&fakeCloudWatch{region: "us-east-1"}).start(t)
+	d, err := New(context.Background(), cw.settings("us-east-1", fakeAccessKey, fakeSecretKey), NewClient,
+		WithAWS(func(context.Context, *models.Settings, awsauth.Endpoint, sigv4.SecretSink) (awsapi.API, error) {
+			return nil, backend.DownstreamErrorf("the SageMaker host cannot be derived from this endpoint")
+		}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(d.Dispose)
+	res, _ := d.CheckHealth(context.Background(), &backend.CheckHealthRequest{})
+	if res.Status != backend.HealthStatusOk || !strings.Contains(res.Message, "Warning: alarms and inventory are unavailable: the SageMaker host cannot be derived") {
+		t.Errorf("%v: %s", res.Status, res.Message)
+	}
+	dr := runOne(t, d, "inventory", `{}`)
+	if dr.Error == nil || !strings.Contains(dr.Error.Error(), "the SageMaker host cannot be derived") || dr.ErrorSource != backend.ErrorSourceDownstream {
+		t.Errorf("query: %v (%s)", dr.Error, dr.ErrorSource)
+	}
+	if resp := callResource(t, d, resourceCall{method: "GET", path: "inventory/endpoints"}); resp.Status != http.StatusBadRequest {
+		t.Errorf("resource: %d %s", resp.Status, resp.Body)
+	}
+}
+
+// TestProductionAWSClientAgainstAPromQLOnlyEndpoint: a new data source pointed at an endpoint
+// that speaks only the PromQL API (as before alarms existed): Save & test passes with a
+// warning for each optional action, and an alarms query fails with a downstream error.
+func TestProductionAWSClientAgainstAPromQLOnlyEndpoint(t *testing.T) {
+	cw := (&fakeCloudWatch{region: "us-east-1", series: `[{"__name__":"DCGM_FI_DEV_GPU_UTIL"}]`, vendedSeries: `[{"__name__":"Invocations"}]`}).start(t)
 	d := newRealDatasource(t, context.Background(), cw.settings("us-east-1", fakeAccessKey, fakeSecretKey))
-	if d.aws != nil {
-		t.Skip("this build has an AWS client")
+	if d.aws == nil {
+		t.Fatalf("the production AWS client was not built: %v", d.awsSetupErr)
 	}
 	res, _ := d.CheckHealth(context.Background(), &backend.CheckHealthRequest{})
-	if res.Status != backend.HealthStatusOk || !strings.Contains(res.Message, "Warning: alarms and inventory are unavailable") {
-		t.Errorf("%v: %s", res.Status, res.Message)
+	t.Log(res.Message)
+	for _, w := range []string{"SageMaker metrics are present", "Warning", "cloudwatch:DescribeAlarms", "sagemaker:ListEndpoints"} {
+		if res.Status != backend.HealthStatusOk || !strings.Contains(res.Message, w) {
+			t.Errorf("%v: message lacks %q", res.Status, w)
+		}
+	}
+	if strings.Contains(res.Message, fakeSecretKey) {
+		t.Error("the message leaks the secret key")
+	}
+	dr := runOne(t, d, "alarms", `{}`)
+	if dr.Error == nil || dr.ErrorSource != backend.ErrorSourceDownstream {
+		t.Errorf("alarms query: %v (%s)", dr.Error, dr.ErrorSource)
 	}
 }
 

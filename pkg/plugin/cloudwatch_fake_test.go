@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"slices"
 	"sync/atomic"
+	"strings"
 	"testing"
 	"time"
 
@@ -34,7 +35,7 @@ type fakeCloudWatch struct {
 	vendedSeries    string            // JSON data of /api/v1/series for the enrichment probe; default: no series
 	queryStatus     int               // when set, /api/v1/query answers this status with a Prometheus error
 	requests        atomic.Int64
-	userAgent       atomic.Value // the last request's User-Agent
+	userAgent       atomic.Value // the last PromQL API request's User-Agent
 	url             string
 }
 
@@ -48,7 +49,9 @@ func (f *fakeCloudWatch) start(t *testing.T) *fakeCloudWatch {
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		f.requests.Add(1)
-		f.userAgent.Store(r.UserAgent())
+		if strings.HasPrefix(r.URL.Path, "/api/v1/") { // not the AWS SDK's alarm and inventory calls
+			f.userAgent.Store(r.UserAgent())
+		}
 		if err := v.Verify(r); err != nil {
 			sigv4verify.WriteAuthError(w, err)
 			return

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"net/url"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -246,7 +247,7 @@ func TestDiagnosisTarget(t *testing.T) {
 	if _, hasExpr := tg["expr"]; hasExpr {
 		t.Fatal("diagnosis target carries an expr")
 	}
-	if err := (DiagnosisQuery{QueryType: models.QueryTypeDiagnosis}).Validate(); err == nil {
+	if err := (PluginQuery{QueryType: models.QueryTypeDiagnosis}).Validate(); err == nil {
 		t.Fatal("a diagnosis query without refId validated")
 	}
 }
@@ -294,6 +295,9 @@ func TestLinks(t *testing.T) {
 			t.Errorf("%s: only %d links", g.File, len(found))
 		}
 		for u, inPanel := range found {
+			if inPanel && externalURL(u) {
+				continue
+			}
 			target := strings.SplitN(strings.TrimPrefix(u, "/d/"), "?", 2)[0]
 			if !strings.HasPrefix(u, "/d/") || !uids[target] {
 				t.Errorf("%s: link %q does not open one of our dashboards", g.File, u)
@@ -311,6 +315,63 @@ func TestLinks(t *testing.T) {
 					t.Errorf("%s: link %q reads label %s without the bracket form", g.File, u, m[1])
 				}
 			}
+		}
+	}
+}
+
+// externalURL reports whether a data link leaves Grafana for an AWS console page the backend
+// built (a whole URL field of the frame) or one built from the row's region field.
+func externalURL(u string) bool {
+	switch u {
+	case dataField(fConsoleURL), dataField(fAlarmURL):
+		return true
+	}
+	return strings.HasPrefix(u, "https://"+dataField(fRegion)+".console.aws.amazon.com/")
+}
+
+// Links that leave Grafana open in a new tab and read only fields the alarms frame has.
+func TestExternalLinks(t *testing.T) {
+	contract := map[string]bool{fResource: true, "resource_type": true, fEndpoint: true, fIC: true, fInstance: true, "state": true,
+		fSeverity: true, fSource: true, "alarm": true, "alarms": true, "reason": true, "metric": true, "threshold": true, "updated": true,
+		fAlarmURL: true, fConsoleURL: true, fRegion: true}
+	fieldRef := regexp.MustCompile(`\$\{__data\.fields\.([a-z_]+)\}`)
+	links := resourceLinks(dashref.Performance)
+	external := 0
+	for _, l := range links {
+		u := l["url"].(string)
+		for _, m := range fieldRef.FindAllStringSubmatch(u, -1) {
+			if !contract[m[1]] {
+				t.Errorf("link %q reads field %q, which the alarms frame does not have", u, m[1])
+			}
+		}
+		if externalURL(u) {
+			external++
+			if l["targetBlank"] != true {
+				t.Errorf("link %q leaves Grafana in the same tab", u)
+			}
+		}
+	}
+	if external != 4 {
+		t.Errorf("%d external links, want the console, the alarm and two Logs Insights links", external)
+	}
+}
+
+// The Logs Insights link names the log group in the console's fragment encoding and the
+// row's region twice (host and parameter), for every region form.
+func TestLogsInsightsURL(t *testing.T) {
+	for _, c := range []struct{ region, endpoint string }{{"us-east-1", "chat"}, {"eu-central-2", "a-b-9"}, {"ap-southeast-5", "X1"}} {
+		u := strings.NewReplacer(dataField(fRegion), c.region, dataField(fEndpoint), c.endpoint).
+			Replace(logsInsightsURL("/aws/sagemaker/Endpoints/" + dataField(fEndpoint)))
+		parsed, err := url.Parse(u)
+		if err != nil {
+			t.Fatalf("%s: %v", u, err)
+		}
+		if parsed.Host != c.region+".console.aws.amazon.com" || parsed.Query().Get("region") != c.region {
+			t.Errorf("%s: host %q region %q", u, parsed.Host, parsed.Query().Get("region"))
+		}
+		group := strings.ReplaceAll(parsed.Fragment, "*2f", "/")
+		if !strings.HasPrefix(parsed.Fragment, "logsV2:logs-insights") || !strings.Contains(group, "~'/aws/sagemaker/Endpoints/"+c.endpoint+"))") {
+			t.Errorf("%s: fragment does not select log group /aws/sagemaker/Endpoints/%s", u, c.endpoint)
 		}
 	}
 }

@@ -1,0 +1,188 @@
+package builder
+
+import (
+	"github.com/grafana/grafana-foundation-sdk/go/cog"
+	"github.com/grafana/grafana-foundation-sdk/go/common"
+	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
+	"github.com/grafana/grafana-foundation-sdk/go/stat"
+	"github.com/grafana/grafana-foundation-sdk/go/table"
+
+	"github.com/inferscope/sagemaker-datasource/pkg/dashref"
+)
+
+// Fields of the `alarms` frame (issue 11 contract) that the panels read.
+const (
+	fResource   = "resource"
+	fEndpoint   = "endpoint"
+	fIC         = "inference_component"
+	fInstance   = "instance"
+	fSeverity   = "severity"
+	fSource     = "source"
+	fConsoleURL = "console_url"
+	fAlarmURL   = "alarm_url"
+	fRegion     = "region"
+)
+
+// Values of the alarms frame's source field.
+const sourceAlarm = "alarm"
+
+// dataField is a data-link reference to a field of the clicked row.
+func dataField(name string) string { return "${__data.fields." + name + "}" }
+
+// Alarm state colours, by the frame's severity (3 ALARM, 2 INSUFFICIENT_DATA, 1 OK,
+// 0 NO_ALARM): red, amber, green, and the light grey Insights uses for "no alarm".
+const (
+	colorNoAlarm      = "#c7d0d9"
+	colorInsufficient = "#e0b400"
+)
+
+// severityMappings names and colours the four severities; suffix marks threshold tiles.
+func severityMappings(suffix string) []dashboard.ValueMapping {
+	result := func(text, color string, i int32) dashboard.ValueMappingResult {
+		return dashboard.ValueMappingResult{Text: cog.ToPtr(text), Color: cog.ToPtr(color), Index: cog.ToPtr(i)}
+	}
+	return []dashboard.ValueMapping{{ValueMap: &dashboard.ValueMap{Type: dashboard.MappingTypeValueToText, Options: map[string]dashboard.ValueMappingResult{
+		"0": result("No alarm", colorNoAlarm, 0),
+		"1": result("OK"+suffix, "green", 1),
+		"2": result("Insufficient data"+suffix, colorInsufficient, 2),
+		"3": result("ALARM"+suffix, "red", 3),
+	}}}}
+}
+
+// thresholdSuffix labels the states computed from engine thresholds, not from an alarm.
+const thresholdSuffix = " (threshold)"
+
+// severityThresholds colour a severity the mappings miss the same way.
+func severityThresholds() *dashboard.ThresholdsConfigBuilder {
+	return thresholds(colorNoAlarm, step{1, "green"}, step{2, colorInsufficient}, step{3, "red"})
+}
+
+// resourceLinks open the clicked row's resource: this dashboard filtered to it, its
+// SageMaker console page, its CloudWatch alarm, and Logs Insights on its log groups. One
+// link per scope: a data link cannot leave out a variable the row does not name.
+func resourceLinks(uid string) []map[string]any {
+	return []map[string]any{
+		link("Filter by this endpoint", drillURL(uid, setVar{dashref.VarEndpoint, dataField(fEndpoint)},
+			setVar{dashref.VarIC, "$__all"}, setVar{dashref.VarInstance, "$__all"})),
+		link("Filter by this inference component", drillURL(uid, setVar{dashref.VarEndpoint, dataField(fEndpoint)},
+			setVar{dashref.VarIC, dataField(fIC)}, setVar{dashref.VarInstance, "$__all"})),
+		link("Filter by this instance", drillURL(uid, setVar{dashref.VarInstance, dataField(fInstance)})),
+		externalLink("Open in the SageMaker console", dataField(fConsoleURL)),
+		externalLink("Open the CloudWatch alarm", dataField(fAlarmURL)),
+		externalLink("Endpoint logs in Logs Insights", logsInsightsURL("/aws/sagemaker/Endpoints/"+dataField(fEndpoint))),
+		externalLink("Inference component logs in Logs Insights", logsInsightsURL("/aws/sagemaker/InferenceComponents/"+dataField(fIC))),
+	}
+}
+
+// externalLink opens an AWS console page in a new tab.
+func externalLink(title, url string) map[string]any {
+	return map[string]any{"title": title, "url": url, "targetBlank": true}
+}
+
+// logsInsightsURL opens CloudWatch Logs Insights on one log group, in the row's region (the
+// frames carry it). The console reads its state from the fragment, '/' spelled "*2f".
+// SageMaker names are [a-zA-Z0-9-], so a name needs no further escaping.
+func logsInsightsURL(group string) string {
+	region := dataField(fRegion)
+	escaped := ""
+	for _, r := range group {
+		if r == '/' {
+			escaped += "*2f"
+		} else {
+			escaped += string(r)
+		}
+	}
+	return "https://" + region + ".console.aws.amazon.com/cloudwatch/home?region=" + region +
+		"#logsV2:logs-insights$3FqueryDetail$3D~(editorString~'fields*20*40timestamp*2c*20*40message*0a*7c*20sort*20*40timestamp*20desc~source~(~'" + escaped + "))"
+}
+
+// alarmFilters carry no AZ, instance, engine or model: alarms belong to what CloudWatch names.
+var noteAlarms = notFiltered("alarm state belongs to the endpoints, inference components and instances that CloudWatch alarms name; alarms carry no AZ, engine or model.",
+	dashref.VarAZ, dashref.VarInstance, dashref.VarFramework, dashref.VarModel)
+
+// rowsOf keeps, in the frames of one query, the rows whose field equals (or, exclude, does
+// not equal) value.
+func rowsOf(refID, field, value string, exclude bool) dashboard.DataTransformerConfig {
+	mode := "include"
+	if exclude {
+		mode = "exclude"
+	}
+	return dashboard.DataTransformerConfig{
+		Id:     "filterByValue",
+		Filter: &dashboard.MatcherConfig{Id: "byRefId", Options: refID},
+		Options: map[string]any{"type": mode, "match": "any", "filters": []map[string]any{
+			{"fieldName": field, "config": map[string]any{"id": "equal", "options": map[string]any{"value": value}}},
+		}},
+	}
+}
+
+const alarmTilesDesc = `One tile per resource (endpoint, inference component, and instance where an alarm names it), coloured by CloudWatch alarm state as in SageMaker Insights: ` +
+	`red = in ALARM, amber = insufficient data, green = OK, grey = no alarm configured. A resource's state is the worst of its alarms. ` +
+	`Resources without any alarm are judged by the engine thresholds of the tiles below (KV cache, GPU memory) and say "(threshold)"; ` +
+	`grey "No alarm" means neither an alarm nor an engine signal. The alarm, its reason, metric and threshold are in the table beside. ` +
+	`Click a tile to filter the dashboard to that endpoint, inference component or instance, or to open it in the SageMaker console, its alarm, or its logs.`
+
+// alarmTiles is the Insights health grid: the alarms query twice (one cached call), A
+// keeping the rows an alarm decides and B the threshold and no-alarm rows, so that B's
+// tiles can say they come from thresholds.
+func alarmTiles(id uint32, uid string) *stat.PanelBuilder {
+	return tilesPanel(id, "Alarm health", alarmTilesDesc+noteAlarms, unitShort).
+		WithTarget(alarmsTarget("A")).WithTarget(alarmsTarget("B")).
+		Transformations([]dashboard.DataTransformerConfig{
+			rowsOf("A", fSource, sourceAlarm, false),
+			rowsOf("B", fSource, sourceAlarm, true),
+		}).
+		// Every row is a tile: values, not a reduction, of the severity field.
+		ReduceOptions(common.NewReduceDataOptionsBuilder().Values(true).Fields("/^"+fSeverity+"$/").Calcs([]string{"lastNotNull"})).
+		Mappings(severityMappings("")).Thresholds(severityThresholds()).Decimals(0).Span(14).
+		NoValue("No endpoints in the selection, or the data source may not call cloudwatch:DescribeAlarms (see Save & test)").
+		OverrideByName(fSeverity, []dashboard.DynamicConfigValue{
+			prop("displayName", dataField(fResource)),
+			linksProp(resourceLinks(uid)...),
+		}).
+		OverrideByQuery("B", []dashboard.DynamicConfigValue{prop("mappings", severityMappings(thresholdSuffix))})
+}
+
+// alarmTable lists what the tiles' hover would show in Insights: the alarm, its reason,
+// metric, threshold and last update per resource, worst first.
+func alarmTable(id uint32, uid string) *table.PanelBuilder {
+	order := []string{fResource, "state", fSource, "alarm", "alarms", "reason", "metric", "threshold", "updated", "resource_type"}
+	index := map[string]int{}
+	for i, n := range order {
+		index[n] = i
+	}
+	hidden := map[string]bool{fEndpoint: true, fIC: true, fInstance: true, fSeverity: true, fConsoleURL: true, fAlarmURL: true, fRegion: true}
+	rename := map[string]string{fResource: "Resource", "state": "State", fSource: "Source", "alarm": "Alarm", "alarms": "Alarms",
+		"reason": "Reason", "metric": "Metric", "threshold": "Threshold", "updated": "Updated", "resource_type": "Type"}
+	stateMap := map[string]dashboard.ValueMappingResult{
+		"ALARM":             {Text: cog.ToPtr("ALARM"), Color: cog.ToPtr("red"), Index: cog.ToPtr[int32](0)},
+		"INSUFFICIENT_DATA": {Text: cog.ToPtr("Insufficient data"), Color: cog.ToPtr(colorInsufficient), Index: cog.ToPtr[int32](1)},
+		"OK":                {Text: cog.ToPtr("OK"), Color: cog.ToPtr("green"), Index: cog.ToPtr[int32](2)},
+		"NO_ALARM":          {Text: cog.ToPtr("No alarm"), Color: cog.ToPtr(colorNoAlarm), Index: cog.ToPtr[int32](3)},
+	}
+	sourceMap := map[string]dashboard.ValueMappingResult{
+		"alarm":     {Text: cog.ToPtr("CloudWatch alarm"), Index: cog.ToPtr[int32](0)},
+		"threshold": {Text: cog.ToPtr("Engine threshold (no alarm)"), Index: cog.ToPtr[int32](1)},
+		"none":      {Text: cog.ToPtr("None"), Index: cog.ToPtr[int32](2)},
+	}
+	return tablePanel(id, "Alarms",
+		"Per resource, worst first: its state (the worst of its alarms), where it comes from (a CloudWatch alarm, or the engine thresholds when no alarm exists), "+
+			"the worst alarm's name, the number of alarms, the reason CloudWatch gives, the metric or PromQL it watches, its threshold and when the state last changed. "+
+			"Click a resource to filter the dashboard to it or open it in the SageMaker console or Logs Insights; click an alarm to open it in CloudWatch."+noteAlarms).
+		WithTarget(alarmsTarget("A")).Span(10).Height(10).
+		NoValue("No resources in the selection, or the data source may not call cloudwatch:DescribeAlarms (see Save & test)").
+		Transformations([]dashboard.DataTransformerConfig{{Id: "organize", Options: map[string]any{
+			"excludeByName": hidden, "renameByName": rename, "indexByName": index,
+		}}}).
+		OverrideByName("Resource", []dashboard.DynamicConfigValue{linksProp(resourceLinks(uid)...)}).
+		OverrideByName("Alarm", []dashboard.DynamicConfigValue{linksProp(externalLink("Open the CloudWatch alarm", dataField(fAlarmURL)))}).
+		OverrideByName("State", []dashboard.DynamicConfigValue{
+			prop("mappings", []dashboard.ValueMapping{{ValueMap: &dashboard.ValueMap{Type: dashboard.MappingTypeValueToText, Options: stateMap}}}),
+			cellBackground(),
+		}).
+		OverrideByName("Source", []dashboard.DynamicConfigValue{
+			prop("mappings", []dashboard.ValueMapping{{ValueMap: &dashboard.ValueMap{Type: dashboard.MappingTypeValueToText, Options: sourceMap}}}),
+		}).
+		OverrideByName("Updated", []dashboard.DynamicConfigValue{prop("unit", unitDateTime)}).
+		OverrideByName("Threshold", []dashboard.DynamicConfigValue{prop("unit", unitShort)})
+}

@@ -57,20 +57,39 @@ func severityThresholds() *dashboard.ThresholdsConfigBuilder {
 	return thresholds(colorNoAlarm, step{1, "green"}, step{2, colorInsufficient}, step{3, "red"})
 }
 
-// resourceLinks open the clicked row's resource: this dashboard filtered to it, its
-// SageMaker console page, its CloudWatch alarm, and Logs Insights on its log groups. One
-// link per scope: a data link cannot leave out a variable the row does not name.
+// Data links from a row of the issue 11 frames (alarms, inventory), which name the row's
+// endpoint, inference component, region and console URL. One link per scope: a data link
+// cannot leave out a variable the row does not name.
+func filterEndpointLink(uid string) map[string]any {
+	return link("Filter by this endpoint", drillURL(uid, setVar{dashref.VarEndpoint, dataField(fEndpoint)},
+		setVar{dashref.VarIC, "$__all"}, setVar{dashref.VarInstance, "$__all"}))
+}
+
+func filterICLink(uid string) map[string]any {
+	return link("Filter by this inference component", drillURL(uid, setVar{dashref.VarEndpoint, dataField(fEndpoint)},
+		setVar{dashref.VarIC, dataField(fIC)}, setVar{dashref.VarInstance, "$__all"}))
+}
+
+func consoleLink() map[string]any {
+	return externalLink("Open in the SageMaker console", dataField(fConsoleURL))
+}
+
+func endpointLogsLink() map[string]any {
+	return externalLink("Endpoint logs in Logs Insights", logsInsightsURL("/aws/sagemaker/Endpoints/"+dataField(fEndpoint)))
+}
+
+func icLogsLink() map[string]any {
+	return externalLink("Inference component logs in Logs Insights", logsInsightsURL("/aws/sagemaker/InferenceComponents/"+dataField(fIC)))
+}
+
+// resourceLinks open an alarms row's resource: this dashboard filtered to it, its SageMaker
+// console page, its CloudWatch alarm, and Logs Insights on its log groups.
 func resourceLinks(uid string) []map[string]any {
 	return []map[string]any{
-		link("Filter by this endpoint", drillURL(uid, setVar{dashref.VarEndpoint, dataField(fEndpoint)},
-			setVar{dashref.VarIC, "$__all"}, setVar{dashref.VarInstance, "$__all"})),
-		link("Filter by this inference component", drillURL(uid, setVar{dashref.VarEndpoint, dataField(fEndpoint)},
-			setVar{dashref.VarIC, dataField(fIC)}, setVar{dashref.VarInstance, "$__all"})),
+		filterEndpointLink(uid), filterICLink(uid),
 		link("Filter by this instance", drillURL(uid, setVar{dashref.VarInstance, dataField(fInstance)})),
-		externalLink("Open in the SageMaker console", dataField(fConsoleURL)),
-		externalLink("Open the CloudWatch alarm", dataField(fAlarmURL)),
-		externalLink("Endpoint logs in Logs Insights", logsInsightsURL("/aws/sagemaker/Endpoints/"+dataField(fEndpoint))),
-		externalLink("Inference component logs in Logs Insights", logsInsightsURL("/aws/sagemaker/InferenceComponents/"+dataField(fIC))),
+		consoleLink(), externalLink("Open the CloudWatch alarm", dataField(fAlarmURL)),
+		endpointLogsLink(), icLogsLink(),
 	}
 }
 
@@ -185,4 +204,42 @@ func alarmTable(id uint32, uid string) *table.PanelBuilder {
 		}).
 		OverrideByName("Updated", []dashboard.DynamicConfigValue{prop("unit", unitDateTime)}).
 		OverrideByName("Threshold", []dashboard.DynamicConfigValue{prop("unit", unitShort)})
+}
+
+// inventoryTable is the SageMaker inventory of the selection: one row per production variant
+// and per inference component, with status, instances and copies against their desired
+// counts, and links to the console and the logs.
+func inventoryTable(id uint32, uid string) *table.PanelBuilder {
+	order := []string{"kind", fEndpoint, "variant", fIC, "status", "instance_type", "instances", "desired_instances", "copies", "desired_copies", "model", "created", "modified", "failure_reason"}
+	index := map[string]int{}
+	for i, n := range order {
+		index[n] = i
+	}
+	rename := map[string]string{"kind": "Kind", fEndpoint: "Endpoint", "variant": "Variant", fIC: "Inference component", "status": "Status",
+		"instance_type": "Instance type", "instances": "Instances", "desired_instances": "Desired instances", "copies": "Copies",
+		"desired_copies": "Desired copies", "model": "Model", "created": "Created", "modified": "Last modified", "failure_reason": "Failure reason"}
+	status := map[string]dashboard.ValueMappingResult{
+		"InService": {Color: cog.ToPtr("green"), Index: cog.ToPtr[int32](0)},
+		"Failed":    {Color: cog.ToPtr("red"), Index: cog.ToPtr[int32](1)},
+	}
+	tb := tablePanel(id, "SageMaker inventory",
+		"Endpoints' production variants and inference components as SageMaker describes them: status, instance type, instances and IC copies against the desired counts, "+
+			"the model, creation and last-modified times and any failure reason. Fewer instances or copies than desired while the status is Updating = a scale-out in progress "+
+			"(or blocked: see ICE); Failed = read the failure reason and the logs. Endpoints without GPU metrics are listed too. "+
+			"Click an endpoint or IC to filter the dashboard to it, open it in the SageMaker console, or open its logs in Logs Insights."+
+			notFiltered("the inventory lists endpoints, variants and inference components; instances, AZs, engines and models are not part of it.",
+				dashref.VarAZ, dashref.VarInstance, dashref.VarFramework, dashref.VarModel)).
+		WithTarget(inventoryTarget("A", formatTable)).Height(8).
+		NoValue("No endpoints in the selection, or the data source may not call sagemaker:ListEndpoints (see Save & test)").
+		Transformations([]dashboard.DataTransformerConfig{{Id: "organize", Options: map[string]any{
+			"excludeByName": map[string]bool{fConsoleURL: true, fRegion: true}, "renameByName": rename, "indexByName": index,
+		}}}).
+		OverrideByName("Endpoint", []dashboard.DynamicConfigValue{linksProp(filterEndpointLink(uid), consoleLink(), endpointLogsLink())}).
+		OverrideByName("Inference component", []dashboard.DynamicConfigValue{linksProp(filterICLink(uid), consoleLink(), icLogsLink())}).
+		OverrideByName("Status", []dashboard.DynamicConfigValue{
+			prop("mappings", []dashboard.ValueMapping{{ValueMap: &dashboard.ValueMap{Type: dashboard.MappingTypeValueToText, Options: status}}}),
+			cellBackground(),
+		}).
+		OverrideByRegexp("^(Created|Last modified)$", []dashboard.DynamicConfigValue{prop("unit", unitDateTime)})
+	return tb
 }

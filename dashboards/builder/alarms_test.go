@@ -210,3 +210,24 @@ func TestPluginQueryValidate(t *testing.T) {
 		}
 	}
 }
+
+// The inventory table reads the inventory query as a table and links each row's endpoint and
+// IC to this dashboard, the console and the logs.
+func TestInventoryTable(t *testing.T) {
+	p := generatedPanel(t, "reliability.json", 26)
+	targets := p["targets"].([]any)
+	if len(targets) != 1 || targets[0].(map[string]any)["queryType"] != qtInventory || targets[0].(map[string]any)["format"] != formatTable {
+		t.Fatalf("targets %v, want one inventory table query", targets)
+	}
+	for col, want := range map[string][]string{
+		"Endpoint":            {dashref.URLParam(dashref.VarEndpoint) + "=${__data.fields.endpoint}", "${__data.fields.console_url}", "Endpoints*2f${__data.fields.endpoint}"},
+		"Inference component": {dashref.URLParam(dashref.VarIC) + "=${__data.fields.inference_component}", "${__data.fields.console_url}", "InferenceComponents*2f${__data.fields.inference_component}"},
+	} {
+		links, _ := json.Marshal(overrideProps(p, "byName", col)["links"])
+		for _, w := range want {
+			if !strings.Contains(string(links), w) {
+				t.Errorf("%s links lack %s: %s", col, w, links)
+			}
+		}
+	}
+}

@@ -1,4 +1,4 @@
-import { isDiagnosis, QUERY_TYPE_OPTIONS, queryTypeOf, runsPromQL } from './queryTypes';
+import { hasEventFormat, isDiagnosis, isHealthQuery, QUERY_TYPE_OPTIONS, queryTypeOf, runsPromQL } from './queryTypes';
 
 describe('query types', () => {
   it.each([
@@ -6,6 +6,9 @@ describe('query types', () => {
     ['', 'promql', true, false],
     ['promql', 'promql', true, false],
     ['diagnosis', 'diagnosis', false, true],
+    ['alarms', 'alarms', false, false],
+    ['alarmHistory', 'alarmHistory', false, false],
+    ['inventory', 'inventory', false, false],
     // Unknown (another datasource's, a newer version's): edited as PromQL, the backend says what is wrong.
     ['logs', 'promql', true, false],
   ])('%s reads as %s', (queryType, type, promql, diagnosis) => {
@@ -16,8 +19,22 @@ describe('query types', () => {
   });
 
   it('offers every type once, PromQL first', () => {
-    expect(QUERY_TYPE_OPTIONS.map((o) => o.value)).toEqual(['promql', 'diagnosis']);
+    expect(QUERY_TYPE_OPTIONS.map((o) => o.value)).toEqual(['promql', 'diagnosis', 'alarms', 'alarmHistory', 'inventory']);
     expect(QUERY_TYPE_OPTIONS.every((o) => o.label !== '')).toBe(true);
     expect(QUERY_TYPE_OPTIONS[0].description).toBeUndefined();
+  });
+});
+
+describe('alarms and inventory query types', () => {
+  it.each([
+    ['alarms', true, false],
+    ['alarmHistory', true, true],
+    ['inventory', true, true],
+    ['diagnosis', false, false],
+    ['promql', false, false],
+    [undefined, false, false],
+  ])('%s: health query %s, table/annotations format %s', (queryType, health, events) => {
+    expect(isHealthQuery({ queryType })).toBe(health);
+    expect(hasEventFormat({ queryType })).toBe(events);
   });
 });

@@ -13,15 +13,45 @@ export interface VariableQuery extends DataQuery {
   query: string;
 }
 
-export type VariableQueryKind = 'label_names' | 'label_values' | 'metrics' | 'query_result';
+export type VariableQueryKind =
+  | 'label_names'
+  | 'label_values'
+  | 'metrics'
+  | 'query_result'
+  | 'endpoints'
+  | 'inference_components';
 
 export type ParsedVariableQuery =
   | { kind: 'label_names'; match?: string }
   | { kind: 'label_values'; label: string; match?: string }
   | { kind: 'metrics'; regex: string }
-  | { kind: 'query_result'; expr: string };
+  | { kind: 'query_result'; expr: string }
+  | { kind: 'endpoints' }
+  | { kind: 'inference_components'; endpoint?: string };
 
-const FORMS = 'label_names([selector]), label_values([selector,] label), metrics(regex) or query_result(expr)';
+const FORMS =
+  'label_names([selector]), label_values([selector,] label), metrics(regex), query_result(expr), ' +
+  'endpoints() or inference_components([endpoint])';
+
+/** The inventory forms, whose argument is a list of names, not PromQL. */
+const INVENTORY_FORM = /^\s*(endpoints|inference_components)\s*\(([^()]*)\)\s*$/;
+
+/** Whether a variable query lists names from the SageMaker inventory. */
+export function isInventoryVariableQuery(query: string): boolean {
+  return INVENTORY_FORM.test(query);
+}
+
+/**
+ * Values that mean "any name" in an endpoint or IC filter: empty, a variable at All (as the
+ * dashboards' allValue, or by name) and the usual wildcards.
+ */
+const ANY_NAME = new Set(['', '$__all', 'All', '.*', '.+', '*']);
+
+/** The filter as the backend reads it: "" for any, else names joined by ",". */
+export function nameFilter(value: string): string {
+  const v = value.trim();
+  return ANY_NAME.has(v) ? '' : v;
+}
 
 /** Splits at the last comma outside quotes, braces and parentheses (selector, label). */
 function splitLastArg(args: string): [string, string] | [string] {
@@ -45,6 +75,18 @@ function splitLastArg(args: string): [string, string] | [string] {
 
 /** Parses the classic forms; throws an error naming the accepted forms otherwise. */
 export function parseVariableQuery(query: string): ParsedVariableQuery {
+  const inventory = INVENTORY_FORM.exec(query);
+  if (inventory) {
+    const [, fn, arg] = inventory;
+    if (fn === 'endpoints') {
+      if (arg.trim()) {
+        throw new Error(`endpoints() takes no argument; to list the ICs of "${arg.trim()}" use inference_components(${arg.trim()}).`);
+      }
+      return { kind: 'endpoints' };
+    }
+    const endpoint = arg.trim();
+    return endpoint ? { kind: 'inference_components', endpoint } : { kind: 'inference_components' };
+  }
   const m = /^\s*(label_names|label_values|metrics|query_result)\s*\(([\s\S]*)\)\s*$/.exec(query);
   if (!m) {
     throw new Error(`Unsupported variable query "${query.trim()}": use ${FORMS}.`);
@@ -87,6 +129,10 @@ export function formatVariableQuery(q: ParsedVariableQuery): string {
       return `metrics(${q.regex})`;
     case 'query_result':
       return `query_result(${q.expr})`;
+    case 'endpoints':
+      return 'endpoints()';
+    case 'inference_components':
+      return `inference_components(${q.endpoint ?? ''})`;
   }
 }
 
@@ -126,6 +172,12 @@ export async function resolveVariableQuery(
 ): Promise<MetricFindValue[]> {
   const q = parseVariableQuery(query);
   switch (q.kind) {
+    case 'endpoints':
+      return texts(await resources.endpoints());
+    case 'inference_components': {
+      const endpoints = nameFilter(q.endpoint ?? '');
+      return texts(await resources.inferenceComponents(endpoints ? endpoints.split(',') : []));
+    }
     case 'label_names':
       return texts(await resources.labelNames(q.match ? [q.match] : [], range));
     case 'label_values':

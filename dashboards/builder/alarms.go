@@ -150,9 +150,12 @@ func alarmTiles(id uint32, uid string) *stat.PanelBuilder {
 		Transformations([]dashboard.DataTransformerConfig{
 			rowsOf("A", fSource, sourceAlarm, false),
 			rowsOf("B", fSource, sourceAlarm, true),
+			// severity is then the only number: a field regex would have to match the tile's
+			// display name (the resource), not the field's.
+			{Id: "organize", Options: map[string]any{"excludeByName": map[string]bool{"alarms": true, "threshold": true}}},
 		}).
-		// Every row is a tile: values, not a reduction, of the severity field.
-		ReduceOptions(common.NewReduceDataOptionsBuilder().Values(true).Fields("/^"+fSeverity+"$/").Calcs([]string{"lastNotNull"})).
+		// Every row is a tile: values, not a reduction, of the numeric field.
+		ReduceOptions(common.NewReduceDataOptionsBuilder().Values(true).Fields("").Calcs([]string{"lastNotNull"})).
 		Mappings(severityMappings("")).Thresholds(severityThresholds()).Decimals(0).Span(14).
 		NoValue("No endpoints in the selection, or the data source may not call cloudwatch:DescribeAlarms (see Save & test)").
 		OverrideByName(fSeverity, []dashboard.DynamicConfigValue{

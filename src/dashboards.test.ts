@@ -259,32 +259,35 @@ describe('alarm health tiles', () => {
     expect(alarmPanels.map(([key]) => key)).toEqual(['performance/37']);
   });
 
-  it.each(alarmPanels)('%s: one tile per resource, named, coloured and labelled by state and source', async (_, panel) => {
-    const frames = panel.targets.map((t) => alarmsFrame(t.refId, rows));
-    const data = await panelData(panel, frames, fieldOptions(), rowVariables);
-    const values = getFieldDisplayValues({
-      fieldConfig: panel.fieldConfig,
-      reduceOptions: panel.options.reduceOptions!,
-      replaceVariables: rowVariables,
-      theme,
-      data,
-      timeZone: 'utc',
-    });
-    const color = (name: string) => theme.visualization.getColorByName(name);
-    const tiles = Object.fromEntries(values.map((v) => [v.display.title, [v.display.text, v.display.color]]));
-    expect(tiles).toEqual({
-      'chat-llama': ['ALARM', color('red')],
-      'chat-qwen': ['ALARM (threshold)', color('red')],
-      'i-0abc': ['Insufficient data', color('#e0b400')],
-      chat: ['OK', color('green')],
-      embed: ['OK (threshold)', color('green')],
-      batch: ['No alarm', color('#c7d0d9')],
-    });
-    // A click filters the dashboard to the tile's own endpoint / IC and opens its console page.
-    const tile = values.find((v) => v.display.title === 'chat-llama')!;
-    const links = (tile.getLinks?.() ?? []).map((l) => l.href);
-    expect(links.some((href) => href.includes('var-inference_component=chat-llama'))).toBe(true);
-    expect(links).toContain('console_url of chat-llama');
-    expect(links).toContain('alarm_url of chat-llama');
-  });
+  it.each(alarmPanels)(
+    '%s: one tile per resource, named, coloured and labelled by state and source',
+    async (_, panel) => {
+      const frames = panel.targets.map((t) => alarmsFrame(t.refId, rows));
+      const data = await panelData(panel, frames, fieldOptions(), rowVariables);
+      const values = getFieldDisplayValues({
+        fieldConfig: panel.fieldConfig,
+        reduceOptions: panel.options.reduceOptions!,
+        replaceVariables: rowVariables,
+        theme,
+        data,
+        timeZone: 'utc',
+      });
+      const color = (name: string) => theme.visualization.getColorByName(name);
+      const tiles = Object.fromEntries(values.map((v) => [v.display.title, [v.display.text, v.display.color]]));
+      expect(tiles).toEqual({
+        'chat-llama': ['ALARM', color('red')],
+        'chat-qwen': ['ALARM (threshold)', color('red')],
+        'i-0abc': ['Insufficient data', color('#e0b400')],
+        chat: ['OK', color('green')],
+        embed: ['OK (threshold)', color('green')],
+        batch: ['No alarm', color('#c7d0d9')],
+      });
+      // A click filters the dashboard to the tile's own endpoint / IC and opens its console page.
+      const tile = values.find((v) => v.display.title === 'chat-llama')!;
+      const links = (tile.getLinks?.() ?? []).map((l) => l.href);
+      expect(links.some((href) => href.includes('var-inference_component=chat-llama'))).toBe(true);
+      expect(links).toContain('console_url of chat-llama');
+      expect(links).toContain('alarm_url of chat-llama');
+    }
+  );
 });

@@ -19,7 +19,13 @@ describe('query types', () => {
   });
 
   it('offers every type once, PromQL first', () => {
-    expect(QUERY_TYPE_OPTIONS.map((o) => o.value)).toEqual(['promql', 'diagnosis', 'alarms', 'alarmHistory', 'inventory']);
+    expect(QUERY_TYPE_OPTIONS.map((o) => o.value)).toEqual([
+      'promql',
+      'diagnosis',
+      'alarms',
+      'alarmHistory',
+      'inventory',
+    ]);
     expect(QUERY_TYPE_OPTIONS.every((o) => o.label !== '')).toBe(true);
     expect(QUERY_TYPE_OPTIONS[0].description).toBeUndefined();
   });

@@ -14,12 +14,7 @@ export interface VariableQuery extends DataQuery {
 }
 
 export type VariableQueryKind =
-  | 'label_names'
-  | 'label_values'
-  | 'metrics'
-  | 'query_result'
-  | 'endpoints'
-  | 'inference_components';
+  'label_names' | 'label_values' | 'metrics' | 'query_result' | 'endpoints' | 'inference_components';
 
 export type ParsedVariableQuery =
   | { kind: 'label_names'; match?: string }
@@ -80,7 +75,9 @@ export function parseVariableQuery(query: string): ParsedVariableQuery {
     const [, fn, arg] = inventory;
     if (fn === 'endpoints') {
       if (arg.trim()) {
-        throw new Error(`endpoints() takes no argument; to list the ICs of "${arg.trim()}" use inference_components(${arg.trim()}).`);
+        throw new Error(
+          `endpoints() takes no argument; to list the ICs of "${arg.trim()}" use inference_components(${arg.trim()}).`
+        );
       }
       return { kind: 'endpoints' };
     }

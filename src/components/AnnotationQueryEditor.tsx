@@ -39,7 +39,9 @@ export function AnnotationQueryEditor(props: Props) {
         options={ANNOTATION_SOURCES}
         value={source}
         onChange={(v) =>
-          onChange(v === 'promql' ? { ...query, queryType: 'promql' } : { ...query, queryType: v, format: 'annotations' })
+          onChange(
+            v === 'promql' ? { ...query, queryType: 'promql' } : { ...query, queryType: v, format: 'annotations' }
+          )
         }
       />
       {source === 'promql' ? (

@@ -289,6 +289,9 @@ func (f *fleetRun) resourceValues(t *testing.T, path string) []string {
 
 // In kv-saturation the affected IC's tile is red with its alarm named, every other tile is
 // green or "no alarm", and the alarm's transition to ALARM is an annotation naming the IC.
+// One exception, by the threshold fallback's design: the IC's endpoint has no alarm of its
+// own, and its engine threshold reads the same saturated KV cache, so its tile is red too,
+// marked as a threshold state (the tile says "(threshold)").
 func TestIssue11KVSaturation(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts the emulator with a simulated fleet")
@@ -296,29 +299,37 @@ func TestIssue11KVSaturation(t *testing.T) {
 	f := startFleet(t, "kv-saturation")
 	f.skipUnlessIssue11Served(t)
 	tiles := f.table(t, targetsWhere(t, issue11Target)["performance/37"]["A"], nil)
-	var red []string
+	var red, redByThreshold []map[string]string
 	for _, r := range tiles.rows {
-		switch r["state"] {
-		case "ALARM":
-			red = append(red, r["resource"])
-			if r["resource_type"] != "inference_component" || r["source"] != "alarm" || r["alarm"] == "" || r["severity"] != "3" {
+		switch {
+		case r["state"] == "ALARM" && r["source"] == "alarm":
+			red = append(red, r)
+			if r["resource_type"] != "inference_component" || r["alarm"] == "" || r["severity"] != "3" || r["alarm_url"] == "" {
 				t.Errorf("red tile %v: want an inference component in ALARM by a named alarm", r)
 			}
-		case "OK", "NO_ALARM":
+		case r["state"] == "ALARM" && r["source"] == "threshold":
+			redByThreshold = append(redByThreshold, r)
+		case r["state"] == "OK", r["state"] == "NO_ALARM":
 		default:
-			t.Errorf("tile %s is %s, want green or no alarm", r["resource"], r["state"])
+			t.Errorf("tile %s is %s (%s), want green or no alarm", r["resource"], r["state"], r["source"])
 		}
 	}
 	if len(red) != 1 {
-		t.Fatalf("red tiles %v, want the one saturated IC", red)
+		t.Fatalf("tiles red by an alarm %v, want the one saturated IC", red)
 	}
+	for _, r := range redByThreshold {
+		if r["resource_type"] != "endpoint" || r["endpoint"] != red[0]["endpoint"] {
+			t.Errorf("tile %s red by threshold (%s), want only the saturated IC's endpoint %s", r["resource"], r["reason"], red[0]["endpoint"])
+		}
+	}
+	ic := red[0]["resource"]
 	history := f.table(t, issue11Annotation(t, "alarmHistory"), nil)
 	found := false
 	for _, r := range history.rows {
-		found = found || strings.HasSuffix(r["title"], "→ ALARM") && slices.Contains(strings.Split(r["tags"], ","), red[0])
+		found = found || strings.HasSuffix(r["title"], "→ ALARM") && slices.Contains(strings.Split(r["tags"], ","), ic)
 	}
 	if !found {
-		t.Errorf("no transition to ALARM tagged %s among the annotations %v", red[0], history.rows)
+		t.Errorf("no transition to ALARM tagged %s among the annotations %v", ic, history.rows)
 	}
 }
 

@@ -2,7 +2,7 @@ import { SelectableValue } from '@grafana/data';
 import { InlineField, InlineFieldRow, InlineSwitch, Input, RadioButtonGroup } from '@grafana/ui';
 import React, { ChangeEvent } from 'react';
 
-import { hasEventFormat, queryTypeOf } from '../queryTypes';
+import { hasEventFormat, isDiagnosis, queryTypeOf } from '../queryTypes';
 import { QueryFormat, SageQuery } from '../types';
 
 type EventFormat = Extract<QueryFormat, 'table' | 'annotations'>;
@@ -18,40 +18,32 @@ interface ScopeProps {
   onRunQuery?: () => void;
 }
 
-/** The endpoint and IC filters of the alarms, alarm history and inventory queries. */
+/**
+ * The endpoint and IC filters of the diagnosis, alarms, alarm history and inventory queries.
+ * All but diagnosis (one scope at a time) take several names.
+ */
 export function ScopeFields({ query, onChange, onRunQuery }: ScopeProps) {
-  const text = (key: 'endpoint' | 'inferenceComponent') => (e: ChangeEvent<HTMLInputElement>) =>
-    onChange({ ...query, [key]: e.currentTarget.value });
+  const several = isDiagnosis(query) ? '' : ', several joined by ","';
+  const field = (key: 'endpoint' | 'inferenceComponent', label: string, labelWidth: number, what: string) => (
+    <InlineField
+      label={label}
+      labelWidth={labelWidth}
+      tooltip={`${what} name${several}; template variables work; empty = all`}
+    >
+      <Input
+        aria-label={label}
+        width={30}
+        placeholder="all"
+        value={query[key] ?? ''}
+        onChange={(e: ChangeEvent<HTMLInputElement>) => onChange({ ...query, [key]: e.currentTarget.value })}
+        onBlur={onRunQuery}
+      />
+    </InlineField>
+  );
   return (
     <>
-      <InlineField
-        label="Endpoint"
-        labelWidth={14}
-        tooltip='SageMaker endpoint names, several joined by ","; template variables work (multi-value too); empty = all'
-      >
-        <Input
-          aria-label="Endpoint"
-          width={30}
-          placeholder="all"
-          value={query.endpoint ?? ''}
-          onChange={text('endpoint')}
-          onBlur={onRunQuery}
-        />
-      </InlineField>
-      <InlineField
-        label="Inference component"
-        labelWidth={20}
-        tooltip='Inference component names, several joined by ","; template variables work; empty = all'
-      >
-        <Input
-          aria-label="Inference component"
-          width={30}
-          placeholder="all"
-          value={query.inferenceComponent ?? ''}
-          onChange={text('inferenceComponent')}
-          onBlur={onRunQuery}
-        />
-      </InlineField>
+      {field('endpoint', 'Endpoint', 14, 'SageMaker endpoint')}
+      {field('inferenceComponent', 'Inference component', 20, 'Inference component')}
     </>
   );
 }
@@ -73,8 +65,9 @@ export function EventFormatField({ query, onChange, onRunQuery }: ScopeProps) {
 }
 
 /**
- * The editor of the query types read from CloudWatch alarms and the SageMaker inventory:
- * scope filters, the threshold fallback for alarms, and the format of the event types.
+ * The editor of the scoped query types (diagnosis, and those read from CloudWatch alarms and
+ * the SageMaker inventory): scope filters, the threshold fallback for alarms, and the format
+ * of the event types.
  */
 export function HealthQueryEditor(props: ScopeProps) {
   const { query, onChange, onRunQuery } = props;

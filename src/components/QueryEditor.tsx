@@ -63,25 +63,8 @@ export function QueryEditor(props: Props) {
           }}
         />
       )}
-      {isHealthQuery(query) && <HealthQueryEditor query={query} onChange={onChange} onRunQuery={onRunQuery} />}
-      {isHealthQuery(query) ? null : isDiagnosis(query) ? (
-        <InlineFieldRow>
-          <InlineField label="Endpoint" labelWidth={14} tooltip="SageMaker endpoint name; template variables work">
-            <Input width={30} value={query.endpoint ?? ''} onChange={text('endpoint')} onBlur={onRunQuery} />
-          </InlineField>
-          <InlineField
-            label="Inference component"
-            labelWidth={20}
-            tooltip="Optional: narrow to one inference component"
-          >
-            <Input
-              width={30}
-              value={query.inferenceComponent ?? ''}
-              onChange={text('inferenceComponent')}
-              onBlur={onRunQuery}
-            />
-          </InlineField>
-        </InlineFieldRow>
+      {isHealthQuery(query) || isDiagnosis(query) ? (
+        <HealthQueryEditor query={query} onChange={onChange} onRunQuery={onRunQuery} />
       ) : (
         <>
           <PromQLEditorModes

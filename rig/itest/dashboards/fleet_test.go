@@ -223,6 +223,11 @@ func targetsWhere(t *testing.T, keep func(map[string]any) bool) map[string]map[s
 // run answers one target with the default variables and the given overrides.
 func (f *fleetRun) run(t *testing.T, dt dashTarget, override map[string]string) result {
 	t.Helper()
+	return f.query(t, dt.with(override))
+}
+
+// with is the target interpolated with its dashboard's default variables and the overrides.
+func (dt dashTarget) with(override map[string]string) map[string]any {
 	vars := map[string]string{}
 	for k, v := range dt.vars {
 		vars[k] = v
@@ -230,7 +235,7 @@ func (f *fleetRun) run(t *testing.T, dt dashTarget, override map[string]string) 
 	for k, v := range override {
 		vars[k] = v
 	}
-	return f.query(t, interpolateTarget(dt.target, vars))
+	return interpolateTarget(dt.target, vars)
 }
 
 // fedBy names the scenario that feeds a panel whose healthy answer is "nothing happened".

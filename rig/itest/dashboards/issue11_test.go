@@ -149,14 +149,7 @@ type table struct {
 
 func (f *fleetRun) table(t *testing.T, dt dashTarget, override map[string]string) table {
 	t.Helper()
-	vars := map[string]string{}
-	for k, v := range dt.vars {
-		vars[k] = v
-	}
-	for k, v := range override {
-		vars[k] = v
-	}
-	frames := f.frames(t, interpolateTarget(dt.target, vars))
+	frames := f.frames(t, dt.with(override))
 	if len(frames) != 1 {
 		t.Fatalf("%d frames, want 1", len(frames))
 	}

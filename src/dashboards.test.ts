@@ -26,7 +26,7 @@ import * as path from 'path';
 import { lastValueFrom } from 'rxjs';
 
 import { applyFormats } from './format';
-import { ALARMS_FRAME_FIELDS } from './testing';
+import { ALARMS_FRAME_FIELDS, INVENTORY_FRAME_FIELDS } from './testing';
 import { SageQuery } from './types';
 
 // The generated dashboards' stat and bar chart panels, fed the frames the plugin returned for
@@ -290,4 +290,75 @@ describe('alarm health tiles', () => {
       expect(links).toContain('alarm_url of chat-llama');
     }
   );
+});
+
+/** A panel of a generated dashboard, by "dashboard/id". */
+function panelByKey(key: string): Panel {
+  const [name, id] = key.split('/');
+  const d = JSON.parse(fs.readFileSync(path.join(__dirname, 'dashboards', `${name}.json`), 'utf8'));
+  return d.panels.find((p: Panel) => p.id === Number(id));
+}
+
+/** An inventory table frame: a variant row of a single-model endpoint and an IC row. */
+function inventoryFrame(): DataFrame {
+  const rows: Array<Record<string, unknown>> = [
+    { kind: 'variant', endpoint: 'embed', inference_component: '', console_url: 'https://console/embed' },
+    {
+      kind: 'inference_component',
+      endpoint: 'chat',
+      inference_component: 'chat-llama',
+      console_url: 'https://console/chat-llama',
+    },
+  ];
+  return createDataFrame({
+    refId: 'A',
+    name: 'inventory',
+    fields: INVENTORY_FRAME_FIELDS.map(([name, type]) => ({
+      name,
+      type,
+      values: rows.map(
+        (r) => r[name] ?? (name === 'region' ? 'cn-north-1' : type === FieldType.string ? `${name}` : 1)
+      ),
+    })),
+  });
+}
+
+describe('alarm and inventory tables', () => {
+  // Every data link of every cell resolves against the frame the table shows: a field the
+  // links read must survive the panel's transformations.
+  it.each([
+    ['performance/38', () => [alarmsFrame('A', [['chat-llama', 'inference_component', 'ALARM', 3, 'alarm']])]],
+    ['reliability/26', () => [inventoryFrame()]],
+  ])('%s: every link resolves on every row', async (key, frames) => {
+    const panel = panelByKey(key);
+    const data = await panelData(panel, frames(), fieldOptions(), rowVariables);
+    let links = 0;
+    for (const frame of data) {
+      for (const field of frame.fields) {
+        for (let row = 0; row < frame.length; row++) {
+          for (const l of field.getLinks?.({ valueRowIndex: row }) ?? []) {
+            links++;
+            expect([field.name, l.title, l.href]).toEqual([field.name, l.title, expect.not.stringContaining('${__data')]);
+          }
+        }
+      }
+    }
+    expect(links).toBeGreaterThan(4);
+  });
+
+  it("opens the row's own console page and its region's Logs Insights", async () => {
+    const data = await panelData(panelByKey('reliability/26'), [inventoryFrame()], fieldOptions(), rowVariables);
+    const ic = data[0].fields.find((f) => f.name === 'inference_component')!;
+    const hrefs = (ic.getLinks?.({ valueRowIndex: 1 }) ?? []).map((l) => l.href);
+    expect(hrefs).toContain('https://console/chat-llama');
+    expect(hrefs.some((h) => h.includes('var-inference_component=chat-llama') && h.includes('var-endpoint=chat'))).toBe(
+      true
+    );
+    expect(
+      hrefs.some(
+        (h) =>
+          h.startsWith('https://cn-north-1.') && h.includes('*2faws*2fsagemaker*2fInferenceComponents*2fchat-llama')
+      )
+    ).toBe(true);
+  });
 });

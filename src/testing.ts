@@ -49,3 +49,23 @@ export const ALARMS_FRAME_FIELDS: Array<[string, FieldType]> = [
   ['console_url', FieldType.string],
   ['region', FieldType.string],
 ];
+
+/** The fields of the backend's inventory table frame, in order (issue 11 contract). */
+export const INVENTORY_FRAME_FIELDS: Array<[string, FieldType]> = [
+  ['kind', FieldType.string],
+  ['endpoint', FieldType.string],
+  ['variant', FieldType.string],
+  ['inference_component', FieldType.string],
+  ['status', FieldType.string],
+  ['instance_type', FieldType.string],
+  ['instances', FieldType.number],
+  ['desired_instances', FieldType.number],
+  ['copies', FieldType.number],
+  ['desired_copies', FieldType.number],
+  ['model', FieldType.string],
+  ['created', FieldType.time],
+  ['modified', FieldType.time],
+  ['failure_reason', FieldType.string],
+  ['console_url', FieldType.string],
+  ['region', FieldType.string],
+];

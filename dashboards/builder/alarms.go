@@ -1,6 +1,8 @@
 package builder
 
 import (
+	"strings"
+
 	"github.com/grafana/grafana-foundation-sdk/go/cog"
 	"github.com/grafana/grafana-foundation-sdk/go/common"
 	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
@@ -115,6 +117,12 @@ func logsInsightsURL(group string) string {
 		"#logsV2:logs-insights$3FqueryDetail$3D~(editorString~'fields*20*40timestamp*2c*20*40message*0a*7c*20sort*20*40timestamp*20desc~source~(~'" + escaped + "))"
 }
 
+// hiddenColumns matches the fields a table keeps for its data links but does not show: an
+// organize transformation's exclusion would remove them from the frame the links read.
+func hiddenColumns(names ...string) string {
+	return "^(" + strings.Join(names, "|") + ")$"
+}
+
 // alarmFilters carry no AZ, instance, engine or model: alarms belong to what CloudWatch names.
 var noteAlarms = notFiltered("alarm state belongs to the endpoints, inference components and instances that CloudWatch alarms name; alarms carry no AZ, engine or model.",
 	dashref.VarAZ, dashref.VarInstance, dashref.VarFramework, dashref.VarModel)
@@ -173,7 +181,6 @@ func alarmTable(id uint32, uid string) *table.PanelBuilder {
 	for i, n := range order {
 		index[n] = i
 	}
-	hidden := map[string]bool{fEndpoint: true, fIC: true, fInstance: true, fSeverity: true, fConsoleURL: true, fAlarmURL: true, fRegion: true}
 	rename := map[string]string{fResource: "Resource", "state": "State", fSource: "Source", "alarm": "Alarm", "alarms": "Alarms",
 		"reason": "Reason", "metric": "Metric", "threshold": "Threshold", "updated": "Updated", "resource_type": "Type"}
 	stateMap := map[string]dashboard.ValueMappingResult{
@@ -194,8 +201,9 @@ func alarmTable(id uint32, uid string) *table.PanelBuilder {
 		WithTarget(alarmsTarget("A")).Span(10).Height(10).
 		NoValue("No resources in the selection, or the data source may not call cloudwatch:DescribeAlarms (see Save & test)").
 		Transformations([]dashboard.DataTransformerConfig{{Id: "organize", Options: map[string]any{
-			"excludeByName": hidden, "renameByName": rename, "indexByName": index,
+			"renameByName": rename, "indexByName": index,
 		}}}).
+		OverrideByRegexp(hiddenColumns(fEndpoint, fIC, fInstance, fSeverity, fConsoleURL, fAlarmURL, fRegion), []dashboard.DynamicConfigValue{prop("custom.hidden", true)}).
 		OverrideByName("Resource", []dashboard.DynamicConfigValue{linksProp(resourceLinks(uid)...)}).
 		OverrideByName("Alarm", []dashboard.DynamicConfigValue{linksProp(externalLink("Open the CloudWatch alarm", dataField(fAlarmURL)))}).
 		OverrideByName("State", []dashboard.DynamicConfigValue{
@@ -235,8 +243,9 @@ func inventoryTable(id uint32, uid string) *table.PanelBuilder {
 		WithTarget(inventoryTarget("A", formatTable)).Height(8).
 		NoValue("No endpoints in the selection, or the data source may not call sagemaker:ListEndpoints (see Save & test)").
 		Transformations([]dashboard.DataTransformerConfig{{Id: "organize", Options: map[string]any{
-			"excludeByName": map[string]bool{fConsoleURL: true, fRegion: true}, "renameByName": rename, "indexByName": index,
+			"renameByName": rename, "indexByName": index,
 		}}}).
+		OverrideByRegexp(hiddenColumns(fConsoleURL, fRegion), []dashboard.DynamicConfigValue{prop("custom.hidden", true)}).
 		OverrideByName("Endpoint", []dashboard.DynamicConfigValue{linksProp(filterEndpointLink(uid), consoleLink(), endpointLogsLink())}).
 		OverrideByName("Inference component", []dashboard.DynamicConfigValue{linksProp(filterICLink(uid), consoleLink(), icLogsLink())}).
 		OverrideByName("Status", []dashboard.DynamicConfigValue{

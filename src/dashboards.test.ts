@@ -338,7 +338,11 @@ describe('alarm and inventory tables', () => {
         for (let row = 0; row < frame.length; row++) {
           for (const l of field.getLinks?.({ valueRowIndex: row }) ?? []) {
             links++;
-            expect([field.name, l.title, l.href]).toEqual([field.name, l.title, expect.not.stringContaining('${__data')]);
+            expect([field.name, l.title, l.href]).toEqual([
+              field.name,
+              l.title,
+              expect.not.stringContaining('${__data'),
+            ]);
           }
         }
       }

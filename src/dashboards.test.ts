@@ -259,6 +259,31 @@ describe('alarm health tiles', () => {
     expect(alarmPanels.map(([key]) => key)).toEqual(['performance/37']);
   });
 
+  it.each(alarmPanels)('%s: a tile for each of 300 resources (Grafana shows 25 rows by default)', async (_, panel) => {
+    const many: AlarmRow[] = Array.from({ length: 300 }, (_, i) => [
+      `ic-${i}`,
+      'inference_component',
+      'OK',
+      1,
+      i % 2 ? 'alarm' : 'threshold',
+    ]);
+    const data = await panelData(
+      panel,
+      panel.targets.map((t) => alarmsFrame(t.refId, many)),
+      fieldOptions(),
+      rowVariables
+    );
+    const values = getFieldDisplayValues({
+      fieldConfig: panel.fieldConfig,
+      reduceOptions: panel.options.reduceOptions!,
+      replaceVariables: rowVariables,
+      theme,
+      data,
+      timeZone: 'utc',
+    });
+    expect(new Set(values.map((v) => v.display.title)).size).toBe(300);
+  });
+
   it.each(alarmPanels)(
     '%s: one tile per resource, named, coloured and labelled by state and source',
     async (_, panel) => {

@@ -149,6 +149,9 @@ const alarmTilesDesc = `One tile per resource (endpoint, inference component, an
 	`grey "No alarm" means neither an alarm nor an engine signal. The alarm, its reason, metric and threshold are in the table beside. ` +
 	`Click a tile to filter the dashboard to that endpoint, inference component or instance, or to open it in the SageMaker console, its alarm, or its logs.`
 
+// maxTiles bounds the alarm tiles: every endpoint, IC and alarmed instance of a large fleet.
+const maxTiles = 2000
+
 // alarmTiles is the Insights health grid: the alarms query twice (one cached call), A
 // keeping the rows an alarm decides and B the threshold and no-alarm rows, so that B's
 // tiles can say they come from thresholds.
@@ -162,8 +165,9 @@ func alarmTiles(id uint32, uid string) *stat.PanelBuilder {
 			// display name (the resource), not the field's.
 			{Id: "organize", Options: map[string]any{"excludeByName": map[string]bool{"alarms": true, "threshold": true}}},
 		}).
-		// Every row is a tile: values, not a reduction, of the numeric field.
-		ReduceOptions(common.NewReduceDataOptionsBuilder().Values(true).Fields("").Calcs([]string{"lastNotNull"})).
+		// Every row is a tile: values, not a reduction, of the numeric field; Grafana shows
+		// only 25 rows unless told otherwise.
+		ReduceOptions(common.NewReduceDataOptionsBuilder().Values(true).Limit(maxTiles).Fields("").Calcs([]string{"lastNotNull"})).
 		Mappings(severityMappings("")).Thresholds(severityThresholds()).Decimals(0).Span(14).
 		NoValue("No endpoints in the selection, or the data source may not call cloudwatch:DescribeAlarms (see Save & test)").
 		OverrideByName(fSeverity, []dashboard.DynamicConfigValue{

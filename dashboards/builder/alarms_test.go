@@ -85,7 +85,7 @@ func TestAlarmTiles(t *testing.T) {
 		}
 	}
 	reduce := p["options"].(map[string]any)["reduceOptions"].(map[string]any)
-	if reduce["values"] != true || reduce["fields"] != "" {
+	if reduce["values"] != true || reduce["fields"] != "" || reduce["limit"] != float64(maxTiles) {
 		t.Errorf("reduceOptions %v: want every row's severity as a tile", reduce)
 	}
 	want := map[string][2]string{"0": {"No alarm", colorNoAlarm}, "1": {"OK", "green"}, "2": {"Insufficient data", colorInsufficient}, "3": {"ALARM", "red"}}

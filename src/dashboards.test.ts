@@ -341,9 +341,7 @@ function inventoryFrame(): DataFrame {
     fields: INVENTORY_FRAME_FIELDS.map(([name, type]) => ({
       name,
       type,
-      values: rows.map(
-        (r) => r[name] ?? (name === 'region' ? 'cn-north-1' : type === FieldType.string ? `${name}` : 1)
-      ),
+      values: rows.map((r) => r[name] ?? (name === 'region' ? 'eu-west-1' : type === FieldType.string ? `${name}` : 1)),
     })),
   });
 }
@@ -386,7 +384,8 @@ describe('alarm and inventory tables', () => {
     expect(
       hrefs.some(
         (h) =>
-          h.startsWith('https://cn-north-1.') && h.includes('*2faws*2fsagemaker*2fInferenceComponents*2fchat-llama')
+          h.startsWith('https://eu-west-1.console.aws.amazon.com/cloudwatch/home?region=eu-west-1#') &&
+          h.includes('*2faws*2fsagemaker*2fInferenceComponents*2fchat-llama')
       )
     ).toBe(true);
   });

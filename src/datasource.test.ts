@@ -277,6 +277,15 @@ describe('metricFindQuery', () => {
     expect(getResource).toHaveBeenCalledWith(path, params);
   });
 
+  it("resolves aws_console() from the data source's region", async () => {
+    const ds = new SageDatasource({ ...settings, jsonData: { defaultRegion: 'us-gov-east-1' } }, fakeTemplateSrv({}));
+    const getResource = jest.spyOn(ds, 'getResource');
+    expect(await ds.metricFindQuery('aws_console()', { range })).toEqual([
+      { text: 'https://us-gov-east-1.console.amazonaws-us-gov.com' },
+    ]);
+    expect(getResource).not.toHaveBeenCalled();
+  });
+
   it('resolves variable support requests the same way', async () => {
     const ds = newDatasource();
     jest.spyOn(ds, 'getResource').mockResolvedValue({ status: 'success', data: ['a', 'b'] });

@@ -104,6 +104,8 @@ export function splitRangeAndInstant(query: SageQuery): SageQuery[] {
 
 export class SageDatasource extends DataSourceWithBackend<SageQuery, SageOptions> {
   readonly resources: ResourceClient;
+  /** The data source's region, for the aws_region() and aws_console() variables. */
+  readonly region: string;
 
   // templateSrv has a default so that the constructor's length is 1: Grafana treats classes
   // with longer constructors as Angular plugins.
@@ -115,6 +117,7 @@ export class SageDatasource extends DataSourceWithBackend<SageQuery, SageOptions
     // Grafana uses the data source's interval as the lower bound of $__interval and of the
     // interval it sends; unset, CloudWatch's one-minute resolution (as the backend assumes).
     this.interval = instanceSettings.jsonData?.timeInterval || DEFAULT_TIME_INTERVAL;
+    this.region = instanceSettings.jsonData?.defaultRegion ?? '';
     this.resources = new ResourceClient(this);
     this.variables = new SageVariableSupport(this);
     this.annotations = {
@@ -218,6 +221,6 @@ export class SageDatasource extends DataSourceWithBackend<SageQuery, SageOptions
     const interpolated = isInventoryVariableQuery(text)
       ? this.templateSrv.replace(text, options?.scopedVars, joinNames)
       : (this.interpolate(text, options?.scopedVars) ?? '');
-    return resolveVariableQuery(interpolated, this.resources, range);
+    return resolveVariableQuery(interpolated, this.resources, range, this.region);
   }
 }

@@ -3,6 +3,7 @@ import { dateTime } from '@grafana/data';
 import { ResourceClient } from './resources';
 import { fakeResources } from './testing';
 import {
+  consoleOrigin,
   formatVariableQuery,
   isInventoryVariableQuery,
   parseVariableQuery,
@@ -210,5 +211,44 @@ describe('inventory variable queries', () => {
     await expect(resolveVariableQuery('endpoints()', new ResourceClient(fetcher))).rejects.toThrow(
       'inventory/endpoints: unexpected response shape'
     );
+  });
+});
+
+describe("the data source's region and console", () => {
+  it.each([
+    ['us-east-1', 'https://us-east-1.console.aws.amazon.com'],
+    ['eu-central-2', 'https://eu-central-2.console.aws.amazon.com'],
+    ['cn-north-1', 'https://cn-north-1.console.amazonaws.cn'],
+    ['cn-northwest-1', 'https://cn-northwest-1.console.amazonaws.cn'],
+    ['us-gov-west-1', 'https://us-gov-west-1.console.amazonaws-us-gov.com'],
+  ])('%s: console at %s', (region, origin) => {
+    expect(consoleOrigin(region)).toBe(origin);
+  });
+
+  it.each(['aws_region()', 'aws_console()', ' aws_console ( ) '])('parses and formats %s', (text) => {
+    const parsed = parseVariableQuery(text);
+    expect(formatVariableQuery(parsed)).toBe(text.replace(/\s/g, ''));
+  });
+
+  it('answers from the region, without a resource call', async () => {
+    const fetcher = fakeResources({});
+    const resources = new ResourceClient(fetcher);
+    expect(await resolveVariableQuery('aws_region()', resources, undefined, 'cn-north-1')).toEqual([
+      { text: 'cn-north-1' },
+    ]);
+    expect(await resolveVariableQuery('aws_console()', resources, undefined, 'cn-north-1')).toEqual([
+      { text: 'https://cn-north-1.console.amazonaws.cn' },
+    ]);
+    expect(fetcher.calls).toEqual([]);
+  });
+
+  it('says where to set a missing region', async () => {
+    await expect(resolveVariableQuery('aws_console()', new ResourceClient(fakeResources({})))).rejects.toThrow(
+      'set it in the data source settings'
+    );
+  });
+
+  it('takes no argument', () => {
+    expect(() => parseVariableQuery('aws_region(us-east-1)')).toThrow(/Unsupported variable query/);
   });
 });

@@ -22,6 +22,8 @@ const KINDS: Array<SelectableValue<VariableQueryKind>> = [
   { label: 'Query result', value: 'query_result' },
   { label: 'Endpoints', value: 'endpoints', description: 'Every SageMaker endpoint (inventory), GPU metrics or not' },
   { label: 'Inference components', value: 'inference_components', description: 'From the SageMaker inventory' },
+  { label: 'AWS region', value: 'aws_region', description: "The data source's region (for console links)" },
+  { label: 'AWS console', value: 'aws_console', description: "The AWS console's origin in the data source's region" },
 ];
 
 function parseOrDefault(
@@ -50,6 +52,8 @@ function emptyOf(kind: VariableQueryKind): ParsedVariableQuery {
       return { kind, expr: '' };
     case 'endpoints':
     case 'inference_components':
+    case 'aws_region':
+    case 'aws_console':
       return { kind };
   }
 }
@@ -71,7 +75,9 @@ export function VariableQueryEditor({ query: stored, onChange }: Props) {
       (next.kind === 'query_result' && next.expr) ||
       next.kind === 'label_names' ||
       next.kind === 'endpoints' ||
-      next.kind === 'inference_components';
+      next.kind === 'inference_components' ||
+      next.kind === 'aws_region' ||
+      next.kind === 'aws_console';
     const text = complete ? formatVariableQuery(next) : '';
     onChange({ ...query, qryType: next.kind, query: text });
   };

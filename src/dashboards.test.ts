@@ -27,6 +27,7 @@ import { lastValueFrom } from 'rxjs';
 
 import { applyFormats } from './format';
 import { ALARMS_FRAME_FIELDS, INVENTORY_FRAME_FIELDS } from './testing';
+import { consoleOrigin } from './variables';
 import { SageQuery } from './types';
 
 // The generated dashboards' stat and bar chart panels, fed the frames the plugin returned for
@@ -196,9 +197,14 @@ describe('generated stat and bar chart panels', () => {
   );
 });
 
-/** Resolves ${__data.fields.name} from the row a stat value came from, as Grafana's template service does. */
+/**
+ * Resolves ${__data.fields.name} from the row a stat value came from, and the hidden console
+ * variables as the data source answers them in eu-west-1, as Grafana's template service does.
+ */
 function rowVariables(text: string, scopedVars?: ScopedVars): string {
   const ctx = scopedVars?.__dataContext?.value as { frame: DataFrame; rowIndex?: number } | undefined;
+  const dashboardVars: Record<string, string> = { aws_region: 'eu-west-1', aws_console: consoleOrigin('eu-west-1') };
+  text = text.replace(/\$\{(aws_region|aws_console)\}/g, (_, name) => dashboardVars[name]);
   return text.replace(/\$\{__data\.fields\.([a-z_]+)\}/g, (m, name) => {
     const field = ctx?.frame.fields.find((f) => f.name === name);
     return field && ctx?.rowIndex !== undefined ? String(field.values[ctx.rowIndex]) : m;
@@ -364,7 +370,7 @@ describe('alarm and inventory tables', () => {
             expect([field.name, l.title, l.href]).toEqual([
               field.name,
               l.title,
-              expect.not.stringContaining('${__data'),
+              expect.not.stringMatching(/\$\{(__data|aws_)/),
             ]);
           }
         }

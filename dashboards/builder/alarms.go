@@ -76,12 +76,25 @@ func consoleLink() map[string]any {
 	return externalLink("Open in the SageMaker console", dataField(fConsoleURL))
 }
 
-func endpointLogsLink() map[string]any {
-	return externalLink("Endpoint logs in Logs Insights", logsInsightsURL("/aws/sagemaker/Endpoints/"+dataField(fEndpoint)))
+func endpointLogsLink() map[string]any { return endpointLogs(dataField(fEndpoint)) }
+
+func icLogsLink() map[string]any { return icLogs(dataField(fIC)) }
+
+// Links from PromQL rows, which name the endpoint or IC but carry no console URL.
+func endpointLogs(name string) map[string]any {
+	return externalLink("Endpoint logs in Logs Insights", logsInsightsURL("/aws/sagemaker/Endpoints/"+name))
 }
 
-func icLogsLink() map[string]any {
-	return externalLink("Inference component logs in Logs Insights", logsInsightsURL("/aws/sagemaker/InferenceComponents/"+dataField(fIC)))
+func icLogs(name string) map[string]any {
+	return externalLink("Inference component logs in Logs Insights", logsInsightsURL("/aws/sagemaker/InferenceComponents/"+name))
+}
+
+func endpointConsole(name string) map[string]any {
+	return externalLink("Open in the SageMaker console", consolePage("sagemaker", "/endpoints/"+name))
+}
+
+func icConsole(name string) map[string]any {
+	return externalLink("Open in the SageMaker console", consolePage("sagemaker", "/inference-components/"+name))
 }
 
 // resourceLinks open an alarms row's resource: this dashboard filtered to it, its SageMaker
@@ -100,21 +113,18 @@ func externalLink(title, url string) map[string]any {
 	return map[string]any{"title": title, "url": url, "targetBlank": true}
 }
 
-// logsInsightsURL opens CloudWatch Logs Insights on one log group, in the row's region (the
-// frames carry it). The console reads its state from the fragment, '/' spelled "*2f".
-// SageMaker names are [a-zA-Z0-9-], so a name needs no further escaping.
+// consolePage is a page of the AWS console in the data source's region and partition (the
+// hidden aws_console and aws_region variables), for rows that carry no console URL.
+func consolePage(service, fragment string) string {
+	return "${" + dashref.VarConsole + "}/" + service + "/home?region=${" + dashref.VarRegion + "}#" + fragment
+}
+
+// logsInsightsURL opens CloudWatch Logs Insights on one log group. The console reads its
+// state from the fragment, '/' spelled "*2f"; SageMaker names are [a-zA-Z0-9-], so a name
+// needs no further escaping.
 func logsInsightsURL(group string) string {
-	region := dataField(fRegion)
-	escaped := ""
-	for _, r := range group {
-		if r == '/' {
-			escaped += "*2f"
-		} else {
-			escaped += string(r)
-		}
-	}
-	return "https://" + region + ".console.aws.amazon.com/cloudwatch/home?region=" + region +
-		"#logsV2:logs-insights$3FqueryDetail$3D~(editorString~'fields*20*40timestamp*2c*20*40message*0a*7c*20sort*20*40timestamp*20desc~source~(~'" + escaped + "))"
+	return consolePage("cloudwatch", "logsV2:logs-insights$3FqueryDetail$3D~(editorString~'fields*20*40timestamp*2c*20*40message*0a*7c*20sort*20*40timestamp*20desc~source~(~'"+
+		strings.ReplaceAll(group, "/", "*2f")+"))")
 }
 
 // hiddenColumns matches the fields a table keeps for its data links but does not show: an

@@ -92,7 +92,8 @@ func scopeTable(id uint32) *table.PanelBuilder {
 		Height(7).SortBy(sortBy("Endpoint", false))
 	return columnsTable(tb, []labelCol{
 		endpointCol(dashref.Performance),
-		{lIC, "Inference component", props(linksProp(icLink(dashref.Performance, `${__data.fields["Endpoint"]}`, "${__value.raw}")))},
+		{lIC, "Inference component", props(linksProp(icLink(dashref.Performance, `${__data.fields["Endpoint"]}`, "${__value.raw}"),
+			icConsole("${__value.raw}"), icLogs("${__value.raw}")))},
 	}, []valueCol{
 		{countBy(by, countBy([]string{lEP, lIC, lHost}, gpu(sc.DCGMGPUUtil))), "Instances", props(prop("unit", unitShort))},
 		{countBy(by, countBy([]string{lEP, lIC, lCID, lHost}, gpu(sc.DCGMGPUUtil))), "Copies", props(prop("unit", unitShort))},

@@ -251,6 +251,20 @@ function alarmsFrame(refId: string, rows: AlarmRow[]): DataFrame {
   });
 }
 
+/** The tiles an alarm panel draws when every target answers the same alarms frame. */
+async function alarmTiles(panel: Panel, rows: AlarmRow[]) {
+  const frames = panel.targets.map((t) => alarmsFrame(t.refId, rows));
+  const data = await panelData(panel, frames, fieldOptions(), rowVariables);
+  return getFieldDisplayValues({
+    fieldConfig: panel.fieldConfig,
+    reduceOptions: panel.options.reduceOptions!,
+    replaceVariables: rowVariables,
+    theme,
+    data,
+    timeZone: 'utc',
+  });
+}
+
 describe('alarm health tiles', () => {
   const rows: AlarmRow[] = [
     ['chat-llama', 'inference_component', 'ALARM', 3, 'alarm'],
@@ -273,36 +287,14 @@ describe('alarm health tiles', () => {
       1,
       i % 2 ? 'alarm' : 'threshold',
     ]);
-    const data = await panelData(
-      panel,
-      panel.targets.map((t) => alarmsFrame(t.refId, many)),
-      fieldOptions(),
-      rowVariables
-    );
-    const values = getFieldDisplayValues({
-      fieldConfig: panel.fieldConfig,
-      reduceOptions: panel.options.reduceOptions!,
-      replaceVariables: rowVariables,
-      theme,
-      data,
-      timeZone: 'utc',
-    });
+    const values = await alarmTiles(panel, many);
     expect(new Set(values.map((v) => v.display.title)).size).toBe(300);
   });
 
   it.each(alarmPanels)(
     '%s: one tile per resource, named, coloured and labelled by state and source',
     async (_, panel) => {
-      const frames = panel.targets.map((t) => alarmsFrame(t.refId, rows));
-      const data = await panelData(panel, frames, fieldOptions(), rowVariables);
-      const values = getFieldDisplayValues({
-        fieldConfig: panel.fieldConfig,
-        reduceOptions: panel.options.reduceOptions!,
-        replaceVariables: rowVariables,
-        theme,
-        data,
-        timeZone: 'utc',
-      });
+      const values = await alarmTiles(panel, rows);
       const color = (name: string) => theme.visualization.getColorByName(name);
       const tiles = Object.fromEntries(values.map((v) => [v.display.title, [v.display.text, v.display.color]]));
       expect(tiles).toEqual({

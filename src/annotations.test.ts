@@ -74,3 +74,42 @@ describe('framesToEvents', () => {
     expect(framesToEvents([frame([0, 0], labels)], anno())).toEqual([]);
   });
 });
+
+describe('framed events (alarm history, inventory)', () => {
+  const events = (fields: Parameters<typeof createDataFrame>[0]['fields']) =>
+    framesToEvents(
+      [createDataFrame({ refId: 'Anno', fields })],
+      anno({ target: { refId: 'Anno', queryType: 'inventory' } })
+    );
+
+  it('takes time, title, text and tags per row, whatever the row order', () => {
+    expect(
+      events([
+        { name: 'time', type: FieldType.time, values: [3000, '1970-01-01T00:00:01Z'] },
+        { name: 'title', type: FieldType.string, values: ['IC chat-llama created', 'endpoint chat updated'] },
+        { name: 'text', type: FieldType.string, values: ['2 copies', 'config chat-v2'] },
+        { name: 'tags', type: FieldType.string, values: ['chat,chat-llama', ' chat , update '] },
+      ])
+    ).toEqual([
+      { time: 1000, title: 'endpoint chat updated', text: 'config chat-v2', tags: ['chat', 'update'] },
+      { time: 3000, title: 'IC chat-llama created', text: '2 copies', tags: ['chat', 'chat-llama'] },
+    ]);
+  });
+
+  it('needs only the time; a frame without one has no events', () => {
+    expect(events([{ name: 'time', type: FieldType.time, values: [5] }])).toEqual([
+      { time: 5, title: '', text: '', tags: [] },
+    ]);
+    expect(events([{ name: 'title', type: FieldType.string, values: ['x'] }])).toEqual([]);
+  });
+
+  it('does not read PromQL frames as framed events', () => {
+    const promql = createDataFrame({
+      fields: [
+        { name: 'time', type: FieldType.time, values: [60_000] },
+        { name: 'title', type: FieldType.string, values: ['x'] },
+      ],
+    });
+    expect(framesToEvents([promql], anno({ target: { refId: 'Anno', expr: 'up' } }))).toEqual([]);
+  });
+});

@@ -1,5 +1,6 @@
 import { AnnotationEvent, AnnotationQuery, DataFrame, FieldType, renderLegendFormat } from '@grafana/data';
 
+import { hasEventFormat } from './queryTypes';
 import { SageQuery } from './types';
 
 /** Options stored on the annotation itself, named as in Grafana's Prometheus annotations. */
@@ -22,6 +23,10 @@ export const ANNOTATION_REFID = 'Anno';
  * the Prometheus-style top-level fields when the annotation came from a Prometheus dashboard.
  */
 export function prepareAnnotation(json: SageAnnotation): SageAnnotation {
+  if (json.target && hasEventFormat(json.target)) {
+    // Alarm transitions and inventory events: the backend frames the events itself.
+    return { ...json, target: { ...json.target, refId: json.target.refId || ANNOTATION_REFID, format: 'annotations' } };
+  }
   const target: SageQuery = {
     refId: ANNOTATION_REFID,
     ...(json.target ?? {}),
@@ -51,6 +56,9 @@ function stepOf(times: number[], configured?: number): number {
  * from the series labels through the annotation's templates.
  */
 export function framesToEvents(frames: DataFrame[], anno: SageAnnotation): AnnotationEvent[] {
+  if (anno.target && hasEventFormat(anno.target)) {
+    return framedEvents(frames);
+  }
   const events: AnnotationEvent[] = [];
   const tagKeys = (anno.tagKeys ?? '')
     .split(',')
@@ -90,6 +98,35 @@ export function framesToEvents(frames: DataFrame[], anno: SageAnnotation): Annot
       }
     });
     flush();
+  }
+  return events.sort((a, b) => (a.time ?? 0) - (b.time ?? 0));
+}
+
+/**
+ * Events the backend framed (alarmHistory and inventory with format "annotations"): one per
+ * row of time, title, text and tags (comma-separated).
+ */
+export function framedEvents(frames: DataFrame[]): AnnotationEvent[] {
+  const events: AnnotationEvent[] = [];
+  for (const frame of frames) {
+    const field = (name: string) => frame.fields.find((f) => f.name === name);
+    const time = field('time');
+    if (!time) {
+      continue;
+    }
+    const [title, text, tags] = [field('title'), field('text'), field('tags')];
+    for (let i = 0; i < frame.length; i++) {
+      const t = time.values[i];
+      events.push({
+        time: typeof t === 'number' ? t : new Date(t).valueOf(),
+        title: title?.values[i] ?? '',
+        text: text?.values[i] ?? '',
+        tags: String(tags?.values[i] ?? '')
+          .split(',')
+          .map((tag) => tag.trim())
+          .filter(Boolean),
+      });
+    }
   }
   return events.sort((a, b) => (a.time ?? 0) - (b.time ?? 0));
 }

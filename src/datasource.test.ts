@@ -68,9 +68,11 @@ function newDatasource(variables: Record<string, Variable> = {}) {
 const range = { from: dateTime(1_000_000), to: dateTime(4_600_000), raw: { from: 'now-1h', to: 'now' } };
 
 describe('SageDatasource basics', () => {
-  it('bounds Grafana\'s interval by the min step, CloudWatch\'s minute when unset', () => {
+  it("bounds Grafana's interval by the min step, CloudWatch's minute when unset", () => {
     expect(newDatasource().interval).toBe('60s');
-    expect(new SageDatasource({ ...settings, jsonData: { timeInterval: '2m' } }, fakeTemplateSrv({})).interval).toBe('2m');
+    expect(new SageDatasource({ ...settings, jsonData: { timeInterval: '2m' } }, fakeTemplateSrv({})).interval).toBe(
+      '2m'
+    );
   });
 
   it('has a one-argument constructor so Grafana does not treat it as Angular', () => {
@@ -134,6 +136,45 @@ describe('template variables', () => {
     );
     expect(out.legendFormat).toBe('{{ep}} ic-1');
     expect(out.interval).toBe('2m');
+  });
+});
+
+describe('endpoint and IC filters', () => {
+  const ds = newDatasource({
+    endpoint: { value: ['chat', 'embed'], multi: true },
+    one: { value: 'chat' },
+    // Grafana hands a variable at All with a custom allValue back as that value, unformatted.
+    ic: { value: '.+', multi: true, includeAll: true },
+  });
+
+  it.each([
+    ['$endpoint', 'chat,embed'],
+    ['${endpoint}', 'chat,embed'],
+    ['$one', 'chat'],
+    ['$ic', ''],
+    ['$__all', ''],
+    ['All', ''],
+    ['a,b', 'a,b'],
+    ['', ''],
+  ])('%s becomes %j', (text, want) => {
+    for (const queryType of ['alarms', 'alarmHistory', 'inventory', 'diagnosis'] as const) {
+      const out = ds.applyTemplateVariables({ refId: 'A', queryType, endpoint: text, inferenceComponent: text }, {});
+      expect([queryType, out.endpoint, out.inferenceComponent]).toEqual([queryType, want, want]);
+    }
+  });
+
+  it('names the type and scope in query history', () => {
+    expect(ds.getQueryDisplayText({ refId: 'A', queryType: 'alarms', endpoint: 'chat' })).toBe('Alarms: chat');
+    expect(ds.getQueryDisplayText({ refId: 'A', queryType: 'alarmHistory' })).toBe('Alarm history: all endpoints');
+    expect(ds.getQueryDisplayText({ refId: 'A', queryType: 'inventory', endpoint: 'a', inferenceComponent: 'b' })).toBe(
+      'Inventory: a / b'
+    );
+  });
+
+  it('keeps alarms, alarm history and inventory queries', () => {
+    for (const queryType of ['alarms', 'alarmHistory', 'inventory'] as const) {
+      expect(ds.filterQuery({ refId: 'A', queryType })).toBe(true);
+    }
   });
 });
 
@@ -224,6 +265,27 @@ describe('metricFindQuery', () => {
     });
   });
 
+  it.each([
+    ['endpoints()', 'inventory/endpoints', {}],
+    ['inference_components($endpoint)', 'inventory/components', { endpoint: 'ep.1,ep2' }],
+    ['inference_components($all)', 'inventory/components', {}],
+  ])('lists %s from the inventory, names joined by ","', async (query, path, params) => {
+    const ds = newDatasource({ endpoint: { value: ['ep.1', 'ep2'], multi: true }, all: { value: '.+', multi: true } });
+    const getResource = jest.spyOn(ds, 'getResource').mockResolvedValue({ values: ['chat-llama', 'chat-qwen'] });
+    const values = await ds.metricFindQuery(query, { range });
+    expect(values).toEqual([{ text: 'chat-llama' }, { text: 'chat-qwen' }]);
+    expect(getResource).toHaveBeenCalledWith(path, params);
+  });
+
+  it("resolves aws_console() from the data source's region", async () => {
+    const ds = new SageDatasource({ ...settings, jsonData: { defaultRegion: 'us-gov-east-1' } }, fakeTemplateSrv({}));
+    const getResource = jest.spyOn(ds, 'getResource');
+    expect(await ds.metricFindQuery('aws_console()', { range })).toEqual([
+      { text: 'https://us-gov-east-1.console.amazonaws-us-gov.com' },
+    ]);
+    expect(getResource).not.toHaveBeenCalled();
+  });
+
   it('resolves variable support requests the same way', async () => {
     const ds = newDatasource();
     jest.spyOn(ds, 'getResource').mockResolvedValue({ status: 'success', data: ['a', 'b'] });
@@ -290,6 +352,41 @@ describe('query', () => {
     ]);
   });
 
+  it('sends alarms queries with their filters and options, and leaves their frames alone', async () => {
+    const alarms = createDataFrame({
+      refId: 'A',
+      name: 'alarms',
+      fields: [
+        { name: 'resource', type: FieldType.string, values: ['chat'] },
+        { name: 'severity', type: FieldType.number, values: [3] },
+      ],
+    });
+    respond([alarms]);
+    const ds = newDatasource({ endpoint: { value: ['chat', 'embed'], multi: true } });
+    const response = await firstValueFrom(
+      ds.query(
+        request([
+          {
+            refId: 'A',
+            queryType: 'alarms',
+            endpoint: '$endpoint',
+            inferenceComponent: '$__all',
+            thresholdFallback: true,
+          },
+          { refId: 'B', queryType: 'inventory', endpoint: 'chat', format: 'annotations' },
+        ])
+      )
+    );
+    const sent = fetchMock.mock.calls[0][0].data.queries as SageQuery[];
+    expect(
+      sent.map((q) => [q.refId, q.queryType, q.endpoint, q.inferenceComponent, q.thresholdFallback, q.format])
+    ).toEqual([
+      ['A', 'alarms', 'chat,embed', '', true, undefined],
+      ['B', 'inventory', 'chat', undefined, undefined, 'annotations'],
+    ]);
+    expect(response.data[0].fields.map((f: { name: string }) => f.name)).toEqual(['resource', 'severity']);
+  });
+
   it('keeps time series frames as the backend sent them', async () => {
     respond([backendFrame('A', { job: 'x' }, [1, 2])]);
     const response = await firstValueFrom(newDatasource().query(request([{ refId: 'A', expr: 'up', range: true }])));
@@ -314,4 +411,39 @@ describe('annotations', () => {
     );
     expect(events).toEqual([{ time: 2000, timeEnd: 2000, isRegion: false, title: 'scaled a', text: '', tags: [] }]);
   });
+});
+
+describe('alarm history and inventory annotations', () => {
+  it.each(['alarmHistory', 'inventory'] as const)(
+    '%s: keeps the target and turns framed rows into events',
+    async (queryType) => {
+      const ds = newDatasource();
+      const prepared = ds.annotations!.prepareAnnotation!({
+        name: 'events',
+        enable: true,
+        iconColor: 'red',
+        target: { refId: '', queryType, endpoint: '$endpoint' },
+      } as SageAnnotation) as SageAnnotation;
+      expect(prepared.target).toEqual({ refId: 'Anno', queryType, endpoint: '$endpoint', format: 'annotations' });
+      const frame = createDataFrame({
+        refId: 'Anno',
+        fields: [
+          { name: 'time', type: FieldType.time, values: [5000, 2000] },
+          { name: 'title', type: FieldType.string, values: ['kv-cache-chat: OK → ALARM', 'endpoint chat updated'] },
+          { name: 'text', type: FieldType.string, values: ['Threshold crossed', ''] },
+          { name: 'tags', type: FieldType.string, values: ['kv-cache-chat, ALARM,chat,', ''] },
+        ],
+      });
+      const events = await firstValueFrom(ds.annotations!.processEvents!(prepared, [frame])!);
+      expect(events).toEqual([
+        { time: 2000, title: 'endpoint chat updated', text: '', tags: [] },
+        {
+          time: 5000,
+          title: 'kv-cache-chat: OK → ALARM',
+          text: 'Threshold crossed',
+          tags: ['kv-cache-chat', 'ALARM', 'chat'],
+        },
+      ]);
+    }
+  );
 });

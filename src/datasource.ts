@@ -19,9 +19,15 @@ import { AnnotationQueryEditor } from './components/AnnotationQueryEditor';
 import { applyFormats } from './format';
 import { lastHour, ResourceClient } from './resources';
 import plugin from './plugin.json';
-import { isDiagnosis, runsPromQL } from './queryTypes';
+import { isDiagnosis, isHealthQuery, QUERY_TYPE_OPTIONS, queryTypeOf, runsPromQL } from './queryTypes';
 import { DEFAULT_QUERY, DEFAULT_TIME_INTERVAL, INSTANT_REFID_SUFFIX, SageOptions, SageQuery } from './types';
-import { resolveVariableQuery, toVariableQuery, VariableQuery } from './variables';
+import {
+  isInventoryVariableQuery,
+  nameFilter,
+  resolveVariableQuery,
+  toVariableQuery,
+  VariableQuery,
+} from './variables';
 import { SageVariableSupport } from './variableSupport';
 
 /** Datasource types whose queries are PromQL in the same model as ours. */
@@ -70,6 +76,11 @@ export function interpolateValue(value: string | string[], variable?: VariableLi
   return escaped.length === 1 ? escaped[0] : `(${escaped.join('|')})`;
 }
 
+/** The template formatter of endpoint and IC filters: several values joined by ",". */
+export function joinNames(value: string | string[]): string {
+  return Array.isArray(value) ? value.join(',') : value;
+}
+
 /** Replaces $__range, $__range_s and $__range_ms (plain or in braces) with the range's length. */
 export function interpolateRange(text: string, range: TimeRange): string {
   const ms = range.to.valueOf() - range.from.valueOf();
@@ -93,6 +104,8 @@ export function splitRangeAndInstant(query: SageQuery): SageQuery[] {
 
 export class SageDatasource extends DataSourceWithBackend<SageQuery, SageOptions> {
   readonly resources: ResourceClient;
+  /** The data source's region, for the aws_region() and aws_console() variables. */
+  readonly region: string;
 
   // templateSrv has a default so that the constructor's length is 1: Grafana treats classes
   // with longer constructors as Angular plugins.
@@ -104,6 +117,7 @@ export class SageDatasource extends DataSourceWithBackend<SageQuery, SageOptions
     // Grafana uses the data source's interval as the lower bound of $__interval and of the
     // interval it sends; unset, CloudWatch's one-minute resolution (as the backend assumes).
     this.interval = instanceSettings.jsonData?.timeInterval || DEFAULT_TIME_INTERVAL;
+    this.region = instanceSettings.jsonData?.defaultRegion ?? '';
     this.resources = new ResourceClient(this);
     this.variables = new SageVariableSupport(this);
     this.annotations = {
@@ -134,14 +148,22 @@ export class SageDatasource extends DataSourceWithBackend<SageQuery, SageOptions
     return this.templateSrv.replace(text, vars, regexFormat ? interpolateValue : undefined);
   }
 
+  /**
+   * Interpolates an endpoint or IC filter: a multi-value variable's names joined by ",", and
+   * All (whatever its allValue) as "" (any), the form the backend reads.
+   */
+  interpolateNames(text: string | undefined, scopedVars: ScopedVars = {}): string | undefined {
+    return text === undefined ? undefined : nameFilter(this.templateSrv.replace(text, scopedVars, joinNames));
+  }
+
   applyTemplateVariables(query: SageQuery, scopedVars: ScopedVars): SageQuery {
     return {
       ...query,
       expr: this.interpolate(query.expr, scopedVars),
       legendFormat: this.interpolate(query.legendFormat, scopedVars, false),
       interval: this.interpolate(query.interval, scopedVars, false),
-      endpoint: this.interpolate(query.endpoint, scopedVars, false),
-      inferenceComponent: this.interpolate(query.inferenceComponent, scopedVars, false),
+      endpoint: this.interpolateNames(query.endpoint, scopedVars),
+      inferenceComponent: this.interpolateNames(query.inferenceComponent, scopedVars),
     };
   }
 
@@ -152,8 +174,9 @@ export class SageDatasource extends DataSourceWithBackend<SageQuery, SageOptions
 
   /** Query history and the inspector show the PromQL itself. */
   getQueryDisplayText(query: SageQuery): string {
-    if (isDiagnosis(query)) {
-      return `Diagnosis: ${[query.endpoint, query.inferenceComponent].filter(Boolean).join(' / ')}`;
+    if (isDiagnosis(query) || isHealthQuery(query)) {
+      const label = QUERY_TYPE_OPTIONS.find((o) => o.value === queryTypeOf(query))?.label;
+      return `${label}: ${[query.endpoint, query.inferenceComponent].filter(Boolean).join(' / ') || 'all endpoints'}`;
     }
     return query.expr ?? '';
   }
@@ -194,7 +217,10 @@ export class SageDatasource extends DataSourceWithBackend<SageQuery, SageOptions
     const range = options?.range ?? lastHour();
     // Variable queries never reach the backend's interpolation, so the range variables are filled here.
     const text = interpolateRange(toVariableQuery(query).query, range);
-    const interpolated = this.interpolate(text, options?.scopedVars) ?? '';
-    return resolveVariableQuery(interpolated, this.resources, range);
+    // The inventory forms take names (joined by ","), not a regex.
+    const interpolated = isInventoryVariableQuery(text)
+      ? this.templateSrv.replace(text, options?.scopedVars, joinNames)
+      : (this.interpolate(text, options?.scopedVars) ?? '');
+    return resolveVariableQuery(interpolated, this.resources, range, this.region);
   }
 }

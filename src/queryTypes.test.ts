@@ -1,4 +1,4 @@
-import { isDiagnosis, QUERY_TYPE_OPTIONS, queryTypeOf, runsPromQL } from './queryTypes';
+import { hasEventFormat, isDiagnosis, isHealthQuery, QUERY_TYPE_OPTIONS, queryTypeOf, runsPromQL } from './queryTypes';
 
 describe('query types', () => {
   it.each([
@@ -28,5 +28,19 @@ describe('query types', () => {
     ]);
     expect(QUERY_TYPE_OPTIONS.every((o) => o.label !== '')).toBe(true);
     expect(QUERY_TYPE_OPTIONS[0].description).toBeUndefined();
+  });
+});
+
+describe('alarms and inventory query types', () => {
+  it.each([
+    ['alarms', true, false],
+    ['alarmHistory', true, true],
+    ['inventory', true, true],
+    ['diagnosis', false, false],
+    ['promql', false, false],
+    [undefined, false, false],
+  ])('%s: health query %s, table/annotations format %s', (queryType, health, events) => {
+    expect(isHealthQuery({ queryType })).toBe(health);
+    expect(hasEventFormat({ queryType })).toBe(events);
   });
 });

@@ -23,6 +23,21 @@ export function isDiagnosis(query: { queryType?: string }): boolean {
   return queryTypeOf(query) === 'diagnosis';
 }
 
+/** Query types answered from CloudWatch alarms and the SageMaker inventory. */
+export const HEALTH_TYPES = ['alarms', 'alarmHistory', 'inventory'] as const;
+export type HealthType = (typeof HEALTH_TYPES)[number];
+
+/** Whether the query reads CloudWatch alarms or the SageMaker inventory (endpoint and IC filters). */
+export function isHealthQuery(query: { queryType?: string }): boolean {
+  return (HEALTH_TYPES as readonly string[]).includes(queryTypeOf(query));
+}
+
+/** Whether the query type has a table/annotations format. */
+export function hasEventFormat(query: { queryType?: string }): boolean {
+  const type = queryTypeOf(query);
+  return type === 'alarmHistory' || type === 'inventory';
+}
+
 /** The editor's choices, in the table's order. */
 export const QUERY_TYPE_OPTIONS = Object.entries(table).map(([value, t]) => ({
   value: value as keyof typeof table,

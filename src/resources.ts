@@ -18,6 +18,15 @@ export interface PromQueryData {
   result: unknown;
 }
 
+/** The body of the inventory resources: names, sorted by the backend. */
+interface NamesBody {
+  values?: unknown;
+}
+
+/** Paths of the inventory resources (SageMaker ListEndpoints / ListInferenceComponents). */
+export const INVENTORY_ENDPOINTS_PATH = 'inventory/endpoints';
+export const INVENTORY_COMPONENTS_PATH = 'inventory/components';
+
 /** Default window for discovery calls made without a dashboard time range. */
 const DEFAULT_LOOKBACK_MS = 60 * 60 * 1000;
 
@@ -95,6 +104,29 @@ export class ResourceClient {
       'api/v1/series',
       withMatch({ ...rangeParams(range), limit: DISCOVERY_LIMIT }, matchers)
     );
+  }
+
+  /** Every SageMaker endpoint of the data source's region, GPU metrics or not. */
+  endpoints(): Promise<string[]> {
+    return this.names(INVENTORY_ENDPOINTS_PATH, {});
+  }
+
+  /**
+   * Inference components, of the given endpoints only when any are given (several joined by
+   * ",", as the backend splits them).
+   */
+  inferenceComponents(endpoints: string[] = []): Promise<string[]> {
+    const names = endpoints.map((e) => e.trim()).filter(Boolean);
+    return this.names(INVENTORY_COMPONENTS_PATH, names.length ? { endpoint: names.join(',') } : {});
+  }
+
+  private async names(path: string, params: Record<string, unknown>): Promise<string[]> {
+    const body = await this.fetcher.getResource<NamesBody>(path, params);
+    const values = body?.values;
+    if (!Array.isArray(values) || !values.every((v) => typeof v === 'string')) {
+      throw new Error(`${path}: unexpected response shape, want {"values": [names]}`);
+    }
+    return values;
   }
 
   /** An instant query at the end of the range, returning the raw Prometheus result. */

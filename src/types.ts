@@ -3,8 +3,12 @@ import { DataQuery } from '@grafana/schema';
 
 import type { QueryType } from './queryTypes';
 
-/** Result formats; applied in the browser, as Grafana's Prometheus frontend does. */
-export type QueryFormat = 'time_series' | 'table' | 'heatmap';
+/**
+ * Result formats. PromQL: time_series, table or heatmap, applied in the browser as Grafana's
+ * Prometheus frontend does. alarmHistory and inventory: table (default) or annotations,
+ * framed by the backend.
+ */
+export type QueryFormat = 'time_series' | 'table' | 'heatmap' | 'annotations';
 
 export type EditorMode = 'code' | 'builder';
 
@@ -23,10 +27,15 @@ export interface SageQuery extends DataQuery {
   intervalFactor?: number;
   format?: QueryFormat;
   editorMode?: EditorMode;
-  /** Diagnosis query only. */
+  /**
+   * Diagnosis, alarms, alarmHistory and inventory: endpoint filter. Empty or All = any; the
+   * values of a multi-value variable are joined by "," (SageMaker names contain none).
+   */
   endpoint?: string;
-  /** Diagnosis query only. */
+  /** As endpoint, for inference components. */
   inferenceComponent?: string;
+  /** Alarms only: resources without any alarm get a state from the engine thresholds. */
+  thresholdFallback?: boolean;
 }
 
 export type AuthType = 'default' | 'keys' | 'credentials' | 'ec2_iam_role';

@@ -2,7 +2,14 @@ import { dateTime } from '@grafana/data';
 
 import { ResourceClient } from './resources';
 import { fakeResources } from './testing';
-import { formatVariableQuery, parseVariableQuery, resolveVariableQuery, toVariableQuery } from './variables';
+import {
+  consoleOrigin,
+  formatVariableQuery,
+  isInventoryVariableQuery,
+  parseVariableQuery,
+  resolveVariableQuery,
+  toVariableQuery,
+} from './variables';
 
 describe('parseVariableQuery', () => {
   it.each([
@@ -127,5 +134,121 @@ describe('resolveVariableQuery', () => {
     await expect(resolveVariableQuery('label_names()', new ResourceClient(fetcher))).rejects.toThrow(
       'api/v1/labels: throttled'
     );
+  });
+});
+
+describe('inventory variable queries', () => {
+  it.each([
+    ['endpoints()', { kind: 'endpoints' }],
+    [' endpoints ( ) ', { kind: 'endpoints' }],
+    ['inference_components()', { kind: 'inference_components' }],
+    ['inference_components($endpoint)', { kind: 'inference_components', endpoint: '$endpoint' }],
+    ['inference_components( chat , embed )', { kind: 'inference_components', endpoint: 'chat , embed' }],
+  ])('parses %s', (text, parsed) => {
+    expect(isInventoryVariableQuery(text)).toBe(true);
+    expect(parseVariableQuery(text)).toEqual(parsed);
+  });
+
+  it('formats what it parses', () => {
+    for (const text of [
+      'endpoints()',
+      'inference_components()',
+      'inference_components($endpoint)',
+      'inference_components(a,b)',
+    ]) {
+      expect(formatVariableQuery(parseVariableQuery(text))).toBe(text);
+    }
+  });
+
+  it('round-trips generated queries', () => {
+    // Names drawn with a fixed seed from SageMaker's alphabet, joined as a multi-value variable is.
+    let seed = 7;
+    const rand = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed % n;
+    };
+    const alphabet = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
+    const name = () => {
+      let s = alphabet[rand(alphabet.length)];
+      for (let i = rand(20); i > 0; i--) {
+        s += rand(5) === 0 ? '-' + alphabet[rand(alphabet.length)] : alphabet[rand(alphabet.length)];
+      }
+      return s;
+    };
+    for (let i = 0; i < 200; i++) {
+      const endpoint = Array.from({ length: 1 + rand(3) }, name).join(',');
+      const parsed = { kind: 'inference_components' as const, endpoint };
+      expect(parseVariableQuery(formatVariableQuery(parsed))).toEqual(parsed);
+    }
+  });
+
+  it('refuses an argument to endpoints() and says what to use instead', () => {
+    expect(() => parseVariableQuery('endpoints(chat)')).toThrow('use inference_components(chat)');
+  });
+
+  it('is not mistaken for PromQL and PromQL not for it', () => {
+    expect(isInventoryVariableQuery('label_values(endpoints, x)')).toBe(false);
+    expect(isInventoryVariableQuery('query_result(inference_components(up))')).toBe(false);
+  });
+
+  it.each([
+    ['endpoints()', 'inventory/endpoints', {}],
+    ['inference_components()', 'inventory/components', {}],
+    ['inference_components(chat)', 'inventory/components', { endpoint: 'chat' }],
+    ['inference_components(chat,embed)', 'inventory/components', { endpoint: 'chat,embed' }],
+    // A variable at All, with the dashboards' allValue or by name: every IC.
+    ['inference_components(.+)', 'inventory/components', {}],
+    ['inference_components($__all)', 'inventory/components', {}],
+  ])('%s calls %s %j', async (text, path, params) => {
+    const fetcher = fakeResources({ [path]: ['b', 'a', 'b'] });
+    const values = await resolveVariableQuery(text, new ResourceClient(fetcher));
+    expect(fetcher.calls).toEqual([{ path, params }]);
+    expect(values.map((v) => v.text)).toEqual(['b', 'a']);
+  });
+
+  it('reports a response of the wrong shape with the path', async () => {
+    const fetcher = { getResource: <T>() => Promise.resolve({ status: 'success', data: ['x'] } as T) };
+    await expect(resolveVariableQuery('endpoints()', new ResourceClient(fetcher))).rejects.toThrow(
+      'inventory/endpoints: unexpected response shape'
+    );
+  });
+});
+
+describe("the data source's region and console", () => {
+  it.each([
+    ['us-east-1', 'https://us-east-1.console.aws.amazon.com'],
+    ['eu-central-2', 'https://eu-central-2.console.aws.amazon.com'],
+    ['cn-north-1', 'https://cn-north-1.console.amazonaws.cn'],
+    ['cn-northwest-1', 'https://cn-northwest-1.console.amazonaws.cn'],
+    ['us-gov-west-1', 'https://us-gov-west-1.console.amazonaws-us-gov.com'],
+  ])('%s: console at %s', (region, origin) => {
+    expect(consoleOrigin(region)).toBe(origin);
+  });
+
+  it.each(['aws_region()', 'aws_console()', ' aws_console ( ) '])('parses and formats %s', (text) => {
+    const parsed = parseVariableQuery(text);
+    expect(formatVariableQuery(parsed)).toBe(text.replace(/\s/g, ''));
+  });
+
+  it('answers from the region, without a resource call', async () => {
+    const fetcher = fakeResources({});
+    const resources = new ResourceClient(fetcher);
+    expect(await resolveVariableQuery('aws_region()', resources, undefined, 'cn-north-1')).toEqual([
+      { text: 'cn-north-1' },
+    ]);
+    expect(await resolveVariableQuery('aws_console()', resources, undefined, 'cn-north-1')).toEqual([
+      { text: 'https://cn-north-1.console.amazonaws.cn' },
+    ]);
+    expect(fetcher.calls).toEqual([]);
+  });
+
+  it('says where to set a missing region', async () => {
+    await expect(resolveVariableQuery('aws_console()', new ResourceClient(fakeResources({})))).rejects.toThrow(
+      'set it in the data source settings'
+    );
+  });
+
+  it('takes no argument', () => {
+    expect(() => parseVariableQuery('aws_region(us-east-1)')).toThrow(/Unsupported variable query/);
   });
 });

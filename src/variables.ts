@@ -13,15 +13,65 @@ export interface VariableQuery extends DataQuery {
   query: string;
 }
 
-export type VariableQueryKind = 'label_names' | 'label_values' | 'metrics' | 'query_result';
+export type VariableQueryKind =
+  | 'label_names'
+  | 'label_values'
+  | 'metrics'
+  | 'query_result'
+  | 'endpoints'
+  | 'inference_components'
+  | 'aws_region'
+  | 'aws_console';
 
 export type ParsedVariableQuery =
   | { kind: 'label_names'; match?: string }
   | { kind: 'label_values'; label: string; match?: string }
   | { kind: 'metrics'; regex: string }
-  | { kind: 'query_result'; expr: string };
+  | { kind: 'query_result'; expr: string }
+  | { kind: 'endpoints' }
+  | { kind: 'inference_components'; endpoint?: string }
+  | { kind: 'aws_region' }
+  | { kind: 'aws_console' };
 
-const FORMS = 'label_names([selector]), label_values([selector,] label), metrics(regex) or query_result(expr)';
+const FORMS =
+  'label_names([selector]), label_values([selector,] label), metrics(regex), query_result(expr), ' +
+  'endpoints(), inference_components([endpoint]), aws_region() or aws_console()';
+
+/** The data source's own forms: its region, and the AWS console origin of that region. */
+const SETTINGS_FORM = /^\s*(aws_region|aws_console)\s*\(\s*\)\s*$/;
+
+/**
+ * The AWS console's origin for a region, in the region's partition (China and GovCloud have
+ * their own console hosts), so dashboards can link to the console from any series.
+ */
+export function consoleOrigin(region: string): string {
+  const domain = region.startsWith('cn-')
+    ? 'amazonaws.cn'
+    : region.startsWith('us-gov-')
+      ? 'amazonaws-us-gov.com'
+      : 'aws.amazon.com';
+  return `https://${region}.console.${domain}`;
+}
+
+/** The inventory forms, whose argument is a list of names, not PromQL. */
+const INVENTORY_FORM = /^\s*(endpoints|inference_components)\s*\(([^()]*)\)\s*$/;
+
+/** Whether a variable query lists names from the SageMaker inventory. */
+export function isInventoryVariableQuery(query: string): boolean {
+  return INVENTORY_FORM.test(query);
+}
+
+/**
+ * Values that mean "any name" in an endpoint or IC filter: empty, a variable at All (as the
+ * dashboards' allValue, or by name) and the usual wildcards.
+ */
+const ANY_NAME = new Set(['', '$__all', 'All', '.*', '.+', '*']);
+
+/** The filter as the backend reads it: "" for any, else names joined by ",". */
+export function nameFilter(value: string): string {
+  const v = value.trim();
+  return ANY_NAME.has(v) ? '' : v;
+}
 
 /** Splits at the last comma outside quotes, braces and parentheses (selector, label). */
 function splitLastArg(args: string): [string, string] | [string] {
@@ -45,6 +95,24 @@ function splitLastArg(args: string): [string, string] | [string] {
 
 /** Parses the classic forms; throws an error naming the accepted forms otherwise. */
 export function parseVariableQuery(query: string): ParsedVariableQuery {
+  const settings = SETTINGS_FORM.exec(query);
+  if (settings) {
+    return { kind: settings[1] as 'aws_region' | 'aws_console' };
+  }
+  const inventory = INVENTORY_FORM.exec(query);
+  if (inventory) {
+    const [, fn, arg] = inventory;
+    if (fn === 'endpoints') {
+      if (arg.trim()) {
+        throw new Error(
+          `endpoints() takes no argument; to list the ICs of "${arg.trim()}" use inference_components(${arg.trim()}).`
+        );
+      }
+      return { kind: 'endpoints' };
+    }
+    const endpoint = arg.trim();
+    return endpoint ? { kind: 'inference_components', endpoint } : { kind: 'inference_components' };
+  }
   const m = /^\s*(label_names|label_values|metrics|query_result)\s*\(([\s\S]*)\)\s*$/.exec(query);
   if (!m) {
     throw new Error(`Unsupported variable query "${query.trim()}": use ${FORMS}.`);
@@ -87,6 +155,13 @@ export function formatVariableQuery(q: ParsedVariableQuery): string {
       return `metrics(${q.regex})`;
     case 'query_result':
       return `query_result(${q.expr})`;
+    case 'endpoints':
+      return 'endpoints()';
+    case 'inference_components':
+      return `inference_components(${q.endpoint ?? ''})`;
+    case 'aws_region':
+    case 'aws_console':
+      return `${q.kind}()`;
   }
 }
 
@@ -115,17 +190,31 @@ function sampleText(metric: Record<string, string>, value: [number, string]): st
 }
 
 /**
- * Resolves an (already interpolated) variable query through the resource routes; variables
- * never run through the query path. Metric regexes are applied here, because CloudWatch
+ * Resolves an (already interpolated) variable query through the resource routes (or, for
+ * aws_region() and aws_console(), from the data source's region); variables never run
+ * through the query path. Metric regexes are applied here, because CloudWatch
  * refuses regex matchers on __name__.
  */
 export async function resolveVariableQuery(
   query: string,
   resources: ResourceClient,
-  range?: TimeRange
+  range?: TimeRange,
+  region = ''
 ): Promise<MetricFindValue[]> {
   const q = parseVariableQuery(query);
   switch (q.kind) {
+    case 'aws_region':
+    case 'aws_console':
+      if (!region.trim()) {
+        throw new Error(`${q.kind}(): the data source has no Default region; set it in the data source settings.`);
+      }
+      return [{ text: q.kind === 'aws_region' ? region.trim() : consoleOrigin(region.trim()) }];
+    case 'endpoints':
+      return texts(await resources.endpoints());
+    case 'inference_components': {
+      const endpoints = nameFilter(q.endpoint ?? '');
+      return texts(await resources.inferenceComponents(endpoints ? endpoints.split(',') : []));
+    }
     case 'label_names':
       return texts(await resources.labelNames(q.match ? [q.match] : [], range));
     case 'label_values':

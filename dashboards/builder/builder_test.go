@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"net/url"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -77,6 +78,7 @@ type dashboardJSON struct {
 			IncludeAll bool   `json:"includeAll"`
 			AllValue   string `json:"allValue"`
 			Regex      string `json:"regex"`
+			Hide       int    `json:"hide"`
 			Current    struct {
 				Value any `json:"value"`
 			} `json:"current"`
@@ -175,7 +177,7 @@ func hasOverride(p panelJSON, id string) bool {
 }
 
 func TestVariables(t *testing.T) {
-	want := []string{dashref.VarDatasource, dashref.VarEndpoint, dashref.VarIC, dashref.VarAZ, dashref.VarInstance, dashref.VarFramework, dashref.VarModel, dashref.VarPercentile, dashref.VarAgg}
+	want := []string{dashref.VarDatasource, dashref.VarEndpoint, dashref.VarIC, dashref.VarAZ, dashref.VarInstance, dashref.VarFramework, dashref.VarModel, dashref.VarPercentile, dashref.VarRegion, dashref.VarConsole, dashref.VarAgg}
 
 	for file, d := range decodeAll(t) {
 		var names []string
@@ -188,6 +190,12 @@ func TestVariables(t *testing.T) {
 				}
 			case "query":
 				q, _ := v.Query.(string)
+				if v.Name == dashref.VarRegion || v.Name == dashref.VarConsole {
+					if q != v.Name+"()" || v.Hide != 2 {
+						t.Errorf("%s: variable %s query %q hide %d, want the hidden %s()", file, v.Name, q, v.Hide, v.Name)
+					}
+					continue
+				}
 				// query_result() answers whole samples; a regex must pick the label value.
 				queryResult := strings.HasPrefix(q, "query_result(") && strings.HasSuffix(q, ")") && v.Regex != ""
 				if labelValuesForm.FindStringSubmatch(q) == nil && !queryResult {
@@ -246,7 +254,7 @@ func TestDiagnosisTarget(t *testing.T) {
 	if _, hasExpr := tg["expr"]; hasExpr {
 		t.Fatal("diagnosis target carries an expr")
 	}
-	if err := (DiagnosisQuery{QueryType: models.QueryTypeDiagnosis}).Validate(); err == nil {
+	if err := (PluginQuery{QueryType: models.QueryTypeDiagnosis}).Validate(); err == nil {
 		t.Fatal("a diagnosis query without refId validated")
 	}
 }
@@ -294,6 +302,9 @@ func TestLinks(t *testing.T) {
 			t.Errorf("%s: only %d links", g.File, len(found))
 		}
 		for u, inPanel := range found {
+			if inPanel && externalURL(u) {
+				continue
+			}
 			target := strings.SplitN(strings.TrimPrefix(u, "/d/"), "?", 2)[0]
 			if !strings.HasPrefix(u, "/d/") || !uids[target] {
 				t.Errorf("%s: link %q does not open one of our dashboards", g.File, u)
@@ -312,6 +323,91 @@ func TestLinks(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// externalURL reports whether a data link leaves Grafana for an AWS console page the backend
+// built (a whole URL field of the frame) or one built from the row's region field.
+func externalURL(u string) bool {
+	switch u {
+	case dataField(fConsoleURL), dataField(fAlarmURL):
+		return true
+	}
+	return strings.HasPrefix(u, "${"+dashref.VarConsole+"}/")
+}
+
+// Links that leave Grafana open in a new tab and read only fields the alarms frame has.
+func TestExternalLinks(t *testing.T) {
+	contract := map[string]bool{fResource: true, "resource_type": true, fEndpoint: true, fIC: true, fInstance: true, "state": true,
+		fSeverity: true, fSource: true, "alarm": true, "alarms": true, "reason": true, "metric": true, "threshold": true, "updated": true,
+		fAlarmURL: true, fConsoleURL: true, fRegion: true}
+	fieldRef := regexp.MustCompile(`\$\{__data\.fields\.([a-z_]+)\}`)
+	links := resourceLinks(dashref.Performance)
+	external := 0
+	for _, l := range links {
+		u := l["url"].(string)
+		for _, m := range fieldRef.FindAllStringSubmatch(u, -1) {
+			if !contract[m[1]] {
+				t.Errorf("link %q reads field %q, which the alarms frame does not have", u, m[1])
+			}
+		}
+		if externalURL(u) {
+			external++
+			if l["targetBlank"] != true {
+				t.Errorf("link %q leaves Grafana in the same tab", u)
+			}
+		}
+	}
+	if external != 4 {
+		t.Errorf("%d external links, want the console, the alarm and two Logs Insights links", external)
+	}
+}
+
+// The Logs Insights link names the log group in the console's fragment encoding and the
+// region (host and parameter) for every partition, once Grafana has filled the aws_console
+// and aws_region variables (as the frontend answers them).
+func TestLogsInsightsURL(t *testing.T) {
+	for _, c := range []struct{ region, console, endpoint string }{
+		{"us-east-1", "https://us-east-1.console.aws.amazon.com", "chat"},
+		{"cn-north-1", "https://cn-north-1.console.amazonaws.cn", "a-b-9"},
+		{"us-gov-west-1", "https://us-gov-west-1.console.amazonaws-us-gov.com", "X1"},
+	} {
+		u := strings.NewReplacer("${"+dashref.VarConsole+"}", c.console, "${"+dashref.VarRegion+"}", c.region, dataField(fEndpoint), c.endpoint).
+			Replace(logsInsightsURL("/aws/sagemaker/Endpoints/" + dataField(fEndpoint)))
+		parsed, err := url.Parse(u)
+		if err != nil {
+			t.Fatalf("%s: %v", u, err)
+		}
+		if "https://"+parsed.Host != c.console || parsed.Path != "/cloudwatch/home" || parsed.Query().Get("region") != c.region {
+			t.Errorf("%s: host %q path %q region %q", u, parsed.Host, parsed.Path, parsed.Query().Get("region"))
+		}
+		group := strings.ReplaceAll(parsed.Fragment, "*2f", "/")
+		if !strings.HasPrefix(parsed.Fragment, "logsV2:logs-insights") || !strings.Contains(group, "~'/aws/sagemaker/Endpoints/"+c.endpoint+"))") {
+			t.Errorf("%s: fragment does not select log group /aws/sagemaker/Endpoints/%s", u, c.endpoint)
+		}
+	}
+}
+
+// Every Endpoint column opens the endpoint in the console and its logs.
+func TestEndpointColumnsLinkTheConsole(t *testing.T) {
+	found := 0
+	for file, d := range decodeAll(t) {
+		for _, p := range d.Panels {
+			raw, _ := json.Marshal(p)
+			if !strings.Contains(string(raw), `"Endpoint"`) || p.Type != "table" {
+				continue
+			}
+			// From the frame's own console URL (issue 11 frames) or built from the variables.
+			console := strings.Contains(string(raw), "${__data.fields.console_url}") ||
+				strings.Contains(string(raw), "${aws_console}/sagemaker/home?region=${aws_region}#/endpoints/${__value.raw}")
+			if !console || !strings.Contains(string(raw), "*2faws*2fsagemaker*2fEndpoints*2f") {
+				t.Errorf("%s: table %d %q has an Endpoint column without console and Logs Insights links", file, p.ID, p.Title)
+			}
+			found++
+		}
+	}
+	if found < 5 {
+		t.Errorf("only %d tables with an Endpoint column", found)
 	}
 }
 

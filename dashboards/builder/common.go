@@ -244,9 +244,11 @@ type valueCol struct {
 	props       []dashboard.DynamicConfigValue
 }
 
-// endpointCol is the endpoint label column; a click opens dashboard uid on that endpoint.
+// endpointCol is the endpoint label column; a click opens dashboard uid on that endpoint, or
+// the endpoint in the SageMaker console or its logs in Logs Insights.
 func endpointCol(uid string) labelCol {
-	return labelCol{lEP, "Endpoint", props(linksProp(endpointLink(uid, "${__value.raw}")))}
+	return labelCol{lEP, "Endpoint", props(linksProp(endpointLink(uid, "${__value.raw}"),
+		endpointConsole("${__value.raw}"), endpointLogs("${__value.raw}")))}
 }
 
 // instanceCols name the instance of a per-instance row (instance, type, AZ, endpoint); a

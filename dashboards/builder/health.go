@@ -42,7 +42,7 @@ func perfState(byExpr func(op, expr string) string) string {
 }
 
 const perfTilesDesc = `One tile per resource at the "Aggregate by" level (instances, IC copies or endpoints). ` +
-	`Colour is computed from thresholds on the engine signals until CloudWatch alarm state is available to the data source: ` +
+	`CloudWatch alarm state per endpoint and IC is in "Alarm health" above; these tiles judge every resource by thresholds on its engine signals, alarm or not: ` +
 	`green = OK; orange = KV cache ≥ 80 %, requests waiting, or TTFT at the selected percentile ≥ 2 s; ` +
 	`red = KV cache ≥ 95 %, more requests waiting than running, or TTFT ≥ 5 s. ` +
 	`No tile (or "No engine signal") means the container emits no vLLM/SGLang metrics (for example DJL): nothing to judge, like "no alarm configured". ` +
@@ -101,7 +101,7 @@ func capacityState() string {
 }
 
 const capTilesDesc = `One tile per instance (named instance · AZ; the type is in the table below) showing its highest utilisation among GPU, GPU memory, CPU, memory and disk. ` +
-	`Colour is thresholds until alarm state is available: green < 80 %, orange 80–95 %, red ≥ 95 % (GPU memory at 89 % already leaves little VRAM for another model's weights; vLLM pre-allocates about 90 % for its KV cache, so orange is normal on vLLM hosts). ` +
+	`Colour is thresholds on utilisation (CloudWatch alarm state is on the Performance dashboard's "Alarm health"): green < 80 %, orange 80–95 %, red ≥ 95 % (GPU memory at 89 % already leaves little VRAM for another model's weights; vLLM pre-allocates about 90 % for its KV cache, so orange is normal on vLLM hosts). ` +
 	`The five values behind each tile are the columns of "Headroom and placement" below. ` +
 	`Normal: mixed green/orange under load. Bad: many red tiles on one signal → the fleet is short of that resource; add instances before placing models. ` +
 	`Click a tile to filter the dashboard by that instance or its AZ.`

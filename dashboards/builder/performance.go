@@ -31,6 +31,7 @@ func Performance() *dashboard.DashboardBuilder {
 		WithPanel(gpusStat(13)).WithPanel(azSkewStat(14)).WithPanel(errorRateStat(15)).
 		WithPanel(scopeTable(16)).
 		WithRow(dashboard.NewRowBuilder("Fleet health").Id(110)).
+		WithPanel(alarmTiles(37, dashref.Performance)).WithPanel(alarmTable(38, dashref.Performance)).
 		WithPanel(perfTiles(1)).WithPanel(instanceTable(2)).
 		WithRow(dashboard.NewRowBuilder("Token streaming").Id(120)).
 		WithPanel(ttftPanel(dashref.PerfTTFT.ID)).WithPanel(itlPanel(dashref.PerfITL.ID)).
@@ -56,7 +57,7 @@ func newDashboard(uid, title, desc string) *dashboard.DashboardBuilder {
 		Tags([]string{Tag, "sagemaker", "llm"}).
 		Time("now-6h", "now").Refresh("1m").Timezone(common.TimeZoneBrowser).
 		Tooltip(dashboard.DashboardCursorSyncCrosshair).Editable().
-		Links(dashboardLinks(uid))
+		Links(dashboardLinks(uid)).Annotations(annotations())
 	for _, v := range variables() {
 		b.WithVariable(v)
 	}
@@ -91,7 +92,8 @@ func scopeTable(id uint32) *table.PanelBuilder {
 		Height(7).SortBy(sortBy("Endpoint", false))
 	return columnsTable(tb, []labelCol{
 		endpointCol(dashref.Performance),
-		{lIC, "Inference component", props(linksProp(icLink(dashref.Performance, `${__data.fields["Endpoint"]}`, "${__value.raw}")))},
+		{lIC, "Inference component", props(linksProp(icLink(dashref.Performance, `${__data.fields["Endpoint"]}`, "${__value.raw}"),
+			icConsole("${__value.raw}"), icLogs("${__value.raw}")))},
 	}, []valueCol{
 		{countBy(by, countBy([]string{lEP, lIC, lHost}, gpu(sc.DCGMGPUUtil))), "Instances", props(prop("unit", unitShort))},
 		{countBy(by, countBy([]string{lEP, lIC, lCID, lHost}, gpu(sc.DCGMGPUUtil))), "Copies", props(prop("unit", unitShort))},

@@ -27,6 +27,7 @@ func Reliability() *dashboard.DashboardBuilder {
 		WithPanel(azDistribution(dashref.RelAZDistribution.ID)).WithPanel(azRisk(21)).WithPanel(trafficPerAZ(22, dashref.Reliability)).
 		WithRow(dashboard.NewRowBuilder("Scaling events").Id(120)).
 		WithPanel(scalingVsLoad(dashref.RelScaling.ID)).WithPanel(scalingTable(23)).
+		WithPanel(inventoryTable(26, dashref.Reliability)).
 		WithRow(dashboard.NewRowBuilder("Cold start anatomy").Id(130)).
 		WithPanel(coldStartBars(dashref.RelColdStart.ID)).WithPanel(coldStartAdvice(24)).
 		WithRow(dashboard.NewRowBuilder("Insufficient capacity errors (ICE)").Id(140)).
@@ -70,7 +71,7 @@ func azRisk(id uint32) *stat.PanelBuilder {
 	return multiStat(id, "AZ risk per endpoint",
 		"Risk rating per endpoint from the AZs its instances span (with an inference component selected: the AZs its copies span): 3 or more AZs = Low (nothing to do); 2 AZs = Medium (rebalance, one AZ failure halves capacity); "+
 			"a single AZ, i.e. every other AZ has no instance = High (one AZ failure takes the endpoint offline). "+
-			"Colour is thresholds on this count until alarm state is available."+noteNoEngine, unitShort).
+			"Colour is thresholds on this count."+noteNoEngine, unitShort).
 		WithTarget(promInstant("A", "("+azs+" < bool 3) + ("+azs+" < bool 2)", "{{"+lEP+"}}")).
 		Mappings(stateMappings("Low", "Medium", "High")).Thresholds(stateThresholds()).
 		Height(8).Span(6).NoValue("No instances")

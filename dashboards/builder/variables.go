@@ -83,6 +83,13 @@ func queryVar(name, desc, q, allValue string) *dashboard.QueryVariableBuilder {
 		Multi(true).IncludeAll(true).AllValue(allValue).Current(allOption())
 }
 
+// settingsVar is a hidden variable the frontend answers from the data source's settings.
+func settingsVar(name, query, desc string) *dashboard.QueryVariableBuilder {
+	return dashboard.NewQueryVariableBuilder(name).Description(desc).Datasource(dsRef()).
+		Query(dashboard.StringOrMap{String: cog.ToPtr(query)}).Definition(query).
+		Refresh(dashboard.VariableRefreshOnDashboardLoad).Hide(dashboard.VariableHideHideVariable)
+}
+
 // variables are the same on all three dashboards so deep links can carry them unchanged.
 func variables() []cog.Builder[dashboard.VariableModel] {
 	return []cog.Builder[dashboard.VariableModel]{
@@ -113,6 +120,8 @@ func variables() []cog.Builder[dashboard.VariableModel] {
 			Description("Quantile used by every latency panel.").
 			Values(dashboard.StringOrMap{String: cog.ToPtr("P50 : 0.5,P90 : 0.9,P99 : 0.99")}).
 			Current(option("P99", "0.99")),
+		settingsVar(dashref.VarRegion, "aws_region()", "The data source's AWS region, for console links."),
+		settingsVar(dashref.VarConsole, "aws_console()", "The AWS console's origin in the data source's region and partition, for console links."),
 		// The value is the bare label name: queries quote it (by ("$agg")) and legends read
 		// {{$agg}}, which a quoted value would break.
 		dashboard.NewCustomVariableBuilder(dashref.VarAgg).Label(varTitles[dashref.VarAgg]).

@@ -24,6 +24,13 @@ const (
 	VarAgg        = "agg"
 )
 
+// Hidden variables answered from the data source's settings (aws_region(), aws_console()),
+// for console links from rows that carry no region; deep links do not set them.
+const (
+	VarRegion  = "aws_region"
+	VarConsole = "aws_console" // the AWS console's origin in the region's partition
+)
+
 // Inputs of the Capacity dashboard's "Will it fit?" calculator (text boxes, not filters).
 const (
 	VarFitGPUs   = "fit_gpus"    // GPUs one copy of the model needs

@@ -1,11 +1,13 @@
-import { QueryEditorProps } from '@grafana/data';
-import { InlineField, InlineFieldRow, Input, Stack } from '@grafana/ui';
+import { QueryEditorProps, SelectableValue } from '@grafana/data';
+import { InlineField, InlineFieldRow, Input, RadioButtonGroup, Stack } from '@grafana/ui';
 import React, { ChangeEvent } from 'react';
 
 import { SageAnnotation } from '../annotations';
 import type { SageDatasource } from '../datasource';
 import { getHints } from '../hints';
+import { hasEventFormat, queryTypeOf } from '../queryTypes';
 import { SageOptions, SageQuery } from '../types';
+import { ScopeFields } from './HealthQueryEditor';
 import { HintList } from './HintList';
 import { PromQLEditor } from './PromQLEditor';
 import { useCompletionClient } from './QueryEditor';
@@ -15,8 +17,45 @@ type Props = QueryEditorProps<SageDatasource, SageQuery, SageOptions> & {
   onAnnotationChange?: (annotation: SageAnnotation) => void;
 };
 
-/** PromQL annotations: series with a value above zero become events, titled from a template. */
-export function AnnotationQueryEditor({ query, onChange, annotation, onAnnotationChange, datasource, range }: Props) {
+type AnnotationSource = 'promql' | 'alarmHistory' | 'inventory';
+
+export const ANNOTATION_SOURCES: Array<SelectableValue<AnnotationSource>> = [
+  { label: 'PromQL', value: 'promql', description: 'Runs of samples above zero' },
+  { label: 'Alarm transitions', value: 'alarmHistory', description: 'CloudWatch alarm state changes' },
+  { label: 'Endpoint events', value: 'inventory', description: 'SageMaker endpoint and IC creations and updates' },
+];
+
+/**
+ * Annotations from PromQL (series with a value above zero become events, titled from a
+ * template), or events the backend frames: alarm transitions and inventory changes.
+ */
+export function AnnotationQueryEditor(props: Props) {
+  const { query, onChange } = props;
+  const source: AnnotationSource = hasEventFormat(query) ? (queryTypeOf(query) as AnnotationSource) : 'promql';
+  return (
+    <Stack direction="column" gap={1}>
+      <RadioButtonGroup<AnnotationSource>
+        size="sm"
+        options={ANNOTATION_SOURCES}
+        value={source}
+        onChange={(v) =>
+          onChange(
+            v === 'promql' ? { ...query, queryType: 'promql' } : { ...query, queryType: v, format: 'annotations' }
+          )
+        }
+      />
+      {source === 'promql' ? (
+        <PromQLAnnotationFields {...props} />
+      ) : (
+        <InlineFieldRow>
+          <ScopeFields query={query} onChange={onChange} />
+        </InlineFieldRow>
+      )}
+    </Stack>
+  );
+}
+
+function PromQLAnnotationFields({ query, onChange, annotation, onAnnotationChange, datasource, range }: Props) {
   const client = useCompletionClient(datasource, range);
   const expr = query.expr ?? '';
   const set = (key: 'step' | 'titleFormat' | 'textFormat' | 'tagKeys') => (e: ChangeEvent<HTMLInputElement>) => {

@@ -5,8 +5,9 @@ import React, { ChangeEvent, useEffect, useMemo } from 'react';
 import { PromQLEditorModes } from '../builder/EditorModes';
 import type { SageDatasource } from '../datasource';
 import { ResourcePrometheusClient } from '../promql/client';
-import { isDiagnosis, QUERY_TYPE_OPTIONS, QueryType, queryTypeOf } from '../queryTypes';
+import { isDiagnosis, isHealthQuery, QUERY_TYPE_OPTIONS, QueryType, queryTypeOf } from '../queryTypes';
 import { QueryFormat, SageOptions, SageQuery } from '../types';
+import { HealthQueryEditor } from './HealthQueryEditor';
 
 export type Props = QueryEditorProps<SageDatasource, SageQuery, SageOptions>;
 
@@ -62,24 +63,8 @@ export function QueryEditor(props: Props) {
           }}
         />
       )}
-      {isDiagnosis(query) ? (
-        <InlineFieldRow>
-          <InlineField label="Endpoint" labelWidth={14} tooltip="SageMaker endpoint name; template variables work">
-            <Input width={30} value={query.endpoint ?? ''} onChange={text('endpoint')} onBlur={onRunQuery} />
-          </InlineField>
-          <InlineField
-            label="Inference component"
-            labelWidth={20}
-            tooltip="Optional: narrow to one inference component"
-          >
-            <Input
-              width={30}
-              value={query.inferenceComponent ?? ''}
-              onChange={text('inferenceComponent')}
-              onBlur={onRunQuery}
-            />
-          </InlineField>
-        </InlineFieldRow>
+      {isHealthQuery(query) || isDiagnosis(query) ? (
+        <HealthQueryEditor query={query} onChange={onChange} onRunQuery={onRunQuery} />
       ) : (
         <>
           <PromQLEditorModes

@@ -68,3 +68,25 @@ describe('VariableQueryEditor', () => {
     expect(screen.getByText(/Unsupported variable query "up"/)).toBeInTheDocument();
   });
 });
+
+describe('VariableQueryEditor inventory forms', () => {
+  it('builds endpoints()', () => {
+    const { last } = setup({ refId: 'v', query: '' });
+    fireEvent.click(screen.getByLabelText('Endpoints'));
+    expect(last()).toEqual({ refId: 'v', qryType: 'endpoints', query: 'endpoints()' });
+  });
+
+  it('builds inference_components of a variable and reads it back', () => {
+    const { last } = setup({ refId: 'v', query: '' });
+    fireEvent.click(screen.getByLabelText('Inference components'));
+    expect(last().query).toBe('inference_components()');
+    fireEvent.blur(screen.getByLabelText('Endpoint'), { target: { value: ' $endpoint ' } });
+    expect(last()).toEqual({ refId: 'v', qryType: 'inference_components', query: 'inference_components($endpoint)' });
+  });
+
+  it('opens a stored inference_components query on its form', () => {
+    setup('inference_components(chat)');
+    expect(screen.getByLabelText('Inference components')).toBeChecked();
+    expect(screen.getByLabelText('Endpoint')).toHaveValue('chat');
+  });
+});

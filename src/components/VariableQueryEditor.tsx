@@ -20,6 +20,10 @@ const KINDS: Array<SelectableValue<VariableQueryKind>> = [
   { label: 'Label values', value: 'label_values' },
   { label: 'Metrics', value: 'metrics' },
   { label: 'Query result', value: 'query_result' },
+  { label: 'Endpoints', value: 'endpoints', description: 'Every SageMaker endpoint (inventory), GPU metrics or not' },
+  { label: 'Inference components', value: 'inference_components', description: 'From the SageMaker inventory' },
+  { label: 'AWS region', value: 'aws_region', description: "The data source's region (for console links)" },
+  { label: 'AWS console', value: 'aws_console', description: "The AWS console's origin in the data source's region" },
 ];
 
 function parseOrDefault(
@@ -46,6 +50,11 @@ function emptyOf(kind: VariableQueryKind): ParsedVariableQuery {
       return { kind, regex: '' };
     case 'query_result':
       return { kind, expr: '' };
+    case 'endpoints':
+    case 'inference_components':
+    case 'aws_region':
+    case 'aws_console':
+      return { kind };
   }
 }
 
@@ -64,7 +73,11 @@ export function VariableQueryEditor({ query: stored, onChange }: Props) {
       (next.kind === 'label_values' && next.label) ||
       (next.kind === 'metrics' && next.regex) ||
       (next.kind === 'query_result' && next.expr) ||
-      next.kind === 'label_names';
+      next.kind === 'label_names' ||
+      next.kind === 'endpoints' ||
+      next.kind === 'inference_components' ||
+      next.kind === 'aws_region' ||
+      next.kind === 'aws_console';
     const text = complete ? formatVariableQuery(next) : '';
     onChange({ ...query, qryType: next.kind, query: text });
   };
@@ -117,6 +130,15 @@ export function VariableQueryEditor({ query: stored, onChange }: Props) {
           placeholder='topk(5, sum by ("@resource.host.id") (DCGM_FI_DEV_GPU_UTIL))'
           value={draft.expr}
           onCommit={(expr) => commit({ kind: 'query_result', expr })}
+        />
+      )}
+      {draft.kind === 'inference_components' && (
+        <ArgField
+          label="Endpoint"
+          tooltip='Only the ICs of these endpoints: a name, several joined by ",", or a variable such as $endpoint; empty = every IC'
+          placeholder="$endpoint"
+          value={draft.endpoint ?? ''}
+          onCommit={(endpoint) => commit({ kind: 'inference_components', endpoint: endpoint || undefined })}
         />
       )}
       {initial.error && <Text color="error">{initial.error}</Text>}

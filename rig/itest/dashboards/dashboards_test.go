@@ -20,6 +20,9 @@ type dashboard struct {
 		Description string           `json:"description"`
 		Targets     []map[string]any `json:"targets"`
 	} `json:"panels"`
+	Annotations struct {
+		List []annotation `json:"list"`
+	} `json:"annotations"`
 	Templates struct {
 		List []struct {
 			Name     string `json:"name"`
@@ -31,6 +34,14 @@ type dashboard struct {
 			} `json:"current"`
 		} `json:"list"`
 	} `json:"templating"`
+}
+
+// annotation is one annotation query of a generated dashboard: a target of our data source,
+// PromQL (with the title template) or of the issue 11 types.
+type annotation struct {
+	Name        string         `json:"name"`
+	Target      map[string]any `json:"target"`
+	TitleFormat string         `json:"titleFormat"`
 }
 
 // labelValuesForm is the dashboards' label-values variable form: label_values(selector, "label").

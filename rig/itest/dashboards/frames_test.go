@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -34,7 +35,9 @@ func TestPanelFrames(t *testing.T) {
 	for file, d := range decodeAll(t) {
 		vars := defaultVars(d)
 		for _, p := range d.Panels {
-			if p.Type != "stat" && p.Type != "barchart" {
+			// The alarm tiles are one tile per row of the alarms frame: src/dashboards.test.ts
+			// checks them on the contract's frame, TestIssue11Panels on the emulator's.
+			if p.Type != "stat" && p.Type != "barchart" || slices.ContainsFunc(p.Targets, issue11Target) {
 				continue
 			}
 			key := fmt.Sprintf("%s/%d", strings.TrimSuffix(file, ".json"), p.ID)

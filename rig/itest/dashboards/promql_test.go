@@ -36,6 +36,11 @@ func allExprs(t *testing.T) map[string]string {
 				}
 			}
 		}
+		for _, a := range d.Annotations.List {
+			if expr, ok := a.Target["expr"].(string); ok {
+				out[fmt.Sprintf("%s annotation %s", file, a.Name)] = interpolate(expr, parseVars(d))
+			}
+		}
 		for _, v := range d.Templates.List {
 			if q, ok := v.Query.(string); ok && v.Type == "query" {
 				// label_values(selector, "label"): the selector must obey the same rules.

@@ -3,8 +3,8 @@ package builder
 import (
 	"bytes"
 	"encoding/json"
-	"os"
 	"net/url"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"

@@ -13,14 +13,13 @@ import (
 	"github.com/inferscope/sagemaker-datasource/pkg/models"
 )
 
-// Query types of our datasource besides PromQL that the dashboards use. The issue 11 names
-// (alarms, alarmHistory, inventory) are the contract's (src/queryTypes.json carries the same
-// keys); the rig's dashboards test checks that the backend routes every one of them.
+// Query types of our datasource besides PromQL that the dashboards use, as pkg/models names
+// them; the rig's dashboards test checks that the backend routes every one of them.
 const (
 	qtDiagnosis    = models.QueryTypeDiagnosis
-	qtAlarms       = "alarms"
-	qtAlarmHistory = "alarmHistory"
-	qtInventory    = "inventory"
+	qtAlarms       = models.QueryTypeAlarms
+	qtAlarmHistory = models.QueryTypeAlarmHistory
+	qtInventory    = models.QueryTypeInventory
 )
 
 // PluginQueryTypes are the non-PromQL query types a generated target may carry.

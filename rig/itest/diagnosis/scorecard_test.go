@@ -109,8 +109,7 @@ func genFleet(r *rand.Rand, maxInstances int) (*fleet.Fleet, error) {
 				m := genModels[r.IntN(len(genModels))]
 				// Offered load a third to two thirds of the target at the usual level, so
 				// bursts and the daily peak stay within what autoscaling can add.
-				service := float64(m.PromptTokens)/m.PrefillTokensPerS + float64(m.OutputTokens)*m.ITLMillis/1000
-				perCopy := target / service // requests per second a copy serves at the target
+				perCopy := perCopyRPS(m, target)
 				maxCopies := min(gpus, copies*2)
 				rps := float64(copies) * perCopy * (0.33 + 0.33*r.Float64())
 				e.InferenceComponents = append(e.InferenceComponents, fleet.InferenceComponent{
@@ -122,6 +121,7 @@ func genFleet(r *rand.Rand, maxInstances int) (*fleet.Fleet, error) {
 					TargetConcurrencyPerCopy: target, Traffic: traffic(rps, 0.5*float64(maxCopies)*perCopy),
 				})
 			}
+			fitMaxCopies(&e)
 		} else {
 			e.Model = genModels[r.IntN(len(genModels))].Name
 			e.Engine = []string{fleet.EngineVLLM, fleet.EngineSGLang, fleet.EngineDJL}[r.IntN(3)]
@@ -134,6 +134,40 @@ func genFleet(r *rand.Rand, maxInstances int) (*fleet.Fleet, error) {
 		return nil, err
 	}
 	return fleet.Parse("generated.yaml", doc)
+}
+
+// perCopyRPS is the requests per second one copy of m serves at target concurrency, at rest.
+func perCopyRPS(m fleet.Model, target float64) float64 {
+	return target / (float64(m.PromptTokens)/m.PrefillTokensPerS + float64(m.OutputTokens)*m.ITLMillis/1000)
+}
+
+// fitMaxCopies caps each IC's max copies at the slots its endpoint's free GPUs give it (ICs
+// share the GPUs), and its peak load at half of them: the headroom genFleet means to keep.
+// Without it an IC sized for copies that never fit runs above its target at its real
+// maximum, which the scaling rule rightly reports in a case meant to show another incident.
+// It draws no random numbers, so every other part of a case stays as its seed made it.
+func fitMaxCopies(e *fleet.Endpoint) {
+	l, err := fleet.Place(e)
+	if err != nil {
+		return // fleet.Parse reports it
+	}
+	slots := make([]int, len(e.InferenceComponents))
+	for _, s := range l.Slots {
+		slots[s.IC]++
+	}
+	for j := range e.InferenceComponents {
+		ic := &e.InferenceComponents[j]
+		if slots[j] >= ic.MaxCopies {
+			continue
+		}
+		ic.MaxCopies = slots[j]
+		for _, m := range genModels {
+			if m.Name == ic.Model {
+				tr := &ic.Traffic
+				tr.BaseRPS = min(tr.BaseRPS, 0.5*float64(slots[j])*perCopyRPS(m, ic.TargetConcurrencyPerCopy)/((1+tr.DiurnalAmplitude)*tr.BurstFactor))
+			}
+		}
+	}
 }
 
 // genCase draws a case. Sizes keep the backfill small (CI runs hundreds of cases on two

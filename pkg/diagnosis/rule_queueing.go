@@ -115,6 +115,10 @@ func runQueueing(ctx context.Context, e *env) ([]Finding, error) {
 			latNote = "model and overhead latency stay flat"
 		}
 		load, fromLoad := e.fromLoad(queue, kv[k], k, ep, e.kvExpr())
+		// A queue that overflowed copies running more requests than usual runs most of
+		// them; an engine limit holding requests back (a low max running requests) has more
+		// waiting than running, however its few running compare with a quiet usual.
+		fromLoad = fromLoad && w < meanOr0(queue.running[k], ep)
 		ev = append(ev, load...)
 		out = append(out, Finding{
 			Cause: "Engine queueing", Target: t, Severity: sev, Score: strength(ep.peak/max(usual, 1e-3), 1, 20),

@@ -117,6 +117,14 @@ func DefaultConfig() Config {
 // bursts cross an inferred threshold.
 func (c Config) InferredOverload() time.Duration { return 3 * c.ScalingOverload }
 
+// scalingTarget is the policy's ConcurrentRequestsPerCopy target of ic, when one is known.
+func (c Config) scalingTarget(ic string) (float64, bool) {
+	if v, ok := c.ScalingTargets[ic]; ok {
+		return v, true
+	}
+	return c.ScalingTarget, c.ScalingTarget > 0
+}
+
 // Validate reports the first setting that cannot work, naming the field and the fix.
 func (c Config) Validate() error {
 	positive := []struct {

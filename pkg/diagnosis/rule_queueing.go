@@ -115,10 +115,12 @@ func runQueueing(ctx context.Context, e *env) ([]Finding, error) {
 			latNote = "model and overhead latency stay flat"
 		}
 		load, fromLoad := e.fromLoad(queue, kv[k], k, ep, e.kvExpr())
-		// A queue that overflowed copies running more requests than usual runs most of
-		// them; an engine limit holding requests back (a low max running requests) has more
-		// waiting than running, however its few running compare with a quiet usual.
-		fromLoad = fromLoad && w < meanOr0(queue.running[k], ep)
+		// A copy that queues while running at least the concurrency its scaling policy
+		// targets per copy is full: more copies are the fix. One that queues while running
+		// fewer is held back by its own engine limit (a low max running requests), however its
+		// few running compare with a quiet usual. Without a known target it cannot tell.
+		target, known := e.cfg.scalingTarget(t.Name)
+		fromLoad = fromLoad && known && meanOr0(queue.running[k], ep) >= target
 		ev = append(ev, load...)
 		out = append(out, Finding{
 			Cause: "Engine queueing", Target: t, Severity: sev, Score: strength(ep.peak/max(usual, 1e-3), 1, 20),

@@ -118,10 +118,7 @@ func (e *env) overload(d *scalingData, s *model.SampleStream, t Target) (Finding
 	// The policy's target when configured; otherwise a rise well above the IC's own usual
 	// load (its first quartile over the range and the baseline before it, the level
 	// autoscaling normally holds).
-	limit, explicit := e.cfg.ScalingTarget, e.cfg.ScalingTarget > 0
-	if v, ok := e.cfg.ScalingTargets[ic]; ok {
-		limit, explicit = v, true
-	}
+	limit, explicit := e.cfg.scalingTarget(ic)
 	usual := quantile(values(s), 0.25)
 	if !explicit {
 		if !(usual > 0) {

@@ -3,6 +3,7 @@ package diagnosis
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/prometheus/common/model"
 
@@ -29,8 +30,8 @@ func (e *env) engineQueueExpr() string {
 }
 
 // engineQueue is what engineQueueExpr returns, by key() and signal. It is read from
-// ScalingBaseline before the range, like the KV usage: whether a saturation came from more
-// requests than usual is judged against the copies' usual level.
+// usualFrom, like the KV usage: whether a saturation came from more requests than usual is
+// judged against the copies' usual level.
 type engineQueue struct {
 	query            string
 	waiting, running map[string]*model.SampleStream
@@ -38,7 +39,7 @@ type engineQueue struct {
 
 func (e *env) engineQueue(ctx context.Context) (engineQueue, error) {
 	q := engineQueue{query: e.engineQueueExpr(), waiting: map[string]*model.SampleStream{}, running: map[string]*model.SampleStream{}}
-	m, err := e.matrixFrom(ctx, q.query, e.start.Add(-e.cfg.ScalingBaseline))
+	m, err := e.matrixFrom(ctx, q.query, e.usualFrom())
 	if err != nil {
 		return q, err
 	}
@@ -63,10 +64,10 @@ func (e *env) preemptExpr() string {
 
 // kvSaturation finds, per endpoint/IC key, the longest window of KV usage at saturation in
 // the range. The engine-queueing rule reads it too (same query, sent once) to leave saturated
-// copies to this rule. The usage is read from ScalingBaseline before the range: its usual
-// share per running request (fromLoad) includes what came before.
+// copies to this rule. The usage is read from usualFrom: its usual share per running
+// request (fromLoad) includes what came just before the range.
 func (e *env) kvSaturation(ctx context.Context) (model.Matrix, map[string]episode, error) {
-	kv, err := e.matrixFrom(ctx, e.kvExpr(), e.start.Add(-e.cfg.ScalingBaseline))
+	kv, err := e.matrixFrom(ctx, e.kvExpr(), e.usualFrom())
 	if err != nil {
 		return nil, nil, err
 	}
@@ -145,6 +146,13 @@ func (e *env) kvWarm(ps []model.SamplePair, t Target, query string) (Finding, bo
 		Next:     "Set an autoscaling trigger on KV cache usage near this level before users feel queueing.",
 	}, true
 }
+
+// usualSteps is how many steps before the range the KV usage and running requests are read:
+// a saturation window that opens the range still has a usual level to compare with, and the
+// queries grow by a few points only (a 6-hour look-back doubled them on a 6-hour range).
+const usualSteps = 10
+
+func (e *env) usualFrom() time.Time { return e.start.Add(-usualSteps * e.step) }
 
 // fromLoad tells whether a saturation window on key k came from more requests of the usual
 // size, which more copies would have absorbed: the worst copy ran at least ScalingRise × its

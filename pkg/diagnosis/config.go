@@ -41,6 +41,7 @@ type Config struct {
 	ScalingRise      float64            // without a target: load per copy this many times its usual level is overload
 	ScalingOverload  time.Duration
 	ScalingBaseline  time.Duration // how far before the range the usual load is read from
+	FootprintRatio   float64       // KV cache per running request within this factor of its usual level: requests of the usual size
 	SlowScaling      time.Duration // a scale-out slower than this is slow scaling
 	TTFTHigh         time.Duration // P99 TTFT at or above this is high whatever its history
 	TTFTMin          time.Duration // a TTFT rise below this is ignored
@@ -84,6 +85,7 @@ func DefaultConfig() Config {
 		ScalingRise:      2,
 		ScalingOverload:  10 * time.Minute,
 		ScalingBaseline:  6 * time.Hour,
+		FootprintRatio:   1.5,
 		SlowScaling:      10 * time.Minute,
 		TTFTHigh:         2 * time.Second,
 		TTFTMin:          500 * time.Millisecond,
@@ -114,6 +116,14 @@ func DefaultConfig() Config {
 // known policy target, to count as overload: longer than ScalingOverload, because ordinary
 // bursts cross an inferred threshold.
 func (c Config) InferredOverload() time.Duration { return 3 * c.ScalingOverload }
+
+// scalingTarget is the policy's ConcurrentRequestsPerCopy target of ic, when one is known.
+func (c Config) scalingTarget(ic string) (float64, bool) {
+	if v, ok := c.ScalingTargets[ic]; ok {
+		return v, true
+	}
+	return c.ScalingTarget, c.ScalingTarget > 0
+}
 
 // Validate reports the first setting that cannot work, naming the field and the fix.
 func (c Config) Validate() error {
@@ -166,6 +176,9 @@ func (c Config) Validate() error {
 		if !(r.v > 0 && r.v <= 1) {
 			return fmt.Errorf("diagnosis config: %s is a ratio and must be in (0, 1] (got %v)", r.name, r.v)
 		}
+	}
+	if !(c.FootprintRatio >= 1) {
+		return fmt.Errorf("diagnosis config: FootprintRatio is a factor either way and must be at least 1 (got %v)", c.FootprintRatio)
 	}
 	if c.ScalingBaseline > 18*time.Hour {
 		return fmt.Errorf("diagnosis config: ScalingBaseline %s is too long: with a 6-day range it must stay within CloudWatch's 7 days; use 18h or less", c.ScalingBaseline)

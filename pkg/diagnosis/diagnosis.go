@@ -111,6 +111,9 @@ type Finding struct {
 	// began is when the incident window the finding judged began (zero when it judged
 	// none); ranking reads it to tell a cause from its consequence.
 	began time.Time
+	// fromLoad: the saturation the finding reports came from more requests of the usual
+	// size (see env.fromLoad), which missing copies explain.
+	fromLoad bool
 }
 
 // RuleFailure records a rule that could not be evaluated (a query failed, or the rule

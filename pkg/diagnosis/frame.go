@@ -106,8 +106,10 @@ func scopeValue(field, v string) (string, error) {
 // thresholds over the query's time range and returns the ranked findings as one table frame.
 // Rules that could not be evaluated become rows and warnings on the frame; when none could
 // run, the response carries the first failure, typed, for the datasource's edge to explain (a
-// CloudWatch 403 stays a 403). Input errors are downstream errors.
-func HandleQuery(ctx context.Context, q Querier, query backend.DataQuery) backend.DataResponse {
+// CloudWatch 403 stays a 403). Input errors are downstream errors. explain words a rule's
+// failure with its fix for the row and the notice, as the datasource words a panel's error
+// (pkg/fault.Explain with its endpoint and region); nil shows the error as it is.
+func HandleQuery(ctx context.Context, q Querier, query backend.DataQuery, explain func(error) string) backend.DataResponse {
 	var m diagnosisQuery
 	if len(query.JSON) > 0 {
 		if err := json.Unmarshal(query.JSON, &m); err != nil {
@@ -128,6 +130,11 @@ func HandleQuery(ctx context.Context, q Querier, query backend.DataQuery) backen
 	}
 	if len(r.Failures) > 0 && len(r.Failures) == len(allRules) {
 		return backend.DataResponse{Error: fmt.Errorf("diagnosis: no rule could query the data source: %w", r.Failures[0].Err)}
+	}
+	for i, f := range r.Failures {
+		if explain != nil && f.Err != nil {
+			r.Failures[i].Error = explain(f.Err)
+		}
 	}
 	fr := Frame(r)
 	fr.RefID = query.RefID

@@ -6,8 +6,14 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
+	"github.com/prometheus/common/model"
+
+	"github.com/inferscope/sagemaker-datasource/pkg/fault"
+	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
+	"github.com/inferscope/sagemaker-datasource/pkg/semconv"
 )
 
 func TestFrame(t *testing.T) {
@@ -60,8 +66,78 @@ func TestFrame(t *testing.T) {
 func TestHandleQueryUpstreamDown(t *testing.T) {
 	dq := backend.DataQuery{RefID: "D", QueryType: "diagnosis", JSON: json.RawMessage(`{}`), TimeRange: backend.TimeRange{From: runFrom, To: runTo}}
 	refused := errors.New("connection refused")
-	resp := HandleQuery(context.Background(), &failingQuerier{err: refused}, dq)
+	resp := HandleQuery(context.Background(), &failingQuerier{err: refused}, dq, nil)
 	if !errors.Is(resp.Error, refused) || !strings.Contains(resp.Error.Error(), "no rule could query") {
 		t.Fatalf("want the rules' error, wrapped, got %v", resp.Error)
+	}
+}
+
+// partlyFailingQuerier fails the queries that contain fail and answers the others with no data.
+type partlyFailingQuerier struct {
+	fail string
+	err  error
+}
+
+func (p partlyFailingQuerier) Instant(_ context.Context, expr string, _ time.Time) (model.Vector, error) {
+	if strings.Contains(expr, p.fail) {
+		return nil, p.err
+	}
+	return model.Vector{}, nil
+}
+
+func (p partlyFailingQuerier) Range(_ context.Context, expr string, _, _ time.Time, _ time.Duration) (model.Matrix, error) {
+	if strings.Contains(expr, p.fail) {
+		return nil, p.err
+	}
+	return model.Matrix{}, nil
+}
+
+// TestHandleQueryExplainsFailedRules: a rule whose query CloudWatch refuses is a row and a
+// notice that carry the fix pkg/fault gives a panel's error, while the other rules answer.
+func TestHandleQueryExplainsFailedRules(t *testing.T) {
+	dq := backend.DataQuery{RefID: "D", QueryType: "diagnosis", JSON: json.RawMessage(`{}`), TimeRange: backend.TimeRange{From: runFrom, To: runTo}}
+	denied := &promclient.APIError{Status: 403, Type: "AccessDeniedException", Message: "not authorized to perform GetMetricData", Cause: promclient.CauseAccessDenied}
+	q := partlyFailingQuerier{fail: semconv.VLLMKVCacheUsage, err: denied}
+	explain := func(err error) string { return fault.Explain(err, fault.Context{}).Message }
+	cases := []struct {
+		name    string
+		explain func(error) string
+		want    []string // in the notice and in the row
+		wantNot string
+	}{
+		{"explained", explain, []string{"Missing permission", "cloudwatch:GetMetricData", "not authorized to perform GetMetricData"}, ""},
+		{"no explainer: the error as it is", nil, []string{"not authorized to perform GetMetricData"}, "Missing permission"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			resp := HandleQuery(context.Background(), q, dq, c.explain)
+			if resp.Error != nil || len(resp.Frames) != 1 {
+				t.Fatalf("one rule failing must not fail the query: error %v, %d frames", resp.Error, len(resp.Frames))
+			}
+			fr := resp.Frames[0]
+			var notice string
+			for _, n := range fr.Meta.Notices {
+				if strings.HasPrefix(n.Text, "rule kv-cache-saturation "+NotEvaluated+": ") {
+					notice = n.Text
+				}
+			}
+			var row string
+			for i := range fr.Rows() {
+				if fr.Fields[2].At(i) == "Rule kv-cache-saturation "+NotEvaluated {
+					row = fr.Fields[4].At(i).(string)
+				}
+			}
+			if notice == "" || row == "" {
+				t.Fatalf("the failed rule needs a notice and a row; notices %v", fr.Meta.Notices)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(notice, w) || !strings.Contains(row, w) {
+					t.Errorf("notice %q / row %q lack %q", notice, row, w)
+				}
+			}
+			if c.wantNot != "" && strings.Contains(notice, c.wantNot) {
+				t.Errorf("notice %q has %q", notice, c.wantNot)
+			}
+		})
 	}
 }

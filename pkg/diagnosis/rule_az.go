@@ -133,6 +133,31 @@ func (v azView) shares(az string) []model.SamplePair {
 	return out
 }
 
+// quieterThanUsual says whether az's instances each got less than share of their own usual
+// traffic (the median per instance and step outside the window) during ep. A share of the
+// endpoint's traffic falls as well when the other AZs get busier — one IC's surge on an IC
+// endpoint — while this AZ serves as much as ever; that is not an AZ without traffic.
+// Without two steps outside the window its usual level is unknown, and the share decides.
+func (v azView) quieterThanUsual(az string, ep episode, share float64) bool {
+	from, to := model.TimeFromUnixNano(ep.from.UnixNano()), model.TimeFromUnixNano(ep.to.UnixNano())
+	var in, out []float64
+	for _, t := range v.steps {
+		n := v.instances[az][t]
+		if !(n > 0) {
+			continue
+		}
+		if t >= from && t <= to {
+			in = append(in, v.traffic[az][t]/n)
+		} else {
+			out = append(out, v.traffic[az][t]/n)
+		}
+	}
+	if len(out) < 2 || len(in) == 0 {
+		return true
+	}
+	return mean(in) < share*quantile(out, 0.5)
+}
+
 // invocations of az over the steps in [from, to].
 func (v azView) invocations(az string, from, to model.Time) float64 {
 	n := 0.0
@@ -194,7 +219,7 @@ func (e *env) starvedAZ(v azView, instQuery, trafficQuery string) (Finding, bool
 		ep := longestRun(v.shares(a), true, func(x float64) bool { return x < e.cfg.AZNoTrafficShare })
 		// Longer than the instance count's look-back: a copy that just left an instance
 		// still counts there for one window.
-		if !ep.sustained(e, max(e.cfg.Sustain, e.window+e.step)) {
+		if !ep.sustained(e, max(e.cfg.Sustain, e.window+e.step)) || !v.quieterThanUsual(a, ep, e.cfg.AZNoTrafficShare) {
 			continue
 		}
 		starved++

@@ -60,6 +60,15 @@ func instanceTarget(m model.Metric) Target {
 	return Target{Level: LevelInstance, Name: h, Endpoint: label(m, lEP), InferenceComponent: label(m, lIC), Instance: h}
 }
 
+// gpusOf names the GPUs a finding judged: an instance's, or those an IC owns on it (an
+// instance hosting two ICs' copies gets a finding for each, which must read differently).
+func gpusOf(t Target) string {
+	if t.InferenceComponent == "" {
+		return t.Name
+	}
+	return t.Name + " (the GPUs of " + t.InferenceComponent + ")"
+}
+
 // runGPUMemory: VRAM that rises steadily (a good linear fit, a large rise) will fill up, and
 // the time to full sets the severity; VRAM that is already nearly full leaves no headroom.
 func runGPUMemory(ctx context.Context, e *env) ([]Finding, error) {
@@ -90,7 +99,7 @@ func runGPUMemory(ctx context.Context, e *env) ([]Finding, error) {
 			out = append(out, Finding{
 				Cause: "Steady GPU memory growth", Target: t, Severity: sev,
 				Score:   1 - strength(ttf.Hours(), 0, 7*24),
-				Summary: fmt.Sprintf("GPU memory of %s rose from %s to %s (%s per hour, fit R²=%.2f); full in about %s", t.Name, pctPts(xs[0]), pctPts(now), pctPts(slope), r2, fmtDur(ttf)),
+				Summary: fmt.Sprintf("GPU memory of %s rose from %s to %s (%s per hour, fit R²=%.2f); full in about %s", gpusOf(t), pctPts(xs[0]), pctPts(now), pctPts(slope), r2, fmtDur(ttf)),
 				Evidence: []Evidence{
 					{What: "framebuffer used now", Value: pctPts(now), Query: q},
 					{What: "growth (linear fit over the range)", Value: fmt.Sprintf("%s/h, R²=%.2f", pctPts(slope), r2), Query: q},
@@ -107,7 +116,7 @@ func runGPUMemory(ctx context.Context, e *env) ([]Finding, error) {
 			}
 			out = append(out, Finding{
 				Cause: "GPU memory pressure", Target: t, Severity: sev, Score: strength(now, e.cfg.GPUMemWarnPct, 100),
-				Summary:  fmt.Sprintf("GPU memory of %s is at %s: no headroom for another model's weights or larger batches", t.Name, pctPts(now)),
+				Summary:  fmt.Sprintf("GPU memory of %s is at %s: no headroom for another model's weights or larger batches", gpusOf(t), pctPts(now)),
 				Evidence: []Evidence{{What: "framebuffer used now", Value: pctPts(now), Query: q}},
 				Next:     "Move a copy elsewhere or add instances; lower gpu_memory_utilization / max model length if the engine reserves too much.",
 			})

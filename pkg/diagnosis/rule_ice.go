@@ -98,7 +98,18 @@ func runICE(ctx context.Context, e *env) ([]Finding, error) {
 			{What: "AZs in use by the fleet", Value: fmt.Sprintf("%d", len(region)), Query: aq},
 			{What: "endpoints affected", Value: strings.Join(eps, ", "), Query: q},
 		}
-		if len(missing) == 0 && len(hit) >= 2 {
+		if len(missing) == 0 && len(hit) == 1 {
+			// The fleet launches in one AZ only: no capacity anywhere it can place instances,
+			// though the region may have some elsewhere.
+			out = append(out, Finding{
+				Cause: "ICE in the only AZ in use", Target: t, Severity: Critical, Score: strength(ts.total, 0, 50),
+				Summary:  fmt.Sprintf("%s insufficient-capacity errors for %s in %s, the only AZ the fleet uses: it cannot get this type anywhere it places instances", count(ts.total), it, strings.Join(hit, ", ")),
+				Evidence: ev,
+				Next:     "Let the endpoint place instances in more AZs (subnets in other AZs), or add a second instance type; retrying in the same AZ will not help.",
+			})
+			continue
+		}
+		if len(missing) == 0 {
 			out = append(out, Finding{
 				Cause: "ICE: instance type exhausted in every AZ", Target: t, Severity: Critical, Score: strength(ts.total, 0, 50),
 				Summary:  fmt.Sprintf("%s insufficient-capacity errors for %s in all %d AZs: the region is out of this type", count(ts.total), it, len(hit)),

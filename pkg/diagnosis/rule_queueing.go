@@ -49,12 +49,12 @@ func runQueueing(ctx context.Context, e *env) ([]Finding, error) {
 	if err != nil || len(ttft) == 0 {
 		return nil, err
 	}
-	waitQuery, latQuery := e.waitingExpr(), e.latencyExpr()
+	latQuery := e.latencyExpr()
 	kvMatrix, saturated, err := e.kvSaturation(ctx)
 	if err != nil {
 		return nil, err
 	}
-	waitMatrix, err := e.matrix(ctx, waitQuery)
+	queue, err := e.engineQueue(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -62,7 +62,7 @@ func runQueueing(ctx context.Context, e *env) ([]Finding, error) {
 	if err != nil {
 		return nil, err
 	}
-	waiting, kv := byKeySeries(waitMatrix), byKeySeries(kvMatrix)
+	kv := byKeySeries(kvMatrix)
 	lats := map[string]map[string]*model.SampleStream{} // endpoint or IC name -> model|overhead
 	for _, s := range latMatrix {
 		name := label(s.Metric, semconv.DimEndpointName) + label(s.Metric, semconv.DimInferenceComponentName)
@@ -97,14 +97,14 @@ func runQueueing(ctx context.Context, e *env) ([]Finding, error) {
 		if !modelLat.normal(e) || !overheadLat.normal(e) {
 			continue // the platform or the model itself slowed down: not engine queueing
 		}
-		w, kvPeak := meanOr0(waiting[k], ep), maxOr0(kv[k], ep)
+		w, kvPeak := meanOr0(queue.waiting[k], ep), maxOr0(kv[k], ep)
 		sev := Warning
 		if ep.peak >= high && w >= e.cfg.WaitingRequests {
 			sev = Critical
 		}
 		ev := []Evidence{
 			{What: "TTFT P99 usual → peak", Value: fmt.Sprintf("%s → %s, above %s %s (%s)", secs(usual), secs(ep.peak), secs(limit), ep.when(e), fmtDur(ep.lasting(e))), Query: ttftQuery},
-			{What: "waiting requests in that window (average, worst copy)", Value: num1(w), Query: waitQuery},
+			{What: "waiting requests in that window (average, worst copy)", Value: num1(w), Query: queue.query},
 			{What: "KV cache usage in that window (peak, worst copy)", Value: pct(kvPeak), Query: e.kvExpr()},
 		}
 		latNote := "model and overhead latency not published for this scope"
@@ -114,6 +114,14 @@ func runQueueing(ctx context.Context, e *env) ([]Finding, error) {
 				Evidence{What: "OverheadLatency P99 usual → peak in that window", Value: usec(overheadLat.usual) + " → " + usec(overheadLat.peak), Query: latQuery})
 			latNote = "model and overhead latency stay flat"
 		}
+		load, fromLoad := e.fromLoad(queue, kv[k], k, ep, e.kvExpr())
+		// A copy that queues while running at least the concurrency its scaling policy
+		// targets per copy is full: more copies are the fix. One that queues while running
+		// fewer is held back by its own engine limit (a low max running requests), however its
+		// few running compare with a quiet usual. Without a known target it cannot tell.
+		target, known := e.cfg.scalingTarget(t.Name)
+		fromLoad = fromLoad && known && meanOr0(queue.running[k], ep) >= target
+		ev = append(ev, load...)
 		out = append(out, Finding{
 			Cause: "Engine queueing", Target: t, Severity: sev, Score: strength(ep.peak/max(usual, 1e-3), 1, 20),
 			Summary: fmt.Sprintf("TTFT P99 of %s rose to %s (usually %s) %s while %s: requests wait in the engine's queue (%s waiting)",
@@ -121,6 +129,7 @@ func runQueueing(ctx context.Context, e *env) ([]Finding, error) {
 			Evidence: ev,
 			Next:     "Raise the engine's concurrency (max_num_seqs / max batch size) if GPU memory allows, add copies, or lower the per-copy concurrency target so scaling starts earlier.",
 			began:    ep.from,
+			fromLoad: fromLoad,
 		})
 	}
 	return out, nil

@@ -118,10 +118,7 @@ func (e *env) overload(d *scalingData, s *model.SampleStream, t Target) (Finding
 	// The policy's target when configured; otherwise a rise well above the IC's own usual
 	// load (its first quartile over the range and the baseline before it, the level
 	// autoscaling normally holds).
-	limit, explicit := e.cfg.ScalingTarget, e.cfg.ScalingTarget > 0
-	if v, ok := e.cfg.ScalingTargets[ic]; ok {
-		limit, explicit = v, true
-	}
+	limit, explicit := e.cfg.scalingTarget(ic)
 	usual := quantile(values(s), 0.25)
 	if !explicit {
 		if !(usual > 0) {
@@ -181,18 +178,25 @@ func (e *env) overload(d *scalingData, s *model.SampleStream, t Target) (Finding
 const causeNoScaleOut = "Autoscaling did not fire"
 
 // overloadFirst ranks "autoscaling did not fire" on an IC above KV cache saturation or
-// engine queueing of the same severity on that IC when they began only after autoscaling had
-// had its time to act (ScalingOverload, and a step more: the windows are known to a step).
-// The copies were then saturated because no copy was added, not the reverse. Saturation that
-// began with the overload stays first: the engine limit explains it as well.
+// engine queueing of the same severity on that IC when the missing copies explain it: the
+// saturation began only after autoscaling had had its time to act (ScalingOverload, and a
+// step more: the windows are known to a step), or it came from more requests of the usual
+// size (Finding.fromLoad) and did not begin before the overload. Saturation that began
+// earlier, or with requests that changed (longer contexts, an engine holding requests back),
+// has its own cause and stays first.
 func (e *env) overloadFirst(fs []Finding) {
 	for i := range fs {
 		if fs[i].Cause != causeNoScaleOut {
 			continue
 		}
 		for _, c := range fs {
-			if (c.Rule == "kv-cache-saturation" || c.Rule == "engine-queueing") && c.Target.Level == fs[i].Target.Level && c.Target.Name == fs[i].Target.Name &&
-				c.Severity == fs[i].Severity && !c.began.Before(fs[i].began.Add(e.cfg.ScalingOverload+e.step)) {
+			if (c.Rule != "kv-cache-saturation" && c.Rule != "engine-queueing") || c.Target.Level != fs[i].Target.Level ||
+				c.Target.Name != fs[i].Target.Name || c.Severity != fs[i].Severity {
+				continue
+			}
+			late := !c.began.Before(fs[i].began.Add(e.cfg.ScalingOverload + e.step))
+			withLoad := c.fromLoad && !c.began.Before(fs[i].began.Add(-e.step))
+			if late || withLoad {
 				// Just above it: the order changes, the rest of the ranking does not.
 				fs[i].Score = max(fs[i].Score, c.Score+0.01)
 			}

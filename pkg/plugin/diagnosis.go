@@ -24,7 +24,8 @@ func (d *Datasource) runDiagnosis(ctx context.Context, q backend.DataQuery) back
 	if err := models.CheckTimeRange(q.RefID, q.TimeRange); err != nil {
 		return d.errorResponse(backend.DownstreamError(err))
 	}
-	resp := diagnosis.HandleQuery(ctx, diagnosis.NewPromClientQuerier(cachedQueries{d}), q)
+	explain := func(err error) string { return d.explain(err, "cloudwatch:GetMetricData").Message }
+	resp := diagnosis.HandleQuery(ctx, diagnosis.NewPromClientQuerier(cachedQueries{d}), q, explain)
 	if resp.Error != nil {
 		return d.errorResponse(resp.Error)
 	}

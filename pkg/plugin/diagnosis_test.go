@@ -10,6 +10,7 @@ import (
 
 	"github.com/inferscope/sagemaker-datasource/pkg/diagnosis"
 	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
+	"github.com/inferscope/sagemaker-datasource/pkg/semconv"
 )
 
 func TestDiagnosisQueriesRunThroughTheClient(t *testing.T) {
@@ -99,4 +100,35 @@ func TestDiagnosisConsoleLinks(t *testing.T) {
 	if scope.Config == nil || len(scope.Config.Links) != 2 || scope.Config.Links[0].URL != "${__data.fields.console_url}" {
 		t.Errorf("scope links %+v", scope.Config)
 	}
+}
+
+// TestDiagnosisFailedRuleCarriesTheFix: one rule refused by CloudWatch becomes a notice with
+// the same fix a panel's 403 gets, and the other rules still answer.
+func TestDiagnosisFailedRuleCarriesTheFix(t *testing.T) {
+	fake := &fakeUpstream{answer: func(c call) (*fakeResponse, error) {
+		if strings.Contains(c.expr, semconv.VLLMKVCacheUsage) {
+			return nil, &promclient.APIError{Status: 403, Type: "AccessDeniedException", Message: "denied", Cause: promclient.CauseAccessDenied}
+		}
+		if c.op == "query" {
+			return okJSON(`{"status":"success","data":{"resultType":"vector","result":[]}}`), nil
+		}
+		return okJSON(`{"status":"success","data":{"resultType":"matrix","result":[]}}`), nil
+	}}
+	d := newTestDatasource(t, fake)
+	q := dataQuery("D", `{}`)
+	q.QueryType = "diagnosis"
+	resp, _ := d.QueryData(context.Background(), &backend.QueryDataRequest{Queries: []backend.DataQuery{q}})
+	dr := resp.Responses["D"]
+	if dr.Error != nil || len(dr.Frames) != 1 {
+		t.Fatalf("one refused rule must not fail the query: %v", dr.Error)
+	}
+	for _, n := range dr.Frames[0].Meta.Notices {
+		if strings.HasPrefix(n.Text, "rule kv-cache-saturation could not be evaluated") {
+			if !strings.Contains(n.Text, "Missing permission") {
+				t.Fatalf("notice %q lacks the fix a panel's 403 gets", n.Text)
+			}
+			return
+		}
+	}
+	t.Fatalf("no notice for the refused rule: %v", dr.Frames[0].Meta.Notices)
 }

@@ -35,6 +35,9 @@ func TestAZRule(t *testing.T) {
 			}
 			return 100
 		}}, LevelAZ, "az-3", Critical},
+		// One IC's surge on an IC endpoint: the other AZ's share falls below a tenth while it
+		// serves as much as ever. Imbalance, not an AZ without traffic.
+		{"another AZ surges", map[string]func(int) float64{"az-1": stepAt(100, 100, 3000), "az-2": constant(100)}, LevelAZ, "az-1", Info},
 		{"no traffic anywhere", map[string]func(int) float64{"az-1": constant(0), "az-2": constant(0)}, "", "", 0},
 	}
 	for _, c := range cases {

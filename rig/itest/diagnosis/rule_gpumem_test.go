@@ -65,3 +65,23 @@ func TestGPUMemoryRule(t *testing.T) {
 		})
 	}
 }
+
+// An instance hosting two ICs' copies gets a finding per IC (their GPUs are judged apart);
+// the two must not read as the same finding twice.
+func TestGPUMemoryTwoICsOnOneInstance(t *testing.T) {
+	d := newData(t)
+	for _, ic := range []string{"ic-a", "ic-b"} {
+		kv := append(engLabels("ep-a", ic, "i-1", "az-1"), "gpu", ic)
+		d.float(lbls(semconv.DCGMFBUsed, kv...), func(i int) float64 { return ramp(55, 85)(i) / 100 * gpuMiB })
+		d.float(lbls(semconv.DCGMFBFree, kv...), func(i int) float64 { return (1 - ramp(55, 85)(i)/100) * gpuMiB })
+	}
+	r := diagnose(t, d.querier(), Scope{}, "gpu-memory")
+	if len(r.Findings) != 2 || r.Findings[0].Summary == r.Findings[1].Summary {
+		t.Fatalf("want two findings that say which IC's GPUs, got%s", describe(r.Findings))
+	}
+	for _, f := range r.Findings {
+		if !strings.Contains(f.Summary, "the GPUs of "+f.Target.InferenceComponent) {
+			t.Fatalf("summary %q does not name the IC's GPUs", f.Summary)
+		}
+	}
+}

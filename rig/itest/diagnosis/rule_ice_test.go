@@ -11,18 +11,21 @@ import (
 func TestICERule(t *testing.T) {
 	cases := []struct {
 		name  string
+		azs   []string       // AZs the fleet uses
 		ice   map[string]int // AZ -> events of ml.p5.48xlarge
 		sev   Severity
 		cause string
 	}{
-		{"every AZ", map[string]int{"az-1": 3, "az-2": 4, "az-3": 5}, Critical, "every AZ"},
-		{"one AZ", map[string]int{"az-2": 2}, Warning, "some AZs"},
-		{"none", nil, 0, ""},
+		{"every AZ", []string{"az-1", "az-2", "az-3"}, map[string]int{"az-1": 3, "az-2": 4, "az-3": 5}, Critical, "every AZ"},
+		{"one AZ", []string{"az-1", "az-2", "az-3"}, map[string]int{"az-2": 2}, Warning, "some AZs"},
+		// A fleet in one AZ has nowhere else to go (it once read "still available in " and nothing).
+		{"the only AZ in use", []string{"az-2"}, map[string]int{"az-2": 2}, Critical, "only AZ in use"},
+		{"none", []string{"az-1", "az-2", "az-3"}, nil, 0, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			d := newData(t)
-			for _, az := range []string{"az-1", "az-2", "az-3"} {
+			for _, az := range c.azs {
 				d.float(lbls(semconv.DCGMGPUUtil, engLabels("ep-z", "", "i-"+az, az)...), constant(50))
 			}
 			for az, n := range c.ice {
@@ -43,7 +46,7 @@ func TestICERule(t *testing.T) {
 				t.Fatalf("want one, got%s", describe(r.Findings))
 			}
 			f := r.Findings[0]
-			if f.Severity != c.sev || !strings.Contains(f.Cause, c.cause) || f.Target.Level != LevelInstanceType || f.Target.Name != "ml.p5.48xlarge" || f.Target.Endpoint != "ep-a" {
+			if f.Severity != c.sev || !strings.Contains(f.Cause, c.cause) || strings.HasSuffix(f.Summary, "in ") || f.Target.Level != LevelInstanceType || f.Target.Name != "ml.p5.48xlarge" || f.Target.Endpoint != "ep-a" {
 				t.Fatalf("got%s (%+v)", describe(r.Findings), f.Target)
 			}
 		})

@@ -17,6 +17,8 @@ type Fleet struct {
 	Region    string     `yaml:"region"`
 	Models    []Model    `yaml:"models"`
 	Endpoints []Endpoint `yaml:"endpoints"`
+	// Alarms are CloudWatch PromQL alarms the emulator evaluates; nil means DefaultAlarms.
+	Alarms []Alarm `yaml:"alarms"`
 }
 
 // Model is what a copy serves. Sizes drive GPU memory and KV capacity; token counts and

@@ -155,6 +155,7 @@ func (v *validator) fleet(f *Fleet) {
 	for i := range f.Endpoints {
 		v.endpoint(f, fmt.Sprintf("endpoints[%d]", i), &f.Endpoints[i], endpoints, ics)
 	}
+	v.alarms(f)
 }
 
 func (v *validator) model(p string, m *Model, seen map[string]bool) {

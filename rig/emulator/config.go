@@ -25,6 +25,14 @@ type Config struct {
 	// Now is the default `time` of instant queries; nil means time.Now. Tests pin it
 	// to the end of their data.
 	Now func() time.Time
+	// ControlPlane, when set, serves CloudWatch alarm and SageMaker calls on the same
+	// listener; each is verified for its own SigV4 service with a copy of Verifier.
+	ControlPlane ControlPlane
+	// Deny lists IAM actions of the control plane (e.g. "sagemaker:ListEndpoints") that
+	// are answered AccessDenied, to test permission paths.
+	Deny []string
+	// Account names the caller's account in AccessDenied messages.
+	Account string
 	// RateClock drives the TPS token buckets; nil means time.Now. It is separate from
 	// Now so that a pinned query time does not freeze the buckets, and tests drive it
 	// to throttle deterministically.

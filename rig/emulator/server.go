@@ -31,6 +31,8 @@ type Server struct {
 	engine *promql.Engine
 	parser parser.Parser
 	faults *faultInjector
+	// verifiers check control-plane calls, one per SigV4 service.
+	verifiers map[string]*sigv4verify.Verifier
 
 	query, discovery gate
 }
@@ -78,6 +80,18 @@ func New(cfg Config, db storage.Queryable) (*Server, error) {
 		vc.Region = cfg.Region
 		cfg.Verifier = &vc
 	}
+	if err := checkDeny(cfg.Deny, cfg.ControlPlane); err != nil {
+		return nil, fmt.Errorf("emulator: %w", err)
+	}
+	verifiers := map[string]*sigv4verify.Verifier{}
+	if cfg.Verifier != nil && cfg.ControlPlane != nil {
+		for _, a := range cfg.ControlPlane.Actions() {
+			svc := serviceOf(a)
+			v := *cfg.Verifier
+			v.Service = svc
+			verifiers[svc] = &v
+		}
+	}
 	now, rateClock := cfg.Now, cfg.RateClock
 	if now == nil {
 		now = time.Now
@@ -98,13 +112,14 @@ func New(cfg Config, db storage.Queryable) (*Server, error) {
 		Parser:          p,
 	})
 	return &Server{
-		cfg:    cfg,
-		limits: limits,
-		now:    now,
-		db:     aliasQueryable{db},
-		engine: engine,
-		parser: p,
-		faults: newFaultInjector(cfg.Faults, rateClock),
+		cfg:       cfg,
+		limits:    limits,
+		now:       now,
+		db:        aliasQueryable{db},
+		engine:    engine,
+		parser:    p,
+		faults:    newFaultInjector(cfg.Faults, rateClock),
+		verifiers: verifiers,
 		query: gate{name: "query", tps: newTokenBucket(limits.QueryTPS, rateClock), rate: limits.QueryTPS,
 			inFlight: newSlots(limits.QueryConcurrency), conc: limits.QueryConcurrency},
 		discovery: gate{name: "discovery", tps: newTokenBucket(limits.DiscoveryTPS, rateClock), rate: limits.DiscoveryTPS,
@@ -116,6 +131,12 @@ const labelValuesPrefix, labelValuesSuffix = "/api/v1/label/", "/values"
 
 // ServeHTTP authenticates, routes, applies faults and limits, then answers.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if cp := s.cfg.ControlPlane; cp != nil {
+		if c, ok := cp.Route(r); ok {
+			s.serveControl(w, r, c)
+			return
+		}
+	}
 	if s.cfg.Verifier != nil {
 		if err := s.cfg.Verifier.Verify(r); err != nil {
 			sigv4verify.WriteAuthError(w, err)

@@ -7,6 +7,7 @@ package stack
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/inferscope/sagemaker-datasource/internal/sigv4verify"
 	"github.com/inferscope/sagemaker-datasource/pkg/sigv4"
+	"github.com/inferscope/sagemaker-datasource/rig/awsemu"
 	"github.com/inferscope/sagemaker-datasource/rig/emulator"
 	"github.com/inferscope/sagemaker-datasource/rig/fleet"
 	"github.com/inferscope/sagemaker-datasource/rig/simulator"
@@ -43,6 +45,9 @@ type Options struct {
 	// NameValuesDisabled answers 404 to /api/v1/label/__name__/values, as one field report
 	// saw CloudWatch do.
 	NameValuesDisabled bool
+	// Deny answers AccessDenied to these control-plane IAM actions (e.g.
+	// "sagemaker:ListEndpoints"), to test permission paths.
+	Deny []string
 }
 
 // PinnedEnd is the history end that scenario tests share: the simulated load follows the
@@ -179,9 +184,22 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 	if st.Stats, err = sim.Backfill(ctx, st.DB, st.End.Add(-opts.History), st.End, opts.Step); err != nil {
 		return fail(fmt.Errorf("backfill: %w", err))
 	}
+	db := st.DB
+	control, err := awsemu.New(awsemu.Config{
+		Fleet:       opts.Fleet,
+		Origin:      sim.Origin(),
+		Head:        func() time.Time { return time.UnixMilli(db.Head().MaxTime()).UTC() },
+		Deployments: sim.Deployments,
+	})
+	if err != nil {
+		return fail(err)
+	}
 	srv, err := emulator.New(emulator.Config{
-		Region: opts.Region,
-		Now:    emulatorNow,
+		Region:       opts.Region,
+		Account:      opts.Fleet.Account,
+		ControlPlane: control,
+		Deny:         opts.Deny,
+		Now:          emulatorNow,
 		Verifier: &sigv4verify.Verifier{
 			Region: opts.Region, Service: sigv4.Service,
 			Credentials: map[string]sigv4verify.Credential{opts.AccessKey: {AccessKeyID: opts.AccessKey, SecretAccessKey: opts.SecretKey}},
@@ -190,6 +208,10 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 		Faults:             opts.Faults,
 		NameValuesDisabled: opts.NameValuesDisabled,
 	}, st.DB)
+	var denyErr *emulator.DenyError
+	if errors.As(err, &denyErr) {
+		return fail(&OptionError{"deny", denyErr.Error()})
+	}
 	if err != nil {
 		return fail(err)
 	}

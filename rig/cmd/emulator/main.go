@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -65,6 +66,14 @@ func newFlags(cfg *config, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&cfg.noLive, "no-live", false, "stop after the backfill: serve a frozen history instead of appending a step every --step")
 	fs.StringVar(&cfg.provOut, "provisioning-out", "", "also write the data source provisioning YAML to this file (once the API is up)")
 	fs.BoolVar(&o.NameValuesDisabled, "name-values-disabled", false, "answer 404 to /api/v1/label/__name__/values, as one field report saw CloudWatch do")
+	fs.Func("deny", "answer AccessDenied to these IAM actions, comma-separated or repeated (e.g. sagemaker:ListEndpoints,cloudwatch:DescribeAlarms)", func(v string) error {
+		for _, a := range strings.Split(v, ",") {
+			if a = strings.TrimSpace(a); a != "" {
+				o.Deny = append(o.Deny, a)
+			}
+		}
+		return nil
+	})
 	f := &o.Faults
 	fs.Float64Var(&f.TPS, "fault-tps", 0, "answer 422 (throttled) to requests beyond N per second; 0 is off")
 	fs.IntVar(&f.Concurrency, "fault-concurrency", 0, "answer 429 to requests beyond M in flight; 0 is off")
@@ -75,9 +84,11 @@ func newFlags(cfg *config, stderr io.Writer) *flag.FlagSet {
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, `Usage: emulator [flags]
 
-Serves CloudWatch's PromQL API (/api/v1/query, query_range, series, labels, label/<name>/values)
-on a loopback port over a simulated SageMaker inference fleet, with SigV4 verification, and
-prints the Grafana provisioning for the %s plugin.
+Serves CloudWatch's PromQL API (/api/v1/query, query_range, series, labels, label/<name>/values),
+CloudWatch DescribeAlarms/DescribeAlarmContributors/DescribeAlarmHistory over the fleet's PromQL
+alarms and SageMaker's endpoint and inference component calls on a loopback port over a simulated
+SageMaker inference fleet, with SigV4 verification, and prints the Grafana provisioning for the
+%s plugin.
 
 Flags:
 `, models.PluginID)

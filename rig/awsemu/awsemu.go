@@ -1,0 +1,171 @@
+// Package awsemu is the emulator's AWS control plane: CloudWatch DescribeAlarms,
+// DescribeAlarmContributors and DescribeAlarmHistory in Smithy RPC v2 CBOR, and SageMaker
+// ListEndpoints, DescribeEndpoint, DescribeEndpointConfig, ListInferenceComponents and
+// DescribeInferenceComponent in awsJson1_1, as aws-sdk-go-v2 (service/cloudwatch v1.75.7,
+// service/sagemaker v1.288.1) sends them. It implements emulator.ControlPlane: the
+// emulator verifies SigV4 for the call's service, denies and injects faults; this package
+// speaks the protocols. Alarms are the fleet's PromQL alarms evaluated on the emulator's
+// engine; the inventory is the fleet with the simulator's copy counts.
+package awsemu
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/inferscope/sagemaker-datasource/rig/emulator"
+	"github.com/inferscope/sagemaker-datasource/rig/fleet"
+	"github.com/inferscope/sagemaker-datasource/rig/simulator"
+)
+
+// Config describes what the control plane serves.
+type Config struct {
+	Fleet *fleet.Fleet
+	// Origin is the start of the simulated history: alarms are evaluated from there on,
+	// and resources were created before it.
+	Origin time.Time
+	// Head is the time of the newest sample (the TSDB head); alarms are evaluated up to it.
+	Head func() time.Time
+	// Deployments are the current copies and scaling times (simulator.Deployments); nil
+	// uses the fleet's initial copies.
+	Deployments func() []simulator.Deployment
+}
+
+// Server implements emulator.ControlPlane.
+type Server struct {
+	cfg   Config
+	alarm *evaluator
+}
+
+// New checks cfg and builds the control plane.
+func New(cfg Config) (*Server, error) {
+	switch {
+	case cfg.Fleet == nil:
+		return nil, errors.New("awsemu: no fleet; pass the fleet the simulator runs")
+	case cfg.Head == nil || cfg.Origin.IsZero():
+		return nil, errors.New("awsemu: Origin and Head are required (the history's start and the TSDB head time)")
+	}
+	return &Server{cfg: cfg, alarm: newEvaluator(cfg.Fleet.AlarmDefs(), cfg.Fleet.Region, cfg.Fleet.Account, cfg.Origin)}, nil
+}
+
+// Wire constants of the two protocols.
+const (
+	cborPathPrefix = "/service/GraniteServiceVersion20100801/operation/"
+	sagemakerTgt   = "SageMaker."
+	svcCloudWatch  = "monitoring"
+	svcSageMaker   = "sagemaker"
+)
+
+var (
+	cloudWatchOps = []string{"DescribeAlarms", "DescribeAlarmContributors", "DescribeAlarmHistory"}
+	sageMakerOps  = []string{"ListEndpoints", "DescribeEndpoint", "DescribeEndpointConfig", "ListInferenceComponents", "DescribeInferenceComponent"}
+)
+
+// Actions implements emulator.ControlPlane.
+func (s *Server) Actions() []string {
+	var out []string
+	for _, op := range cloudWatchOps {
+		out = append(out, "cloudwatch:"+op)
+	}
+	for _, op := range sageMakerOps {
+		out = append(out, "sagemaker:"+op)
+	}
+	return out
+}
+
+// Route implements emulator.ControlPlane: CloudWatch by its RPC v2 path, SageMaker by its
+// X-Amz-Target.
+func (s *Server) Route(r *http.Request) (emulator.Call, bool) {
+	if op, ok := strings.CutPrefix(r.URL.Path, cborPathPrefix); ok {
+		return emulator.Call{Service: svcCloudWatch, Action: "cloudwatch:" + op, Operation: op}, true
+	}
+	if op, ok := strings.CutPrefix(r.Header.Get("X-Amz-Target"), sagemakerTgt); ok {
+		return emulator.Call{Service: svcSageMaker, Action: "sagemaker:" + op, Operation: op}, true
+	}
+	return emulator.Call{}, false
+}
+
+// Serve implements emulator.ControlPlane.
+func (s *Server) Serve(ctx context.Context, c emulator.Call, body []byte, q emulator.Querier) emulator.Response {
+	if c.Service == svcCloudWatch {
+		return s.serveCloudWatch(ctx, c, body, q)
+	}
+	return s.serveSageMaker(c, body)
+}
+
+// Fail implements emulator.ControlPlane.
+func (s *Server) Fail(c emulator.Call, f emulator.Failure) emulator.Response {
+	if c.Service == svcCloudWatch {
+		return cborFailure(f)
+	}
+	return jsonFailure(f)
+}
+
+// apiErr is a modelled error of an operation, before its protocol renders it.
+type apiErr struct {
+	status int
+	code   string // the error shape's name
+	query  string // CloudWatch's awsQuery-compatible code (X-Amzn-Query-Error)
+	msg    string
+}
+
+func (e *apiErr) Error() string { return e.code + ": " + e.msg }
+
+// head is the evaluation horizon: the newest sample's time.
+func (s *Server) head() time.Time { return s.cfg.Head() }
+
+func (s *Server) endpoints() []*endpoint {
+	var deps []simulator.Deployment
+	if s.cfg.Deployments != nil {
+		deps = s.cfg.Deployments()
+	}
+	return inventory(s.cfg.Fleet, deps, s.cfg.Origin)
+}
+
+// Pagination tokens are opaque to clients: the operation and the offset of the next item,
+// so a token from one operation is refused by another.
+func pageToken(op string, next int) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(op + ":" + strconv.Itoa(next)))
+}
+
+func parseToken(op, tok string) (int, bool) {
+	if tok == "" {
+		return 0, true
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(tok)
+	if err != nil {
+		return 0, false
+	}
+	gotOp, n, ok := strings.Cut(string(raw), ":")
+	off, err := strconv.Atoi(n)
+	return off, ok && gotOp == op && err == nil && off >= 0
+}
+
+// page cuts items [off, off+size) and returns the token of the rest ("" at the end).
+func page[T any](op string, items []T, off, size int) ([]T, string) {
+	if off >= len(items) {
+		return nil, ""
+	}
+	end := min(len(items), off+size)
+	if end == len(items) {
+		return items[off:end], ""
+	}
+	return items[off:end], pageToken(op, end)
+}
+
+// pageSize checks a MaxRecords/MaxResults value against [1, limit] (def when absent); the
+// string says what is wrong.
+func pageSize(field string, v *int64, def, limit int) (int, string) {
+	if v == nil {
+		return def, ""
+	}
+	if *v < 1 || *v > int64(limit) {
+		return 0, fmt.Sprintf("%s %d is out of range; use 1 to %d", field, *v, limit)
+	}
+	return int(*v), ""
+}

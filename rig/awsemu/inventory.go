@@ -1,0 +1,86 @@
+package awsemu
+
+import (
+	"fmt"
+	"hash/fnv"
+	"strings"
+	"time"
+
+	"github.com/inferscope/sagemaker-datasource/rig/fleet"
+	"github.com/inferscope/sagemaker-datasource/rig/simulator"
+)
+
+// endpoint is SageMaker's view of one fleet endpoint.
+type endpoint struct {
+	name, arn, status, config string
+	created, modified         time.Time
+	variant                   variant
+	model                     string // single-model endpoints: the SageMaker model name
+	components                []*component
+}
+
+type variant struct {
+	name, instanceType string
+	instances          int
+}
+
+type component struct {
+	name, arn, endpoint, endpointARN, variant, status, model string
+	gpus, copies                                             int
+	created, modified                                        time.Time
+}
+
+// Status values SageMaker reports for running endpoints and ICs.
+const statusInService = "InService"
+
+// inventory builds the region's endpoints from the fleet and the simulator's current copy
+// counts and scaling times. Creation times are spread deterministically over the days
+// before the history (origin), so listing by CreationTime has an order to keep.
+func inventory(f *fleet.Fleet, deps []simulator.Deployment, origin time.Time) []*endpoint {
+	byIC := map[string]simulator.Deployment{}
+	for _, d := range deps {
+		byIC[d.Endpoint+"/"+d.IC] = d
+	}
+	var out []*endpoint
+	for i := range f.Endpoints {
+		fe := &f.Endpoints[i]
+		created := origin.Add(-time.Duration(24+stableHash(fe.Name)%(24*14)) * time.Hour)
+		e := &endpoint{
+			name: fe.Name, arn: arn(f, "endpoint", fe.Name), status: statusInService, config: fe.Name + "-config",
+			created: created, modified: created.Add(12 * time.Minute),
+			variant: variant{name: fe.Variant, instanceType: fe.Instances[0].Type, instances: fe.InstanceCount()},
+		}
+		if !fe.IsIC() {
+			e.model = fe.Model
+		}
+		for j := range fe.InferenceComponents {
+			ic := &fe.InferenceComponents[j]
+			c := &component{
+				name: ic.Name, arn: arn(f, "inference-component", ic.Name), endpoint: fe.Name, endpointARN: e.arn,
+				variant: fe.Variant, status: statusInService, model: ic.Model, gpus: ic.GPUsPerCopy, copies: ic.Copies,
+				created: e.modified.Add(time.Duration(j+1) * 7 * time.Minute),
+			}
+			c.modified = c.created
+			if d, ok := byIC[fe.Name+"/"+ic.Name]; ok {
+				c.copies = d.Copies
+				if !d.LastScaled.IsZero() {
+					c.modified = d.LastScaled
+				}
+			}
+			e.components = append(e.components, c)
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// arn is a SageMaker ARN; SageMaker lowercases the resource name in it.
+func arn(f *fleet.Fleet, kind, name string) string {
+	return fmt.Sprintf("arn:aws:sagemaker:%s:%s:%s/%s", f.Region, f.Account, kind, strings.ToLower(name))
+}
+
+func stableHash(s string) uint64 {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(s))
+	return h.Sum64()
+}

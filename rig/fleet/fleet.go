@@ -18,7 +18,7 @@ type Fleet struct {
 	Models    []Model    `yaml:"models"`
 	Endpoints []Endpoint `yaml:"endpoints"`
 	// Alarms are CloudWatch PromQL alarms the emulator evaluates; nil means DefaultAlarms.
-	Alarms []Alarm `yaml:"alarms"`
+	Alarms []Alarm `yaml:"alarms,omitempty"`
 }
 
 // Model is what a copy serves. Sizes drive GPU memory and KV capacity; token counts and

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -38,6 +39,8 @@ func TestFlagErrorsExitTwoAndNameTheFlag(t *testing.T) {
 		{[]string{"--fleet", badFleet}, []string{badFleet + ":5: models[0].weights_mib", "greater than zero"}},
 		{[]string{"--fleet", filepath.Join(dir, "missing.yaml")}, []string{"--fleet", "no such file"}},
 		{[]string{"extra"}, []string{`unexpected argument "extra"`}},
+		{[]string{"--deny", "sagemaker:DeleteEndpoint", "--addr", "127.0.0.1:0", "--history", "10m", "--no-live"},
+			[]string{"--deny", `cannot deny "sagemaker:DeleteEndpoint"`, "sagemaker:ListEndpoints"}},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
@@ -146,6 +149,37 @@ func TestFaultFlagsReachTheEmulator(t *testing.T) {
 		})
 	if code != exitOK || status != http.StatusServiceUnavailable {
 		t.Errorf("exit %d, status %d (want 0, 503); stderr: %s", code, status, errb.String())
+	}
+}
+
+// --deny, comma-separated or repeated, makes the named actions AccessDenied and leaves the others.
+func TestDenyFlagReachesTheEmulator(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var out, errb bytes.Buffer
+	got := map[string]string{}
+	code := run(ctx, []string{"--addr", "127.0.0.1:0", "--history", "10m", "--no-live",
+		"--deny", "sagemaker:ListEndpoints, cloudwatch:DescribeAlarms", "--deny", "sagemaker:DescribeEndpoint"}, &out, &errb,
+		func(st *stack.Stack) {
+			defer cancel()
+			c := &http.Client{Transport: sigv4.NewRoundTripper(http.DefaultTransport,
+				credentials.NewStaticCredentialsProvider(st.AccessKey, st.SecretKey, ""), st.Region, "sagemaker", nil)}
+			for _, op := range []string{"ListEndpoints", "DescribeEndpoint", "ListInferenceComponents"} {
+				req, _ := http.NewRequest(http.MethodPost, st.URL+"/", strings.NewReader(`{"EndpointName":"chat-ic"}`))
+				req.Header.Set("X-Amz-Target", "SageMaker."+op)
+				req.Header.Set("Content-Type", "application/x-amz-json-1.1")
+				resp, err := c.Do(req)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				resp.Body.Close()
+				got[op] = fmt.Sprintf("%d %s", resp.StatusCode, resp.Header.Get("X-Amzn-ErrorType"))
+			}
+		})
+	want := map[string]string{"ListEndpoints": "400 AccessDeniedException", "DescribeEndpoint": "400 AccessDeniedException", "ListInferenceComponents": "200 "}
+	if code != exitOK || fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("exit %d, answers %v, want %v; stderr: %s", code, got, want, errb.String())
 	}
 }
 

@@ -301,18 +301,25 @@ func TestFaultsApplyToControlPlaneCalls(t *testing.T) {
 }
 
 func TestScenarioAlarmStates(t *testing.T) {
-	const affected = "chat-llama-8b"
+	const (
+		ic   = "aws.sagemaker.inference_component.name"
+		ep   = "aws.sagemaker.endpoint.name"
+		host = "@resource.host.id"
+	)
+	// who is the series of the first alarm in ALARM that must be its one contributor.
+	type who struct{ label, value string }
 	for _, tt := range []struct {
 		scenario string
 		inAlarm  []string
+		who      who
 	}{
-		{"healthy", nil},
-		{"kv-saturation", []string{"kv-cache-" + affected, "ttft-p99-" + affected}},
+		{"healthy", nil, who{}},
 		// Each scenario drives its own default alarm and no other.
-		{"engine-queueing", []string{"ttft-p99-chat-qwen-7b"}},
-		{"gpu-memory-leak", []string{"gpu-memory-chat-ic"}},
-		{"model-crash", []string{"5xx-summarize"}},
-		{"scaling-not-firing", nil}, // no default alarm watches the copy count or load
+		{"kv-saturation", []string{"kv-cache-chat-llama-8b", "ttft-p99-chat-llama-8b"}, who{ic, "chat-llama-8b"}},
+		{"engine-queueing", []string{"ttft-p99-chat-qwen-7b"}, who{ic, "chat-qwen-7b"}},
+		{"gpu-memory-leak", []string{"gpu-memory"}, who{ep, "chat-ic"}},
+		{"model-crash", []string{"5xx-summarize"}, who{"EndpointName", "summarize"}},
+		{"scaling-not-firing", nil, who{}}, // no default alarm watches the copy count or load
 	} {
 		t.Run(tt.scenario, func(t *testing.T) {
 			st := start(t, stack.Options{Scenario: tt.scenario})
@@ -331,30 +338,34 @@ func TestScenarioAlarmStates(t *testing.T) {
 				t.Fatalf("alarms in ALARM = %v, want %v", alarming, tt.inAlarm)
 			}
 			items := history(t, cw, &cloudwatch.DescribeAlarmHistoryInput{HistoryItemType: cwtypes.HistoryItemTypeStateUpdate, ScanBy: cwtypes.ScanByTimestampAscending})
-			if len(tt.inAlarm) == 0 && len(items) != 0 {
-				t.Errorf("history has %d transitions, the first: %s", len(items), aws.ToString(items[0].HistorySummary))
-			}
-			if tt.scenario != "kv-saturation" {
+			if len(tt.inAlarm) == 0 {
+				if len(items) != 0 {
+					t.Errorf("history has %d transitions, the first: %s", len(items), aws.ToString(items[0].HistorySummary))
+				}
 				return
 			}
-			kv := "kv-cache-" + affected
+			name := tt.inAlarm[0]
 			var toAlarm *cwtypes.AlarmHistoryItem
 			for i, h := range items {
-				if aws.ToString(h.AlarmName) == kv && strings.Contains(aws.ToString(h.HistoryData), `"stateValue":"ALARM"`) {
+				if aws.ToString(h.AlarmName) == name && aws.ToString(h.HistorySummary) == "Alarm updated from OK to ALARM" &&
+					strings.Contains(aws.ToString(h.HistoryData), `"oldState":{"stateValue":"OK"}`) {
 					toAlarm = &items[i]
 				}
 			}
-			incident := st.End.Add(-90 * time.Minute)
-			if toAlarm == nil || toAlarm.Timestamp.Before(incident) || aws.ToString(toAlarm.HistorySummary) != "Alarm updated from OK to ALARM" {
-				t.Fatalf("no OK → ALARM transition of %s after the incident began (%v) in %d history items", kv, incident, len(items))
+			if toAlarm == nil || toAlarm.Timestamp.Before(st.End.Add(-3*time.Hour)) {
+				t.Fatalf("no OK → ALARM transition of %s within the history in %d history items", name, len(items))
 			}
-			cs, err := cw.DescribeAlarmContributors(ctx, &cloudwatch.DescribeAlarmContributorsInput{AlarmName: aws.String(kv)})
-			if err != nil || len(cs.AlarmContributors) != 1 || cs.AlarmContributors[0].ContributorAttributes["aws.sagemaker.inference_component.name"] != affected {
-				t.Fatalf("contributors of %s: %+v %v", kv, cs, err)
+			cs, err := cw.DescribeAlarmContributors(ctx, &cloudwatch.DescribeAlarmContributorsInput{AlarmName: aws.String(name)})
+			if err != nil || len(cs.AlarmContributors) != 1 || cs.AlarmContributors[0].ContributorAttributes[tt.who.label] != tt.who.value {
+				t.Fatalf("contributors of %s: %+v %v, want one with %s=%s", name, cs, err, tt.who.label, tt.who.value)
 			}
-			per := history(t, cw, &cloudwatch.DescribeAlarmHistoryInput{AlarmName: aws.String(kv), AlarmContributorId: cs.AlarmContributors[0].ContributorId})
-			if len(per) == 0 || per[0].AlarmContributorAttributes["aws.sagemaker.inference_component.name"] != affected {
-				t.Errorf("contributor history of %s: %+v", kv, per)
+			attrs := cs.AlarmContributors[0].ContributorAttributes
+			if name == "gpu-memory" && attrs[host] == "" {
+				t.Errorf("the GPU memory contributor does not name its instance: %v", attrs)
+			}
+			per := history(t, cw, &cloudwatch.DescribeAlarmHistoryInput{AlarmName: aws.String(name), AlarmContributorId: cs.AlarmContributors[0].ContributorId})
+			if len(per) == 0 || per[0].HistoryItemType != cwtypes.HistoryItemTypeAlarmContributorStateUpdate || per[0].AlarmContributorAttributes[tt.who.label] != tt.who.value {
+				t.Errorf("contributor history of %s: %+v", name, per)
 			}
 		})
 	}

@@ -83,8 +83,8 @@ func (f *Fleet) expand(a Alarm) []Alarm {
 
 // DefaultAlarms are the alarms of a fleet file without an alarms: section, with the
 // diagnosis' default thresholds: KV cache usage and TTFT P99 per IC or single-model
-// endpoint whose engine exports them, GPU memory per instance of each endpoint, and the
-// 5XX share per IC or endpoint.
+// endpoint whose engine exports them, the 5XX share per IC or endpoint, and one GPU memory
+// alarm whose contributors are the instances.
 func DefaultAlarms(f *Fleet) []Alarm {
 	cfg := diagnosis.DefaultConfig()
 	var out []Alarm
@@ -120,13 +120,13 @@ func DefaultAlarms(f *Fleet) []Alarm {
 			add("5xx-"+d.name, fmt.Sprintf("5XX share of %s's invocations at or above %g", d.name, cfg.ErrorRateCrit),
 				fmt.Sprintf("%s >= %g", ratio, cfg.ErrorRateCrit), 3*time.Minute, 5*time.Minute)
 		}
-		// One multi-series alarm per endpoint: its contributors name the instance.
-		onEP := px.Eq(sc.LabelEndpoint, e.Name)
-		used, free := px.Sel(sc.DCGMFBUsed, onEP), px.Sel(sc.DCGMFBFree, onEP)
-		add("gpu-memory-"+e.Name, fmt.Sprintf("GPU memory used on an instance of %s at or above %g%%", e.Name, cfg.GPUMemWarnPct),
-			fmt.Sprintf("100 * %s >= %g", px.Agg("max", []string{sc.LabelEndpoint, sc.LabelHostID}, fmt.Sprintf("%s / (%s + %s)", used, used, free)), cfg.GPUMemWarnPct),
-			5*time.Minute, 5*time.Minute)
 	}
+	// One multi-series alarm over the fleet: it names no resource itself, so its contributors
+	// (endpoint and instance labels) tie it to the instances in trouble.
+	used, free := px.Sel(sc.DCGMFBUsed), px.Sel(sc.DCGMFBFree)
+	add("gpu-memory", fmt.Sprintf("GPU memory used on an instance at or above %g%%", cfg.GPUMemWarnPct),
+		fmt.Sprintf("100 * %s >= %g", px.Agg("max", []string{sc.LabelEndpoint, sc.LabelHostID}, fmt.Sprintf("%s / (%s + %s)", used, used, free)), cfg.GPUMemWarnPct),
+		5*time.Minute, 5*time.Minute)
 	return out
 }
 

@@ -99,7 +99,7 @@ func TestDefaultAlarmsCoverEveryDeploymentAndParse(t *testing.T) {
 		byName[a.Name] = a
 	}
 	for _, e := range f.Endpoints {
-		want := []string{"gpu-memory-" + e.Name}
+		want := []string{"gpu-memory"}
 		for _, ic := range e.InferenceComponents {
 			want = append(want, "kv-cache-"+ic.Name, "ttft-p99-"+ic.Name, "5xx-"+ic.Name)
 		}

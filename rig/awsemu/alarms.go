@@ -160,7 +160,14 @@ func (a *alarm) step(t time.Time, breaching []sample) {
 			a.record(t, stateOK, stateAlarm, c)
 		}
 	}
-	for id, c := range a.contributors {
+	// In id order, so that recoveries at the same time are recorded in a stable order.
+	ids := make([]string, 0, len(a.contributors))
+	for id := range a.contributors {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		c := a.contributors[id]
 		if seen[id] {
 			continue
 		}

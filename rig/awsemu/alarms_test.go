@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/aws/smithy-go/encoding/cbor"
 	"strings"
 	"testing"
 	"time"
@@ -158,5 +159,46 @@ func TestAlarmQueryFailureIsInsufficientData(t *testing.T) {
 	}
 	if a.state != stateInsufficient || !strings.Contains(a.reason, "boom") || len(a.history) != 1 {
 		t.Errorf("state %s reason %q history %v", a.state, a.reason, a.history)
+	}
+}
+
+// Pages of a history stay one consistent listing while evaluation moves on between them.
+func TestHistoryPagesKeepTheirHorizon(t *testing.T) {
+	head := at(5)
+	f := &fleet.Fleet{Region: "us-east-1", Account: "123456789012",
+		Alarms: []fleet.Alarm{{Name: "kv", Query: "x", Period: time.Minute}}}
+	s, err := New(Config{Fleet: f, Origin: origin, Head: func() time.Time { return head }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := &scripted{breach: []string{"", "a", "", "a", "", "a", "", "a", "", "a"}}
+	var seen []string
+	tok := ""
+	for pageNo := 0; ; pageNo++ {
+		in := cbor.Map{"MaxRecords": cbor.Uint(1), "HistoryItemType": cbor.String("StateUpdate")}
+		if tok != "" {
+			in["NextToken"] = cbor.String(tok)
+		}
+		out, aerr := s.describeAlarmHistory(context.Background(), cborIn(in), q)
+		if aerr != nil {
+			t.Fatal(aerr)
+		}
+		for _, it := range out["AlarmHistoryItems"].(cbor.List) {
+			ts, err := cbor.AsTime(it.(cbor.Map)["Timestamp"])
+			if err != nil {
+				t.Fatal(err)
+			}
+			seen = append(seen, fmt.Sprint(int(ts.Sub(origin)/time.Minute)))
+		}
+		head = at(9) // more transitions happen while the client pages
+		next, ok := out["NextToken"].(cbor.String)
+		if !ok {
+			break
+		}
+		tok = string(next)
+	}
+	// Up to minute 5: OK→ALARM at 1, 3, 5 and ALARM→OK at 2, 4; newest first, each once.
+	if got := strings.Join(seen, ","); got != "5,4,3,2,1" {
+		t.Errorf("paged transitions at minutes %s, want 5,4,3,2,1 (the first page's horizon)", got)
 	}
 }

@@ -127,35 +127,46 @@ func (s *Server) endpoints() []*endpoint {
 	return inventory(s.cfg.Fleet, deps, s.cfg.Origin)
 }
 
-// Pagination tokens are opaque to clients: the operation and the offset of the next item,
-// so a token from one operation is refused by another.
-func pageToken(op string, next int) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(op + ":" + strconv.Itoa(next)))
+// Pagination tokens are opaque to clients: the operation, the offset of the next item and
+// the evaluation horizon of the first page (ms; 0 when the listing does not change with
+// time), so a token from one operation is refused by another and the pages of a history
+// stay consistent while live evaluation adds transitions.
+type cursor struct {
+	off  int
+	asOf int64
 }
 
-func parseToken(op, tok string) (int, bool) {
+func pageToken(op string, c cursor) string {
+	return base64.RawURLEncoding.EncodeToString(fmt.Appendf(nil, "%s:%d:%d", op, c.off, c.asOf))
+}
+
+func parseToken(op, tok string) (cursor, bool) {
 	if tok == "" {
-		return 0, true
+		return cursor{}, true
 	}
 	raw, err := base64.RawURLEncoding.DecodeString(tok)
 	if err != nil {
-		return 0, false
+		return cursor{}, false
 	}
-	gotOp, n, ok := strings.Cut(string(raw), ":")
-	off, err := strconv.Atoi(n)
-	return off, ok && gotOp == op && err == nil && off >= 0
+	parts := strings.Split(string(raw), ":")
+	if len(parts) != 3 || parts[0] != op {
+		return cursor{}, false
+	}
+	off, err1 := strconv.Atoi(parts[1])
+	asOf, err2 := strconv.ParseInt(parts[2], 10, 64)
+	return cursor{off, asOf}, err1 == nil && err2 == nil && off >= 0 && asOf >= 0
 }
 
-// page cuts items [off, off+size) and returns the token of the rest ("" at the end).
-func page[T any](op string, items []T, off, size int) ([]T, string) {
-	if off >= len(items) {
+// page cuts items [c.off, c.off+size) and returns the token of the rest ("" at the end).
+func page[T any](op string, items []T, c cursor, size int) ([]T, string) {
+	if c.off >= len(items) {
 		return nil, ""
 	}
-	end := min(len(items), off+size)
+	end := min(len(items), c.off+size)
 	if end == len(items) {
-		return items[off:end], ""
+		return items[c.off:end], ""
 	}
-	return items[off:end], pageToken(op, end)
+	return items[c.off:end], pageToken(op, cursor{end, c.asOf})
 }
 
 // pageSize checks a MaxRecords/MaxResults value against [1, limit] (def when absent); the

@@ -91,7 +91,7 @@ func (s *Server) describeAlarms(ctx context.Context, in cborIn, q emulator.Queri
 	case stateFilter != "" && !slices.Contains([]string{stateOK, stateAlarm, stateInsufficient}, stateFilter):
 		return nil, invalidParam("StateValue %q is not one of OK, ALARM, INSUFFICIENT_DATA", stateFilter)
 	}
-	off, ok := parseToken("DescribeAlarms", tok)
+	cur, ok := parseToken("DescribeAlarms", tok)
 	if !ok {
 		return nil, invalidToken()
 	}
@@ -109,7 +109,7 @@ func (s *Server) describeAlarms(ctx context.Context, in cborIn, q emulator.Queri
 		}
 		sort.Slice(keep, func(i, j int) bool { return keep[i].def.Name < keep[j].def.Name })
 		var pageItems []*alarm
-		pageItems, tok = page("DescribeAlarms", keep, off, size)
+		pageItems, tok = page("DescribeAlarms", keep, cur, size)
 		for _, a := range pageItems {
 			list = append(list, s.metricAlarm(a))
 		}
@@ -168,7 +168,7 @@ func (s *Server) describeAlarmContributors(ctx context.Context, in cborIn, q emu
 		return nil, &apiErr{status: http.StatusBadRequest, code: "MissingRequiredParameterException", query: "MissingParameter", msg: "AlarmName is required"}
 	}
 	tok, _ := in.str("NextToken")
-	off, ok := parseToken("DescribeAlarmContributors", tok)
+	cur, ok := parseToken("DescribeAlarmContributors", tok)
 	if !ok {
 		return nil, invalidToken()
 	}
@@ -187,7 +187,7 @@ func (s *Server) describeAlarmContributors(ctx context.Context, in cborIn, q emu
 				}
 			}
 			sortContributors(cs)
-			cs, tok = page("DescribeAlarmContributors", cs, off, 100)
+			cs, tok = page("DescribeAlarmContributors", cs, cur, 100)
 			for _, c := range cs {
 				list = append(list, cbor.Map{
 					"ContributorId":              cbor.String(c.id),
@@ -246,12 +246,15 @@ func (s *Server) describeAlarmHistory(ctx context.Context, in cborIn, q emulator
 		return nil, invalidParam("EndDate is before StartDate")
 	}
 	tok, _ := in.str("NextToken")
-	off, ok := parseToken("DescribeAlarmHistory", tok)
+	cur, ok := parseToken("DescribeAlarmHistory", tok)
 	if !ok {
 		return nil, invalidToken()
 	}
 	var list cbor.List
 	aerr = s.withAlarms(ctx, q, func(all []*alarm) error {
+		if cur.asOf == 0 {
+			cur.asOf = s.head().UnixMilli()
+		}
 		var items []historyItem
 		for _, a := range all {
 			if name != "" && a.def.Name != name || !metricAlarmsOnly(types) {
@@ -259,7 +262,7 @@ func (s *Server) describeAlarmHistory(ctx context.Context, in cborIn, q emulator
 			}
 			for _, h := range a.history {
 				switch {
-				case !from.IsZero() && h.time.Before(from), !to.IsZero() && h.time.After(to):
+				case !from.IsZero() && h.time.Before(from), !to.IsZero() && h.time.After(to), h.time.UnixMilli() > cur.asOf:
 				case contributorID != "" && (h.contributor == nil || h.contributor.id != contributorID):
 				case itemType == "StateUpdate" && h.contributor != nil, itemType == "AlarmContributorStateUpdate" && h.contributor == nil:
 				case itemType != "" && itemType != "StateUpdate" && itemType != "AlarmContributorStateUpdate":
@@ -274,7 +277,7 @@ func (s *Server) describeAlarmHistory(ctx context.Context, in cborIn, q emulator
 			}
 			return items[i].time.After(items[j].time)
 		})
-		items, tok = page("DescribeAlarmHistory", items, off, size)
+		items, tok = page("DescribeAlarmHistory", items, cur, size)
 		for _, h := range items {
 			m := cbor.Map{
 				"AlarmName":       cbor.String(h.alarm),

@@ -90,7 +90,7 @@ func listSageMaker(op string, in smListInput, eps []*endpoint) (any, *apiErr) {
 	if bad != "" {
 		return nil, validation("%s", bad)
 	}
-	off, ok := parseToken(op, in.NextToken)
+	cur, ok := parseToken(op, in.NextToken)
 	if !ok {
 		return nil, validation("Invalid pagination token: NextToken must come from a previous %s answer", op)
 	}
@@ -151,7 +151,7 @@ func listSageMaker(op string, in smListInput, eps []*endpoint) (any, *apiErr) {
 	default:
 		return nil, validation("SortOrder %q is not valid; use Ascending or Descending", in.SortOrder)
 	}
-	pg, tok := page(op, keep, off, size)
+	pg, tok := page(op, keep, cur, size)
 	summaries := make([]map[string]any, len(pg))
 	for i, it := range pg {
 		summaries[i] = it.summary

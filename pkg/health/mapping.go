@@ -41,8 +41,18 @@ func fromLabels(m map[string]string) target {
 // match: only equality names one resource.
 var equalityMatcher = regexp.MustCompile(`(?:"((?:[^"\\]|\\.)*)"|([A-Za-z_][A-Za-z0-9_]*))\s*=\s*(?:"((?:[^"\\]|\\.)*)"|'((?:[^'\\]|\\.)*)')`)
 
+// otherService reports whether a metric alarm's namespace is another AWS service's: their
+// dimensions share names with SageMaker's (EC2's InstanceId, others' EndpointName) but name
+// no SageMaker resource. Custom namespaces are the user's own and may well.
+func otherService(namespace string) bool {
+	ns := strings.ToLower(namespace)
+	return strings.HasPrefix(ns, "aws/") && ns != "aws/sagemaker" && !strings.HasPrefix(ns, "aws/sagemaker/")
+}
+
 // fromPromQL reads a target from the equality matchers of a PromQL alarm's query. A kind
 // matched with two different values (`a or b`) names no single resource and is left unknown.
+// A query over another AWS service's vended metrics (its instrumentation scope
+// cloudwatch.aws/<service>) names none, for the reason of otherService.
 func fromPromQL(query string) target {
 	values := map[string]map[string]bool{}
 	for _, m := range equalityMatcher.FindAllStringSubmatch(query, -1) {
@@ -61,6 +71,11 @@ func fromPromQL(query string) target {
 			values[name] = map[string]bool{}
 		}
 		values[name][value] = true
+	}
+	for scope := range values[semconv.LabelScopeName] {
+		if strings.HasPrefix(scope, "cloudwatch.aws/") && scope != semconv.ScopeSageMakerVended {
+			return target{}
+		}
 	}
 	one := func(names []string) string {
 		found := ""
@@ -94,9 +109,13 @@ type hit struct {
 	state, reason string
 }
 
-// alarmTarget is the resource an alarm names by itself: a metric alarm's dimensions, else the
-// equality matchers of a PromQL alarm's query. Empty when it names none.
+// alarmTarget is the resource an alarm names by itself: a metric alarm's dimensions (unless
+// it is another AWS service's), else the equality matchers of a PromQL alarm's query. Empty
+// when it names none.
 func alarmTarget(a awsapi.Alarm) target {
+	if otherService(a.Namespace) {
+		return target{}
+	}
 	if t := fromLabels(a.Dimensions); !t.empty() {
 		return t
 	}

@@ -58,11 +58,46 @@ func TestNeedsContributors(t *testing.T) {
 	}{
 		{awsapi.Alarm{PromQL: byIC, State: awsapi.StateAlarm}, true},
 		{awsapi.Alarm{PromQL: byIC, State: awsapi.StateOK}, false},
-		{awsapi.Alarm{PromQL: `x{EndpointName="a"} > 1`, State: awsapi.StateAlarm}, false},
+		{awsapi.Alarm{PromQL: `x{EndpointName="a"} > 1`, State: awsapi.StateAlarm}, true},
+		{awsapi.Alarm{PromQL: `x{"aws.sagemaker.inference_component.name"="a"} > 1`, State: awsapi.StateAlarm}, false},
+		{awsapi.Alarm{PromQL: `max by (InstanceId) (CPUUtilization{"@instrumentation.@name"="cloudwatch.aws/ec2"}) > 80`, State: awsapi.StateAlarm}, false},
 		{awsapi.Alarm{Metric: "CPUUtilization", State: awsapi.StateAlarm}, false},
 	} {
 		if got := NeedsContributors(tt.a); got != tt.want {
 			t.Errorf("%+v: got %v", tt.a, got)
+		}
+	}
+}
+
+// TestEndpointScopedMultiSeriesAlarm: a by-IC alarm scoped to one endpoint (how users keep an
+// alarm per endpoint) colours the IC in trouble, as the unscoped by-IC alarm does, not only
+// the endpoint; without contributors it still colours the endpoint it names.
+func TestEndpointScopedMultiSeriesAlarm(t *testing.T) {
+	a := awsapi.Alarm{Name: "kv-chat", State: awsapi.StateAlarm, Reason: "1 series breaching", Updated: t0,
+		PromQL: `max by ("aws.sagemaker.inference_component.name") (vllm:kv_cache_usage_perc{"aws.sagemaker.endpoint.name"="chat"}) >= 0.9`}
+	if !NeedsContributors(a) {
+		t.Fatal("an endpoint-scoped by-IC alarm in ALARM needs its contributors")
+	}
+	inv := awsapi.Inventory{Endpoints: []awsapi.Endpoint{{Name: "chat", Components: []awsapi.Component{{Name: "chat-llama", Endpoint: "chat"}, {Name: "chat-qwen", Endpoint: "chat"}}}}}
+	cs := map[string][]awsapi.Contributor{"kv-chat": {{Attributes: map[string]string{semconv.LabelInferenceComp: "chat-qwen"}, Reason: "KV 0.95"}}}
+	for _, tt := range []struct {
+		name         string
+		contributors map[string][]awsapi.Contributor
+		want         map[string]string
+	}{
+		{"with contributors", cs, map[string]string{"chat": StateNoAlarm, "chat-llama": StateNoAlarm, "chat-qwen": awsapi.StateAlarm}},
+		{"without", nil, map[string]string{"chat": awsapi.StateAlarm, "chat-llama": StateNoAlarm, "chat-qwen": StateNoAlarm}},
+	} {
+		states, _ := Join(Input{Inventory: inv, Alarms: []awsapi.Alarm{a}, Contributors: tt.contributors})
+		got := map[string]string{}
+		for _, s := range states {
+			got[s.Name()] = s.State
+			if s.Name() == "chat-qwen" && s.State == awsapi.StateAlarm && (s.Endpoint != "chat" || s.Reason != "KV 0.95") {
+				t.Errorf("%s: chat-qwen %+v", tt.name, s)
+			}
+		}
+		if fmt.Sprint(got) != fmt.Sprint(tt.want) {
+			t.Errorf("%s: %v, want %v", tt.name, got, tt.want)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package health
 
 import (
+	"cmp"
 	"regexp"
 	"strconv"
 	"strings"
@@ -54,6 +55,27 @@ func otherService(namespace string) bool {
 // A query over another AWS service's vended metrics (its instrumentation scope
 // cloudwatch.aws/<service>) names none, for the reason of otherService.
 func fromPromQL(query string) target {
+	values := matchers(query)
+	if otherScope(values) {
+		return target{}
+	}
+	one := func(names []string) string {
+		found := ""
+		for _, n := range names {
+			for v := range values[n] {
+				if found != "" && found != v {
+					return ""
+				}
+				found = v
+			}
+		}
+		return found
+	}
+	return target{endpoint: one(endpointNames), component: one(componentNames), instance: one(instanceNames)}
+}
+
+// matchers are the values of the query's equality matchers, by label name.
+func matchers(query string) map[string]map[string]bool {
 	values := map[string]map[string]bool{}
 	for _, m := range equalityMatcher.FindAllStringSubmatch(query, -1) {
 		name := m[2]
@@ -72,24 +94,18 @@ func fromPromQL(query string) target {
 		}
 		values[name][value] = true
 	}
+	return values
+}
+
+// otherScope reports whether a query's matchers select another AWS service's vended metrics
+// (instrumentation scope cloudwatch.aws/<service>).
+func otherScope(values map[string]map[string]bool) bool {
 	for scope := range values[semconv.LabelScopeName] {
 		if strings.HasPrefix(scope, "cloudwatch.aws/") && scope != semconv.ScopeSageMakerVended {
-			return target{}
+			return true
 		}
 	}
-	one := func(names []string) string {
-		found := ""
-		for _, n := range names {
-			for v := range values[n] {
-				if found != "" && found != v {
-					return ""
-				}
-				found = v
-			}
-		}
-		return found
-	}
-	return target{endpoint: one(endpointNames), component: one(componentNames), instance: one(instanceNames)}
+	return false
 }
 
 // unquote undoes PromQL string escapes; text that is not a valid escape stays as written.
@@ -125,28 +141,35 @@ func alarmTarget(a awsapi.Alarm) target {
 	return target{}
 }
 
-// NeedsContributors reports whether the alarm can only be tied to resources through its
-// contributors: a PromQL alarm in ALARM whose query names no resource (a by-IC query, say).
+// NeedsContributors reports whether the alarm may be tied to finer resources through its
+// contributors: a PromQL alarm in ALARM whose query names no IC or instance (a by-IC query,
+// over every endpoint or scoped to one), so it may have one series per IC or instance.
 func NeedsContributors(a awsapi.Alarm) bool {
-	return a.PromQL != "" && a.State == awsapi.StateAlarm && alarmTarget(a).empty()
+	if a.PromQL == "" || a.State != awsapi.StateAlarm {
+		return false
+	}
+	t := alarmTarget(a)
+	return t.component == "" && t.instance == "" && !otherScope(matchers(a.PromQL))
 }
 
-// hits are the resources an alarm applies to: the one it names, else each contributor in
-// ALARM. An alarm that names nothing (another service's, or a multi-series alarm that is not
-// in ALARM) applies to none.
+// hits are the resources an alarm applies to: each contributor in ALARM (with what the alarm
+// itself names filled in), else the resource the alarm names. An alarm that names nothing
+// (another service's, or a multi-series alarm that is not in ALARM) applies to none.
 func hits(a awsapi.Alarm, contributors []awsapi.Contributor) []hit {
-	if t := alarmTarget(a); !t.empty() {
-		return []hit{{target: t, state: a.State, reason: a.Reason}}
-	}
+	named := alarmTarget(a)
 	var out []hit
-	for _, c := range contributors {
-		if t := fromLabels(c.Attributes); !t.empty() {
-			reason := c.Reason
-			if reason == "" {
-				reason = a.Reason
+	if NeedsContributors(a) {
+		for _, c := range contributors {
+			t := fromLabels(c.Attributes)
+			if t.empty() {
+				continue
 			}
-			out = append(out, hit{target: t, state: awsapi.StateAlarm, reason: reason})
+			t.endpoint = cmp.Or(t.endpoint, named.endpoint)
+			out = append(out, hit{target: t, state: awsapi.StateAlarm, reason: cmp.Or(c.Reason, a.Reason)})
 		}
+	}
+	if len(out) == 0 && !named.empty() {
+		out = append(out, hit{target: named, state: a.State, reason: a.Reason})
 	}
 	return out
 }

@@ -11,6 +11,8 @@ import (
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/smithy-go"
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
+
+	"github.com/inferscope/sagemaker-datasource/pkg/sigv4"
 )
 
 // IAM actions of the calls, which also name the operations in messages.
@@ -112,7 +114,7 @@ func (e *tooLargeError) Error() string {
 }
 
 // classify turns an SDK error of the call named by action into *PermissionError or
-// *Error, or, when no answer arrived (network, timeout, credentials), the error itself
+// *Error, or, when no answer to the call arrived (network, timeout, credentials), the error itself
 // with the action named; all downstream, and fault.Explain reads each.
 func classify(action string, err error) error {
 	if err == nil {
@@ -124,7 +126,10 @@ func classify(action string, err error) error {
 		deserErr *smithy.DeserializationError
 		tooLarge *tooLargeError
 	)
-	if !errors.As(err, &respErr) || respErr.Response == nil {
+	// Getting the credentials failed: any answer in the chain is STS's (AssumeRole refused,
+	// say), not the call's, and says nothing about the call's IAM action.
+	var credsErr *sigv4.CredentialsError
+	if errors.As(err, &credsErr) || !errors.As(err, &respErr) || respErr.Response == nil {
 		return backend.DownstreamError(fmt.Errorf("%s: %w", action, err))
 	}
 	e := &Error{Action: action, Status: respErr.Response.StatusCode, RequestID: respErr.RequestID, Err: err}

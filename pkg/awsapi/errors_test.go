@@ -1,0 +1,67 @@
+package awsapi
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/credentials/stscreds"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
+	"github.com/aws/aws-sdk-go-v2/service/sts"
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+
+	"github.com/inferscope/sagemaker-datasource/pkg/sigv4"
+)
+
+// TestAssumeRoleRefusalIsNoMissingCloudWatchPermission: when STS refuses AssumeRole with
+// AccessDenied (a 403 answer, but STS's, to the credentials lookup), the CloudWatch call that
+// needed the credentials must not read as lacking cloudwatch:DescribeAlarms: Save & test would
+// name an action whose grant changes nothing. It is a credentials error, naming the STS refusal.
+func TestAssumeRoleRefusalIsNoMissingCloudWatchPermission(t *testing.T) {
+	stsSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/xml")
+		w.WriteHeader(http.StatusForbidden)
+		_, _ = w.Write([]byte(`<ErrorResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/"><Error><Type>Sender</Type><Code>AccessDenied</Code>` +
+			`<Message>User: arn:aws:iam::123456789012:user/grafana is not authorized to perform: sts:AssumeRole on resource: arn:aws:iam::123456789012:role/Inferscope</Message>` +
+			`</Error><RequestId>r-1</RequestId></ErrorResponse>`))
+	}))
+	defer stsSrv.Close()
+	cwSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		t.Error("CloudWatch was called without credentials")
+		w.WriteHeader(http.StatusInternalServerError)
+	}))
+	defer cwSrv.Close()
+
+	stsClient := sts.NewFromConfig(aws.Config{
+		Region: testRegion, BaseEndpoint: aws.String(stsSrv.URL),
+		Credentials: credentials.NewStaticCredentialsProvider("AKIDBASE000000000001", "base-secret", ""),
+		Retryer:     func() aws.Retryer { return aws.NopRetryer{} },
+	})
+	provider := &sinkingCredentials{next: aws.NewCredentialsCache(stscreds.NewAssumeRoleProvider(stsClient, "arn:aws:iam::123456789012:role/Inferscope"))}
+	cw := cloudwatch.NewFromConfig(aws.Config{
+		Region: testRegion, BaseEndpoint: aws.String(cwSrv.URL), Credentials: provider,
+		Retryer: func() aws.Retryer { return aws.NopRetryer{} },
+	})
+	_, sdkErr := cw.DescribeAlarms(context.Background(), &cloudwatch.DescribeAlarmsInput{})
+	if sdkErr == nil {
+		t.Fatal("DescribeAlarms succeeded without credentials")
+	}
+	err := classify(ActionDescribeAlarms, sdkErr)
+	var ce *sigv4.CredentialsError
+	switch {
+	case IsPermission(err):
+		t.Errorf("an STS refusal reads as a missing %s: %v", ActionDescribeAlarms, err)
+	case !errors.As(err, &ce):
+		t.Errorf("not a credentials error: %v", err)
+	case !strings.Contains(err.Error(), "sts:AssumeRole") || !strings.Contains(err.Error(), ActionDescribeAlarms):
+		t.Errorf("the error should name the STS refusal and the call: %v", err)
+	}
+	if !backend.IsDownstreamError(err) {
+		t.Errorf("not a downstream error: %v", err)
+	}
+}

@@ -131,10 +131,30 @@ func (d *Datasource) alarms(ctx context.Context, q *models.HealthQuery, f health
 			return err
 		}
 	}
+	// One notice per distinct failure: a missing permission fails every alarm alike.
+	type failure struct {
+		err   error
+		names []string
+	}
+	var failures []*failure
+	byText := map[string]*failure{}
 	for i, err := range parallel("alarm contributors", calls...) {
-		if err != nil {
-			notices = append(notices, d.warning("the contributors of alarm "+need[i]+" could not be read", err))
+		if err == nil {
+			continue
 		}
+		text := d.explain(awsErr(err), "").Message
+		if byText[text] == nil {
+			byText[text] = &failure{err: err}
+			failures = append(failures, byText[text])
+		}
+		byText[text].names = append(byText[text].names, need[i])
+	}
+	for _, fail := range failures {
+		what := "alarm " + fail.names[0]
+		if len(fail.names) > 1 {
+			what = fmt.Sprintf("%d alarms (%s)", len(fail.names), examples(fail.names))
+		}
+		notices = append(notices, d.warning("the contributors of "+what+" could not be read", fail.err))
 	}
 	states, unmapped := health.Join(in)
 	if len(unmapped) > 0 {

@@ -298,3 +298,33 @@ func TestAlarmHistoryAsksForTheRange(t *testing.T) {
 		t.Errorf("history asked for %+v, want %v–%v", aws.query, from, to)
 	}
 }
+
+// TestContributorRefusalIsOneNotice: without cloudwatch:DescribeAlarmContributors (a policy
+// written before the action existed), every multi-series alarm in ALARM fails the same way;
+// the panel says so once, naming the alarms, not once per alarm.
+func TestContributorRefusalIsOneNotice(t *testing.T) {
+	aws := fullFake()
+	for _, name := range []string{"kv-by-ic", "5xx-by-ic"} {
+		aws.alarms = append(aws.alarms, awsapi.Alarm{Name: name, State: awsapi.StateAlarm,
+			PromQL: `max by ("aws.sagemaker.inference_component.name") (x) > 1`})
+	}
+	aws.contributorsErr = denied("cloudwatch:DescribeAlarmContributors")
+	dr := runOne(t, newAWSDatasource(t, &fakeUpstream{}, aws), "alarms", `{}`)
+	if dr.Error != nil {
+		t.Fatal(dr.Error)
+	}
+	var refusals []string
+	for _, n := range dr.Frames[0].Meta.Notices {
+		if strings.Contains(n.Text, "cloudwatch:DescribeAlarmContributors") {
+			refusals = append(refusals, n.Text)
+		}
+	}
+	if len(refusals) != 1 {
+		t.Fatalf("%d notices about the refusal, want 1: %q", len(refusals), refusals)
+	}
+	for _, name := range []string{"ttft-p99-by-ic", "kv-by-ic", "5xx-by-ic"} {
+		if !strings.Contains(refusals[0], name) {
+			t.Errorf("the notice does not name alarm %s: %q", name, refusals[0])
+		}
+	}
+}

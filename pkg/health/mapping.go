@@ -37,10 +37,14 @@ func fromLabels(m map[string]string) target {
 	return target{endpoint: first(endpointNames), component: first(componentNames), instance: first(instanceNames)}
 }
 
-// equalityMatcher finds `name="value"` matchers in PromQL, the name bare or quoted (dotted
-// and '@' names must be), the value in double or single quotes. `!=`, `=~` and `!~` do not
-// match: only equality names one resource.
-var equalityMatcher = regexp.MustCompile(`(?:"((?:[^"\\]|\\.)*)"|([A-Za-z_][A-Za-z0-9_]*))\s*=\s*(?:"((?:[^"\\]|\\.)*)"|'((?:[^'\\]|\\.)*)')`)
+// equalityMatcher finds `name="value"` and `name=~"value"` matchers in PromQL, the name bare
+// or quoted (dotted and '@' names must be), the value in double or single quotes. `!=` and
+// `!~` do not match: they name no resource.
+var equalityMatcher = regexp.MustCompile(`(?:"((?:[^"\\]|\\.)*)"|([A-Za-z_][A-Za-z0-9_]*))\s*(=~?)\s*(?:"((?:[^"\\]|\\.)*)"|'((?:[^'\\]|\\.)*)')`)
+
+// literalName is a regex that matches one name only: PromQL anchors regex matchers, so
+// `=~"chat"` (how Grafana writes a single-value variable) selects just what `="chat"` does.
+var literalName = regexp.MustCompile(`^[A-Za-z0-9](?:-*[A-Za-z0-9])*$`)
 
 // otherService reports whether a metric alarm's namespace is another AWS service's: their
 // dimensions share names with SageMaker's (EC2's InstanceId, others' EndpointName) but name
@@ -82,11 +86,8 @@ func matchers(query string) map[string]map[string]bool {
 		if name == "" {
 			name = unquote(m[1])
 		}
-		value := m[3]
-		if value == "" {
-			value = m[4]
-		}
-		if value = unquote(value); value == "" {
+		value := unquote(cmp.Or(m[4], m[5]))
+		if value == "" || (m[3] == "=~" && !literalName.MatchString(value)) {
 			continue
 		}
 		if values[name] == nil {

@@ -126,12 +126,13 @@ type paginator[P, O any] interface {
 	NextPage(ctx context.Context, optFns ...func(*O)) (P, error)
 }
 
-// drain reads every page, each one a call (timeout, errors), at most maxPages of them.
+// drain reads every page, each one a call (timeout, errors), at most maxPages of them;
+// beyond those it returns the items read with the errPageBound error.
 func drain[P, O, T any](ctx context.Context, c *client, action string, pages paginator[P, O], items func(P) []T) ([]T, error) {
 	var out []T
 	for n := 0; pages.HasMorePages(); n++ {
 		if n == maxPages {
-			return nil, tooManyPages(action)
+			return out, tooManyPages(action)
 		}
 		page, err := call(ctx, c, action, func(ctx context.Context) (P, error) { return pages.NextPage(ctx) })
 		if err != nil {

@@ -443,3 +443,36 @@ func BenchmarkInventoryFanOut(b *testing.B) {
 	}
 	b.ReportMetric(float64(spent[0])/float64(spent[1]), "speedup")
 }
+
+// TestHistoryBeyondThePageBoundKeepsTheLatest: a busy account's history over a long range has
+// more pages than the bound. The alarmHistory annotations then show the newest transitions
+// (the plugin keeps the latest rows and says so) instead of failing: pages are asked newest
+// first and what was read is kept.
+func TestHistoryBeyondThePageBoundKeepsTheLatest(t *testing.T) {
+	f := newFake(t, testRegion)
+	var pages atomic.Int32
+	f.cw["DescribeAlarmHistory"] = func(in cbor.Map) reply {
+		if cstr(in, "ScanBy") != "TimestampDescending" {
+			t.Errorf("ScanBy %q, want TimestampDescending (newest first)", cstr(in, "ScanBy"))
+		}
+		if cstr(in, "HistoryItemType") != "StateUpdate" {
+			return reply{body: cbor.Map{"AlarmHistoryItems": cbor.List{}}}
+		}
+		n := pages.Add(1)
+		return reply{body: cbor.Map{"AlarmHistoryItems": cbor.List{cbor.Map{
+			"AlarmName": cs("kv"), "Timestamp": ctime(t0.Add(-time.Duration(n) * time.Minute)), "HistoryItemType": cs("StateUpdate"),
+			"HistorySummary": cs("Alarm updated from OK to ALARM"),
+		}}, "NextToken": cs(fmt.Sprint("t", n))}}
+	}
+	c, _ := newTestClient(t, f, options{})
+	got, err := c.History(context.Background(), HistoryQuery{From: t0.Add(-24 * time.Hour), To: t0})
+	if err != nil {
+		t.Fatalf("history beyond the page bound failed: %v", err)
+	}
+	if len(got) != maxPages || int(pages.Load()) != maxPages {
+		t.Fatalf("%d transitions from %d pages, want the %d of the bound", len(got), pages.Load(), maxPages)
+	}
+	if newest := got[len(got)-1].Time; !newest.Equal(t0.Add(-time.Minute)) {
+		t.Errorf("newest transition %v, want %v", newest, t0.Add(-time.Minute))
+	}
+}

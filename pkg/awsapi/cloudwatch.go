@@ -2,6 +2,7 @@ package awsapi
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -57,6 +58,8 @@ var historyTypes = []cwtypes.HistoryItemType{cwtypes.HistoryItemTypeStateUpdate,
 
 // History pages through DescribeAlarmHistory for each item type and each named alarm (the
 // operation takes one name), a few calls at a time, and returns the transitions by time.
+// Pages come newest first; beyond maxPages of one listing its older transitions are left out
+// (a busy account over a long range), since the newest are the ones shown.
 func (c *client) History(ctx context.Context, q HistoryQuery) ([]Transition, error) {
 	names := q.AlarmNames
 	if len(names) == 0 {
@@ -83,6 +86,7 @@ func (c *client) History(ctx context.Context, q HistoryQuery) ([]Transition, err
 			StartDate:       aws.Time(q.From),
 			EndDate:         aws.Time(q.To),
 			MaxRecords:      aws.Int32(100),
+			ScanBy:          cwtypes.ScanByTimestampDescending,
 		}
 		if jobs[i].name != "" {
 			in.AlarmName = aws.String(jobs[i].name)
@@ -102,11 +106,18 @@ func (c *client) History(ctx context.Context, q HistoryQuery) ([]Transition, err
 
 func (c *client) historyPages(ctx context.Context, in *cloudwatch.DescribeAlarmHistoryInput) ([]Transition, error) {
 	pages := cloudwatch.NewDescribeAlarmHistoryPaginator(c.cw, in, func(o *cloudwatch.DescribeAlarmHistoryPaginatorOptions) { o.StopOnDuplicateToken = true })
-	return drain[*cloudwatch.DescribeAlarmHistoryOutput, cloudwatch.Options](ctx, c, ActionDescribeAlarmHistory, pages, func(p *cloudwatch.DescribeAlarmHistoryOutput) []Transition {
+	items, err := drain[*cloudwatch.DescribeAlarmHistoryOutput, cloudwatch.Options](ctx, c, ActionDescribeAlarmHistory, pages, func(p *cloudwatch.DescribeAlarmHistoryOutput) []Transition {
 		return mapAll(p.AlarmHistoryItems, transitionOf)
 	})
+	if errors.Is(err, errPageBound) {
+		return items, nil
+	}
+	return items, err
 }
 
+// errPageBound is what a listing longer than maxPages pages ends with.
+var errPageBound = fmt.Errorf("more than %d pages of results", maxPages)
+
 func tooManyPages(action string) error {
-	return backend.DownstreamError(fmt.Errorf("%s: more than %d pages of results; narrow the request (an alarm name prefix, a shorter time range)", action, maxPages))
+	return backend.DownstreamError(fmt.Errorf("%s: %w; narrow the request (an alarm name prefix, a shorter time range)", action, errPageBound))
 }

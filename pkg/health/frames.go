@@ -96,12 +96,10 @@ func HistoryFrame(in HistoryInput) *data.Frame {
 		title, text, tags, alarm, from, to, ep, ic, au []string
 	)
 	for _, tr := range ts {
-		t := fromLabels(tr.Contributor)
-		if t.empty() {
-			a, known := byName[tr.Alarm]
-			if t = alarmTarget(a); t.empty() && known && a.PromQL == "" {
-				continue // another service's metric alarm, as the alarms query leaves it out
-			}
+		a, known := byName[tr.Alarm]
+		t := fromLabels(tr.Contributor).within(alarmTarget(a))
+		if known && (foreign(a) || (t.empty() && a.PromQL == "")) {
+			continue // another service's alarm, as the alarms query leaves it out
 		}
 		if t.component != "" && t.endpoint == "" {
 			t.endpoint = icEndpoint[t.component]

@@ -366,6 +366,8 @@ func TestHistoryFrameTiesTransitionsToResources(t *testing.T) {
 		{Name: "kv", PromQL: `x{"aws.sagemaker.inference_component.name"="chat-llama"} > 0.9`},
 		{Name: "sqs", Dimensions: map[string]string{"QueueName": "q"}},
 		{Name: "fleet-gpu", PromQL: `max by ("@resource.host.id") (y) > 95`},
+		{Name: "chat-gpu", PromQL: `max by ("@resource.host.id") (y{EndpointName="chat"}) > 95`},
+		{Name: "ec2-cpu", PromQL: `max by (InstanceId) (CPUUtilization{"@instrumentation.@name"="cloudwatch.aws/ec2"}) > 80`},
 	}
 	ts := []awsapi.Transition{
 		{Alarm: "kv", Time: t0.Add(2 * time.Minute), From: "OK", To: "ALARM"},
@@ -373,13 +375,15 @@ func TestHistoryFrameTiesTransitionsToResources(t *testing.T) {
 		{Alarm: "fleet-gpu", Time: t0.Add(time.Minute), To: "ALARM", Contributor: map[string]string{"@resource.host.id": "i-9", "aws.sagemaker.endpoint.name": "chat"}},
 		{Alarm: "fleet-gpu", Time: t0.Add(3 * time.Minute), From: "ALARM", To: "OK"},
 		{Alarm: "deleted", Time: t0.Add(4 * time.Minute), From: "OK", To: "INSUFFICIENT_DATA"},
+		{Alarm: "chat-gpu", Time: t0.Add(5 * time.Minute), To: "ALARM", Contributor: map[string]string{"@resource.host.id": "i-7"}},
+		{Alarm: "ec2-cpu", Time: t0.Add(6 * time.Minute), To: "ALARM", Contributor: map[string]string{"InstanceId": "i-5"}},
 	}
 	for _, tt := range []struct {
 		f    Filter
 		want string
 	}{
-		{Filter{}, "fleet-gpu: ALARM (i-9)|kv: OK → ALARM|fleet-gpu: ALARM → OK|deleted: OK → INSUFFICIENT_DATA"},
-		{Filter{Endpoints: []string{"chat"}}, "fleet-gpu: ALARM (i-9)|kv: OK → ALARM"},
+		{Filter{}, "fleet-gpu: ALARM (i-9)|kv: OK → ALARM|fleet-gpu: ALARM → OK|deleted: OK → INSUFFICIENT_DATA|chat-gpu: ALARM (i-7)"},
+		{Filter{Endpoints: []string{"chat"}}, "fleet-gpu: ALARM (i-9)|kv: OK → ALARM|chat-gpu: ALARM (i-7)"},
 		{Filter{Components: []string{"chat-llama"}}, "kv: OK → ALARM"},
 	} {
 		fr := HistoryFrame(HistoryInput{Transitions: ts, Alarms: alarms, Inventory: inv, Filter: tt.f, Region: "eu-west-1"})

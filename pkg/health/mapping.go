@@ -24,6 +24,13 @@ type target struct{ endpoint, component, instance string }
 
 func (t target) empty() bool { return t.endpoint == "" && t.component == "" && t.instance == "" }
 
+// within fills in what a series' labels leave out from what its alarm names: a by-instance
+// alarm scoped to one endpoint names the endpoint, its series only the instance.
+func (t target) within(named target) target {
+	t.endpoint, t.component = cmp.Or(t.endpoint, named.endpoint), cmp.Or(t.component, named.component)
+	return t
+}
+
 // fromLabels reads a target from dimensions or series labels.
 func fromLabels(m map[string]string) target {
 	first := func(names []string) string {
@@ -46,23 +53,28 @@ var equalityMatcher = regexp.MustCompile(`(?:"((?:[^"\\]|\\.)*)"|([A-Za-z_][A-Za
 // `=~"chat"` (how Grafana writes a single-value variable) selects just what `="chat"` does.
 var literalName = regexp.MustCompile(`^[A-Za-z0-9](?:-*[A-Za-z0-9])*$`)
 
-// otherService reports whether a metric alarm's namespace is another AWS service's: their
-// dimensions share names with SageMaker's (EC2's InstanceId, others' EndpointName) but name
-// no SageMaker resource. Custom namespaces are the user's own and may well.
-func otherService(namespace string) bool {
-	ns := strings.ToLower(namespace)
-	return strings.HasPrefix(ns, "aws/") && ns != "aws/sagemaker" && !strings.HasPrefix(ns, "aws/sagemaker/")
+// foreign reports whether the alarm watches another AWS service: a metric alarm in its
+// namespace, or a PromQL alarm over its vended metrics (instrumentation scope
+// cloudwatch.aws/<service>). Their dimensions and labels share names with SageMaker's (EC2's
+// InstanceId, others' EndpointName) but name no SageMaker resource. Custom namespaces are the
+// user's own and may well.
+func foreign(a awsapi.Alarm) bool {
+	ns := strings.ToLower(a.Namespace)
+	if strings.HasPrefix(ns, "aws/") && ns != "aws/sagemaker" && !strings.HasPrefix(ns, "aws/sagemaker/") {
+		return true
+	}
+	for scope := range matchers(a.PromQL)[semconv.LabelScopeName] {
+		if strings.HasPrefix(scope, "cloudwatch.aws/") && scope != semconv.ScopeSageMakerVended {
+			return true
+		}
+	}
+	return false
 }
 
 // fromPromQL reads a target from the equality matchers of a PromQL alarm's query. A kind
 // matched with two different values (`a or b`) names no single resource and is left unknown.
-// A query over another AWS service's vended metrics (its instrumentation scope
-// cloudwatch.aws/<service>) names none, for the reason of otherService.
 func fromPromQL(query string) target {
 	values := matchers(query)
-	if otherScope(values) {
-		return target{}
-	}
 	one := func(names []string) string {
 		found := ""
 		for _, n := range names {
@@ -98,17 +110,6 @@ func matchers(query string) map[string]map[string]bool {
 	return values
 }
 
-// otherScope reports whether a query's matchers select another AWS service's vended metrics
-// (instrumentation scope cloudwatch.aws/<service>).
-func otherScope(values map[string]map[string]bool) bool {
-	for scope := range values[semconv.LabelScopeName] {
-		if strings.HasPrefix(scope, "cloudwatch.aws/") && scope != semconv.ScopeSageMakerVended {
-			return true
-		}
-	}
-	return false
-}
-
 // unquote undoes PromQL string escapes; text that is not a valid escape stays as written.
 func unquote(s string) string {
 	if !strings.Contains(s, `\`) {
@@ -130,7 +131,7 @@ type hit struct {
 // it is another AWS service's), else the equality matchers of a PromQL alarm's query. Empty
 // when it names none.
 func alarmTarget(a awsapi.Alarm) target {
-	if otherService(a.Namespace) {
+	if foreign(a) {
 		return target{}
 	}
 	if t := fromLabels(a.Dimensions); !t.empty() {
@@ -150,7 +151,7 @@ func NeedsContributors(a awsapi.Alarm) bool {
 		return false
 	}
 	t := alarmTarget(a)
-	return t.component == "" && t.instance == "" && !otherScope(matchers(a.PromQL))
+	return t.component == "" && t.instance == "" && !foreign(a)
 }
 
 // hits are the resources an alarm applies to: each contributor in ALARM (with what the alarm
@@ -165,8 +166,7 @@ func hits(a awsapi.Alarm, contributors []awsapi.Contributor) []hit {
 			if t.empty() {
 				continue
 			}
-			t.endpoint = cmp.Or(t.endpoint, named.endpoint)
-			out = append(out, hit{target: t, state: awsapi.StateAlarm, reason: cmp.Or(c.Reason, a.Reason)})
+			out = append(out, hit{target: t.within(named), state: awsapi.StateAlarm, reason: cmp.Or(c.Reason, a.Reason)})
 		}
 	}
 	if len(out) == 0 && !named.empty() {

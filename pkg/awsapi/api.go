@@ -27,7 +27,14 @@ type API interface {
 	// Inventory lists endpoints with their config's variants and their inference components
 	// (ListEndpoints, DescribeEndpoint, DescribeEndpointConfig, ListInferenceComponents,
 	// DescribeInferenceComponent).
+	// A missing permission for the inference components does not fail it: see
+	// Inventory.ComponentsErr.
 	Inventory(ctx context.Context) (Inventory, error)
+	// ProbeAlarms and ProbeInventory are Save & test's cheap checks: one DescribeAlarms
+	// (MaxRecords 1) and one ListEndpoints (MaxResults 1), never cached, nothing returned
+	// but the error.
+	ProbeAlarms(ctx context.Context) error
+	ProbeInventory(ctx context.Context) error
 }
 
 // AlarmQuery narrows DescribeAlarms.
@@ -85,6 +92,10 @@ type Transition struct {
 type Inventory struct {
 	Region    string
 	Endpoints []Endpoint
+	// ComponentsErr is the *PermissionError of ListInferenceComponents or
+	// DescribeInferenceComponent: the endpoints and variants are complete, the inference
+	// components the credentials may not list or describe are left out.
+	ComponentsErr error
 }
 
 // Endpoint is one SageMaker endpoint with its configuration's variants and its ICs.

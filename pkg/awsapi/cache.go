@@ -77,6 +77,12 @@ func (c *cached) Inventory(ctx context.Context) (Inventory, error) {
 	}, c.api.Inventory)
 }
 
+// ProbeAlarms is not cached: Save & test must see the permissions as they are now.
+func (c *cached) ProbeAlarms(ctx context.Context) error { return c.api.ProbeAlarms(ctx) }
+
+// ProbeInventory is not cached, like ProbeAlarms.
+func (c *cached) ProbeInventory(ctx context.Context) error { return c.api.ProbeInventory(ctx) }
+
 // CloseIdleConnections passes Dispose on to the wrapped API.
 func (c *cached) CloseIdleConnections() {
 	if cl, ok := c.api.(interface{ CloseIdleConnections() }); ok {

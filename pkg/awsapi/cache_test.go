@@ -62,6 +62,9 @@ func (a *countingAPI) Inventory(ctx context.Context) (Inventory, error) {
 	return Inventory{Region: "us-east-1", Endpoints: []Endpoint{{Name: "e"}}}, a.hit(ctx, "Inventory")
 }
 
+func (a *countingAPI) ProbeAlarms(ctx context.Context) error    { return a.hit(ctx, "ProbeAlarms") }
+func (a *countingAPI) ProbeInventory(ctx context.Context) error { return a.hit(ctx, "ProbeInventory") }
+
 func TestCacheTTLAndKeys(t *testing.T) {
 	ctx := context.Background()
 	h := func(from time.Time) HistoryQuery {
@@ -103,6 +106,15 @@ func TestCacheTTLAndKeys(t *testing.T) {
 		{name: "history by names", method: "History", want: 2, steps: func(api API) {
 			api.History(ctx, HistoryQuery{From: t0, To: t0, AlarmNames: []string{"a", "b"}})
 			api.History(ctx, HistoryQuery{From: t0, To: t0, AlarmNames: []string{"ab"}})
+		}},
+		{name: "alarm probe never kept", method: "ProbeAlarms", want: 2, steps: func(api API) {
+			api.ProbeAlarms(ctx)
+			api.ProbeAlarms(ctx)
+		}},
+		{name: "inventory probe never kept", method: "ProbeInventory", want: 2, steps: func(api API) {
+			api.Alarms(ctx, AlarmQuery{})
+			api.ProbeInventory(ctx)
+			api.ProbeInventory(ctx)
 		}},
 		{name: "contributors by alarm", method: "Contributors", want: 2, steps: func(api API) {
 			api.Contributors(ctx, "a")

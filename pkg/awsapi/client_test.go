@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -315,11 +316,72 @@ var opCalls = []struct {
 	{ActionListEndpoints, inventory},
 	{ActionDescribeEndpoint, inventory},
 	{ActionDescribeEndpointConfig, inventory},
-	{ActionListInferenceComponents, inventory},
-	{ActionDescribeInferenceComponent, inventory},
+	{ActionListInferenceComponents, components},
+	{ActionDescribeInferenceComponent, components},
+	{ActionDescribeAlarms, func(c *client) error { return c.ProbeAlarms(context.Background()) }},
+	{ActionListEndpoints, func(c *client) error { return c.ProbeInventory(context.Background()) }},
 }
 
 func inventory(c *client) error { _, err := c.Inventory(context.Background()); return err }
+
+// components is the inventory's ComponentsErr: without the IC permissions the inventory
+// itself must succeed with every endpoint (the denyOne fleet has two) and their variants.
+func components(c *client) error {
+	inv, err := c.Inventory(context.Background())
+	if err != nil {
+		return fmt.Errorf("the whole inventory failed instead of leaving the ICs out: %v", err) // %v: not a PermissionError
+	}
+	for _, e := range inv.Endpoints {
+		if len(e.Variants) != 1 || len(e.Components) != 0 {
+			return fmt.Errorf("endpoint %s: %d variants and %d ICs, want 1 and none", e.Name, len(e.Variants), len(e.Components))
+		}
+	}
+	if len(inv.Endpoints) != 2 {
+		return fmt.Errorf("%d endpoints, want 2", len(inv.Endpoints))
+	}
+	return inv.ComponentsErr
+}
+
+// TestProbesMakeOneCallEach: Save & test's probes make exactly one request each, asking
+// for one item, however many pages the region has.
+func TestProbesMakeOneCallEach(t *testing.T) {
+	f := newFake(t, testRegion)
+	var inFlight, maxInFlight atomic.Int32
+	sageMakerFleet(t, f, 8, "", &inFlight, &maxInFlight)
+	var maxResults, maxRecords []any
+	list := f.sm["ListEndpoints"]
+	f.sm["ListEndpoints"] = func(in map[string]any) reply {
+		maxResults = append(maxResults, in["MaxResults"])
+		return list(in)
+	}
+	f.cw["DescribeAlarms"] = func(in cbor.Map) reply {
+		maxRecords = append(maxRecords, in["MaxRecords"])
+		return reply{body: cbor.Map{"MetricAlarms": cbor.List{cbor.Map{"AlarmName": cs("a"), "StateValue": cs("OK")}}, "NextToken": cs("more")}}
+	}
+	c, _ := newTestClient(t, f, options{})
+	api := Cached(c, time.Minute, nil)
+	for range 2 { // uncached: each Save & test asks again
+		if err := api.ProbeAlarms(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if err := api.ProbeInventory(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.mu.Lock()
+	calls := slices.Clone(f.calls)
+	f.mu.Unlock()
+	slices.Sort(calls)
+	if want := []string{"CloudWatch.DescribeAlarms", "CloudWatch.DescribeAlarms", "SageMaker.ListEndpoints", "SageMaker.ListEndpoints"}; !slices.Equal(calls, want) {
+		t.Errorf("requests %v, want %v", calls, want)
+	}
+	if want := []any{cbor.Uint(1), cbor.Uint(1)}; !reflect.DeepEqual(maxRecords, want) {
+		t.Errorf("DescribeAlarms MaxRecords %v, want %v", maxRecords, want)
+	}
+	if want := []any{1.0, 1.0}; !reflect.DeepEqual(maxResults, want) {
+		t.Errorf("ListEndpoints MaxResults %v, want %v", maxResults, want)
+	}
+}
 
 // denyOne answers every operation, refusing the one of action with fail.
 func denyOne(t testing.TB, f *fakeAWS, action string, cwFail, smFail reply) {

@@ -26,6 +26,14 @@ func (c *client) Alarms(ctx context.Context, q AlarmQuery) ([]Alarm, error) {
 	})
 }
 
+// ProbeAlarms asks for one metric alarm, which needs the same permission as Alarms.
+func (c *client) ProbeAlarms(ctx context.Context) error {
+	_, err := call(ctx, c, ActionDescribeAlarms, func(ctx context.Context) (*cloudwatch.DescribeAlarmsOutput, error) {
+		return c.cw.DescribeAlarms(ctx, &cloudwatch.DescribeAlarmsInput{AlarmTypes: []cwtypes.AlarmType{cwtypes.AlarmTypeMetricAlarm}, MaxRecords: aws.Int32(1)})
+	})
+	return err
+}
+
 // Contributors pages through DescribeAlarmContributors (the SDK has no paginator for it).
 func (c *client) Contributors(ctx context.Context, alarmName string) ([]Contributor, error) {
 	var (

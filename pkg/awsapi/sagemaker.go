@@ -1,9 +1,11 @@
 package awsapi
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sagemaker"
@@ -12,18 +14,23 @@ import (
 
 // Inventory lists the endpoints and the inference components of the region, then
 // describes each (a few calls at a time). An endpoint or IC deleted
-// between the listing and its description is left out.
+// between the listing and its description is left out. Without the permission to list or
+// describe ICs, the endpoints are still returned, with ComponentsErr set.
 func (c *client) Inventory(ctx context.Context) (Inventory, error) {
 	summaries, err := c.listEndpoints(ctx)
 	if err != nil {
 		return Inventory{}, err
 	}
+	var componentsErr error
 	ics, err := c.listComponents(ctx)
-	if err != nil {
+	if IsPermission(err) {
+		ics, componentsErr = nil, err
+	} else if err != nil {
 		return Inventory{}, err
 	}
 	endpoints := make([]*Endpoint, len(summaries))
 	components := make([]*Component, len(ics))
+	var mu sync.Mutex
 	err = each(ctx, len(summaries)+len(ics), c.parallel, func(ctx context.Context, i int) error {
 		if i < len(summaries) {
 			e, err := c.describeEndpoint(ctx, summaries[i])
@@ -31,13 +38,20 @@ func (c *client) Inventory(ctx context.Context) (Inventory, error) {
 			return err
 		}
 		ic, err := c.describeComponent(ctx, ics[i-len(summaries)])
+		if IsPermission(err) {
+			// A policy may allow some ICs only: keep those it allows.
+			mu.Lock()
+			componentsErr = cmp.Or(componentsErr, err)
+			mu.Unlock()
+			return nil
+		}
 		components[i-len(summaries)] = ic
 		return err
 	})
 	if err != nil {
 		return Inventory{}, err
 	}
-	inv := Inventory{Region: c.region}
+	inv := Inventory{Region: c.region, ComponentsErr: componentsErr}
 	byName := map[string]int{}
 	for _, e := range endpoints {
 		if e != nil {
@@ -58,6 +72,14 @@ func (c *client) Inventory(ctx context.Context) (Inventory, error) {
 		slices.SortFunc(inv.Endpoints[i].Components, func(a, b Component) int { return strings.Compare(a.Name, b.Name) })
 	}
 	return inv, nil
+}
+
+// ProbeInventory lists one endpoint, which needs the permission the inventory starts with.
+func (c *client) ProbeInventory(ctx context.Context) error {
+	_, err := call(ctx, c, ActionListEndpoints, func(ctx context.Context) (*sagemaker.ListEndpointsOutput, error) {
+		return c.sm.ListEndpoints(ctx, &sagemaker.ListEndpointsInput{MaxResults: aws.Int32(1)})
+	})
+	return err
 }
 
 func (c *client) listEndpoints(ctx context.Context) ([]smtypes.EndpointSummary, error) {

@@ -53,7 +53,7 @@ func (d *Datasource) runHealthQuery(ctx context.Context, dq backend.DataQuery, q
 	case models.QueryTypeAlarmHistory:
 		fr, notices, err = d.alarmHistory(ctx, q, f)
 	default:
-		fr, err = d.inventory(ctx, q, f)
+		fr, notices, err = d.inventory(ctx, q, f)
 	}
 	if err != nil {
 		return d.errorResponse(err)
@@ -88,6 +88,14 @@ func (d *Datasource) warning(what string, err error) data.Notice {
 	return data.Notice{Severity: data.NoticeSeverityWarning, Text: what + ": " + d.explain(awsErr(err), "").Message}
 }
 
+// componentsWarning explains an inventory without (some of) its inference components.
+func (d *Datasource) componentsWarning(inv awsapi.Inventory) []data.Notice {
+	if inv.ComponentsErr == nil {
+		return nil
+	}
+	return []data.Notice{d.warning("the SageMaker inference components could not be read, so they are left out", inv.ComponentsErr)}
+}
+
 // alarms is the alarms query: alarms and inventory at once, contributors of the multi-series
 // alarms in ALARM, then the join, and the threshold fallback when asked for. Without the
 // inventory (e.g. no SageMaker permission) the resources the alarms name still show, with a
@@ -104,6 +112,7 @@ func (d *Datasource) alarms(ctx context.Context, q *models.HealthQuery, f health
 	if errs[1] != nil {
 		notices = append(notices, d.warning("the SageMaker inventory could not be read, so only resources that alarms name are shown", errs[1]))
 	}
+	notices = append(notices, d.componentsWarning(in.Inventory)...)
 	var need []string
 	for _, a := range in.Alarms {
 		if health.NeedsContributors(a) {
@@ -247,6 +256,7 @@ func (d *Datasource) alarmHistory(ctx context.Context, q *models.HealthQuery, f 
 	if errs[2] != nil {
 		notices = append(notices, d.warning("the SageMaker inventory could not be read, so the endpoint of an inference component may be missing", errs[2]))
 	}
+	notices = append(notices, d.componentsWarning(in.Inventory)...)
 	if len(in.Transitions) > maxHistoryRows {
 		notices = append(notices, data.Notice{Severity: data.NoticeSeverityWarning, Text: fmt.Sprintf(
 			"%d alarm transitions in the time range; the latest %d are shown: narrow the time range or filter by endpoint", len(in.Transitions), maxHistoryRows)})
@@ -267,13 +277,13 @@ func latest(ts []awsapi.Transition, n int) []awsapi.Transition {
 }
 
 // inventory is the inventory query, as a table or as annotations of creations and updates.
-func (d *Datasource) inventory(ctx context.Context, q *models.HealthQuery, f health.Filter) (*data.Frame, error) {
+func (d *Datasource) inventory(ctx context.Context, q *models.HealthQuery, f health.Filter) (*data.Frame, []data.Notice, error) {
 	inv, err := d.aws.Inventory(ctx)
 	if err != nil {
-		return nil, awsErr(err)
+		return nil, nil, awsErr(err)
 	}
 	if q.Format == models.FormatAnnotations {
-		return health.InventoryEventsFrame(inv, f, q.TimeRange.From, q.TimeRange.To), nil
+		return health.InventoryEventsFrame(inv, f, q.TimeRange.From, q.TimeRange.To), d.componentsWarning(inv), nil
 	}
-	return health.InventoryFrame(inv, f, d.region), nil
+	return health.InventoryFrame(inv, f, d.region), d.componentsWarning(inv), nil
 }

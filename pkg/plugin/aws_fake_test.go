@@ -67,6 +67,16 @@ func (f *fakeAWS) Inventory(context.Context) (awsapi.Inventory, error) {
 	return f.inventory, f.inventoryErr
 }
 
+func (f *fakeAWS) ProbeAlarms(context.Context) error {
+	f.record("ProbeAlarms")
+	return f.alarmsErr
+}
+
+func (f *fakeAWS) ProbeInventory(context.Context) error {
+	f.record("ProbeInventory")
+	return f.inventoryErr
+}
+
 // newAWSDatasource builds a datasource over a fake PromQL upstream and a fake AWS API.
 func newAWSDatasource(t *testing.T, up *fakeUpstream, aws *fakeAWS) *Datasource {
 	t.Helper()

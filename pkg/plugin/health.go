@@ -96,24 +96,22 @@ func (d *Datasource) healthError(err error, action string) *backend.CheckHealthR
 	return &backend.CheckHealthResult{Status: backend.HealthStatusError, Message: d.explain(err, action).Message}
 }
 
-// checkOptional makes one DescribeAlarms and one inventory read (ListEndpoints first) and
-// says what works. A missing permission names the IAM action; any failure is a warning, as
-// the PromQL panels work without them.
+// checkOptional makes one cheap DescribeAlarms and one cheap ListEndpoints call and says
+// what works. A missing permission names the IAM action; any failure is a warning, as the
+// PromQL panels work without them.
 func (d *Datasource) checkOptional(ctx context.Context) string {
 	if d.aws == nil {
 		return "Warning: alarms and inventory are unavailable: " + d.explain(d.awsSetupErr, "").Message
 	}
-	var (
-		alarms []awsapi.Alarm
-		inv    awsapi.Inventory
-	)
-	errs := parallel("Save & test", d.readAlarms(ctx, &alarms), d.readInventory(ctx, &inv))
+	errs := parallel("Save & test",
+		func() error { return d.aws.ProbeAlarms(ctx) },
+		func() error { return d.aws.ProbeInventory(ctx) })
 	var ok, warnings []string
 	for i, check := range []struct {
 		action, what, done string
 	}{
-		{"cloudwatch:DescribeAlarms", "the alarms and alarmHistory queries and the alarm colours of the health tiles", fmt.Sprintf("%d CloudWatch alarms", len(alarms))},
-		{"sagemaker:ListEndpoints", "the inventory query, the inventory variables and tiles for endpoints without alarms", fmt.Sprintf("%d SageMaker endpoints", len(inv.Endpoints))},
+		{awsapi.ActionDescribeAlarms, "the alarms and alarmHistory queries and the alarm colours of the health tiles", "CloudWatch alarms"},
+		{awsapi.ActionListEndpoints, "the inventory query, the inventory variables and tiles for endpoints without alarms", "SageMaker endpoints"},
 	} {
 		switch err := errs[i]; {
 		case err == nil:
@@ -126,7 +124,7 @@ func (d *Datasource) checkOptional(ctx context.Context) string {
 	}
 	msg := strings.Join(warnings, " ")
 	if len(ok) > 0 {
-		msg = strings.TrimSpace("Read " + strings.Join(ok, " and ") + ". " + msg)
+		msg = strings.TrimSpace("Can read " + strings.Join(ok, " and ") + ". " + msg)
 	}
 	return msg
 }

@@ -42,6 +42,10 @@ func (d *Datasource) inventoryValues(ctx context.Context, req *backend.CallResou
 		return errorResponseJSON(int(pr.Status), errorTypeFor(int(pr.Status)), pr.Message)
 	}
 	inv, err := d.aws.Inventory(ctx)
+	if err == nil && path == inventoryComponents {
+		// Endpoint names are complete without the IC permissions; IC names are not.
+		err = inv.ComponentsErr
+	}
 	if err != nil {
 		pr := d.explain(awsErr(err), "")
 		return errorResponseJSON(int(pr.Status), errorTypeFor(int(pr.Status)), pr.Message)

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
+	"github.com/grafana/grafana-plugin-sdk-go/data"
 
 	"github.com/inferscope/sagemaker-datasource/pkg/awsapi"
 	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
@@ -44,6 +46,10 @@ func TestInventoryResources(t *testing.T) {
 				f.inventoryErr = &awsapi.PermissionError{Action: "sagemaker:ListEndpoints", Err: errors.New("AccessDeniedException for " + secret)}
 			},
 			wantStatus: 403, want: "not allowed sagemaker:ListEndpoints"},
+		{name: "no IC permission: the endpoints still", call: resourceCall{method: "GET", path: "inventory/endpoints"},
+			aws: withoutICs, wantStatus: 200, want: `{"values":["chat","embed","new-ep"]}`},
+		{name: "no IC permission: the ICs name the action", call: resourceCall{method: "GET", path: "inventory/components"},
+			aws: withoutICs, wantStatus: 403, want: "not allowed sagemaker:ListInferenceComponents"},
 		{name: "a panic is an internal error", call: resourceCall{method: "GET", path: "inventory/endpoints"},
 			aws: func(f *fakeAWS) { f.panicIn = "Inventory" }, wantStatus: 500, want: "internal error while answering inventory/endpoints"},
 	}
@@ -71,10 +77,67 @@ func TestInventoryResources(t *testing.T) {
 	}
 }
 
-// TestCheckHealthOptionalAccess: after the unchanged PromQL checks, Save & test reads the
-// alarms and the inventory once; what is missing is a warning naming the IAM action, never
-// a failure, and a PromQL failure is reported without them.
+// withoutICs is the inventory as awsapi returns it without sagemaker:ListInferenceComponents.
+func withoutICs(f *fakeAWS) {
+	for i := range f.inventory.Endpoints {
+		f.inventory.Endpoints[i].Components = nil
+	}
+	f.inventory.ComponentsErr = denied(awsapi.ActionListInferenceComponents)
+}
+
+// TestInventoryWithoutICPermission: the queries that read the inventory still show the
+// endpoints and variants, with a warning naming the missing action.
+func TestInventoryWithoutICPermission(t *testing.T) {
+	for _, tc := range []struct {
+		queryType, model string
+		want             []string // values of the frame's first string field
+	}{
+		{"inventory", `{}`, []string{"variant", "variant", "variant"}},
+		{"inventory", `{"format":"annotations"}`, nil},
+		{"alarms", `{}`, nil},
+		{"alarmHistory", `{}`, nil},
+	} {
+		t.Run(tc.queryType+tc.model, func(t *testing.T) {
+			aws := fullFake()
+			withoutICs(aws)
+			dr := runOne(t, newAWSDatasource(t, &fakeUpstream{}, aws), tc.queryType, tc.model)
+			if dr.Error != nil || len(dr.Frames) != 1 {
+				t.Fatalf("error %v, %d frames", dr.Error, len(dr.Frames))
+			}
+			fr := dr.Frames[0]
+			var warned bool
+			if fr.Meta != nil {
+				for _, n := range fr.Meta.Notices {
+					warned = warned || n.Severity == data.NoticeSeverityWarning && strings.Contains(n.Text, "not allowed sagemaker:ListInferenceComponents") &&
+						strings.Contains(n.Text, "inference components could not be read")
+				}
+			}
+			if !warned {
+				t.Errorf("no warning naming sagemaker:ListInferenceComponents: %+v", fr.Meta)
+			}
+			if tc.want != nil {
+				var kinds []string
+				for i := range fr.Rows() {
+					kinds = append(kinds, fr.Fields[0].At(i).(string))
+				}
+				if !slices.Equal(kinds, tc.want) {
+					t.Errorf("kinds %v, want %v (the variants of the three endpoints)", kinds, tc.want)
+				}
+			}
+		})
+	}
+	dr := runOne(t, newAWSDatasource(t, &fakeUpstream{}, fullFake()), "inventory", `{}`)
+	if dr.Error != nil || dr.Frames[0].Meta != nil && len(dr.Frames[0].Meta.Notices) > 0 {
+		t.Errorf("with every permission: error %v, meta %+v", dr.Error, dr.Frames[0].Meta)
+	}
+}
+
+// TestCheckHealthOptionalAccess: after the unchanged PromQL checks, Save & test probes the
+// alarms and the inventory with one cheap call each (never the full reads); what is missing
+// is a warning naming the IAM action, never a failure, and a PromQL failure is reported
+// without them.
 func TestCheckHealthOptionalAccess(t *testing.T) {
+	probes := []string{"ProbeAlarms", "ProbeInventory"}
 	tests := []struct {
 		name       string
 		aws        func(*fakeAWS)
@@ -82,26 +145,26 @@ func TestCheckHealthOptionalAccess(t *testing.T) {
 		wantStatus backend.HealthStatus
 		want       []string
 		wantNot    []string
-		wantCalls  int
+		wantCalls  []string
 	}{
 		{name: "both readable", wantStatus: backend.HealthStatusOk,
-			want: []string{"Connected to CloudWatch", "Read 5 CloudWatch alarms and 3 SageMaker endpoints."}, wantNot: []string{"Warning"}, wantCalls: 2},
+			want: []string{"Connected to CloudWatch", "Can read CloudWatch alarms and SageMaker endpoints."}, wantNot: []string{"Warning"}, wantCalls: probes},
 		{name: "no DescribeAlarms", aws: func(f *fakeAWS) { f.alarmsErr = denied("cloudwatch:DescribeAlarms") }, wantStatus: backend.HealthStatusOk,
-			want: []string{"Read 3 SageMaker endpoints.", "Warning: the data source's credentials are not allowed cloudwatch:DescribeAlarms", "optional"}, wantCalls: 2},
+			want: []string{"Can read SageMaker endpoints.", "Warning: the data source's credentials are not allowed cloudwatch:DescribeAlarms", "optional"}, wantCalls: probes},
 		{name: "no ListEndpoints", aws: func(f *fakeAWS) { f.inventoryErr = denied("sagemaker:ListEndpoints") }, wantStatus: backend.HealthStatusOk,
-			want: []string{"Read 5 CloudWatch alarms.", "not allowed sagemaker:ListEndpoints", "inventory query"}, wantCalls: 2},
+			want: []string{"Can read CloudWatch alarms.", "not allowed sagemaker:ListEndpoints", "inventory query"}, wantCalls: probes},
 		{name: "neither", aws: func(f *fakeAWS) {
-			f.alarmsErr, f.inventoryErr = denied("cloudwatch:DescribeAlarms"), denied("sagemaker:DescribeEndpoint")
+			f.alarmsErr, f.inventoryErr = denied("cloudwatch:DescribeAlarms"), denied("sagemaker:ListEndpoints")
 		}, wantStatus: backend.HealthStatusOk,
-			want: []string{"not allowed cloudwatch:DescribeAlarms", "not allowed sagemaker:DescribeEndpoint"}, wantNot: []string{"Read "}, wantCalls: 2},
+			want: []string{"not allowed cloudwatch:DescribeAlarms", "not allowed sagemaker:ListEndpoints"}, wantNot: []string{"Can read"}, wantCalls: probes},
 		{name: "SageMaker failing otherwise", aws: func(f *fakeAWS) {
 			f.inventoryErr = errors.New("operation error SageMaker: ListEndpoints, StatusCode: 503")
 		},
-			wantStatus: backend.HealthStatusOk, want: []string{"Warning: the sagemaker:ListEndpoints check failed", "StatusCode: 503"}, wantCalls: 2},
-		{name: "a panic is a warning too", aws: func(f *fakeAWS) { f.panicIn = "Alarms" },
-			wantStatus: backend.HealthStatusOk, want: []string{"Warning: the cloudwatch:DescribeAlarms check failed", "panic"}, wantCalls: 2},
+			wantStatus: backend.HealthStatusOk, want: []string{"Warning: the sagemaker:ListEndpoints check failed", "StatusCode: 503"}, wantCalls: probes},
+		{name: "a panic is a warning too", aws: func(f *fakeAWS) { f.panicIn = "ProbeAlarms" },
+			wantStatus: backend.HealthStatusOk, want: []string{"Warning: the cloudwatch:DescribeAlarms check failed", "panic"}, wantCalls: probes},
 		{name: "PromQL failing: no optional checks", cw: &fakeCloudWatch{region: "us-east-1", queryStatus: 500},
-			wantStatus: backend.HealthStatusError, want: []string{"HTTP 500"}, wantNot: []string{"alarms"}, wantCalls: 0},
+			wantStatus: backend.HealthStatusError, want: []string{"HTTP 500"}, wantNot: []string{"alarms"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -140,8 +203,10 @@ func TestCheckHealthOptionalAccess(t *testing.T) {
 					t.Errorf("message has %q", w)
 				}
 			}
-			if n := len(aws.Calls()); n != tt.wantCalls {
-				t.Errorf("%d AWS calls (%v), want %d", n, aws.Calls(), tt.wantCalls)
+			calls := aws.Calls()
+			slices.Sort(calls)
+			if !slices.Equal(calls, tt.wantCalls) {
+				t.Errorf("AWS calls %v, want %v", calls, tt.wantCalls)
 			}
 		})
 	}

@@ -137,6 +137,12 @@ func TestAWSAPIPermissionErrorsNameTheAction(t *testing.T) {
 	if !errors.As(err, &p) || p.Action != "sagemaker:ListEndpoints" {
 		t.Errorf("Inventory: %v, want a PermissionError for sagemaker:ListEndpoints", err)
 	}
+	if err := api.ProbeAlarms(ctx); !errors.As(err, &p) || p.Action != "cloudwatch:DescribeAlarms" {
+		t.Errorf("ProbeAlarms: %v, want a PermissionError for cloudwatch:DescribeAlarms", err)
+	}
+	if err := api.ProbeInventory(ctx); !errors.As(err, &p) || p.Action != "sagemaker:ListEndpoints" {
+		t.Errorf("ProbeInventory: %v, want a PermissionError for sagemaker:ListEndpoints", err)
+	}
 	if _, err := api.History(ctx, awsapi.HistoryQuery{From: st.End.Add(-time.Hour), To: st.End}); err != nil {
 		t.Errorf("History is not denied: %v", err)
 	}

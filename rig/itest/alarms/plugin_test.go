@@ -154,6 +154,39 @@ func TestDeniedActionIsASaveAndTestWarning(t *testing.T) {
 	}
 }
 
+// Without sagemaker:ListInferenceComponents the inventory keeps the endpoints and their
+// variants and warns naming the action; the endpoint variable still lists the endpoints.
+func TestDeniedICListingDegradesTheInventory(t *testing.T) {
+	st, d := start(t, stack.Options{Scenario: "healthy", Deny: []string{"sagemaker:ListInferenceComponents"}})
+	fr := query(t, d, st, "inventory", map[string]any{})
+	var variants int
+	for _, r := range rows(t, fr) {
+		if r["kind"] != "variant" {
+			t.Errorf("row %v, want variants only", r)
+		}
+		variants++
+	}
+	if want := len(fleet.Default().Endpoints); variants != want {
+		t.Errorf("%d variant rows, want one per endpoint (%d)", variants, want)
+	}
+	var warned bool
+	if fr.Meta != nil {
+		for _, n := range fr.Meta.Notices {
+			warned = warned || n.Severity == data.NoticeSeverityWarning && strings.Contains(n.Text, "sagemaker:ListInferenceComponents")
+		}
+	}
+	if !warned {
+		t.Errorf("no warning naming sagemaker:ListInferenceComponents: %+v", fr.Meta)
+	}
+	var res struct{ Values []string }
+	if err := callResource(d, "inventory/endpoints", &res); err != nil || len(res.Values) != variants {
+		t.Errorf("inventory/endpoints = %v (%v), want the %d endpoints", res.Values, err, variants)
+	}
+	if err := callResource(d, "inventory/components", &res); err == nil || !strings.Contains(err.Error(), "sagemaker:ListInferenceComponents") {
+		t.Errorf("inventory/components: %v, want an error naming sagemaker:ListInferenceComponents", err)
+	}
+}
+
 func callResource(d *plugin.Datasource, path string, v any) error {
 	var body []byte
 	status := 0

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	cwtypes "github.com/aws/aws-sdk-go-v2/service/cloudwatch/types"
 	"github.com/aws/aws-sdk-go-v2/service/sagemaker"
 	smtypes "github.com/aws/aws-sdk-go-v2/service/sagemaker/types"
@@ -15,14 +16,14 @@ import (
 
 func alarmOf(a cwtypes.MetricAlarm) Alarm {
 	out := Alarm{
-		Name:        deref(a.AlarmName),
-		ARN:         deref(a.AlarmArn),
-		Description: deref(a.AlarmDescription),
+		Name:        aws.ToString(a.AlarmName),
+		ARN:         aws.ToString(a.AlarmArn),
+		Description: aws.ToString(a.AlarmDescription),
 		State:       string(a.StateValue),
-		Reason:      deref(a.StateReason),
+		Reason:      aws.ToString(a.StateReason),
 		Updated:     derefTime(a.StateTransitionedTimestamp),
-		Namespace:   deref(a.Namespace),
-		Metric:      deref(a.MetricName),
+		Namespace:   aws.ToString(a.Namespace),
+		Metric:      aws.ToString(a.MetricName),
 		Dimensions:  dimensions(a.Dimensions),
 		Comparison:  string(a.ComparisonOperator),
 		Threshold:   a.Threshold,
@@ -36,14 +37,14 @@ func alarmOf(a cwtypes.MetricAlarm) Alarm {
 		for _, q := range a.Metrics {
 			if q.MetricStat != nil && q.MetricStat.Metric != nil {
 				m := q.MetricStat.Metric
-				out.Namespace, out.Metric, out.Dimensions = deref(m.Namespace), deref(m.MetricName), dimensions(m.Dimensions)
+				out.Namespace, out.Metric, out.Dimensions = aws.ToString(m.Namespace), aws.ToString(m.MetricName), dimensions(m.Dimensions)
 				break
 			}
 		}
 	}
 	if p, ok := a.EvaluationCriteria.(*cwtypes.EvaluationCriteriaMemberPromQLCriteria); ok {
 		// A PromQL alarm folds its threshold into the query.
-		out.PromQL = deref(p.Value.Query)
+		out.PromQL = aws.ToString(p.Value.Query)
 		out.Threshold, out.Comparison = nil, ""
 	}
 	return out
@@ -55,16 +56,16 @@ func dimensions(ds []cwtypes.Dimension) map[string]string {
 	}
 	m := make(map[string]string, len(ds))
 	for _, d := range ds {
-		m[deref(d.Name)] = deref(d.Value)
+		m[aws.ToString(d.Name)] = aws.ToString(d.Value)
 	}
 	return m
 }
 
 func contributorOf(c cwtypes.AlarmContributor) Contributor {
 	return Contributor{
-		ID:         deref(c.ContributorId),
+		ID:         aws.ToString(c.ContributorId),
 		Attributes: maps.Clone(c.ContributorAttributes),
-		Reason:     deref(c.StateReason),
+		Reason:     aws.ToString(c.StateReason),
 		Since:      derefTime(c.StateTransitionedTimestamp),
 	}
 }
@@ -85,9 +86,9 @@ type historyData struct {
 
 func transitionOf(h cwtypes.AlarmHistoryItem) Transition {
 	t := Transition{
-		Alarm:       deref(h.AlarmName),
+		Alarm:       aws.ToString(h.AlarmName),
 		Time:        derefTime(h.Timestamp),
-		Summary:     deref(h.HistorySummary),
+		Summary:     aws.ToString(h.HistorySummary),
 		Contributor: maps.Clone(h.AlarmContributorAttributes),
 	}
 	var d historyData
@@ -107,11 +108,11 @@ func transitionOf(h cwtypes.AlarmHistoryItem) Transition {
 // endpoint is being created).
 func endpointOf(d *sagemaker.DescribeEndpointOutput, cfg *sagemaker.DescribeEndpointConfigOutput) Endpoint {
 	e := Endpoint{
-		Name:          deref(d.EndpointName),
-		ARN:           deref(d.EndpointArn),
+		Name:          aws.ToString(d.EndpointName),
+		ARN:           aws.ToString(d.EndpointArn),
 		Status:        string(d.EndpointStatus),
-		ConfigName:    deref(d.EndpointConfigName),
-		FailureReason: deref(d.FailureReason),
+		ConfigName:    aws.ToString(d.EndpointConfigName),
+		FailureReason: aws.ToString(d.FailureReason),
 		Created:       derefTime(d.CreationTime),
 		Modified:      derefTime(d.LastModifiedTime),
 	}
@@ -119,23 +120,23 @@ func endpointOf(d *sagemaker.DescribeEndpointOutput, cfg *sagemaker.DescribeEndp
 	var order []string
 	if cfg != nil {
 		for _, v := range cfg.ProductionVariants {
-			configured[deref(v.VariantName)] = v
-			order = append(order, deref(v.VariantName))
+			configured[aws.ToString(v.VariantName)] = v
+			order = append(order, aws.ToString(v.VariantName))
 		}
 	}
 	for _, v := range d.ProductionVariants {
-		name := deref(v.VariantName)
+		name := aws.ToString(v.VariantName)
 		e.Variants = append(e.Variants, Variant{
 			Name:             name,
 			InstanceType:     string(configured[name].InstanceType),
-			CurrentInstances: int(deref(v.CurrentInstanceCount)),
-			DesiredInstances: int(deref(v.DesiredInstanceCount)),
+			CurrentInstances: int(aws.ToInt32(v.CurrentInstanceCount)),
+			DesiredInstances: int(aws.ToInt32(v.DesiredInstanceCount)),
 		})
 	}
 	if len(d.ProductionVariants) == 0 {
 		for _, name := range order {
 			v := configured[name]
-			e.Variants = append(e.Variants, Variant{Name: name, InstanceType: string(v.InstanceType), DesiredInstances: int(deref(v.InitialInstanceCount))})
+			e.Variants = append(e.Variants, Variant{Name: name, InstanceType: string(v.InstanceType), DesiredInstances: int(aws.ToInt32(v.InitialInstanceCount))})
 		}
 	}
 	return e
@@ -143,10 +144,10 @@ func endpointOf(d *sagemaker.DescribeEndpointOutput, cfg *sagemaker.DescribeEndp
 
 func componentOf(s smtypes.InferenceComponentSummary, d *sagemaker.DescribeInferenceComponentOutput) Component {
 	c := Component{
-		Name:     deref(s.InferenceComponentName),
-		ARN:      deref(s.InferenceComponentArn),
-		Endpoint: deref(s.EndpointName),
-		Variant:  deref(s.VariantName),
+		Name:     aws.ToString(s.InferenceComponentName),
+		ARN:      aws.ToString(s.InferenceComponentArn),
+		Endpoint: aws.ToString(s.EndpointName),
+		Variant:  aws.ToString(s.VariantName),
 		Status:   string(s.InferenceComponentStatus),
 		Created:  derefTime(s.CreationTime),
 		Modified: derefTime(s.LastModifiedTime),
@@ -160,13 +161,13 @@ func componentOf(s smtypes.InferenceComponentSummary, d *sagemaker.DescribeInfer
 	if t := derefTime(d.LastModifiedTime); !t.IsZero() {
 		c.Modified = t
 	}
-	c.FailureReason = deref(d.FailureReason)
+	c.FailureReason = aws.ToString(d.FailureReason)
 	if d.Specification != nil {
-		c.Model = deref(d.Specification.ModelName)
+		c.Model = aws.ToString(d.Specification.ModelName)
 	}
 	if d.RuntimeConfig != nil {
-		c.CurrentCopies = int(deref(d.RuntimeConfig.CurrentCopyCount))
-		c.DesiredCopies = int(deref(d.RuntimeConfig.DesiredCopyCount))
+		c.CurrentCopies = int(aws.ToInt32(d.RuntimeConfig.CurrentCopyCount))
+		c.DesiredCopies = int(aws.ToInt32(d.RuntimeConfig.DesiredCopyCount))
 	}
 	return c
 }
@@ -177,14 +178,6 @@ func mapAll[S, T any](in []S, f func(S) T) []T {
 		out = append(out, f(v))
 	}
 	return out
-}
-
-func deref[T any](p *T) T {
-	var zero T
-	if p == nil {
-		return zero
-	}
-	return *p
 }
 
 func derefTime(p *time.Time) time.Time {

@@ -99,7 +99,10 @@ type Evidence struct {
 
 // Finding is one likely cause.
 type Finding struct {
-	Rule      string     `json:"rule"`
+	Rule string `json:"rule"`
+	// Region is where the finding was made; empty when the query named no region (the data
+	// source's default).
+	Region    string     `json:"region,omitempty"`
 	Cause     string     `json:"cause"`
 	Target    Target     `json:"scope"`
 	Severity  Severity   `json:"severity"`
@@ -119,16 +122,20 @@ type Finding struct {
 // RuleFailure records a rule that could not be evaluated (a query failed, or the rule
 // itself did); the other rules' findings are still returned, and the failure is shown.
 type RuleFailure struct {
-	Rule  string `json:"rule"`
-	Error string `json:"error"`
-	Query string `json:"query,omitempty"` // the PromQL that failed, when a query did
+	Rule string `json:"rule"` // empty: the whole region failed (RunRegions)
+	// Region the rule failed in; empty when the query named no region.
+	Region string `json:"region,omitempty"`
+	Error  string `json:"error"`
+	Query  string `json:"query,omitempty"` // the PromQL that failed, when a query did
 	// Err is the failure, typed, for the caller's edge (pkg/fault) to explain.
 	Err error `json:"-"`
 }
 
 // Report is the result of one diagnosis run.
 type Report struct {
-	Scope    Scope         `json:"scope"`
+	Scope Scope `json:"scope"`
+	// Regions the run covered, in query order; empty when the query named no region.
+	Regions  []string      `json:"regions,omitempty"`
 	Start    time.Time     `json:"start"`
 	End      time.Time     `json:"end"`
 	Findings []Finding     `json:"findings"`
@@ -138,6 +145,8 @@ type Report struct {
 	// Requests is the number of upstream queries made (identical queries shared by several
 	// rules are sent once).
 	Requests int `json:"requests"`
+	// answered counts the regions where at least one rule could query.
+	answered int
 }
 
 // maxRange is the longest range Run accepts: CloudWatch reads at most 7 days including
@@ -151,24 +160,36 @@ func Run(ctx context.Context, q Querier, scope Scope, start, end time.Time, cfg 
 	if q == nil {
 		return Report{}, errors.New("diagnosis: no querier: pass a Querier (for example NewPromClientQuerier)")
 	}
-	if err := cfg.Validate(); err != nil {
-		return Report{}, err
-	}
-	if !end.After(start) {
-		return Report{}, fmt.Errorf("diagnosis: the time range is empty (start %s, end %s): choose an end after the start", start.Format(time.RFC3339), end.Format(time.RFC3339))
-	}
-	if end.Sub(start) > maxRange {
-		return Report{}, fmt.Errorf("diagnosis: the time range %s is too long: CloudWatch reads at most 7 days including look-back; diagnose 6 days or less", end.Sub(start))
-	}
-	rules, err := selectRules(cfg.Rules)
+	rules, err := prepare(start, end, cfg)
 	if err != nil {
 		return Report{}, err
 	}
+	r, _, err := runRegion(ctx, q, rules, scope, start, end, cfg)
+	return r, err
+}
+
+// prepare checks what every run needs before any query: thresholds, range and rule ids.
+func prepare(start, end time.Time, cfg Config) ([]rule, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if !end.After(start) {
+		return nil, fmt.Errorf("diagnosis: the time range is empty (start %s, end %s): choose an end after the start", start.Format(time.RFC3339), end.Format(time.RFC3339))
+	}
+	if end.Sub(start) > maxRange {
+		return nil, fmt.Errorf("diagnosis: the time range %s is too long: CloudWatch reads at most 7 days including look-back; diagnose 6 days or less", end.Sub(start))
+	}
+	return selectRules(cfg.Rules)
+}
+
+// runRegion runs the rules through one region's querier and ranks its findings; the env it
+// returns (with its memoised querier) lets the cross-region rule reuse the answers.
+func runRegion(ctx context.Context, q Querier, rules []rule, scope Scope, start, end time.Time, cfg Config) (Report, *env, error) {
 	mq := newMemoQuerier(q)
 	e := &env{q: mq, scope: scope, start: start, end: end, cfg: cfg, warnings: &warnings{seen: map[string]bool{}}}
 	e.step, e.window = stepFor(end.Sub(start), cfg)
 	if err := e.checkScope(ctx); err != nil {
-		return Report{}, err
+		return Report{}, nil, err
 	}
 
 	var (
@@ -195,12 +216,7 @@ func Run(ctx context.Context, q Querier, scope Scope, start, end time.Time, cfg 
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
-				f := RuleFailure{Rule: r.id, Error: err.Error(), Err: err}
-				var qe *QueryError
-				if errors.As(err, &qe) {
-					f.Query = qe.Query
-				}
-				failures = append(failures, f)
+				failures = append(failures, ruleFailure(r.id, err))
 				return
 			}
 			for i := range fs {
@@ -217,7 +233,17 @@ func Run(ctx context.Context, q Querier, scope Scope, start, end time.Time, cfg 
 	e.overloadFirst(findings)
 	Rank(findings)
 	sort.Slice(failures, func(i, j int) bool { return failures[i].Rule < failures[j].Rule })
-	return Report{Scope: scope, Start: start, End: end, Findings: findings, Failures: failures, Warnings: e.warnings.list, Requests: mq.requests()}, nil
+	return Report{Scope: scope, Start: start, End: end, Findings: findings, Failures: failures, Warnings: e.warnings.list, Requests: mq.requests()}, e, nil
+}
+
+// ruleFailure records a rule's error with the query that failed, when one did.
+func ruleFailure(id string, err error) RuleFailure {
+	f := RuleFailure{Rule: id, Error: err.Error(), Err: err}
+	var qe *QueryError
+	if errors.As(err, &qe) {
+		f.Query = qe.Query
+	}
+	return f
 }
 
 // evaluate runs one rule; a panic in it becomes that rule's failure, so one broken rule
@@ -227,8 +253,8 @@ func evaluate(ctx context.Context, r rule, e *env) (fs []Finding, err error) {
 	return r.run(ctx, e)
 }
 
-// Rank orders findings by severity, then score (both descending), then rule and target name
-// so that equal findings keep a stable order.
+// Rank orders findings by severity, then score (both descending), then rule, target name and
+// region so that equal findings keep a stable order.
 func Rank(fs []Finding) {
 	sort.SliceStable(fs, func(i, j int) bool {
 		a, b := fs[i], fs[j]
@@ -241,7 +267,10 @@ func Rank(fs []Finding) {
 		if a.Rule != b.Rule {
 			return a.Rule < b.Rule
 		}
-		return a.Target.Name < b.Target.Name
+		if a.Target.Name != b.Target.Name {
+			return a.Target.Name < b.Target.Name
+		}
+		return a.Region < b.Region
 	})
 }
 

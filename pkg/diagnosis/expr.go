@@ -27,7 +27,7 @@ const (
 
 // env is what a rule sees: the shared (memoised) querier, the scope and the time grid.
 type env struct {
-	q          Querier
+	q          *memoQuerier // each distinct query sent once per run and region
 	scope      Scope
 	start, end time.Time
 	cfg        Config

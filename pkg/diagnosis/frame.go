@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
@@ -15,21 +16,34 @@ import (
 // Frame turns a report into the table the Performance dashboard shows at its top: one row per
 // finding in rank order, then one per rule that could not be evaluated (with the reason), so
 // a failed rule is never silently missing. The cause cell links to the panel holding the
-// evidence.
+// evidence. A report of named regions gets a region column; one of several regions names the
+// region in each cause and summary too, as rows of different regions can otherwise read alike.
 func Frame(r Report) *data.Frame {
 	names := []string{"severity", "cause", "scope", "summary", "evidence", "next step", "link"}
+	withRegion, many := len(r.Regions) > 0, len(r.Regions) > 1
+	if withRegion {
+		names = slices.Insert(names, 2, "region")
+	}
 	cols := map[string][]string{}
-	add := func(row ...string) {
+	add := func(region string, row ...string) {
+		if withRegion {
+			row = slices.Insert(row, 2, region)
+		}
 		for i, c := range names {
 			cols[c] = append(cols[c], row[i])
 		}
 	}
 	for _, f := range r.Findings {
-		add(f.Severity.String(), f.Cause, f.Target.String(), f.Summary, evidenceText(f.Evidence), f.Next, f.PanelLink)
+		cause, summary := f.Cause, f.Summary
+		if many {
+			cause, summary = cause+" ("+f.Region+")", f.Region+": "+summary
+		}
+		add(f.Region, f.Severity.String(), cause, f.Target.String(), summary, evidenceText(f.Evidence), f.Next, f.PanelLink)
 	}
 	queries := []string{evidenceQueries(r.Findings)}
 	for _, f := range r.Failures {
-		add("unknown", "Rule "+f.Rule+" "+NotEvaluated, r.Scope.String(), f.Error, "", "Retry; if it persists, run the failed query from the query inspector.", "")
+		d := f.describe(many)
+		add(f.Region, "unknown", strings.ToUpper(d[:1])+d[1:], r.Scope.String(), f.Error, "", "Retry; if it persists, run the failed query from the query inspector.", "")
 		if f.Query != "" {
 			queries = append(queries, f.Query)
 		}
@@ -46,6 +60,19 @@ func Frame(r Report) *data.Frame {
 	fr := data.NewFrame("diagnosis", fields...)
 	fr.Meta = &data.FrameMeta{PreferredVisualization: data.VisTypeTable, ExecutedQueryString: strings.TrimSpace(strings.Join(queries, "\n"))}
 	return fr
+}
+
+// describe says what could not be evaluated: "rule kv-cache-saturation could not be evaluated"
+// (with " in <region>" among several regions), or "region us-west-2 could not be evaluated"
+// when a whole region failed.
+func (f RuleFailure) describe(many bool) string {
+	switch {
+	case f.Rule == "":
+		return "region " + f.Region + " " + NotEvaluated
+	case many && f.Region != "":
+		return "rule " + f.Rule + " " + NotEvaluated + " in " + f.Region
+	}
+	return "rule " + f.Rule + " " + NotEvaluated
 }
 
 // NotEvaluated is how a rule that failed is shown, with its reason.
@@ -108,8 +135,10 @@ func scopeValue(field, v string) (string, error) {
 // run, the response carries the first failure, typed, for the datasource's edge to explain (a
 // CloudWatch 403 stays a 403). Input errors are downstream errors. explain words a rule's
 // failure with its fix for the row and the notice, as the datasource words a panel's error
-// (pkg/fault.Explain with its endpoint and region); nil shows the error as it is.
-func HandleQuery(ctx context.Context, q Querier, query backend.DataQuery, explain func(error) string) backend.DataResponse {
+// (pkg/fault.Explain with the region's endpoint); nil shows the error as it is.
+// regions are those the query names, each with its querier (RunRegions); one Region with an
+// empty name when it names none.
+func HandleQuery(ctx context.Context, regions []Region, query backend.DataQuery, explain func(region string, err error) string) backend.DataResponse {
 	var m diagnosisQuery
 	if len(query.JSON) > 0 {
 		if err := json.Unmarshal(query.JSON, &m); err != nil {
@@ -124,16 +153,16 @@ func HandleQuery(ctx context.Context, q Querier, query backend.DataQuery, explai
 	if scope.InferenceComponent, err = scopeValue("inference component", m.InferenceComponent); err != nil {
 		return backend.DataResponse{Error: backend.DownstreamError(err)}
 	}
-	r, err := Run(ctx, q, scope, query.TimeRange.From, query.TimeRange.To, DefaultConfig())
+	r, err := RunRegions(ctx, regions, scope, query.TimeRange.From, query.TimeRange.To, DefaultConfig())
 	if err != nil {
 		return backend.DataResponse{Error: backend.DownstreamError(err)}
 	}
-	if len(r.Failures) > 0 && len(r.Failures) == len(allRules) {
-		return backend.DataResponse{Error: fmt.Errorf("diagnosis: no rule could query the data source: %w", r.Failures[0].Err)}
+	if r.answered == 0 && len(r.Failures) > 0 {
+		return backend.DataResponse{Error: fmt.Errorf("diagnosis: no rule could query the data source: %w", inRegion(r.Failures[0].Region, r.Failures[0].Err))}
 	}
 	for i, f := range r.Failures {
 		if explain != nil && f.Err != nil {
-			r.Failures[i].Error = explain(f.Err)
+			r.Failures[i].Error = explain(f.Region, f.Err)
 		}
 	}
 	fr := Frame(r)
@@ -142,8 +171,12 @@ func HandleQuery(ctx context.Context, q Querier, query backend.DataQuery, explai
 		fr.AppendNotices(data.Notice{Severity: data.NoticeSeverityWarning, Text: w})
 	}
 	for _, f := range r.Failures {
-		fr.AppendNotices(data.Notice{Severity: data.NoticeSeverityWarning, Text: "rule " + f.Rule + " " + NotEvaluated + ": " + f.Error})
+		fr.AppendNotices(data.Notice{Severity: data.NoticeSeverityWarning, Text: f.describe(len(r.Regions) > 1) + ": " + f.Error})
 	}
-	fr.AppendNotices(data.Notice{Severity: data.NoticeSeverityInfo, Text: fmt.Sprintf("%d findings over %s from %d CloudWatch requests", len(r.Findings), scope, r.Requests)})
+	where := scope.String()
+	if len(r.Regions) > 0 {
+		where += " in " + strings.Join(r.Regions, ", ")
+	}
+	fr.AppendNotices(data.Notice{Severity: data.NoticeSeverityInfo, Text: fmt.Sprintf("%d findings over %s from %d CloudWatch requests", len(r.Findings), where, r.Requests)})
 	return backend.DataResponse{Frames: data.Frames{fr}}
 }

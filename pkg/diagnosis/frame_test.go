@@ -66,7 +66,7 @@ func TestFrame(t *testing.T) {
 func TestHandleQueryUpstreamDown(t *testing.T) {
 	dq := backend.DataQuery{RefID: "D", QueryType: "diagnosis", JSON: json.RawMessage(`{}`), TimeRange: backend.TimeRange{From: runFrom, To: runTo}}
 	refused := errors.New("connection refused")
-	resp := HandleQuery(context.Background(), &failingQuerier{err: refused}, dq, nil)
+	resp := HandleQuery(context.Background(), []Region{{Querier: &failingQuerier{err: refused}}}, dq, nil)
 	if !errors.Is(resp.Error, refused) || !strings.Contains(resp.Error.Error(), "no rule could query") {
 		t.Fatalf("want the rules' error, wrapped, got %v", resp.Error)
 	}
@@ -98,10 +98,10 @@ func TestHandleQueryExplainsFailedRules(t *testing.T) {
 	dq := backend.DataQuery{RefID: "D", QueryType: "diagnosis", JSON: json.RawMessage(`{}`), TimeRange: backend.TimeRange{From: runFrom, To: runTo}}
 	denied := &promclient.APIError{Status: 403, Type: "AccessDeniedException", Message: "not authorized to perform GetMetricData", Cause: promclient.CauseAccessDenied}
 	q := partlyFailingQuerier{fail: semconv.VLLMKVCacheUsage, err: denied}
-	explain := func(err error) string { return fault.Explain(err, fault.Context{}).Message }
+	explain := func(_ string, err error) string { return fault.Explain(err, fault.Context{}).Message }
 	cases := []struct {
 		name    string
-		explain func(error) string
+		explain func(string, error) string
 		want    []string // in the notice and in the row
 		wantNot string
 	}{
@@ -110,7 +110,7 @@ func TestHandleQueryExplainsFailedRules(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			resp := HandleQuery(context.Background(), q, dq, c.explain)
+			resp := HandleQuery(context.Background(), []Region{{Querier: q}}, dq, c.explain)
 			if resp.Error != nil || len(resp.Frames) != 1 {
 				t.Fatalf("one rule failing must not fail the query: error %v, %d frames", resp.Error, len(resp.Frames))
 			}

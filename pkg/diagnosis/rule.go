@@ -19,7 +19,7 @@ type rule struct {
 var allRules = []rule{
 	{id: "vram-drop", panel: panelGPUMemory, priority: 90, run: runVRAMDrop},
 	{id: "gpu-hardware", panel: panelGPUErrors, priority: 88, run: runGPUHardware},
-	{id: "ice-exhaustion", panel: panelICE, priority: 85, run: runICE},
+	{id: iceRuleID, panel: panelICE, priority: 85, run: runICE},
 	{id: "az-traffic", panel: panelTraffic, priority: 88, run: runAZ},
 	{id: "kv-cache-saturation", panel: panelEnginePressure, priority: 80, run: runKV},
 	{id: "engine-queueing", panel: panelLatencyBreakdown, priority: 75, run: runQueueing},
@@ -30,3 +30,6 @@ var allRules = []rule{
 	{id: "error-spike", panel: panelErrors, priority: 30, run: runErrors},
 	{id: "throughput-drop", panel: panelThroughput, priority: 20, run: runThroughput},
 }
+
+// iceRuleID is the ICE rule, which the cross-region ICE rule (crossRegionRuleID) goes with.
+const iceRuleID = "ice-exhaustion"

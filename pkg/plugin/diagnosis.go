@@ -24,8 +24,8 @@ func (d *Datasource) runDiagnosis(ctx context.Context, q backend.DataQuery) back
 	if err := models.CheckTimeRange(q.RefID, q.TimeRange); err != nil {
 		return d.errorResponse(backend.DownstreamError(err))
 	}
-	explain := func(err error) string { return d.explain(err, "cloudwatch:GetMetricData").Message }
-	resp := diagnosis.HandleQuery(ctx, diagnosis.NewPromClientQuerier(cachedQueries{d}), q, explain)
+	explain := func(_ string, err error) string { return d.explain(err, "cloudwatch:GetMetricData").Message }
+	resp := diagnosis.HandleQuery(ctx, []diagnosis.Region{{Querier: diagnosis.NewPromClientQuerier(cachedQueries{d})}}, q, explain)
 	if resp.Error != nil {
 		return d.errorResponse(resp.Error)
 	}

@@ -38,7 +38,7 @@ func TestHandleQuery(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			resp := HandleQuery(context.Background(), q, dq(c.json), nil)
+			resp := HandleQuery(context.Background(), []Region{{Querier: q}}, dq(c.json), nil)
 			if c.wantErr != "" {
 				if resp.Error == nil || !strings.Contains(resp.Error.Error(), c.wantErr) || !backend.IsDownstreamError(resp.Error) {
 					t.Fatalf("want a downstream error containing %q, got %v", c.wantErr, resp.Error)

@@ -48,7 +48,7 @@ func TestScopeWithoutData(t *testing.T) {
 			}
 			// The datasource query says the same, as the user's (downstream) error.
 			js, _ := json.Marshal(map[string]string{"endpoint": c.scope.Endpoint, "inferenceComponent": c.scope.InferenceComponent})
-			resp := HandleQuery(context.Background(), d.querier(), backend.DataQuery{RefID: "A", JSON: js, TimeRange: backend.TimeRange{From: t0, To: tEnd()}}, nil)
+			resp := HandleQuery(context.Background(), []Region{{Querier: d.querier()}}, backend.DataQuery{RefID: "A", JSON: js, TimeRange: backend.TimeRange{From: t0, To: tEnd()}}, nil)
 			if resp.Error == nil || !backend.IsDownstreamError(resp.Error) || !strings.Contains(resp.Error.Error(), c.want) {
 				t.Fatalf("diagnosis query: error %v, want a downstream error with %q", resp.Error, c.want)
 			}

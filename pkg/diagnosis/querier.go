@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/prometheus/common/model"
+
+	"github.com/inferscope/sagemaker-datasource/pkg/panics"
 )
 
 // Querier runs PromQL. Instant returns an instant vector evaluated at t; Range returns a
@@ -55,6 +57,14 @@ func (m *memoQuerier) entry(key string) (*memoEntry, bool) {
 	return e, true
 }
 
+// fill runs the query and releases the waiters even when the querier panics (the panic is
+// the entry's error), so the rules sharing the query fail instead of waiting forever.
+func (e *memoEntry) fill(query func()) {
+	defer close(e.done)
+	defer panics.Recover(func(p *panics.Error) { e.err = p })
+	query()
+}
+
 func (m *memoQuerier) wait(ctx context.Context, e *memoEntry) error {
 	select {
 	case <-e.done:
@@ -67,8 +77,7 @@ func (m *memoQuerier) wait(ctx context.Context, e *memoEntry) error {
 func (m *memoQuerier) Instant(ctx context.Context, expr string, t time.Time) (model.Vector, error) {
 	e, fill := m.entry(fmt.Sprintf("i|%d|%s", t.UnixMilli(), expr))
 	if fill {
-		e.vec, e.err = m.next.Instant(ctx, expr, t)
-		close(e.done)
+		e.fill(func() { e.vec, e.err = m.next.Instant(ctx, expr, t) })
 	} else if err := m.wait(ctx, e); err != nil {
 		return nil, err
 	}
@@ -78,8 +87,7 @@ func (m *memoQuerier) Instant(ctx context.Context, expr string, t time.Time) (mo
 func (m *memoQuerier) Range(ctx context.Context, expr string, start, end time.Time, step time.Duration) (model.Matrix, error) {
 	e, fill := m.entry(fmt.Sprintf("r|%d|%d|%d|%s", start.UnixMilli(), end.UnixMilli(), step.Milliseconds(), expr))
 	if fill {
-		e.mat, e.err = m.next.Range(ctx, expr, start, end, step)
-		close(e.done)
+		e.fill(func() { e.mat, e.err = m.next.Range(ctx, expr, start, end, step) })
 	} else if err := m.wait(ctx, e); err != nil {
 		return nil, err
 	}

@@ -27,15 +27,17 @@ const (
 type regionCapacity struct {
 	region     string
 	ice        *iceData
-	scaleOuts  int // ScaleOut events in the range
+	known      bool // the AZs in use and the scale-outs were read: it can be the other region
+	scaleOuts  int  // ScaleOut events in the range
 	scaleQuery string
 }
 
 // crossRegion reads each answered region's ICE picture (the ICE rule's queries, answered
-// from each region's memo) and, only when some region is out of a type in every AZ, the
-// others' AZs in use and scale-outs, the regions in parallel; then judges. A region whose
-// reads fail is left out of the comparison: its ICE failure is the ICE rule's row already,
-// and the AZ or scale-out failure is this rule's row for that region.
+// from each region's memo) and, only when some region is out of a type in every AZ, every
+// region's AZs in use and scale-outs, the regions in parallel; then judges. A region whose
+// ICE cannot be read is left out (that is the ICE rule's failure row already); one whose AZs
+// or scale-outs cannot be read cannot be the region with capacity, and is this rule's
+// failure row for that region.
 func crossRegion(ctx context.Context, runs []regionRun, start, end time.Time) (fs []Finding, failures []RuleFailure) {
 	defer panics.Recover(func(p *panics.Error) { fs, failures = nil, []RuleFailure{ruleFailure(crossRegionRuleID, p)} })
 	caps := make([]*regionCapacity, len(runs))
@@ -74,8 +76,9 @@ func crossRegion(ctx context.Context, runs []regionRun, start, end time.Time) (f
 				mu.Lock()
 				failures = append(failures, f)
 				mu.Unlock()
-				caps[i] = nil
+				return
 			}
+			caps[i].known = true
 		}()
 	}
 	wg.Wait()
@@ -94,9 +97,12 @@ func crossRegion(ctx context.Context, runs []regionRun, start, end time.Time) (f
 }
 
 // readCapacity adds the AZs in use (when the ICE rule did not need them) and the scale-outs.
+// It writes c only when both were read, so a failed region's picture stays as the ICE rule saw it.
 func (e *env) readCapacity(ctx context.Context, c *regionCapacity) error {
+	azs := c.ice
 	if len(c.ice.types) == 0 {
-		if err := e.readAZs(ctx, c.ice); err != nil {
+		azs = &iceData{azs: map[string]bool{}, azQuery: c.ice.azQuery}
+		if err := e.readAZs(ctx, azs); err != nil {
 			return err
 		}
 	}
@@ -104,7 +110,7 @@ func (e *env) readCapacity(ctx context.Context, c *regionCapacity) error {
 	if err != nil {
 		return err
 	}
-	c.scaleOuts = countScaleOuts(m, e.step)
+	c.ice.azs, c.scaleOuts = azs.azs, countScaleOuts(m, e.step)
 	return nil
 }
 
@@ -132,7 +138,7 @@ func judgeCrossRegion(caps []regionCapacity) []Finding {
 			}
 			var with []capacityIn
 			for _, s := range caps {
-				if s.region == r.region {
+				if s.region == r.region || !s.known {
 					continue
 				}
 				if c, ok := capacityFor(s, it); ok {

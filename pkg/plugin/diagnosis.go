@@ -25,7 +25,7 @@ func (d *Datasource) runDiagnosis(ctx context.Context, q backend.DataQuery) back
 		return d.errorResponse(backend.DownstreamError(err))
 	}
 	explain := func(err error) string { return d.explain(err, "cloudwatch:GetMetricData").Message }
-	resp := diagnosis.HandleQuery(ctx, diagnosis.NewPromClientQuerier(cachedQueries{d}), q, explain)
+	resp := diagnosis.HandleQuery(ctx, diagnosis.NewPromClientQuerier(cachedQueries{d.home}), q, explain)
 	if resp.Error != nil {
 		return d.errorResponse(resp.Error)
 	}

@@ -58,11 +58,21 @@ func New(ctx context.Context, s awsauth.Settings, ep awsauth.Endpoint, seen sigv
 	return newClient(ctx, s, ep, seen, options{})
 }
 
+// NewWithCredentials is New on a credentials provider the caller built (and shares, e.g.
+// between the regions of one data source).
+func NewWithCredentials(creds aws.CredentialsProvider, ep awsauth.Endpoint, seen sigv4.SecretSink) API {
+	return newClientWith(creds, ep, seen, options{})
+}
+
 func newClient(ctx context.Context, s awsauth.Settings, ep awsauth.Endpoint, seen sigv4.SecretSink, o options) (*client, error) {
 	creds, err := awsauth.NewCredentialsProvider(ctx, s, awsauth.Deps{})
 	if err != nil {
 		return nil, err
 	}
+	return newClientWith(creds, ep, seen, o), nil
+}
+
+func newClientWith(creds aws.CredentialsProvider, ep awsauth.Endpoint, seen sigv4.SecretSink, o options) *client {
 	c := &client{region: ep.Region, timeout: o.callTimeout, parallel: o.describeLimit}
 	if c.timeout <= 0 {
 		c.timeout = callTimeout
@@ -102,7 +112,7 @@ func newClient(ctx context.Context, s awsauth.Settings, ep awsauth.Endpoint, see
 	}
 	c.cw = cloudwatch.NewFromConfig(config(ep))
 	c.sm = sagemaker.NewFromConfig(config(awsauth.SageMakerEndpoint(ep)))
-	return c, nil
+	return c
 }
 
 // CloseIdleConnections lets the data source's Dispose release its connections.

@@ -31,22 +31,28 @@ type Endpoint struct {
 // loopback host. A datasource URL may name a CloudWatch or loopback host
 // only; anything else has to be set deliberately as jsonData.endpoint.
 func ResolveEndpoint(s Settings) (Endpoint, error) {
+	return resolve(s, SetEndpoint, SetRegion)
+}
+
+// resolve is ResolveEndpoint with the names its messages give the explicit endpoint and the
+// region (jsonData.regionEndpoints entries name themselves for both).
+func resolve(s Settings, endpointSetting, regionSetting Setting) (Endpoint, error) {
 	if s.Region != "" && !regionPattern.MatchString(s.Region) {
-		return Endpoint{}, settingErrorf([]Setting{SetRegion}, "%[1]s %[2]q is not an AWS region name; use one like us-east-1", s.Region)
+		return Endpoint{}, settingErrorf([]Setting{regionSetting}, "%[1]s %[2]q is not an AWS region name; use one like us-east-1", s.Region)
 	}
-	raw, source := s.Endpoint, SetEndpoint
+	raw, source := s.Endpoint, endpointSetting
 	if raw == "" {
 		raw, source = s.DatasourceURL, SetURL
 	}
 	bad := func(format string, args ...any) (Endpoint, error) {
-		return Endpoint{}, settingErrorf([]Setting{source, SetRegion}, format, args...)
+		return Endpoint{}, settingErrorf([]Setting{source, regionSetting}, format, args...)
 	}
 	if raw == "" {
 		if s.Region == "" {
-			return Endpoint{}, settingErrorf([]Setting{SetRegion}, "no region configured: set %[1]s (e.g. us-east-1) so requests go to https://monitoring.<region>.amazonaws.com")
+			return Endpoint{}, settingErrorf([]Setting{regionSetting}, "no region configured: set %[1]s (e.g. us-east-1) so requests go to https://monitoring.<region>.amazonaws.com")
 		}
 		u := &url.URL{Scheme: "https", Host: "monitoring." + s.Region + dnsSuffix(s.Region)}
-		return Endpoint{URL: u, Region: s.Region, Source: SetRegion}, nil
+		return Endpoint{URL: u, Region: s.Region, Source: regionSetting}, nil
 	}
 
 	u, err := url.Parse(strings.TrimSpace(raw))
@@ -86,8 +92,8 @@ func ResolveEndpoint(s Settings) (Endpoint, error) {
 		return Endpoint{URL: u, Region: region, Source: source}, nil
 	}
 
-	if source != SetEndpoint && !loopback {
-		return Endpoint{}, settingErrorf([]Setting{SetURL, SetEndpoint}, "%[1]s host %[3]q is not a CloudWatch endpoint (monitoring.<region>.amazonaws.com); "+
+	if source != endpointSetting && !loopback {
+		return Endpoint{}, settingErrorf([]Setting{SetURL, endpointSetting}, "%[1]s host %[3]q is not a CloudWatch endpoint (monitoring.<region>.amazonaws.com); "+
 			"leave the URL empty to use the region's endpoint, or set %[2]s to send signed requests to a custom endpoint on purpose", host)
 	}
 	if s.Region == "" {

@@ -34,6 +34,9 @@ type Settings struct {
 	ExternalID    string // jsonData.externalId
 	Endpoint      string // jsonData.endpoint
 	DatasourceURL string // the datasource's URL field
+	// RegionEndpoints is jsonData.regionEndpoints: the endpoint of each region named (see
+	// ResolveRegionEndpoint).
+	RegionEndpoints map[string]string
 
 	AccessKey    Secret // secureJsonData.accessKey
 	SecretKey    Secret // secureJsonData.secretKey
@@ -81,23 +84,25 @@ func (s Settings) Validate() error {
 
 // redacted is Settings as it may be printed: secrets reduced to whether they are set.
 type redacted struct {
-	AuthType        string `json:"authType"`
-	Region          string `json:"defaultRegion,omitempty"`
-	Profile         string `json:"profile,omitempty"`
-	AssumeRoleARN   string `json:"assumeRoleArn,omitempty"`
-	ExternalID      string `json:"externalId,omitempty"`
-	Endpoint        string `json:"endpoint,omitempty"`
-	DatasourceURL   string `json:"url,omitempty"`
-	AccessKeySet    bool   `json:"accessKeySet"`
-	SecretKeySet    bool   `json:"secretKeySet"`
-	SessionTokenSet bool   `json:"sessionTokenSet"`
+	AuthType        string            `json:"authType"`
+	Region          string            `json:"defaultRegion,omitempty"`
+	Profile         string            `json:"profile,omitempty"`
+	AssumeRoleARN   string            `json:"assumeRoleArn,omitempty"`
+	ExternalID      string            `json:"externalId,omitempty"`
+	Endpoint        string            `json:"endpoint,omitempty"`
+	DatasourceURL   string            `json:"url,omitempty"`
+	RegionEndpoints map[string]string `json:"regionEndpoints,omitempty"`
+	AccessKeySet    bool              `json:"accessKeySet"`
+	SecretKeySet    bool              `json:"secretKeySet"`
+	SessionTokenSet bool              `json:"sessionTokenSet"`
 }
 
 func (s Settings) redacted() redacted {
 	return redacted{
 		AuthType: s.effectiveAuthType(), Region: s.Region, Profile: s.Profile, AssumeRoleARN: s.AssumeRoleARN,
 		ExternalID: s.ExternalID, Endpoint: redactURL(s.Endpoint), DatasourceURL: redactURL(s.DatasourceURL),
-		AccessKeySet: s.AccessKey.IsSet(), SecretKeySet: s.SecretKey.IsSet(), SessionTokenSet: s.SessionToken.IsSet(),
+		RegionEndpoints: redactURLs(s.RegionEndpoints),
+		AccessKeySet:    s.AccessKey.IsSet(), SecretKeySet: s.SecretKey.IsSet(), SessionTokenSet: s.SessionToken.IsSet(),
 	}
 }
 
@@ -108,6 +113,17 @@ func redactURL(raw string) string {
 		return raw
 	}
 	return u.Redacted()
+}
+
+func redactURLs(m map[string]string) map[string]string {
+	if len(m) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = redactURL(v)
+	}
+	return out
 }
 
 // String never prints secrets, only whether they are set.

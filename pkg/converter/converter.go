@@ -29,6 +29,10 @@ type Options struct {
 	Step time.Duration
 	// MaxPoints caps the samples of all frames; 0 means DefaultMaxPoints.
 	MaxPoints int
+	// AddLabels are set on every series (and scalar) that lacks them, before the legend
+	// is formatted, so {{label}} and __auto legends show them (e.g. the region an answer
+	// came from when a query spans regions).
+	AddLabels data.Labels
 }
 
 // Read converts a query or query_range response body into frames, while the body arrives.
@@ -141,7 +145,7 @@ func (b *builder) readResult(iter *jsoniter.Iterator) error {
 		}
 		b.times = append(b.times[:0], ts)
 		b.values = append(b.values[:0], v)
-		b.addFloatSeries(nil)
+		b.addFloatSeries(b.withAdded(nil))
 		return nil
 	case "string":
 		return b.readString(iter)
@@ -197,6 +201,7 @@ func (b *builder) readSeries(iter *jsoniter.Iterator) error {
 		}
 	}
 	b.series++
+	labels = b.withAdded(labels)
 	if len(b.values) > 0 || b.hist.len() == 0 {
 		b.addFloatSeries(labels)
 	}
@@ -204,6 +209,20 @@ func (b *builder) readSeries(iter *jsoniter.Iterator) error {
 		b.addHistogramSeries(labels)
 	}
 	return nil
+}
+
+// withAdded is labels with the AddLabels it lacks.
+func (b *builder) withAdded(labels data.Labels) data.Labels {
+	for k, v := range b.opts.AddLabels {
+		if _, ok := labels[k]; ok {
+			continue
+		}
+		if labels == nil {
+			labels = data.Labels{}
+		}
+		labels[k] = v
+	}
+	return labels
 }
 
 func readLabels(iter *jsoniter.Iterator) (data.Labels, error) {

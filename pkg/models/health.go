@@ -37,6 +37,7 @@ type HealthQuery struct {
 	// thresholds through PromQL.
 	ThresholdFallback bool
 	Format            string // FormatTable or FormatAnnotations (alarmHistory, inventory)
+	Region            string // the region field as written; ParseRegions reads it
 	TimeRange         backend.TimeRange
 }
 
@@ -45,6 +46,7 @@ type rawHealthQuery struct {
 	InferenceComponent json.RawMessage `json:"inferenceComponent"`
 	ThresholdFallback  json.RawMessage `json:"thresholdFallback"`
 	Format             json.RawMessage `json:"format"`
+	Region             json.RawMessage `json:"region"`
 }
 
 // ParseHealthQuery decodes a query of type qt (one of alarms, alarmHistory, inventory).
@@ -74,6 +76,9 @@ func ParseHealthQuery(dq backend.DataQuery, qt string) (*HealthQuery, error) {
 	field("thresholdFallback", err)
 	format, err := stringField(raw.Format)
 	field("format", err)
+	if q.Region, err = regionField(dq.RefID, raw.Region); err != nil {
+		errs = append(errs, err)
+	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}

@@ -102,6 +102,9 @@ type Query struct {
 
 	Expr         string
 	LegendFormat string
+	// Region is the region field as written ("" = the data source's default); ParseRegions
+	// reads it.
+	Region string
 	// Range and Instant say which API calls to make; at least one is true after Parse,
 	// both when the panel asked for "Both" (two results).
 	Range   bool
@@ -136,6 +139,7 @@ type rawQuery struct {
 	Range          json.RawMessage `json:"range"`
 	Instant        json.RawMessage `json:"instant"`
 	LegendFormat   json.RawMessage `json:"legendFormat"`
+	Region         json.RawMessage `json:"region"`
 	Interval       json.RawMessage `json:"interval"`
 	IntervalFactor json.RawMessage `json:"intervalFactor"`
 	UTCOffsetSec   json.RawMessage `json:"utcOffsetSec"`
@@ -178,6 +182,9 @@ func ParseQuery(dq backend.DataQuery) (*Query, error) {
 	field("expr", err)
 	q.LegendFormat, err = stringField(raw.LegendFormat)
 	field("legendFormat", err)
+	if q.Region, err = regionField(q.RefID, raw.Region); err != nil {
+		errs = append(errs, err)
+	}
 	q.Interval, err = intervalField(raw.Interval)
 	field("interval", err)
 	q.Range, err = boolField(raw.Range)

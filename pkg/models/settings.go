@@ -43,6 +43,9 @@ type Settings struct {
 	MaxConcurrency    int     `json:"maxConcurrency"`
 	RequestsPerSecond float64 `json:"requestsPerSecond"`
 
+	// AllowedRegions is jsonData.allowedRegions as configured (see Allowed for the effective set).
+	AllowedRegions []string `json:"allowedRegions,omitempty"`
+
 	Resources // memory budget, results cache, price (resources.go)
 }
 
@@ -61,6 +64,7 @@ type jsonData struct {
 	MaxConcurrency    json.RawMessage `json:"maxConcurrency"`
 	RequestsPerSecond json.RawMessage `json:"requestsPerSecond"`
 	resourcesJSON
+	regionsJSON
 }
 
 // LoadSettings reads and validates an instance's settings. Every error names the
@@ -132,6 +136,7 @@ func LoadSettings(s backend.DataSourceInstanceSettings) (*Settings, error) {
 		errs = append(errs, err)
 	}
 	errs = append(errs, out.Resources.load(jd.resourcesJSON)...)
+	errs = append(errs, out.loadRegions(jd.regionsJSON)...)
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
@@ -191,7 +196,7 @@ func jsonTypeProblem(err error) string {
 
 // String summarises the settings for logs. Secrets only say whether they are set.
 func (s *Settings) String() string {
-	return fmt.Sprintf("Settings{%s timeInterval=%s queryTimeout=%s httpMethod=%s maxConcurrency=%d requestsPerSecond=%g %s}",
+	return fmt.Sprintf("Settings{%s timeInterval=%s queryTimeout=%s httpMethod=%s maxConcurrency=%d requestsPerSecond=%g allowedRegions=%v %s}",
 		s.Auth, interval.FormatDuration(s.TimeInterval), interval.FormatDuration(s.QueryTimeout), s.HTTPMethod,
-		s.MaxConcurrency, s.RequestsPerSecond, s.Resources)
+		s.MaxConcurrency, s.RequestsPerSecond, s.AllowedRegions, s.Resources)
 }

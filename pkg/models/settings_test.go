@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -49,7 +50,7 @@ func TestLoadSettings(t *testing.T) {
 					Resources: Resources{MemoryBudgetMiB: DefaultMemoryBudgetMiB, CacheSizeMiB: DefaultCacheSizeMiB, CacheRefetchWindow: DefaultCacheRefetchWindow,
 						CacheFreshFor: DefaultCacheFreshFor, CostPerMillionSamples: DefaultCostPerMillionSamples},
 				}
-				if *s != want {
+				if !reflect.DeepEqual(*s, want) {
 					t.Fatalf("got %+v\nwant %+v", *s, want)
 				}
 			},
@@ -88,7 +89,7 @@ func TestLoadSettings(t *testing.T) {
 					TimeInterval: 30 * time.Second, QueryTimeout: 2 * time.Minute, HTTPMethod: "GET", MaxConcurrency: 5, RequestsPerSecond: 12.5,
 					Resources: Resources{MemoryBudgetMiB: 256, CacheRefetchWindow: 5 * time.Minute, CostPerMillionSamples: 0.02},
 				}
-				if *s != want {
+				if !reflect.DeepEqual(*s, want) {
 					t.Fatalf("got %+v\nwant %+v", *s, want)
 				}
 				if s.Auth.SecretKey.Reveal() != testSecretKey {

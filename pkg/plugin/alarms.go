@@ -205,7 +205,7 @@ func (d *Datasource) applyThresholds(ctx context.Context, states []health.State,
 			var answer struct {
 				Result model.Vector `json:"result"`
 			}
-			if _, err := d.queryInstant(ctx, r.Query, at, promclient.Data(&answer)); err != nil {
+			if _, err := d.home.queryInstant(ctx, r.Query, at, promclient.Data(&answer)); err != nil {
 				return err
 			}
 			for _, s := range answer.Result {

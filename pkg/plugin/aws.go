@@ -13,13 +13,13 @@ import (
 	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
 	"github.com/inferscope/sagemaker-datasource/pkg/models"
 	"github.com/inferscope/sagemaker-datasource/pkg/panics"
-	"github.com/inferscope/sagemaker-datasource/pkg/sigv4"
 )
 
-// AWSFactory builds the CloudWatch alarms and SageMaker inventory client for validated
-// settings, on the same credentials and endpoint rules as the PromQL client; seen learns the
-// credentials it signs with, for redaction. Tests inject fakes of awsapi.API through it.
-type AWSFactory func(ctx context.Context, s *models.Settings, ep awsauth.Endpoint, seen sigv4.SecretSink) (awsapi.API, error)
+// AWSFactory builds one region's CloudWatch alarms and SageMaker inventory client for
+// validated settings, on the same shared credentials and endpoint rules as the PromQL
+// client; sh.Seen learns the credentials it signs with, for redaction. Tests inject fakes
+// of awsapi.API through it.
+type AWSFactory func(ctx context.Context, s *models.Settings, ep awsauth.Endpoint, sh Shared) (awsapi.API, error)
 
 // Option changes how New builds a datasource.
 type Option func(*options)
@@ -33,14 +33,10 @@ func WithAWS(f AWSFactory) Option { return func(o *options) { o.aws = f } }
 // awsapi.Cached): panels and viewers refreshing together share one AWS call.
 const awsCacheTTL = 15 * time.Second
 
-// NewAWSAPI is the production AWSFactory: pkg/awsapi's client on the data source's
-// credentials and endpoint rules, behind its brief per-instance cache.
-func NewAWSAPI(ctx context.Context, s *models.Settings, ep awsauth.Endpoint, seen sigv4.SecretSink) (awsapi.API, error) {
-	api, err := awsapi.New(ctx, s.Auth, ep, seen)
-	if err != nil {
-		return nil, err
-	}
-	return awsapi.Cached(api, awsCacheTTL, nil), nil
+// NewAWSAPI is the production AWSFactory: pkg/awsapi's client on the data source's shared
+// credentials and the region's endpoint, behind its brief per-region cache.
+func NewAWSAPI(_ context.Context, _ *models.Settings, ep awsauth.Endpoint, sh Shared) (awsapi.API, error) {
+	return awsapi.Cached(awsapi.NewWithCredentials(sh.Creds, ep, sh.Seen), awsCacheTTL, nil), nil
 }
 
 // awsErr marks a failure of an AWS call as the user's side (AWS, the network, the IAM

@@ -11,7 +11,6 @@ import (
 	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
 	"github.com/inferscope/sagemaker-datasource/pkg/models"
 	"github.com/inferscope/sagemaker-datasource/pkg/semconv"
-	"github.com/inferscope/sagemaker-datasource/pkg/sigv4"
 )
 
 // fakeAWS is an awsapi.API answering from fields and recording the calls; panicIn names a
@@ -81,10 +80,10 @@ func (f *fakeAWS) ProbeInventory(context.Context) error {
 func newAWSDatasource(t *testing.T, up *fakeUpstream, aws *fakeAWS) *Datasource {
 	t.Helper()
 	d, err := New(context.Background(), testSettings(""),
-		func(context.Context, *models.Settings, awsauth.Endpoint, sigv4.SecretSink) (Upstream, error) {
+		func(context.Context, *models.Settings, awsauth.Endpoint, Shared) (Upstream, error) {
 			return up, nil
 		},
-		WithAWS(func(context.Context, *models.Settings, awsauth.Endpoint, sigv4.SecretSink) (awsapi.API, error) {
+		WithAWS(func(context.Context, *models.Settings, awsauth.Endpoint, Shared) (awsapi.API, error) {
 			return aws, nil
 		}))
 	if err != nil {

@@ -35,15 +35,15 @@ func (d *Datasource) cacheFor(ctx context.Context) *rcache.Cache {
 // queryRange runs a range query through the results cache when there is one: the missing
 // parts are fetched whole, and the assembled answer is decoded like an upstream body.
 // Without a cache the body streams into decode as it arrives.
-func (d *Datasource) queryRange(ctx context.Context, expr string, start, end time.Time, step time.Duration, decode promclient.Decode) (rcache.Result, error) {
-	c := d.cacheFor(ctx)
+func (rg *regional) queryRange(ctx context.Context, expr string, start, end time.Time, step time.Duration, decode promclient.Decode) (rcache.Result, error) {
+	c := rg.d.cacheFor(ctx)
 	if c == nil {
-		return rcache.Result{Outcome: rcache.Bypass, Fetches: 1}, d.client.QueryRange(ctx, expr, start, end, step, 0, decode)
+		return rcache.Result{Outcome: rcache.Bypass, Fetches: 1}, rg.client.QueryRange(ctx, expr, start, end, step, 0, decode)
 	}
-	body, res, err := c.QueryRange(ctx, rcache.Key{DataSource: d.uid, Expr: expr, Step: step}, start, end,
+	body, res, err := c.QueryRange(ctx, rcache.Key{DataSource: rg.cacheID, Expr: expr, Step: step}, start, end,
 		func(ctx context.Context, s, e time.Time) ([]byte, error) {
 			var b []byte
-			err := d.client.QueryRange(ctx, expr, s, e, step, 0, promclient.Raw(&b))
+			err := rg.client.QueryRange(ctx, expr, s, e, step, 0, promclient.Raw(&b))
 			return b, err
 		})
 	if err != nil {
@@ -55,14 +55,14 @@ func (d *Datasource) queryRange(ctx context.Context, expr string, start, end tim
 // queryInstant runs an instant query, reusing a fresh answer when there is a cache
 // (panels and viewers asking at once share one call). An instant answer's step for the
 // cache's one-step rule is the period CloudWatch publishes at (timeInterval).
-func (d *Datasource) queryInstant(ctx context.Context, expr string, t time.Time, decode promclient.Decode) (rcache.Outcome, error) {
-	c := d.cacheFor(ctx)
+func (rg *regional) queryInstant(ctx context.Context, expr string, t time.Time, decode promclient.Decode) (rcache.Outcome, error) {
+	c := rg.d.cacheFor(ctx)
 	if c == nil {
-		return rcache.Bypass, d.client.Query(ctx, expr, t, 0, decode)
+		return rcache.Bypass, rg.client.Query(ctx, expr, t, 0, decode)
 	}
-	body, out, err := c.Instant(ctx, d.uid, expr, t, d.sampleInterval(), func(ctx context.Context) ([]byte, error) {
+	body, out, err := c.Instant(ctx, rg.cacheID, expr, t, rg.d.sampleInterval(), func(ctx context.Context) ([]byte, error) {
 		var b []byte
-		err := d.client.Query(ctx, expr, t, 0, promclient.Raw(&b))
+		err := rg.client.Query(ctx, expr, t, 0, promclient.Raw(&b))
 		return b, err
 	})
 	if err != nil {
@@ -71,22 +71,22 @@ func (d *Datasource) queryInstant(ctx context.Context, expr string, t time.Time,
 	return out, decode(bytes.NewReader(body))
 }
 
-// cachedQueries lets the diagnosis rules share the results cache with the panels.
-type cachedQueries struct{ d *Datasource }
+// cachedQueries lets the diagnosis rules share one region's results cache with the panels.
+type cachedQueries struct{ rg *regional }
 
 func (c cachedQueries) Query(ctx context.Context, expr string, t time.Time, limit int, decode promclient.Decode) error {
 	if limit > 0 {
-		return c.d.client.Query(ctx, expr, t, limit, decode)
+		return c.rg.client.Query(ctx, expr, t, limit, decode)
 	}
-	_, err := c.d.queryInstant(ctx, expr, t, decode)
+	_, err := c.rg.queryInstant(ctx, expr, t, decode)
 	return err
 }
 
 func (c cachedQueries) QueryRange(ctx context.Context, expr string, start, end time.Time, step time.Duration, limit int, decode promclient.Decode) error {
 	if limit > 0 {
-		return c.d.client.QueryRange(ctx, expr, start, end, step, limit, decode)
+		return c.rg.client.QueryRange(ctx, expr, start, end, step, limit, decode)
 	}
-	_, err := c.d.queryRange(ctx, expr, start, end, step, decode)
+	_, err := c.rg.queryRange(ctx, expr, start, end, step, decode)
 	return err
 }
 

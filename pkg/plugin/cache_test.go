@@ -14,7 +14,6 @@ import (
 
 	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
 	"github.com/inferscope/sagemaker-datasource/pkg/models"
-	"github.com/inferscope/sagemaker-datasource/pkg/sigv4"
 )
 
 // generated answers range queries with series that are a pure function of (expr,
@@ -52,7 +51,7 @@ func generated(points *int) func(c call) (*fakeResponse, error) {
 func datasourceWith(t *testing.T, jsonData string, fake *fakeUpstream) *Datasource {
 	t.Helper()
 	s := testSettings(`{"authType":"keys","defaultRegion":"us-east-1","endpoint":"http://127.0.0.1:9"` + jsonData + `}`)
-	d, err := New(context.Background(), s, func(context.Context, *models.Settings, awsauth.Endpoint, sigv4.SecretSink) (Upstream, error) {
+	d, err := New(context.Background(), s, func(context.Context, *models.Settings, awsauth.Endpoint, Shared) (Upstream, error) {
 		return fake, nil
 	})
 	if err != nil || d.setupErr != nil {

@@ -5,6 +5,7 @@ package plugin
 import (
 	"context"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
@@ -30,24 +31,37 @@ type Upstream interface {
 	Series(ctx context.Context, matchers []string, start, end time.Time, limit int, decode promclient.Decode) error
 }
 
-// ClientFactory builds the upstream client for validated settings and the endpoint they
-// resolve to; seen learns every credential the signer uses, for redaction.
-type ClientFactory func(ctx context.Context, s *models.Settings, ep awsauth.Endpoint, seen sigv4.SecretSink) (Upstream, error)
+// ClientFactory builds one region's upstream client for validated settings and the
+// endpoint the region resolves to, on what the data source's regions share (credentials,
+// memory budget, the redaction sink that learns every credential the signer uses).
+type ClientFactory func(ctx context.Context, s *models.Settings, ep awsauth.Endpoint, sh Shared) (Upstream, error)
 
 // Datasource is one configured datasource. Settings problems do not fail its creation:
 // they are kept in setupErr and reported by Save & test and by every query and resource
 // call, where the user sees them.
 type Datasource struct {
+	// client, aws, endpoint and region are the default region's (home's).
 	client   Upstream
 	settings *models.Settings
 	setupErr error
 	endpoint string // for messages
 	region   string
-	redact   *redact.Redactor // the one redaction step; learns what the signer uses
-	unpinLog func()           // releases this instance's secureJsonData from logSecrets
-	dispose  func()
-	uid      string        // keys the results cache, so data sources never share answers
-	cache    *rcache.Cache // nil when jsonData.cacheSizeMiB is 0
+
+	// home is the default region's clients, built with the instance; other regions are
+	// built on first use (regions.go).
+	home          *regional
+	defaultRegion string
+	allowed       []string // the regions queries may name (models.Settings.Allowed)
+	shared        Shared
+	factory       ClientFactory
+	awsFactory    AWSFactory
+	regionsMu     sync.Mutex
+	regions       map[string]*regionSlot
+	redact        *redact.Redactor // the one redaction step; learns what the signer uses
+	unpinLog      func()           // releases this instance's secureJsonData from logSecrets
+	dispose       func()
+	uid           string        // keys the results cache, so data sources never share answers
+	cache         *rcache.Cache // nil when jsonData.cacheSizeMiB is 0
 	// healthTimeout bounds Save & test; tests shorten it.
 	healthTimeout time.Duration
 	// aws reads alarms and the inventory; nil with awsSetupErr when it could not be built
@@ -82,9 +96,10 @@ func New(ctx context.Context, settings backend.DataSourceInstanceSettings, facto
 	}
 	// secureJsonData is pinned: no number of rotated credentials, here or in another
 	// instance sharing the log redactor, evicts it. Dispose drops the log's pins.
-	d := &Datasource{redact: redact.New(secure...), dispose: func() {}, healthTimeout: defaultHealthTimeout}
+	d := &Datasource{redact: redact.New(secure...), healthTimeout: defaultHealthTimeout,
+		factory: factory, awsFactory: o.aws, regions: map[string]*regionSlot{}}
+	d.dispose = d.closeRegions
 	d.unpinLog = logSecrets.Pin(secure...)
-	seen := sinks{d.redact, logSecrets}
 
 	s, err := models.LoadSettings(settings)
 	if err != nil {
@@ -105,46 +120,44 @@ func New(ctx context.Context, settings backend.DataSourceInstanceSettings, facto
 		}
 		d.cache = rcache.New(rcache.Options{MaxBytes: int64(s.CacheSizeMiB) << 20, RefetchWindow: refetch, Fresh: fresh})
 	}
-	ep, err := awsauth.ResolveEndpoint(s.Auth)
+	// The default region's endpoint is checked before credentials, as it always was.
+	if _, err := awsauth.ResolveRegionEndpoint(s.Auth, ""); err != nil {
+		d.setupErr = err
+		return d, nil
+	}
+	creds, err := awsauth.NewCredentialsProvider(ctx, s.Auth, awsauth.Deps{})
 	if err != nil {
 		d.setupErr = err
 		return d, nil
 	}
-	d.endpoint, d.region = ep.URL.Redacted(), ep.Region
-	client, err := factory(ctx, s, ep, seen)
+	d.shared = Shared{
+		Creds:  creds,
+		Memory: budget.New(int64(s.MemoryBudgetMiB)<<20, 0, "jsonData.memoryBudgetMiB"),
+		Seen:   sinks{d.redact, logSecrets},
+	}
+	d.defaultRegion, d.allowed = s.DefaultRegion(), s.Allowed()
+	home, err := d.buildRegional(ctx, "")
 	if err != nil {
 		d.setupErr = err
 		return d, nil
 	}
-	d.client = client
-	if c, ok := client.(interface{ CloseIdleConnections() }); ok {
-		d.dispose = c.CloseIdleConnections
-	}
-	if d.aws, err = o.aws(ctx, s, ep, seen); err != nil {
-		d.aws, d.awsSetupErr = nil, err
-	}
-	if c, ok := d.aws.(interface{ CloseIdleConnections() }); ok {
-		closePromQL := d.dispose
-		d.dispose = func() { closePromQL(); c.CloseIdleConnections() }
-	}
+	d.home = home
+	d.client, d.aws, d.awsSetupErr = home.client, home.aws, home.awsErr
+	d.endpoint, d.region = home.endpoint.URL.Redacted(), home.region
 	return d, nil
 }
 
-// NewClient is the production ClientFactory: credentials (gated by Grafana's [aws]
-// settings), a transport that refuses any host but the endpoint, SigV4 signing last, and
-// the traffic-shaping client on top. Every answer's body draws from the instance's memory
-// budget (jsonData.memoryBudgetMiB) while it is read and decoded.
-func NewClient(ctx context.Context, s *models.Settings, ep awsauth.Endpoint, seen sigv4.SecretSink) (Upstream, error) {
-	creds, err := awsauth.NewCredentialsProvider(ctx, s.Auth, awsauth.Deps{})
-	if err != nil {
-		return nil, err
-	}
+// NewClient is the production ClientFactory: the shared credentials (gated by Grafana's
+// [aws] settings), a transport that refuses any host but the region's endpoint, SigV4
+// signing for the region last, and the traffic-shaping client on top (its limiter the
+// region's own). Every answer's body draws from the instance's one memory budget
+// (jsonData.memoryBudgetMiB) while it is read and decoded.
+func NewClient(_ context.Context, s *models.Settings, ep awsauth.Endpoint, sh Shared) (Upstream, error) {
 	transport := http.DefaultTransport.(*http.Transport).Clone()
-	signed := sigv4.NewRoundTripper(transport, creds, ep.Region, sigv4.Service, nil, sigv4.WithSecretSink(seen))
-	memory := budget.New(int64(s.MemoryBudgetMiB)<<20, 0, "jsonData.memoryBudgetMiB")
+	signed := sigv4.NewRoundTripper(transport, sh.Creds, ep.Region, sigv4.Service, nil, sigv4.WithSecretSink(sh.Seen))
 	c, err := promclient.New(promclient.Options{
 		BaseURL:        ep.URL,
-		Transport:      budget.Transport(awsauth.RestrictToEndpoint(signed, ep), memory, budget.DefaultFactor),
+		Transport:      budget.Transport(awsauth.RestrictToEndpoint(signed, ep), sh.Memory, budget.DefaultFactor),
 		Method:         s.HTTPMethod,
 		QueryTimeout:   s.QueryTimeout,
 		MaxConcurrency: s.MaxConcurrency,

@@ -11,12 +11,15 @@ import (
 	"github.com/inferscope/sagemaker-datasource/pkg/dashref"
 
 	"github.com/inferscope/sagemaker-datasource/pkg/diagnosis"
+	"github.com/inferscope/sagemaker-datasource/pkg/fault"
 	"github.com/inferscope/sagemaker-datasource/pkg/models"
 )
 
 // runDiagnosis answers a `diagnosis` query: the rules of pkg/diagnosis run their PromQL
-// through this datasource's client, so they share its credentials, limits, retries and
-// results cache, and their errors reach the same edge as a panel's.
+// through this datasource's clients, so they share its credentials, limits, retries and
+// results cache, and their errors reach the same edge as a panel's. A query naming regions
+// runs the rules in each, through that region's client, and ranks the findings together; one
+// naming none runs in the default region and answers as it always did.
 func (d *Datasource) runDiagnosis(ctx context.Context, q backend.DataQuery) backend.DataResponse {
 	if d.setupErr != nil {
 		return d.errorResponse(d.setupErr)
@@ -24,10 +27,37 @@ func (d *Datasource) runDiagnosis(ctx context.Context, q backend.DataQuery) back
 	if err := models.CheckTimeRange(q.RefID, q.TimeRange); err != nil {
 		return d.errorResponse(backend.DownstreamError(err))
 	}
-	explain := func(_ string, err error) string { return d.explain(err, "cloudwatch:GetMetricData").Message }
-	resp := diagnosis.HandleQuery(ctx, []diagnosis.Region{{Querier: diagnosis.NewPromClientQuerier(cachedQueries{d})}}, q, explain)
+	field, err := models.QueryRegion(q)
+	if err != nil {
+		return d.errorResponse(backend.DownstreamError(err))
+	}
+	names := []string{""} // the default region, unnamed: the frame has no region column
+	if field != "" {
+		if names, err = d.regionsOf(q.RefID, field); err != nil {
+			return d.errorResponse(err)
+		}
+	}
+	regions := make([]diagnosis.Region, len(names))
+	built := make(map[string]*regional, len(names))
+	for i, name := range names {
+		rg, err := d.regional(ctx, name)
+		regions[i] = diagnosis.Region{Name: name, Err: err}
+		if err == nil {
+			regions[i].Querier = diagnosis.NewPromClientQuerier(cachedQueries{rg})
+			built[name] = rg
+		}
+	}
+	// A failure is worded with its own region's endpoint.
+	explain := func(region string, err error) fault.Problem {
+		if rg := built[region]; rg != nil {
+			return rg.explain(err)
+		}
+		return d.explain(err, "cloudwatch:GetMetricData")
+	}
+	resp := diagnosis.HandleQuery(ctx, regions, q, func(region string, err error) string { return explain(region, err).Message })
 	if resp.Error != nil {
-		return d.errorResponse(resp.Error)
+		// Every region failed; the error is the first region's, worded with its endpoint.
+		return problemResponse(explain(names[0], resp.Error))
 	}
 	for _, f := range resp.Frames {
 		addConsoleLinks(f, d.region)
@@ -37,10 +67,12 @@ func (d *Datasource) runDiagnosis(ctx context.Context, q backend.DataQuery) back
 
 // addConsoleLinks gives each finding of a diagnosis frame the SageMaker console page and the
 // Logs Insights view of its endpoint or IC (fields console_url and logs_url, linked from the
-// scope column). The finding's resource is read from its panel link, which carries the
-// endpoint and IC as dashboard variables; rows without one (failed rules) get no links.
-func addConsoleLinks(f *data.Frame, region string) {
+// scope column), in the finding's region (its region column; region when the frame has
+// none). The finding's resource is read from its panel link, which carries the endpoint and
+// IC as dashboard variables; rows without one (failed rules) get no links.
+func addConsoleLinks(f *data.Frame, defaultRegion string) {
 	link, _ := f.FieldByName("link")
+	regions, _ := f.FieldByName("region")
 	scope, _ := f.FieldByName("scope")
 	if link == nil || scope == nil || link.Type() != data.FieldTypeString {
 		return
@@ -52,6 +84,10 @@ func addConsoleLinks(f *data.Frame, region string) {
 			continue
 		}
 		ep, ic := u.Query().Get(dashref.URLParam(dashref.VarEndpoint)), u.Query().Get(dashref.URLParam(dashref.VarIC))
+		region := defaultRegion
+		if regions != nil {
+			region = regions.At(i).(string)
+		}
 		switch {
 		case ic != "":
 			console[i] = consolelinks.InferenceComponent(region, ic)

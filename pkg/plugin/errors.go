@@ -13,7 +13,21 @@ func (d *Datasource) explain(err error, action string) fault.Problem {
 
 // errorResponse is the DataResponse of a failed query.
 func (d *Datasource) errorResponse(err error) backend.DataResponse {
-	p := d.explain(err, "cloudwatch:GetMetricData")
+	return problemResponse(d.explain(err, "cloudwatch:GetMetricData"))
+}
+
+// errorResponse is the DataResponse of a query that failed in this region: the message
+// names the region's endpoint.
+func (rg *regional) errorResponse(err error) backend.DataResponse {
+	return problemResponse(rg.explain(err))
+}
+
+// explain is fault.Explain for a PromQL failure in this region, naming its endpoint.
+func (rg *regional) explain(err error) fault.Problem {
+	return fault.Explain(err, fault.Context{Endpoint: rg.endpoint.URL.Redacted(), Region: rg.region, Action: "cloudwatch:GetMetricData"})
+}
+
+func problemResponse(p fault.Problem) backend.DataResponse {
 	logDebug("query failed", "status", int(p.Status), "source", string(p.Source), "error", p.Message)
 	return backend.ErrDataResponseWithSource(p.Status, p.Source, p.Message)
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
 	"github.com/inferscope/sagemaker-datasource/pkg/models"
 	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
-	"github.com/inferscope/sagemaker-datasource/pkg/sigv4"
 )
 
 // call is one request the fake upstream received.
@@ -100,7 +99,7 @@ func testSettings(jsonData string) backend.DataSourceInstanceSettings {
 // newTestDatasource builds a datasource over fake.
 func newTestDatasource(t *testing.T, fake *fakeUpstream) *Datasource {
 	t.Helper()
-	d, err := New(context.Background(), testSettings(""), func(context.Context, *models.Settings, awsauth.Endpoint, sigv4.SecretSink) (Upstream, error) {
+	d, err := New(context.Background(), testSettings(""), func(context.Context, *models.Settings, awsauth.Endpoint, Shared) (Upstream, error) {
 		return fake, nil
 	})
 	if err != nil {

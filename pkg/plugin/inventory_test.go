@@ -14,7 +14,6 @@ import (
 	"github.com/inferscope/sagemaker-datasource/pkg/awsapi"
 	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
 	"github.com/inferscope/sagemaker-datasource/pkg/models"
-	"github.com/inferscope/sagemaker-datasource/pkg/sigv4"
 )
 
 func TestInventoryResources(t *testing.T) {
@@ -178,7 +177,7 @@ func TestCheckHealthOptionalAccess(t *testing.T) {
 				tt.aws(aws)
 			}
 			d, err := New(context.Background(), cw.settings("us-east-1", fakeAccessKey, fakeSecretKey), NewClient,
-				WithAWS(func(context.Context, *models.Settings, awsauth.Endpoint, sigv4.SecretSink) (awsapi.API, error) {
+				WithAWS(func(context.Context, *models.Settings, awsauth.Endpoint, Shared) (awsapi.API, error) {
 					return aws, nil
 				}))
 			if err != nil {
@@ -217,7 +216,7 @@ func TestCheckHealthOptionalAccess(t *testing.T) {
 func TestAWSClientThatCannotBeBuilt(t *testing.T) {
 	cw := (&fakeCloudWatch{region: "us-east-1"}).start(t)
 	d, err := New(context.Background(), cw.settings("us-east-1", fakeAccessKey, fakeSecretKey), NewClient,
-		WithAWS(func(context.Context, *models.Settings, awsauth.Endpoint, sigv4.SecretSink) (awsapi.API, error) {
+		WithAWS(func(context.Context, *models.Settings, awsauth.Endpoint, Shared) (awsapi.API, error) {
 			return nil, backend.DownstreamErrorf("the SageMaker host cannot be derived from this endpoint")
 		}))
 	if err != nil {
@@ -273,10 +272,10 @@ func (c *closingAWS) CloseIdleConnections() { c.closed++ }
 func TestDisposeClosesTheAWSClientsConnections(t *testing.T) {
 	aws := &closingAWS{fakeAWS: fullFake()}
 	d, err := New(context.Background(), testSettings(""),
-		func(context.Context, *models.Settings, awsauth.Endpoint, sigv4.SecretSink) (Upstream, error) {
+		func(context.Context, *models.Settings, awsauth.Endpoint, Shared) (Upstream, error) {
 			return &fakeUpstream{}, nil
 		},
-		WithAWS(func(context.Context, *models.Settings, awsauth.Endpoint, sigv4.SecretSink) (awsapi.API, error) {
+		WithAWS(func(context.Context, *models.Settings, awsauth.Endpoint, Shared) (awsapi.API, error) {
 			return aws, nil
 		}))
 	if err != nil {

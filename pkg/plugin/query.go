@@ -2,6 +2,8 @@ package plugin
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"sync"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
@@ -13,11 +15,12 @@ import (
 	"github.com/inferscope/sagemaker-datasource/pkg/panics"
 	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
 	"github.com/inferscope/sagemaker-datasource/pkg/rcache"
+	"github.com/inferscope/sagemaker-datasource/pkg/semconv"
 )
 
-// runPromQL answers one query: parse the model, work out the step and the $__ variables,
-// then run the range and/or instant query and convert the answers to frames. With both,
-// the two calls run at once and their frames share the query's refId and response.
+// runPromQL answers one query: parse the model and its regions, work out the step and the
+// $__ variables, then run it in every region it names (see runPromQLIn); a query naming no
+// region runs in the default region and its frames are as they always were.
 func (d *Datasource) runPromQL(ctx context.Context, dq backend.DataQuery) backend.DataResponse {
 	if d.setupErr != nil {
 		return d.errorResponse(d.setupErr)
@@ -25,6 +28,10 @@ func (d *Datasource) runPromQL(ctx context.Context, dq backend.DataQuery) backen
 	q, err := models.ParseQuery(dq)
 	if err != nil {
 		return d.errorResponse(backend.DownstreamError(err))
+	}
+	regions, err := d.regionsOf(q.RefID, q.Region)
+	if err != nil {
+		return d.errorResponse(err)
 	}
 	iv, err := interval.Compute(interval.Params{
 		From:            q.TimeRange.From,
@@ -39,7 +46,63 @@ func (d *Datasource) runPromQL(ctx context.Context, dq backend.DataQuery) backen
 		return d.errorResponse(backend.DownstreamError(err))
 	}
 	expr := iv.Interpolate(q.Expr)
+	if q.Region == "" {
+		return d.runPromQLIn(ctx, d.home, q, expr, iv, nil)
+	}
+	// Named regions: one call (pair) per region at once, each answer's series labelled
+	// with the region it came from where they lack the label.
+	resps := make([]backend.DataResponse, len(regions))
+	var wg sync.WaitGroup
+	for i, region := range regions {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer panics.Recover(queryPanicked(q.RefID, &resps[i]))
+			rg, err := d.regional(ctx, region)
+			if err != nil {
+				resps[i] = d.errorResponse(err)
+				return
+			}
+			resps[i] = d.runPromQLIn(ctx, rg, q, expr, iv, data.Labels{semconv.LabelRegion: region})
+		}()
+	}
+	wg.Wait()
+	return mergeRegions(regions, resps)
+}
 
+// mergeRegions is one response from the regions' responses: frames in region order; a
+// region that failed is named in the error ("region us-west-2: …", several joined by "; ")
+// and the other regions' frames are kept. The status is the first failure's.
+func mergeRegions(regions []string, resps []backend.DataResponse) backend.DataResponse {
+	var (
+		out    backend.DataResponse
+		failed []string
+		first  *backend.DataResponse
+	)
+	for i := range resps {
+		r := &resps[i]
+		if r.Error == nil {
+			out.Frames = append(out.Frames, r.Frames...)
+			continue
+		}
+		failed = append(failed, "region "+regions[i]+": "+r.Error.Error())
+		if first == nil {
+			first = r
+		}
+	}
+	if first != nil {
+		out.Error, out.Status, out.ErrorSource = errors.New(strings.Join(failed, "; ")), first.Status, first.ErrorSource
+		if len(out.Frames) == 0 {
+			out.Frames = first.Frames // the executed query, for the inspector
+		}
+	}
+	return out
+}
+
+// runPromQLIn runs the range and/or instant query in one region and converts the answers
+// to frames, adding labels to series that lack them. With both, the two calls run at once
+// and their frames share the query's refId and response.
+func (d *Datasource) runPromQLIn(ctx context.Context, rg *regional, q *models.Query, expr string, iv interval.Result, labels data.Labels) backend.DataResponse {
 	var (
 		wg                  sync.WaitGroup
 		rangeResp, instResp backend.DataResponse
@@ -53,8 +116,8 @@ func (d *Datasource) runPromQL(ctx context.Context, dq backend.DataQuery) backen
 			start := interval.Align(q.TimeRange.From, iv.Step, q.UTCOffsetSec)
 			end := interval.Align(q.TimeRange.To, iv.Step, q.UTCOffsetSec)
 			var served rcache.Result
-			rangeResp = d.convert(q, expr, iv, func(decode promclient.Decode) (err error) {
-				served, err = d.queryRange(ctx, expr, start, end, iv.Step, decode)
+			rangeResp = rg.convert(q, expr, iv, labels, func(decode promclient.Decode) (err error) {
+				served, err = rg.queryRange(ctx, expr, start, end, iv.Step, decode)
 				return err
 			})
 			if rangeResp.Error == nil {
@@ -69,8 +132,8 @@ func (d *Datasource) runPromQL(ctx context.Context, dq backend.DataQuery) backen
 			defer wg.Done()
 			defer panics.Recover(queryPanicked(q.RefID, &instResp))
 			var served rcache.Outcome
-			instResp = d.convert(q, expr, iv, func(decode promclient.Decode) (err error) {
-				served, err = d.queryInstant(ctx, expr, q.TimeRange.To, decode)
+			instResp = rg.convert(q, expr, iv, labels, func(decode promclient.Decode) (err error) {
+				served, err = rg.queryInstant(ctx, expr, q.TimeRange.To, decode)
 				return err
 			})
 			if instResp.Error == nil {
@@ -99,15 +162,16 @@ func (d *Datasource) runPromQL(ctx context.Context, dq backend.DataQuery) backen
 // convert runs one upstream call with the converter reading its answer as it arrives, and
 // returns a DataResponse whose frames carry the query's refId (server-side expressions and
 // alerting look frames up by it). A retried answer is converted again from scratch.
-func (d *Datasource) convert(q *models.Query, expr string, iv interval.Result, call func(promclient.Decode) error) backend.DataResponse {
+func (rg *regional) convert(q *models.Query, expr string, iv interval.Result, labels data.Labels, call func(promclient.Decode) error) backend.DataResponse {
 	var out backend.DataResponse
 	err := call(converter.Decode(converter.Options{
 		Expr:         expr,
 		LegendFormat: q.LegendFormat,
 		Step:         iv.Step,
+		AddLabels:    labels,
 	}, &out.Frames))
 	if err != nil {
-		out = d.errorResponse(err)
+		out = rg.errorResponse(err)
 	}
 	if out.Error != nil {
 		// An empty frame keeps the executed query visible in the query inspector next to the error.

@@ -1,0 +1,143 @@
+package plugin
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+
+	"github.com/inferscope/sagemaker-datasource/pkg/awsapi"
+	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
+	"github.com/inferscope/sagemaker-datasource/pkg/budget"
+	"github.com/inferscope/sagemaker-datasource/pkg/models"
+	"github.com/inferscope/sagemaker-datasource/pkg/panics"
+	"github.com/inferscope/sagemaker-datasource/pkg/sigv4"
+)
+
+// Shared is what the clients of every region of one data source share.
+type Shared struct {
+	// Creds is the data source's credentials provider, built once (its cache and any
+	// assumed role serve every region).
+	Creds aws.CredentialsProvider
+	// Memory is the data source's one memory budget (jsonData.memoryBudgetMiB), whatever
+	// the region an answer comes from.
+	Memory *budget.Budget
+	// Seen learns every credential signed with, for redaction.
+	Seen sigv4.SecretSink
+}
+
+// regional is one region's clients: its own endpoint, PromQL client (with its own limiter,
+// as CloudWatch's limits are per region) and AWS API client. Built once per region and data
+// source, on first use.
+type regional struct {
+	d        *Datasource
+	region   string
+	endpoint awsauth.Endpoint
+	client   Upstream
+	// aws reads alarms and the inventory; nil with awsErr when it could not be built.
+	aws    awsapi.API
+	awsErr error
+	// cacheID keys the region's answers in the results cache: never one region's answer
+	// for another.
+	cacheID string
+}
+
+// regionSlot builds a region's clients once, whoever asks first.
+type regionSlot struct {
+	once sync.Once
+	rg   *regional
+	err  error
+}
+
+// regional is the clients of region ("" = the default region). A region the data source
+// does not allow is refused (downstream) before anything is built or sent.
+func (d *Datasource) regional(ctx context.Context, region string) (*regional, error) {
+	if d.setupErr != nil {
+		return nil, d.setupErr
+	}
+	if region == "" || region == d.home.region {
+		return d.home, nil
+	}
+	if !slices.Contains(d.allowed, region) {
+		if _, err := models.ParseRegions("", region, d.settings); err != nil {
+			return nil, err
+		}
+		return nil, backend.DownstreamError(fmt.Errorf("region %q is not one region name", region))
+	}
+	d.regionsMu.Lock()
+	slot := d.regions[region]
+	if slot == nil {
+		slot = &regionSlot{}
+		d.regions[region] = slot
+	}
+	d.regionsMu.Unlock()
+	slot.once.Do(func() {
+		defer panics.Recover(func(p *panics.Error) {
+			logError("building a region's clients panicked", "region", region, "panic", fmt.Sprint(p.Value), "stack", string(p.Stack))
+			d.regionsMu.Lock()
+			slot.rg, slot.err = nil, p
+			d.regionsMu.Unlock()
+		})
+		// Built for every later caller too: the first caller's cancellation must not stick.
+		rg, err := d.buildRegional(context.WithoutCancel(ctx), region)
+		d.regionsMu.Lock() // closeRegions reads built slots under the lock
+		slot.rg, slot.err = rg, err
+		d.regionsMu.Unlock()
+	})
+	return slot.rg, slot.err
+}
+
+// regionsOf reads a query's region field (refID names the query in errors): the regions
+// to send to, in order, or a downstream error naming the bad item and the fix. "" is the
+// default region alone.
+func (d *Datasource) regionsOf(refID, field string) ([]string, error) {
+	if d.setupErr != nil {
+		return nil, d.setupErr
+	}
+	return models.ParseRegions(refID, field, d.settings)
+}
+
+// buildRegional makes a region's clients: its endpoint by the settings' rules, the PromQL
+// client from the factory, the AWS API client (its failure kept in awsErr; PromQL works
+// without it).
+func (d *Datasource) buildRegional(ctx context.Context, region string) (*regional, error) {
+	ep, err := awsauth.ResolveRegionEndpoint(d.settings.Auth, region)
+	if err != nil {
+		return nil, err
+	}
+	client, err := d.factory(ctx, d.settings, ep, d.shared)
+	if err != nil {
+		return nil, err
+	}
+	rg := &regional{d: d, region: ep.Region, endpoint: ep, client: client, cacheID: d.uid}
+	if ep.Region != d.defaultRegion {
+		rg.cacheID = d.uid + "\x00" + ep.Region
+	}
+	if rg.aws, err = d.awsFactory(ctx, d.settings, ep, d.shared); err != nil {
+		rg.aws, rg.awsErr = nil, err
+	}
+	return rg, nil
+}
+
+// closeRegions releases the idle connections of every region built.
+func (d *Datasource) closeRegions() {
+	d.regionsMu.Lock()
+	built := []*regional{d.home}
+	for _, s := range d.regions {
+		built = append(built, s.rg)
+	}
+	d.regionsMu.Unlock()
+	for _, rg := range built {
+		if rg == nil {
+			continue
+		}
+		for _, c := range []any{rg.client, rg.aws} {
+			if c, ok := c.(interface{ CloseIdleConnections() }); ok {
+				c.CloseIdleConnections()
+			}
+		}
+	}
+}

@@ -2,13 +2,16 @@ package plugin
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
+	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
 	"github.com/inferscope/sagemaker-datasource/pkg/diagnosis"
+	"github.com/inferscope/sagemaker-datasource/pkg/models"
 	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
 	"github.com/inferscope/sagemaker-datasource/pkg/semconv"
 )
@@ -131,4 +134,125 @@ func TestDiagnosisFailedRuleCarriesTheFix(t *testing.T) {
 		}
 	}
 	t.Fatalf("no notice for the refused rule: %v", dr.Frames[0].Meta.Notices)
+}
+
+// regionFakes builds a data source allowing us-east-1 (default) and us-west-2 whose
+// clients are one fake upstream per region, so each region's calls are seen apart.
+func regionFakes(t *testing.T, fakes map[string]*fakeUpstream) *Datasource {
+	t.Helper()
+	s := testSettings(`{"authType":"keys","defaultRegion":"us-east-1","endpoint":"http://127.0.0.1:9","allowedRegions":["us-east-1","us-west-2"]}`)
+	d, err := New(context.Background(), s, func(_ context.Context, _ *models.Settings, ep awsauth.Endpoint, _ Shared) (Upstream, error) {
+		if f := fakes[ep.Region]; f != nil {
+			return f, nil
+		}
+		return nil, fmt.Errorf("no fake for %s", ep.Region)
+	})
+	if err != nil || d.setupErr != nil {
+		t.Fatalf("settings rejected: %v %v", err, d.setupErr)
+	}
+	return d
+}
+
+// iceRegion answers a region's ICE query with errors for ml.g5.2xlarge on endpoint chat in
+// the hit AZs, its AZ query with the AZs in use, and everything else with no data.
+func iceRegion(inUse []string, hit ...string) *fakeUpstream {
+	vector := func(samples []string) *fakeResponse {
+		return okJSON(`{"status":"success","data":{"resultType":"vector","result":[` + strings.Join(samples, ",") + `]}}`)
+	}
+	return &fakeUpstream{answer: func(c call) (*fakeResponse, error) {
+		var out []string
+		switch {
+		case c.op == "query_range":
+			return okJSON(`{"status":"success","data":{"resultType":"matrix","result":[]}}`), nil
+		case strings.Contains(c.expr, semconv.ICECount):
+			for _, az := range hit {
+				out = append(out, fmt.Sprintf(`{"metric":{%q:"chat",%q:"ml.g5.2xlarge",%q:%q},"value":[1764460800,"9"]}`, semconv.LabelEndpoint, semconv.LabelEventInstanceType, semconv.LabelEventAZ, az))
+			}
+		case strings.HasPrefix(c.expr, `count by ("`+semconv.LabelAZ+`")`):
+			for _, az := range inUse {
+				out = append(out, fmt.Sprintf(`{"metric":{%q:%q},"value":[1764460800,"4"]}`, semconv.LabelAZ, az))
+			}
+		}
+		return vector(out), nil
+	}}
+}
+
+// TestDiagnosisAcrossRegions: a diagnosis naming two regions runs the rules through each
+// region's client, and ranks first that us-east-1 is out of ml.g5.2xlarge in every AZ while
+// us-west-2 has it, in a region column, with the console links of the finding's region.
+func TestDiagnosisAcrossRegions(t *testing.T) {
+	east := iceRegion([]string{"us-east-1a", "us-east-1b"}, "us-east-1a", "us-east-1b")
+	west := iceRegion([]string{"us-west-2a", "us-west-2b"})
+	d := regionFakes(t, map[string]*fakeUpstream{"us-east-1": east, "us-west-2": west})
+	q := dataQuery("D", `{"queryType":"diagnosis","region":"us-east-1, us-west-2"}`)
+	q.QueryType = "diagnosis"
+	resp, _ := d.QueryData(context.Background(), &backend.QueryDataRequest{Queries: []backend.DataQuery{q}})
+	dr := resp.Responses["D"]
+	if dr.Error != nil || len(dr.Frames) != 1 {
+		t.Fatalf("diagnosis failed: %v", dr.Error)
+	}
+	f := dr.Frames[0]
+	cause, region, summary := frameColumn(t, f, "cause"), frameColumn(t, f, "region"), frameColumn(t, f, "summary")
+	if cause[0] != "ICE in every AZ while another region has capacity (us-east-1)" || region[0] != "us-east-1" ||
+		!strings.Contains(summary[0], "us-west-2 has capacity") {
+		t.Fatalf("first row %q / %q / %q, want the cross-region ICE finding of us-east-1", cause[0], region[0], summary[0])
+	}
+	if !strings.HasPrefix(cause[1], "ICE: instance type exhausted in every AZ") || region[1] != "us-east-1" {
+		t.Errorf("second row %q in %q, want us-east-1's own ICE finding", cause[1], region[1])
+	}
+	if console := frameColumn(t, f, "console_url"); !strings.Contains(console[0], "region=us-east-1#/endpoints/chat") {
+		t.Errorf("console link %q, want the endpoint's page in us-east-1", console[0])
+	}
+	for name, fake := range map[string]*fakeUpstream{"us-east-1": east, "us-west-2": west} {
+		if len(fake.Calls()) == 0 {
+			t.Errorf("no rule queried %s", name)
+		}
+	}
+}
+
+// TestDiagnosisRegionFailures: a region whose every query is refused is one row naming it,
+// worded with the fix, and the other region's findings stay; a region the data source does
+// not allow is refused before anything is sent.
+func TestDiagnosisRegionFailures(t *testing.T) {
+	east := iceRegion([]string{"us-east-1a"}, "us-east-1a")
+	west := &fakeUpstream{answer: func(call) (*fakeResponse, error) {
+		return nil, &promclient.APIError{Status: 403, Type: "AccessDeniedException", Message: "denied", Cause: promclient.CauseAccessDenied}
+	}}
+	d := regionFakes(t, map[string]*fakeUpstream{"us-east-1": east, "us-west-2": west})
+	q := dataQuery("D", `{"queryType":"diagnosis","region":"us-east-1,us-west-2"}`)
+	q.QueryType = "diagnosis"
+	resp, _ := d.QueryData(context.Background(), &backend.QueryDataRequest{Queries: []backend.DataQuery{q}})
+	dr := resp.Responses["D"]
+	if dr.Error != nil || len(dr.Frames) != 1 {
+		t.Fatalf("one region refused must not fail the query: %v", dr.Error)
+	}
+	cause, region, summary := frameColumn(t, dr.Frames[0], "cause"), frameColumn(t, dr.Frames[0], "region"), frameColumn(t, dr.Frames[0], "summary")
+	if cause[0] != "ICE in the only AZ in use (us-east-1)" {
+		t.Errorf("first row %q, want us-east-1's finding", cause[0])
+	}
+	last := len(cause) - 1
+	if cause[last] != "Region us-west-2 could not be evaluated" || region[last] != "us-west-2" || !strings.Contains(summary[last], "Missing permission") {
+		t.Errorf("last row %q / %q / %q, want one row for us-west-2 with the fix", cause[last], region[last], summary[last])
+	}
+
+	// Every region refused: the query's error, the 403 a panel gets.
+	q = dataQuery("D", `{"queryType":"diagnosis","region":"us-west-2"}`)
+	q.QueryType = "diagnosis"
+	resp, _ = d.QueryData(context.Background(), &backend.QueryDataRequest{Queries: []backend.DataQuery{q}})
+	if dr := resp.Responses["D"]; dr.Status != 403 || !strings.Contains(dr.Error.Error(), "region us-west-2") {
+		t.Errorf("status %d error %v, want CloudWatch's 403 naming the region", dr.Status, dr.Error)
+	}
+
+	sent := len(east.Calls()) + len(west.Calls())
+	for _, bad := range []string{"eu-west-1", "us-east1", "$region"} {
+		q := dataQuery("D", `{"queryType":"diagnosis","region":"us-east-1,`+bad+`"}`)
+		q.QueryType = "diagnosis"
+		resp, _ := d.QueryData(context.Background(), &backend.QueryDataRequest{Queries: []backend.DataQuery{q}})
+		if dr := resp.Responses["D"]; dr.Error == nil || dr.Status != 400 || !strings.Contains(dr.Error.Error(), bad) {
+			t.Errorf("region %q: status %d error %v, want a 400 naming it", bad, dr.Status, dr.Error)
+		}
+	}
+	if now := len(east.Calls()) + len(west.Calls()); now != sent {
+		t.Errorf("a bad region sent %d queries", now-sent)
+	}
 }

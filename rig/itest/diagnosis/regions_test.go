@@ -1,0 +1,174 @@
+package diagnosis_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/model"
+
+	. "github.com/inferscope/sagemaker-datasource/pkg/diagnosis"
+	"github.com/inferscope/sagemaker-datasource/pkg/semconv"
+	"github.com/inferscope/sagemaker-datasource/rig/fleet"
+)
+
+// regionData is one region's synthetic series: GPUs in the AZs in use, ICE events for
+// ml.g5.12xlarge per AZ (count of events), scale-outs.
+type regionData struct {
+	inUse     []string
+	ice       map[string]int
+	scaleOuts int
+	down      bool // every query fails
+}
+
+func (rd regionData) querier(t *testing.T, region string) Querier {
+	if rd.down {
+		return downQuerier{errors.New(region + " refused the connection")}
+	}
+	d := newData(t)
+	for _, az := range rd.inUse {
+		d.float(lbls(semconv.DCGMGPUUtil, engLabels("ep-a", "", "i-"+az, az)...), constant(50))
+	}
+	for az, n := range rd.ice {
+		at := map[int]float64{}
+		for k := range n {
+			at[10+k*15] = 1
+		}
+		d.event(lbls(semconv.ICECount, semconv.LabelEndpoint, "ep-a", semconv.LabelEventInstanceType, "ml.g5.12xlarge", semconv.LabelEventAZ, az), at)
+	}
+	if rd.scaleOuts > 0 {
+		at := map[int]float64{}
+		for k := range rd.scaleOuts {
+			at[20+k*30] = 240
+		}
+		d.event(lbls(semconv.ScalingE2EDuration, semconv.LabelEndpoint, "ep-a", semconv.LabelInferenceComp, "ic-a", semconv.LabelScalingDirection, semconv.ScaleOut), at)
+	}
+	return d.querier()
+}
+
+type downQuerier struct{ err error }
+
+func (q downQuerier) Instant(context.Context, string, time.Time) (model.Vector, error) {
+	return nil, q.err
+}
+
+func (q downQuerier) Range(context.Context, string, time.Time, time.Time, time.Duration) (model.Matrix, error) {
+	return nil, q.err
+}
+
+// TestCrossRegionICE runs the ICE rules over two regions on a PromQL engine: us-east-1 out
+// of ml.g5.12xlarge in both its AZs, us-west-2 in the states that do or do not give it
+// capacity.
+func TestCrossRegionICE(t *testing.T) {
+	east := regionData{inUse: []string{"us-east-1a", "us-east-1b"}, ice: map[string]int{"us-east-1a": 3, "us-east-1b": 4}}
+	cases := []struct {
+		name  string
+		west  regionData
+		want  string // in the summary of the cross-region finding; "" = none
+		rowOf string // a failure row's region
+	}{
+		{"west has no ICE", regionData{inUse: []string{"us-west-2a", "us-west-2b"}}, "us-west-2 has capacity (us-west-2: no ICE for ml.g5.12xlarge in its 2 AZs in use)", ""},
+		{"west has ICE in one AZ of two", regionData{inUse: []string{"us-west-2a", "us-west-2b"}, ice: map[string]int{"us-west-2a": 2}}, "ICE for ml.g5.12xlarge only in us-west-2a=2, none in us-west-2b", ""},
+		{"west only scaled out", regionData{scaleOuts: 2}, "us-west-2: no ICE for ml.g5.12xlarge; 2 scale-outs succeeded", ""},
+		{"west exhausted too", regionData{inUse: []string{"us-west-2a", "us-west-2b"}, ice: map[string]int{"us-west-2a": 1, "us-west-2b": 1}}, "", ""},
+		{"west has no data", regionData{}, "", ""},
+		{"west does not answer", regionData{down: true}, "", "us-west-2"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			regions := []Region{{Name: "us-east-1", Querier: east.querier(t, "us-east-1")}, {Name: "us-west-2", Querier: c.west.querier(t, "us-west-2")}}
+			cfg := DefaultConfig()
+			cfg.Rules = []string{"ice-exhaustion"}
+			r, err := RunRegions(context.Background(), regions, Scope{}, t0, tEnd(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cross := only(r.Findings, "ice-cross-region")
+			if c.want == "" {
+				if len(cross) != 0 {
+					t.Fatalf("want no cross-region finding, got%s", describe(cross))
+				}
+			} else {
+				if len(cross) != 1 || r.Findings[0].Rule != "ice-cross-region" {
+					t.Fatalf("want the cross-region finding first, got%s", describe(r.Findings))
+				}
+				f := r.Findings[0]
+				if f.Region != "us-east-1" || f.Severity != Critical || f.Target.Name != "ml.g5.12xlarge" || !strings.Contains(f.Summary, c.want) ||
+					!strings.Contains(f.Summary, "in all 2 AZs of us-east-1") || !strings.HasPrefix(f.Next, "Shift traffic to us-west-2") || f.PanelLink == "" {
+					t.Fatalf("finding %+v, want its summary to hold %q", f, c.want)
+				}
+			}
+			var failed []string
+			for _, f := range r.Failures {
+				failed = append(failed, f.Region)
+			}
+			if strings.Join(failed, ",") != c.rowOf {
+				t.Fatalf("failures in %v, want %q", failed, c.rowOf)
+			}
+			fr := Frame(r)
+			if fld, _ := fr.FieldByName("region"); fld == nil || fld.Len() != len(r.Findings)+len(r.Failures) {
+				t.Fatal("the frame of two regions needs a region per row")
+			}
+		})
+	}
+}
+
+// TestCrossRegionCostsNothingWithoutExhaustion: when no region is out of a type in every AZ,
+// a two-region run sends what the two single-region runs send, no more.
+func TestCrossRegionCostsNothingWithoutExhaustion(t *testing.T) {
+	east := regionData{inUse: []string{"us-east-1a", "us-east-1b"}, ice: map[string]int{"us-east-1a": 3}}
+	west := regionData{inUse: []string{"us-west-2a"}, scaleOuts: 1}
+	alone := 0
+	for _, rd := range []regionData{east, west} {
+		alone += diagnose(t, rd.querier(t, ""), Scope{}).Requests
+	}
+	r, err := RunRegions(context.Background(), []Region{{Name: "us-east-1", Querier: east.querier(t, "us-east-1")}, {Name: "us-west-2", Querier: west.querier(t, "us-west-2")}}, Scope{}, t0, tEnd(), DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Requests != alone {
+		t.Fatalf("%d requests for two regions, %d for each alone", r.Requests, alone)
+	}
+}
+
+// TestCrossRegionScenario: two emulators, us-east-1 backfilled with the ice-exhaustion
+// scenario and us-west-2 healthy (the same fleet, so the same instance types), diagnosed in
+// one run: the top finding sends us-east-1's traffic to us-west-2, and the healthy region
+// adds nothing above info.
+func TestCrossRegionScenario(t *testing.T) {
+	if testing.Short() {
+		t.Skip("backfills two simulated fleets")
+	}
+	regions := []Region{
+		{Name: "us-east-1", Querier: startStack(t, fleet.Default(), "ice-exhaustion", 3)},
+		{Name: "us-west-2", Querier: startStack(t, fleet.Default(), "healthy", 3)},
+	}
+	r, err := RunRegions(context.Background(), regions, Scope{}, scenarioNow.Add(-3*time.Hour), scenarioNow, fleetConfig(fleet.Default()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d requests;%s", r.Requests, describe(r.Findings))
+	for _, f := range r.Failures {
+		t.Errorf("rule %s failed in %s: %s", f.Rule, f.Region, f.Error)
+	}
+	if len(r.Findings) < 2 {
+		t.Fatalf("want the cross-region and the regional ICE findings, got%s", describe(r.Findings))
+	}
+	top, next := r.Findings[0], r.Findings[1]
+	if top.Rule != "ice-cross-region" || top.Region != "us-east-1" || top.Target.Name != "ml.g5.12xlarge" || !strings.Contains(top.Summary, "us-west-2 has capacity") {
+		t.Fatalf("top finding %s in %s: %s", top.Cause, top.Region, top.Summary)
+	}
+	if next.Rule != "ice-exhaustion" || next.Region != "us-east-1" {
+		t.Fatalf("second finding %s in %s, want us-east-1's own ICE finding", next.Rule, next.Region)
+	}
+	for _, f := range r.Findings {
+		if f.Region == "us-west-2" && f.Severity > Info {
+			t.Errorf("healthy us-west-2: %s %s on %s", f.Severity, f.Cause, f.Target)
+		}
+	}
+	if r.Requests > 2*40 {
+		t.Errorf("%d upstream requests, budget 40 per region", r.Requests)
+	}
+}

@@ -24,6 +24,10 @@ const (
 	VarAgg        = "agg"
 )
 
+// VarQueryRegion is the region(s) every query of a dashboard is sent to (the query's
+// region field, "$region"), so a link can open a panel on one region.
+const VarQueryRegion = "region"
+
 // Hidden variables answered from the data source's settings (aws_region(), aws_console()),
 // for console links from rows that carry no region; deep links do not set them.
 const (

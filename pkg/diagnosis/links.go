@@ -53,3 +53,12 @@ func panelLink(p panelRef, t Target, start, end time.Time) string {
 	}
 	return "/d/" + p.Dashboard + "?" + v.Encode()
 }
+
+// regionLink opens a finding's panel on the finding's region (the dashboards' region
+// variable); links of unnamed regions stay as they are.
+func regionLink(link, region string) string {
+	if link == "" || region == "" {
+		return link
+	}
+	return link + "&" + url.Values{dashref.URLParam(dashref.VarQueryRegion): {region}}.Encode()
+}

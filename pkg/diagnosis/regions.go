@@ -119,7 +119,7 @@ func (r *Report) merge(run regionRun, many bool) {
 		return
 	}
 	for _, f := range run.report.Findings {
-		f.Region = run.name
+		f.Region, f.PanelLink = run.name, regionLink(f.PanelLink, run.name)
 		r.Findings = append(r.Findings, f)
 	}
 	if many && !run.answered && len(run.report.Failures) > 0 {

@@ -278,8 +278,8 @@ func TestRunRegionsGenerated(t *testing.T) {
 
 		got := map[string][]string{}
 		for i, fd := range r.Findings {
-			if fd.Region == "" {
-				t.Fatalf("seed %d: finding %q without its region", seed, fd.Cause)
+			if fd.Region == "" || fd.PanelLink == "" || !strings.HasSuffix(fd.PanelLink, "&var-region="+fd.Region) {
+				t.Fatalf("seed %d: finding %q in %q links to %q, want its panel on its region", seed, fd.Cause, fd.Region, fd.PanelLink)
 			}
 			if fd.Rule != crossRegionRuleID {
 				continue

@@ -90,7 +90,7 @@ func crossRegion(ctx context.Context, runs []regionRun, start, end time.Time) (f
 	}
 	fs = judgeCrossRegion(ok)
 	for i := range fs {
-		fs[i].PanelLink = panelLink(panelICE, fs[i].Target, start, end)
+		fs[i].PanelLink = regionLink(panelLink(panelICE, fs[i].Target, start, end), fs[i].Region)
 	}
 	sort.Slice(failures, func(i, j int) bool { return failures[i].Region < failures[j].Region })
 	return fs, failures

@@ -43,13 +43,23 @@ type fakeRegion struct {
 	n         atomic.Int32
 }
 
-func (f *fakeRegion) Instant(_ context.Context, expr string, _ time.Time) (model.Vector, error) {
+// call counts a query and fails it the way the region fails every query.
+func (f *fakeRegion) call() error {
 	f.n.Add(1)
-	switch {
-	case f.mode == modePanic:
+	switch f.mode {
+	case modePanic:
 		panic("querier of " + f.name + " broke")
-	case f.mode == modeDown:
-		return nil, errors.New(f.name + " is unreachable")
+	case modeDown:
+		return errors.New(f.name + " is unreachable")
+	}
+	return nil
+}
+
+func (f *fakeRegion) Instant(_ context.Context, expr string, _ time.Time) (model.Vector, error) {
+	if err := f.call(); err != nil {
+		return nil, err
+	}
+	switch {
 	case expr == f.exprs.iceExpr():
 		var v model.Vector
 		for it, per := range f.ice {
@@ -75,12 +85,10 @@ func (f *fakeRegion) Instant(_ context.Context, expr string, _ time.Time) (model
 }
 
 func (f *fakeRegion) Range(_ context.Context, expr string, start, _ time.Time, step time.Duration) (model.Matrix, error) {
-	f.n.Add(1)
+	if err := f.call(); err != nil {
+		return nil, err
+	}
 	switch {
-	case f.mode == modePanic:
-		panic("querier of " + f.name + " broke")
-	case f.mode == modeDown:
-		return nil, errors.New(f.name + " is unreachable")
 	case expr == f.exprs.scalingEventsExpr():
 		if f.mode == modeScaleFail {
 			return nil, errors.New("scaling events refused in " + f.name)

@@ -136,6 +136,14 @@ func TestDiagnosisFailedRuleCarriesTheFix(t *testing.T) {
 	t.Fatalf("no notice for the refused rule: %v", dr.Frames[0].Meta.Notices)
 }
 
+// diagnoseIn sends a fleet diagnosis naming regions through QueryData.
+func diagnoseIn(d *Datasource, regions string) backend.DataResponse {
+	q := dataQuery("D", `{"queryType":"diagnosis","region":"`+regions+`"}`)
+	q.QueryType = "diagnosis"
+	resp, _ := d.QueryData(context.Background(), &backend.QueryDataRequest{Queries: []backend.DataQuery{q}})
+	return resp.Responses["D"]
+}
+
 // regionFakes builds a data source allowing us-east-1 (default) and us-west-2 whose
 // clients are one fake upstream per region, so each region's calls are seen apart.
 func regionFakes(t *testing.T, fakes map[string]*fakeUpstream) *Datasource {
@@ -184,10 +192,7 @@ func TestDiagnosisAcrossRegions(t *testing.T) {
 	east := iceRegion([]string{"us-east-1a", "us-east-1b"}, "us-east-1a", "us-east-1b")
 	west := iceRegion([]string{"us-west-2a", "us-west-2b"})
 	d := regionFakes(t, map[string]*fakeUpstream{"us-east-1": east, "us-west-2": west})
-	q := dataQuery("D", `{"queryType":"diagnosis","region":"us-east-1, us-west-2"}`)
-	q.QueryType = "diagnosis"
-	resp, _ := d.QueryData(context.Background(), &backend.QueryDataRequest{Queries: []backend.DataQuery{q}})
-	dr := resp.Responses["D"]
+	dr := diagnoseIn(d, "us-east-1, us-west-2")
 	if dr.Error != nil || len(dr.Frames) != 1 {
 		t.Fatalf("diagnosis failed: %v", dr.Error)
 	}
@@ -219,10 +224,7 @@ func TestDiagnosisRegionFailures(t *testing.T) {
 		return nil, &promclient.APIError{Status: 403, Type: "AccessDeniedException", Message: "denied", Cause: promclient.CauseAccessDenied}
 	}}
 	d := regionFakes(t, map[string]*fakeUpstream{"us-east-1": east, "us-west-2": west})
-	q := dataQuery("D", `{"queryType":"diagnosis","region":"us-east-1,us-west-2"}`)
-	q.QueryType = "diagnosis"
-	resp, _ := d.QueryData(context.Background(), &backend.QueryDataRequest{Queries: []backend.DataQuery{q}})
-	dr := resp.Responses["D"]
+	dr := diagnoseIn(d, "us-east-1,us-west-2")
 	if dr.Error != nil || len(dr.Frames) != 1 {
 		t.Fatalf("one region refused must not fail the query: %v", dr.Error)
 	}
@@ -236,19 +238,13 @@ func TestDiagnosisRegionFailures(t *testing.T) {
 	}
 
 	// Every region refused: the query's error, the 403 a panel gets.
-	q = dataQuery("D", `{"queryType":"diagnosis","region":"us-west-2"}`)
-	q.QueryType = "diagnosis"
-	resp, _ = d.QueryData(context.Background(), &backend.QueryDataRequest{Queries: []backend.DataQuery{q}})
-	if dr := resp.Responses["D"]; dr.Status != 403 || !strings.Contains(dr.Error.Error(), "region us-west-2") {
+	if dr := diagnoseIn(d, "us-west-2"); dr.Status != 403 || !strings.Contains(dr.Error.Error(), "region us-west-2") {
 		t.Errorf("status %d error %v, want CloudWatch's 403 naming the region", dr.Status, dr.Error)
 	}
 
 	sent := len(east.Calls()) + len(west.Calls())
 	for _, bad := range []string{"eu-west-1", "us-east1", "$region"} {
-		q := dataQuery("D", `{"queryType":"diagnosis","region":"us-east-1,`+bad+`"}`)
-		q.QueryType = "diagnosis"
-		resp, _ := d.QueryData(context.Background(), &backend.QueryDataRequest{Queries: []backend.DataQuery{q}})
-		if dr := resp.Responses["D"]; dr.Error == nil || dr.Status != 400 || !strings.Contains(dr.Error.Error(), bad) {
+		if dr := diagnoseIn(d, "us-east-1,"+bad); dr.Error == nil || dr.Status != 400 || !strings.Contains(dr.Error.Error(), bad) {
 			t.Errorf("region %q: status %d error %v, want a 400 naming it", bad, dr.Status, dr.Error)
 		}
 	}

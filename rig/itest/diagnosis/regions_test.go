@@ -2,16 +2,20 @@ package diagnosis_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/prometheus/common/model"
 
 	. "github.com/inferscope/sagemaker-datasource/pkg/diagnosis"
+	"github.com/inferscope/sagemaker-datasource/pkg/plugin"
 	"github.com/inferscope/sagemaker-datasource/pkg/semconv"
-	"github.com/inferscope/sagemaker-datasource/rig/fleet"
+	"github.com/inferscope/sagemaker-datasource/rig/stack"
 )
 
 // regionData is one region's synthetic series: GPUs in the AZs in use, ICE events for
@@ -133,42 +137,73 @@ func TestCrossRegionCostsNothingWithoutExhaustion(t *testing.T) {
 	}
 }
 
-// TestCrossRegionScenario: two emulators, us-east-1 backfilled with the ice-exhaustion
-// scenario and us-west-2 healthy (the same fleet, so the same instance types), diagnosed in
-// one run: the top finding sends us-east-1's traffic to us-west-2, and the healthy region
-// adds nothing above info.
-func TestCrossRegionScenario(t *testing.T) {
+// TestDiagnosisThroughThePluginInTwoRegions: the plugin (production clients, SigV4) against
+// two stacks, each verifying that requests are signed for its own region (us-east-1 with the
+// ice-exhaustion scenario, us-west-2 healthy, reached through regionEndpoints): a diagnosis
+// naming both regions answers with no failed rule, a region per row, the cross-region ICE
+// finding first and us-east-1's own ICE finding next, nothing above info from the healthy
+// region, and the console link in the finding's region.
+func TestDiagnosisThroughThePluginInTwoRegions(t *testing.T) {
 	if testing.Short() {
-		t.Skip("backfills two simulated fleets")
+		t.Skip("backfills two simulated fleets behind two emulators")
 	}
-	regions := []Region{
-		{Name: "us-east-1", Querier: startStack(t, fleet.Default(), "ice-exhaustion", 3)},
-		{Name: "us-west-2", Querier: startStack(t, fleet.Default(), "healthy", 3)},
+	start := func(region, scenario string) *stack.Stack {
+		st, err := stack.Start(context.Background(), stack.Options{Scenario: scenario, Region: region, History: 3 * time.Hour, End: scenarioNow,
+			AccessKey: "AKIDREGIONSTEST", SecretKey: "regions-test-secret-0123456789"})
+		if err != nil {
+			t.Fatalf("starting the %s stack: %v", region, err)
+		}
+		t.Cleanup(func() { _ = st.Close() })
+		return st
 	}
-	r, err := RunRegions(context.Background(), regions, Scope{}, scenarioNow.Add(-3*time.Hour), scenarioNow, fleetConfig(fleet.Default()))
+	east, west := start("us-east-1", "ice-exhaustion"), start("us-west-2", "healthy")
+	jd, secure := east.DataSourceSettings()
+	settings, _ := json.Marshal(map[string]any{"authType": jd["authType"], "defaultRegion": jd["defaultRegion"], "endpoint": jd["endpoint"],
+		"timeInterval": jd["timeInterval"], "allowedRegions": []string{"us-west-2"}, "regionEndpoints": map[string]string{"us-west-2": west.URL}})
+	d, err := plugin.New(context.Background(), backend.DataSourceInstanceSettings{UID: "regions", JSONData: settings, DecryptedSecureJSONData: secure}, plugin.NewClient)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("%d requests;%s", r.Requests, describe(r.Findings))
-	for _, f := range r.Failures {
-		t.Errorf("rule %s failed in %s: %s", f.Rule, f.Region, f.Error)
+	t.Cleanup(d.Dispose)
+	q := backend.DataQuery{RefID: "D", QueryType: "diagnosis", JSON: json.RawMessage(`{"queryType":"diagnosis","region":"us-east-1,us-west-2"}`),
+		TimeRange: backend.TimeRange{From: scenarioNow.Add(-3 * time.Hour), To: scenarioNow}}
+	resp, err := d.QueryData(context.Background(), &backend.QueryDataRequest{Queries: []backend.DataQuery{q}})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if len(r.Findings) < 2 {
-		t.Fatalf("want the cross-region and the regional ICE findings, got%s", describe(r.Findings))
+	dr := resp.Responses["D"]
+	if dr.Error != nil || len(dr.Frames) != 1 {
+		t.Fatalf("diagnosis failed: %v", dr.Error)
 	}
-	top, next := r.Findings[0], r.Findings[1]
-	if top.Rule != "ice-cross-region" || top.Region != "us-east-1" || top.Target.Name != "ml.g5.12xlarge" || !strings.Contains(top.Summary, "us-west-2 has capacity") {
-		t.Fatalf("top finding %s in %s: %s", top.Cause, top.Region, top.Summary)
+	fr := dr.Frames[0]
+	col := func(name string) []string {
+		f, _ := fr.FieldByName(name)
+		if f == nil {
+			t.Fatalf("no %s column", name)
+		}
+		out := make([]string, f.Len())
+		for i := range out {
+			out[i] = f.At(i).(string)
+		}
+		return out
 	}
-	if next.Rule != "ice-exhaustion" || next.Region != "us-east-1" {
-		t.Fatalf("second finding %s in %s, want us-east-1's own ICE finding", next.Rule, next.Region)
-	}
-	for _, f := range r.Findings {
-		if f.Region == "us-west-2" && f.Severity > Info {
-			t.Errorf("healthy us-west-2: %s %s on %s", f.Severity, f.Cause, f.Target)
+	cause, region, severity, console := col("cause"), col("region"), col("severity"), col("console_url")
+	for i := range cause {
+		if severity[i] == "unknown" {
+			t.Errorf("row %d failed: %s in %s (a request signed for the wrong region is refused)", i+1, cause[i], region[i])
+		}
+		if !slices.Contains([]string{"us-east-1", "us-west-2"}, region[i]) || !strings.HasSuffix(cause[i], "("+region[i]+")") {
+			t.Errorf("row %d: %q in %q, want the region named", i+1, cause[i], region[i])
+		}
+		if console[i] != "" && !strings.Contains(console[i], "region="+region[i]) {
+			t.Errorf("row %d: console link %q outside %s", i+1, console[i], region[i])
+		}
+		if region[i] == "us-west-2" && severity[i] != "info" {
+			t.Errorf("row %d: healthy us-west-2 has a %s finding: %s", i+1, severity[i], cause[i])
 		}
 	}
-	if r.Requests > 2*40 {
-		t.Errorf("%d upstream requests, budget 40 per region", r.Requests)
+	if len(cause) < 2 || cause[0] != "ICE in every AZ while another region has capacity (us-east-1)" || cause[1] != "ICE: instance type exhausted in every AZ (us-east-1)" {
+		t.Fatalf("top rows %v, want the cross-region ICE finding of us-east-1, then its own", cause)
 	}
+	t.Logf("%d rows; notices %v", len(cause), fr.Meta.Notices)
 }

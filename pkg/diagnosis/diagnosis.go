@@ -189,7 +189,7 @@ func runRegion(ctx context.Context, q Querier, rules []rule, scope Scope, start,
 	e := &env{q: mq, scope: scope, start: start, end: end, cfg: cfg, warnings: &warnings{seen: map[string]bool{}}}
 	e.step, e.window = stepFor(end.Sub(start), cfg)
 	if err := e.checkScope(ctx); err != nil {
-		return Report{}, nil, err
+		return Report{}, e, err // e counts the request that found the scope missing
 	}
 
 	var (

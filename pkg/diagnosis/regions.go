@@ -23,7 +23,7 @@ type Region struct {
 type regionRun struct {
 	name     string
 	report   Report
-	e        *env  // nil when the region failed as a whole
+	e        *env  // nil when the region had no querier or panicked
 	err      error // the region failed as a whole: no querier, scope not found, a panic
 	answered bool  // at least one rule could query
 }
@@ -64,22 +64,18 @@ func RunRegions(ctx context.Context, regions []Region, scope Scope, start, end t
 	}
 	wg.Wait()
 
+	if allFailedAsAWhole(runs) {
+		return Report{}, inRegion(runs[0].name, runs[0].err)
+	}
 	out := Report{Scope: scope, Start: start, End: end, Findings: []Finding{}}
-	var firstErr error
 	var answered []regionRun
 	for _, run := range runs {
 		if run.name != "" {
 			out.Regions = append(out.Regions, run.name)
 		}
-		if run.err != nil && firstErr == nil {
-			firstErr = inRegion(run.name, run.err)
-		}
 		if run.answered {
 			answered = append(answered, run)
 		}
-	}
-	if firstErr != nil && len(answered) == 0 && allFailedAsAWhole(runs) {
-		return Report{}, firstErr
 	}
 	many := len(regions) > 1
 	for _, run := range runs {

@@ -207,3 +207,32 @@ func TestDiagnosisThroughThePluginInTwoRegions(t *testing.T) {
 	}
 	t.Logf("%d rows; notices %v", len(cause), fr.Meta.Notices)
 }
+
+// TestScopeInOneRegionOnly: an endpoint that exists in one of the regions is diagnosed
+// there; the other region is one row saying where the endpoint is not and what it has, and
+// only when no region has it is the query an error (the first region's, as the user's).
+func TestScopeInOneRegionOnly(t *testing.T) {
+	withEndpoint := func(ep string) Querier {
+		d := newData(t)
+		d.float(lbls(semconv.NodeMemTotal, engLabels(ep, "", "i-"+ep, "az-1")...), constant(1e9))
+		d.float(lbls(semconv.VLLMKVCacheUsage, engLabels(ep, "", "i-"+ep, "az-1")...), constant(0.97))
+		d.float(lbls(semconv.VLLMWaiting, engLabels(ep, "", "i-"+ep, "az-1")...), constant(5))
+		return d.querier()
+	}
+	regions := []Region{{Name: "us-east-1", Querier: withEndpoint("chat")}, {Name: "us-west-2", Querier: withEndpoint("embed")}}
+	r, err := RunRegions(context.Background(), regions, Scope{Endpoint: "chat"}, t0, tEnd(), DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Findings) == 0 || r.Findings[0].Region != "us-east-1" || r.Findings[0].Target.Endpoint != "chat" {
+		t.Fatalf("want chat's findings in us-east-1, got%s", describe(r.Findings))
+	}
+	if len(r.Failures) != 1 || r.Failures[0].Region != "us-west-2" || r.Failures[0].Rule != "" ||
+		!strings.Contains(r.Failures[0].Error, `endpoint "chat" has no data`) || !strings.Contains(r.Failures[0].Error, "endpoints with data: embed") {
+		t.Fatalf("failures %+v, want one row for us-west-2 naming what it has", r.Failures)
+	}
+	_, err = RunRegions(context.Background(), regions, Scope{Endpoint: "chta"}, t0, tEnd(), DefaultConfig())
+	if err == nil || !strings.HasPrefix(err.Error(), `region us-east-1: diagnosis: endpoint "chta" has no data`) {
+		t.Fatalf("error %v, want the first region's", err)
+	}
+}

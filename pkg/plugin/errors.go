@@ -19,7 +19,12 @@ func (d *Datasource) errorResponse(err error) backend.DataResponse {
 // errorResponse is the DataResponse of a query that failed in this region: the message
 // names the region's endpoint.
 func (rg *regional) errorResponse(err error) backend.DataResponse {
-	return problemResponse(fault.Explain(err, fault.Context{Endpoint: rg.endpoint.URL.Redacted(), Region: rg.region, Action: "cloudwatch:GetMetricData"}))
+	return problemResponse(rg.explain(err, "cloudwatch:GetMetricData"))
+}
+
+// explain is fault.Explain naming the region's endpoint and region.
+func (rg *regional) explain(err error, action string) fault.Problem {
+	return fault.Explain(err, fault.Context{Endpoint: rg.endpoint.URL.Redacted(), Region: rg.region, Action: action})
 }
 
 func problemResponse(p fault.Problem) backend.DataResponse {

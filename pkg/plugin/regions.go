@@ -3,6 +3,7 @@ package plugin
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"slices"
 	"sync"
 
@@ -140,4 +141,19 @@ func (d *Datasource) closeRegions() {
 			}
 		}
 	}
+}
+
+// regionParam is the region a resource call names in its region parameter (absent: the
+// default region; several: the first), validated as a query's field is; bad is the 400
+// answer that refuses it before anything is sent.
+func (d *Datasource) regionParam(ctx context.Context, values url.Values) (rg *regional, bad *backend.CallResourceResponse) {
+	regions, err := models.ParseRegions("", values.Get("region"), d.settings)
+	if err == nil {
+		rg, err = d.regional(ctx, regions[0])
+	}
+	if err != nil {
+		pr := d.explain(err, "")
+		return nil, errorResponseJSON(int(pr.Status), errorTypeFor(int(pr.Status)), "parameter region: "+pr.Message)
+	}
+	return rg, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -343,21 +344,9 @@ func TestResourceRegion(t *testing.T) {
 		}
 	}
 	want := map[string]int{"eu-west-1": 1, "us-east-1": 1, "us-west-2": 1, "ap-south-1": 1}
-	if c := r.calls(); !mapsEqual(c, want) {
+	if c := r.calls(); !maps.Equal(c, want) {
 		t.Errorf("calls %v, want %v", c, want)
 	}
-}
-
-func mapsEqual(a, b map[string]int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
 }
 
 // The regions resource lists the allowed regions with SageMaker series, sorted, cached;

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -543,5 +544,61 @@ func TestRegionLimitersIndependent(t *testing.T) {
 	}
 	if regions, _ := frameRegions(dr.Frames); !slices.Equal(regions, []string{"us-east-1", "us-west-2"}) {
 		t.Errorf("regions %v", regions)
+	}
+}
+
+// Random region fields (valid, duplicate, invalid, other case, not allowed) through QueryData:
+// either every distinct region gets exactly one call and a labelled frame, in order, or the
+// query fails naming the first bad item and nothing at all is sent.
+func TestRandomRegionFields(t *testing.T) {
+	pool := []string{"us-east-1", "us-west-2", "eu-west-1", "ap-south-1", "sa-east-1", // allowed
+		"us-gov-west-1", "cn-north-1", // region names, not allowed
+		"US-WEST-2", "eu-west1", "$region", "", " "} // not names, blanks
+	allowedSet := map[string]bool{"us-east-1": true, "us-west-2": true, "eu-west-1": true, "ap-south-1": true, "sa-east-1": true}
+	rng := rand.New(rand.NewPCG(15, 7))
+	for i := range 150 {
+		items := make([]string, 1+rng.IntN(5))
+		for j := range items {
+			items[j] = pool[rng.IntN(len(pool))]
+		}
+		field := strings.Join(items, ",")
+		var want []string
+		bad := ""
+		for _, it := range items {
+			it = strings.TrimSpace(it)
+			switch {
+			case it == "" || slices.Contains(want, it):
+			case !allowedSet[it]:
+				bad = it
+			default:
+				want = append(want, it)
+			}
+			if bad != "" {
+				break
+			}
+		}
+		sentTo := want
+		if bad == "" && len(want) == 0 { // only blanks: the default region, frames as without a region
+			want, sentTo = []string{""}, []string{"us-east-1"}
+		}
+		r := &regionFakes{mk: regionMatrix}
+		d := newRegionDatasource(t, "", r)
+		js, _ := json.Marshal(map[string]string{"expr": "up", "region": field})
+		dr := queryData(t, d, string(js))
+		calls := r.calls()
+		if bad != "" {
+			if dr.Error == nil || !strings.Contains(dr.Error.Error(), fmt.Sprintf("%q", bad)) || len(calls) != 0 {
+				t.Fatalf("case %d %q: error %v, calls %v; want an error naming %q and no call", i, field, dr.Error, calls, bad)
+			}
+			continue
+		}
+		if dr.Error != nil || !slices.Equal(regionOrder(dr.Frames), want) || len(calls) != len(sentTo) {
+			t.Fatalf("case %d %q: error %v, regions %q, calls %v; want %q", i, field, dr.Error, regionOrder(dr.Frames), calls, want)
+		}
+		for _, region := range sentTo {
+			if calls[region] != 1 {
+				t.Fatalf("case %d %q: calls %v, want one per region", i, field, calls)
+			}
+		}
 	}
 }

@@ -66,7 +66,7 @@ func (d *Datasource) regional(ctx context.Context, region string) (*regional, er
 		if _, err := models.ParseRegions("", region, d.settings); err != nil {
 			return nil, err
 		}
-		return nil, backend.DownstreamError(fmt.Errorf("region %q is not one region name", region))
+		return nil, backend.DownstreamError(fmt.Errorf("region %q names several regions where one is expected: pass one region name", region))
 	}
 	d.regionsMu.Lock()
 	slot := d.regions[region]

@@ -52,6 +52,9 @@ func (e *RegionNameError) Error() string {
 	return msg
 }
 
+// Is makes backend.IsDownstreamError see a bad region name as the user's to fix.
+func (e *RegionNameError) Is(target error) bool { return (&SettingError{}).Is(target) }
+
 // CheckRegionName refuses a value that is not a region name with a *RegionNameError whose
 // suggestion comes from known (and PromQLRegions).
 func CheckRegionName(value string, known []string) error {

@@ -288,3 +288,35 @@ func TestPointCap(t *testing.T) {
 		}
 	}
 }
+
+// AddLabels go on every series (and scalar) that lacks them, before the legend is formatted;
+// a series that has the label keeps its own value.
+func TestAddLabels(t *testing.T) {
+	body := `{"status":"success","data":{"resultType":"matrix","result":[
+		{"metric":{"__name__":"up","job":"a"},"values":[[1,"1"]]},
+		{"metric":{"__name__":"up","job":"b","@aws.region":"eu-west-1"},"values":[[1,"2"]]},
+		{"metric":{},"values":[[1,"3"]]}]}}`
+	add := data.Labels{"@aws.region": "us-west-2"}
+	frames, err := Read(strings.NewReader(body), Options{Expr: "up", LegendFormat: "{{job}} {{@aws.region}}", AddLabels: add})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct{ region, name string }{{"us-west-2", "a us-west-2"}, {"eu-west-1", "b eu-west-1"}, {"us-west-2", " us-west-2"}}
+	if len(frames) != len(want) {
+		t.Fatalf("%d frames, want %d", len(frames), len(want))
+	}
+	for i, w := range want {
+		f := frames[i].Fields[1]
+		if f.Labels["@aws.region"] != w.region || f.Config == nil || f.Config.DisplayNameFromDS != w.name {
+			t.Errorf("series %d: labels %v, display name %+v; want region %q, name %q", i, f.Labels, f.Config, w.region, w.name)
+		}
+	}
+	if add["job"] != "" || len(add) != 1 {
+		t.Errorf("the options' labels were changed: %v", add)
+	}
+	scalar := `{"status":"success","data":{"resultType":"scalar","result":[1,"2"]}}`
+	frames, err = Read(strings.NewReader(scalar), Options{Expr: "1+1", AddLabels: add})
+	if err != nil || frames[0].Fields[1].Labels["@aws.region"] != "us-west-2" {
+		t.Errorf("scalar: %v %v", frames, err)
+	}
+}

@@ -44,6 +44,9 @@ func (s *Settings) loadRegions(jd regionsJSON) []error {
 	slices.Sort(keys) // errors in a stable order
 	for _, k := range keys {
 		region, raw := strings.TrimSpace(k), strings.TrimSpace(jd.RegionEndpoints[k])
+		if region == "" && raw == "" {
+			continue // a row the config editor added but left blank
+		}
 		if err := awsauth.CheckRegionName(region, nil); err != nil {
 			errs = append(errs, fmt.Errorf("jsonData.regionEndpoints: key %w; fix or remove the entry", err))
 			continue

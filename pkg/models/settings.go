@@ -189,7 +189,9 @@ func rateSetting(raw json.RawMessage) (float64, error) {
 func jsonTypeProblem(err error) string {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
-		return fmt.Sprintf("key %q must be a %s, not a %s", te.Field, te.Type, te.Value)
+		// Keys of embedded parts come prefixed with their Go type's name.
+		field := strings.TrimPrefix(strings.TrimPrefix(te.Field, "regionsJSON."), "resourcesJSON.")
+		return fmt.Sprintf("key %q must be a %s, not a %s", field, te.Type, te.Value)
 	}
 	return "malformed JSON"
 }

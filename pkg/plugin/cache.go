@@ -100,13 +100,13 @@ const maxLookupTTL = 10 * time.Minute
 
 // lookup answers a label, label-values or series call from the cache for a short time;
 // query_result()'s instant queries and X-Cache-Skip requests always go upstream.
-func (d *Datasource) lookup(ctx context.Context, req *backend.CallResourceRequest, path, name string, isLabelValues bool, p resourceParams, into *[]byte) error {
+func (rg *regional) lookup(ctx context.Context, req *backend.CallResourceRequest, path, name string, isLabelValues bool, p resourceParams, into *[]byte) error {
 	forward := func(ctx context.Context) ([]byte, error) {
 		var b []byte
-		err := d.forward(ctx, path, name, isLabelValues, p, promclient.Raw(&b))
+		err := rg.forward(ctx, path, name, isLabelValues, p, promclient.Raw(&b))
 		return b, err
 	}
-	if d.cache == nil || path == "api/v1/query" || req.GetHTTPHeader("X-Cache-Skip") != "" {
+	if rg.d.cache == nil || path == "api/v1/query" || req.GetHTTPHeader("X-Cache-Skip") != "" {
 		b, err := forward(ctx)
 		*into = b
 		return err
@@ -127,7 +127,7 @@ func (d *Datasource) lookup(ctx context.Context, req *backend.CallResourceReques
 			ttl = min(time.Duration(secs)*time.Second, maxLookupTTL)
 		}
 	}
-	b, _, err := d.cache.Lookup(ctx, d.uid, request+"?"+key.Encode(), ttl, forward)
+	b, _, err := rg.d.cache.Lookup(ctx, rg.cacheID, request+"?"+key.Encode(), ttl, forward)
 	*into = b
 	return err
 }

@@ -57,6 +57,7 @@ type Datasource struct {
 	awsFactory    AWSFactory
 	regionsMu     sync.Mutex
 	regions       map[string]*regionSlot
+	probe         regionProbe      // the regions resource's cached answer
 	redact        *redact.Redactor // the one redaction step; learns what the signer uses
 	unpinLog      func()           // releases this instance's secureJsonData from logSecrets
 	dispose       func()

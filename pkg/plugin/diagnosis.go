@@ -50,7 +50,7 @@ func (d *Datasource) runDiagnosis(ctx context.Context, q backend.DataQuery) back
 	// A failure is worded with its own region's endpoint.
 	explain := func(region string, err error) fault.Problem {
 		if rg := built[region]; rg != nil {
-			return rg.explain(err)
+			return rg.explain(err, "cloudwatch:GetMetricData")
 		}
 		return d.explain(err, "cloudwatch:GetMetricData")
 	}

@@ -9,9 +9,7 @@ import (
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
-	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
 	"github.com/inferscope/sagemaker-datasource/pkg/diagnosis"
-	"github.com/inferscope/sagemaker-datasource/pkg/models"
 	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
 	"github.com/inferscope/sagemaker-datasource/pkg/semconv"
 )
@@ -144,17 +142,13 @@ func diagnoseIn(d *Datasource, regions string) backend.DataResponse {
 	return resp.Responses["D"]
 }
 
-// regionFakes builds a data source allowing us-east-1 (default) and us-west-2 whose
-// clients are one fake upstream per region, so each region's calls are seen apart.
-func regionFakes(t *testing.T, fakes map[string]*fakeUpstream) *Datasource {
+// twoRegions builds a data source allowing us-east-1 (default) and us-west-2 whose clients
+// are the given fake upstreams, one per region, so each region's calls are seen apart.
+func twoRegions(t *testing.T, fakes map[string]*fakeUpstream) *Datasource {
 	t.Helper()
 	s := testSettings(`{"authType":"keys","defaultRegion":"us-east-1","endpoint":"http://127.0.0.1:9","allowedRegions":["us-east-1","us-west-2"]}`)
-	d, err := New(context.Background(), s, func(_ context.Context, _ *models.Settings, ep awsauth.Endpoint, _ Shared) (Upstream, error) {
-		if f := fakes[ep.Region]; f != nil {
-			return f, nil
-		}
-		return nil, fmt.Errorf("no fake for %s", ep.Region)
-	})
+	rf := &regionFakes{mk: func(region string) *fakeUpstream { return fakes[region] }}
+	d, err := New(context.Background(), s, rf.factory)
 	if err != nil || d.setupErr != nil {
 		t.Fatalf("settings rejected: %v %v", err, d.setupErr)
 	}
@@ -191,7 +185,7 @@ func iceRegion(inUse []string, hit ...string) *fakeUpstream {
 func TestDiagnosisAcrossRegions(t *testing.T) {
 	east := iceRegion([]string{"us-east-1a", "us-east-1b"}, "us-east-1a", "us-east-1b")
 	west := iceRegion([]string{"us-west-2a", "us-west-2b"})
-	d := regionFakes(t, map[string]*fakeUpstream{"us-east-1": east, "us-west-2": west})
+	d := twoRegions(t, map[string]*fakeUpstream{"us-east-1": east, "us-west-2": west})
 	dr := diagnoseIn(d, "us-east-1, us-west-2")
 	if dr.Error != nil || len(dr.Frames) != 1 {
 		t.Fatalf("diagnosis failed: %v", dr.Error)
@@ -223,7 +217,7 @@ func TestDiagnosisRegionFailures(t *testing.T) {
 	west := &fakeUpstream{answer: func(call) (*fakeResponse, error) {
 		return nil, &promclient.APIError{Status: 403, Type: "AccessDeniedException", Message: "denied", Cause: promclient.CauseAccessDenied}
 	}}
-	d := regionFakes(t, map[string]*fakeUpstream{"us-east-1": east, "us-west-2": west})
+	d := twoRegions(t, map[string]*fakeUpstream{"us-east-1": east, "us-west-2": west})
 	dr := diagnoseIn(d, "us-east-1,us-west-2")
 	if dr.Error != nil || len(dr.Frames) != 1 {
 		t.Fatalf("one region refused must not fail the query: %v", dr.Error)

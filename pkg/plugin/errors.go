@@ -19,12 +19,12 @@ func (d *Datasource) errorResponse(err error) backend.DataResponse {
 // errorResponse is the DataResponse of a query that failed in this region: the message
 // names the region's endpoint.
 func (rg *regional) errorResponse(err error) backend.DataResponse {
-	return problemResponse(rg.explain(err))
+	return problemResponse(rg.explain(err, "cloudwatch:GetMetricData"))
 }
 
-// explain is fault.Explain for a PromQL failure in this region, naming its endpoint.
-func (rg *regional) explain(err error) fault.Problem {
-	return fault.Explain(err, fault.Context{Endpoint: rg.endpoint.URL.Redacted(), Region: rg.region, Action: "cloudwatch:GetMetricData"})
+// explain is fault.Explain naming the region's endpoint and region.
+func (rg *regional) explain(err error, action string) fault.Problem {
+	return fault.Explain(err, fault.Context{Endpoint: rg.endpoint.URL.Redacted(), Region: rg.region, Action: action})
 }
 
 func problemResponse(p fault.Problem) backend.DataResponse {

@@ -3,6 +3,7 @@ package plugin
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"slices"
 	"sync"
 
@@ -65,7 +66,7 @@ func (d *Datasource) regional(ctx context.Context, region string) (*regional, er
 		if _, err := models.ParseRegions("", region, d.settings); err != nil {
 			return nil, err
 		}
-		return nil, backend.DownstreamError(fmt.Errorf("region %q is not one region name", region))
+		return nil, backend.DownstreamError(fmt.Errorf("region %q names several regions where one is expected: pass one region name", region))
 	}
 	d.regionsMu.Lock()
 	slot := d.regions[region]
@@ -140,4 +141,19 @@ func (d *Datasource) closeRegions() {
 			}
 		}
 	}
+}
+
+// regionParam is the region a resource call names in its region parameter (absent: the
+// default region; several: the first), validated as a query's field is; bad is the 400
+// answer that refuses it before anything is sent.
+func (d *Datasource) regionParam(ctx context.Context, values url.Values) (rg *regional, bad *backend.CallResourceResponse) {
+	regions, err := models.ParseRegions("", values.Get("region"), d.settings)
+	if err == nil {
+		rg, err = d.regional(ctx, regions[0])
+	}
+	if err != nil {
+		pr := d.explain(err, "")
+		return nil, errorResponseJSON(int(pr.Status), errorTypeFor(int(pr.Status)), "parameter region: "+pr.Message)
+	}
+	return rg, nil
 }

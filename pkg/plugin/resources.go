@@ -54,6 +54,8 @@ func (d *Datasource) resource(ctx context.Context, req *backend.CallResourceRequ
 		return notFound(path)
 	case inventoryEndpoints, inventoryComponents:
 		return d.inventoryValues(ctx, req, path)
+	case regionsResource:
+		return d.regionsValues(ctx, req)
 	}
 	name, isLabelValues := labelValuesName(path)
 	if err := models.CheckLen("the label name", name, models.MaxNameBytes); err != nil {
@@ -73,15 +75,19 @@ func (d *Datasource) resource(ctx context.Context, req *backend.CallResourceRequ
 	if err != nil {
 		return errorResponseJSON(http.StatusBadRequest, "bad_data", err.Error())
 	}
+	rg, bad := d.regionParam(ctx, p.values)
+	if bad != nil {
+		return bad
+	}
 	var body []byte
-	err = d.lookup(ctx, req, path, name, isLabelValues, p, &body)
+	err = rg.lookup(ctx, req, path, name, isLabelValues, p, &body)
 	if err != nil && isLabelValues && name == "__name__" && isStatus(err, http.StatusNotFound) {
 		// Reports disagree on whether CloudWatch lists metric names; when it does not, the
 		// editor's metric picker gets an empty list and a reason instead of an error.
 		return jsonResponse(http.StatusOK, []byte(`{"status":"success","data":[],"warnings":["CloudWatch did not list metric names (404 on /api/v1/label/__name__/values): type the metric name into the query"]}`))
 	}
 	if err != nil {
-		pr := d.explain(err, "cloudwatch:ListMetrics")
+		pr := rg.explain(err, "cloudwatch:ListMetrics")
 		return errorResponseJSON(int(pr.Status), errorTypeFor(int(pr.Status)), pr.Message)
 	}
 	resp := jsonResponse(http.StatusOK, body)
@@ -92,17 +98,17 @@ func (d *Datasource) resource(ctx context.Context, req *backend.CallResourceRequ
 	return resp
 }
 
-// forward makes the CloudWatch call a resource path stands for.
-func (d *Datasource) forward(ctx context.Context, path, labelName string, isLabelValues bool, p resourceParams, decode promclient.Decode) error {
+// forward makes the CloudWatch call a resource path stands for, in the region.
+func (rg *regional) forward(ctx context.Context, path, labelName string, isLabelValues bool, p resourceParams, decode promclient.Decode) error {
 	switch {
 	case isLabelValues:
 		// The name arrives decoded; promclient escapes it again and always uses GET,
 		// the only method CloudWatch accepts on this path.
-		return d.client.LabelValues(ctx, labelName, p.matchers, p.start, p.end, p.limit(promclient.MaxDiscoveryLimit), decode)
+		return rg.client.LabelValues(ctx, labelName, p.matchers, p.start, p.end, p.limit(promclient.MaxDiscoveryLimit), decode)
 	case path == "api/v1/labels":
-		return d.client.Labels(ctx, p.matchers, p.start, p.end, p.limit(promclient.MaxDiscoveryLimit), decode)
+		return rg.client.Labels(ctx, p.matchers, p.start, p.end, p.limit(promclient.MaxDiscoveryLimit), decode)
 	case path == "api/v1/series":
-		return d.client.Series(ctx, p.matchers, p.start, p.end, p.limit(promclient.MaxDiscoveryLimit), decode)
+		return rg.client.Series(ctx, p.matchers, p.start, p.end, p.limit(promclient.MaxDiscoveryLimit), decode)
 	}
 	// api/v1/query, for query_result() variables: the raw JSON goes back untouched.
 	expr := p.values.Get("query")
@@ -113,7 +119,7 @@ func (d *Datasource) forward(ctx context.Context, path, labelName string, isLabe
 	if at.IsZero() {
 		at = time.Now()
 	}
-	return d.client.Query(ctx, expr, at, p.limit(promclient.MaxQueryLimit), decode)
+	return rg.client.Query(ctx, expr, at, p.limit(promclient.MaxQueryLimit), decode)
 }
 
 // isStatus reports whether err is CloudWatch answering with the given HTTP status.

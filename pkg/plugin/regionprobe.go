@@ -1,0 +1,110 @@
+package plugin
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+
+	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
+)
+
+// regionsResource lists the regions where the data source's credentials find SageMaker
+// metrics, for the regions() variable and the editor's region picker.
+const regionsResource = "regions"
+
+const (
+	// regionProbeTTL is how long a region list is reused: probing is one call per allowed
+	// region (31 by default), too many for every variable refresh.
+	regionProbeTTL = 5 * time.Minute
+	// regionProbeParallel bounds the probes at once.
+	regionProbeParallel = 4
+	// regionProbeTimeout bounds one region's probe; a region that does not answer in time
+	// counts as one without data.
+	regionProbeTimeout = 10 * time.Second
+)
+
+// regionProbe caches the last region list; mu is held while probing, so concurrent
+// callers share one probe.
+type regionProbe struct {
+	mu   sync.Mutex
+	list []string
+	at   time.Time
+}
+
+// regionsValues answers GET regions with a JSON array of region names.
+func (d *Datasource) regionsValues(ctx context.Context, req *backend.CallResourceRequest) *backend.CallResourceResponse {
+	if d.setupErr != nil {
+		return errorResponseJSON(http.StatusBadRequest, "bad_data", d.setupErr.Error())
+	}
+	if req.Method != http.MethodGet {
+		return errorResponseJSON(http.StatusMethodNotAllowed, "bad_data", "method "+req.Method+" is not allowed on "+regionsResource+": use GET")
+	}
+	body, _ := json.Marshal(d.regionList(ctx, time.Now()))
+	return jsonResponse(http.StatusOK, body)
+}
+
+// regionList is the allowed regions whose probe found SageMaker series, sorted; when no
+// probe answered or none found any, the configured list (jsonData.allowedRegions, else the
+// default region). Reused for regionProbeTTL.
+func (d *Datasource) regionList(ctx context.Context, now time.Time) []string {
+	p := &d.probe
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.list != nil && now.Sub(p.at) < regionProbeTTL {
+		return p.list
+	}
+	found := d.probeRegions(ctx, d.allowed, now)
+	if len(found) == 0 {
+		found = slices.Clone(d.settings.AllowedRegions)
+		if len(found) == 0 {
+			found = []string{d.defaultRegion}
+		}
+		slices.Sort(found)
+	}
+	if ctx.Err() == nil { // a cancelled caller's partial answer is not kept
+		p.list, p.at = found, now
+	}
+	return found
+}
+
+// probeRegions asks each candidate, at most regionProbeParallel at once, for one SageMaker
+// series; it returns those that have one, in the candidates' order. A failing or
+// panicking probe counts as no data.
+func (d *Datasource) probeRegions(ctx context.Context, candidates []string, now time.Time) []string {
+	has := make([]bool, len(candidates))
+	sem := make(chan struct{}, regionProbeParallel)
+	calls := make([]func() error, len(candidates))
+	for i, region := range candidates {
+		calls[i] = func() error {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			rg, err := d.regional(ctx, region)
+			if err != nil {
+				return err
+			}
+			pctx, cancel := context.WithTimeout(ctx, regionProbeTimeout)
+			defer cancel()
+			var series []map[string]string
+			err = rg.client.Series(pctx, sageMakerProbes, now.Add(-sageMakerLookback), now, 1, promclient.Data(&series))
+			has[i] = err == nil && len(series) > 0
+			return err
+		}
+	}
+	for i, err := range parallel("region probe", calls...) {
+		if err != nil {
+			logDebug("region probe failed", "region", candidates[i], "error", d.redact.String(err.Error()))
+		}
+	}
+	var out []string
+	for i, r := range candidates {
+		if has[i] {
+			out = append(out, r)
+		}
+	}
+	return out
+}

@@ -185,7 +185,7 @@ func (c capacityIn) what(it string) string {
 	var parts []string
 	switch {
 	case len(c.hit) == 0 && len(c.free) > 0:
-		parts = append(parts, fmt.Sprintf("no ICE for %s in its %d AZs in use", it, len(c.free)))
+		parts = append(parts, fmt.Sprintf("no ICE for %s in any of its %d AZs", it, len(c.free)))
 	case len(c.hit) == 0:
 		parts = append(parts, fmt.Sprintf("no ICE for %s", it))
 	default:

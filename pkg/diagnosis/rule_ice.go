@@ -44,8 +44,8 @@ type iceData struct {
 	azs            map[string]bool
 }
 
-// newICEData reads the ICE query's answer and the AZs in use (nil when not read).
-func newICEData(ice, inUse model.Vector) *iceData {
+// newICEData reads the ICE query's answer; readAZs adds the AZs in use.
+func newICEData(ice model.Vector) *iceData {
 	d := &iceData{types: map[string]*iceType{}, azs: map[string]bool{}}
 	for _, s := range ice {
 		n := float64(s.Value)
@@ -62,9 +62,6 @@ func newICEData(ice, inUse model.Vector) *iceData {
 		ts.total += n
 		d.azs[az] = true
 	}
-	for _, s := range inUse {
-		d.azs[label(s.Metric, lAZ)] = true
-	}
 	return d
 }
 
@@ -76,7 +73,7 @@ func (e *env) readICE(ctx context.Context) (*iceData, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := newICEData(v, nil)
+	d := newICEData(v)
 	d.query, d.azQuery = q, e.regionAZExpr()
 	if len(d.types) == 0 {
 		return d, nil

@@ -73,7 +73,7 @@ func TestCrossRegionICE(t *testing.T) {
 		want  string // in the summary of the cross-region finding; "" = none
 		rowOf string // a failure row's region
 	}{
-		{"west has no ICE", regionData{inUse: []string{"us-west-2a", "us-west-2b"}}, "us-west-2 has capacity (us-west-2: no ICE for ml.g5.12xlarge in its 2 AZs in use)", ""},
+		{"west has no ICE", regionData{inUse: []string{"us-west-2a", "us-west-2b"}}, "us-west-2 has capacity (us-west-2: no ICE for ml.g5.12xlarge in any of its 2 AZs)", ""},
 		{"west has ICE in one AZ of two", regionData{inUse: []string{"us-west-2a", "us-west-2b"}, ice: map[string]int{"us-west-2a": 2}}, "ICE for ml.g5.12xlarge only in us-west-2a=2, none in us-west-2b", ""},
 		{"west only scaled out", regionData{scaleOuts: 2}, "us-west-2: no ICE for ml.g5.12xlarge; 2 scale-outs succeeded", ""},
 		{"west exhausted too", regionData{inUse: []string{"us-west-2a", "us-west-2b"}, ice: map[string]int{"us-west-2a": 1, "us-west-2b": 1}}, "", ""},

@@ -207,3 +207,33 @@ func TestQueryRegionField(t *testing.T) {
 		t.Errorf("a number: %v", err)
 	}
 }
+
+// Whatever the field, ParseRegions answers regions that are distinct and allowed, or an
+// error naming the region field's problem; it never panics.
+func FuzzParseRegions(f *testing.F) {
+	for _, seed := range []string{"", "us-east-1", "{us-east-1,eu-west-1}", "US-EAST-1,$region", " , ,us-west-2,us-west-2", "eu-west-1\x00", "ü-west-1"} {
+		f.Add(seed)
+	}
+	s, err := LoadSettings(backend.DataSourceInstanceSettings{JSONData: json.RawMessage(`{"defaultRegion":"us-east-1"}`)})
+	if err != nil {
+		f.Fatal(err)
+	}
+	allowed := s.Allowed()
+	f.Fuzz(func(t *testing.T, field string) {
+		got, err := ParseRegions("A", field, s)
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "query A: region") || !backend.IsDownstreamError(err) {
+				t.Fatalf("%q: error %v", field, err)
+			}
+			return
+		}
+		if len(got) == 0 {
+			t.Fatalf("%q: no region and no error", field)
+		}
+		for i, r := range got {
+			if !slices.Contains(allowed, r) || slices.Contains(got[:i], r) {
+				t.Fatalf("%q: got %v", field, got)
+			}
+		}
+	})
+}

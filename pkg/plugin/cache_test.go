@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 // generated answers range queries with series that are a pure function of (expr,
 // series, time), and instant queries with one sample; it counts the points it sent.
 func generated(points *int) func(c call) (*fakeResponse, error) {
+	var mu sync.Mutex // queries of one request run in parallel
 	return func(c call) (*fakeResponse, error) {
 		var b strings.Builder
 		switch c.op {
@@ -33,7 +35,9 @@ func generated(points *int) func(c call) (*fakeResponse, error) {
 					if i > 0 {
 						b.WriteByte(',')
 					}
+					mu.Lock()
 					*points++
+					mu.Unlock()
 					fmt.Fprintf(&b, `[%d,"%d"]`, t.Unix(), (t.Unix()/int64(c.step.Seconds())+int64(s)*7+int64(len(c.expr)))%101)
 				}
 				b.WriteString(`]}`)

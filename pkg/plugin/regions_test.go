@@ -93,7 +93,9 @@ func newRegionDatasource(t *testing.T, jsonData string, r *regionFakes) *Datasou
 		jsonData = `{"authType":"keys","defaultRegion":"us-east-1","endpoint":"http://127.0.0.1:9"}`
 	}
 	d, err := New(context.Background(), testSettings(jsonData), r.factory,
-		WithAWS(func(context.Context, *models.Settings, awsauth.Endpoint, Shared) (awsapi.API, error) { return &fakeAWS{}, nil }))
+		WithAWS(func(context.Context, *models.Settings, awsauth.Endpoint, Shared) (awsapi.API, error) {
+			return &fakeAWS{}, nil
+		}))
 	if err != nil || d.setupErr != nil {
 		t.Fatalf("%v %v", err, d.setupErr)
 	}
@@ -235,7 +237,9 @@ func TestFailingRegionKeepsOthers(t *testing.T) {
 		f := regionMatrix(region)
 		switch region {
 		case "eu-west-1":
-			f.answer = func(call) (*fakeResponse, error) { return nil, &promclient.APIError{Status: 400, Type: "bad_data", Message: "parse error at char 3"} }
+			f.answer = func(call) (*fakeResponse, error) {
+				return nil, &promclient.APIError{Status: 400, Type: "bad_data", Message: "parse error at char 3"}
+			}
 		case "ap-south-1":
 			f.answer = func(call) (*fakeResponse, error) { panic("fake upstream exploded") }
 		}

@@ -46,7 +46,7 @@ func inventory(f *fleet.Fleet, deps []simulator.Deployment, origin time.Time) []
 		fe := &f.Endpoints[i]
 		created := origin.Add(-time.Duration(24+stableHash(fe.Name)%(24*14)) * time.Hour)
 		e := &endpoint{
-			name: fe.Name, arn: arn(f, "endpoint", fe.Name), status: statusInService, config: fe.Name + "-config",
+			name: fe.Name, arn: arn(f, fe, "endpoint", fe.Name), status: statusInService, config: fe.Name + "-config",
 			created: created, modified: created.Add(12 * time.Minute),
 			variant: variant{name: fe.Variant, instanceType: fe.Instances[0].Type, instances: fe.InstanceCount()},
 		}
@@ -56,7 +56,7 @@ func inventory(f *fleet.Fleet, deps []simulator.Deployment, origin time.Time) []
 		for j := range fe.InferenceComponents {
 			ic := &fe.InferenceComponents[j]
 			c := &component{
-				name: ic.Name, arn: arn(f, "inference-component", ic.Name), endpoint: fe.Name, endpointARN: e.arn,
+				name: ic.Name, arn: arn(f, fe, "inference-component", ic.Name), endpoint: fe.Name, endpointARN: e.arn,
 				variant: fe.Variant, status: statusInService, model: ic.Model, gpus: ic.GPUsPerCopy, copies: ic.Copies,
 				created: e.modified.Add(time.Duration(j+1) * 7 * time.Minute),
 			}
@@ -74,9 +74,9 @@ func inventory(f *fleet.Fleet, deps []simulator.Deployment, origin time.Time) []
 	return out
 }
 
-// arn is a SageMaker ARN; SageMaker lowercases the resource name in it.
-func arn(f *fleet.Fleet, kind, name string) string {
-	return fmt.Sprintf("arn:aws:sagemaker:%s:%s:%s/%s", f.Region, f.Account, kind, strings.ToLower(name))
+// arn is a SageMaker ARN in the endpoint's account; SageMaker lowercases the resource name in it.
+func arn(f *fleet.Fleet, e *fleet.Endpoint, kind, name string) string {
+	return fmt.Sprintf("arn:aws:sagemaker:%s:%s:%s/%s", f.Region, f.AccountOf(e), kind, strings.ToLower(name))
 }
 
 func stableHash(s string) uint64 {

@@ -31,6 +31,9 @@ type Config struct {
 	// Deny lists IAM actions of the control plane (e.g. "sagemaker:ListEndpoints") that
 	// are answered AccessDenied, to test permission paths.
 	Deny []string
+	// Verified, when set, is told the outcome of every signature check (nil: the request
+	// verified), data and control plane alike; the stack counts them per region.
+	Verified func(error)
 	// Account names the caller's account in AccessDenied messages.
 	Account string
 	// RateClock drives the TPS token buckets; nil means time.Now. It is separate from

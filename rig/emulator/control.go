@@ -135,7 +135,7 @@ func (s *Server) serveControl(w http.ResponseWriter, r *http.Request, c Call) {
 	cp := s.cfg.ControlPlane
 	w.Header().Set("x-amzn-RequestId", sigv4verify.NewRequestID())
 	if v := s.verifiers[c.Service]; v != nil {
-		if err := v.Verify(r); err != nil {
+		if err := s.verify(v, r); err != nil {
 			f := Failure{Kind: FailInternal, Status: http.StatusInternalServerError, Message: err.Error()}
 			var ae *sigv4verify.AuthError
 			if errors.As(err, &ae) {

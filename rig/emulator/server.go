@@ -138,7 +138,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if s.cfg.Verifier != nil {
-		if err := s.cfg.Verifier.Verify(r); err != nil {
+		if err := s.verify(s.cfg.Verifier, r); err != nil {
 			sigv4verify.WriteAuthError(w, err)
 			return
 		}
@@ -171,6 +171,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if res.done != nil {
 		res.done()
 	}
+}
+
+// verify checks r's signature with v and reports the outcome to Config.Verified.
+func (s *Server) verify(v *sigv4verify.Verifier, r *http.Request) error {
+	err := v.Verify(r)
+	if s.cfg.Verified != nil {
+		s.cfg.Verified(err)
+	}
+	return err
 }
 
 // route picks the handler and limit class for the path, or the 404/405 to answer.

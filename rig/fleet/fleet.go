@@ -7,13 +7,16 @@ package fleet
 import (
 	_ "embed"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
 
-// Fleet is the whole simulated account in one region.
+// Fleet is what one region holds: by default one account's endpoints; endpoints that name
+// their own account are other accounts' endpoints as a monitoring account (CloudWatch
+// cross-account observability) sees them.
 type Fleet struct {
-	Account   string     `yaml:"account"`
+	Account   string     `yaml:"account"` // the monitoring account, and every endpoint's unless it names its own
 	Region    string     `yaml:"region"`
 	Models    []Model    `yaml:"models"`
 	Endpoints []Endpoint `yaml:"endpoints"`
@@ -38,6 +41,7 @@ type Model struct {
 // Endpoint is either single-model (Model + Engine set) or IC-based (InferenceComponents set).
 type Endpoint struct {
 	Name                string               `yaml:"name"`
+	Account             string               `yaml:"account"` // empty: the fleet's (AccountOf)
 	Variant             string               `yaml:"variant"`
 	Model               string               `yaml:"model"`
 	Engine              string               `yaml:"engine"`
@@ -132,6 +136,27 @@ func (e *Endpoint) InstanceCount() int {
 		n += g.Count
 	}
 	return n
+}
+
+// AccountOf is the account e lives in: its own, else the fleet's (fleets built in code may
+// leave it empty).
+func (f *Fleet) AccountOf(e *Endpoint) string {
+	if e.Account != "" {
+		return e.Account
+	}
+	return f.Account
+}
+
+// Accounts returns the distinct accounts of the fleet's endpoints, sorted.
+func (f *Fleet) Accounts() []string {
+	var out []string
+	for i := range f.Endpoints {
+		if a := f.AccountOf(&f.Endpoints[i]); !slices.Contains(out, a) {
+			out = append(out, a)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // AZs returns the distinct availability zones of the fleet, sorted.

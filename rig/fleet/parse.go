@@ -193,6 +193,9 @@ func (v *validator) endpoint(f *Fleet, p string, e *Endpoint, seen, ics map[stri
 		v.add(p+".name", "endpoint names must be unique", "endpoint %q is defined twice", e.Name)
 	}
 	seen[e.Name] = true
+	if e.Account != "" && !accountRE.MatchString(e.Account) {
+		v.add(p+".account", "write the 12-digit account id in quotes, or leave it out for the fleet's account", "account %q is not 12 digits", e.Account)
+	}
 	if len(e.Instances) == 0 {
 		v.add(p+".instances", "add an instance group (type, az, count, gpus, gpu_memory_mib)", "endpoint %q has no instances", e.Name)
 	}

@@ -27,7 +27,6 @@ type Simulator struct {
 	seed    int64
 	workers int      // endpoints stepped in parallel
 	ls      labelSet // fleet-wide series (ICE events); endpoints have their own
-	acct    []string
 
 	eps    []*endpointSim
 	insts  []*instSim

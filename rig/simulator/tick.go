@@ -369,7 +369,7 @@ func (s *Simulator) coldStart(w *writer, c *copySim, t int64) float64 {
 		key := v.name + "|" + c.containerID
 		ser := g.ep.events[key]
 		if ser == nil {
-			x := g.ep.ls.make(v.name, sc.TypeGauge, c.labels, c.inst.host, s.acct)
+			x := g.ep.ls.make(v.name, sc.TypeGauge, c.labels, c.inst.host, g.ep.acct)
 			ser = &x
 			g.ep.events[key] = ser
 		}
@@ -386,7 +386,7 @@ func (s *Simulator) scalingEvent(w *writer, g *groupSim, t int64, dir int, secon
 	if ser == nil {
 		x := g.ep.ls.make(sc.ScalingE2EDuration, sc.TypeGauge,
 			[]string{sc.LabelEndpoint, g.ep.cfg.Name, sc.LabelVariant, g.ep.cfg.Variant, sc.LabelInferenceComp, g.name,
-				sc.LabelScalingDirection, directions[dir], sc.LabelOperationType, sc.OperationUpdateIC}, s.acct)
+				sc.LabelScalingDirection, directions[dir], sc.LabelOperationType, sc.OperationUpdateIC}, g.ep.acct)
 		ser = &x
 		g.ep.events[key] = ser
 	}
@@ -413,7 +413,7 @@ func (s *Simulator) iceEvents(w *writer, t int64) {
 		ser := s.events[key]
 		if ser == nil {
 			x := s.ls.make(sc.ICECount, sc.TypeGauge, []string{sc.LabelEndpoint, ice.ep.cfg.Name, sc.LabelVariant, ice.ep.cfg.Variant,
-				sc.LabelEventInstanceType, ice.typ, sc.LabelEventAZ, az}, s.acct)
+				sc.LabelEventInstanceType, ice.typ, sc.LabelEventAZ, az}, ice.ep.acct)
 			ser = &x
 			s.events[key] = ser
 		}

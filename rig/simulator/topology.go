@@ -27,6 +27,7 @@ type endpointSim struct {
 	// Per-endpoint state, so that endpoints step in parallel.
 	rng    *rand.Rand
 	ls     labelSet
+	acct   []string // @aws.account (the endpoint's) and @aws.region
 	events map[string]*series // sparse event series, built on first use
 }
 
@@ -146,20 +147,20 @@ type gpuSim struct {
 // build creates every entity and series of the fleet.
 func (s *Simulator) build() error {
 	f := s.f
-	acct := []string{sc.LabelAccount, f.Account, sc.LabelRegion, f.Region}
-	s.acct = acct
 	for ei := range f.Endpoints {
 		cfg := &f.Endpoints[ei]
 		layout, err := fleet.Place(cfg)
 		if err != nil {
 			return fmt.Errorf("endpoint %s: %w", cfg.Name, err)
 		}
-		ep := &endpointSim{cfg: cfg, byAZType: map[string]*azTypeSim{}, events: map[string]*series{}}
+		account := f.AccountOf(cfg)
+		acct := []string{sc.LabelAccount, account, sc.LabelRegion, f.Region}
+		ep := &endpointSim{cfg: cfg, byAZType: map[string]*azTypeSim{}, events: map[string]*series{}, acct: acct}
 		// Each endpoint has its own random stream so endpoints can be stepped in parallel
 		// and still give the same values for a seed.
 		ep.rng = rand.New(rand.NewPCG(uint64(s.seed), s.hash(cfg.Name, "rng")))
 		ls := &ep.ls
-		ep.arn = fmt.Sprintf("arn:aws:sagemaker:%s:%s:endpoint/%s", f.Region, f.Account, strings.ToLower(cfg.Name))
+		ep.arn = fmt.Sprintf("arn:aws:sagemaker:%s:%s:endpoint/%s", f.Region, account, strings.ToLower(cfg.Name))
 		ep.dims = []string{sc.DimEndpointName, cfg.Name, sc.DimVariantName, cfg.Variant}
 		epLabels := []string{sc.LabelEndpoint, cfg.Name, sc.LabelVariant, cfg.Variant}
 		vend := []string{sc.LabelScopeName, sc.ScopeSageMakerVended, sc.LabelTemporality, sc.TemporalityDelta, sc.LabelResourceID, ep.arn}
@@ -197,7 +198,7 @@ func (s *Simulator) build() error {
 				ic := &cfg.InferenceComponents[j]
 				g := s.newGroup(ep, ic.Name, ic.Engine, *f.ModelByName(ic.Model), ic.Traffic)
 				g.ic, g.active, g.scaling = ic, ic.Copies, true
-				icARN := fmt.Sprintf("arn:aws:sagemaker:%s:%s:inference-component/%s", f.Region, f.Account, strings.ToLower(ic.Name))
+				icARN := fmt.Sprintf("arn:aws:sagemaker:%s:%s:inference-component/%s", f.Region, account, strings.ToLower(ic.Name))
 				icVend := []string{sc.LabelScopeName, sc.ScopeSageMakerVended, sc.LabelTemporality, sc.TemporalityDelta, sc.LabelResourceID, icARN}
 				icDims := []string{sc.DimInferenceComponentName, ic.Name}
 				g.invoke = newVendedCounts(ls, sc.InvocationsForIC, sc.Invocation4XXErrorsForIC, sc.Invocation5XXErrorsForIC, "", icDims, icVend, acct)
@@ -260,7 +261,7 @@ func (p *latencyPair) observe(n uint64, modelUS, sigma, overheadUS float64) {
 
 func (s *Simulator) buildNode(in *instSim, epLabels []string) {
 	ls := &in.ep.ls
-	base := [][]string{in.host, epLabels, s.acct}
+	base := [][]string{in.host, epLabels, in.ep.acct}
 	for c := 0; c < 4; c++ {
 		for m, mode := range cpuModes {
 			in.cpu[c][m] = ls.make(sc.NodeCPUSeconds, sc.TypeCounter, append(base, []string{sc.LabelCPU, strconv.Itoa(c), sc.LabelCPUMode, mode})...)
@@ -290,7 +291,7 @@ func (s *Simulator) buildDCGM(g *gpuSim, owner *copySim, epLabels []string) {
 	if owner != nil {
 		dst, extra = &g.owned, owner.labels
 	}
-	dst.build(ls, gpuLabels, extra, in.host, s.acct)
+	dst.build(ls, gpuLabels, extra, in.host, in.ep.acct)
 }
 
 func (s *Simulator) buildCopy(g *groupSim, in *instSim, sl fleet.Slot, epLabels, vend []string) {
@@ -328,7 +329,7 @@ func (s *Simulator) buildCopy(g *groupSim, in *instSim, sl fleet.Slot, epLabels,
 	c.kvTokens = kvMiB * n * 1024 / g.model.KVKiBPerToken
 
 	eng := s.engineLabels(c)
-	hostAcct := [][]string{c.labels, in.host, s.acct}
+	hostAcct := [][]string{c.labels, in.host, ep.acct}
 	switch g.engine {
 	case fleet.EngineVLLM:
 		all := append([][]string{eng}, hostAcct...)
@@ -372,8 +373,8 @@ func (s *Simulator) buildCopy(g *groupSim, in *instSim, sl fleet.Slot, epLabels,
 	}
 	if g.name != "" {
 		dims := append([]string{sc.DimInferenceComponentName, g.name, sc.DimInstanceID, in.id, sc.DimContainerID, c.containerID}, ep.dims...)
-		c.invoke = newVendedCounts(ls, sc.InvocationsForICByInstanceID, sc.Invocation4XXErrorsForICByInstanceID, sc.Invocation5XXErrorsForICByInstanceID, sc.InvocationModelErrorsForICByInstance, dims, vend, s.acct)
-		c.latency = newLatencyPair(ls, sc.ModelLatencyForICByInstanceID, sc.OverheadLatencyForICByInstanceID, dims, vend, s.acct)
+		c.invoke = newVendedCounts(ls, sc.InvocationsForICByInstanceID, sc.Invocation4XXErrorsForICByInstanceID, sc.Invocation5XXErrorsForICByInstanceID, sc.InvocationModelErrorsForICByInstance, dims, vend, ep.acct)
+		c.latency = newLatencyPair(ls, sc.ModelLatencyForICByInstanceID, sc.OverheadLatencyForICByInstanceID, dims, vend, ep.acct)
 	}
 	g.slots = append(g.slots, c)
 	in.copies = append(in.copies, c)

@@ -65,8 +65,11 @@ type Stack struct {
 	Stats     simulator.Stats
 	DB        *tsdb.DB
 
-	dir    string
-	srv    *http.Server
+	dir     string
+	handler http.Handler // the emulator behind the counters
+	control emulator.ControlPlane
+	counts  counters
+	srv     *http.Server // nil when only a multi-region router serves this region
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	once   sync.Once
@@ -152,6 +155,20 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 	if err := opts.defaults(); err != nil {
 		return nil, err
 	}
+	st, err := build(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := st.listen(opts.Addr); err != nil {
+		st.Close()
+		return nil, err
+	}
+	return st, nil
+}
+
+// build assembles one region: TSDB, backfilled simulator (live when asked), control plane and
+// emulator behind its request counters. It does not listen.
+func build(ctx context.Context, opts Options) (*Stack, error) {
 	sim, err := simulator.New(opts.Fleet, opts.Scenario, opts.Seed)
 	if err != nil {
 		return nil, err
@@ -194,6 +211,7 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 	if err != nil {
 		return fail(err)
 	}
+	st.control = control
 	srv, err := emulator.New(emulator.Config{
 		Region:       opts.Region,
 		Account:      opts.Fleet.Account,
@@ -204,6 +222,7 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 			Region: opts.Region, Service: sigv4.Service,
 			Credentials: map[string]sigv4verify.Credential{opts.AccessKey: {AccessKeyID: opts.AccessKey, SecretAccessKey: opts.SecretKey}},
 		},
+		Verified:           st.counts.verified,
 		Limits:             opts.Limits,
 		Faults:             opts.Faults,
 		NameValuesDisabled: opts.NameValuesDisabled,
@@ -215,19 +234,9 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 	if err != nil {
 		return fail(err)
 	}
-	ln, err := net.Listen("tcp", opts.Addr)
-	if err != nil {
-		return fail(fmt.Errorf("listen on %s: %w", opts.Addr, err))
-	}
-	st.URL = "http://" + ln.Addr().String()
-	st.srv = &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
+	st.handler = st.counts.count(srv)
 	runCtx, cancel := context.WithCancel(context.Background())
 	st.cancel = cancel
-	st.wg.Add(1)
-	go func() {
-		defer st.wg.Done()
-		_ = st.srv.Serve(ln) // returns http.ErrServerClosed on Close
-	}()
 	if opts.Live {
 		st.wg.Add(1)
 		go func() {
@@ -237,6 +246,34 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 	}
 	return st, nil
 }
+
+// listen serves the stack's own handler on addr and sets URL.
+func (s *Stack) listen(addr string) error {
+	srv, url, err := serve(&s.wg, addr, s.handler)
+	if err != nil {
+		return err
+	}
+	s.srv, s.URL = srv, url
+	return nil
+}
+
+// serve runs h on a new listener at addr until the returned server is closed.
+func serve(wg *sync.WaitGroup, addr string, h http.Handler) (*http.Server, string, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, "", fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		_ = srv.Serve(ln) // returns http.ErrServerClosed on Close
+	}()
+	return srv, "http://" + ln.Addr().String(), nil
+}
+
+// Counts are the requests one region's emulator received and how their signatures fared.
+func (s *Stack) Counts() Counts { return s.counts.read() }
 
 // DataSourceSettings are the jsonData and secureJsonData of a data source that uses this
 // stack: static keys, the stack's region, its URL as the endpoint and, as min step, the

@@ -18,6 +18,12 @@ var testNow = time.Date(2026, 11, 30, 14, 30, 0, 0, time.UTC)
 // backfilled opens a TSDB in a temp dir and backfills hours of the default fleet.
 func backfilled(t testing.TB, scenario string, hours int) *tsdb.DB {
 	t.Helper()
+	return backfillFleet(t, fleet.Default(), scenario, hours)
+}
+
+// backfillFleet opens a TSDB in a temp dir and backfills hours of f (seed 42).
+func backfillFleet(t testing.TB, f *fleet.Fleet, scenario string, hours int) *tsdb.DB {
+	t.Helper()
 	opts := tsdb.DefaultOptions()
 	opts.WALSegmentSize = -1
 	db, err := tsdb.Open(t.TempDir(), nil, nil, opts, nil)
@@ -25,7 +31,7 @@ func backfilled(t testing.TB, scenario string, hours int) *tsdb.DB {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = db.Close() })
-	sim, err := New(fleet.Default(), scenario, 42)
+	sim, err := New(f, scenario, 42)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,7 +27,7 @@ type endpointSim struct {
 	// Per-endpoint state, so that endpoints step in parallel.
 	rng    *rand.Rand
 	ls     labelSet
-	acct   []string // @aws.account (the endpoint's) and @aws.region
+	acct   []string           // @aws.account (the endpoint's) and @aws.region
 	events map[string]*series // sparse event series, built on first use
 }
 

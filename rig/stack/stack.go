@@ -70,10 +70,10 @@ type Stack struct {
 	control emulator.ControlPlane
 	counts  counters
 	srv     *http.Server // nil when only a multi-region router serves this region
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
-	once   sync.Once
-	runErr error
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+	once    sync.Once
+	runErr  error
 }
 
 func (o *Options) defaults() error {

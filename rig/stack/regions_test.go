@@ -1,0 +1,402 @@
+package stack
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+
+	"github.com/inferscope/sagemaker-datasource/internal/sigv4verify"
+	"github.com/inferscope/sagemaker-datasource/pkg/models"
+	sc "github.com/inferscope/sagemaker-datasource/pkg/semconv"
+	"github.com/inferscope/sagemaker-datasource/pkg/sigv4"
+	"github.com/inferscope/sagemaker-datasource/rig/fleet"
+)
+
+// startTwo serves fleet.TwoRegions with per-region listeners; us-east-1 plays iceScenario.
+func startTwo(t *testing.T, eastScenario string) *Multi {
+	t.Helper()
+	fs := fleet.TwoRegions()
+	m, err := StartRegions(context.Background(), MultiOptions{
+		Options:         Options{Seed: 3, History: time.Hour, End: PinnedEnd},
+		Regions:         []Region{{Fleet: fs[0], Scenario: eastScenario}, {Fleet: fs[1]}},
+		RegionListeners: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = m.Close() })
+	return m
+}
+
+// answer is one HTTP exchange's outcome.
+type answer struct {
+	status int
+	body   []byte
+}
+
+// post sends a form signed for region and service with the stack's keys.
+func post(t *testing.T, m *Multi, base, region, service, path string, form url.Values, header http.Header) answer {
+	t.Helper()
+	c := &http.Client{Transport: sigv4.NewRoundTripper(http.DefaultTransport,
+		credentials.NewStaticCredentialsProvider(m.AccessKey, m.SecretKey, ""), region, service, nil)}
+	req, err := http.NewRequest(http.MethodPost, base+path, strings.NewReader(form.Encode()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	for k, vs := range header {
+		req.Header[k] = vs
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return answer{resp.StatusCode, body}
+}
+
+// regionAccounts asks base, signed for region, which (region, account) pairs the node series
+// have, with the number of instances of each.
+func regionAccounts(t *testing.T, m *Multi, base, region string) (map[string]int, answer) {
+	t.Helper()
+	a := post(t, m, base, region, sigv4.Service, "/api/v1/query", url.Values{
+		"query": {`count by ("@aws.region", "@aws.account") (node_memory_MemTotal_bytes)`},
+		"time":  {strconv.FormatInt(m.End.Unix(), 10)},
+	}, nil)
+	if a.status != http.StatusOK {
+		return nil, a
+	}
+	var out struct {
+		Data struct {
+			Result []struct {
+				Metric map[string]string `json:"metric"`
+				Value  [2]any            `json:"value"`
+			} `json:"result"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(a.body, &out); err != nil {
+		t.Fatalf("%v: %s", err, a.body)
+	}
+	got := map[string]int{}
+	for _, r := range out.Data.Result {
+		n, _ := strconv.Atoi(fmt.Sprint(r.Value[1]))
+		got[r.Metric[sc.LabelRegion]+"/"+r.Metric[sc.LabelAccount]] = n
+	}
+	return got, a
+}
+
+// wantLayout is what regionAccounts should find for f.
+func wantLayout(f *fleet.Fleet) map[string]int {
+	want := map[string]int{}
+	for i := range f.Endpoints {
+		want[f.Region+"/"+f.AccountOf(&f.Endpoints[i])] += f.Endpoints[i].InstanceCount()
+	}
+	return want
+}
+
+// authError decodes an AWS JSON error body.
+func authError(t *testing.T, a answer) (typ, msg string) {
+	t.Helper()
+	var body struct {
+		Type    string `json:"__type"`
+		Message string `json:"message"`
+	}
+	if err := json.Unmarshal(a.body, &body); err != nil {
+		t.Fatalf("HTTP %d body is not an AWS JSON error: %s", a.status, a.body)
+	}
+	return body.Type, body.Message
+}
+
+func counts(m *Multi) map[string]Counts {
+	out := map[string]Counts{}
+	for _, st := range m.Regions {
+		out[st.Region] = st.Counts()
+	}
+	return out
+}
+
+// The router answers each request as the region it is signed for, verifies it there, and
+// refuses a region it does not serve without any region seeing the request.
+func TestRouterAnswersTheRegionOfTheSignature(t *testing.T) {
+	m := startTwo(t, "healthy")
+	fs := fleet.TwoRegions()
+	for i, region := range []string{"us-east-1", "us-west-2"} {
+		before := counts(m)
+		got, a := regionAccounts(t, m, m.URL, region)
+		if a.status != http.StatusOK {
+			t.Fatalf("%s: HTTP %d: %s", region, a.status, a.body)
+		}
+		if want := wantLayout(fs[i]); !maps.Equal(got, want) {
+			t.Errorf("%s: instances by region/account %v, want %v", region, got, want)
+		}
+		after := counts(m)
+		for _, r := range m.Names() {
+			d := Counts{after[r].Received - before[r].Received, after[r].Verified - before[r].Verified, after[r].Refused - before[r].Refused}
+			want := Counts{}
+			if r == region {
+				want = Counts{Received: 1, Verified: 1}
+			}
+			if d != want {
+				t.Errorf("query signed for %s: %s counted %+v, want %+v", region, r, d, want)
+			}
+		}
+	}
+
+	before, unrouted := counts(m), m.Unrouted()
+	for _, tc := range []struct {
+		name, region, service, typ, msg string
+	}{
+		{"unserved region", "eu-west-1", sigv4.Service, sigv4verify.TypeInvalidSignature, sigv4verify.MsgWrongRegion},
+		{"region name in capitals", "US-EAST-1", sigv4.Service, sigv4verify.TypeInvalidSignature, sigv4verify.MsgWrongRegion},
+		{"unsigned", "", "", sigv4verify.TypeMissingToken, "Missing Authentication Token"},
+	} {
+		var a answer
+		if tc.region == "" {
+			resp, err := http.PostForm(m.URL+"/api/v1/query", url.Values{"query": {"1"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			a = answer{resp.StatusCode, body}
+		} else {
+			_, a = regionAccounts(t, m, m.URL, tc.region)
+		}
+		typ, msg := authError(t, a)
+		if a.status != http.StatusForbidden || typ != tc.typ || !strings.Contains(msg, tc.msg) {
+			t.Errorf("%s: HTTP %d %s %q, want 403 %s %q", tc.name, a.status, typ, msg, tc.typ, tc.msg)
+		}
+	}
+	if got := counts(m); !maps.Equal(got, before) {
+		t.Errorf("refused requests reached a region: counts %v, before %v", got, before)
+	}
+	if got := m.Unrouted() - unrouted; got != 3 {
+		t.Errorf("Unrouted grew by %d, want 3", got)
+	}
+}
+
+// A region's own listener answers only requests signed for it: another served region's
+// signature is refused there (and counted as refused by that region, not the other).
+func TestRegionListenersRefuseOtherRegions(t *testing.T) {
+	m := startTwo(t, "healthy")
+	east, west := m.Region("us-east-1"), m.Region("us-west-2")
+	if east.URL == "" || west.URL == "" || east.URL == west.URL || east.URL == m.URL {
+		t.Fatalf("listeners: router %s, east %q, west %q", m.URL, east.URL, west.URL)
+	}
+	got, a := regionAccounts(t, m, west.URL, "us-west-2")
+	if a.status != http.StatusOK || !maps.Equal(got, wantLayout(fleet.TwoRegions()[1])) {
+		t.Fatalf("west on its listener: HTTP %d %v", a.status, got)
+	}
+	_, a = regionAccounts(t, m, east.URL, "us-west-2")
+	if typ, msg := authError(t, a); a.status != http.StatusForbidden || typ != sigv4verify.TypeInvalidSignature || msg != sigv4verify.MsgWrongRegion {
+		t.Errorf("west signature on east's listener: HTTP %d %s %q, want the wrong-region 403", a.status, typ, msg)
+	}
+	if c := east.Counts(); c != (Counts{Received: 1, Refused: 1}) {
+		t.Errorf("east counts %+v, want one received and refused", c)
+	}
+	if c := west.Counts(); c != (Counts{Received: 1, Verified: 1}) {
+		t.Errorf("west counts %+v, want one received and verified", c)
+	}
+}
+
+// SageMaker calls go to the region they are signed for too, and a region not served gets
+// the error in SageMaker's JSON protocol.
+func TestRouterRoutesControlPlaneCalls(t *testing.T) {
+	m := startTwo(t, "healthy")
+	list := func(region string) answer {
+		h := http.Header{"X-Amz-Target": {"SageMaker.ListEndpoints"}, "Content-Type": {"application/x-amz-json-1.1"}}
+		c := &http.Client{Transport: sigv4.NewRoundTripper(http.DefaultTransport,
+			credentials.NewStaticCredentialsProvider(m.AccessKey, m.SecretKey, ""), region, "sagemaker", nil)}
+		req, _ := http.NewRequest(http.MethodPost, m.URL+"/", strings.NewReader("{}"))
+		req.Header = h
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return answer{resp.StatusCode, body}
+	}
+	for i, f := range fleet.TwoRegions() {
+		a := list(f.Region)
+		var out struct {
+			Endpoints []struct{ EndpointName, EndpointArn string }
+		}
+		if err := json.Unmarshal(a.body, &out); a.status != http.StatusOK || err != nil {
+			t.Fatalf("%s: HTTP %d %s", f.Region, a.status, a.body)
+		}
+		var names []string
+		for _, e := range out.Endpoints {
+			names = append(names, e.EndpointName)
+			if !strings.HasPrefix(e.EndpointArn, "arn:aws:sagemaker:"+f.Region+":") {
+				t.Errorf("%s: ARN %s is not in the region", f.Region, e.EndpointArn)
+			}
+		}
+		var want []string
+		for _, e := range f.Endpoints {
+			want = append(want, e.Name)
+		}
+		slices.Sort(names)
+		slices.Sort(want)
+		if !slices.Equal(names, want) {
+			t.Errorf("region %d %s lists %v, want %v", i, f.Region, names, want)
+		}
+	}
+	before := counts(m)
+	a := list("ap-south-1")
+	if typ, _ := authError(t, a); a.status != http.StatusForbidden || !strings.Contains(typ, sigv4verify.TypeInvalidSignature) {
+		t.Errorf("unserved region: HTTP %d %s", a.status, a.body)
+	}
+	if !maps.Equal(counts(m), before) || m.Unrouted() != 1 {
+		t.Errorf("the refused call reached a region: %v (before %v), unrouted %d", counts(m), before, m.Unrouted())
+	}
+}
+
+// Random layouts (fixed seeds): one to three regions drawn from a list, each endpoint in a
+// drawn account; every region answers with exactly its own instances by account.
+func TestRandomRegionAccountLayouts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("backfills several regions")
+	}
+	names := []string{"us-east-1", "us-west-2", "eu-west-1", "ap-northeast-1", "sa-east-1"}
+	accounts := []string{"111111111111", "222222222222", "333333333333"}
+	for seed := uint64(1); seed <= 3; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 7))
+		var regions []Region
+		for _, i := range rng.Perm(len(names))[:1+rng.IntN(3)] {
+			f := fleet.Default().InRegion(names[i], "")
+			for j := range f.Endpoints {
+				f.Endpoints[j].Account = accounts[rng.IntN(len(accounts))]
+			}
+			regions = append(regions, Region{Fleet: f})
+		}
+		var drawn []string
+		for _, r := range regions {
+			drawn = append(drawn, r.Fleet.Region+fmt.Sprint(r.Fleet.Accounts()))
+		}
+		t.Run(fmt.Sprintf("seed %d %s", seed, strings.Join(drawn, " ")), func(t *testing.T) {
+			m, err := StartRegions(context.Background(), MultiOptions{Options: Options{History: 10 * time.Minute, End: PinnedEnd}, Regions: regions})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			for _, r := range regions {
+				got, a := regionAccounts(t, m, m.URL, r.Fleet.Region)
+				if want := wantLayout(r.Fleet); a.status != http.StatusOK || !maps.Equal(got, want) {
+					t.Errorf("%s: HTTP %d, got %v, want %v", r.Fleet.Region, a.status, got, want)
+				}
+			}
+			for _, st := range m.Regions {
+				if c := st.Counts(); c != (Counts{Received: 1, Verified: 1}) {
+					t.Errorf("%s counted %+v, want its one request", st.Region, c)
+				}
+			}
+		})
+	}
+}
+
+// The ICE scenario in one region gives ICE events in every zone of that region and none in
+// the other: the cross-region finding's input.
+func TestICEInEveryZoneOfOneRegionOnly(t *testing.T) {
+	m := startTwo(t, "ice-exhaustion")
+	for _, f := range fleet.TwoRegions() {
+		a := post(t, m, m.URL, f.Region, sigv4.Service, "/api/v1/query", url.Values{
+			"query": {`count by ("` + sc.LabelEventAZ + `") (max_over_time(` + sc.ICECount + `[1h]))`},
+			"time":  {strconv.FormatInt(m.End.Unix(), 10)},
+		}, nil)
+		var out struct {
+			Data struct {
+				Result []struct {
+					Metric map[string]string `json:"metric"`
+				} `json:"result"`
+			} `json:"data"`
+		}
+		if err := json.Unmarshal(a.body, &out); a.status != http.StatusOK || err != nil {
+			t.Fatalf("%s: HTTP %d %s", f.Region, a.status, a.body)
+		}
+		var zones []string
+		for _, r := range out.Data.Result {
+			zones = append(zones, r.Metric[sc.LabelEventAZ])
+		}
+		slices.Sort(zones)
+		want := f.AZs()
+		if f.Region != "us-east-1" {
+			want = nil
+		}
+		if !slices.Equal(zones, want) {
+			t.Errorf("%s: ICE in zones %v, want %v", f.Region, zones, want)
+		}
+	}
+}
+
+func TestStartRegionsRejectsBadOptions(t *testing.T) {
+	fs := fleet.TwoRegions()
+	for _, o := range []struct {
+		opts MultiOptions
+		want string
+	}{
+		{MultiOptions{}, "no regions"},
+		{MultiOptions{Options: Options{Region: "us-east-1"}, Regions: []Region{{}}}, "leave Options.Region and Options.Fleet empty"},
+		{MultiOptions{Regions: []Region{{Name: "us-east-1"}, {Fleet: fs[0]}}}, "us-east-1 is named twice"},
+		{MultiOptions{Regions: []Region{{Name: "us-west-2", Fleet: fs[0]}}}, "was given a fleet of us-east-1"},
+		{MultiOptions{Regions: []Region{{Name: "us-east1"}}}, `"us-east1" is not an AWS region name`},
+		{MultiOptions{Regions: []Region{{Name: "eu-west-1", Scenario: "meltdown"}}}, `region eu-west-1: unknown scenario "meltdown"`},
+		{MultiOptions{Options: Options{Addr: "0.0.0.0:0"}, Regions: []Region{{}}}, "not a loopback address"},
+	} {
+		if m, err := StartRegions(context.Background(), o.opts); err == nil || !strings.Contains(err.Error(), o.want) {
+			if m != nil {
+				m.Close()
+			}
+			t.Errorf("StartRegions(%+v) = %v, want an error containing %q", o.opts, err, o.want)
+		}
+	}
+}
+
+// The settings load with the plugin's own loader; default region, endpoint and keys match.
+func TestMultiDataSourceSettings(t *testing.T) {
+	m := &Multi{URL: "http://127.0.0.1:9", AccessKey: "AKIAEXAMPLE", SecretKey: "secret", Step: time.Minute,
+		Regions: []*Stack{{Region: "us-west-2", URL: "http://127.0.0.1:10"}, {Region: "eu-west-1"}}}
+	jd, secure := m.DataSourceSettings()
+	raw, err := json.Marshal(jd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := models.LoadSettings(backend.DataSourceInstanceSettings{JSONData: raw, DecryptedSecureJSONData: secure})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Auth.Region != "us-west-2" || s.Auth.Endpoint != m.URL || s.Auth.AccessKey.Reveal() != m.AccessKey {
+		t.Errorf("loaded settings %+v do not match", s)
+	}
+	if !slices.Equal(jd["allowedRegions"].([]string), []string{"us-west-2", "eu-west-1"}) {
+		t.Errorf("allowedRegions %v", jd["allowedRegions"])
+	}
+	if eps := jd["regionEndpoints"].(map[string]string); len(eps) != 1 || eps["us-west-2"] != "http://127.0.0.1:10" {
+		t.Errorf("regionEndpoints %v: want only the region with a listener", eps)
+	}
+}
+
+func TestRegionName(t *testing.T) {
+	for s, want := range map[string]bool{
+		"us-east-1": true, "us-gov-west-1": true, "ap-southeast-4": true, "cn-north-1": true,
+		"us-east1": false, "US-EAST-1": false, "us-east-": false, "-east-1": false, "us-east-1a": false, "": false, "$region": false,
+	} {
+		if got := regionName(s); got != want {
+			t.Errorf("regionName(%q) = %v, want %v", s, got, want)
+		}
+	}
+}

@@ -64,6 +64,7 @@ type Stack struct {
 	Step      time.Duration // one sample per series per Step (the publish frequency)
 	Stats     simulator.Stats
 	DB        *tsdb.DB
+	Fleet     *fleet.Fleet // what the region serves
 
 	dir     string
 	handler http.Handler // the emulator behind the counters
@@ -177,7 +178,7 @@ func build(ctx context.Context, opts Options) (*Stack, error) {
 	if err != nil {
 		return nil, fmt.Errorf("temp dir for the TSDB: %w", err)
 	}
-	st := &Stack{Region: opts.Region, AccessKey: opts.AccessKey, SecretKey: opts.SecretKey, Step: opts.Step, dir: dir}
+	st := &Stack{Region: opts.Region, AccessKey: opts.AccessKey, SecretKey: opts.SecretKey, Step: opts.Step, Fleet: opts.Fleet, dir: dir}
 	fail := func(err error) (*Stack, error) {
 		st.Close()
 		return nil, err

@@ -2,6 +2,11 @@
 // prints the Grafana data source provisioning that points our plugin at it.
 //
 //	emulator --scenario kv-saturation --addr 127.0.0.1:9090 --provisioning-out provisioning/datasources/inferscope-demo.yaml
+//
+// Several regions in one process (each its own fleet, history and control plane; a request is
+// answered by the region it is signed for):
+//
+//	emulator --region us-east-1 --region us-west-2 --region-scenario us-east-1=ice-exhaustion --region-listeners
 package main
 
 import (
@@ -42,11 +47,17 @@ func main() {
 
 // config is everything the flags set.
 type config struct {
-	opts          stack.Options
-	fleetFile     string
-	listScenarios bool
-	noLive        bool
-	provOut       string
+	opts            stack.Options
+	regions         []string // --region, in order
+	fleetFiles      []string
+	regionScenarios map[string]string
+	regionListeners bool
+	listScenarios   bool
+	noLive          bool
+	provOut         string
+	// multi is the multi-region stack to start instead of opts alone: more than one region or
+	// fleet file, or --region-listeners.
+	multi *stack.MultiOptions
 }
 
 func newFlags(cfg *config, stderr io.Writer) *flag.FlagSet {
@@ -55,12 +66,27 @@ func newFlags(cfg *config, stderr io.Writer) *flag.FlagSet {
 	o := &cfg.opts
 	fs.StringVar(&o.Scenario, "scenario", "healthy", "incident the simulated fleet plays in its last 90 minutes (see --list-scenarios)")
 	fs.BoolVar(&cfg.listScenarios, "list-scenarios", false, "print the scenarios with what each shows, then exit")
-	fs.StringVar(&cfg.fleetFile, "fleet", "", "fleet YAML file (format: examples/fleet.yaml); empty uses the embedded default fleet")
+	fs.Func("fleet", "fleet YAML file (format: examples/fleet.yaml); empty uses the embedded default fleet. Repeat it to serve each file's region", func(v string) error {
+		cfg.fleetFiles = append(cfg.fleetFiles, v)
+		return nil
+	})
 	fs.Int64Var(&o.Seed, "seed", 1, "random seed; the same fleet, scenario and seed give the same series")
 	fs.DurationVar(&o.History, "history", 6*time.Hour, "simulated history to backfill up to now (at most 168h)")
 	fs.DurationVar(&o.Step, "step", time.Minute, "sample interval, like SageMaker's MetricPublishFrequencyInSeconds (at least 1s)")
 	fs.StringVar(&o.Addr, "addr", "127.0.0.1:9090", "loopback address to listen on; port 0 picks a free port")
-	fs.StringVar(&o.Region, "region", "", "AWS region the emulator answers for (requests must be signed for it); empty: the fleet file's region:")
+	fs.Func("region", "AWS region the emulator answers for (requests must be signed for it); empty: the fleet file's region:. Repeat it to serve several regions (the default fleet in each region no --fleet file names)", func(v string) error {
+		cfg.regions = append(cfg.regions, strings.TrimSpace(v))
+		return nil
+	})
+	fs.Func("region-scenario", "REGION=SCENARIO: the scenario one region plays when several are served (others play --scenario); repeatable", func(v string) error {
+		region, scenario, ok := strings.Cut(v, "=")
+		if !ok || region == "" || scenario == "" {
+			return errors.New("use REGION=SCENARIO, for example us-east-1=ice-exhaustion")
+		}
+		cfg.regionScenarios[strings.TrimSpace(region)] = strings.TrimSpace(scenario)
+		return nil
+	})
+	fs.BoolVar(&cfg.regionListeners, "region-listeners", false, "also serve each region on its own loopback port, answering only requests signed for it (printed as jsonData.regionEndpoints)")
 	fs.StringVar(&o.AccessKey, "access-key", "", "access key id clients must sign with; empty generates a pair")
 	fs.StringVar(&o.SecretKey, "secret-key", "", "secret access key for --access-key")
 	fs.BoolVar(&cfg.noLive, "no-live", false, "stop after the backfill: serve a frozen history instead of appending a step every --step")
@@ -102,7 +128,7 @@ var errFlagReported = errors.New("bad flag")
 
 // parse reads the flags; a usage error is returned with the flag it concerns.
 func parse(args []string, stderr io.Writer) (*config, error) {
-	cfg := &config{}
+	cfg := &config{regionScenarios: map[string]string{}}
 	fs := newFlags(cfg, stderr)
 	if err := fs.Parse(args); err != nil {
 		if !errors.Is(err, flag.ErrHelp) {
@@ -123,19 +149,72 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	if f.TPS < 0 || f.Concurrency < 0 || f.Latency < 0 {
 		return nil, errors.New("--fault-tps, --fault-concurrency and --fault-latency must not be negative")
 	}
-	if cfg.fleetFile != "" {
-		f, err := fleet.Load(cfg.fleetFile)
+	var fleets []*fleet.Fleet
+	for _, path := range cfg.fleetFiles {
+		f, err := fleet.Load(path)
 		if err != nil {
-			return nil, fmt.Errorf("--fleet %s:\n%w", cfg.fleetFile, err)
+			return nil, fmt.Errorf("--fleet %s:\n%w", path, err)
 		}
-		cfg.opts.Fleet = f
+		fleets = append(fleets, f)
 	}
+	if len(cfg.regions) <= 1 && len(fleets) <= 1 && !cfg.regionListeners {
+		if len(cfg.regions) == 1 {
+			cfg.opts.Region = cfg.regions[0]
+		}
+		if len(fleets) == 1 {
+			cfg.opts.Fleet = fleets[0]
+		}
+		if len(cfg.regionScenarios) > 0 {
+			return nil, errors.New("--region-scenario: one region is served; use --scenario")
+		}
+		return cfg, nil
+	}
+	m, err := multiOptions(cfg.opts, cfg.regions, fleets, cfg.regionScenarios)
+	if err != nil {
+		return nil, err
+	}
+	m.RegionListeners = cfg.regionListeners
+	cfg.multi = m
 	return cfg, nil
 }
 
+// multiOptions lays out the regions: each fleet file serves its own region, and each --region
+// no file names serves the default fleet moved there; the order is the flags' (files first).
+func multiOptions(base stack.Options, regions []string, fleets []*fleet.Fleet, scenarios map[string]string) (*stack.MultiOptions, error) {
+	m := &stack.MultiOptions{Options: base}
+	named := map[string]bool{}
+	for _, f := range fleets {
+		if named[f.Region] {
+			return nil, fmt.Errorf("--fleet: two fleet files are in region %s; serve one fleet per region (endpoints can name their own account:)", f.Region)
+		}
+		named[f.Region] = true
+		m.Regions = append(m.Regions, stack.Region{Fleet: f})
+	}
+	for _, r := range regions {
+		if r == "" || named[r] {
+			continue
+		}
+		named[r] = true
+		m.Regions = append(m.Regions, stack.Region{Name: r})
+	}
+	for r, sc := range scenarios {
+		if !named[r] {
+			return nil, fmt.Errorf("--region-scenario %s=%s: region %s is not served; name it with --region or a --fleet file", r, sc, r)
+		}
+	}
+	for i := range m.Regions {
+		name := m.Regions[i].Name
+		if f := m.Regions[i].Fleet; f != nil {
+			name = f.Region
+		}
+		m.Regions[i].Scenario = scenarios[name]
+	}
+	return m, nil
+}
+
 // run is main without the process: it returns the exit code. ready, when set, receives the
-// running stack (tests use it to query and then cancel ctx).
-func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready func(*stack.Stack)) int {
+// running emulator (tests use it to query and then cancel ctx).
+func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready func(*served)) int {
 	cfg, err := parse(args, stderr)
 	switch {
 	case errors.Is(err, flag.ErrHelp):
@@ -154,7 +233,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready fun
 		_ = tw.Flush()
 		return exitOK
 	}
-	st, err := stack.Start(ctx, cfg.opts)
+	sv, err := start(ctx, cfg)
 	if err != nil {
 		var oerr *stack.OptionError
 		if errors.As(err, &oerr) {
@@ -164,14 +243,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready fun
 		fmt.Fprintf(stderr, "emulator: %v\n", err)
 		return exitRun
 	}
-	defer st.Close()
-	prov, err := provisioning(st)
+	defer sv.close()
+	prov, err := provisioning(sv.settings())
 	if err != nil {
 		fmt.Fprintf(stderr, "emulator: %v\n", err)
 		return exitRun
 	}
-	fmt.Fprintf(stderr, "emulator: scenario %s (seed %d): %v of history, %d series, %d samples; serving %s (region %s)\n",
-		cfg.opts.Scenario, cfg.opts.Seed, cfg.opts.History, st.Stats.Series, st.Stats.Samples, st.URL, st.Region)
+	sv.describe(stderr, cfg)
 	fmt.Fprintf(stdout, "# Grafana data source provisioning for the emulator:\n%s", prov)
 	if cfg.provOut != "" {
 		if err := writeFileAtomic(cfg.provOut, prov); err != nil {
@@ -181,28 +259,84 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready fun
 		fmt.Fprintf(stderr, "emulator: wrote %s\n", cfg.provOut)
 	}
 	if ready != nil {
-		ready(st)
+		ready(sv)
 	}
 	<-ctx.Done()
-	if err := st.Close(); err != nil {
+	if err := sv.close(); err != nil {
 		fmt.Fprintf(stderr, "emulator: live simulation stopped: %v\n", err)
 		return exitRun
 	}
 	return exitOK
 }
 
-// provisioning renders the Grafana data source file for the running stack.
-func provisioning(st *stack.Stack) ([]byte, error) {
+// served is the running emulator: one region's stack, or several behind a router.
+type served struct {
+	Stack *stack.Stack // single region
+	Multi *stack.Multi // several regions
+}
+
+func start(ctx context.Context, cfg *config) (*served, error) {
+	if cfg.multi != nil {
+		m, err := stack.StartRegions(ctx, *cfg.multi)
+		return &served{Multi: m}, err
+	}
+	st, err := stack.Start(ctx, cfg.opts)
+	return &served{Stack: st}, err
+}
+
+func (sv *served) close() error {
+	if sv.Multi != nil {
+		return sv.Multi.Close()
+	}
+	return sv.Stack.Close()
+}
+
+func (sv *served) settings() (map[string]any, map[string]string) {
+	if sv.Multi != nil {
+		return sv.Multi.DataSourceSettings()
+	}
+	jd, secure := sv.Stack.DataSourceSettings()
+	out := make(map[string]any, len(jd))
+	for k, v := range jd {
+		out[k] = v
+	}
+	return out, secure
+}
+
+// describe logs what is served, without the keys.
+func (sv *served) describe(w io.Writer, cfg *config) {
+	o := cfg.opts
+	if sv.Stack != nil {
+		fmt.Fprintf(w, "emulator: scenario %s (seed %d): %v of history, %d series, %d samples; serving %s (region %s)\n",
+			o.Scenario, o.Seed, o.History, sv.Stack.Stats.Series, sv.Stack.Stats.Samples, sv.Stack.URL, sv.Stack.Region)
+		return
+	}
+	for i, st := range sv.Multi.Regions {
+		scenario := o.Scenario
+		if sc := cfg.multi.Regions[i].Scenario; sc != "" {
+			scenario = sc
+		}
+		where := "the router only"
+		if st.URL != "" {
+			where = "also " + st.URL
+		}
+		fmt.Fprintf(w, "emulator: region %s: scenario %s (seed %d), accounts %s: %v of history, %d series, %d samples; %s\n",
+			st.Region, scenario, o.Seed+int64(i), strings.Join(st.Fleet.Accounts(), ", "), o.History, st.Stats.Series, st.Stats.Samples, where)
+	}
+	fmt.Fprintf(w, "emulator: serving regions %s at %s (each request answered by the region it is signed for)\n", strings.Join(sv.Multi.Names(), ", "), sv.Multi.URL)
+}
+
+// provisioning renders the Grafana data source file for the running emulator.
+func provisioning(jsonData map[string]any, secureJSONData map[string]string) ([]byte, error) {
 	type ds struct {
 		Name           string            `yaml:"name"`
 		Type           string            `yaml:"type"`
 		UID            string            `yaml:"uid"`
 		Access         string            `yaml:"access"`
 		IsDefault      bool              `yaml:"isDefault"`
-		JSONData       map[string]string `yaml:"jsonData"`
+		JSONData       map[string]any    `yaml:"jsonData"`
 		SecureJSONData map[string]string `yaml:"secureJsonData"`
 	}
-	jsonData, secureJSONData := st.DataSourceSettings()
 	doc := struct {
 		APIVersion  int  `yaml:"apiVersion"`
 		Datasources []ds `yaml:"datasources"`

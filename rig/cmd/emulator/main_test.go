@@ -39,6 +39,11 @@ func TestFlagErrorsExitTwoAndNameTheFlag(t *testing.T) {
 		{[]string{"--fleet", badFleet}, []string{badFleet + ":5: models[0].weights_mib", "greater than zero"}},
 		{[]string{"--fleet", filepath.Join(dir, "missing.yaml")}, []string{"--fleet", "no such file"}},
 		{[]string{"extra"}, []string{`unexpected argument "extra"`}},
+		{[]string{"--region-scenario", "us-east-1"}, []string{"use REGION=SCENARIO"}},
+		{[]string{"--region-scenario", "us-east-1=kv-saturation"}, []string{"--region-scenario: one region is served; use --scenario"}},
+		{[]string{"--region", "us-east-1", "--region", "us-west-2", "--region-scenario", "eu-west-1=kv-saturation"}, []string{"region eu-west-1 is not served"}},
+		{[]string{"--fleet", "../../fleet/default.yaml", "--fleet", "../../fleet/default.yaml"}, []string{"two fleet files are in region us-east-1"}},
+		{[]string{"--region", "us-east1", "--region", "us-west-2", "--addr", "127.0.0.1:0"}, []string{"--region", `"us-east1" is not an AWS region name`}},
 		{[]string{"--deny", "sagemaker:DeleteEndpoint", "--addr", "127.0.0.1:0", "--history", "10m", "--no-live"},
 			[]string{"--deny", `cannot deny "sagemaker:DeleteEndpoint"`, "sagemaker:ListEndpoints"}},
 	}
@@ -63,7 +68,7 @@ func TestHelpDocumentsEveryFlag(t *testing.T) {
 		t.Fatalf("--help exit %d", code)
 	}
 	for _, f := range []string{"scenario", "list-scenarios", "fleet", "seed", "history", "step", "addr", "region", "access-key", "secret-key", "no-live", "provisioning-out", "name-values-disabled",
-		"fault-tps", "fault-concurrency", "fault-latency", "fault-error-rate", "fault-truncate-rate", "fault-malformed-rate"} {
+		"region-scenario", "region-listeners", "fault-tps", "fault-concurrency", "fault-latency", "fault-error-rate", "fault-truncate-rate", "fault-malformed-rate"} {
 		if !strings.Contains(errb.String(), "-"+f+" ") && !strings.Contains(errb.String(), "-"+f+"\n") {
 			t.Errorf("--help does not document -%s", f)
 		}
@@ -92,7 +97,7 @@ func TestPrintsAndWritesProvisioning(t *testing.T) {
 	var st *stack.Stack
 	code := run(ctx, []string{"--addr", "127.0.0.1:0", "--history", "1h", "--no-live", "--region", "eu-west-1",
 		"--access-key", "AKIAEMULATORTEST0001", "--secret-key", "s3cr3t/emulator+key", "--provisioning-out", provPath}, &out, &errb,
-		func(s *stack.Stack) { st = s; cancel() })
+		func(sv *served) { st = sv.Stack; cancel() })
 	if code != exitOK || st == nil {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
@@ -135,7 +140,8 @@ func TestFaultFlagsReachTheEmulator(t *testing.T) {
 	var out, errb bytes.Buffer
 	status := 0
 	code := run(ctx, []string{"--addr", "127.0.0.1:0", "--history", "10m", "--no-live", "--fault-error-rate", "1"}, &out, &errb,
-		func(st *stack.Stack) {
+		func(sv *served) {
+			st := sv.Stack
 			defer cancel()
 			c := &http.Client{Transport: sigv4.NewRoundTripper(http.DefaultTransport,
 				credentials.NewStaticCredentialsProvider(st.AccessKey, st.SecretKey, ""), st.Region, sigv4.Service, nil)}
@@ -160,7 +166,8 @@ func TestDenyFlagReachesTheEmulator(t *testing.T) {
 	got := map[string]string{}
 	code := run(ctx, []string{"--addr", "127.0.0.1:0", "--history", "10m", "--no-live",
 		"--deny", "sagemaker:ListEndpoints, cloudwatch:DescribeAlarms", "--deny", "sagemaker:DescribeEndpoint"}, &out, &errb,
-		func(st *stack.Stack) {
+		func(sv *served) {
+			st := sv.Stack
 			defer cancel()
 			c := &http.Client{Transport: sigv4.NewRoundTripper(http.DefaultTransport,
 				credentials.NewStaticCredentialsProvider(st.AccessKey, st.SecretKey, ""), st.Region, "sagemaker", nil)}
@@ -213,7 +220,8 @@ func TestRegionComesFromTheFleetFile(t *testing.T) {
 		var out, errb bytes.Buffer
 		status := map[string]int{}
 		code := run(ctx, append([]string{"--addr", "127.0.0.1:0", "--history", "10m", "--no-live", "--fleet", path}, c.args...), &out, &errb,
-			func(st *stack.Stack) {
+			func(sv *served) {
+				st := sv.Stack
 				defer cancel()
 				for _, region := range []string{c.want, "us-east-1"} {
 					cl := &http.Client{Transport: sigv4.NewRoundTripper(http.DefaultTransport,
@@ -231,5 +239,102 @@ func TestRegionComesFromTheFleetFile(t *testing.T) {
 		if code != exitOK || status[c.want] != http.StatusOK || status["us-east-1"] != http.StatusForbidden {
 			t.Errorf("args %v: exit %d, status by signing region %v (want 200 for %s, 403 for us-east-1); stderr: %s", c.args, code, status, c.want, errb.String())
 		}
+	}
+}
+
+// Several regions: the provisioning names them (allowedRegions, one endpoint per region), the
+// router answers each for its own signature, a region's port refuses the other's, and each
+// region plays its own scenario.
+func TestServesSeveralRegions(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var out, errb bytes.Buffer
+	status := map[string]int{}
+	var m *stack.Multi
+	code := run(ctx, []string{"--addr", "127.0.0.1:0", "--history", "20m", "--no-live", "--region", "us-east-1", "--region", "us-west-2",
+		"--region-listeners", "--region-scenario", "us-west-2=ice-exhaustion", "--access-key", "AKIAEMULATORTEST0002", "--secret-key", "multi/secret"}, &out, &errb,
+		func(sv *served) {
+			defer cancel()
+			m = sv.Multi
+			for _, target := range []struct{ name, url, region string }{
+				{"router us-east-1", m.URL, "us-east-1"}, {"router us-west-2", m.URL, "us-west-2"}, {"router eu-west-1", m.URL, "eu-west-1"},
+				{"us-east-1 port us-east-1", m.Region("us-east-1").URL, "us-east-1"}, {"us-east-1 port us-west-2", m.Region("us-east-1").URL, "us-west-2"},
+			} {
+				c := &http.Client{Transport: sigv4.NewRoundTripper(http.DefaultTransport,
+					credentials.NewStaticCredentialsProvider(m.AccessKey, m.SecretKey, ""), target.region, sigv4.Service, nil)}
+				resp, err := c.Get(target.url + "/api/v1/query?query=DCGM_FI_DEV_GPU_UTIL")
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				resp.Body.Close()
+				status[target.name] = resp.StatusCode
+			}
+		})
+	if code != exitOK || m == nil {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	want := map[string]int{"router us-east-1": 200, "router us-west-2": 200, "router eu-west-1": 403, "us-east-1 port us-east-1": 200, "us-east-1 port us-west-2": 403}
+	if fmt.Sprint(status) != fmt.Sprint(want) {
+		t.Errorf("answers %v, want %v", status, want)
+	}
+	var doc struct {
+		Datasources []struct {
+			JSONData struct {
+				DefaultRegion   string            `yaml:"defaultRegion"`
+				Endpoint        string            `yaml:"endpoint"`
+				AllowedRegions  []string          `yaml:"allowedRegions"`
+				RegionEndpoints map[string]string `yaml:"regionEndpoints"`
+			} `yaml:"jsonData"`
+			SecureJSONData map[string]string `yaml:"secureJsonData"`
+		} `yaml:"datasources"`
+	}
+	if err := yaml.Unmarshal(out.Bytes(), &doc); err != nil || len(doc.Datasources) != 1 {
+		t.Fatalf("provisioning: %v\n%s", err, out.String())
+	}
+	jd := doc.Datasources[0].JSONData
+	if jd.DefaultRegion != "us-east-1" || jd.Endpoint != m.URL || fmt.Sprint(jd.AllowedRegions) != "[us-east-1 us-west-2]" ||
+		jd.RegionEndpoints["us-east-1"] != m.Region("us-east-1").URL || jd.RegionEndpoints["us-west-2"] != m.Region("us-west-2").URL ||
+		doc.Datasources[0].SecureJSONData["secretKey"] != "multi/secret" {
+		t.Errorf("provisioning %+v does not match the emulator at %s", jd, m.URL)
+	}
+	for _, w := range []string{"region us-east-1: scenario healthy (seed 1)", "region us-west-2: scenario ice-exhaustion (seed 2)", "serving regions us-east-1, us-west-2 at " + m.URL} {
+		if !strings.Contains(errb.String(), w) {
+			t.Errorf("log lacks %q:\n%s", w, errb.String())
+		}
+	}
+	if strings.Contains(errb.String(), "multi/secret") {
+		t.Errorf("the secret key leaked into the log")
+	}
+}
+
+// A fleet file per region: each region serves its own file's endpoints.
+func TestFleetFilePerRegion(t *testing.T) {
+	dir := t.TempDir()
+	var args []string
+	for _, f := range fleet.TwoRegions() {
+		doc, err := yaml.Marshal(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, f.Region+".yaml")
+		if err := os.WriteFile(path, doc, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		args = append(args, "--fleet", path)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var out, errb bytes.Buffer
+	got := map[string]string{}
+	code := run(ctx, append(args, "--addr", "127.0.0.1:0", "--history", "10m", "--no-live"), &out, &errb, func(sv *served) {
+		defer cancel()
+		for _, st := range sv.Multi.Regions {
+			got[st.Region] = fmt.Sprint(st.Fleet.Endpoints[0].Name, " ", st.Fleet.Accounts())
+		}
+	})
+	want := map[string]string{"us-east-1": "chat-ic [111111111111 222222222222]", "us-west-2": "chat-ic-west [111111111111 222222222222]"}
+	if code != exitOK || fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("exit %d, regions %v, want %v; stderr: %s", code, got, want, errb.String())
 	}
 }

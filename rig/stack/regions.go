@@ -52,6 +52,7 @@ type Multi struct {
 	byName   map[string]*Stack
 	srv      *http.Server
 	wg       sync.WaitGroup
+	routed   atomic.Int64
 	unrouted atomic.Int64
 	once     sync.Once
 }
@@ -157,6 +158,7 @@ func regionName(s string) bool {
 func (m *Multi) route(w http.ResponseWriter, r *http.Request) {
 	region, service := scope(r)
 	if st := m.byName[region]; st != nil {
+		m.routed.Add(1)
 		st.handler.ServeHTTP(w, r)
 		return
 	}
@@ -202,6 +204,10 @@ func writeResponse(w http.ResponseWriter, resp emulator.Response) {
 
 // Region returns the stack of one region, or nil.
 func (m *Multi) Region(name string) *Stack { return m.byName[name] }
+
+// Routed counts the requests the router handed to a region (the rest of a region's Counts
+// came to its own listener).
+func (m *Multi) Routed() int64 { return m.routed.Load() }
 
 // Unrouted counts the requests the router refused because they named no region it serves.
 func (m *Multi) Unrouted() int64 { return m.unrouted.Load() }

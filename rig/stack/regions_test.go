@@ -184,6 +184,9 @@ func TestRouterAnswersTheRegionOfTheSignature(t *testing.T) {
 	if got := counts(m); !maps.Equal(got, before) {
 		t.Errorf("refused requests reached a region: counts %v, before %v", got, before)
 	}
+	if m.Routed() != 2 {
+		t.Errorf("Routed = %d, want the 2 served queries", m.Routed())
+	}
 	if got := m.Unrouted() - unrouted; got != 3 {
 		t.Errorf("Unrouted grew by %d, want 3", got)
 	}
@@ -210,6 +213,9 @@ func TestRegionListenersRefuseOtherRegions(t *testing.T) {
 	}
 	if c := west.Counts(); c != (Counts{Received: 1, Verified: 1}) {
 		t.Errorf("west counts %+v, want one received and verified", c)
+	}
+	if n := m.Routed() + m.Unrouted(); n != 0 {
+		t.Errorf("the router saw %d requests sent to the regions' own listeners", n)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -17,6 +18,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
+	"github.com/inferscope/sagemaker-datasource/pkg/diagnosis"
 	"github.com/inferscope/sagemaker-datasource/pkg/plugin"
 	sc "github.com/inferscope/sagemaker-datasource/pkg/semconv"
 	"github.com/inferscope/sagemaker-datasource/rig/fleet"
@@ -67,16 +69,17 @@ func newDatasource(t *testing.T, m *stack.Multi, perRegion bool) *plugin.Datasou
 	return d
 }
 
-// query runs one PromQL query the way a dashboard panel sends it.
-func query(t *testing.T, d *plugin.Datasource, m *stack.Multi, model map[string]any) backend.DataResponse {
+// query runs one query over the last span of the history the way a dashboard panel sends it.
+func query(t *testing.T, d *plugin.Datasource, m *stack.Multi, span time.Duration, model map[string]any) backend.DataResponse {
 	t.Helper()
 	raw, err := json.Marshal(model)
 	if err != nil {
 		t.Fatal(err)
 	}
+	qt, _ := model["queryType"].(string)
 	resp, err := d.QueryData(context.Background(), &backend.QueryDataRequest{Queries: []backend.DataQuery{{
-		RefID: "A", JSON: raw, Interval: time.Minute, MaxDataPoints: 200,
-		TimeRange: backend.TimeRange{From: m.End.Add(-30 * time.Minute), To: m.End},
+		RefID: "A", QueryType: qt, JSON: raw, Interval: time.Minute, MaxDataPoints: 200,
+		TimeRange: backend.TimeRange{From: m.End.Add(-span), To: m.End},
 	}}})
 	if err != nil {
 		t.Fatal(err)
@@ -147,7 +150,7 @@ func TestRegionAllShowsBothRegionsInstances(t *testing.T) {
 			d := newDatasource(t, m, perRegion)
 			before, routed := counts(m), m.Routed()
 			// The aggregation drops @aws.region: the plugin must add it back per region.
-			dr := query(t, d, m, map[string]any{
+			dr := query(t, d, m, 30*time.Minute, map[string]any{
 				"expr":         `count by ("@resource.host.id", "@aws.account") (node_memory_MemTotal_bytes{"@aws.account"=~".*"})`,
 				"legendFormat": "{{@aws.region}} {{@aws.account}} {{@resource.host.id}}",
 				"range":        true, "region": "us-east-1,us-west-2",
@@ -220,7 +223,7 @@ func TestBadRegionSendsNothing(t *testing.T) {
 		{"us-west-2,eu-west-1", []string{`region "eu-west-1" is not allowed`}},
 	} {
 		before := m.Received()
-		dr := query(t, d, m, map[string]any{"expr": `count(node_memory_MemTotal_bytes)`, "range": true, "region": tc.region})
+		dr := query(t, d, m, 30*time.Minute, map[string]any{"expr": `count(node_memory_MemTotal_bytes)`, "range": true, "region": tc.region})
 		if dr.Error == nil {
 			t.Errorf("region %q: no error", tc.region)
 			continue
@@ -237,4 +240,48 @@ func TestBadRegionSendsNothing(t *testing.T) {
 			t.Errorf("region %q: the emulator received %d requests, want none", tc.region, n)
 		}
 	}
+}
+
+// Diagnosis over both regions, us-east-1 out of its instance type in every zone and us-west-2
+// healthy (the same instance types): every finding names its region, the top one sends
+// us-east-1's load to us-west-2, and every request was signed for the region it went to.
+func TestDiagnosisNamesTheRegionOfEachFinding(t *testing.T) {
+	if _, ok := reflect.TypeOf(diagnosis.Finding{}).FieldByName("Region"); !ok {
+		t.Skip("diagnosis.Finding has no Region: branch diagnosis-regions (diagnosis per region) is not merged")
+	}
+	m := startTwo(t, "ice-exhaustion")
+	d := newDatasource(t, m, false)
+	before := counts(m)
+	dr := query(t, d, m, 2*time.Hour, map[string]any{"queryType": "diagnosis", "region": "us-east-1,us-west-2"})
+	if dr.Error != nil || len(dr.Frames) != 1 {
+		t.Fatalf("diagnosis: %v, %d frames", dr.Error, len(dr.Frames))
+	}
+	f := dr.Frames[0]
+	column := func(name string) []string {
+		fd, _ := f.FieldByName(name)
+		if fd == nil {
+			t.Fatalf("the findings frame has no %s column", name)
+		}
+		out := make([]string, fd.Len())
+		for i := range out {
+			out[i] = fmt.Sprint(fd.At(i))
+		}
+		return out
+	}
+	region, cause, summary, severity := column("region"), column("cause"), column("summary"), column("severity")
+	if len(region) == 0 {
+		t.Fatal("no findings")
+	}
+	for i := range region {
+		if !slices.Contains(regions, region[i]) || !strings.Contains(cause[i], "("+region[i]+")") || !strings.HasPrefix(summary[i], region[i]+": ") {
+			t.Errorf("row %d does not name its region: %q / %q / %q", i+1, region[i], cause[i], summary[i])
+		}
+		if region[i] == "us-west-2" && (severity[i] == "critical" || severity[i] == "warning") {
+			t.Errorf("healthy us-west-2 has a %s finding: %s", severity[i], summary[i])
+		}
+	}
+	if region[0] != "us-east-1" || !strings.Contains(cause[0], "another region has capacity") || !strings.Contains(summary[0], "us-west-2") {
+		t.Errorf("top finding %q / %q / %q, want us-east-1's ICE with us-west-2 as the region with capacity", region[0], cause[0], summary[0])
+	}
+	checkSigning(t, m, before)
 }

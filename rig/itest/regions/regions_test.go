@@ -273,6 +273,9 @@ func TestDiagnosisNamesTheRegionOfEachFinding(t *testing.T) {
 		t.Fatal("no findings")
 	}
 	for i := range region {
+		t.Logf("%d. %s %s: %s", i+1, severity[i], cause[i], summary[i])
+	}
+	for i := range region {
 		if !slices.Contains(regions, region[i]) || !strings.Contains(cause[i], "("+region[i]+")") || !strings.HasPrefix(summary[i], region[i]+": ") {
 			t.Errorf("row %d does not name its region: %q / %q / %q", i+1, region[i], cause[i], summary[i])
 		}

@@ -16,10 +16,8 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/credentials"
-	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
 	"github.com/inferscope/sagemaker-datasource/internal/sigv4verify"
-	"github.com/inferscope/sagemaker-datasource/pkg/models"
 	sc "github.com/inferscope/sagemaker-datasource/pkg/semconv"
 	"github.com/inferscope/sagemaker-datasource/pkg/sigv4"
 	"github.com/inferscope/sagemaker-datasource/rig/fleet"
@@ -47,36 +45,37 @@ type answer struct {
 	body   []byte
 }
 
-// post sends a form signed for region and service with the stack's keys.
-func post(t *testing.T, m *Multi, base, region, service, path string, form url.Values, header http.Header) answer {
+// send posts body to base+path signed for region and service with the stack's keys.
+func send(t *testing.T, m *Multi, base, region, service, path, body string, header http.Header) answer {
 	t.Helper()
 	c := &http.Client{Transport: sigv4.NewRoundTripper(http.DefaultTransport,
 		credentials.NewStaticCredentialsProvider(m.AccessKey, m.SecretKey, ""), region, service, nil)}
-	req, err := http.NewRequest(http.MethodPost, base+path, strings.NewReader(form.Encode()))
+	req, err := http.NewRequest(http.MethodPost, base+path, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	for k, vs := range header {
-		req.Header[k] = vs
-	}
+	req.Header = header
 	resp, err := c.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	return answer{resp.StatusCode, body}
+	b, _ := io.ReadAll(resp.Body)
+	return answer{resp.StatusCode, b}
+}
+
+// instantQuery posts an instant PromQL query at the end of the history signed for region.
+func instantQuery(t *testing.T, m *Multi, base, region, expr string) answer {
+	t.Helper()
+	form := url.Values{"query": {expr}, "time": {strconv.FormatInt(m.End.Unix(), 10)}}
+	return send(t, m, base, region, sigv4.Service, "/api/v1/query", form.Encode(), http.Header{"Content-Type": {"application/x-www-form-urlencoded"}})
 }
 
 // regionAccounts asks base, signed for region, which (region, account) pairs the node series
 // have, with the number of instances of each.
 func regionAccounts(t *testing.T, m *Multi, base, region string) (map[string]int, answer) {
 	t.Helper()
-	a := post(t, m, base, region, sigv4.Service, "/api/v1/query", url.Values{
-		"query": {`count by ("@aws.region", "@aws.account") (node_memory_MemTotal_bytes)`},
-		"time":  {strconv.FormatInt(m.End.Unix(), 10)},
-	}, nil)
+	a := instantQuery(t, m, base, region, `count by ("@aws.region", "@aws.account") (node_memory_MemTotal_bytes)`)
 	if a.status != http.StatusOK {
 		return nil, a
 	}
@@ -224,18 +223,8 @@ func TestRegionListenersRefuseOtherRegions(t *testing.T) {
 func TestRouterRoutesControlPlaneCalls(t *testing.T) {
 	m := startTwo(t, "healthy")
 	list := func(region string) answer {
-		h := http.Header{"X-Amz-Target": {"SageMaker.ListEndpoints"}, "Content-Type": {"application/x-amz-json-1.1"}}
-		c := &http.Client{Transport: sigv4.NewRoundTripper(http.DefaultTransport,
-			credentials.NewStaticCredentialsProvider(m.AccessKey, m.SecretKey, ""), region, "sagemaker", nil)}
-		req, _ := http.NewRequest(http.MethodPost, m.URL+"/", strings.NewReader("{}"))
-		req.Header = h
-		resp, err := c.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
-		return answer{resp.StatusCode, body}
+		return send(t, m, m.URL, region, "sagemaker", "/", "{}",
+			http.Header{"X-Amz-Target": {"SageMaker.ListEndpoints"}, "Content-Type": {"application/x-amz-json-1.1"}})
 	}
 	for i, f := range fleet.TwoRegions() {
 		a := list(f.Region)
@@ -320,10 +309,7 @@ func TestRandomRegionAccountLayouts(t *testing.T) {
 func TestICEInEveryZoneOfOneRegionOnly(t *testing.T) {
 	m := startTwo(t, "ice-exhaustion")
 	for _, f := range fleet.TwoRegions() {
-		a := post(t, m, m.URL, f.Region, sigv4.Service, "/api/v1/query", url.Values{
-			"query": {`count by ("` + sc.LabelEventAZ + `") (max_over_time(` + sc.ICECount + `[1h]))`},
-			"time":  {strconv.FormatInt(m.End.Unix(), 10)},
-		}, nil)
+		a := instantQuery(t, m, m.URL, f.Region, `count by ("`+sc.LabelEventAZ+`") (max_over_time(`+sc.ICECount+`[1h]))`)
 		var out struct {
 			Data struct {
 				Result []struct {
@@ -372,26 +358,20 @@ func TestStartRegionsRejectsBadOptions(t *testing.T) {
 	}
 }
 
-// The settings load with the plugin's own loader; default region, endpoint and keys match.
+// The settings load with the plugin's own loader: default region, the router as endpoint,
+// keys, allowed regions, and an endpoint for each region with its own listener.
 func TestMultiDataSourceSettings(t *testing.T) {
 	m := &Multi{URL: "http://127.0.0.1:9", AccessKey: "AKIAEXAMPLE", SecretKey: "secret", Step: time.Minute,
 		Regions: []*Stack{{Region: "us-west-2", URL: "http://127.0.0.1:10"}, {Region: "eu-west-1"}}}
 	jd, secure := m.DataSourceSettings()
-	raw, err := json.Marshal(jd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := models.LoadSettings(backend.DataSourceInstanceSettings{JSONData: raw, DecryptedSecureJSONData: secure})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := loadSettings(t, jd, secure)
 	if s.Auth.Region != "us-west-2" || s.Auth.Endpoint != m.URL || s.Auth.AccessKey.Reveal() != m.AccessKey {
 		t.Errorf("loaded settings %+v do not match", s)
 	}
-	if !slices.Equal(jd["allowedRegions"].([]string), []string{"us-west-2", "eu-west-1"}) {
-		t.Errorf("allowedRegions %v", jd["allowedRegions"])
+	if !slices.Equal(s.AllowedRegions, []string{"us-west-2", "eu-west-1"}) {
+		t.Errorf("allowedRegions %v", s.AllowedRegions)
 	}
-	if eps := jd["regionEndpoints"].(map[string]string); len(eps) != 1 || eps["us-west-2"] != "http://127.0.0.1:10" {
+	if eps := s.Auth.RegionEndpoints; len(eps) != 1 || eps["us-west-2"] != "http://127.0.0.1:10" {
 		t.Errorf("regionEndpoints %v: want only the region with a listener", eps)
 	}
 }

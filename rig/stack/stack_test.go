@@ -249,7 +249,17 @@ func TestLiveAppendsNewSamples(t *testing.T) {
 func TestDataSourceSettings(t *testing.T) {
 	st := &Stack{URL: "http://127.0.0.1:9", Region: "eu-west-1", AccessKey: "AKIAEXAMPLE", SecretKey: "secret", Step: 30 * time.Second}
 	jd, secure := st.DataSourceSettings()
-	raw, err := json.Marshal(jd)
+	s := loadSettings(t, jd, secure)
+	if s.Auth.AuthType != awsauth.AuthKeys || s.Auth.Region != st.Region || s.Auth.Endpoint != st.URL ||
+		s.Auth.AccessKey.Reveal() != st.AccessKey || s.Auth.SecretKey.Reveal() != st.SecretKey || s.TimeInterval != st.Step {
+		t.Fatalf("loaded settings %+v do not match the stack at %s", s, st.URL)
+	}
+}
+
+// loadSettings reads jsonData and secureJsonData with the plugin's own loader.
+func loadSettings(t *testing.T, jsonData any, secure map[string]string) *models.Settings {
+	t.Helper()
+	raw, err := json.Marshal(jsonData)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -257,8 +267,5 @@ func TestDataSourceSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Auth.AuthType != awsauth.AuthKeys || s.Auth.Region != st.Region || s.Auth.Endpoint != st.URL ||
-		s.Auth.AccessKey.Reveal() != st.AccessKey || s.Auth.SecretKey.Reveal() != st.SecretKey || s.TimeInterval != st.Step {
-		t.Fatalf("loaded settings %+v do not match the stack at %s", s, st.URL)
-	}
+	return s
 }

@@ -19,6 +19,21 @@ import (
 	"github.com/inferscope/sagemaker-datasource/rig/stack"
 )
 
+// gpuQuery sends a GPU-utilisation query to url signed for region and returns the status
+// (0 after a transport error, which it reports).
+func gpuQuery(t *testing.T, url, key, secret, region string) int {
+	t.Helper()
+	c := &http.Client{Transport: sigv4.NewRoundTripper(http.DefaultTransport,
+		credentials.NewStaticCredentialsProvider(key, secret, ""), region, sigv4.Service, nil)}
+	resp, err := c.Get(url + "/api/v1/query?query=DCGM_FI_DEV_GPU_UTIL")
+	if err != nil {
+		t.Error(err)
+		return 0
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
 func TestFlagErrorsExitTwoAndNameTheFlag(t *testing.T) {
 	dir := t.TempDir()
 	badFleet := filepath.Join(dir, "fleet.yaml")
@@ -141,17 +156,9 @@ func TestFaultFlagsReachTheEmulator(t *testing.T) {
 	status := 0
 	code := run(ctx, []string{"--addr", "127.0.0.1:0", "--history", "10m", "--no-live", "--fault-error-rate", "1"}, &out, &errb,
 		func(sv *served) {
-			st := sv.Stack
 			defer cancel()
-			c := &http.Client{Transport: sigv4.NewRoundTripper(http.DefaultTransport,
-				credentials.NewStaticCredentialsProvider(st.AccessKey, st.SecretKey, ""), st.Region, sigv4.Service, nil)}
-			resp, err := c.Get(st.URL + "/api/v1/query?query=DCGM_FI_DEV_GPU_UTIL")
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			resp.Body.Close()
-			status = resp.StatusCode
+			st := sv.Stack
+			status = gpuQuery(t, st.URL, st.AccessKey, st.SecretKey, st.Region)
 		})
 	if code != exitOK || status != http.StatusServiceUnavailable {
 		t.Errorf("exit %d, status %d (want 0, 503); stderr: %s", code, status, errb.String())
@@ -193,15 +200,7 @@ func TestDenyFlagReachesTheEmulator(t *testing.T) {
 // The emulator answers for the region the fleet file names (a us-west-2 fleet once got 403s
 // because it always answered for us-east-1), unless --region overrides it.
 func TestRegionComesFromTheFleetFile(t *testing.T) {
-	f := fleet.Default()
-	f.Region = "us-west-2"
-	for i := range f.Endpoints {
-		for j := range f.Endpoints[i].Instances {
-			g := &f.Endpoints[i].Instances[j]
-			g.AZ = "us-west-2" + g.AZ[len(g.AZ)-1:]
-		}
-	}
-	doc, err := yaml.Marshal(f)
+	doc, err := yaml.Marshal(fleet.Default().InRegion("us-west-2", ""))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,15 +223,7 @@ func TestRegionComesFromTheFleetFile(t *testing.T) {
 				st := sv.Stack
 				defer cancel()
 				for _, region := range []string{c.want, "us-east-1"} {
-					cl := &http.Client{Transport: sigv4.NewRoundTripper(http.DefaultTransport,
-						credentials.NewStaticCredentialsProvider(st.AccessKey, st.SecretKey, ""), region, sigv4.Service, nil)}
-					resp, err := cl.Get(st.URL + "/api/v1/query?query=DCGM_FI_DEV_GPU_UTIL")
-					if err != nil {
-						t.Error(err)
-						return
-					}
-					resp.Body.Close()
-					status[region] = resp.StatusCode
+					status[region] = gpuQuery(t, st.URL, st.AccessKey, st.SecretKey, region)
 				}
 			})
 		cancel()
@@ -260,15 +251,7 @@ func TestServesSeveralRegions(t *testing.T) {
 				{"router us-east-1", m.URL, "us-east-1"}, {"router us-west-2", m.URL, "us-west-2"}, {"router eu-west-1", m.URL, "eu-west-1"},
 				{"us-east-1 port us-east-1", m.Region("us-east-1").URL, "us-east-1"}, {"us-east-1 port us-west-2", m.Region("us-east-1").URL, "us-west-2"},
 			} {
-				c := &http.Client{Transport: sigv4.NewRoundTripper(http.DefaultTransport,
-					credentials.NewStaticCredentialsProvider(m.AccessKey, m.SecretKey, ""), target.region, sigv4.Service, nil)}
-				resp, err := c.Get(target.url + "/api/v1/query?query=DCGM_FI_DEV_GPU_UTIL")
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				resp.Body.Close()
-				status[target.name] = resp.StatusCode
+				status[target.name] = gpuQuery(t, target.url, m.AccessKey, m.SecretKey, target.region)
 			}
 		})
 	if code != exitOK || m == nil {

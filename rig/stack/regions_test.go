@@ -79,21 +79,9 @@ func regionAccounts(t *testing.T, m *Multi, base, region string) (map[string]int
 	if a.status != http.StatusOK {
 		return nil, a
 	}
-	var out struct {
-		Data struct {
-			Result []struct {
-				Metric map[string]string `json:"metric"`
-				Value  [2]any            `json:"value"`
-			} `json:"result"`
-		} `json:"data"`
-	}
-	if err := json.Unmarshal(a.body, &out); err != nil {
-		t.Fatalf("%v: %s", err, a.body)
-	}
 	got := map[string]int{}
-	for _, r := range out.Data.Result {
-		n, _ := strconv.Atoi(fmt.Sprint(r.Value[1]))
-		got[r.Metric[sc.LabelRegion]+"/"+r.Metric[sc.LabelAccount]] = n
+	for _, r := range decodeVector(t, a.body) {
+		got[r.Metric[sc.LabelRegion]+"/"+r.Metric[sc.LabelAccount]] = int(r.value(t))
 	}
 	return got, a
 }
@@ -310,18 +298,11 @@ func TestICEInEveryZoneOfOneRegionOnly(t *testing.T) {
 	m := startTwo(t, "ice-exhaustion")
 	for _, f := range fleet.TwoRegions() {
 		a := instantQuery(t, m, m.URL, f.Region, `count by ("`+sc.LabelEventAZ+`") (max_over_time(`+sc.ICECount+`[1h]))`)
-		var out struct {
-			Data struct {
-				Result []struct {
-					Metric map[string]string `json:"metric"`
-				} `json:"result"`
-			} `json:"data"`
-		}
-		if err := json.Unmarshal(a.body, &out); a.status != http.StatusOK || err != nil {
+		if a.status != http.StatusOK {
 			t.Fatalf("%s: HTTP %d %s", f.Region, a.status, a.body)
 		}
 		var zones []string
-		for _, r := range out.Data.Result {
+		for _, r := range decodeVector(t, a.body) {
 			zones = append(zones, r.Metric[sc.LabelEventAZ])
 		}
 		slices.Sort(zones)

@@ -48,26 +48,40 @@ func instant(t *testing.T, st *Stack, expr, by string) map[string]float64 {
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("%s: HTTP %d: %s", expr, resp.StatusCode, body)
 	}
+	m := map[string]float64{}
+	for _, r := range decodeVector(t, body) {
+		m[r.Metric[by]] = r.value(t)
+	}
+	return m
+}
+
+// sample is one series of an instant query's vector.
+type sample struct {
+	Metric map[string]string `json:"metric"`
+	Value  [2]any            `json:"value"`
+}
+
+func (s sample) value(t *testing.T) float64 {
+	t.Helper()
+	v, err := strconv.ParseFloat(fmt.Sprint(s.Value[1]), 64)
+	if err != nil {
+		t.Fatalf("value %v: %v", s.Value, err)
+	}
+	return v
+}
+
+// decodeVector reads an instant query's answer.
+func decodeVector(t *testing.T, body []byte) []sample {
+	t.Helper()
 	var out struct {
 		Data struct {
-			Result []struct {
-				Metric map[string]string `json:"metric"`
-				Value  [2]any            `json:"value"`
-			} `json:"result"`
+			Result []sample `json:"result"`
 		} `json:"data"`
 	}
 	if err := json.Unmarshal(body, &out); err != nil {
-		t.Fatalf("%s: %v: %s", expr, err, body)
+		t.Fatalf("%v: %s", err, body)
 	}
-	m := map[string]float64{}
-	for _, r := range out.Data.Result {
-		v, err := strconv.ParseFloat(fmt.Sprint(r.Value[1]), 64)
-		if err != nil {
-			t.Fatalf("%s: value %v: %v", expr, r.Value, err)
-		}
-		m[r.Metric[by]] = v
-	}
-	return m
+	return out.Data.Result
 }
 
 // check is one PromQL probe of an incident: the scenario must satisfy incident, healthy must

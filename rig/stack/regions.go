@@ -132,8 +132,8 @@ func regionOf(r Region) (string, *fleet.Fleet) {
 	return r.Name, r.Fleet
 }
 
-// regionName is the shape of an AWS region name: letters, then groups of a word and a
-// number, such as us-east-1, us-gov-west-1, ap-southeast-4.
+// regionName is the shape of an AWS region name: lower-case words joined by "-" and a number
+// at the end, such as us-east-1, us-gov-west-1, ap-southeast-4.
 func regionName(s string) bool {
 	parts := strings.Split(s, "-")
 	if len(parts) < 3 {

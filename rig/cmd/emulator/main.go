@@ -7,6 +7,7 @@
 // answered by the region it is signed for):
 //
 //	emulator --region us-east-1 --region us-west-2 --region-scenario us-east-1=ice-exhaustion --region-listeners
+//	emulator --two-regions --region-scenario us-east-1=ice-exhaustion
 package main
 
 import (
@@ -52,6 +53,7 @@ type config struct {
 	fleetFiles      []string
 	regionScenarios map[string]string
 	regionListeners bool
+	twoRegions      bool
 	listScenarios   bool
 	noLive          bool
 	provOut         string
@@ -86,6 +88,7 @@ func newFlags(cfg *config, stderr io.Writer) *flag.FlagSet {
 		cfg.regionScenarios[strings.TrimSpace(region)] = strings.TrimSpace(scenario)
 		return nil
 	})
+	fs.BoolVar(&cfg.twoRegions, "two-regions", false, "serve fleet.TwoRegions: the default fleet in us-east-1 and us-west-2, each region holding endpoints of two accounts (111111111111, 222222222222), as the regions tests do")
 	fs.BoolVar(&cfg.regionListeners, "region-listeners", false, "also serve each region on its own loopback port, answering only requests signed for it (printed as jsonData.regionEndpoints)")
 	fs.StringVar(&o.AccessKey, "access-key", "", "access key id clients must sign with; empty generates a pair")
 	fs.StringVar(&o.SecretKey, "secret-key", "", "secret access key for --access-key")
@@ -156,6 +159,12 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 			return nil, fmt.Errorf("--fleet %s:\n%w", path, err)
 		}
 		fleets = append(fleets, f)
+	}
+	if cfg.twoRegions {
+		if len(cfg.regions)+len(fleets) > 0 {
+			return nil, errors.New("--two-regions names its own regions and fleets; leave out --region and --fleet")
+		}
+		fleets = fleet.TwoRegions()
 	}
 	if len(cfg.regions) <= 1 && len(fleets) <= 1 && !cfg.regionListeners {
 		if len(cfg.regions) == 1 {

@@ -55,6 +55,7 @@ func TestFlagErrorsExitTwoAndNameTheFlag(t *testing.T) {
 		{[]string{"--fleet", filepath.Join(dir, "missing.yaml")}, []string{"--fleet", "no such file"}},
 		{[]string{"extra"}, []string{`unexpected argument "extra"`}},
 		{[]string{"--region-scenario", "us-east-1"}, []string{"use REGION=SCENARIO"}},
+		{[]string{"--two-regions", "--region", "eu-west-1"}, []string{"--two-regions names its own regions and fleets"}},
 		{[]string{"--region-scenario", "us-east-1=kv-saturation"}, []string{"--region-scenario: one region is served; use --scenario"}},
 		{[]string{"--region", "us-east-1", "--region", "us-west-2", "--region-scenario", "eu-west-1=kv-saturation"}, []string{"region eu-west-1 is not served"}},
 		{[]string{"--fleet", "../../fleet/default.yaml", "--fleet", "../../fleet/default.yaml"}, []string{"two fleet files are in region us-east-1"}},
@@ -83,7 +84,7 @@ func TestHelpDocumentsEveryFlag(t *testing.T) {
 		t.Fatalf("--help exit %d", code)
 	}
 	for _, f := range []string{"scenario", "list-scenarios", "fleet", "seed", "history", "step", "addr", "region", "access-key", "secret-key", "no-live", "provisioning-out", "name-values-disabled",
-		"region-scenario", "region-listeners", "fault-tps", "fault-concurrency", "fault-latency", "fault-error-rate", "fault-truncate-rate", "fault-malformed-rate"} {
+		"region-scenario", "region-listeners", "two-regions", "fault-tps", "fault-concurrency", "fault-latency", "fault-error-rate", "fault-truncate-rate", "fault-malformed-rate"} {
 		if !strings.Contains(errb.String(), "-"+f+" ") && !strings.Contains(errb.String(), "-"+f+"\n") {
 			t.Errorf("--help does not document -%s", f)
 		}
@@ -291,7 +292,7 @@ func TestServesSeveralRegions(t *testing.T) {
 	}
 }
 
-// A fleet file per region: each region serves its own file's endpoints.
+// A fleet file per region: each region serves its own file's endpoints; --two-regions the same.
 func TestFleetFilePerRegion(t *testing.T) {
 	dir := t.TempDir()
 	var args []string
@@ -319,5 +320,18 @@ func TestFleetFilePerRegion(t *testing.T) {
 	want := map[string]string{"us-east-1": "chat-ic [111111111111 222222222222]", "us-west-2": "chat-ic-west [111111111111 222222222222]"}
 	if code != exitOK || fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("exit %d, regions %v, want %v; stderr: %s", code, got, want, errb.String())
+	}
+	// --two-regions serves the same layout without files.
+	ctx, cancel = context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	preset := map[string]string{}
+	code = run(ctx, []string{"--two-regions", "--addr", "127.0.0.1:0", "--history", "10m", "--no-live"}, &out, &errb, func(sv *served) {
+		defer cancel()
+		for _, st := range sv.Multi.Regions {
+			preset[st.Region] = fmt.Sprint(st.Fleet.Endpoints[0].Name, " ", st.Fleet.Accounts())
+		}
+	})
+	if code != exitOK || fmt.Sprint(preset) != fmt.Sprint(want) {
+		t.Errorf("--two-regions: exit %d, regions %v, want %v; stderr: %s", code, preset, want, errb.String())
 	}
 }

@@ -367,3 +367,27 @@ func TestRegionName(t *testing.T) {
 		}
 	}
 }
+
+// Live regions keep appending, each into its own TSDB, until Close.
+func TestLiveRegionsAppendNewSamples(t *testing.T) {
+	m, err := StartRegions(context.Background(), MultiOptions{
+		Options: Options{History: 5 * time.Minute, Step: time.Second, Live: true},
+		Regions: []Region{{Name: "us-east-1"}, {Name: "eu-west-1"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	for _, st := range m.Regions {
+		deadline := time.Now().Add(10 * time.Second)
+		for st.DB.Head().MaxTime() <= st.End.UnixMilli() {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: no live sample after the history end %v", st.Region, st.End)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	if err := m.Close(); err != nil {
+		t.Errorf("live simulators stopped with %v", err)
+	}
+}

@@ -65,6 +65,8 @@ type Stack struct {
 	Stats     simulator.Stats
 	DB        *tsdb.DB
 	Fleet     *fleet.Fleet // what the region serves
+	Scenario  string
+	Seed      int64
 
 	dir     string
 	handler http.Handler // the emulator behind the counters
@@ -178,7 +180,8 @@ func build(ctx context.Context, opts Options) (*Stack, error) {
 	if err != nil {
 		return nil, fmt.Errorf("temp dir for the TSDB: %w", err)
 	}
-	st := &Stack{Region: opts.Region, AccessKey: opts.AccessKey, SecretKey: opts.SecretKey, Step: opts.Step, Fleet: opts.Fleet, dir: dir}
+	st := &Stack{Region: opts.Region, AccessKey: opts.AccessKey, SecretKey: opts.SecretKey, Step: opts.Step,
+		Fleet: opts.Fleet, Scenario: opts.Scenario, Seed: opts.Seed, dir: dir}
 	fail := func(err error) (*Stack, error) {
 		st.Close()
 		return nil, err

@@ -258,7 +258,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready fun
 		fmt.Fprintf(stderr, "emulator: %v\n", err)
 		return exitRun
 	}
-	sv.describe(stderr, cfg)
+	sv.describe(stderr, cfg.opts.History)
 	fmt.Fprintf(stdout, "# Grafana data source provisioning for the emulator:\n%s", prov)
 	if cfg.provOut != "" {
 		if err := writeFileAtomic(cfg.provOut, prov); err != nil {
@@ -313,24 +313,19 @@ func (sv *served) settings() (map[string]any, map[string]string) {
 }
 
 // describe logs what is served, without the keys.
-func (sv *served) describe(w io.Writer, cfg *config) {
-	o := cfg.opts
-	if sv.Stack != nil {
+func (sv *served) describe(w io.Writer, history time.Duration) {
+	if st := sv.Stack; st != nil {
 		fmt.Fprintf(w, "emulator: scenario %s (seed %d): %v of history, %d series, %d samples; serving %s (region %s)\n",
-			o.Scenario, o.Seed, o.History, sv.Stack.Stats.Series, sv.Stack.Stats.Samples, sv.Stack.URL, sv.Stack.Region)
+			st.Scenario, st.Seed, history, st.Stats.Series, st.Stats.Samples, st.URL, st.Region)
 		return
 	}
-	for i, st := range sv.Multi.Regions {
-		scenario := o.Scenario
-		if sc := cfg.multi.Regions[i].Scenario; sc != "" {
-			scenario = sc
-		}
+	for _, st := range sv.Multi.Regions {
 		where := "the router only"
 		if st.URL != "" {
 			where = "also " + st.URL
 		}
 		fmt.Fprintf(w, "emulator: region %s: scenario %s (seed %d), accounts %s: %v of history, %d series, %d samples; %s\n",
-			st.Region, scenario, o.Seed+int64(i), strings.Join(st.Fleet.Accounts(), ", "), o.History, st.Stats.Series, st.Stats.Samples, where)
+			st.Region, st.Scenario, st.Seed, strings.Join(st.Fleet.Accounts(), ", "), history, st.Stats.Series, st.Stats.Samples, where)
 	}
 	fmt.Fprintf(w, "emulator: serving regions %s at %s (each request answered by the region it is signed for)\n", strings.Join(sv.Multi.Names(), ", "), sv.Multi.URL)
 }

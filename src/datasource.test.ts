@@ -4,64 +4,24 @@ import {
   DataFrame,
   DataQueryRequest,
   DataSourceApi,
-  DataSourceInstanceSettings,
   dataFrameToJSON,
   dateTime,
   FieldType,
   ScopedVars,
 } from '@grafana/data';
-import { BackendSrv, BackendSrvRequest, setBackendSrv, TemplateSrv } from '@grafana/runtime';
+import { BackendSrv, BackendSrvRequest, setBackendSrv } from '@grafana/runtime';
 import { firstValueFrom, of } from 'rxjs';
 
 import { SageAnnotation } from './annotations';
 import { escapeForRegex, interpolateValue, SageDatasource } from './datasource';
-import { SageOptions, SageQuery } from './types';
+import { fakeTemplateSrv, settings, TemplateVariable } from './testing';
+import { SageQuery } from './types';
 import { SageVariableSupport } from './variableSupport';
 
 const fetchMock = jest.fn();
 setBackendSrv({ fetch: fetchMock } as unknown as BackendSrv);
 
-interface Variable {
-  value: string | string[];
-  multi?: boolean;
-  includeAll?: boolean;
-}
-
-/**
- * Mimics TemplateSrv.replace's contract: $name and ${name} resolve from scoped variables first,
- * then dashboard variables, and the formatter gets the value and the variable.
- */
-function fakeTemplateSrv(variables: Record<string, Variable>): TemplateSrv {
-  return {
-    getVariables: () => [],
-    containsTemplate: () => false,
-    updateTimeRange: () => {},
-    replace(target?: string, scopedVars: ScopedVars = {}, format?: string | Function) {
-      return (target ?? '').replace(/\$\{(\w+)\}|\$(\w+)/g, (match, braced, bare) => {
-        const name = braced ?? bare;
-        const scoped = scopedVars[name];
-        const variable: Variable | undefined = scoped ? { value: String(scoped.value) } : variables[name];
-        if (!variable) {
-          return match;
-        }
-        return typeof format === 'function' ? format(variable.value, variable) : String(variable.value);
-      });
-    },
-  };
-}
-
-const settings = {
-  id: 1,
-  uid: 'sm',
-  type: 'inferscope-sagemaker-datasource',
-  name: 'SageMaker',
-  access: 'proxy',
-  jsonData: {},
-  meta: { id: 'inferscope-sagemaker-datasource' },
-  readOnly: false,
-} as unknown as DataSourceInstanceSettings<SageOptions>;
-
-function newDatasource(variables: Record<string, Variable> = {}) {
+function newDatasource(variables: Record<string, TemplateVariable> = {}) {
   return new SageDatasource(settings, fakeTemplateSrv(variables));
 }
 

@@ -19,6 +19,7 @@ import { AnnotationQueryEditor } from './components/AnnotationQueryEditor';
 import { applyFormats } from './format';
 import { lastHour, ResourceClient } from './resources';
 import plugin from './plugin.json';
+import { splitRegions } from './regions';
 import { isDiagnosis, isHealthQuery, QUERY_TYPE_OPTIONS, queryTypeOf, runsPromQL } from './queryTypes';
 import { DEFAULT_QUERY, DEFAULT_TIME_INTERVAL, INSTANT_REFID_SUFFIX, SageOptions, SageQuery } from './types';
 import {
@@ -156,9 +157,31 @@ export class SageDatasource extends DataSourceWithBackend<SageQuery, SageOptions
     return text === undefined ? undefined : nameFilter(this.templateSrv.replace(text, scopedVars, joinNames));
   }
 
+  /**
+   * Interpolates a query's region: a multi-value variable's regions (All: every value) joined
+   * by ",", the form the backend reads; empty stays empty (the default region).
+   */
+  interpolateRegions(text: string | undefined, scopedVars: ScopedVars = {}): string | undefined {
+    return text === undefined ? undefined : splitRegions(this.templateSrv.replace(text, scopedVars, joinNames)).join(',');
+  }
+
+  /**
+   * The region discovery calls for a query ask about (completion, label and value lookups):
+   * its first region, interpolated; empty = the default region.
+   */
+  firstRegion(query: SageQuery, scopedVars?: ScopedVars): string {
+    return splitRegions(this.interpolateRegions(query.region, scopedVars))[0] ?? '';
+  }
+
+  /** The dashboard's variables as $name, for pickers that accept them. */
+  variableOptions(): string[] {
+    return this.templateSrv.getVariables().map((v) => `$${v.name}`);
+  }
+
   applyTemplateVariables(query: SageQuery, scopedVars: ScopedVars): SageQuery {
     return {
       ...query,
+      region: this.interpolateRegions(query.region, scopedVars),
       expr: this.interpolate(query.expr, scopedVars),
       legendFormat: this.interpolate(query.legendFormat, scopedVars, false),
       interval: this.interpolate(query.interval, scopedVars, false),

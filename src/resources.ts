@@ -26,6 +26,8 @@ interface NamesBody {
 /** Paths of the inventory resources (SageMaker ListEndpoints / ListInferenceComponents). */
 export const INVENTORY_ENDPOINTS_PATH = 'inventory/endpoints';
 export const INVENTORY_COMPONENTS_PATH = 'inventory/components';
+/** Path of the regions resource (the regions() variable and the query editor's Region picker). */
+export const REGIONS_PATH = 'regions';
 
 /** Default window for discovery calls made without a dashboard time range. */
 const DEFAULT_LOOKBACK_MS = 60 * 60 * 1000;
@@ -68,13 +70,39 @@ function unwrap<T>(path: string, body: PromEnvelope<T> | undefined): T {
 /**
  * Discovery calls through the plugin's resource routes (the backend signs and forwards them to
  * CloudWatch). Every method returns plain values; errors name the path and the API's message.
+ * Each call carries the client's region (query parameter `region`) when it has one.
  */
 export class ResourceClient {
-  constructor(private readonly fetcher: ResourceFetcher) {}
+  /** region: the region every call asks about; empty = the data source's default region. */
+  constructor(
+    private readonly fetcher: ResourceFetcher,
+    readonly region = ''
+  ) {}
+
+  /** A client whose calls ask about that region (empty = the default region). */
+  inRegion(region: string): ResourceClient {
+    return region === this.region ? this : new ResourceClient(this.fetcher, region);
+  }
+
+  private fetch<T>(path: string, params: Record<string, unknown>): Promise<T> {
+    return this.fetcher.getResource<T>(path, this.region ? { ...params, region: this.region } : params);
+  }
 
   private async get<T>(path: string, params: Record<string, unknown>): Promise<T> {
-    const body = await this.fetcher.getResource<PromEnvelope<T>>(path, params);
+    const body = await this.fetch<PromEnvelope<T>>(path, params);
     return unwrap(path, body);
+  }
+
+  /**
+   * The regions where the data source's credentials find SageMaker metrics (the backend falls
+   * back to the configured list), sorted.
+   */
+  async regions(): Promise<string[]> {
+    const body = await this.fetcher.getResource<unknown>(REGIONS_PATH);
+    if (!Array.isArray(body) || !body.every((v) => typeof v === 'string')) {
+      throw new Error(`${REGIONS_PATH}: unexpected response shape, want ["us-east-1", ...]`);
+    }
+    return body;
   }
 
   /** Label names, optionally only those of series matching the selectors. */
@@ -121,7 +149,7 @@ export class ResourceClient {
   }
 
   private async names(path: string, params: Record<string, unknown>): Promise<string[]> {
-    const body = await this.fetcher.getResource<NamesBody>(path, params);
+    const body = await this.fetch<NamesBody>(path, params);
     const values = body?.values;
     if (!Array.isArray(values) || !values.every((v) => typeof v === 'string')) {
       throw new Error(`${path}: unexpected response shape, want {"values": [names]}`);

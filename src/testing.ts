@@ -1,6 +1,9 @@
-import { FieldType } from '@grafana/data';
+import { DataSourceInstanceSettings, FieldType, ScopedVars, TypedVariableModel } from '@grafana/data';
+import { TemplateSrv } from '@grafana/runtime';
 
-import { ResourceFetcher } from './resources';
+import { SageDatasource } from './datasource';
+import { REGIONS_PATH, ResourceFetcher } from './resources';
+import { SageOptions } from './types';
 
 export interface RecordedCall {
   path: string;
@@ -21,12 +24,70 @@ export function fakeResources(answers: Record<string, unknown>): ResourceFetcher
       if (!(path in answers)) {
         return Promise.reject(new Error(`unexpected resource call ${path}`));
       }
+      if (path === REGIONS_PATH) {
+        return Promise.resolve(answers[path] as T);
+      }
       if (path.startsWith('inventory/')) {
         return Promise.resolve({ values: answers[path] } as T);
       }
       return Promise.resolve({ status: 'success', data: answers[path] } as T);
     },
   };
+}
+
+export interface TemplateVariable {
+  value: string | string[];
+  multi?: boolean;
+  includeAll?: boolean;
+}
+
+/**
+ * Mimics TemplateSrv's contract: $name and ${name} resolve from scoped variables first, then
+ * dashboard variables, and the formatter gets the value and the variable; getVariables lists
+ * the dashboard variables by name.
+ */
+export function fakeTemplateSrv(variables: Record<string, TemplateVariable>): TemplateSrv {
+  return {
+    getVariables: () => Object.keys(variables).map((name) => ({ name }) as TypedVariableModel),
+    containsTemplate: () => false,
+    updateTimeRange: () => {},
+    replace(target?: string, scopedVars: ScopedVars = {}, format?: string | Function) {
+      return (target ?? '').replace(/\$\{(\w+)\}|\$(\w+)/g, (match, braced, bare) => {
+        const name = braced ?? bare;
+        const scoped = scopedVars[name];
+        const variable: TemplateVariable | undefined = scoped ? { value: String(scoped.value) } : variables[name];
+        if (!variable) {
+          return match;
+        }
+        return typeof format === 'function' ? format(variable.value, variable) : String(variable.value);
+      });
+    },
+  };
+}
+
+export const settings = {
+  id: 1,
+  uid: 'sm',
+  type: 'inferscope-sagemaker-datasource',
+  name: 'SageMaker',
+  access: 'proxy',
+  jsonData: {},
+  meta: { id: 'inferscope-sagemaker-datasource' },
+  readOnly: false,
+} as unknown as DataSourceInstanceSettings<SageOptions>;
+
+/**
+ * A real data source whose resource calls go to a fake (recorded) and whose variables are
+ * given, for the editors' tests.
+ */
+export function testDatasource(
+  fetcher: ResourceFetcher,
+  variables: Record<string, TemplateVariable> = {},
+  jsonData: SageOptions = {}
+): SageDatasource {
+  const ds = new SageDatasource({ ...settings, jsonData }, fakeTemplateSrv(variables));
+  ds.getResource = <T>(path: string, params?: Record<string, unknown>) => fetcher.getResource<T>(path, params);
+  return ds;
 }
 
 /** The fields of the backend's alarms frame, in order (issue 11 contract). */

@@ -36,6 +36,11 @@ export interface SageQuery extends DataQuery {
   inferenceComponent?: string;
   /** Alarms only: resources without any alarm get a state from the engine thresholds. */
   thresholdFallback?: boolean;
+  /**
+   * Every query type: the region(s) to query, several joined by "," (a multi-value variable's
+   * values are joined so); empty = the data source's default region.
+   */
+  region?: string;
 }
 
 export type AuthType = 'default' | 'keys' | 'credentials' | 'ec2_iam_role';
@@ -58,6 +63,10 @@ export interface SageOptions extends DataSourceJsonData {
   cacheRefetchWindow?: string;
   cacheFreshFor?: string;
   costPerMillionSamples?: number;
+  /** Regions queries may name; empty = the default region and every PromQL region. */
+  allowedRegions?: string[];
+  /** Region → endpoint base URL; a region without one uses endpoint, else AWS's own. */
+  regionEndpoints?: Record<string, string>;
 }
 
 /** Write-only secrets; Grafana returns only secureJsonFields flags for them. */

@@ -21,7 +21,8 @@ export type VariableQueryKind =
   | 'endpoints'
   | 'inference_components'
   | 'aws_region'
-  | 'aws_console';
+  | 'aws_console'
+  | 'regions';
 
 export type ParsedVariableQuery =
   | { kind: 'label_names'; match?: string }
@@ -31,14 +32,18 @@ export type ParsedVariableQuery =
   | { kind: 'endpoints' }
   | { kind: 'inference_components'; endpoint?: string }
   | { kind: 'aws_region' }
-  | { kind: 'aws_console' };
+  | { kind: 'aws_console' }
+  | { kind: 'regions' };
 
 const FORMS =
   'label_names([selector]), label_values([selector,] label), metrics(regex), query_result(expr), ' +
-  'endpoints(), inference_components([endpoint]), aws_region() or aws_console()';
+  'endpoints(), inference_components([endpoint]), regions(), aws_region() or aws_console()';
 
 /** The data source's own forms: its region, and the AWS console origin of that region. */
 const SETTINGS_FORM = /^\s*(aws_region|aws_console)\s*\(\s*\)\s*$/;
+
+/** The regions the data source can query (the regions resource). */
+const REGIONS_FORM = /^\s*regions\s*\(\s*\)\s*$/;
 
 /**
  * The AWS console's origin for a region, in the region's partition (China and GovCloud have
@@ -98,6 +103,9 @@ export function parseVariableQuery(query: string): ParsedVariableQuery {
   const settings = SETTINGS_FORM.exec(query);
   if (settings) {
     return { kind: settings[1] as 'aws_region' | 'aws_console' };
+  }
+  if (REGIONS_FORM.test(query)) {
+    return { kind: 'regions' };
   }
   const inventory = INVENTORY_FORM.exec(query);
   if (inventory) {
@@ -161,6 +169,7 @@ export function formatVariableQuery(q: ParsedVariableQuery): string {
       return `inference_components(${q.endpoint ?? ''})`;
     case 'aws_region':
     case 'aws_console':
+    case 'regions':
       return `${q.kind}()`;
   }
 }
@@ -209,6 +218,8 @@ export async function resolveVariableQuery(
         throw new Error(`${q.kind}(): the data source has no Default region; set it in the data source settings.`);
       }
       return [{ text: q.kind === 'aws_region' ? region.trim() : consoleOrigin(region.trim()) }];
+    case 'regions':
+      return texts(await resources.regions());
     case 'endpoints':
       return texts(await resources.endpoints());
     case 'inference_components': {

@@ -2,9 +2,7 @@ import { fireEvent, render, screen } from '@testing-library/react';
 import React from 'react';
 
 import { SageAnnotation } from '../annotations';
-import type { SageDatasource } from '../datasource';
-import { ResourceClient } from '../resources';
-import { fakeResources } from '../testing';
+import { fakeResources, testDatasource } from '../testing';
 import { AnnotationQueryEditor } from './AnnotationQueryEditor';
 
 describe('AnnotationQueryEditor', () => {
@@ -18,7 +16,7 @@ describe('AnnotationQueryEditor', () => {
     const onAnnotationChange = jest.fn();
     render(
       <AnnotationQueryEditor
-        datasource={{ resources: new ResourceClient(fakeResources({})) } as unknown as SageDatasource}
+        datasource={testDatasource(fakeResources({}))}
         query={annotation.target!}
         onChange={jest.fn()}
         onRunQuery={jest.fn()}
@@ -38,7 +36,7 @@ describe('AnnotationQueryEditor', () => {
   it('flags a selector without a metric name', () => {
     render(
       <AnnotationQueryEditor
-        datasource={{ resources: new ResourceClient(fakeResources({})) } as unknown as SageDatasource}
+        datasource={testDatasource(fakeResources({}))}
         query={{ refId: 'Anno', expr: '{"aws.sagemaker.scaling.direction"="ScaleOut"}' }}
         onChange={jest.fn()}
         onRunQuery={jest.fn()}

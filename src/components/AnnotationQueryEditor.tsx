@@ -11,6 +11,7 @@ import { ScopeFields } from './HealthQueryEditor';
 import { HintList } from './HintList';
 import { PromQLEditor } from './PromQLEditor';
 import { useCompletionClient } from './QueryEditor';
+import { RegionField } from './RegionField';
 
 type Props = QueryEditorProps<SageDatasource, SageQuery, SageOptions> & {
   annotation?: SageAnnotation;
@@ -30,7 +31,7 @@ export const ANNOTATION_SOURCES: Array<SelectableValue<AnnotationSource>> = [
  * template), or events the backend frames: alarm transitions and inventory changes.
  */
 export function AnnotationQueryEditor(props: Props) {
-  const { query, onChange } = props;
+  const { query, onChange, datasource } = props;
   const source: AnnotationSource = hasEventFormat(query) ? (queryTypeOf(query) as AnnotationSource) : 'promql';
   return (
     <Stack direction="column" gap={1}>
@@ -48,6 +49,7 @@ export function AnnotationQueryEditor(props: Props) {
         <PromQLAnnotationFields {...props} />
       ) : (
         <InlineFieldRow>
+          <RegionField datasource={datasource} query={query} onChange={onChange} />
           <ScopeFields query={query} onChange={onChange} />
         </InlineFieldRow>
       )}
@@ -56,7 +58,7 @@ export function AnnotationQueryEditor(props: Props) {
 }
 
 function PromQLAnnotationFields({ query, onChange, annotation, onAnnotationChange, datasource, range }: Props) {
-  const client = useCompletionClient(datasource, range);
+  const client = useCompletionClient(datasource, query, range);
   const expr = query.expr ?? '';
   const set = (key: 'step' | 'titleFormat' | 'textFormat' | 'tagKeys') => (e: ChangeEvent<HTMLInputElement>) => {
     if (annotation && onAnnotationChange) {
@@ -73,6 +75,7 @@ function PromQLAnnotationFields({ query, onChange, annotation, onAnnotationChang
       />
       <HintList hints={getHints(expr)} onFix={(fixed) => onChange({ ...query, expr: fixed })} />
       <InlineFieldRow>
+        <RegionField datasource={datasource} query={query} onChange={onChange} />
         <InlineField label="Min step" labelWidth={12}>
           <Input
             id="annotation-step"

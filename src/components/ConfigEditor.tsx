@@ -9,6 +9,7 @@ import { Field, FieldSet, Input, RadioButtonGroup, SecretInput } from '@grafana/
 import React, { ChangeEvent } from 'react';
 
 import { SageOptions, SageSecureJsonData } from '../types';
+import { RegionSettings } from './RegionSettings';
 
 export type Props = DataSourcePluginOptionsEditorProps<SageOptions, SageSecureJsonData>;
 
@@ -69,6 +70,10 @@ export function ConfigEditor(props: Props) {
           />
         </Field>
       )}
+      <RegionSettings
+        jsonData={jsonData}
+        onChange={(patch) => onOptionsChange({ ...options, jsonData: { ...jsonData, ...patch } })}
+      />
       <FieldSet label="Query settings">
         <InputField
           id="timeInterval"

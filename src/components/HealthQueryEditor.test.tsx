@@ -2,14 +2,12 @@ import { fireEvent, render, screen } from '@testing-library/react';
 import React, { useState } from 'react';
 
 import { SageAnnotation } from '../annotations';
-import type { SageDatasource } from '../datasource';
-import { ResourceClient } from '../resources';
-import { fakeResources } from '../testing';
+import { fakeResources, testDatasource } from '../testing';
 import { SageQuery } from '../types';
 import { AnnotationQueryEditor } from './AnnotationQueryEditor';
 import { QueryEditor } from './QueryEditor';
 
-const datasource = { resources: new ResourceClient(fakeResources({})) } as unknown as SageDatasource;
+const datasource = testDatasource(fakeResources({}));
 
 function setup(initial: SageQuery, Editor: typeof QueryEditor | typeof AnnotationQueryEditor = QueryEditor) {
   const changes: SageQuery[] = [];

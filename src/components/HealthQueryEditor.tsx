@@ -2,8 +2,10 @@ import { SelectableValue } from '@grafana/data';
 import { InlineField, InlineFieldRow, InlineSwitch, Input, RadioButtonGroup } from '@grafana/ui';
 import React, { ChangeEvent } from 'react';
 
+import type { SageDatasource } from '../datasource';
 import { hasEventFormat, isDiagnosis, queryTypeOf } from '../queryTypes';
 import { QueryFormat, SageQuery } from '../types';
+import { RegionField } from './RegionField';
 
 type EventFormat = Extract<QueryFormat, 'table' | 'annotations'>;
 
@@ -66,14 +68,15 @@ export function EventFormatField({ query, onChange, onRunQuery }: ScopeProps) {
 
 /**
  * The editor of the scoped query types (diagnosis, and those read from CloudWatch alarms and
- * the SageMaker inventory): scope filters, the threshold fallback for alarms, and the format
- * of the event types.
+ * the SageMaker inventory): region, scope filters, the threshold fallback for alarms, and the
+ * format of the event types.
  */
-export function HealthQueryEditor(props: ScopeProps) {
+export function HealthQueryEditor(props: ScopeProps & { datasource: SageDatasource }) {
   const { query, onChange, onRunQuery } = props;
   return (
     <InlineFieldRow>
-      <ScopeFields {...props} />
+      <RegionField {...props} />
+      <ScopeFields query={query} onChange={onChange} onRunQuery={onRunQuery} />
       {queryTypeOf(query) === 'alarms' && (
         <InlineField
           label="Threshold fallback"
@@ -90,7 +93,7 @@ export function HealthQueryEditor(props: ScopeProps) {
           />
         </InlineField>
       )}
-      {hasEventFormat(query) && <EventFormatField {...props} />}
+      {hasEventFormat(query) && <EventFormatField query={query} onChange={onChange} onRunQuery={onRunQuery} />}
     </InlineFieldRow>
   );
 }

@@ -3,9 +3,7 @@ import { EditorView } from '@codemirror/view';
 import { act, fireEvent, render, screen, waitFor } from '@testing-library/react';
 import React, { useState } from 'react';
 
-import type { SageDatasource } from '../datasource';
-import { ResourceClient } from '../resources';
-import { fakeResources } from '../testing';
+import { fakeResources, testDatasource } from '../testing';
 import { SageQuery } from '../types';
 import { QueryEditor } from './QueryEditor';
 
@@ -14,7 +12,7 @@ function setup(initial: SageQuery) {
     'api/v1/label/__name__/values': ['vllm:num_requests_running', 'Invocations'],
     'api/v1/labels': ['aws.sagemaker.endpoint.name', 'EndpointName'],
   });
-  const datasource = { resources: new ResourceClient(fetcher) } as unknown as SageDatasource;
+  const datasource = testDatasource(fetcher);
   const changes: SageQuery[] = [];
   const onRunQuery = jest.fn();
   function Harness() {

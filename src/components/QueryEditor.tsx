@@ -8,6 +8,7 @@ import { ResourcePrometheusClient } from '../promql/client';
 import { isDiagnosis, isHealthQuery, QUERY_TYPE_OPTIONS, QueryType, queryTypeOf } from '../queryTypes';
 import { QueryFormat, SageOptions, SageQuery } from '../types';
 import { HealthQueryEditor } from './HealthQueryEditor';
+import { RegionField } from './RegionField';
 
 export type Props = QueryEditorProps<SageDatasource, SageQuery, SageOptions>;
 
@@ -33,9 +34,16 @@ function rangeTypeOf(q: SageQuery): RangeType {
   return q.instant && !q.range ? 'instant' : 'range';
 }
 
-/** One resource-backed completion client per datasource, reading the panel's current range. */
-export function useCompletionClient(datasource: SageDatasource, range?: TimeRange) {
-  const client = useMemo(() => new ResourcePrometheusClient(datasource.resources), [datasource]);
+/**
+ * One resource-backed completion client per data source and region (the query's first,
+ * interpolated, so completion offers what that region has), reading the panel's current range.
+ */
+export function useCompletionClient(datasource: SageDatasource, query: SageQuery, range?: TimeRange) {
+  const region = datasource.firstRegion(query);
+  const client = useMemo(
+    () => new ResourcePrometheusClient(datasource.resources.inRegion(region)),
+    [datasource, region]
+  );
   useEffect(() => {
     client.setRange(range);
   }, [client, range]);
@@ -44,7 +52,7 @@ export function useCompletionClient(datasource: SageDatasource, range?: TimeRang
 
 export function QueryEditor(props: Props) {
   const { query, onChange, onRunQuery, datasource, range, app } = props;
-  const client = useCompletionClient(datasource, range);
+  const client = useCompletionClient(datasource, query, range);
   const expr = query.expr ?? '';
   const queryType = queryTypeOf(query);
   const change = (patch: Partial<SageQuery>) => onChange({ ...query, ...patch });
@@ -64,7 +72,7 @@ export function QueryEditor(props: Props) {
         />
       )}
       {isHealthQuery(query) || isDiagnosis(query) ? (
-        <HealthQueryEditor query={query} onChange={onChange} onRunQuery={onRunQuery} />
+        <HealthQueryEditor datasource={datasource} query={query} onChange={onChange} onRunQuery={onRunQuery} />
       ) : (
         <>
           <PromQLEditorModes
@@ -75,6 +83,7 @@ export function QueryEditor(props: Props) {
             onRunQuery={onRunQuery}
           />
           <InlineFieldRow>
+            <RegionField datasource={datasource} query={query} onChange={onChange} onRunQuery={onRunQuery} />
             <InlineField
               label="Legend"
               labelWidth={10}

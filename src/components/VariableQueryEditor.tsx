@@ -22,6 +22,11 @@ const KINDS: Array<SelectableValue<VariableQueryKind>> = [
   { label: 'Query result', value: 'query_result' },
   { label: 'Endpoints', value: 'endpoints', description: 'Every SageMaker endpoint (inventory), GPU metrics or not' },
   { label: 'Inference components', value: 'inference_components', description: 'From the SageMaker inventory' },
+  {
+    label: 'Regions',
+    value: 'regions',
+    description: 'Regions where the credentials find SageMaker metrics (else the Allowed regions), for a region variable',
+  },
   { label: 'AWS region', value: 'aws_region', description: "The data source's region (for console links)" },
   { label: 'AWS console', value: 'aws_console', description: "The AWS console's origin in the data source's region" },
 ];
@@ -54,6 +59,7 @@ function emptyOf(kind: VariableQueryKind): ParsedVariableQuery {
     case 'inference_components':
     case 'aws_region':
     case 'aws_console':
+    case 'regions':
       return { kind };
   }
 }
@@ -77,7 +83,8 @@ export function VariableQueryEditor({ query: stored, onChange }: Props) {
       next.kind === 'endpoints' ||
       next.kind === 'inference_components' ||
       next.kind === 'aws_region' ||
-      next.kind === 'aws_console';
+      next.kind === 'aws_console' ||
+      next.kind === 'regions';
     const text = complete ? formatVariableQuery(next) : '';
     onChange({ ...query, qryType: next.kind, query: text });
   };

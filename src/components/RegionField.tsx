@@ -1,0 +1,72 @@
+import { SelectableValue } from '@grafana/data';
+import { InlineField, MultiSelect } from '@grafana/ui';
+import React, { useEffect, useState } from 'react';
+
+import type { SageDatasource } from '../datasource';
+import { regionErrors, splitRegions } from '../regions';
+import { SageQuery } from '../types';
+
+interface Props {
+  datasource: SageDatasource;
+  query: SageQuery;
+  onChange: (query: SageQuery) => void;
+  onRunQuery?: () => void;
+}
+
+interface Found {
+  regions: string[];
+  error?: string;
+}
+
+/** The regions resource's answer for one data source, fetched once per mounted picker. */
+function useRegions(datasource: SageDatasource): Found {
+  const [found, setFound] = useState<Found>({ regions: [] });
+  useEffect(() => {
+    let live = true;
+    datasource.resources.regions().then(
+      (regions) => live && setFound({ regions }),
+      (e: Error) => live && setFound({ regions: [], error: e.message })
+    );
+    return () => {
+      live = false;
+    };
+  }, [datasource]);
+  return found;
+}
+
+const option = (value: string): SelectableValue<string> => ({ label: value, value });
+
+/**
+ * The query's region(s): the regions the data source finds data in, the dashboard's variables
+ * or any typed name; several are joined by "," and each is queried. Empty = the data source's
+ * default region.
+ */
+export function RegionField({ datasource, query, onChange, onRunQuery }: Props) {
+  const found = useRegions(datasource);
+  const values = splitRegions(query.region);
+  const options = Array.from(new Set([...found.regions, ...datasource.variableOptions(), ...values])).map(option);
+  const errors = regionErrors(values, true);
+  return (
+    <InlineField
+      label="Region"
+      labelWidth={10}
+      tooltip="Regions to query, e.g. us-west-2 or $region; with several, each is queried and series get an @aws.region label. Empty = the data source's default region."
+      invalid={errors.length > 0}
+      error={errors.join('; ')}
+    >
+      <MultiSelect<string>
+        aria-label="Region"
+        width={36}
+        allowCustomValue
+        options={options}
+        value={values.map(option)}
+        placeholder={datasource.region ? `default (${datasource.region})` : 'default region'}
+        noOptionsMessage={found.error ? `No regions: ${found.error}` : 'Type a region name'}
+        onChange={(items: Array<SelectableValue<string>>) => {
+          onChange({ ...query, region: items.map((i) => i.value ?? '').join(',') });
+          onRunQuery?.();
+        }}
+      />
+    </InlineField>
+  );
+}

@@ -138,6 +138,51 @@ describe('endpoint and IC filters', () => {
   });
 });
 
+describe('region', () => {
+  const ds = newDatasource({
+    region: { value: ['us-east-1', 'us-west-2'], multi: true },
+    // Grafana hands a variable at All (no custom allValue) over as every value.
+    all: { value: ['eu-west-1', 'us-east-1', 'us-west-2'], multi: true, includeAll: true },
+    one: { value: 'eu-west-1' },
+    glob: { value: '{ap-south-1,eu-west-1}' },
+  });
+
+  it.each<[string | undefined, string | undefined]>([
+    ['$region', 'us-east-1,us-west-2'],
+    ['${region}', 'us-east-1,us-west-2'],
+    ['$all', 'eu-west-1,us-east-1,us-west-2'],
+    ['$one', 'eu-west-1'],
+    ['$glob', 'ap-south-1,eu-west-1'],
+    ['$one,us-east-1,$one', 'eu-west-1,us-east-1'],
+    [' us-west-2 , ', 'us-west-2'],
+    ['', ''],
+    [undefined, undefined],
+    // Left for the backend to refuse by name ("not an AWS region name").
+    ['$missing', '$missing'],
+  ])('%p becomes %p for every query type', (region, want) => {
+    for (const queryType of ['promql', 'diagnosis', 'alarms', 'alarmHistory', 'inventory'] as const) {
+      const out = ds.applyTemplateVariables({ refId: 'A', queryType, expr: 'up', region }, {});
+      expect([queryType, out.region]).toEqual([queryType, want]);
+    }
+  });
+
+  it('lets a repeated panel\'s scoped value win over the dashboard variable', () => {
+    const scopedVars: ScopedVars = { region: { text: 'ap-south-1', value: 'ap-south-1' } };
+    expect(ds.applyTemplateVariables({ refId: 'A', region: '$region' }, scopedVars).region).toBe('ap-south-1');
+  });
+
+  it('asks discovery about the first region of the query, interpolated; empty = the default region', () => {
+    expect(ds.firstRegion({ refId: 'A', region: '$region' })).toBe('us-east-1');
+    expect(ds.firstRegion({ refId: 'A', region: '$all' })).toBe('eu-west-1');
+    expect(ds.firstRegion({ refId: 'A', region: ' , us-west-2' })).toBe('us-west-2');
+    expect(ds.firstRegion({ refId: 'A' })).toBe('');
+  });
+
+  it('offers the dashboard variables as $name', () => {
+    expect(ds.variableOptions()).toEqual(['$region', '$all', '$one', '$glob']);
+  });
+});
+
 describe('Explore helpers', () => {
   it('interpolates queries sent to Explore and points them at this datasource', () => {
     const ds = newDatasource({ ep: { value: 'a' } });
@@ -208,6 +253,14 @@ describe('metricFindQuery', () => {
       limit: 10000,
       'match[]': ['DCGM_FI_DEV_GPU_UTIL{"aws.sagemaker.endpoint.name"=~"(ep\\\\.1|ep2)"}'],
     });
+  });
+
+  it('lists regions() from the regions resource, without a region parameter', async () => {
+    const ds = newDatasource();
+    const getResource = jest.spyOn(ds, 'getResource').mockResolvedValue(['us-east-1', 'us-west-2']);
+    const values = await ds.metricFindQuery({ refId: 'v', qryType: 'regions', query: 'regions()' }, { range });
+    expect(values).toEqual([{ text: 'us-east-1' }, { text: 'us-west-2' }]);
+    expect(getResource).toHaveBeenCalledWith('regions');
   });
 
   it('fills the range variables in query_result', async () => {
@@ -345,6 +398,27 @@ describe('query', () => {
       ['B', 'inventory', 'chat', undefined, undefined, 'annotations'],
     ]);
     expect(response.data[0].fields.map((f: { name: string }) => f.name)).toEqual(['resource', 'severity']);
+  });
+
+  it('sends each query its interpolated region', async () => {
+    respond([]);
+    const ds = newDatasource({ region: { value: ['us-east-1', 'us-west-2'], multi: true } });
+    await firstValueFrom(
+      ds.query(
+        request([
+          { refId: 'A', expr: 'up', range: true, instant: true, region: '$region' },
+          { refId: 'B', queryType: 'diagnosis', region: 'eu-west-1' },
+          { refId: 'C', expr: 'up', range: true },
+        ])
+      )
+    );
+    const sent = fetchMock.mock.calls[0][0].data.queries as SageQuery[];
+    expect(sent.map((q) => [q.refId, q.region])).toEqual([
+      ['A', 'us-east-1,us-west-2'],
+      ['A-Instant', 'us-east-1,us-west-2'],
+      ['B', 'eu-west-1'],
+      ['C', undefined],
+    ]);
   });
 
   it('keeps time series frames as the backend sent them', async () => {

@@ -59,7 +59,12 @@ export function fakeTemplateSrv(variables: Record<string, TemplateVariable>): Te
         if (!variable) {
           return match;
         }
-        return typeof format === 'function' ? format(variable.value, variable) : String(variable.value);
+        if (typeof format === 'function') {
+          return format(variable.value, variable);
+        }
+        // Grafana's default format for several values is glob: {a,b}.
+        const v = variable.value;
+        return Array.isArray(v) ? (v.length === 1 ? v[0] : `{${v.join(',')}}`) : v;
       });
     },
   };

@@ -252,3 +252,26 @@ describe("the data source's region and console", () => {
     expect(() => parseVariableQuery('aws_region(us-east-1)')).toThrow(/Unsupported variable query/);
   });
 });
+
+describe('regions()', () => {
+  it.each(['regions()', ' regions ( ) '])('parses and formats %p', (text) => {
+    expect(parseVariableQuery(text)).toEqual({ kind: 'regions' });
+    expect(formatVariableQuery(parseVariableQuery(text))).toBe('regions()');
+  });
+
+  it('is not read as the inventory or PromQL forms', () => {
+    expect(isInventoryVariableQuery('regions()')).toBe(false);
+    expect(parseVariableQuery('label_values(regions)')).toEqual({ kind: 'label_values', label: 'regions' });
+  });
+
+  it('refuses an argument, naming the accepted forms', () => {
+    expect(() => parseVariableQuery('regions(us-east-1)')).toThrow(/Unsupported variable query.*regions\(\)/);
+  });
+
+  it('lists the regions resource, once per distinct region', async () => {
+    const fetcher = fakeResources({ regions: ['eu-west-1', 'us-east-1', 'eu-west-1'] });
+    const values = await resolveVariableQuery('regions()', new ResourceClient(fetcher), undefined, 'us-east-1');
+    expect(values).toEqual([{ text: 'eu-west-1' }, { text: 'us-east-1' }]);
+    expect(fetcher.calls).toEqual([{ path: 'regions', params: {} }]);
+  });
+});

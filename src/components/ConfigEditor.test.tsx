@@ -5,7 +5,7 @@ import {
   EventBusSrv,
 } from '@grafana/data';
 import { config, setAppEvents } from '@grafana/runtime';
-import { fireEvent, render, screen, waitFor } from '@testing-library/react';
+import { fireEvent, render, screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import React, { useState } from 'react';
 
@@ -32,6 +32,8 @@ const BACKEND_JSON_KEYS = [
   'cacheRefetchWindow',
   'cacheFreshFor',
   'costPerMillionSamples',
+  'allowedRegions',
+  'regionEndpoints',
 ];
 const BACKEND_SECRET_KEYS = ['accessKey', 'secretKey', 'sessionToken'];
 
@@ -173,5 +175,104 @@ describe('ConfigEditor', () => {
     await userEvent.click(screen.getAllByRole('button', { name: 'Reset' })[0]);
     expect(last().secureJsonFields.sessionToken).toBe(false);
     expect(last().secureJsonData?.sessionToken).toBe('');
+  });
+});
+
+describe('ConfigEditor regions', () => {
+  /** Opens the Allowed regions select, types, and picks the option (or creates the typed value). */
+  async function addAllowed(text: string) {
+    const input = screen.getByLabelText('Allowed regions');
+    fireEvent.focus(input);
+    fireEvent.keyDown(input, { key: 'ArrowDown' });
+    fireEvent.change(input, { target: { value: text } });
+    fireEvent.keyDown(input, { key: 'Enter' });
+  }
+
+  it('offers the PromQL regions and takes others, writing allowedRegions', async () => {
+    const { changes, last } = renderEditor(settings({ authType: 'default', defaultRegion: 'us-east-1' }));
+    const input = screen.getByLabelText('Allowed regions');
+    fireEvent.focus(input);
+    fireEvent.keyDown(input, { key: 'ArrowDown' });
+    const options = (await screen.findAllByRole('option')).map((o) => o.textContent);
+    expect(options).toHaveLength(31);
+    expect(options).toEqual(expect.arrayContaining(['us-east-1', 'eu-west-1', 'ap-southeast-7', 'mx-central-1']));
+    await addAllowed('eu-west-1');
+    await addAllowed('il-central-1');
+    expect(last().jsonData.allowedRegions).toEqual(['eu-west-1', 'il-central-1']);
+    expect(screen.queryByText(/is not an AWS region name/)).not.toBeInTheDocument();
+    for (const c of changes) {
+      expect(Object.keys(c.jsonData).filter((k) => !BACKEND_JSON_KEYS.includes(k))).toEqual([]);
+    }
+  });
+
+  it('flags a name that is not a region, with the fix', async () => {
+    renderEditor(settings({ authType: 'default', allowedRegions: ['us-west-2'] }));
+    await addAllowed('eu-west1');
+    expect(
+      screen.getByText('"eu-west1" is not an AWS region name (like us-east-1); did you mean eu-west-1?')
+    ).toBeInTheDocument();
+  });
+
+  it('drops the key when the last allowed region is removed', () => {
+    const { last } = renderEditor(settings({ authType: 'default', allowedRegions: ['us-west-2'] }));
+    const field = screen.getByLabelText('Allowed regions').closest('[class*="input-wrapper"]') ?? document.body;
+    fireEvent.click(within(field as HTMLElement).getByLabelText('Remove'));
+    expect(last().jsonData.allowedRegions).toBeUndefined();
+  });
+
+  it('says what empty means', () => {
+    renderEditor(settings({ authType: 'default' }));
+    expect(screen.getByText(/^Regions a query may name .* Empty: the default region, every region/)).toBeInTheDocument();
+    expect(
+      screen.getByText(/A region without a row uses Endpoint above .* else https:\/\/monitoring.<region>.amazonaws.com/)
+    ).toBeInTheDocument();
+  });
+
+  it('edits endpoints per region as rows and writes regionEndpoints', () => {
+    const { last } = renderEditor(settings({ authType: 'default' }));
+    fireEvent.click(screen.getByRole('button', { name: 'Add region endpoint' }));
+    fireEvent.change(screen.getByLabelText('Region of endpoint 1'), { target: { value: 'us-west-2' } });
+    // A region without a URL yet is named, not dropped.
+    expect(screen.getByText('us-west-2 needs an endpoint URL (or remove the row to use the default)')).toBeInTheDocument();
+    fireEvent.change(screen.getByLabelText('Endpoint URL 1'), { target: { value: 'http://127.0.0.1:9091' } });
+    fireEvent.click(screen.getByRole('button', { name: 'Add region endpoint' }));
+    fireEvent.change(screen.getByLabelText('Region of endpoint 2'), { target: { value: 'eu-west-1' } });
+    fireEvent.change(screen.getByLabelText('Endpoint URL 2'), { target: { value: 'https://emulator.internal:8443' } });
+    expect(last().jsonData.regionEndpoints).toEqual({
+      'us-west-2': 'http://127.0.0.1:9091',
+      'eu-west-1': 'https://emulator.internal:8443',
+    });
+    expect(screen.queryByText(/needs an endpoint URL|must use https|not an AWS region/)).not.toBeInTheDocument();
+
+    fireEvent.click(screen.getByLabelText('Remove endpoint 1'));
+    expect(last().jsonData.regionEndpoints).toEqual({ 'eu-west-1': 'https://emulator.internal:8443' });
+    fireEvent.click(screen.getByLabelText('Remove endpoint 1'));
+    expect(last().jsonData.regionEndpoints).toBeUndefined();
+  });
+
+  it.each([
+    [['us-west2', 'http://127.0.0.1:9091'], '"us-west2" is not an AWS region name (like us-east-1); did you mean us-west-2?'],
+    [['us-west-2', 'http://10.0.0.5:9091'], /must use https \(plain http only to 127\.0\.0\.1, ::1 or localhost\)/],
+    [['', 'https://x.example.com'], 'Name the region this endpoint serves, e.g. us-west-2'],
+  ])('flags the row %j', (row, message) => {
+    renderEditor(settings({ authType: 'default' }));
+    fireEvent.click(screen.getByRole('button', { name: 'Add region endpoint' }));
+    fireEvent.change(screen.getByLabelText('Region of endpoint 1'), { target: { value: row[0] } });
+    fireEvent.change(screen.getByLabelText('Endpoint URL 1'), { target: { value: row[1] } });
+    expect(screen.getByText(message)).toBeInTheDocument();
+  });
+
+  it('opens stored endpoints as rows and flags a repeated region', () => {
+    const { last } = renderEditor(
+      settings({ authType: 'default', regionEndpoints: { 'us-west-2': 'http://127.0.0.1:9091' } })
+    );
+    expect(screen.getByLabelText('Region of endpoint 1')).toHaveValue('us-west-2');
+    expect(screen.getByLabelText('Endpoint URL 1')).toHaveValue('http://127.0.0.1:9091');
+    fireEvent.click(screen.getByRole('button', { name: 'Add region endpoint' }));
+    fireEvent.change(screen.getByLabelText('Region of endpoint 2'), { target: { value: 'us-west-2' } });
+    fireEvent.change(screen.getByLabelText('Endpoint URL 2'), { target: { value: 'http://127.0.0.1:9999' } });
+    expect(screen.getByText('us-west-2 has an endpoint above already; remove one of the rows')).toBeInTheDocument();
+    // The first row keeps the region.
+    expect(last().jsonData.regionEndpoints).toEqual({ 'us-west-2': 'http://127.0.0.1:9091' });
   });
 });

@@ -1,5 +1,5 @@
 import { SelectableValue } from '@grafana/data';
-import { Button, Field, FieldSet, Input, MultiSelect, Stack } from '@grafana/ui';
+import { Button, Field, FieldSet, FieldValidationMessage, Input, MultiSelect, Stack } from '@grafana/ui';
 import React, { useState } from 'react';
 
 import { endpointURLError, PROMQL_REGIONS, regionErrors, regionNameError } from '../regions';
@@ -62,7 +62,7 @@ function toRecord(rows: Row[]): Record<string, string> | undefined {
 }
 
 /** What is wrong with one row, given the regions of the rows above it. */
-export function rowError(row: Row, above: Row[]): string | undefined {
+function rowError(row: Row, above: Row[]): string | undefined {
   const region = row.region.trim();
   const url = row.url.trim();
   if (!region && !url) {
@@ -108,7 +108,7 @@ function RegionEndpoints({
         {rows.map((row, i) => {
           const error = rowError(row, rows.slice(0, i));
           return (
-            <Field key={i} invalid={Boolean(error)} error={error} noMargin>
+            <div key={i}>
               <Stack direction="row" gap={1}>
                 <Input
                   aria-label={`Region of endpoint ${i + 1}`}
@@ -131,7 +131,8 @@ function RegionEndpoints({
                   onClick={() => update(rows.filter((_, j) => j !== i))}
                 />
               </Stack>
-            </Field>
+              {error && <FieldValidationMessage>{error}</FieldValidationMessage>}
+            </div>
           );
         })}
         <div>

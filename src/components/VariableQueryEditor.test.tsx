@@ -90,3 +90,17 @@ describe('VariableQueryEditor inventory forms', () => {
     expect(screen.getByLabelText('Endpoint')).toHaveValue('chat');
   });
 });
+
+describe('VariableQueryEditor regions()', () => {
+  it('builds regions() and reopens it on its form', () => {
+    const { last } = setup({ refId: 'v', query: '' });
+    fireEvent.click(screen.getByLabelText('Regions'));
+    expect(last()).toEqual({ refId: 'v', qryType: 'regions', query: 'regions()' });
+  });
+
+  it('opens a stored regions() (dashboards as code) on its form', () => {
+    setup('regions()' as unknown as VariableQuery);
+    expect(screen.getByLabelText('Regions')).toBeChecked();
+    expect(screen.getByText('regions()')).toBeInTheDocument();
+  });
+});

@@ -166,7 +166,7 @@ describe('region', () => {
     }
   });
 
-  it('lets a repeated panel\'s scoped value win over the dashboard variable', () => {
+  it("lets a repeated panel's scoped value win over the dashboard variable", () => {
     const scopedVars: ScopedVars = { region: { text: 'ap-south-1', value: 'ap-south-1' } };
     expect(ds.applyTemplateVariables({ refId: 'A', region: '$region' }, scopedVars).region).toBe('ap-south-1');
   });

@@ -162,7 +162,9 @@ export class SageDatasource extends DataSourceWithBackend<SageQuery, SageOptions
    * by ",", the form the backend reads; empty stays empty (the default region).
    */
   interpolateRegions(text: string | undefined, scopedVars: ScopedVars = {}): string | undefined {
-    return text === undefined ? undefined : splitRegions(this.templateSrv.replace(text, scopedVars, joinNames)).join(',');
+    return text === undefined
+      ? undefined
+      : splitRegions(this.templateSrv.replace(text, scopedVars, joinNames)).join(',');
   }
 
   /**

@@ -36,9 +36,10 @@ describe('splitRegions', () => {
     const next = random(15);
     const alphabet = ['us-east-1', 'eu-west-1', ',', ' ', '{', '}', '$region', 'a', '-'];
     for (let n = 0; n < 500; n++) {
-      const text = Array.from({ length: Math.floor(next() * 12) }, () => alphabet[Math.floor(next() * alphabet.length)]).join(
-        ''
-      );
+      const text = Array.from(
+        { length: Math.floor(next() * 12) },
+        () => alphabet[Math.floor(next() * alphabet.length)]
+      ).join('');
       const regions = splitRegions(text);
       for (const r of regions) {
         expect(r).toBe(r.trim());

@@ -38,9 +38,7 @@ describe('ResourceClient regions', () => {
     const fetcher = fakeResources(answers);
     const client = new ResourceClient(fetcher).inRegion('eu-west-1');
     await callAll(client);
-    expect(fetcher.calls.map((c) => [c.path, c.params.region])).toEqual(
-      plain.calls.map((c) => [c.path, 'eu-west-1'])
-    );
+    expect(fetcher.calls.map((c) => [c.path, c.params.region])).toEqual(plain.calls.map((c) => [c.path, 'eu-west-1']));
     fetcher.calls.forEach((c, i) => {
       const { region, ...rest } = c.params;
       // Timestamps may differ by the second between the two runs.
@@ -84,7 +82,7 @@ describe('ResourceClient regions', () => {
 });
 
 describe('completion in a region', () => {
-  it('asks the completion client\'s region, and caches per client so regions do not share answers', async () => {
+  it("asks the completion client's region, and caches per client so regions do not share answers", async () => {
     const fetcher = fakeResources(answers);
     const base = new ResourceClient(fetcher);
     const east = new ResourcePrometheusClient(base.inRegion('us-east-1'));

@@ -222,7 +222,9 @@ describe('ConfigEditor regions', () => {
 
   it('says what empty means', () => {
     renderEditor(settings({ authType: 'default' }));
-    expect(screen.getByText(/^Regions a query may name .* Empty: the default region, every region/)).toBeInTheDocument();
+    expect(
+      screen.getByText(/^Regions a query may name .* Empty: the default region, every region/)
+    ).toBeInTheDocument();
     expect(
       screen.getByText(/A region without a row uses Endpoint above .* else https:\/\/monitoring.<region>.amazonaws.com/)
     ).toBeInTheDocument();
@@ -233,7 +235,9 @@ describe('ConfigEditor regions', () => {
     fireEvent.click(screen.getByRole('button', { name: 'Add region endpoint' }));
     fireEvent.change(screen.getByLabelText('Region of endpoint 1'), { target: { value: 'us-west-2' } });
     // A region without a URL yet is named, not dropped.
-    expect(screen.getByText('us-west-2 needs an endpoint URL (or remove the row to use the default)')).toBeInTheDocument();
+    expect(
+      screen.getByText('us-west-2 needs an endpoint URL (or remove the row to use the default)')
+    ).toBeInTheDocument();
     fireEvent.change(screen.getByLabelText('Endpoint URL 1'), { target: { value: 'http://127.0.0.1:9091' } });
     fireEvent.click(screen.getByRole('button', { name: 'Add region endpoint' }));
     fireEvent.change(screen.getByLabelText('Region of endpoint 2'), { target: { value: 'eu-west-1' } });
@@ -251,7 +255,10 @@ describe('ConfigEditor regions', () => {
   });
 
   it.each([
-    [['us-west2', 'http://127.0.0.1:9091'], '"us-west2" is not an AWS region name (like us-east-1); did you mean us-west-2?'],
+    [
+      ['us-west2', 'http://127.0.0.1:9091'],
+      '"us-west2" is not an AWS region name (like us-east-1); did you mean us-west-2?',
+    ],
     [['us-west-2', 'http://10.0.0.5:9091'], /must use https \(plain http only to 127\.0\.0\.1, ::1 or localhost\)/],
     [['', 'https://x.example.com'], 'Name the region this endpoint serves, e.g. us-west-2'],
   ])('flags the row %j', (row, message) => {

@@ -113,7 +113,14 @@ describe('Region picker (PromQL)', () => {
 
   it('says why the list is empty when the regions resource fails', async () => {
     const fetcher = fakeResources({});
-    render(<QueryEditor datasource={testDatasource(fetcher)} query={{ refId: 'A', expr: 'up' }} onChange={() => {}} onRunQuery={() => {}} />);
+    render(
+      <QueryEditor
+        datasource={testDatasource(fetcher)}
+        query={{ refId: 'A', expr: 'up' }}
+        onChange={() => {}}
+        onRunQuery={() => {}}
+      />
+    );
     await settle();
     const input = screen.getByLabelText('Region');
     fireEvent.focus(input);

@@ -91,9 +91,7 @@ function RegionEndpoints({
   value?: Record<string, string>;
   onChange: (v: Record<string, string> | undefined) => void;
 }) {
-  const [rows, setRows] = useState<Row[]>(() =>
-    Object.entries(value ?? {}).map(([region, url]) => ({ region, url }))
-  );
+  const [rows, setRows] = useState<Row[]>(() => Object.entries(value ?? {}).map(([region, url]) => ({ region, url })));
   const update = (next: Row[]) => {
     setRows(next);
     onChange(toRecord(next));

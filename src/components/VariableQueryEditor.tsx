@@ -25,7 +25,8 @@ const KINDS: Array<SelectableValue<VariableQueryKind>> = [
   {
     label: 'Regions',
     value: 'regions',
-    description: 'Regions where the credentials find SageMaker metrics (else the Allowed regions), for a region variable',
+    description:
+      'Regions where the credentials find SageMaker metrics (else the Allowed regions), for a region variable',
   },
   { label: 'AWS region', value: 'aws_region', description: "The data source's region (for console links)" },
   { label: 'AWS console', value: 'aws_console', description: "The AWS console's origin in the data source's region" },

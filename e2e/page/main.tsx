@@ -18,7 +18,7 @@ import {
 } from '@grafana/data';
 import { setAppEvents, setBackendSrv, setEchoSrv, setTemplateSrv, TemplateSrv } from '@grafana/runtime';
 import { Alert, Button, GlobalStyles, Stack, ThemeContext } from '@grafana/ui';
-import React, { useState } from 'react';
+import React, { useRef, useState } from 'react';
 import { createRoot } from 'react-dom/client';
 import { lastValueFrom } from 'rxjs';
 
@@ -188,11 +188,18 @@ function describeFrames(frames: DataFrame[]): string {
 /** A panel's query editor: runs the query through /api/ds/query on Shift+Enter or blur. */
 function QueryPage({ ds }: { ds: SageDatasource }) {
   const [query, setQuery] = useState<SageQuery>({ refId: 'A', ...ds.getDefaultQuery(CoreApp.Explore) } as SageQuery);
+  // Editors call onChange then onRunQuery at once (a picked format or region); Grafana runs
+  // the changed query, so the run reads the latest one, not this render's.
+  const latest = useRef(query);
+  const change = (q: SageQuery) => {
+    latest.current = q;
+    setQuery(q);
+  };
   const [result, setResult] = useState('');
   const range = useState(lastHour)[0];
   const run = async () => {
     setResult('');
-    const resp = await lastValueFrom(ds.query(panelRequest([query], CoreApp.Explore)));
+    const resp = await lastValueFrom(ds.query(panelRequest([latest.current], CoreApp.Explore)));
     setResult(resp.error ? `error: ${resp.error.message}` : `${resp.data.length} frames\n${describeFrames(resp.data)}`);
   };
   return (
@@ -200,7 +207,7 @@ function QueryPage({ ds }: { ds: SageDatasource }) {
       <QueryEditor
         datasource={ds}
         query={query}
-        onChange={setQuery}
+        onChange={change}
         onRunQuery={() => void run()}
         range={range}
         app={CoreApp.Explore}

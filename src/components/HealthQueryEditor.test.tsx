@@ -1,33 +1,16 @@
-import { fireEvent, render, screen } from '@testing-library/react';
-import React, { useState } from 'react';
+import { fireEvent, screen } from '@testing-library/react';
 
 import { SageAnnotation } from '../annotations';
 import { fakeResources, testDatasource } from '../testing';
 import { SageQuery } from '../types';
 import { AnnotationQueryEditor } from './AnnotationQueryEditor';
 import { QueryEditor } from './QueryEditor';
+import { renderQueryEditor } from './testing';
 
 const datasource = testDatasource(fakeResources({}));
 
 function setup(initial: SageQuery, Editor: typeof QueryEditor | typeof AnnotationQueryEditor = QueryEditor) {
-  const changes: SageQuery[] = [];
-  const onRunQuery = jest.fn();
-  function Harness() {
-    const [query, setQuery] = useState(initial);
-    return (
-      <Editor
-        datasource={datasource}
-        query={query}
-        onRunQuery={onRunQuery}
-        onChange={(q: SageQuery) => {
-          changes.push(q);
-          setQuery(q);
-        }}
-      />
-    );
-  }
-  render(<Harness />);
-  return { onRunQuery, last: () => changes[changes.length - 1] };
+  return renderQueryEditor(datasource, initial, Editor);
 }
 
 describe('query type picker', () => {

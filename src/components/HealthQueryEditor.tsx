@@ -2,10 +2,8 @@ import { SelectableValue } from '@grafana/data';
 import { InlineField, InlineFieldRow, InlineSwitch, Input, RadioButtonGroup } from '@grafana/ui';
 import React, { ChangeEvent } from 'react';
 
-import type { SageDatasource } from '../datasource';
 import { hasEventFormat, isDiagnosis, queryTypeOf } from '../queryTypes';
 import { QueryFormat, SageQuery } from '../types';
-import { RegionField } from './RegionField';
 
 type EventFormat = Extract<QueryFormat, 'table' | 'annotations'>;
 
@@ -68,15 +66,14 @@ export function EventFormatField({ query, onChange, onRunQuery }: ScopeProps) {
 
 /**
  * The editor of the scoped query types (diagnosis, and those read from CloudWatch alarms and
- * the SageMaker inventory): region, scope filters, the threshold fallback for alarms, and the
- * format of the event types.
+ * the SageMaker inventory): scope filters, the threshold fallback for alarms, and the format
+ * of the event types.
  */
-export function HealthQueryEditor(props: ScopeProps & { datasource: SageDatasource }) {
+export function HealthQueryEditor(props: ScopeProps) {
   const { query, onChange, onRunQuery } = props;
   return (
     <InlineFieldRow>
-      <RegionField {...props} />
-      <ScopeFields query={query} onChange={onChange} onRunQuery={onRunQuery} />
+      <ScopeFields {...props} />
       {queryTypeOf(query) === 'alarms' && (
         <InlineField
           label="Threshold fallback"
@@ -93,7 +90,7 @@ export function HealthQueryEditor(props: ScopeProps & { datasource: SageDatasour
           />
         </InlineField>
       )}
-      {hasEventFormat(query) && <EventFormatField query={query} onChange={onChange} onRunQuery={onRunQuery} />}
+      {hasEventFormat(query) && <EventFormatField {...props} />}
     </InlineFieldRow>
   );
 }

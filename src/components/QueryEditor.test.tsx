@@ -1,38 +1,20 @@
 import { acceptCompletion, currentCompletions, selectedCompletion, startCompletion } from '@codemirror/autocomplete';
 import { EditorView } from '@codemirror/view';
-import { act, fireEvent, render, screen, waitFor } from '@testing-library/react';
-import React, { useState } from 'react';
+import { act, fireEvent, screen, waitFor } from '@testing-library/react';
 
 import { fakeResources, testDatasource } from '../testing';
 import { SageQuery } from '../types';
-import { QueryEditor } from './QueryEditor';
+import { renderQueryEditor } from './testing';
 
 function setup(initial: SageQuery) {
   const fetcher = fakeResources({
     'api/v1/label/__name__/values': ['vllm:num_requests_running', 'Invocations'],
     'api/v1/labels': ['aws.sagemaker.endpoint.name', 'EndpointName'],
   });
-  const datasource = testDatasource(fetcher);
-  const changes: SageQuery[] = [];
-  const onRunQuery = jest.fn();
-  function Harness() {
-    const [query, setQuery] = useState(initial);
-    return (
-      <QueryEditor
-        datasource={datasource}
-        query={query}
-        onRunQuery={onRunQuery}
-        onChange={(q) => {
-          changes.push(q);
-          setQuery(q);
-        }}
-      />
-    );
-  }
-  render(<Harness />);
+  const { changes, onRunQuery, last } = renderQueryEditor(testDatasource(fetcher), initial);
   const view = () =>
     EditorView.findFromDOM(screen.getByTestId('promql-editor').querySelector('.cm-editor') as HTMLElement)!;
-  return { fetcher, changes, onRunQuery, view, last: () => changes[changes.length - 1] };
+  return { fetcher, changes, onRunQuery, view, last };
 }
 
 describe('QueryEditor', () => {

@@ -71,8 +71,12 @@ export function QueryEditor(props: Props) {
           }}
         />
       )}
+      {/* Every query type runs in the region(s) it names. */}
+      <InlineFieldRow>
+        <RegionField datasource={datasource} query={query} onChange={onChange} onRunQuery={onRunQuery} />
+      </InlineFieldRow>
       {isHealthQuery(query) || isDiagnosis(query) ? (
-        <HealthQueryEditor datasource={datasource} query={query} onChange={onChange} onRunQuery={onRunQuery} />
+        <HealthQueryEditor query={query} onChange={onChange} onRunQuery={onRunQuery} />
       ) : (
         <>
           <PromQLEditorModes
@@ -83,7 +87,6 @@ export function QueryEditor(props: Props) {
             onRunQuery={onRunQuery}
           />
           <InlineFieldRow>
-            <RegionField datasource={datasource} query={query} onChange={onChange} onRunQuery={onRunQuery} />
             <InlineField
               label="Legend"
               labelWidth={10}

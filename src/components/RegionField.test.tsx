@@ -1,12 +1,13 @@
 import { startCompletion } from '@codemirror/autocomplete';
 import { EditorView } from '@codemirror/view';
 import { act, fireEvent, render, screen, waitFor, within } from '@testing-library/react';
-import React, { useState } from 'react';
+import React from 'react';
 
 import { fakeResources, TemplateVariable, testDatasource } from '../testing';
 import { SageQuery } from '../types';
 import { AnnotationQueryEditor } from './AnnotationQueryEditor';
 import { QueryEditor } from './QueryEditor';
+import { renderQueryEditor } from './testing';
 
 const VARIABLES: Record<string, TemplateVariable> = {
   region: { value: ['us-west-2', 'eu-west-1'], multi: true },
@@ -20,24 +21,7 @@ function setup(initial: SageQuery, Editor: typeof QueryEditor | typeof Annotatio
     'api/v1/labels': ['aws.sagemaker.endpoint.name'],
   });
   const datasource = testDatasource(fetcher, VARIABLES, { defaultRegion: 'us-east-1' });
-  const changes: SageQuery[] = [];
-  const onRunQuery = jest.fn();
-  function Harness() {
-    const [query, setQuery] = useState(initial);
-    return (
-      <Editor
-        datasource={datasource}
-        query={query}
-        onRunQuery={onRunQuery}
-        onChange={(q: SageQuery) => {
-          changes.push(q);
-          setQuery(q);
-        }}
-      />
-    );
-  }
-  render(<Harness />);
-  return { fetcher, onRunQuery, last: () => changes[changes.length - 1] };
+  return { fetcher, ...renderQueryEditor(datasource, initial, Editor) };
 }
 
 /** Lets pending resource answers reach the components. */

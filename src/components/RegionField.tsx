@@ -36,6 +36,32 @@ function useRegions(datasource: SageDatasource): Found {
 
 const option = (value: string): SelectableValue<string> => ({ label: value, value });
 
+interface RegionsSelectProps {
+  label: string;
+  width: number;
+  options: string[];
+  values: string[];
+  placeholder: string;
+  noOptionsMessage?: string;
+  onChange: (values: string[]) => void;
+}
+
+/** Several regions as plain strings: picked from the options or typed. */
+export function RegionsSelect({ label, options, values, onChange, ...rest }: RegionsSelectProps) {
+  return (
+    <MultiSelect<string>
+      {...rest}
+      aria-label={label}
+      allowCustomValue
+      options={options.map(option)}
+      value={values.map(option)}
+      onChange={(items: Array<SelectableValue<string>>) =>
+        onChange(items.map((i) => (i.value ?? '').trim()).filter(Boolean))
+      }
+    />
+  );
+}
+
 /**
  * The query's region(s): the regions the data source finds data in, the dashboard's variables
  * or any typed name; several are joined by "," and each is queried. Empty = the data source's
@@ -44,7 +70,7 @@ const option = (value: string): SelectableValue<string> => ({ label: value, valu
 export function RegionField({ datasource, query, onChange, onRunQuery }: Props) {
   const found = useRegions(datasource);
   const values = splitRegions(query.region);
-  const options = Array.from(new Set([...found.regions, ...datasource.variableOptions(), ...values])).map(option);
+  const options = Array.from(new Set([...found.regions, ...datasource.variableOptions(), ...values]));
   const errors = regionErrors(values, true);
   return (
     <InlineField
@@ -54,16 +80,15 @@ export function RegionField({ datasource, query, onChange, onRunQuery }: Props) 
       invalid={errors.length > 0}
       error={errors.join('; ')}
     >
-      <MultiSelect<string>
-        aria-label="Region"
+      <RegionsSelect
+        label="Region"
         width={36}
-        allowCustomValue
         options={options}
-        value={values.map(option)}
+        values={values}
         placeholder={datasource.region ? `default (${datasource.region})` : 'default region'}
         noOptionsMessage={found.error ? `No regions: ${found.error}` : 'Type a region name'}
-        onChange={(items: Array<SelectableValue<string>>) => {
-          onChange({ ...query, region: items.map((i) => i.value ?? '').join(',') });
+        onChange={(regions) => {
+          onChange({ ...query, region: regions.join(',') });
           onRunQuery?.();
         }}
       />

@@ -1,9 +1,9 @@
-import { SelectableValue } from '@grafana/data';
-import { Button, Field, FieldSet, FieldValidationMessage, Input, MultiSelect, Stack } from '@grafana/ui';
+import { Button, Field, FieldSet, FieldValidationMessage, Input, Stack } from '@grafana/ui';
 import React, { useState } from 'react';
 
 import { endpointURLError, PROMQL_REGIONS, regionErrors, regionNameError } from '../regions';
 import { SageOptions } from '../types';
+import { RegionsSelect } from './RegionField';
 
 type RegionOptions = Pick<SageOptions, 'allowedRegions' | 'regionEndpoints'>;
 
@@ -11,8 +11,6 @@ interface Props {
   jsonData: RegionOptions;
   onChange: (patch: RegionOptions) => void;
 }
-
-const option = (value: string): SelectableValue<string> => ({ label: value, value });
 
 /** The settings of multi-region queries: which regions queries may name, and where each goes. */
 export function RegionSettings({ jsonData, onChange }: Props) {
@@ -26,17 +24,13 @@ export function RegionSettings({ jsonData, onChange }: Props) {
         invalid={errors.length > 0}
         error={errors.join('; ')}
       >
-        <MultiSelect<string>
-          aria-label="Allowed regions"
+        <RegionsSelect
+          label="Allowed regions"
           width={60}
-          allowCustomValue
-          options={PROMQL_REGIONS.map(option)}
-          value={allowed.map(option)}
+          options={PROMQL_REGIONS}
+          values={allowed}
           placeholder="default region and every PromQL region"
-          onChange={(items: Array<SelectableValue<string>>) => {
-            const regions = items.map((i) => (i.value ?? '').trim()).filter(Boolean);
-            onChange({ allowedRegions: regions.length ? regions : undefined });
-          }}
+          onChange={(regions) => onChange({ allowedRegions: regions.length ? regions : undefined })}
         />
       </Field>
       <RegionEndpoints value={jsonData.regionEndpoints} onChange={(regionEndpoints) => onChange({ regionEndpoints })} />

@@ -19,12 +19,15 @@ test('region picker: options from the plugin, a query and completion in the pick
   const { page, errors } = await openEditor(chromium.browser, 'query');
   const picker = page.getByLabel('Region', { exact: true });
   const result = page.getByTestId('query-result');
-  // Every resource call the page makes, to check which region discovery asked.
+  // Every resource call and query the page makes, to check which region each asked.
   const discovery = [];
+  const queries = [];
   page.on('request', (req) => {
     const url = new URL(req.url());
     if (url.pathname.includes('/resources/api/v1/')) {
       discovery.push(url);
+    } else if (url.pathname === '/api/ds/query') {
+      queries.push(...req.postDataJSON().queries);
     }
   });
 
@@ -45,9 +48,23 @@ test('region picker: options from the plugin, a query and completion in the pick
   const editor = page.getByRole('textbox', { name: 'PromQL query' });
   await editor.click();
   await page.keyboard.type('DCGM_FI_DEV_GPU_UTIL');
-  await picker.click();
-  await page.getByRole('option', { name: region, exact: true }).click();
+  // Leaving the code editor runs the query once, in the default region.
+  await page.mouse.click(1100, 850);
   await expectText(result, /^[1-9]\d* frames/);
+  queries.length = 0;
+  await picker.click();
+  const answered = page.waitForResponse((resp) => new URL(resp.url()).pathname === '/api/ds/query');
+  await page.getByRole('option', { name: region, exact: true }).click();
+  await answered;
+  await expectText(result, /^[1-9]\d* frames/);
+  assert.deepEqual(
+    queries.map((q) => [q.refId, q.region]),
+    [
+      ['A', region],
+      ['A-Instant', region],
+    ],
+    'the picked region goes to the plugin with both halves of the query'
+  );
   const text = await result.innerText();
   // Explore's default runs range and instant; the instant half is a table without labels.
   const series = text.split('\n').filter((line) => line.includes('timeseries'));

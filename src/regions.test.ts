@@ -7,6 +7,7 @@ import {
   regionNameError,
   splitRegions,
 } from './regions';
+import { mulberry32 } from './testing';
 
 describe('splitRegions', () => {
   it.each<[string | undefined, string[]]>([
@@ -22,18 +23,8 @@ describe('splitRegions', () => {
     expect(splitRegions(value)).toEqual(regions);
   });
 
-  // Seeded generator (mulberry32) so a failure reproduces.
-  function random(seed: number) {
-    return () => {
-      seed = (seed + 0x6d2b79f5) | 0;
-      let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-    };
-  }
-
   it('gives trimmed, non-empty, distinct items and is stable on its own output, for random input', () => {
-    const next = random(15);
+    const next = mulberry32(15);
     const alphabet = ['us-east-1', 'eu-west-1', ',', ' ', '{', '}', '$region', 'a', '-'];
     for (let n = 0; n < 500; n++) {
       const text = Array.from(

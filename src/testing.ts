@@ -35,6 +35,16 @@ export function fakeResources(answers: Record<string, unknown>): ResourceFetcher
   };
 }
 
+/** A seeded generator of numbers in [0, 1) (mulberry32), so a random test's failure reproduces. */
+export function mulberry32(seed: number): () => number {
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
 export interface TemplateVariable {
   value: string | string[];
   multi?: boolean;

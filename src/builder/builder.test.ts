@@ -3,6 +3,7 @@ import * as path from 'path';
 
 import { getHints } from '../hints';
 import { LabelMatcher, MatchOp } from '../promql/names';
+import { mulberry32 } from '../testing';
 import { catalogMetrics, metricInfo } from './catalog';
 import {
   AGG_OPS,
@@ -189,15 +190,6 @@ describe('the builder inputs', () => {
 });
 
 // Random models, from a seeded generator, written and read back: parse(render(m)) is m.
-
-function mulberry32(seed: number) {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const LABELS = [
   'aws.sagemaker.endpoint.name',

@@ -1,3 +1,6 @@
+import * as fs from 'fs';
+import * as path from 'path';
+
 import {
   closestRegion,
   endpointURLError,
@@ -48,6 +51,13 @@ describe('region names', () => {
   it('knows the 31 PromQL regions, each a region name', () => {
     expect(new Set(PROMQL_REGIONS).size).toBe(31);
     expect(PROMQL_REGIONS.filter((r) => !isRegionName(r))).toEqual([]);
+  });
+
+  it("lists the backend's PromQL regions (awsauth.PromQLRegions), in order", () => {
+    const go = fs.readFileSync(path.join(__dirname, '..', 'pkg', 'awsauth', 'region.go'), 'utf8');
+    const block = /var PromQLRegions = \[\]string\{([^}]*)\}/.exec(go);
+    expect(block).not.toBeNull();
+    expect(Array.from(block![1].matchAll(/"([^"]+)"/g), (m) => m[1])).toEqual(PROMQL_REGIONS);
   });
 
   it.each([

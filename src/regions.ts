@@ -8,8 +8,9 @@
 const REGION_NAME = /^[a-z]{2}(-[a-z]+)+-\d+$/;
 
 /**
- * The regions where CloudWatch serves PromQL (docs/cloudwatch-promql.md §1); keep in step
- * with awsauth.PromQLRegions. Offered in the settings and used for "did you mean".
+ * The regions where CloudWatch serves PromQL (docs/cloudwatch-promql.md §1), as
+ * awsauth.PromQLRegions lists them (regions.test.ts compares the two). Offered in the
+ * settings and used for "did you mean".
  */
 export const PROMQL_REGIONS = [
   'af-south-1',

@@ -63,12 +63,12 @@ func severityThresholds() *dashboard.ThresholdsConfigBuilder {
 // endpoint, inference component, region and console URL. One link per scope: a data link
 // cannot leave out a variable the row does not name.
 func filterEndpointLink(uid string) map[string]any {
-	return link("Filter by this endpoint", drillURL(uid, setVar{dashref.VarEndpoint, dataField(fEndpoint)},
+	return link("Filter by this endpoint", drillURL(uid, setVar{varRegions, dataField(fRegion)}, setVar{dashref.VarEndpoint, dataField(fEndpoint)},
 		setVar{dashref.VarIC, "$__all"}, setVar{dashref.VarInstance, "$__all"}))
 }
 
 func filterICLink(uid string) map[string]any {
-	return link("Filter by this inference component", drillURL(uid, setVar{dashref.VarEndpoint, dataField(fEndpoint)},
+	return link("Filter by this inference component", drillURL(uid, setVar{varRegions, dataField(fRegion)}, setVar{dashref.VarEndpoint, dataField(fEndpoint)},
 		setVar{dashref.VarIC, dataField(fIC)}, setVar{dashref.VarInstance, "$__all"}))
 }
 
@@ -76,26 +76,30 @@ func consoleLink() map[string]any {
 	return externalLink("Open in the SageMaker console", dataField(fConsoleURL))
 }
 
-func endpointLogsLink() map[string]any { return endpointLogs(dataField(fEndpoint)) }
+func endpointLogsLink() map[string]any { return endpointLogs(dataField(fRegion), dataField(fEndpoint)) }
 
-func icLogsLink() map[string]any { return icLogs(dataField(fIC)) }
+func icLogsLink() map[string]any { return icLogs(dataField(fRegion), dataField(fIC)) }
 
-// Links from PromQL rows, which name the endpoint or IC but carry no console URL.
-func endpointLogs(name string) map[string]any {
-	return externalLink("Endpoint logs in Logs Insights", logsInsightsURL("/aws/sagemaker/Endpoints/"+name))
+// Links from PromQL rows, which name the endpoint or IC but carry no console URL. region is
+// the row's region (a table's Region column, an alarms or inventory row's region field).
+func endpointLogs(region, name string) map[string]any {
+	return externalLink("Endpoint logs in Logs Insights", logsInsightsURL(region, "/aws/sagemaker/Endpoints/"+name))
 }
 
-func icLogs(name string) map[string]any {
-	return externalLink("Inference component logs in Logs Insights", logsInsightsURL("/aws/sagemaker/InferenceComponents/"+name))
+func icLogs(region, name string) map[string]any {
+	return externalLink("Inference component logs in Logs Insights", logsInsightsURL(region, "/aws/sagemaker/InferenceComponents/"+name))
 }
 
-func endpointConsole(name string) map[string]any {
-	return externalLink("Open in the SageMaker console", consolePage("sagemaker", "/endpoints/"+name))
+func endpointConsole(region, name string) map[string]any {
+	return externalLink("Open in the SageMaker console", consolePage(region, "sagemaker", "/endpoints/"+name))
 }
 
-func icConsole(name string) map[string]any {
-	return externalLink("Open in the SageMaker console", consolePage("sagemaker", "/inference-components/"+name))
+func icConsole(region, name string) map[string]any {
+	return externalLink("Open in the SageMaker console", consolePage(region, "sagemaker", "/inference-components/"+name))
 }
+
+// rowRegion is the Region column of the clicked PromQL table row (columnsTable).
+var rowRegion = `${__data.fields["` + colRegion + `"]}`
 
 // resourceLinks open an alarms row's resource: this dashboard filtered to it, its SageMaker
 // console page, its CloudWatch alarm, and Logs Insights on its log groups.
@@ -113,17 +117,18 @@ func externalLink(title, url string) map[string]any {
 	return map[string]any{"title": title, "url": url, "targetBlank": true}
 }
 
-// consolePage is a page of the AWS console in the data source's region and partition (the
-// hidden aws_console and aws_region variables), for rows that carry no console URL.
-func consolePage(service, fragment string) string {
-	return "${" + dashref.VarConsole + "}/" + service + "/home?region=${" + dashref.VarRegion + "}#" + fragment
+// consolePage is a page of the AWS console in the row's region, for rows that carry no
+// console URL. The origin is the hidden aws_console variable (the data source's partition;
+// its host names the default region, and the console follows the region parameter).
+func consolePage(region, service, fragment string) string {
+	return "${" + dashref.VarConsole + "}/" + service + "/home?region=" + region + "#" + fragment
 }
 
 // logsInsightsURL opens CloudWatch Logs Insights on one log group. The console reads its
 // state from the fragment, '/' spelled "*2f"; SageMaker names are [a-zA-Z0-9-], so a name
 // needs no further escaping.
-func logsInsightsURL(group string) string {
-	return consolePage("cloudwatch", "logsV2:logs-insights$3FqueryDetail$3D~(editorString~'fields*20*40timestamp*2c*20*40message*0a*7c*20sort*20*40timestamp*20desc~source~(~'"+
+func logsInsightsURL(region, group string) string {
+	return consolePage(region, "cloudwatch", "logsV2:logs-insights$3FqueryDetail$3D~(editorString~'fields*20*40timestamp*2c*20*40message*0a*7c*20sort*20*40timestamp*20desc~source~(~'"+
 		strings.ReplaceAll(group, "/", "*2f")+"))")
 }
 

@@ -86,8 +86,8 @@ func fitTable(id uint32) *table.PanelBuilder {
 		fitDesc+"One row per instance that can take at least one copy: its empty GPUs with enough free memory, and the copies they hold. "+
 			"No row = no instance fits: scale out, or choose a smaller quantisation so a copy needs fewer GPUs or less memory."+noteMachine).
 		Height(8).Span(12).SortBy(sortBy("Copies that fit", true)).NoValue("No instance can take a copy of this size now")
-	by := []string{lHost, lType, lAZ, lEP}
-	fits := fitCopies(lType, lAZ, lEP) + " > 0"
+	by := withAccount(lHost, lType, lAZ, lEP)
+	fits := fitCopies(by[1:]...) + " > 0"
 	return columnsTable(tb, instanceCols(dashref.Capacity), []valueCol{
 		{countBy(by, fitGPUs()) + " and on (" + labels(by...) + ") (" + fits + ")", "Usable GPUs", props(prop("unit", unitShort))},
 		{fits, "Copies that fit", props(prop("unit", unitShort), cellBackground(), thresholdProp("transparent", step{1, "green"}))},
@@ -96,7 +96,7 @@ func fitTable(id uint32) *table.PanelBuilder {
 
 // placementTable: which copy sits on which instance, with its GPUs and GPU memory.
 func placementTable(id uint32) *table.PanelBuilder {
-	by := []string{lEP, lIC, lCID, lHost, lAZ}
+	by := withAccount(lEP, lIC, lCID, lHost, lAZ)
 	owned := func(m string) string { return gpu(m, neq(lCID, ""), re(lFW, vFramework)) }
 	tb := tablePanel(id, "Placement",
 		"Which model copy (IC copy or single-model container) sits on which instance, with the GPUs it holds and the GPU memory they use. "+
@@ -179,7 +179,7 @@ func interconnectPanel(id uint32) *timeseries.PanelBuilder {
 // gpuErrorsTable lists GPUs with any XID or ECC error in the range; every column is limited
 // to the same GPUs, so the columns merge row by row.
 func gpuErrorsTable(id uint32) *table.PanelBuilder {
-	by := []string{lHost, lType, lAZ, lEP, sc.LabelGPU}
+	by := withAccount(lHost, lType, lAZ, lEP, sc.LabelGPU)
 	overRange := func(m string) string { return maxBy(by, "max_over_time("+gpu(m)+rangeWindow+")") }
 	failing := "(" + overRange(sc.DCGMXIDErrors) + " > 0 or " + overRange(sc.DCGMECCDBEVolatile) + " > 0 or " +
 		"(" + overRange(sc.DCGMECCSBEVolatile) + " - " + maxBy(by, "min_over_time("+gpu(sc.DCGMECCSBEVolatile)+rangeWindow+")") + ") > 0)"

@@ -42,28 +42,42 @@ func dsRef() common.DataSourceRef {
 
 // Query builders.
 
+// Every PromQL target goes to the dashboard's regions (regions.go) and names the region in
+// its legend.
+
 // promRange is a time-series target.
-func promRange(refID, expr, legend string) *prometheus.DataqueryBuilder {
+func promRange(refID, expr, legend string) *promQueryBuilder {
+	return promFormat(refID, expr, legend, prometheus.PromQueryFormatTimeSeries)
+}
+
+// promFormat is a range target in the given format (time series, or heatmap buckets).
+func promFormat(refID, expr, legend string, format prometheus.PromQueryFormat) *promQueryBuilder {
 	q := prometheus.NewDataqueryBuilder().RefId(refID).Expr(expr).Range().Datasource(dsRef())
-	if legend != "" {
-		q.LegendFormat(legend)
+	if format != prometheus.PromQueryFormatTimeSeries {
+		q.Format(format)
 	}
-	return q
+	if legend != "" {
+		q.LegendFormat(regionLegend(legend))
+	}
+	return &promQueryBuilder{q}
 }
 
-// promTable is an instant target framed as a table (one row per series).
-func promTable(refID, expr string) *prometheus.DataqueryBuilder {
-	return prometheus.NewDataqueryBuilder().RefId(refID).Expr(expr).Instant().
-		Format(prometheus.PromQueryFormatTable).Datasource(dsRef())
+// promTable is an instant target framed as a table (one row per series; the region is a
+// label column).
+func promTable(refID, expr string) *promQueryBuilder {
+	return &promQueryBuilder{prometheus.NewDataqueryBuilder().RefId(refID).Expr(expr).Instant().
+		Format(prometheus.PromQueryFormatTable).Datasource(dsRef())}
 }
 
-// promInstant is an instant target for stat-like panels.
-func promInstant(refID, expr, legend string) *prometheus.DataqueryBuilder {
-	q := prometheus.NewDataqueryBuilder().RefId(refID).Expr(expr).Instant().Datasource(dsRef())
-	if legend != "" {
-		q.LegendFormat(legend)
+// promInstant is an instant target for stat-like panels; a stat without a legend is named
+// by its region, which shows only when several regions answer.
+func promInstant(refID, expr, legend string) *promQueryBuilder {
+	if legend == "" {
+		legend = "{{" + lRegion + "}}"
+	} else {
+		legend = regionLegend(legend)
 	}
-	return q
+	return &promQueryBuilder{prometheus.NewDataqueryBuilder().RefId(refID).Expr(expr).Instant().Datasource(dsRef()).LegendFormat(legend)}
 }
 
 // Threshold steps: base colour then (value, colour) pairs.
@@ -247,8 +261,8 @@ type valueCol struct {
 // endpointCol is the endpoint label column; a click opens dashboard uid on that endpoint, or
 // the endpoint in the SageMaker console or its logs in Logs Insights.
 func endpointCol(uid string) labelCol {
-	return labelCol{lEP, "Endpoint", props(linksProp(endpointLink(uid, "${__value.raw}"),
-		endpointConsole("${__value.raw}"), endpointLogs("${__value.raw}")))}
+	return labelCol{lEP, "Endpoint", props(linksProp(endpointLink(uid, rowRegion, "${__value.raw}"),
+		endpointConsole(rowRegion, "${__value.raw}"), endpointLogs(rowRegion, "${__value.raw}")))}
 }
 
 // instanceCols name the instance of a per-instance row (instance, type, AZ, endpoint); a
@@ -261,18 +275,25 @@ func instanceCols(uid string) []labelCol {
 	}
 }
 
-// gpusCol counts the GPUs of each instanceCols row; scope is host (every GPU of the machine)
-// or gpu (the GPUs of the selected ICs).
+// gpusCol counts the GPUs of each instanceCols row and names its account; scope is host
+// (every GPU of the machine) or gpu (the GPUs of the selected ICs).
 func gpusCol(scope func(string, ...string) string) valueCol {
-	return valueCol{countBy([]string{lHost, lType, lAZ, lEP}, scope(sc.DCGMGPUUtil)), "GPUs", props(prop("unit", unitShort))}
+	return valueCol{countBy(withAccount(lHost, lType, lAZ, lEP), scope(sc.DCGMGPUUtil)), "GPUs", props(prop("unit", unitShort))}
 }
+
+// regionCols follow every table's own label columns: the region each row was answered by, and
+// its account where the columns' queries keep it (absent labels show no column).
+var regionCols = []labelCol{{lRegion, colRegion, nil}, {lAccount, "Account", nil}}
+
+// colRegion is the region column's title, which row links read.
+const colRegion = "Region"
 
 // columnsTable turns instant queries into one table, one row per label set: refIds A, B, …
 // in column order, merged, renamed and styled per column (overrides match the new titles).
 func columnsTable(tb *table.PanelBuilder, labelCols []labelCol, cols []valueCol) *table.PanelBuilder {
 	rename := map[string]string{}
 	order := []string{}
-	for _, l := range labelCols {
+	for _, l := range append(append([]labelCol{}, labelCols...), regionCols...) {
 		rename[l.label] = l.title
 		order = append(order, l.label)
 		if len(l.props) > 0 {

@@ -64,8 +64,9 @@ const (
 	capWarn, capCrit = 80.0, 95.0
 )
 
-// Tiles are grouped like the managed honeycomb: by instance type and AZ as well.
-var tileGroups = []string{lType, lAZ}
+// Tiles are grouped like the managed honeycomb: by instance type and AZ as well, and by
+// account, so that same-named endpoints of two accounts are two tiles.
+var tileGroups = withAccount(lType, lAZ)
 
 // tileLegend names a tile by its resource and AZ; the instance type is in the tables below
 // (a name longer than a tile is cut, and the resource id is what a user looks for).

@@ -36,13 +36,14 @@ func drillPath(uid string, set ...setVar) string {
 	return "/d/" + uid + "?" + strings.Join(parts, "&")
 }
 
-// Drill-down targets: fleet → endpoint → endpoint + IC, and "filter by this instance".
-func endpointLink(uid, value string) map[string]any {
-	return link("Open this endpoint", drillURL(uid, setVar{dashref.VarEndpoint, value}, setVar{dashref.VarIC, "$__all"}, setVar{dashref.VarInstance, "$__all"}))
+// Drill-down targets: fleet → endpoint → endpoint + IC, and "filter by this instance". An
+// endpoint or IC opens in the row's region: names are unique only within a region.
+func endpointLink(uid, region, value string) map[string]any {
+	return link("Open this endpoint", drillURL(uid, setVar{varRegions, region}, setVar{dashref.VarEndpoint, value}, setVar{dashref.VarIC, "$__all"}, setVar{dashref.VarInstance, "$__all"}))
 }
 
-func icLink(uid, endpoint, ic string) map[string]any {
-	return link("Open this inference component", drillURL(uid, setVar{dashref.VarEndpoint, endpoint}, setVar{dashref.VarIC, ic}, setVar{dashref.VarInstance, "$__all"}))
+func icLink(uid, region, endpoint, ic string) map[string]any {
+	return link("Open this inference component", drillURL(uid, setVar{varRegions, region}, setVar{dashref.VarEndpoint, endpoint}, setVar{dashref.VarIC, ic}, setVar{dashref.VarInstance, "$__all"}))
 }
 
 func instanceLink(uid, value string) map[string]any {

@@ -85,18 +85,18 @@ func errorRateStat(id uint32) *stat.PanelBuilder {
 // scopeTable is the fleet → endpoint → IC entry point: one row per endpoint and IC, with links
 // that narrow this dashboard to the row's scope.
 func scopeTable(id uint32) *table.PanelBuilder {
-	by := []string{lEP, lIC}
+	by := withAccount(lEP, lIC)
 	tb := tablePanel(id, "Endpoints and inference components",
 		"Fleet → endpoint → inference component. Click an endpoint to narrow every panel to it, or an IC to narrow to that IC; variables and time range are kept. "+
 			"An empty IC cell is a single-model endpoint. Copies counts (IC, container) pairs on GPUs; fewer copies than the IC's desired count means placement failed (Reliability → ICE)."+noteNoEngine).
 		Height(7).SortBy(sortBy("Endpoint", false))
 	return columnsTable(tb, []labelCol{
 		endpointCol(dashref.Performance),
-		{lIC, "Inference component", props(linksProp(icLink(dashref.Performance, `${__data.fields["Endpoint"]}`, "${__value.raw}"),
-			icConsole("${__value.raw}"), icLogs("${__value.raw}")))},
+		{lIC, "Inference component", props(linksProp(icLink(dashref.Performance, rowRegion, `${__data.fields["Endpoint"]}`, "${__value.raw}"),
+			icConsole(rowRegion, "${__value.raw}"), icLogs(rowRegion, "${__value.raw}")))},
 	}, []valueCol{
-		{countBy(by, countBy([]string{lEP, lIC, lHost}, gpu(sc.DCGMGPUUtil))), "Instances", props(prop("unit", unitShort))},
-		{countBy(by, countBy([]string{lEP, lIC, lCID, lHost}, gpu(sc.DCGMGPUUtil))), "Copies", props(prop("unit", unitShort))},
+		{countBy(by, countBy(append(by, lHost), gpu(sc.DCGMGPUUtil))), "Instances", props(prop("unit", unitShort))},
+		{countBy(by, countBy(append(by, lCID, lHost), gpu(sc.DCGMGPUUtil))), "Copies", props(prop("unit", unitShort))},
 		{countBy(by, gpu(sc.DCGMGPUUtil)), "GPUs", props(prop("unit", unitShort))},
 	})
 }
@@ -389,7 +389,7 @@ func latencyHeatmap(id uint32, title string, p enginePair, what string) *heatmap
 		Description("Distribution of " + what + " over time, from the engine's native histogram: each column is one step, darker cells hold more requests. " +
 			"A second band above the usual one = a subset of requests is slow (one copy, long prompts); the whole band moving up = everything slowed. " +
 			"vLLM and SGLang buckets differ and cannot be added: with both in the selection the vLLM histogram is shown; pick a Model or Framework for one engine.").
-		WithTarget(promRange("A", expr, "").Format(prometheus.PromQueryFormatHeatmap)).
+		WithTarget(promFormat("A", expr, "", prometheus.PromQueryFormatHeatmap)).
 		Calculate(false).
 		Color(heatmap.NewHeatmapColorOptionsBuilder().Mode(heatmap.HeatmapColorModeScheme).Scheme("Oranges").Exponent(0.5).Steps(64).Fill("dark-orange").Reverse(false)).
 		YAxis(heatmap.NewYAxisConfigBuilder().Unit(unitSeconds)).

@@ -33,12 +33,13 @@ const (
 
 // PluginQuery is a target of our datasource that is not PromQL (diagnosis, alarms, alarm
 // history, inventory): the prometheus builder would also emit an empty "expr", which the
-// backend would have to special-case, so these get their own type. Endpoint and
+// backend would have to special-case, so these get their own type. Region, Endpoint and
 // InferenceComponent carry the dashboard variables; the frontend interpolates them.
 type PluginQuery struct {
 	RefId              string                `json:"refId"`
 	QueryType          string                `json:"queryType"`
 	Datasource         *common.DataSourceRef `json:"datasource,omitempty"`
+	Region             string                `json:"region,omitempty"`
 	Endpoint           string                `json:"endpoint,omitempty"`
 	InferenceComponent string                `json:"inferenceComponent,omitempty"`
 	ThresholdFallback  bool                  `json:"thresholdFallback,omitempty"` // alarms only
@@ -82,7 +83,7 @@ func (q PluginQuery) Equals(other variants.Dataquery) bool {
 	sameDS := (q.Datasource == nil) == (o.Datasource == nil) &&
 		(q.Datasource == nil || deref(q.Datasource.Uid) == deref(o.Datasource.Uid) && deref(q.Datasource.Type) == deref(o.Datasource.Type))
 	sameHide := deref(q.Hide) == deref(o.Hide)
-	return q.RefId == o.RefId && q.QueryType == o.QueryType && q.Endpoint == o.Endpoint &&
+	return q.RefId == o.RefId && q.QueryType == o.QueryType && q.Region == o.Region && q.Endpoint == o.Endpoint &&
 		q.InferenceComponent == o.InferenceComponent && q.ThresholdFallback == o.ThresholdFallback &&
 		q.Format == o.Format && sameDS && sameHide
 }
@@ -99,11 +100,12 @@ func (b *pluginQueryBuilder) Build() (variants.Dataquery, error) {
 	return b.q, nil
 }
 
-// scopedTarget is a plugin query of the given type scoped to the endpoint and IC variables.
+// scopedTarget is a plugin query of the given type scoped to the region, endpoint and IC
+// variables.
 func scopedTarget(refID, queryType string) *pluginQueryBuilder {
 	ds := dsRef()
 	return &pluginQueryBuilder{q: PluginQuery{
-		RefId: refID, QueryType: queryType, Datasource: &ds,
+		RefId: refID, QueryType: queryType, Datasource: &ds, Region: vRegions,
 		Endpoint: "$" + dashref.VarEndpoint, InferenceComponent: "$" + dashref.VarIC,
 	}}
 }

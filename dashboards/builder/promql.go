@@ -55,28 +55,28 @@ var aggLabel = `"` + vAgg + `"`
 // engine selects engine series (vLLM, SGLang, DJL): they carry every SageMaker label and the
 // served model name.
 func engine(metric string, extra ...string) string {
-	return sel(metric, append([]string{re(lEP, vEndpoint), re(lIC, vIC), re(lAZ, vAZ), re(lHost, vInstance), re(lFW, vFramework), re(sc.LabelModelName, vModel)}, extra...)...)
+	return scoped(metric, append([]string{re(lEP, vEndpoint), re(lIC, vIC), re(lAZ, vAZ), re(lHost, vInstance), re(lFW, vFramework), re(sc.LabelModelName, vModel)}, extra...)...)
 }
 
 // gpu selects DCGM series; the IC label is present only on GPUs an IC copy owns.
 func gpu(metric string, extra ...string) string {
-	return sel(metric, append([]string{re(lEP, vEndpoint), re(lIC, vIC), re(lAZ, vAZ), re(lHost, vInstance)}, extra...)...)
+	return scoped(metric, append([]string{re(lEP, vEndpoint), re(lIC, vIC), re(lAZ, vAZ), re(lHost, vInstance)}, extra...)...)
 }
 
 // host selects machine-level series (node exporter, or DCGM for capacity): no IC filter,
 // because headroom belongs to the machine, not to the model on it.
 func host(metric string, extra ...string) string {
-	return sel(metric, append([]string{re(lEP, vEndpoint), re(lAZ, vAZ), re(lHost, vInstance)}, extra...)...)
+	return scoped(metric, append([]string{re(lEP, vEndpoint), re(lAZ, vAZ), re(lHost, vInstance)}, extra...)...)
 }
 
 // classic selects enriched vended metrics, which keep CloudWatch dimension names.
 func classic(metric string, extra ...string) string {
-	return sel(metric, append([]string{re(sc.DimEndpointName, vEndpoint)}, extra...)...)
+	return scoped(metric, append([]string{re(sc.DimEndpointName, vEndpoint)}, extra...)...)
 }
 
 // event selects control-plane event series of an endpoint.
 func event(metric string, extra ...string) string {
-	return sel(metric, append([]string{re(lEP, vEndpoint)}, extra...)...)
+	return scoped(metric, append([]string{re(lEP, vEndpoint)}, extra...)...)
 }
 
 // Expression helpers.
@@ -237,13 +237,13 @@ func anyVended() string {
 // fleetAZs lists every AZ the fleet runs in, with value 0, so that an AZ the selection does not
 // use shows up as an explicit zero rather than disappearing.
 func fleetAZs() string {
-	return "0 * " + countBy([]string{lAZ}, sel(sc.NodeMemTotal, re(lAZ, vAZ)))
+	return "0 * " + countBy([]string{lAZ}, scoped(sc.NodeMemTotal, re(lAZ, vAZ)))
 }
 
 // icClassic selects a per-IC vended metric. These carry only InferenceComponentName, so the
 // endpoint filter comes from onEndpointICs.
 func icClassic(metric string) string {
-	return sel(metric, re(sc.DimInferenceComponentName, vIC))
+	return scoped(metric, re(sc.DimInferenceComponentName, vIC))
 }
 
 // onEndpointICs restricts a result grouped by InferenceComponentName to the ICs of the

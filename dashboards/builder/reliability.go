@@ -140,7 +140,7 @@ func scalingVsLoad(id uint32) *timeseries.PanelBuilder {
 }
 
 func scalingTable(id uint32) *table.PanelBuilder {
-	by := []string{lEP, lIC, sc.LabelScalingDirection}
+	by := withAccount(lEP, lIC, sc.LabelScalingDirection)
 	events := scalingSel(sc.ScaleOut + "|" + sc.ScaleIn)
 	tb := tablePanel(id, "Scaling actions",
 		"Per endpoint, IC and direction: when the last action ended, how many completed in the range and how long the slowest took end to end. "+
@@ -252,7 +252,7 @@ func iceOverTime(id uint32) *timeseries.PanelBuilder {
 }
 
 func iceTable(id uint32) *table.PanelBuilder {
-	by := append([]string{lEP}, iceBy...)
+	by := withAccount(append([]string{lEP}, iceBy...)...)
 	ice := iceEvents()
 	tb := tablePanel(id, "ICE events",
 		"Failed provisioning attempts: last time, endpoint (click to open it), instance type, AZ and count in the range. "+

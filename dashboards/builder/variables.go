@@ -14,11 +14,11 @@ import (
 )
 
 // allVarNames lists the variables carried by every deep link, in display order.
-var allVarNames = []string{dashref.VarDatasource, dashref.VarEndpoint, dashref.VarIC, dashref.VarAZ, dashref.VarInstance, dashref.VarFramework, dashref.VarModel, dashref.VarPercentile, dashref.VarAgg}
+var allVarNames = []string{dashref.VarDatasource, varRegions, varAccount, dashref.VarEndpoint, dashref.VarIC, dashref.VarAZ, dashref.VarInstance, dashref.VarFramework, dashref.VarModel, dashref.VarPercentile, dashref.VarAgg}
 
 // varTitles are the variables' labels on the dashboards.
 var varTitles = map[string]string{
-	dashref.VarDatasource: "Data source", dashref.VarEndpoint: "Endpoint", dashref.VarIC: "Inference component",
+	dashref.VarDatasource: "Data source", varRegions: "Region", varAccount: "Account", dashref.VarEndpoint: "Endpoint", dashref.VarIC: "Inference component",
 	dashref.VarAZ: "Availability Zone", dashref.VarInstance: "Instance", dashref.VarFramework: "Framework",
 	dashref.VarModel: "Model", dashref.VarPercentile: "Percentile", dashref.VarAgg: "Aggregate by",
 }
@@ -73,14 +73,27 @@ func labelValuesVar(name, desc, selector, labelName, allValue string) *dashboard
 	return queryVar(name, desc, fmt.Sprintf("label_values(%s, %s)", selector, label(labelName)), allValue)
 }
 
-// queryVar is a multi-value query variable with All; see labelValuesVar.
+// queryVar is a multi-value query variable with All whose lookup is asked in the dashboard's
+// regions: the stored query is an object with the classic string and the region field, as
+// the query editor saves it, so Grafana also refreshes it when the region changes.
 func queryVar(name, desc, q, allValue string) *dashboard.QueryVariableBuilder {
-	return dashboard.NewQueryVariableBuilder(name).Label(varTitles[name]).Description(desc).
+	return listVar(name, desc, q, allValue).
+		Query(dashboard.StringOrMap{Map: map[string]any{"query": q, "region": vRegions}})
+}
+
+// listVar is a multi-value query variable with All, selected on load; an empty allValue
+// makes All every listed value (see labelValuesVar for the refresh).
+func listVar(name, desc, q, allValue string) *dashboard.QueryVariableBuilder {
+	b := dashboard.NewQueryVariableBuilder(name).Label(varTitles[name]).Description(desc).
 		Datasource(dsRef()).
 		Query(dashboard.StringOrMap{String: cog.ToPtr(q)}).Definition(q).
 		Refresh(dashboard.VariableRefreshOnDashboardLoad).
 		Sort(dashboard.VariableSortAlphabeticalAsc).
-		Multi(true).IncludeAll(true).AllValue(allValue).Current(allOption())
+		Multi(true).IncludeAll(true).Current(allOption())
+	if allValue != "" {
+		b.AllValue(allValue)
+	}
+	return b
 }
 
 // settingsVar is a hidden variable the frontend answers from the data source's settings.
@@ -94,18 +107,26 @@ func settingsVar(name, query, desc string) *dashboard.QueryVariableBuilder {
 func variables() []cog.Builder[dashboard.VariableModel] {
 	return []cog.Builder[dashboard.VariableModel]{
 		dashboard.NewDatasourceVariableBuilder(dashref.VarDatasource).Label(varTitles[dashref.VarDatasource]).
-			Description("An Inferscope SageMaker (CloudWatch PromQL) data source: one account and region.").
+			Description("An Inferscope SageMaker (CloudWatch PromQL) data source: its credentials' account, or a monitoring account that sees its source accounts.").
 			Type(models.PluginID),
+		// All = every region listed, one request per region; no allValue, which would be
+		// sent as a region name.
+		listVar(varRegions, "AWS regions the data source's credentials find SageMaker metrics in (else its allowed regions). Every query runs once per selected region; legends and tables name the region.",
+			"regions()", ""),
+		// Not filtered by itself (a variable cannot depend on itself); .* also matches
+		// one-account data, whose series carry no account label.
+		labelValuesVar(varAccount, "AWS accounts whose metrics the data source sees (source accounts linked to a CloudWatch monitoring account); empty with one account.",
+			sel(sc.NodeMemTotal), lAccount, ".*"),
 		// Endpoints from the host series every instance reports, GPU or not.
 		labelValuesVar(dashref.VarEndpoint, "SageMaker endpoints with at least one instance reporting host metrics.",
-			sel(sc.NodeMemTotal), lEP, ".+"),
+			scoped(sc.NodeMemTotal), lEP, ".+"),
 		// IC "All" is .* so single-model endpoints, whose series have no IC label, still match.
 		labelValuesVar(dashref.VarIC, "Inference components of the selected endpoints; empty on single-model endpoints.",
-			sel(sc.DCGMGPUUtil, re(lEP, vEndpoint)), lIC, ".*"),
+			scoped(sc.DCGMGPUUtil, re(lEP, vEndpoint)), lIC, ".*"),
 		labelValuesVar(dashref.VarAZ, "Availability Zones the selected endpoints run in.",
-			sel(sc.NodeMemTotal, re(lEP, vEndpoint)), lAZ, ".+"),
+			scoped(sc.NodeMemTotal, re(lEP, vEndpoint)), lAZ, ".+"),
 		labelValuesVar(dashref.VarInstance, "Instances of the selected endpoints in the selected AZs. Per-instance tiles and rows link here (\"filter by this instance\").",
-			sel(sc.NodeMemTotal, re(lEP, vEndpoint), re(lAZ, vAZ)), lHost, ".+"),
+			scoped(sc.NodeMemTotal, re(lEP, vEndpoint), re(lAZ, vAZ)), lHost, ".+"),
 		dashboard.NewCustomVariableBuilder(dashref.VarFramework).Label(varTitles[dashref.VarFramework]).
 			Description("Serving framework (engine) of the model containers.").
 			Values(dashboard.StringOrMap{String: cog.ToPtr(fmt.Sprintf("vLLM : %s,SGLang : %s,DJL : %s", sc.FrameworkVLLM, sc.FrameworkSGLang, sc.FrameworkDJL))}).
@@ -113,15 +134,14 @@ func variables() []cog.Builder[dashboard.VariableModel] {
 		// Served model names from both engines' running-requests gauge (a label_values call
 		// takes one metric, and CloudWatch refuses a regular expression on the name).
 		queryVar(dashref.VarModel, "Served model name (vLLM and SGLang model_name) of the selected endpoints and ICs. Engine panels follow it; GPU, host and vended panels cannot (no model label).",
-			"query_result("+countBy([]string{sc.LabelModelName}, sel(sc.VLLMRunning, re(lEP, vEndpoint), re(lIC, vIC)))+" or "+
-				countBy([]string{sc.LabelModelName}, sel(sc.SGLangRunning, re(lEP, vEndpoint), re(lIC, vIC)))+")", ".*").
+			"query_result("+countBy([]string{sc.LabelModelName}, scoped(sc.VLLMRunning, re(lEP, vEndpoint), re(lIC, vIC)))+" or "+
+				countBy([]string{sc.LabelModelName}, scoped(sc.SGLangRunning, re(lEP, vEndpoint), re(lIC, vIC)))+")", ".*").
 			Regex(`/` + sc.LabelModelName + `="([^"]+)"/`),
 		dashboard.NewCustomVariableBuilder(dashref.VarPercentile).Label(varTitles[dashref.VarPercentile]).
 			Description("Quantile used by every latency panel.").
 			Values(dashboard.StringOrMap{String: cog.ToPtr("P50 : 0.5,P90 : 0.9,P99 : 0.99")}).
 			Current(option("P99", "0.99")),
-		settingsVar(dashref.VarRegion, "aws_region()", "The data source's AWS region, for console links."),
-		settingsVar(dashref.VarConsole, "aws_console()", "The AWS console's origin in the data source's region and partition, for console links."),
+		settingsVar(dashref.VarConsole, "aws_console()", "The AWS console's origin in the data source's partition, for console links (which name each row's region)."),
 		// The value is the bare label name: queries quote it (by ("$agg")) and legends read
 		// {{$agg}}, which a quoted value would break.
 		dashboard.NewCustomVariableBuilder(dashref.VarAgg).Label(varTitles[dashref.VarAgg]).

@@ -139,8 +139,9 @@ func hiddenColumns(names ...string) string {
 }
 
 // alarmFilters carry no AZ, instance, engine or model: alarms belong to what CloudWatch names.
-var noteAlarms = notFiltered("alarm state belongs to the endpoints, inference components and instances that CloudWatch alarms name; alarms carry no AZ, engine or model.",
-	dashref.VarAZ, dashref.VarInstance, dashref.VarFramework, dashref.VarModel)
+// Nor an account: DescribeAlarms answers for the data source's own account.
+var noteAlarms = notFiltered("alarm state belongs to the endpoints, inference components and instances that CloudWatch alarms name; alarms carry no AZ, engine or model, and are the data source's own account's.",
+	dashref.VarAZ, dashref.VarInstance, dashref.VarFramework, dashref.VarModel, varAccount)
 
 // rowsOf keeps, in the frames of one query, the rows whose field equals (or, exclude, does
 // not equal) value.
@@ -257,8 +258,8 @@ func inventoryTable(id uint32, uid string) *table.PanelBuilder {
 			"the model, creation and last-modified times and any failure reason. Fewer instances or copies than desired while the status is Updating = a scale-out in progress "+
 			"(or blocked: see ICE); Failed = read the failure reason and the logs. Endpoints without GPU metrics are listed too. "+
 			"Click an endpoint or IC to filter the dashboard to it, open it in the SageMaker console, or open its logs in Logs Insights."+
-			notFiltered("the inventory lists endpoints, variants and inference components; instances, AZs, engines and models are not part of it.",
-				dashref.VarAZ, dashref.VarInstance, dashref.VarFramework, dashref.VarModel)).
+			notFiltered("the inventory lists the endpoints, variants and inference components of the data source's own account; instances, AZs, engines and models are not part of it.",
+				dashref.VarAZ, dashref.VarInstance, dashref.VarFramework, dashref.VarModel, varAccount)).
 		WithTarget(inventoryTarget("A", formatTable)).Height(8).
 		NoValue("No endpoints in the selection, or the data source may not call sagemaker:ListEndpoints (see Save & test)").
 		Transformations([]dashboard.DataTransformerConfig{{Id: "organize", Options: map[string]any{

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -177,7 +178,7 @@ func hasOverride(p panelJSON, id string) bool {
 }
 
 func TestVariables(t *testing.T) {
-	want := []string{dashref.VarDatasource, dashref.VarEndpoint, dashref.VarIC, dashref.VarAZ, dashref.VarInstance, dashref.VarFramework, dashref.VarModel, dashref.VarPercentile, dashref.VarRegion, dashref.VarConsole, dashref.VarAgg}
+	want := []string{dashref.VarDatasource, varRegions, varAccount, dashref.VarEndpoint, dashref.VarIC, dashref.VarAZ, dashref.VarInstance, dashref.VarFramework, dashref.VarModel, dashref.VarPercentile, dashref.VarConsole, dashref.VarAgg}
 
 	for file, d := range decodeAll(t) {
 		var names []string
@@ -189,12 +190,27 @@ func TestVariables(t *testing.T) {
 					t.Errorf("%s: datasource variable of type %v, want %s", file, v.Query, models.PluginID)
 				}
 			case "query":
-				q, _ := v.Query.(string)
-				if v.Name == dashref.VarRegion || v.Name == dashref.VarConsole {
-					if q != v.Name+"()" || v.Hide != 2 {
+				q, region := variableQuery(v.Query)
+				switch v.Name {
+				case dashref.VarConsole:
+					if q != v.Name+"()" || v.Hide != 2 || region != "" {
 						t.Errorf("%s: variable %s query %q hide %d, want the hidden %s()", file, v.Name, q, v.Hide, v.Name)
 					}
 					continue
+				case varRegions:
+					// All = every listed region: an allValue would be sent as one region name.
+					if q != "regions()" || !v.Multi || !v.IncludeAll || v.AllValue != "" || region != "" || v.Current.Value != "$__all" {
+						t.Errorf("%s: region variable %+v, want regions(), multi, All without allValue, selected", file, v)
+					}
+					continue
+				}
+				// Every other lookup asks the selected regions, and follows the account filter
+				// (except the account list itself, which cannot depend on itself).
+				if region != vRegions {
+					t.Errorf("%s: variable %s is looked up in region %q, want %s", file, v.Name, region, vRegions)
+				}
+				if follows := strings.Contains(q, vAccount); follows == (v.Name == varAccount) {
+					t.Errorf("%s: variable %s query %q: account filter present = %v", file, v.Name, q, follows)
 				}
 				// query_result() answers whole samples; a regex must pick the label value.
 				queryResult := strings.HasPrefix(q, "query_result(") && strings.HasSuffix(q, ")") && v.Regex != ""
@@ -217,6 +233,19 @@ func TestVariables(t *testing.T) {
 			t.Errorf("%s: variables %v, want %v", file, names, wantHere)
 		}
 	}
+}
+
+// variableQuery reads a query variable's stored query: the classic string, or the object
+// form with the string and the region field.
+func variableQuery(stored any) (query, region string) {
+	switch q := stored.(type) {
+	case string:
+		return q, ""
+	case map[string]any:
+		query, _ = q["query"].(string)
+		region, _ = q["region"].(string)
+	}
+	return query, region
 }
 
 // Every panel showing inference-component data states the empty case instead of "No data".
@@ -248,7 +277,7 @@ func TestDiagnosisTarget(t *testing.T) {
 		t.Fatalf("first Performance panel is %s with %d targets, want the diagnosis table", first.Type, len(first.Targets))
 	}
 	tg := first.Targets[0]
-	if tg["queryType"] != models.QueryTypeDiagnosis || tg["refId"] != "D" || tg["endpoint"] != vEndpoint || tg["inferenceComponent"] != vIC {
+	if tg["queryType"] != models.QueryTypeDiagnosis || tg["refId"] != "D" || tg["region"] != vRegions || tg["endpoint"] != vEndpoint || tg["inferenceComponent"] != vIC {
 		t.Fatalf("diagnosis target %v", tg)
 	}
 	if _, hasExpr := tg["expr"]; hasExpr {
@@ -364,16 +393,17 @@ func TestExternalLinks(t *testing.T) {
 }
 
 // The Logs Insights link names the log group in the console's fragment encoding and the
-// region (host and parameter) for every partition, once Grafana has filled the aws_console
-// and aws_region variables (as the frontend answers them).
+// row's region (parameter) on the partition's console (the aws_console variable, as the
+// frontend answers it for the data source's default region), for every partition.
 func TestLogsInsightsURL(t *testing.T) {
 	for _, c := range []struct{ region, console, endpoint string }{
 		{"us-east-1", "https://us-east-1.console.aws.amazon.com", "chat"},
+		{"eu-west-1", "https://us-east-1.console.aws.amazon.com", "chat"}, // a row of another region
 		{"cn-north-1", "https://cn-north-1.console.amazonaws.cn", "a-b-9"},
 		{"us-gov-west-1", "https://us-gov-west-1.console.amazonaws-us-gov.com", "X1"},
 	} {
-		u := strings.NewReplacer("${"+dashref.VarConsole+"}", c.console, "${"+dashref.VarRegion+"}", c.region, dataField(fEndpoint), c.endpoint).
-			Replace(logsInsightsURL("/aws/sagemaker/Endpoints/" + dataField(fEndpoint)))
+		u := strings.NewReplacer("${"+dashref.VarConsole+"}", c.console, dataField(fRegion), c.region, dataField(fEndpoint), c.endpoint).
+			Replace(logsInsightsURL(dataField(fRegion), "/aws/sagemaker/Endpoints/"+dataField(fEndpoint)))
 		parsed, err := url.Parse(u)
 		if err != nil {
 			t.Fatalf("%s: %v", u, err)
@@ -397,9 +427,10 @@ func TestEndpointColumnsLinkTheConsole(t *testing.T) {
 			if !strings.Contains(string(raw), `"Endpoint"`) || p.Type != "table" {
 				continue
 			}
-			// From the frame's own console URL (issue 11 frames) or built from the variables.
+			// From the frame's own console URL (issue 11 frames) or built from the row's region.
+			built, _ := json.Marshal("${aws_console}/sagemaker/home?region=" + rowRegion + "#/endpoints/${__value.raw}")
 			console := strings.Contains(string(raw), "${__data.fields.console_url}") ||
-				strings.Contains(string(raw), "${aws_console}/sagemaker/home?region=${aws_region}#/endpoints/${__value.raw}")
+				strings.Contains(string(raw), strings.Trim(string(built), `"`))
 			if !console || !strings.Contains(string(raw), "*2faws*2fsagemaker*2fEndpoints*2f") {
 				t.Errorf("%s: table %d %q has an Endpoint column without console and Logs Insights links", file, p.ID, p.Title)
 			}
@@ -408,6 +439,44 @@ func TestEndpointColumnsLinkTheConsole(t *testing.T) {
 	}
 	if found < 5 {
 		t.Errorf("only %d tables with an Endpoint column", found)
+	}
+}
+
+// Console and Logs Insights links built from variables open the clicked row's region (the
+// Region column of a PromQL table, the region field of an alarms or inventory row), and
+// drill links from a row open the row's region: with several regions on the dashboard, the
+// data source's default region would be the wrong one.
+func TestRowLinksUseTheRowsRegion(t *testing.T) {
+	rowRegions := map[string]bool{rowRegion: true, dataField(fRegion): true}
+	consoles, drills := 0, 0
+	for file, d := range decodeAll(t) {
+		raw, _ := json.Marshal(d.Panels)
+		var panels any
+		if err := json.Unmarshal(raw, &panels); err != nil {
+			t.Fatal(err)
+		}
+		found := map[string]bool{}
+		urls(panels, true, found)
+		for u := range found {
+			if strings.HasPrefix(u, "${"+dashref.VarConsole+"}/") {
+				consoles++
+				region := strings.SplitN(strings.SplitN(u, "region=", 2)[1], "#", 2)[0]
+				if !rowRegions[region] {
+					t.Errorf("%s: console link %q opens region %q, not the row's", file, u, region)
+				}
+			}
+			// Endpoint and IC drill links from a row (${__value.raw} or a row field) pin its region.
+			if strings.Contains(u, "var-endpoint=${__") {
+				drills++
+				m := regexp.MustCompile(`var-region=([^&]+)&`).FindStringSubmatch(u)
+				if m == nil || !rowRegions[m[1]] || strings.Contains(u, "${"+varRegions+":queryparam}") {
+					t.Errorf("%s: drill link %q does not open the row's region", file, u)
+				}
+			}
+		}
+	}
+	if consoles < 6 || drills < 4 {
+		t.Errorf("only %d console and %d drill links from rows", consoles, drills)
 	}
 }
 
@@ -445,15 +514,21 @@ func refsVar(target map[string]any, name string) bool {
 }
 
 // Every panel × every filter variable: each target of the panel uses the variable, or the
-// panel's description says it cannot follow it and why, never both.
+// panel's description says it cannot follow it and why, never both. The account is a label
+// filter like the others; the region is a query field no target may lack.
 func TestEveryPanelFollowsEveryFilter(t *testing.T) {
 	for file, d := range decodeAll(t) {
 		for _, p := range d.Panels {
 			if p.Type == "row" || len(p.Targets) == 0 {
 				continue
 			}
+			for _, tg := range p.Targets {
+				if tg["region"] != vRegions {
+					t.Errorf("%s: panel %d %q target %v asks region %q, want %s", file, p.ID, p.Title, tg["refId"], tg["region"], vRegions)
+				}
+			}
 			ignored := IgnoredFilters(p.Description)
-			for _, v := range dashref.FilterVars {
+			for _, v := range append(slices.Clone(dashref.FilterVars), varAccount) {
 				follows := true
 				for _, tg := range p.Targets {
 					follows = follows && refsVar(tg, v)
@@ -466,6 +541,59 @@ func TestEveryPanelFollowsEveryFilter(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// Annotations run in the dashboard's regions too, and their PromQL follows the account.
+func TestAnnotationsFollowRegionAndAccount(t *testing.T) {
+	generated, err := All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range generated {
+		var d struct {
+			Annotations struct {
+				List []struct {
+					Name   string         `json:"name"`
+					Target map[string]any `json:"target"`
+				} `json:"list"`
+			} `json:"annotations"`
+		}
+		if err := json.Unmarshal(g.JSON, &d); err != nil {
+			t.Fatal(err)
+		}
+		if len(d.Annotations.List) < 5 {
+			t.Fatalf("%s: %d annotations", g.File, len(d.Annotations.List))
+		}
+		for _, a := range d.Annotations.List {
+			expr, promql := a.Target["expr"].(string)
+			if a.Target["region"] != vRegions || promql && !strings.Contains(expr, vAccount) {
+				t.Errorf("%s: annotation %q target %v does not follow the region and account", g.File, a.Name, a.Target)
+			}
+		}
+	}
+}
+
+// A named series says which region answered it: several regions can return otherwise
+// identical series (a per-framework line, a fleet total).
+func TestLegendsNameTheRegion(t *testing.T) {
+	legends := 0
+	for file, d := range decodeAll(t) {
+		for _, p := range d.Panels {
+			for _, tg := range p.Targets {
+				legend, ok := tg["legendFormat"].(string)
+				if !ok {
+					continue
+				}
+				legends++
+				if !strings.Contains(legend, "{{"+lRegion+"}}") {
+					t.Errorf("%s: panel %d %q target %v legend %q does not name the region", file, p.ID, p.Title, tg["refId"], legend)
+				}
+			}
+		}
+	}
+	if legends < 50 {
+		t.Errorf("only %d legends", legends)
 	}
 }
 

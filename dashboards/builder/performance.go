@@ -69,8 +69,8 @@ func diagnosisPanel(id uint32) *table.PanelBuilder {
 		"The reading rules of these dashboards, evaluated by the data source over the selected endpoint, IC and time range: "+
 			"likely causes ranked, each with its evidence. Empty = no rule fired. "+
 			"Next: open the panel each finding names (for example Engine pressure for a saturated KV cache)."+
-			notFiltered("a diagnosis covers an endpoint or inference component as a whole; the rules themselves name the instance or AZ they blame.",
-				dashref.VarAZ, dashref.VarInstance, dashref.VarFramework, dashref.VarModel)).
+			notFiltered("a diagnosis covers an endpoint or inference component as a whole, in every account the data source sees; the rules themselves name the instance or AZ they blame.",
+				dashref.VarAZ, dashref.VarInstance, dashref.VarFramework, dashref.VarModel, varAccount)).
 		Height(6).WithTarget(diagnosisTarget("D")).NoValue("No likely cause found for this selection")
 }
 

@@ -44,6 +44,19 @@ type annotation struct {
 	TitleFormat string         `json:"titleFormat"`
 }
 
+// variableQuery is a query variable's classic string, stored bare or, for lookups asked in
+// the dashboard's regions, in the object form {"query": …, "region": "$region"}.
+func variableQuery(stored any) string {
+	switch q := stored.(type) {
+	case string:
+		return q
+	case map[string]any:
+		s, _ := q["query"].(string)
+		return s
+	}
+	return ""
+}
+
 // labelValuesForm is the dashboards' label-values variable form: label_values(selector, "label").
 var labelValuesForm = regexp.MustCompile(`^label_values\((.+), "([^"]+)"\)$`)
 

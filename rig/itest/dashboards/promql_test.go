@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/promql/parser"
 
 	sc "github.com/inferscope/sagemaker-datasource/pkg/semconv"
@@ -42,7 +43,7 @@ func allExprs(t *testing.T) map[string]string {
 			}
 		}
 		for _, v := range d.Templates.List {
-			if q, ok := v.Query.(string); ok && v.Type == "query" {
+			if q := variableQuery(v.Query); v.Type == "query" {
 				// label_values(selector, "label"): the selector must obey the same rules.
 				if m := labelValuesForm.FindStringSubmatch(q); m != nil {
 					out[file+" variable "+v.Name] = interpolate(m[1], parseVars(d))
@@ -74,8 +75,34 @@ func TestEveryTargetParsesAndObeysCloudWatchRules(t *testing.T) {
 			for _, problem := range cwcheck.Problems(ast) {
 				t.Errorf("%s\n%s", problem, raw)
 			}
+			if !strings.HasSuffix(name, " variable account") {
+				for _, s := range selectorsWithoutAccount(ast) {
+					t.Errorf("selector %s does not follow the account variable\n%s", s, raw)
+				}
+			}
 		})
 	}
+}
+
+// selectorsWithoutAccount lists the selectors of an expression that lack the account filter
+// at its default (All = .*), which every dashboard selector carries (cross-account data in a
+// monitoring account); the account variable's own lookup cannot depend on itself.
+func selectorsWithoutAccount(ast parser.Expr) []string {
+	var out []string
+	parser.Inspect(ast, func(n parser.Node, _ []parser.Node) error {
+		vs, ok := n.(*parser.VectorSelector)
+		if !ok {
+			return nil
+		}
+		for _, m := range vs.LabelMatchers {
+			if m.Name == sc.LabelAccount && m.Type == labels.MatchRegexp && m.Value == ".*" {
+				return nil
+			}
+		}
+		out = append(out, vs.String())
+		return nil
+	})
+	return out
 }
 
 // Engine panels show vLLM and SGLang side by side with the framework in the legend.

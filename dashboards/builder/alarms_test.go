@@ -139,7 +139,8 @@ func TestAlarmTable(t *testing.T) {
 }
 
 // Every dashboard marks alarm transitions, endpoint updates, scaling, ICE and cold starts
-// through its data source variable, each following the endpoint filter.
+// through its data source variable, each following the endpoint filter and asked in the
+// dashboard's regions; the PromQL ones follow the account too.
 func TestAnnotations(t *testing.T) {
 	generated, err := All()
 	if err != nil {
@@ -168,6 +169,9 @@ func TestAnnotations(t *testing.T) {
 			if !refsVar(a.Target, dashref.VarEndpoint) {
 				t.Errorf("%s: annotation %q ignores the endpoint filter", g.File, a.Name)
 			}
+			if a.Target["region"] != vRegions {
+				t.Errorf("%s: annotation %q asks region %v, want %s", g.File, a.Name, a.Target["region"], vRegions)
+			}
 			switch qt, _ := a.Target["queryType"].(string); qt {
 			case qtAlarmHistory, qtInventory:
 				if a.Target["format"] != formatAnnotations {
@@ -178,6 +182,9 @@ func TestAnnotations(t *testing.T) {
 				expr, _ := a.Target["expr"].(string)
 				if expr == "" || a.Title == "" || a.Target["range"] != true {
 					t.Errorf("%s: PromQL annotation %q needs a range expr and a title", g.File, a.Name)
+				}
+				if !refsVar(a.Target, varAccount) {
+					t.Errorf("%s: PromQL annotation %q ignores the account filter", g.File, a.Name)
 				}
 				kinds["promql"]++
 			default:

@@ -544,36 +544,6 @@ func TestEveryPanelFollowsEveryFilter(t *testing.T) {
 	}
 }
 
-// Annotations run in the dashboard's regions too, and their PromQL follows the account.
-func TestAnnotationsFollowRegionAndAccount(t *testing.T) {
-	generated, err := All()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, g := range generated {
-		var d struct {
-			Annotations struct {
-				List []struct {
-					Name   string         `json:"name"`
-					Target map[string]any `json:"target"`
-				} `json:"list"`
-			} `json:"annotations"`
-		}
-		if err := json.Unmarshal(g.JSON, &d); err != nil {
-			t.Fatal(err)
-		}
-		if len(d.Annotations.List) < 5 {
-			t.Fatalf("%s: %d annotations", g.File, len(d.Annotations.List))
-		}
-		for _, a := range d.Annotations.List {
-			expr, promql := a.Target["expr"].(string)
-			if a.Target["region"] != vRegions || promql && !strings.Contains(expr, vAccount) {
-				t.Errorf("%s: annotation %q target %v does not follow the region and account", g.File, a.Name, a.Target)
-			}
-		}
-	}
-}
-
 // A named series says which region answered it: several regions can return otherwise
 // identical series (a per-framework line, a fleet total).
 func TestLegendsNameTheRegion(t *testing.T) {

@@ -22,14 +22,12 @@ import (
 // every request is signed for its region) and its own fleet in its own account, behind one
 // data source that allows both and names each region's endpoint.
 
-// regionOf describes one region of the test: its name, the account its fleet lives in and
-// the seed of its simulated load.
-type regionOf struct {
-	name, account string
-	seed          int64
-}
+// regionOf describes one region of the test: its name and the account its fleet lives in.
+// Both fleets run the same seed, so that the sparse event panels (cold starts) have data in
+// both; the region's signature check and the account labels still tell the answers apart.
+type regionOf struct{ name, account string }
 
-var twoRegions = []regionOf{{"us-east-1", "111111111111", 42}, {"us-west-2", "222222222222", 43}}
+var twoRegions = []regionOf{{"us-east-1", "111111111111"}, {"us-west-2", "222222222222"}}
 
 // inRegion is the default fleet moved to another region and account (AZ names included).
 func inRegion(r regionOf) *fleet.Fleet {
@@ -51,7 +49,7 @@ func startRegions(t *testing.T) *fleetRun {
 	endpoints := map[string]string{}
 	var first *stack.Stack
 	for _, r := range twoRegions {
-		st, err := stack.Start(context.Background(), stack.Options{Scenario: "healthy", Seed: r.seed, History: 6 * time.Hour,
+		st, err := stack.Start(context.Background(), stack.Options{Scenario: "healthy", Seed: 42, History: 6 * time.Hour,
 			End: stack.PinnedEnd, Region: r.name, Fleet: inRegion(r), AccessKey: "AKIDREGIONS", SecretKey: "regions-secret"})
 		if err != nil {
 			t.Fatal(err)
@@ -124,14 +122,17 @@ func TestEveryPanelAnswersFromEveryRegion(t *testing.T) {
 	sort.Strings(keys)
 	for _, k := range keys {
 		for ref, dt := range targets[k] {
-			if _, exempt := emptyTargets[k+"/"+ref]; exempt {
+			_, exempt := emptyTargets[k+"/"+ref]
+			if _, fed := fedBy[k+"/"+ref]; exempt || fed {
 				continue
 			}
 			frames := f.frames(t, dt.with(map[string]string{varRegion: want}))
 			seen := map[string]bool{}
 			for _, fr := range frames {
+				heatmap := fr.Meta != nil && fr.Meta.Type == "heatmap-cells" // pkg/converter's native histograms
 				for _, fd := range fr.Fields {
-					if !fd.Type().Numeric() {
+					// A series' labels are on its value field: a heatmap's bucket counts.
+					if !fd.Type().Numeric() || heatmap && fd.Name != "count" {
 						continue
 					}
 					region := fd.Labels[sc.LabelRegion]

@@ -68,10 +68,11 @@ const (
 // account, so that same-named endpoints of two accounts are two tiles.
 var tileGroups = withAccount(lType, lAZ)
 
-// tileLegend names a tile by its resource and AZ; the instance type is in the tables below
-// (a name longer than a tile is cut, and the resource id is what a user looks for).
+// tileLegend names a tile by its resource, AZ (which names the region) and account, so that
+// same-named endpoints of two accounts are told apart; the instance type is in the tables
+// below (a name longer than a tile is cut, and the resource id is what a user looks for).
 func tileLegend(resource string) string {
-	return resource + " · {{" + lAZ + "}}"
+	return resource + " · {{" + lAZ + "}} · {{" + lAccount + "}}"
 }
 
 // azLink filters a dashboard by the AZ of the clicked tile.

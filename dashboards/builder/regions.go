@@ -2,6 +2,7 @@ package builder
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/grafana/grafana-foundation-sdk/go/cog"
 	"github.com/grafana/grafana-foundation-sdk/go/cog/variants"
@@ -45,12 +46,22 @@ func withAccount(by ...string) []string {
 
 // regionLegend names the region in a legend: several regions can answer one query with
 // otherwise identical series. An empty legend (Grafana's own naming, every label) already
-// shows it.
+// shows it, and so does an AZ name (us-east-1a).
 func regionLegend(legend string) string {
-	if legend == "" {
-		return ""
+	if legend == "" || namesRegion(legend) {
+		return legend
 	}
 	return legend + " · {{" + lRegion + "}}"
+}
+
+// namesRegion reports whether a legend shows the region: its label, or an AZ label.
+func namesRegion(legend string) bool {
+	for _, l := range []string{lRegion, lAZ, sc.LabelEventAZ} {
+		if strings.Contains(legend, "{{"+l+"}}") {
+			return true
+		}
+	}
+	return false
 }
 
 // PromQuery is a PromQL target of our data source: the prometheus query model plus the

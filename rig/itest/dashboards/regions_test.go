@@ -141,8 +141,9 @@ func TestEveryPanelAnswersFromEveryRegion(t *testing.T) {
 						continue
 					}
 					seen[region] = true
-					// Range legends end with " · <region>"; a stat without a legend is named by it.
-					if legend, _ := dt.target["legendFormat"].(string); legend != "" && (fd.Config == nil || !strings.HasSuffix(fd.Config.DisplayNameFromDS, region)) {
+					// Legends end with " · <region>" or name an AZ of it; a stat without a
+					// legend is named by it.
+					if legend, _ := dt.target["legendFormat"].(string); legend != "" && (fd.Config == nil || !strings.Contains(fd.Config.DisplayNameFromDS, region)) {
 						t.Errorf("%s/%s: legend %q of a %s series does not name its region", k, ref, legend, region)
 					}
 				}

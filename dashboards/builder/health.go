@@ -47,7 +47,7 @@ const perfTilesDesc = `One tile per resource at the "Aggregate by" level (instan
 	`red = KV cache ≥ 95 %, more requests waiting than running, or TTFT ≥ 5 s. ` +
 	`No tile (or "No engine signal") means the container emits no vLLM/SGLang metrics (for example DJL): nothing to judge, like "no alarm configured". ` +
 	`Stat tiles have no tooltip in core Grafana: the fields a hover would show (instance type, TTFT, output tokens/s, concurrent requests, KV cache, state) are the columns of "Instance performance" below, one row per instance. ` +
-	`Tiles are grouped by instance type and AZ and named resource · AZ (the type is in the table below), as the managed honeycomb groups by AZ: a red cluster in one AZ points at that AZ. ` +
+	`Tiles are grouped by instance type and AZ and named resource · AZ · account (the type is in the table below; the AZ names the region), as the managed honeycomb groups by AZ: a red cluster in one AZ points at that AZ. ` +
 	`Click a tile to filter the whole dashboard by its instance (when aggregated by instances) or by its AZ. Next: a red tile → check its row below, then Engine pressure.`
 
 // perfTiles is the Performance health grid.
@@ -102,7 +102,7 @@ func capacityState() string {
 	return maxBy(by, or(parts...))
 }
 
-const capTilesDesc = `One tile per instance (named instance · AZ; the type is in the table below) showing its highest utilisation among GPU, GPU memory, CPU, memory and disk. ` +
+const capTilesDesc = `One tile per instance (named instance · AZ · account; the type is in the table below) showing its highest utilisation among GPU, GPU memory, CPU, memory and disk. ` +
 	`Colour is thresholds on utilisation (CloudWatch alarm state is on the Performance dashboard's "Alarm health"): green < 80 %, orange 80–95 %, red ≥ 95 % (GPU memory at 89 % already leaves little VRAM for another model's weights; vLLM pre-allocates about 90 % for its KV cache, so orange is normal on vLLM hosts). ` +
 	`The five values behind each tile are the columns of "Headroom and placement" below. ` +
 	`Normal: mixed green/orange under load. Bad: many red tiles on one signal → the fleet is short of that resource; add instances before placing models. ` +

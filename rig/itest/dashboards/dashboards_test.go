@@ -44,17 +44,17 @@ type annotation struct {
 	TitleFormat string         `json:"titleFormat"`
 }
 
-// variableQuery is a query variable's classic string, stored bare or, for lookups asked in
-// the dashboard's regions, in the object form {"query": …, "region": "$region"}.
-func variableQuery(stored any) string {
+// variableQuery is a query variable's classic string and region, stored bare or, for
+// lookups asked in the dashboard's regions, in the object form {"query": …, "region": "$region"}.
+func variableQuery(stored any) (query, region string) {
 	switch q := stored.(type) {
 	case string:
-		return q
+		return q, ""
 	case map[string]any:
-		s, _ := q["query"].(string)
-		return s
+		query, _ = q["query"].(string)
+		region, _ = q["region"].(string)
 	}
-	return ""
+	return query, region
 }
 
 // labelValuesForm is the dashboards' label-values variable form: label_values(selector, "label").

@@ -116,7 +116,7 @@ func dashboardLoads(tb testing.TB) []dashLoad {
 		vars := defaultVars(d)
 		dl := dashLoad{name: strings.TrimSuffix(file, ".json")}
 		for _, v := range d.Templates.List {
-			q := variableQuery(v.Query)
+			q, _ := variableQuery(v.Query)
 			if m := labelValuesForm.FindStringSubmatch(q); v.Type == "query" && m != nil {
 				dl.lookups = append(dl.lookups, lookup{label: m[2], match: interpolate(m[1], vars)})
 			}

@@ -43,7 +43,7 @@ func allExprs(t *testing.T) map[string]string {
 			}
 		}
 		for _, v := range d.Templates.List {
-			if q := variableQuery(v.Query); v.Type == "query" {
+			if q, _ := variableQuery(v.Query); v.Type == "query" {
 				// label_values(selector, "label"): the selector must obey the same rules.
 				if m := labelValuesForm.FindStringSubmatch(q); m != nil {
 					out[file+" variable "+v.Name] = interpolate(m[1], parseVars(d))

@@ -3,7 +3,10 @@ package dashboards_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"maps"
+	"net/http"
+	"net/url"
 	"slices"
 	"sort"
 	"strings"
@@ -193,3 +196,63 @@ func TestRegionAndAccountNarrowTheInstances(t *testing.T) {
 
 // varAccountName is the dashboards' account variable (dashboards/builder varAccount).
 const varAccountName = "account"
+
+// The variables' lookups run in each selected region (the region of their stored query,
+// sent as the resource call's region) and follow the account: the account list of a region
+// is that region's account, its endpoints are listed, and none are listed under the other
+// region's account.
+func TestVariableLookupsFollowRegionAndAccount(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts two emulators with simulated fleets")
+	}
+	f := startRegions(t)
+	f.skipUnlessRegionsServed(t, allTargets(t)["performance/2"]["A"])
+	d := decodeAll(t)["performance.json"]
+	lookups := map[string][2]string{} // variable → label, selector
+	for _, v := range d.Templates.List {
+		q, region := variableQuery(v.Query)
+		m := labelValuesForm.FindStringSubmatch(q)
+		if v.Type != "query" || m == nil {
+			continue
+		}
+		if region != "$"+varRegion {
+			t.Errorf("variable %s is looked up in region %q, not the dashboard's", v.Name, region)
+		}
+		lookups[v.Name] = [2]string{m[2], m[1]}
+	}
+	values := func(variable, region string, vars map[string]string) []string {
+		all := defaultVars(d)
+		maps.Copy(all, vars)
+		q := url.Values{"match[]": {interpolate(lookups[variable][1], all)}, "region": {region},
+			"start": {fmt.Sprint(f.from.Unix())}, "end": {fmt.Sprint(f.to.Unix())}}
+		path := "api/v1/label/" + url.PathEscape(lookups[variable][0]) + "/values"
+		var out []string
+		err := f.ds.CallResource(context.Background(), &backend.CallResourceRequest{Path: path, Method: http.MethodGet, URL: "/" + path + "?" + q.Encode()},
+			backend.CallResourceResponseSenderFunc(func(r *backend.CallResourceResponse) error {
+				var body struct {
+					Data []string `json:"data"`
+				}
+				if r.Status != http.StatusOK || json.Unmarshal(r.Body, &body) != nil {
+					t.Errorf("lookup %s in %s: %d %s", variable, region, r.Status, r.Body)
+				}
+				out = body.Data
+				return nil
+			}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	for i, r := range twoRegions {
+		if got := values(varAccountName, r.name, nil); !slices.Equal(got, []string{r.account}) {
+			t.Errorf("accounts in %s: %v, want [%s]", r.name, got, r.account)
+		}
+		if got := values("endpoint", r.name, nil); len(got) == 0 {
+			t.Errorf("no endpoints listed in %s", r.name)
+		}
+		other := twoRegions[(i+1)%len(twoRegions)].account
+		if got := values("endpoint", r.name, map[string]string{varAccountName: other}); len(got) != 0 {
+			t.Errorf("endpoints of %s under account %s (which has none there): %v", r.name, other, got)
+		}
+	}
+}

@@ -190,7 +190,7 @@ func TestVariables(t *testing.T) {
 					t.Errorf("%s: datasource variable of type %v, want %s", file, v.Query, models.PluginID)
 				}
 			case "query":
-				q, region := variableQuery(v.Query)
+				q, region := VariableQuery(v.Query)
 				switch v.Name {
 				case dashref.VarConsole:
 					if q != v.Name+"()" || v.Hide != 2 || region != "" {
@@ -233,19 +233,6 @@ func TestVariables(t *testing.T) {
 			t.Errorf("%s: variables %v, want %v", file, names, wantHere)
 		}
 	}
-}
-
-// variableQuery reads a query variable's stored query: the classic string, or the object
-// form with the string and the region field.
-func variableQuery(stored any) (query, region string) {
-	switch q := stored.(type) {
-	case string:
-		return q, ""
-	case map[string]any:
-		query, _ = q["query"].(string)
-		region, _ = q["region"].(string)
-	}
-	return query, region
 }
 
 // Every panel showing inference-component data states the empty case instead of "No data".

@@ -81,6 +81,19 @@ func queryVar(name, desc, q, allValue string) *dashboard.QueryVariableBuilder {
 		Query(dashboard.StringOrMap{Map: map[string]any{"query": q, "region": vRegions}})
 }
 
+// VariableQuery reads back a query variable's stored query (decoded JSON): the classic
+// string, and the region it is asked in when stored in queryVar's object form.
+func VariableQuery(stored any) (query, region string) {
+	switch q := stored.(type) {
+	case string:
+		return q, ""
+	case map[string]any:
+		query, _ = q["query"].(string)
+		region, _ = q["region"].(string)
+	}
+	return query, region
+}
+
 // listVar is a multi-value query variable with All, selected on load; an empty allValue
 // makes All every listed value (see labelValuesVar for the refresh).
 func listVar(name, desc, q, allValue string) *dashboard.QueryVariableBuilder {

@@ -44,19 +44,6 @@ type annotation struct {
 	TitleFormat string         `json:"titleFormat"`
 }
 
-// variableQuery is a query variable's classic string and region, stored bare or, for
-// lookups asked in the dashboard's regions, in the object form {"query": …, "region": "$region"}.
-func variableQuery(stored any) (query, region string) {
-	switch q := stored.(type) {
-	case string:
-		return q, ""
-	case map[string]any:
-		query, _ = q["query"].(string)
-		region, _ = q["region"].(string)
-	}
-	return query, region
-}
-
 // labelValuesForm is the dashboards' label-values variable form: label_values(selector, "label").
 var labelValuesForm = regexp.MustCompile(`^label_values\((.+), "([^"]+)"\)$`)
 

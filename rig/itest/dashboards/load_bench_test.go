@@ -21,6 +21,7 @@ import (
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
+	"github.com/inferscope/sagemaker-datasource/dashboards/builder"
 	"github.com/inferscope/sagemaker-datasource/pkg/plugin"
 	"github.com/inferscope/sagemaker-datasource/rig/fleet"
 	"github.com/inferscope/sagemaker-datasource/rig/stack"
@@ -116,7 +117,7 @@ func dashboardLoads(tb testing.TB) []dashLoad {
 		vars := defaultVars(d)
 		dl := dashLoad{name: strings.TrimSuffix(file, ".json")}
 		for _, v := range d.Templates.List {
-			q, _ := variableQuery(v.Query)
+			q, _ := builder.VariableQuery(v.Query)
 			if m := labelValuesForm.FindStringSubmatch(q); v.Type == "query" && m != nil {
 				dl.lookups = append(dl.lookups, lookup{label: m[2], match: interpolate(m[1], vars)})
 			}

@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/promql/parser"
 
+	"github.com/inferscope/sagemaker-datasource/dashboards/builder"
 	sc "github.com/inferscope/sagemaker-datasource/pkg/semconv"
 	"github.com/inferscope/sagemaker-datasource/rig/itest/cwcheck"
 )
@@ -43,7 +44,7 @@ func allExprs(t *testing.T) map[string]string {
 			}
 		}
 		for _, v := range d.Templates.List {
-			if q, _ := variableQuery(v.Query); v.Type == "query" {
+			if q, _ := builder.VariableQuery(v.Query); v.Type == "query" {
 				// label_values(selector, "label"): the selector must obey the same rules.
 				if m := labelValuesForm.FindStringSubmatch(q); m != nil {
 					out[file+" variable "+v.Name] = interpolate(m[1], parseVars(d))

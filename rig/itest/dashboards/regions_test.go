@@ -15,6 +15,7 @@ import (
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
+	"github.com/inferscope/sagemaker-datasource/dashboards/builder"
 	"github.com/inferscope/sagemaker-datasource/pkg/plugin"
 	sc "github.com/inferscope/sagemaker-datasource/pkg/semconv"
 	"github.com/inferscope/sagemaker-datasource/rig/fleet"
@@ -210,7 +211,7 @@ func TestVariableLookupsFollowRegionAndAccount(t *testing.T) {
 	d := decodeAll(t)["performance.json"]
 	lookups := map[string][2]string{} // variable → label, selector
 	for _, v := range d.Templates.List {
-		q, region := variableQuery(v.Query)
+		q, region := builder.VariableQuery(v.Query)
 		m := labelValuesForm.FindStringSubmatch(q)
 		if v.Type != "query" || m == nil {
 			continue

@@ -65,14 +65,15 @@ func azDistribution(id uint32) *barchart.PanelBuilder {
 		XField("AZ").Orientation(common.VizOrientationAuto).Span(10)
 }
 
-// azRisk rates each endpoint by how many AZs its instances span.
+// azRisk rates each endpoint (of each account) by how many AZs its instances span.
 func azRisk(id uint32) *stat.PanelBuilder {
-	azs := countBy([]string{lEP}, instancesPerAZ(lEP))
+	by := withAccount(lEP)
+	azs := countBy(by, instancesPerAZ(by...))
 	return multiStat(id, "AZ risk per endpoint",
 		"Risk rating per endpoint from the AZs its instances span (with an inference component selected: the AZs its copies span): 3 or more AZs = Low (nothing to do); 2 AZs = Medium (rebalance, one AZ failure halves capacity); "+
 			"a single AZ, i.e. every other AZ has no instance = High (one AZ failure takes the endpoint offline). "+
 			"Colour is thresholds on this count."+noteNoEngine, unitShort).
-		WithTarget(promInstant("A", "("+azs+" < bool 3) + ("+azs+" < bool 2)", "{{"+lEP+"}}")).
+		WithTarget(promInstant("A", "("+azs+" < bool 3) + ("+azs+" < bool 2)", "{{"+lEP+"}} · {{"+lAccount+"}}")).
 		Mappings(stateMappings("Low", "Medium", "High")).Thresholds(stateThresholds()).
 		Height(8).Span(6).NoValue("No instances")
 }

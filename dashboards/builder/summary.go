@@ -27,7 +27,7 @@ func instancesStat(id uint32) *stat.PanelBuilder {
 func icsStat(id uint32) *stat.PanelBuilder {
 	return statPanel(id, "Inference components", "Inference components with at least one copy on a GPU. "+
 		"0 on single-model endpoints, which is normal: their IC panels show an explicit empty state."+noteNoEngine, unitShort).
-		WithTarget(promInstant("A", "count ("+countBy([]string{lEP, lIC}, gpu(sc.DCGMGPUUtil, neq(lIC, "")))+")", "")).
+		WithTarget(promInstant("A", "count ("+countBy(withAccount(lEP, lIC), gpu(sc.DCGMGPUUtil, neq(lIC, "")))+")", "")).
 		NoValue("0").Thresholds(thresholds("blue"))
 }
 
@@ -39,11 +39,12 @@ func gpusStat(id uint32) *stat.PanelBuilder {
 		NoValue("0").Thresholds(thresholds("blue"))
 }
 
-// azSkewExpr is 100·(max − min)/max of instances per AZ, per endpoint, averaged over endpoints
-// (0 % = balanced across the AZs in use).
+// azSkewExpr is 100·(max − min)/max of instances per AZ, per endpoint (of each account),
+// averaged over endpoints (0 % = balanced across the AZs in use).
 func azSkewExpr() string {
-	perAZ := instancesPerAZ(lEP)
-	return "avg (100 * (" + maxBy([]string{lEP}, perAZ) + " - " + agg("min", []string{lEP}, perAZ) + ") / " + maxBy([]string{lEP}, perAZ) + ")"
+	by := withAccount(lEP)
+	perAZ := instancesPerAZ(by...)
+	return "avg (100 * (" + maxBy(by, perAZ) + " - " + agg("min", by, perAZ) + ") / " + maxBy(by, perAZ) + ")"
 }
 
 func azSkewStat(id uint32) *stat.PanelBuilder {

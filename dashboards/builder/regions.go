@@ -8,6 +8,7 @@ import (
 	"github.com/grafana/grafana-foundation-sdk/go/cog/variants"
 	"github.com/grafana/grafana-foundation-sdk/go/prometheus"
 
+	"github.com/inferscope/sagemaker-datasource/pkg/dashref"
 	sc "github.com/inferscope/sagemaker-datasource/pkg/semconv"
 )
 
@@ -17,10 +18,10 @@ import (
 // account is a label ("@aws.account") of cross-account data in a monitoring account: every
 // dashboard selector filters by it, and tables and tiles keep it apart.
 
-// Variable names. pkg/dashref names the variables other packages link with; these two are
-// only carried by the dashboards' own links so far.
+// Variable names: the region is pkg/dashref's (diagnosis links set it); the account is only
+// carried by the dashboards' own links so far.
 const (
-	varRegions = "region"
+	varRegions = dashref.VarQueryRegion
 	varAccount = "account"
 	vRegions   = "$" + varRegions
 	vAccount   = "$" + varAccount

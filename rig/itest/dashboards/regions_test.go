@@ -16,6 +16,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
 	"github.com/inferscope/sagemaker-datasource/dashboards/builder"
+	"github.com/inferscope/sagemaker-datasource/pkg/dashref"
 	"github.com/inferscope/sagemaker-datasource/pkg/plugin"
 	sc "github.com/inferscope/sagemaker-datasource/pkg/semconv"
 	"github.com/inferscope/sagemaker-datasource/rig/fleet"
@@ -104,8 +105,8 @@ func (f *fleetRun) skipUnlessRegionsServed(t *testing.T, dt dashTarget) {
 	t.Skip("MISSING issue 15 backend: the plugin on this tree does not run a query in the regions its region field names (pkg/plugin of the regions-backend branch)")
 }
 
-// varRegion is the dashboards' region variable (dashboards/builder varRegions).
-const varRegion = "region"
+// varRegion is the dashboards' region variable.
+const varRegion = dashref.VarQueryRegion
 
 // With Region at All, every PromQL target of the three dashboards answers from both regions,
 // every series names the region it came from, and every legend ends with it.

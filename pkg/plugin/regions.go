@@ -113,10 +113,9 @@ func (d *Datasource) buildRegional(ctx context.Context, region string) (*regiona
 	if err != nil {
 		return nil, err
 	}
-	rg := &regional{d: d, region: ep.Region, endpoint: ep, client: client, cacheID: d.uid}
-	if ep.Region != d.defaultRegion {
-		rg.cacheID = d.uid + "\x00" + ep.Region
-	}
+	// The default region is suffixed too: rcache joins id and expression with NUL, which an
+	// expression may contain, so a bare uid would let "us-west-2\x00up" reach us-west-2's "up".
+	rg := &regional{d: d, region: ep.Region, endpoint: ep, client: client, cacheID: d.uid + "\x00" + ep.Region}
 	if rg.aws, err = d.awsFactory(ctx, d.settings, ep, d.shared); err != nil {
 		rg.aws, rg.awsErr = nil, err
 	}

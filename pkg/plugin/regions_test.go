@@ -606,3 +606,19 @@ func TestRandomRegionFields(t *testing.T) {
 		}
 	}
 }
+
+// Cache keys join the region and the expression with a NUL, which an expression may hold:
+// the default region's "us-west-2\x00up" must not be served us-west-2's answer to "up".
+func TestRegionCacheKeyUnambiguous(t *testing.T) {
+	r := &regionFakes{mk: regionMatrix}
+	d := newRegionDatasource(t, `{"authType":"keys","defaultRegion":"us-east-1","endpoint":"http://127.0.0.1:9","cacheSizeMiB":16}`, r)
+	for _, model := range []string{
+		`{"expr":"up","instant":true,"region":"us-west-2"}`,
+		`{"expr":"us-west-2\u0000up","instant":true}`,
+	} {
+		queryData(t, d, model)
+	}
+	if c := r.calls(); c["us-west-2"] != 1 || c["us-east-1"] != 1 {
+		t.Errorf("upstream calls %v: want one in each region (a different expression in another region is never a cache hit)", c)
+	}
+}

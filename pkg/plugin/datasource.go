@@ -121,8 +121,8 @@ func New(ctx context.Context, settings backend.DataSourceInstanceSettings, facto
 		}
 		d.cache = rcache.New(rcache.Options{MaxBytes: int64(s.CacheSizeMiB) << 20, RefetchWindow: refetch, Fresh: fresh})
 	}
-	// The default region's endpoint is checked before credentials, as it always was.
-	if _, err := awsauth.ResolveRegionEndpoint(s.Auth, ""); err != nil {
+	// Endpoints are checked before credentials, as they always were.
+	if err := checkEndpoints(s); err != nil {
 		d.setupErr = err
 		return d, nil
 	}

@@ -122,6 +122,19 @@ func (d *Datasource) buildRegional(ctx context.Context, region string) (*regiona
 	return rg, nil
 }
 
+// checkEndpoints resolves the endpoint of every region queries may name, the default
+// region's first. Each is a few string checks; doing them all here lets Save & test report
+// a bad jsonData.endpoint that regionEndpoints hides from the default region but every
+// other region would use.
+func checkEndpoints(s *models.Settings) error {
+	for _, region := range append([]string{""}, s.Allowed()...) {
+		if _, err := awsauth.ResolveRegionEndpoint(s.Auth, region); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // closeRegions releases the idle connections of every region built.
 func (d *Datasource) closeRegions() {
 	d.regionsMu.Lock()

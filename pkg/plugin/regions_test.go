@@ -622,3 +622,22 @@ func TestRegionCacheKeyUnambiguous(t *testing.T) {
 		t.Errorf("upstream calls %v: want one in each region (a different expression in another region is never a cache hit)", c)
 	}
 }
+
+// An unsafe jsonData.endpoint is a settings error even when regionEndpoints gives the
+// default region its own endpoint: the other regions would use it, so Save & test must
+// say so rather than every query to them failing later.
+func TestSharedEndpointCheckedWithRegionEndpoints(t *testing.T) {
+	r := &regionFakes{mk: regionMatrix}
+	d, err := New(context.Background(), testSettings(`{"authType":"keys","defaultRegion":"us-east-1","endpoint":"http://203.0.113.9",
+		"regionEndpoints":{"us-east-1":"http://127.0.0.1:9"}}`), r.factory)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(d.Dispose)
+	if d.setupErr == nil || !strings.Contains(d.setupErr.Error(), "jsonData.endpoint") || !strings.Contains(d.setupErr.Error(), "plain http") {
+		t.Errorf("setup error %v, want jsonData.endpoint's plain http named", d.setupErr)
+	}
+	if len(r.builds) != 0 {
+		t.Errorf("clients built %v", r.builds)
+	}
+}

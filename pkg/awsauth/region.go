@@ -71,11 +71,17 @@ const maxSuggestDistance = 2
 // (case ignored), when it is at most 2 edits away and not value itself; else "". Ties go to
 // the first in sorted order, so the answer does not depend on the order of known.
 func ClosestRegion(value string, known []string) string {
+	return ClosestOf(value, slices.Concat(known, PromQLRegions))
+}
+
+// ClosestOf is ClosestRegion among cands alone: a region not allowed is best answered with
+// an allowed one, even when a region not allowed is as near.
+func ClosestOf(value string, cands []string) string {
 	v := strings.ToLower(strings.TrimSpace(value))
 	if len(v) > 64 { // no region is near; spare the quadratic work
 		return ""
 	}
-	cands := slices.Concat(known, PromQLRegions)
+	cands = slices.Clone(cands)
 	slices.Sort(cands)
 	best, bestD := "", maxSuggestDistance+1
 	for _, c := range slices.Compact(cands) {

@@ -152,7 +152,7 @@ func (s *Settings) checkRegions(field string) ([]string, error) {
 		if !slices.Contains(allowed, r) {
 			msg := fmt.Sprintf("region %q is not allowed by this data source: add it to Allowed regions (jsonData.allowedRegions) or use one of: %s",
 				r, strings.Join(allowed, ", "))
-			if near := awsauth.ClosestRegion(r, allowed); slices.Contains(allowed, near) {
+			if near := awsauth.ClosestOf(r, allowed); near != "" {
 				msg += "; did you mean " + near + "?"
 			}
 			return nil, fmt.Errorf("%s", msg)

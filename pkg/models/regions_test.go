@@ -47,6 +47,7 @@ func TestParseRegions(t *testing.T) {
 		{name: "region endpoint key allowed", settings: lab, field: "xx-lab-1", want: []string{"xx-lab-1"}},
 		{name: "near a custom region", settings: lab, field: "xx-lab1", wantErr: []string{"did you mean xx-lab-1?"}},
 		{name: "syntactically fine typo of an allowed region", settings: listed, field: "us-wset-2", wantErr: []string{"not allowed", "did you mean us-west-2?"}},
+		{name: "allowed region as near as one not allowed", settings: listed, field: "us-west-3", wantErr: []string{"not allowed", "did you mean us-west-2?"}},
 		{name: "too long", settings: open, field: strings.Repeat("us-east-1,", 300), wantErr: []string{"region is", "bytes long"}},
 	}
 	for _, tc := range tests {

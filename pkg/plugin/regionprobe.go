@@ -26,6 +26,9 @@ const (
 	// regionProbeTimeout bounds one region's probe; a region that does not answer in time
 	// counts as one without data.
 	regionProbeTimeout = 10 * time.Second
+	// regionProbeBudget bounds a whole probe: with regions that do not answer, ceil(31/4)
+	// rounds of regionProbeTimeout would take 80s, longer than callers wait.
+	regionProbeBudget = 20 * time.Second
 )
 
 // regionProbe caches the last region list; mu is held while probing, so concurrent
@@ -50,7 +53,7 @@ func (d *Datasource) regionsValues(ctx context.Context, req *backend.CallResourc
 
 // regionList is the allowed regions whose probe found SageMaker series, sorted; when no
 // probe answered or none found any, the configured list (jsonData.allowedRegions, else the
-// default region). Reused for regionProbeTTL.
+// default region). Reused for regionProbeTTL; a probe lasts at most regionProbeBudget.
 func (d *Datasource) regionList(ctx context.Context, now time.Time) []string {
 	p := &d.probe
 	p.mu.Lock()
@@ -58,7 +61,11 @@ func (d *Datasource) regionList(ctx context.Context, now time.Time) []string {
 	if p.list != nil && now.Sub(p.at) < regionProbeTTL {
 		return p.list
 	}
-	found := d.probeRegions(ctx, d.allowed, now)
+	// Not the caller's context: a caller that gives up leaves a finished answer to the next
+	// one, instead of every refresh starting a probe that never ends.
+	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), regionProbeBudget)
+	defer cancel()
+	found := d.probeRegions(pctx, d.allowed, now)
 	if len(found) == 0 {
 		found = slices.Clone(d.settings.AllowedRegions)
 		if len(found) == 0 {
@@ -66,9 +73,7 @@ func (d *Datasource) regionList(ctx context.Context, now time.Time) []string {
 		}
 		slices.Sort(found)
 	}
-	if ctx.Err() == nil { // a cancelled caller's partial answer is not kept
-		p.list, p.at = found, now
-	}
+	p.list, p.at = found, now
 	return found
 }
 

@@ -641,3 +641,36 @@ func TestSharedEndpointCheckedWithRegionEndpoints(t *testing.T) {
 		t.Errorf("clients built %v", r.builds)
 	}
 }
+
+// A caller that gives up (Grafana's resource timeout is shorter than a probe of 31 regions
+// when some do not answer) does not waste the probe: it runs to its own deadline and the
+// next caller gets the list without probing again. Otherwise every refresh restarts the
+// probe and none ever finishes.
+func TestRegionProbeOutlivesCaller(t *testing.T) {
+	release := make(chan struct{})
+	r := &regionFakes{mk: func(region string) *fakeUpstream {
+		return &fakeUpstream{answer: func(c call) (*fakeResponse, error) {
+			if region == "us-west-2" {
+				<-release // answers only after the first caller gave up
+				return okJSON(`{"status":"success","data":[{"__name__":"DCGM_FI_DEV_GPU_UTIL"}]}`), nil
+			}
+			return okJSON(`{"status":"success","data":[]}`), nil
+		}}
+	}}
+	d := newRegionDatasource(t, `{"authType":"keys","defaultRegion":"us-east-1","endpoint":"http://127.0.0.1:9","allowedRegions":["us-west-2","eu-west-1"]}`, r)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan []string)
+	go func() { done <- d.regionList(ctx, time.Now()) }()
+	for len(r.calls()) < 3 { // every probe started
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	close(release)
+	<-done
+	if got := d.regionList(context.Background(), time.Now()); !slices.Equal(got, []string{"us-west-2"}) {
+		t.Errorf("next caller got %v, want the finished probe's [us-west-2]", got)
+	}
+	if c := r.calls(); !maps.Equal(c, map[string]int{"us-east-1": 1, "us-west-2": 1, "eu-west-1": 1}) {
+		t.Errorf("probes %v, want one per region (one probe, reused)", c)
+	}
+}

@@ -128,8 +128,9 @@ func DefaultRegion(s Settings) string {
 // jsonData.regionEndpoints[region]; else, for the default region, what ResolveEndpoint
 // picks; else jsonData.endpoint when it is a custom endpoint (one for every region, each
 // request still signed for its own region); else https://monitoring.<region>.amazonaws.com(.cn).
-// The datasource URL and a CloudWatch host in jsonData.endpoint belong to the default region. Every endpoint passes ResolveEndpoint's
-// safety rules; "" is the default region.
+// The datasource URL and a CloudWatch host in jsonData.endpoint belong to the default
+// region: another region's requests would be refused there, signed for the wrong region.
+// Every endpoint passes ResolveEndpoint's safety rules; "" is the default region.
 func ResolveRegionEndpoint(s Settings, region string) (Endpoint, error) {
 	def := DefaultRegion(s)
 	if region == "" {

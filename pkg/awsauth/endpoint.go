@@ -128,8 +128,11 @@ func dnsSuffix(region string) string {
 	return ".amazonaws.com"
 }
 
+// isLoopback is a loopback IP or the name localhost. Not *.localhost: Go's resolver asks
+// DNS for those, so such a name may lead off the machine, and plain http would carry
+// signed requests there in clear text.
 func isLoopback(host string) bool {
-	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+	if host == "localhost" {
 		return true
 	}
 	ip := net.ParseIP(host)

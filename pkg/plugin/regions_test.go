@@ -144,7 +144,9 @@ func regionOrder(frames data.Frames) []string {
 // A bad, mistyped or not allowed region gets the clear error (400, downstream) and sends
 // nothing, in a query and in a resource call.
 func TestBadRegionSendsNothing(t *testing.T) {
-	listed := `{"authType":"keys","defaultRegion":"us-east-1","endpoint":"http://127.0.0.1:9","allowedRegions":["us-west-2"]}`
+	// eu-west-1 has an endpoint but is not listed: the endpoint does not make it allowed.
+	listed := `{"authType":"keys","defaultRegion":"us-east-1","endpoint":"http://127.0.0.1:9","allowedRegions":["us-west-2"],
+		"regionEndpoints":{"eu-west-1":"http://127.0.0.1:8"}}`
 	tests := []struct {
 		name, settings, region string
 		want                   []string

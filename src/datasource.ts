@@ -237,15 +237,20 @@ export class SageDatasource extends DataSourceWithBackend<SageQuery, SageOptions
     });
   }
 
-  /** Variable values through the resource routes; accepts the classic string forms. */
+  /**
+   * Variable values through the resource routes, asked in each of the variable query's
+   * regions (interpolated as a query's); accepts the classic string forms.
+   */
   metricFindQuery(query: string | VariableQuery, options?: LegacyMetricFindQueryOptions): Promise<MetricFindValue[]> {
     const range = options?.range ?? lastHour();
+    const stored = toVariableQuery(query);
     // Variable queries never reach the backend's interpolation, so the range variables are filled here.
-    const text = interpolateRange(toVariableQuery(query).query, range);
+    const text = interpolateRange(stored.query, range);
     // The inventory forms take names (joined by ","), not a regex.
     const interpolated = isInventoryVariableQuery(text)
       ? this.templateSrv.replace(text, options?.scopedVars, joinNames)
       : (this.interpolate(text, options?.scopedVars) ?? '');
-    return resolveVariableQuery(interpolated, this.resources, range, this.region);
+    const regions = splitRegions(this.interpolateRegions(stored.region, options?.scopedVars));
+    return resolveVariableQuery(interpolated, this.resources, range, this.region, regions);
   }
 }

@@ -35,6 +35,35 @@ export function fakeResources(answers: Record<string, unknown>): ResourceFetcher
   };
 }
 
+/**
+ * fakeResources per region: a call is answered from the table of its region parameter ("" =
+ * none, the default region); a region in `failing` rejects as Grafana does when the backend
+ * answers an error (a FetchError carrying the backend's body). Every call is recorded.
+ */
+export function fakeRegionalResources(
+  byRegion: Record<string, Record<string, unknown>>,
+  failing: Record<string, string> = {}
+): ResourceFetcher & { calls: RecordedCall[] } {
+  const calls: RecordedCall[] = [];
+  const fakes = new Map(Object.entries(byRegion).map(([region, answers]) => [region, fakeResources(answers)]));
+  return {
+    calls,
+    getResource<T>(path: string, params: Record<string, unknown> = {}): Promise<T> {
+      calls.push({ path, params });
+      const region = String(params.region ?? '');
+      if (region in failing) {
+        return Promise.reject({
+          status: 502,
+          statusText: 'Bad Gateway',
+          data: { status: 'error', errorType: 'server_error', error: failing[region] },
+        });
+      }
+      const fake = fakes.get(region);
+      return fake ? fake.getResource<T>(path, params) : Promise.reject(new Error(`no answers for region "${region}"`));
+    },
+  };
+}
+
 /** A seeded generator of numbers in [0, 1) (mulberry32), so a random test's failure reproduces. */
 export function mulberry32(seed: number): () => number {
   return () => {

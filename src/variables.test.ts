@@ -1,7 +1,8 @@
 import { dateTime } from '@grafana/data';
 
 import { ResourceClient } from './resources';
-import { fakeResources } from './testing';
+import { PROMQL_REGIONS } from './regions';
+import { fakeRegionalResources, fakeResources, mulberry32 } from './testing';
 import {
   consoleOrigin,
   formatVariableQuery,
@@ -273,5 +274,123 @@ describe('regions()', () => {
     const values = await resolveVariableQuery('regions()', new ResourceClient(fetcher), undefined, 'us-east-1');
     expect(values).toEqual([{ text: 'eu-west-1' }, { text: 'us-east-1' }]);
     expect(fetcher.calls).toEqual([{ path: 'regions', params: {} }]);
+  });
+});
+
+describe('variable queries in several regions', () => {
+  const range = { from: dateTime(10_000), to: dateTime(70_000), raw: { from: 'a', to: 'b' } };
+  const EAST = 'us-east-1';
+  const WEST = 'us-west-2';
+  const byRegion = {
+    [EAST]: {
+      'api/v1/labels': ['common', 'east_only'],
+      'api/v1/label/aws.sagemaker.endpoint.name/values': ['chat-east', 'shared'],
+      'api/v1/label/__name__/values': ['up', 'vllm:a'],
+      'api/v1/query': { resultType: 'vector', result: [{ metric: { __name__: 'up', e: '1' }, value: [1, '1'] }] },
+      'inventory/endpoints': ['ep-east', 'shared'],
+      'inventory/components': ['ic-east'],
+    },
+    [WEST]: {
+      'api/v1/labels': ['a_west', 'common'],
+      'api/v1/label/aws.sagemaker.endpoint.name/values': ['api-west', 'shared'],
+      'api/v1/label/__name__/values': ['up', 'vllm:b'],
+      'api/v1/query': { resultType: 'vector', result: [{ metric: { __name__: 'up', e: '2' }, value: [1, '2'] }] },
+      'inventory/endpoints': ['ap-west', 'shared'],
+      'inventory/components': ['ic-west'],
+    },
+  };
+
+  it.each<[string, string, Record<string, unknown>, string[]]>([
+    ['label_names()', 'api/v1/labels', {}, ['a_west', 'common', 'east_only']],
+    [
+      'label_values("aws.sagemaker.endpoint.name")',
+      'api/v1/label/aws.sagemaker.endpoint.name/values',
+      {},
+      ['api-west', 'chat-east', 'shared'],
+    ],
+    ['metrics(vllm:.*)', 'api/v1/label/__name__/values', {}, ['vllm:a', 'vllm:b']],
+    // Samples keep the order of the regions named, not sorted.
+    ['query_result(up)', 'api/v1/query', {}, ['up{e="1"} 1 1000', 'up{e="2"} 2 1000']],
+    ['endpoints()', 'inventory/endpoints', {}, ['ap-west', 'ep-east', 'shared']],
+    ['inference_components(chat)', 'inventory/components', { endpoint: 'chat' }, ['ic-east', 'ic-west']],
+  ])('%s asks %s once in each region and merges the answers', async (text, path, params, want) => {
+    const fetcher = fakeRegionalResources(byRegion);
+    const result = await resolveVariableQuery(text, new ResourceClient(fetcher), range, EAST, [EAST, WEST]);
+    expect(result.map((v) => v.text)).toEqual(want);
+    expect(fetcher.calls.map((c) => c.path)).toEqual([path, path]);
+    expect(fetcher.calls.map((c) => c.params.region).sort()).toEqual([EAST, WEST]);
+    for (const call of fetcher.calls) {
+      expect(call.params).toMatchObject(params);
+    }
+  });
+
+  it("asks one named region once and keeps its answer's order", async () => {
+    const fetcher = fakeRegionalResources({ [WEST]: { 'api/v1/labels': ['z', 'a', 'z'] } });
+    const result = await resolveVariableQuery('label_names()', new ResourceClient(fetcher), range, EAST, [WEST]);
+    expect(result.map((v) => v.text)).toEqual(['z', 'a']);
+    expect(fetcher.calls).toEqual([{ path: 'api/v1/labels', params: { start: '10', end: '70', limit: 10000, region: WEST } }]);
+  });
+
+  it('asks the default region, without a region parameter, when none is named', async () => {
+    const fetcher = fakeRegionalResources({ '': { 'inventory/endpoints': ['b', 'a'] } });
+    const result = await resolveVariableQuery('endpoints()', new ResourceClient(fetcher), range, EAST, []);
+    expect(result.map((v) => v.text)).toEqual(['b', 'a']);
+    expect(fetcher.calls).toEqual([{ path: 'inventory/endpoints', params: {} }]);
+  });
+
+  it.each([
+    [{ [WEST]: 'AccessDenied: not authorized to perform sagemaker:ListEndpoints' }, `region ${WEST}: AccessDenied`],
+    // The backend already names the region when asked about several: not named twice.
+    [{ [WEST]: `region ${WEST}: throttled` }, `^region ${WEST}: throttled$`],
+    [{ [EAST]: 'timeout', [WEST]: 'throttled' }, `^region ${EAST}: timeout; region ${WEST}: throttled$`],
+  ])('fails the variable naming each failed region (%p)', async (failing, want) => {
+    const fetcher = fakeRegionalResources(byRegion, failing);
+    await expect(
+      resolveVariableQuery('endpoints()', new ResourceClient(fetcher), range, EAST, [EAST, WEST])
+    ).rejects.toThrow(new RegExp(want));
+    // Every region was asked once, the failing ones too.
+    expect(fetcher.calls.map((c) => c.params.region).sort()).toEqual([EAST, WEST]);
+  });
+
+  it("names the region of a client-side failure (the backend's envelope says error)", async () => {
+    const fetcher = fakeRegionalResources({ ...byRegion, 'eu-west-1': {} });
+    await expect(
+      resolveVariableQuery('label_names()', new ResourceClient(fetcher), range, EAST, [EAST, 'eu-west-1'])
+    ).rejects.toThrow('region eu-west-1: unexpected resource call api/v1/labels');
+  });
+
+  it('ignores the regions for regions(), aws_region() and aws_console()', async () => {
+    const fetcher = fakeRegionalResources({ '': { regions: [EAST, WEST] } });
+    const client = new ResourceClient(fetcher);
+    expect((await resolveVariableQuery('regions()', client, range, EAST, [WEST])).map((v) => v.text)).toEqual([
+      EAST,
+      WEST,
+    ]);
+    expect(await resolveVariableQuery('aws_region()', client, range, EAST, [WEST])).toEqual([{ text: EAST }]);
+    expect(await resolveVariableQuery('aws_console()', client, range, EAST, [WEST])).toEqual([
+      { text: consoleOrigin(EAST) },
+    ]);
+    expect(fetcher.calls).toEqual([{ path: 'regions', params: {} }]);
+  });
+
+  it('merges random answers of random regions into their sorted union, one call per region (seeded)', async () => {
+    const random = mulberry32(15);
+    const pool = ['ep-a', 'ep-b', 'chat', 'chat-2', 'Zeta', 'alpha', 'ep.1', 'ep_1', 'ü-ep', '0ep'];
+    const pickSome = <T>(items: T[], max: number) => items.filter(() => random() < max / items.length);
+    for (let run = 0; run < 100; run++) {
+      const regions = pickSome(PROMQL_REGIONS, 3).slice(0, 4);
+      if (regions.length === 0) {
+        regions.push(PROMQL_REGIONS[run % PROMQL_REGIONS.length]);
+      }
+      const answers = Object.fromEntries(
+        regions.map((r) => [r, { 'inventory/endpoints': pickSome(pool, 4).sort() }])
+      );
+      const fetcher = fakeRegionalResources(answers);
+      const result = await resolveVariableQuery('endpoints()', new ResourceClient(fetcher), range, EAST, regions);
+      const lists = regions.map((r) => answers[r]['inventory/endpoints']);
+      const want = regions.length === 1 ? lists[0] : Array.from(new Set(lists.flat())).sort();
+      expect([run, result.map((v) => v.text)]).toEqual([run, want]);
+      expect(fetcher.calls.map((c) => c.params.region)).toEqual(regions);
+    }
   });
 });

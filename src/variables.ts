@@ -2,7 +2,7 @@ import { MetricFindValue, TimeRange } from '@grafana/data';
 import { DataQuery } from '@grafana/schema';
 
 import { stringLiteralEnd, unquoteName } from './promql/names';
-import { ResourceClient } from './resources';
+import { PromQueryData, ResourceClient } from './resources';
 
 /**
  * A query variable. The classic string form is the source of truth (it is what dashboards as
@@ -11,6 +11,11 @@ import { ResourceClient } from './resources';
 export interface VariableQuery extends DataQuery {
   qryType?: VariableQueryKind;
   query: string;
+  /**
+   * The regions to list from, as a query's region field: one, several joined by ",", or a
+   * variable ($region); empty = the data source's default region.
+   */
+  region?: string;
 }
 
 export type VariableQueryKind =
@@ -198,17 +203,68 @@ function sampleText(metric: Record<string, string>, value: [number, string]): st
   return `${__name__ ?? ''}{${pairs.join(', ')}} ${value[1]} ${Math.round(value[0] * 1000)}`;
 }
 
+/** The message of a failed resource call: an Error, or Grafana's FetchError with the backend's body. */
+function failureText(e: unknown): string {
+  if (e instanceof Error) {
+    return e.message;
+  }
+  const f = e as { data?: { error?: unknown; message?: unknown }; statusText?: unknown } | undefined;
+  return String(f?.data?.error ?? f?.data?.message ?? f?.statusText ?? e);
+}
+
+/**
+ * Asks each region once, in parallel (none named: the default region alone), and returns the
+ * answers in region order. A region that fails fails the whole variable, naming every failed
+ * region: a list silently missing a region's values would hide that region's resources, and
+ * the backend's inventory resources decide the same way.
+ */
+async function inEachRegion<T>(
+  resources: ResourceClient,
+  regions: string[],
+  ask: (client: ResourceClient) => Promise<T>
+): Promise<T[]> {
+  if (regions.length === 0) {
+    return [await ask(resources)];
+  }
+  const answers = await Promise.allSettled(regions.map((r) => ask(resources.inRegion(r))));
+  const failed = answers.flatMap((a, i) => {
+    if (a.status === 'fulfilled') {
+      return [];
+    }
+    const text = failureText(a.reason);
+    // The backend names the region itself when it was asked about several.
+    return [text.startsWith(`region ${regions[i]}:`) ? text : `region ${regions[i]}: ${text}`];
+  });
+  if (failed.length > 0) {
+    throw new Error(failed.join('; '));
+  }
+  return answers.map((a) => (a as PromiseFulfilledResult<T>).value);
+}
+
+/** Names from one or several regions: one region's list as it came (sorted by the backend), several merged and sorted. */
+async function namesInEachRegion(
+  resources: ResourceClient,
+  regions: string[],
+  ask: (client: ResourceClient) => Promise<string[]>
+): Promise<MetricFindValue[]> {
+  const lists = await inEachRegion(resources, regions, ask);
+  return texts(lists.length === 1 ? lists[0] : lists.flat().sort());
+}
+
 /**
  * Resolves an (already interpolated) variable query through the resource routes (or, for
  * aws_region() and aws_console(), from the data source's region); variables never run
  * through the query path. Metric regexes are applied here, because CloudWatch
- * refuses regex matchers on __name__.
+ * refuses regex matchers on __name__. Every form but regions(), aws_region() and
+ * aws_console() is asked in each of regions (empty = the default region) and the answers
+ * are merged.
  */
 export async function resolveVariableQuery(
   query: string,
   resources: ResourceClient,
   range?: TimeRange,
-  region = ''
+  region = '',
+  regions: string[] = []
 ): Promise<MetricFindValue[]> {
   const q = parseVariableQuery(query);
   switch (q.kind) {
@@ -221,15 +277,17 @@ export async function resolveVariableQuery(
     case 'regions':
       return texts(await resources.regions());
     case 'endpoints':
-      return texts(await resources.endpoints());
+      return namesInEachRegion(resources, regions, (c) => c.endpoints());
     case 'inference_components': {
       const endpoints = nameFilter(q.endpoint ?? '');
-      return texts(await resources.inferenceComponents(endpoints ? endpoints.split(',') : []));
+      return namesInEachRegion(resources, regions, (c) =>
+        c.inferenceComponents(endpoints ? endpoints.split(',') : [])
+      );
     }
     case 'label_names':
-      return texts(await resources.labelNames(q.match ? [q.match] : [], range));
+      return namesInEachRegion(resources, regions, (c) => c.labelNames(q.match ? [q.match] : [], range));
     case 'label_values':
-      return texts(await resources.labelValues(q.label, q.match ? [q.match] : [], range));
+      return namesInEachRegion(resources, regions, (c) => c.labelValues(q.label, q.match ? [q.match] : [], range));
     case 'metrics': {
       let re: RegExp;
       try {
@@ -237,21 +295,25 @@ export async function resolveVariableQuery(
       } catch (e) {
         throw new Error(`metrics(${q.regex}): invalid regular expression: ${(e as Error).message}`);
       }
-      return texts((await resources.metricNames([], range)).filter((n) => re.test(n)));
+      return namesInEachRegion(resources, regions, async (c) => (await c.metricNames([], range)).filter((n) => re.test(n)));
     }
     case 'query_result': {
-      const data = await resources.instantQuery(q.expr, range);
-      if (data.resultType === 'vector') {
-        const samples = data.result as Array<{ metric: Record<string, string>; value: [number, string] }>;
-        return samples.map((s) => ({ text: sampleText(s.metric, s.value) }));
-      }
-      if (data.resultType === 'scalar' || data.resultType === 'string') {
-        const [, v] = data.result as [number, string];
-        return [{ text: String(v) }];
-      }
-      throw new Error(
-        `query_result(${q.expr}): a ${data.resultType} result cannot fill a variable; use an instant vector.`
-      );
+      const answers = await inEachRegion(resources, regions, (c) => c.instantQuery(q.expr, range));
+      // Samples keep each region's order, regions in the order named.
+      return texts(answers.flatMap((data) => resultTexts(q.expr, data)));
     }
   }
+}
+
+/** The values an instant query's result gives a variable: one per sample, or the scalar. */
+function resultTexts(expr: string, data: PromQueryData): string[] {
+  if (data.resultType === 'vector') {
+    const samples = data.result as Array<{ metric: Record<string, string>; value: [number, string] }>;
+    return samples.map((s) => sampleText(s.metric, s.value));
+  }
+  if (data.resultType === 'scalar' || data.resultType === 'string') {
+    const [, v] = data.result as [number, string];
+    return [String(v)];
+  }
+  throw new Error(`query_result(${expr}): a ${data.resultType} result cannot fill a variable; use an instant vector.`);
 }

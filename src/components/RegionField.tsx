@@ -4,12 +4,12 @@ import React, { useEffect, useState } from 'react';
 
 import type { SageDatasource } from '../datasource';
 import { regionErrors, splitRegions } from '../regions';
-import { SageQuery } from '../types';
 
-interface Props {
+/** Any query with a region field: SageQuery, or a variable query. */
+interface Props<Q extends { region?: string }> {
   datasource: SageDatasource;
-  query: SageQuery;
-  onChange: (query: SageQuery) => void;
+  query: Q;
+  onChange: (query: Q) => void;
   onRunQuery?: () => void;
 }
 
@@ -67,7 +67,7 @@ export function RegionsSelect({ label, options, values, onChange, ...rest }: Reg
  * or any typed name; several are joined by "," and each is queried. Empty = the data source's
  * default region.
  */
-export function RegionField({ datasource, query, onChange, onRunQuery }: Props) {
+export function RegionField<Q extends { region?: string }>({ datasource, query, onChange, onRunQuery }: Props<Q>) {
   const found = useRegions(datasource);
   const values = splitRegions(query.region);
   const options = Array.from(new Set([...found.regions, ...datasource.variableOptions(), ...values]));

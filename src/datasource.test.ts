@@ -14,7 +14,7 @@ import { firstValueFrom, of } from 'rxjs';
 
 import { SageAnnotation } from './annotations';
 import { escapeForRegex, interpolateValue, SageDatasource } from './datasource';
-import { fakeTemplateSrv, settings, TemplateVariable } from './testing';
+import { fakeRegionalResources, fakeTemplateSrv, settings, TemplateVariable, testDatasource } from './testing';
 import { SageQuery } from './types';
 import { SageVariableSupport } from './variableSupport';
 
@@ -309,6 +309,80 @@ describe('metricFindQuery', () => {
     } as unknown as DataQueryRequest;
     const response = await firstValueFrom((ds.variables as SageVariableSupport).query(request as never));
     expect(response.data).toEqual([{ text: 'a' }, { text: 'b' }]);
+  });
+});
+
+describe("metricFindQuery in the variable query's regions", () => {
+  const PATH = 'api/v1/label/aws.sagemaker.endpoint.name/values';
+  const QUERY = 'label_values(node_memory_MemTotal_bytes, "aws.sagemaker.endpoint.name")';
+  const answers = {
+    '': { [PATH]: ['home-b', 'home-a'] },
+    'us-east-1': { [PATH]: ['chat', 'east'] },
+    'us-west-2': { [PATH]: ['chat', 'west'] },
+    'eu-west-1': { [PATH]: ['eu'] },
+  };
+  const variables: Record<string, TemplateVariable> = {
+    multi: { value: ['us-east-1', 'us-west-2'], multi: true },
+    // Grafana hands a variable at All (no custom allValue) over as every value.
+    all: { value: ['eu-west-1', 'us-east-1', 'us-west-2'], multi: true, includeAll: true },
+    single: { value: 'us-west-2' },
+    empty: { value: '' },
+  };
+
+  it.each<[string | undefined, Array<string | undefined>, string[]]>([
+    ['$multi', ['us-east-1', 'us-west-2'], ['chat', 'east', 'west']],
+    ['${all}', ['eu-west-1', 'us-east-1', 'us-west-2'], ['chat', 'east', 'eu', 'west']],
+    ['$single', ['us-west-2'], ['chat', 'west']],
+    ['$single, us-west-2 ,$multi', ['us-west-2', 'us-east-1'], ['chat', 'east', 'west']],
+    ['$empty', [undefined], ['home-b', 'home-a']],
+    ['', [undefined], ['home-b', 'home-a']],
+    [undefined, [undefined], ['home-b', 'home-a']],
+  ])('region %p asks %p once each and merges', async (region, asked, want) => {
+    const fetcher = fakeRegionalResources(answers);
+    const ds = testDatasource(fetcher, variables);
+    const values = await ds.metricFindQuery({ refId: 'v', query: QUERY, region }, { range });
+    expect(values.map((v) => v.text)).toEqual(want);
+    expect(fetcher.calls.map((c) => c.params.region)).toEqual(asked);
+    expect(fetcher.calls.every((c) => c.path === PATH)).toBe(true);
+  });
+
+  it("lets a repeated row's scoped region win over the dashboard variable", async () => {
+    const fetcher = fakeRegionalResources(answers);
+    const ds = testDatasource(fetcher, variables);
+    const scopedVars: ScopedVars = { multi: { text: 'eu-west-1', value: 'eu-west-1' } };
+    expect(await ds.metricFindQuery({ refId: 'v', query: QUERY, region: '$multi' }, { range, scopedVars })).toEqual([
+      { text: 'eu' },
+    ]);
+    expect(fetcher.calls.map((c) => c.params.region)).toEqual(['eu-west-1']);
+  });
+
+  it("fails the variable with the failed region's name and the backend's reason", async () => {
+    const fetcher = fakeRegionalResources(answers, {
+      'us-west-2': 'parameter region: region "us-west-2" is not allowed by this data source',
+    });
+    const ds = testDatasource(fetcher, variables);
+    await expect(ds.metricFindQuery({ refId: 'v', query: QUERY, region: '$multi' }, { range })).rejects.toThrow(
+      'region us-west-2: parameter region: region "us-west-2" is not allowed by this data source'
+    );
+  });
+
+  it('resolves the stored object form through the variable support with its region', async () => {
+    const fetcher = fakeRegionalResources({
+      'us-east-1': { 'inventory/endpoints': ['b', 'shared'] },
+      'us-west-2': { 'inventory/endpoints': ['a', 'shared'] },
+    });
+    const ds = testDatasource(fetcher, variables);
+    const request = {
+      targets: [{ refId: 'v', query: 'endpoints()', region: '$multi' }],
+      range,
+      scopedVars: {},
+    } as unknown as DataQueryRequest;
+    const response = await firstValueFrom((ds.variables as SageVariableSupport).query(request as never));
+    expect(response.data).toEqual([{ text: 'a' }, { text: 'b' }, { text: 'shared' }]);
+    expect(fetcher.calls).toEqual([
+      { path: 'inventory/endpoints', params: { region: 'us-east-1' } },
+      { path: 'inventory/endpoints', params: { region: 'us-west-2' } },
+    ]);
   });
 });
 

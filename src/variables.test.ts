@@ -328,7 +328,9 @@ describe('variable queries in several regions', () => {
     const fetcher = fakeRegionalResources({ [WEST]: { 'api/v1/labels': ['z', 'a', 'z'] } });
     const result = await resolveVariableQuery('label_names()', new ResourceClient(fetcher), range, EAST, [WEST]);
     expect(result.map((v) => v.text)).toEqual(['z', 'a']);
-    expect(fetcher.calls).toEqual([{ path: 'api/v1/labels', params: { start: '10', end: '70', limit: 10000, region: WEST } }]);
+    expect(fetcher.calls).toEqual([
+      { path: 'api/v1/labels', params: { start: '10', end: '70', limit: 10000, region: WEST } },
+    ]);
   });
 
   it('asks the default region, without a region parameter, when none is named', async () => {
@@ -382,9 +384,7 @@ describe('variable queries in several regions', () => {
       if (regions.length === 0) {
         regions.push(PROMQL_REGIONS[run % PROMQL_REGIONS.length]);
       }
-      const answers = Object.fromEntries(
-        regions.map((r) => [r, { 'inventory/endpoints': pickSome(pool, 4).sort() }])
-      );
+      const answers = Object.fromEntries(regions.map((r) => [r, { 'inventory/endpoints': pickSome(pool, 4).sort() }]));
       const fetcher = fakeRegionalResources(answers);
       const result = await resolveVariableQuery('endpoints()', new ResourceClient(fetcher), range, EAST, regions);
       const lists = regions.map((r) => answers[r]['inventory/endpoints']);

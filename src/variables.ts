@@ -280,9 +280,7 @@ export async function resolveVariableQuery(
       return namesInEachRegion(resources, regions, (c) => c.endpoints());
     case 'inference_components': {
       const endpoints = nameFilter(q.endpoint ?? '');
-      return namesInEachRegion(resources, regions, (c) =>
-        c.inferenceComponents(endpoints ? endpoints.split(',') : [])
-      );
+      return namesInEachRegion(resources, regions, (c) => c.inferenceComponents(endpoints ? endpoints.split(',') : []));
     }
     case 'label_names':
       return namesInEachRegion(resources, regions, (c) => c.labelNames(q.match ? [q.match] : [], range));
@@ -295,7 +293,9 @@ export async function resolveVariableQuery(
       } catch (e) {
         throw new Error(`metrics(${q.regex}): invalid regular expression: ${(e as Error).message}`);
       }
-      return namesInEachRegion(resources, regions, async (c) => (await c.metricNames([], range)).filter((n) => re.test(n)));
+      return namesInEachRegion(resources, regions, async (c) =>
+        (await c.metricNames([], range)).filter((n) => re.test(n))
+      );
     }
     case 'query_result': {
       const answers = await inEachRegion(resources, regions, (c) => c.instantQuery(q.expr, range));

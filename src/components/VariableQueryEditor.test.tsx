@@ -1,19 +1,23 @@
-import { fireEvent, render, screen } from '@testing-library/react';
+import { act, fireEvent, render, screen, within } from '@testing-library/react';
 import React, { useState } from 'react';
 
-import type { SageDatasource } from '../datasource';
 import { ResourceClient } from '../resources';
-import { fakeResources } from '../testing';
+import { fakeResources, testDatasource } from '../testing';
 import { resolveVariableQuery, VariableQuery } from '../variables';
 import { VariableQueryEditor } from './VariableQueryEditor';
 
-function setup(initial: VariableQuery | string) {
+async function setup(initial: VariableQuery | string) {
   const changes: VariableQuery[] = [];
+  const datasource = testDatasource(
+    fakeResources({ regions: ['us-east-1', 'us-west-2'] }),
+    { region: { value: ['us-east-1', 'us-west-2'], multi: true } },
+    { defaultRegion: 'us-east-1' }
+  );
   function Harness() {
     const [query, setQuery] = useState<VariableQuery>(initial as VariableQuery);
     return (
       <VariableQueryEditor
-        datasource={{} as SageDatasource}
+        datasource={datasource}
         query={query}
         onRunQuery={() => {}}
         onChange={(q) => {
@@ -24,12 +28,14 @@ function setup(initial: VariableQuery | string) {
     );
   }
   render(<Harness />);
+  // The Region picker loads the regions resource after mounting; let that land inside act.
+  await act(async () => {});
   return { last: () => changes[changes.length - 1] };
 }
 
 describe('VariableQueryEditor', () => {
   it('builds a label_values query that resolves through the label-values resource', async () => {
-    const { last } = setup({ refId: 'v', query: '' });
+    const { last } = await setup({ refId: 'v', query: '' });
     fireEvent.click(screen.getByLabelText('Label values'));
     fireEvent.blur(screen.getByLabelText('Label'), { target: { value: 'aws.sagemaker.endpoint.name' } });
     fireEvent.blur(screen.getByLabelText('Filter by selector'), { target: { value: 'DCGM_FI_DEV_GPU_UTIL' } });
@@ -50,57 +56,91 @@ describe('VariableQueryEditor', () => {
     ['Label names', 'Series selector', 'vllm:num_requests_running', 'label_names(vllm:num_requests_running)'],
     ['Metrics', 'Metric regex', 'vllm:.*', 'metrics(vllm:.*)'],
     ['Query result', 'Query', 'topk(3, up)', 'query_result(topk(3, up))'],
-  ])('%s writes its classic form', (kind, field, value, expected) => {
-    const { last } = setup({ refId: 'v', query: '' });
+  ])('%s writes its classic form', async (kind, field, value, expected) => {
+    const { last } = await setup({ refId: 'v', query: '' });
     fireEvent.click(screen.getByLabelText(kind));
     fireEvent.blur(screen.getByLabelText(field), { target: { value } });
     expect(last().query).toBe(expected);
   });
 
-  it('opens a stored string query (dashboards as code) in its fields', () => {
-    setup('label_values(DCGM_FI_DEV_GPU_UTIL, "aws.sagemaker.endpoint.name")' as unknown as VariableQuery);
+  it('opens a stored string query (dashboards as code) in its fields', async () => {
+    await setup('label_values(DCGM_FI_DEV_GPU_UTIL, "aws.sagemaker.endpoint.name")' as unknown as VariableQuery);
     expect(screen.getByLabelText('Label')).toHaveValue('aws.sagemaker.endpoint.name');
     expect(screen.getByLabelText('Filter by selector')).toHaveValue('DCGM_FI_DEV_GPU_UTIL');
   });
 
-  it('explains an unsupported stored query', () => {
-    setup({ refId: 'v', query: 'up' });
+  it('explains an unsupported stored query', async () => {
+    await setup({ refId: 'v', query: 'up' });
     expect(screen.getByText(/Unsupported variable query "up"/)).toBeInTheDocument();
   });
 });
 
 describe('VariableQueryEditor inventory forms', () => {
-  it('builds endpoints()', () => {
-    const { last } = setup({ refId: 'v', query: '' });
+  it('builds endpoints()', async () => {
+    const { last } = await setup({ refId: 'v', query: '' });
     fireEvent.click(screen.getByLabelText('Endpoints'));
     expect(last()).toEqual({ refId: 'v', qryType: 'endpoints', query: 'endpoints()' });
   });
 
-  it('builds inference_components of a variable and reads it back', () => {
-    const { last } = setup({ refId: 'v', query: '' });
+  it('builds inference_components of a variable and reads it back', async () => {
+    const { last } = await setup({ refId: 'v', query: '' });
     fireEvent.click(screen.getByLabelText('Inference components'));
     expect(last().query).toBe('inference_components()');
     fireEvent.blur(screen.getByLabelText('Endpoint'), { target: { value: ' $endpoint ' } });
     expect(last()).toEqual({ refId: 'v', qryType: 'inference_components', query: 'inference_components($endpoint)' });
   });
 
-  it('opens a stored inference_components query on its form', () => {
-    setup('inference_components(chat)');
+  it('opens a stored inference_components query on its form', async () => {
+    await setup('inference_components(chat)');
     expect(screen.getByLabelText('Inference components')).toBeChecked();
     expect(screen.getByLabelText('Endpoint')).toHaveValue('chat');
   });
 });
 
 describe('VariableQueryEditor regions()', () => {
-  it('builds regions() and reopens it on its form', () => {
-    const { last } = setup({ refId: 'v', query: '' });
+  it('builds regions() and reopens it on its form', async () => {
+    const { last } = await setup({ refId: 'v', query: '' });
     fireEvent.click(screen.getByLabelText('Regions'));
     expect(last()).toEqual({ refId: 'v', qryType: 'regions', query: 'regions()' });
   });
 
-  it('opens a stored regions() (dashboards as code) on its form', () => {
-    setup('regions()' as unknown as VariableQuery);
+  it('opens a stored regions() (dashboards as code) on its form', async () => {
+    await setup('regions()' as unknown as VariableQuery);
     expect(screen.getByLabelText('Regions')).toBeChecked();
     expect(screen.getByText('regions()')).toBeInTheDocument();
+  });
+});
+
+describe('VariableQueryEditor Region', () => {
+  async function openPicker(): Promise<string[]> {
+    const input = screen.getByLabelText('Region');
+    fireEvent.focus(input);
+    fireEvent.keyDown(input, { key: 'ArrowDown' });
+    return (await screen.findAllByRole('option')).map((o) => o.textContent ?? '');
+  }
+
+  it('stores the picked regions beside the classic form, which stays as it was', async () => {
+    const { last } = await setup({ refId: 'v', query: 'label_values(up, "aws.sagemaker.endpoint.name")' });
+    expect(await openPicker()).toEqual(['us-east-1', 'us-west-2', '$region']);
+    const option = (await screen.findAllByRole('option')).find((o) => within(o).queryAllByText('$region').length > 0);
+    fireEvent.click(option!);
+    expect(last()).toEqual({ refId: 'v', query: 'label_values(up, "aws.sagemaker.endpoint.name")', region: '$region' });
+    // A later change of the form keeps the region.
+    fireEvent.blur(screen.getByLabelText('Label'), { target: { value: 'az' } });
+    expect(last()).toEqual({ refId: 'v', qryType: 'label_values', query: 'label_values(up, az)', region: '$region' });
+  });
+
+  it('opens the stored object form (dashboards as code) with its region', async () => {
+    await setup({ refId: 'v', query: 'endpoints()', region: 'us-west-2,$region' });
+    expect(screen.getByLabelText('Endpoints')).toBeChecked();
+    expect(screen.getByText('us-west-2')).toBeInTheDocument();
+    expect(screen.getByText('$region')).toBeInTheDocument();
+  });
+
+  it.each(['Regions', 'AWS region', 'AWS console'])('has no Region picker for %s, which ignores it', async (kind) => {
+    await setup({ refId: 'v', query: '' });
+    expect(screen.getByLabelText('Region')).toBeInTheDocument();
+    fireEvent.click(screen.getByLabelText(kind));
+    expect(screen.queryByLabelText('Region')).not.toBeInTheDocument();
   });
 });

@@ -12,6 +12,7 @@ import {
   VariableQuery,
   VariableQueryKind,
 } from '../variables';
+import { RegionField } from './RegionField';
 
 type Props = QueryEditorProps<SageDatasource, SageQuery, SageOptions, VariableQuery>;
 
@@ -65,11 +66,15 @@ function emptyOf(kind: VariableQueryKind): ParsedVariableQuery {
   }
 }
 
+/** The forms that answer without a region: the region list itself and the data source's own settings. */
+const REGIONLESS: VariableQueryKind[] = ['regions', 'aws_region', 'aws_console'];
+
 /**
  * Structured editor for query variables. It always stores the classic string form, which
- * dashboards as code and Prometheus dashboards use, so both edit paths resolve the same way.
+ * dashboards as code and Prometheus dashboards use, so both edit paths resolve the same way;
+ * the regions to list from are stored beside it, as a query's region field.
  */
-export function VariableQueryEditor({ query: stored, onChange }: Props) {
+export function VariableQueryEditor({ datasource, query: stored, onChange }: Props) {
   const query = toVariableQuery(stored);
   const initial = parseOrDefault(query.query, query.qryType);
   const [draft, setDraft] = useState<ParsedVariableQuery>(initial.parsed);
@@ -107,6 +112,7 @@ export function VariableQueryEditor({ query: stored, onChange }: Props) {
         value={draft.kind}
         onChange={(kind) => commit(emptyOf(kind))}
       />
+      {!REGIONLESS.includes(draft.kind) && <RegionField datasource={datasource} query={query} onChange={onChange} />}
       {draft.kind === 'label_names' &&
         selectorField(draft.match, (m) => commit({ kind: 'label_names', match: m || undefined }), 'Series selector')}
       {draft.kind === 'label_values' && (

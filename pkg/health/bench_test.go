@@ -33,6 +33,6 @@ func BenchmarkJoin(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		states, _ := Join(in)
-		_ = AlarmsFrame(states, "us-east-1")
+		_ = AlarmsFrame(states, false)
 	}
 }

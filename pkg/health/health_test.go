@@ -152,7 +152,7 @@ func TestJoin(t *testing.T) {
 	if s := got["inference_component/chat-llama"]; s.Reason != "KV 0.97 ≥ 0.9" || s.Endpoint != "chat" || !strings.Contains(s.AlarmURL, "#alarmsV2:alarm/kv-by-ic") {
 		t.Errorf("chat-llama: %+v", s)
 	}
-	if s := got["instance/i-0a"]; s.Endpoint != "chat" || s.Component != "chat-qwen" || s.ConsoleURL("us-east-1") != "https://us-east-1.console.aws.amazon.com/sagemaker/home?region=us-east-1#/inference-components/chat-qwen" {
+	if s := got["instance/i-0a"]; s.Endpoint != "chat" || s.Component != "chat-qwen" || s.ConsoleURL() != "https://us-east-1.console.aws.amazon.com/sagemaker/home?region=us-east-1#/inference-components/chat-qwen" {
 		t.Errorf("i-0a: %+v", s)
 	}
 	if s := got["endpoint/chat"]; s.Metric != "Invocation5XXErrors" || s.Threshold == nil || *s.Threshold != 0.9 || s.Updated == nil || !s.Updated.Equal(t0) {
@@ -297,8 +297,10 @@ func TestApplyThresholds(t *testing.T) {
 		{Resource: Resource{Type: TypeComponent, Endpoint: "chat", Component: "chat-alarmed"}, State: "OK", Source: SourceAlarm, Alarm: "real", Alarms: 1},
 	}
 	readings := [][]Reading{
-		{{"chat", "chat-llama", 0.97}, {"chat", "chat-qwen", 0.42}, {"chat", "chat-alarmed", 0.99}, {"chat", "chat-idle", 0.5}, {"solo", "", 0.5}},
-		{{"chat", "chat-llama", 60}, {"chat", "chat-qwen", 70}, {"chat", "chat-nan", math.NaN()}}, // a NaN reading is no reading
+		{{Endpoint: "chat", Component: "chat-llama", Value: 0.97}, {Endpoint: "chat", Component: "chat-qwen", Value: 0.42},
+			{Endpoint: "chat", Component: "chat-alarmed", Value: 0.99}, {Endpoint: "chat", Component: "chat-idle", Value: 0.5}, {Endpoint: "solo", Value: 0.5}},
+		{{Endpoint: "chat", Component: "chat-llama", Value: 60}, {Endpoint: "chat", Component: "chat-qwen", Value: 70},
+			{Endpoint: "chat", Component: "chat-nan", Value: math.NaN()}}, // a NaN reading is no reading
 	}
 	ApplyThresholds(states, rules, readings, t0)
 	by := map[string]State{}
@@ -334,21 +336,30 @@ func TestApplyThresholds(t *testing.T) {
 // TestFramesMatchContract: the field names, order and types the dashboards rely on
 // (contracts/11.md, docs/alarms.md), for empty input too.
 func TestFramesMatchContract(t *testing.T) {
-	inv := awsapi.Inventory{Endpoints: []awsapi.Endpoint{{Name: "chat", Components: []awsapi.Component{{Name: "ic"}}}}}
+	invs := []awsapi.Inventory{{Region: "us-east-1", Endpoints: []awsapi.Endpoint{{Name: "chat", Components: []awsapi.Component{{Name: "ic"}}}}}}
 	for _, tt := range []struct {
 		frame *data.Frame
 		name  string
 		want  string
 	}{
-		{AlarmsFrame(nil, "us-east-1"), "alarms", "resource:string resource_type:string endpoint:string inference_component:string instance:string state:string " +
+		{AlarmsFrame(nil, false), "alarms", "resource:string resource_type:string endpoint:string inference_component:string instance:string state:string " +
 			"severity:float64 source:string alarm:string alarms:int64 reason:string metric:string threshold:*float64 updated:*time.Time " +
 			"alarm_url:string console_url:string region:string"},
-		{HistoryFrame(HistoryInput{}), "alarm_history", "time:time.Time title:string text:string tags:string alarm:string from:string to:string " +
+		{AlarmsFrame(nil, true), "alarms", "resource:string resource_type:string endpoint:string inference_component:string instance:string state:string " +
+			"severity:float64 source:string alarm:string alarms:int64 reason:string metric:string threshold:*float64 updated:*time.Time " +
+			"alarm_url:string console_url:string region:string account:string"},
+		{HistoryFrame(nil, true), "alarm_history", "time:time.Time title:string text:string tags:string alarm:string from:string to:string " +
+			"endpoint:string inference_component:string alarm_url:string region:string account:string"},
+		{InventoryFrame(invs, Filter{}, true), "inventory", "kind:string endpoint:string variant:string inference_component:string status:string " +
+			"instance_type:string instances:int64 desired_instances:int64 copies:int64 desired_copies:int64 model:string created:time.Time " +
+			"modified:time.Time failure_reason:string console_url:string region:string account:string"},
+		{InventoryEventsFrame(invs, Filter{}, t0, t0, true), "inventory_events", "time:time.Time title:string text:string tags:string region:string account:string"},
+		{HistoryFrame(nil, false), "alarm_history", "time:time.Time title:string text:string tags:string alarm:string from:string to:string " +
 			"endpoint:string inference_component:string alarm_url:string"},
-		{InventoryFrame(inv, Filter{}, "us-east-1"), "inventory", "kind:string endpoint:string variant:string inference_component:string status:string " +
+		{InventoryFrame(invs, Filter{}, false), "inventory", "kind:string endpoint:string variant:string inference_component:string status:string " +
 			"instance_type:string instances:int64 desired_instances:int64 copies:int64 desired_copies:int64 model:string created:time.Time " +
 			"modified:time.Time failure_reason:string console_url:string region:string"},
-		{InventoryEventsFrame(inv, Filter{}, t0, t0), "inventory_events", "time:time.Time title:string text:string tags:string"},
+		{InventoryEventsFrame(invs, Filter{}, t0, t0, false), "inventory_events", "time:time.Time title:string text:string tags:string"},
 	} {
 		var got []string
 		for _, f := range tt.frame.Fields {
@@ -386,7 +397,7 @@ func TestHistoryFrameTiesTransitionsToResources(t *testing.T) {
 		{Filter{Endpoints: []string{"chat"}}, "fleet-gpu: ALARM (i-9)|kv: OK → ALARM|chat-gpu: ALARM (i-7)"},
 		{Filter{Components: []string{"chat-llama"}}, "kv: OK → ALARM"},
 	} {
-		fr := HistoryFrame(HistoryInput{Transitions: ts, Alarms: alarms, Inventory: inv, Filter: tt.f, Region: "eu-west-1"})
+		fr := HistoryFrame(HistoryRows(HistoryInput{Transitions: ts, Alarms: alarms, Inventory: inv, Filter: tt.f, Region: "eu-west-1"}), false)
 		fld, _ := fr.FieldByName("title")
 		var got []string
 		for i := range fld.Len() {

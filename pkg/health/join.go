@@ -54,10 +54,13 @@ func (f Filter) Keep(endpoint, component string) bool {
 		(len(f.Components) == 0 || slices.Contains(f.Components, component))
 }
 
-// Resource is one tile: an endpoint, an inference component, or an instance an alarm names.
+// Resource is one tile: an endpoint, an inference component, or an instance an alarm names,
+// in one region and account. The same names in two regions or accounts are two resources.
 type Resource struct {
 	Type                          string
 	Endpoint, Component, Instance string
+	Region                        string
+	Account                       string // "" when neither an ARN nor a label says
 }
 
 // Name is the resource's display name.
@@ -92,19 +95,23 @@ type Input struct {
 	// Contributors of the alarms NeedsContributors names, by alarm name.
 	Contributors map[string][]awsapi.Contributor
 	Filter       Filter
-	Region       string
+	// Region is where the alarms and the inventory were read: Join sees one region at a
+	// time, so an alarm is never tied to another region's resource.
+	Region string
 }
 
 // Join gives every resource of the inventory, and every resource an alarm names, one state:
 // the worst of its alarms, NO_ALARM without any. Alarms that name no resource (other
 // services', multi-series alarms not in ALARM) are returned by name in unmapped.
+// A resource is its type, name and account: the inventory's account is its ARNs', an
+// alarm's the @aws.account its query or series name, else the alarm's own (its ARN).
 func Join(in Input) (states []State, unmapped []string) {
 	icEndpoint := componentEndpoints(in.Inventory)
 	byKey := map[Resource]*State{}
 	var order []*State
 	resource := func(t target) *State {
 		if t.component != "" && t.endpoint == "" {
-			t.endpoint = icEndpoint[t.component]
+			t.endpoint = icEndpoint[named{t.account, t.component}]
 		}
 		r := Resource{Type: TypeEndpoint, Endpoint: t.endpoint}
 		switch {
@@ -113,6 +120,7 @@ func Join(in Input) (states []State, unmapped []string) {
 		case t.component != "":
 			r = Resource{Type: TypeComponent, Component: t.component}
 		}
+		r.Region, r.Account = in.Region, t.account
 		s := byKey[r]
 		if s == nil {
 			s = &State{Resource: r, State: StateNoAlarm, Source: SourceNone}
@@ -125,9 +133,10 @@ func Join(in Input) (states []State, unmapped []string) {
 		return s
 	}
 	for _, ep := range in.Inventory.Endpoints {
-		resource(target{endpoint: ep.Name})
+		account := AccountOf(ep.ARN)
+		resource(target{endpoint: ep.Name, account: account})
 		for _, c := range ep.Components {
-			resource(target{endpoint: cmp.Or(c.Endpoint, ep.Name), component: c.Name})
+			resource(target{endpoint: cmp.Or(c.Endpoint, ep.Name), component: c.Name, account: componentAccount(c, account)})
 		}
 	}
 	for _, a := range in.Alarms {
@@ -137,7 +146,7 @@ func Join(in Input) (states []State, unmapped []string) {
 			continue
 		}
 		for _, h := range hs {
-			apply(resource(h.target), a, h, in.Region)
+			apply(resource(h.target), a, h)
 		}
 	}
 	for _, s := range order {
@@ -151,7 +160,7 @@ func Join(in Input) (states []State, unmapped []string) {
 
 // apply counts an alarm on a resource and makes it the one shown when it is worse than
 // the one shown so far (on a tie, the later state change).
-func apply(s *State, a awsapi.Alarm, h hit, region string) {
+func apply(s *State, a awsapi.Alarm, h hit) {
 	s.Alarms++
 	worse := Severity(h.state) > Severity(s.State) || s.Source != SourceAlarm
 	if !worse && Severity(h.state) == Severity(s.State) {
@@ -172,12 +181,13 @@ func apply(s *State, a awsapi.Alarm, h hit, region string) {
 		u := a.Updated.UTC()
 		s.Updated = &u
 	}
-	s.AlarmURL = consolelinks.Alarm(region, a.Name)
+	s.AlarmURL = consolelinks.Alarm(s.Region, a.Name)
 }
 
 var typeOrder = map[string]int{TypeEndpoint: 0, TypeComponent: 1, TypeInstance: 2}
 
-// Sort puts the worst first, then by endpoint, type (endpoint, component, instance) and name.
+// Sort puts the worst first, then by endpoint, type (endpoint, component, instance), name,
+// region and account, so the same names in several regions sit together.
 func Sort(states []State) {
 	slices.SortStableFunc(states, func(a, b State) int {
 		return cmp.Or(
@@ -185,18 +195,21 @@ func Sort(states []State) {
 			cmp.Compare(a.Endpoint, b.Endpoint),
 			cmp.Compare(typeOrder[a.Type], typeOrder[b.Type]),
 			cmp.Compare(a.Name(), b.Name()),
+			cmp.Compare(a.Region, b.Region),
+			cmp.Compare(a.Account, b.Account),
 		)
 	})
 }
 
-// ConsoleURL is the SageMaker console page of the resource: an instance's is its IC's, else
-// its endpoint's (instances of SageMaker endpoints have no console page of their own).
-func (r Resource) ConsoleURL(region string) string {
+// ConsoleURL is the SageMaker console page of the resource in its own region: an instance's
+// is its IC's, else its endpoint's (instances of SageMaker endpoints have no console page of
+// their own).
+func (r Resource) ConsoleURL() string {
 	if r.Type == TypeEndpoint {
-		return consolelinks.Endpoint(region, r.Endpoint)
+		return consolelinks.Endpoint(r.Region, r.Endpoint)
 	}
 	if r.Component != "" {
-		return consolelinks.InferenceComponent(region, r.Component)
+		return consolelinks.InferenceComponent(r.Region, r.Component)
 	}
-	return consolelinks.Endpoint(region, r.Endpoint)
+	return consolelinks.Endpoint(r.Region, r.Endpoint)
 }

@@ -17,17 +17,21 @@ var (
 	endpointNames  = []string{semconv.DimEndpointName, semconv.LabelEndpoint}
 	componentNames = []string{semconv.DimInferenceComponentName, semconv.LabelInferenceComp}
 	instanceNames  = []string{semconv.DimInstanceID, semconv.LabelHostID}
+	accountNames   = []string{semconv.LabelAccount}
 )
 
-// target is what an alarm, or one series of it, is about; empty fields are unknown.
-type target struct{ endpoint, component, instance string }
+// target is what an alarm, or one series of it, is about; empty fields are unknown. The
+// account alone names no resource.
+type target struct{ endpoint, component, instance, account string }
 
 func (t target) empty() bool { return t.endpoint == "" && t.component == "" && t.instance == "" }
 
 // within fills in what a series' labels leave out from what its alarm names: a by-instance
-// alarm scoped to one endpoint names the endpoint, its series only the instance.
+// alarm scoped to one endpoint names the endpoint, its series only the instance; a series
+// without @aws.account is in the alarm's account.
 func (t target) within(named target) target {
 	t.endpoint, t.component = cmp.Or(t.endpoint, named.endpoint), cmp.Or(t.component, named.component)
+	t.account = cmp.Or(t.account, named.account)
 	return t
 }
 
@@ -41,7 +45,7 @@ func fromLabels(m map[string]string) target {
 		}
 		return ""
 	}
-	return target{endpoint: first(endpointNames), component: first(componentNames), instance: first(instanceNames)}
+	return target{endpoint: first(endpointNames), component: first(componentNames), instance: first(instanceNames), account: first(accountNames)}
 }
 
 // equalityMatcher finds `name="value"` and `name=~"value"` matchers in PromQL, the name bare
@@ -87,7 +91,7 @@ func fromPromQL(query string) target {
 		}
 		return found
 	}
-	return target{endpoint: one(endpointNames), component: one(componentNames), instance: one(instanceNames)}
+	return target{endpoint: one(endpointNames), component: one(componentNames), instance: one(instanceNames), account: one(accountNames)}
 }
 
 // matchers are the values of the query's equality matchers, by label name.
@@ -129,18 +133,19 @@ type hit struct {
 
 // alarmTarget is the resource an alarm names by itself: a metric alarm's dimensions (unless
 // it is another AWS service's), else the equality matchers of a PromQL alarm's query. Empty
-// when it names none.
+// when it names none. Its account is the query's @aws.account matcher, else the alarm's
+// own (the account in its ARN): a monitoring account's alarm over a source account's
+// series names that account.
 func alarmTarget(a awsapi.Alarm) target {
 	if foreign(a) {
 		return target{}
 	}
-	if t := fromLabels(a.Dimensions); !t.empty() {
-		return t
+	t := fromLabels(a.Dimensions)
+	if t.empty() && a.PromQL != "" {
+		t = fromPromQL(a.PromQL)
 	}
-	if a.PromQL != "" {
-		return fromPromQL(a.PromQL)
-	}
-	return target{}
+	t.account = cmp.Or(t.account, AccountOf(a.ARN))
+	return t
 }
 
 // NeedsContributors reports whether the alarm may be tied to finer resources through its

@@ -25,9 +25,11 @@ type Rule struct {
 	Scale float64
 }
 
-// Reading is one value of a rule's query.
+// Reading is one value of a rule's query, in the region the query was sent to; Account is
+// the series' @aws.account ("" when it has none).
 type Reading struct {
 	Endpoint, Component string
+	Region, Account     string
 	Value               float64
 }
 
@@ -65,7 +67,8 @@ func alternatives(names []string) string {
 func pct(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) + " %" }
 
 // ApplyThresholds gives the endpoints and inference components still without an alarm a
-// state from the rules' readings (readings[i] answers rules[i]): ALARM when a reading reaches
+// state from the rules' readings of their own region (readings[i] answers rules[i], for
+// every region queried): ALARM when a reading reaches
 // its threshold, else OK when there is any reading; no reading leaves NO_ALARM. The worst
 // rule is shown, on a tie the one closest to its threshold. The states are sorted again.
 func ApplyThresholds(states []State, rules []Rule, readings [][]Reading, at time.Time) {
@@ -99,8 +102,9 @@ func ApplyThresholds(states []State, rules []Rule, readings [][]Reading, at time
 }
 
 // peak is the highest reading of the resource itself: an inference component's series, or an
-// endpoint's series that belong to no IC. An IC's trouble colours the IC's tile, not its
-// endpoint's as well.
+// endpoint's series that belong to no IC, of its region and account. An IC's trouble colours
+// the IC's tile, not its endpoint's as well; a reading of another region never counts, one
+// of another account only when either account is unknown.
 func peak(r Resource, readings []Reading) (float64, bool) {
 	best, ok := 0.0, false
 	for _, rd := range readings {
@@ -108,6 +112,7 @@ func peak(r Resource, readings []Reading) (float64, bool) {
 		if r.Type == TypeComponent {
 			match = rd.Component == r.Component
 		}
+		match = match && rd.Region == r.Region && (rd.Account == r.Account || rd.Account == "" || r.Account == "")
 		if match && !math.IsNaN(rd.Value) && (!ok || rd.Value > best) {
 			best, ok = rd.Value, true
 		}

@@ -181,7 +181,7 @@ func (d *Datasource) alarms(ctx context.Context, q *models.HealthQuery, f health
 				Text: "the threshold fallback could not be evaluated: " + d.explain(err, "cloudwatch:GetMetricData").Message})
 		}
 	}
-	return health.AlarmsFrame(states, d.region), notices, nil
+	return health.AlarmsFrame(states, false), notices, nil
 }
 
 func examples(names []string) string {
@@ -213,6 +213,8 @@ func (d *Datasource) applyThresholds(ctx context.Context, states []health.State,
 					readings[i] = append(readings[i], health.Reading{
 						Endpoint:  string(s.Metric[semconv.LabelEndpoint]),
 						Component: string(s.Metric[semconv.LabelInferenceComp]),
+						Region:    d.region,
+						Account:   string(s.Metric[semconv.LabelAccount]),
 						Value:     v,
 					})
 				}
@@ -262,7 +264,7 @@ func (d *Datasource) alarmHistory(ctx context.Context, q *models.HealthQuery, f 
 			"%d alarm transitions in the time range; the latest %d are shown: narrow the time range or filter by endpoint", len(in.Transitions), maxHistoryRows)})
 		in.Transitions = latest(in.Transitions, maxHistoryRows)
 	}
-	fr := health.HistoryFrame(in)
+	fr := health.HistoryFrame(health.HistoryRows(in), false)
 	if q.Format == models.FormatTable {
 		fr.Meta = &data.FrameMeta{PreferredVisualization: data.VisTypeTable}
 	}
@@ -282,8 +284,10 @@ func (d *Datasource) inventory(ctx context.Context, q *models.HealthQuery, f hea
 	if err != nil {
 		return nil, nil, awsErr(err)
 	}
+	inv.Region = d.region
+	invs := []awsapi.Inventory{inv}
 	if q.Format == models.FormatAnnotations {
-		return health.InventoryEventsFrame(inv, f, q.TimeRange.From, q.TimeRange.To), d.componentsWarning(inv), nil
+		return health.InventoryEventsFrame(invs, f, q.TimeRange.From, q.TimeRange.To, false), d.componentsWarning(inv), nil
 	}
-	return health.InventoryFrame(inv, f, d.region), d.componentsWarning(inv), nil
+	return health.InventoryFrame(invs, f, false), d.componentsWarning(inv), nil
 }

@@ -30,7 +30,10 @@ const (
 	unmappedNamesInNotes = 3
 )
 
-// runHealthQuery answers an alarms, alarmHistory or inventory query through the AWS client.
+// runHealthQuery answers an alarms, alarmHistory or inventory query: the same calls in each
+// region of the query (at most regionsAtOnce regions at a time), each region's alarms joined
+// to its own inventory only, the rows merged into one frame. A region that fails is named in
+// the response's error; the other regions' rows stay.
 func (d *Datasource) runHealthQuery(ctx context.Context, dq backend.DataQuery, qt string) backend.DataResponse {
 	if d.setupErr != nil {
 		return d.errorResponse(d.setupErr)
@@ -39,46 +42,102 @@ func (d *Datasource) runHealthQuery(ctx context.Context, dq backend.DataQuery, q
 	if err != nil {
 		return d.errorResponse(backend.DownstreamError(err))
 	}
-	if d.aws == nil {
-		return d.errorResponse(d.awsSetupErr)
-	}
-	f := health.Filter{Endpoints: q.Endpoints, Components: q.Components}
-	var (
-		fr      *data.Frame
-		notices []data.Notice
-	)
-	switch qt {
-	case models.QueryTypeAlarms:
-		fr, notices, err = d.alarms(ctx, q, f)
-	case models.QueryTypeAlarmHistory:
-		fr, notices, err = d.alarmHistory(ctx, q, f)
-	default:
-		fr, notices, err = d.inventory(ctx, q, f)
-	}
+	regions, err := d.regionsOf(q.RefID, q.Region)
 	if err != nil {
 		return d.errorResponse(err)
 	}
+	// Only a query that names its regions gets region-aware frames and messages, so
+	// today's panels keep their frames.
+	named := q.Region != ""
+	f := health.Filter{Endpoints: q.Endpoints, Components: q.Components}
+	parts := make([]healthPart, len(regions))
+	errs := d.eachRegion(ctx, "health query", regions, func(ctx context.Context, i int, rg *regional) (err error) {
+		p := &parts[i]
+		switch qt {
+		case models.QueryTypeAlarms:
+			p.states, p.notices, err = d.alarms(ctx, rg, q, f)
+		case models.QueryTypeAlarmHistory:
+			p.rows, p.notices, err = d.alarmHistory(ctx, rg, q, f)
+		default:
+			p.inv, p.notices, err = d.inventory(ctx, rg)
+		}
+		return err
+	})
+	var (
+		states   []health.State
+		rows     []health.HistoryRow
+		invs     []awsapi.Inventory
+		notices  []data.Notice
+		failures []regionFailure
+	)
+	for i, p := range parts {
+		if errs[i] != nil {
+			failures = append(failures, regionFailure{regions[i], errs[i]})
+			continue
+		}
+		states, rows, invs = append(states, p.states...), append(rows, p.rows...), append(invs, p.inv...)
+		for _, n := range p.notices {
+			if named {
+				n.Text = "region " + regions[i] + ": " + n.Text
+			}
+			notices = append(notices, n)
+		}
+	}
+	if len(failures) == len(regions) && !named {
+		return d.errorResponse(failures[0].err)
+	}
+	var fr *data.Frame
+	switch qt {
+	case models.QueryTypeAlarms:
+		health.Sort(states)
+		fr = health.AlarmsFrame(states, named)
+	case models.QueryTypeAlarmHistory:
+		fr = health.HistoryFrame(rows, named)
+		if q.Format == models.FormatTable {
+			fr.Meta = &data.FrameMeta{PreferredVisualization: data.VisTypeTable}
+		}
+	default:
+		if q.Format == models.FormatAnnotations {
+			fr = health.InventoryEventsFrame(invs, f, q.TimeRange.From, q.TimeRange.To, named)
+		} else {
+			fr = health.InventoryFrame(invs, f, named)
+		}
+	}
 	fr.RefID = q.RefID
 	fr.AppendNotices(notices...)
-	return backend.DataResponse{Frames: data.Frames{fr}}
+	resp := backend.DataResponse{Frames: data.Frames{fr}}
+	if len(failures) > 0 {
+		d.failRegions(&resp, failures)
+	}
+	return resp
+}
+
+// healthPart is one region's share of a health query.
+type healthPart struct {
+	states  []health.State
+	rows    []health.HistoryRow
+	inv     []awsapi.Inventory // the region's inventory (one), for the inventory query
+	notices []data.Notice
 }
 
 // readAlarms and readInventory are calls for parallel; on failure they leave nothing behind,
 // so a partial answer is never shown as a whole.
-func (d *Datasource) readAlarms(ctx context.Context, into *[]awsapi.Alarm) func() error {
+func readAlarms(ctx context.Context, api awsapi.API, into *[]awsapi.Alarm) func() error {
 	return func() (err error) {
-		if *into, err = d.aws.Alarms(ctx, awsapi.AlarmQuery{}); err != nil {
+		if *into, err = api.Alarms(ctx, awsapi.AlarmQuery{}); err != nil {
 			*into = nil
 		}
 		return err
 	}
 }
 
-func (d *Datasource) readInventory(ctx context.Context, into *awsapi.Inventory) func() error {
+// readInventory reads the region's inventory, labelled with the region it was read in.
+func readInventory(ctx context.Context, rg *regional, into *awsapi.Inventory) func() error {
 	return func() (err error) {
-		if *into, err = d.aws.Inventory(ctx); err != nil {
+		if *into, err = rg.aws.Inventory(ctx); err != nil {
 			*into = awsapi.Inventory{}
 		}
+		into.Region = rg.region
 		return err
 	}
 }
@@ -100,12 +159,12 @@ func (d *Datasource) componentsWarning(inv awsapi.Inventory) []data.Notice {
 // alarms in ALARM, then the join, and the threshold fallback when asked for. Without the
 // inventory (e.g. no SageMaker permission) the resources the alarms name still show, with a
 // warning.
-func (d *Datasource) alarms(ctx context.Context, q *models.HealthQuery, f health.Filter) (*data.Frame, []data.Notice, error) {
+func (d *Datasource) alarms(ctx context.Context, rg *regional, q *models.HealthQuery, f health.Filter) ([]health.State, []data.Notice, error) {
 	var (
-		in      = health.Input{Filter: f, Region: d.region, Contributors: map[string][]awsapi.Contributor{}}
+		in      = health.Input{Filter: f, Region: rg.region, Contributors: map[string][]awsapi.Contributor{}}
 		notices []data.Notice
 	)
-	errs := parallel("alarms query", d.readAlarms(ctx, &in.Alarms), d.readInventory(ctx, &in.Inventory))
+	errs := parallel("alarms query", readAlarms(ctx, rg.aws, &in.Alarms), readInventory(ctx, rg, &in.Inventory))
 	if errs[0] != nil {
 		return nil, nil, awsErr(errs[0])
 	}
@@ -125,13 +184,10 @@ func (d *Datasource) alarms(ctx context.Context, q *models.HealthQuery, f health
 		need = need[:maxContributorCalls]
 	}
 	var mu sync.Mutex
-	sem := make(chan struct{}, contributorsAtOnce)
 	calls := make([]func() error, len(need))
 	for i, name := range need {
 		calls[i] = func() error {
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			cs, err := d.aws.Contributors(ctx, name)
+			cs, err := rg.aws.Contributors(ctx, name)
 			if err == nil {
 				mu.Lock()
 				in.Contributors[name] = cs
@@ -147,7 +203,7 @@ func (d *Datasource) alarms(ctx context.Context, q *models.HealthQuery, f health
 	}
 	var failures []*failure
 	byText := map[string]*failure{}
-	for i, err := range parallel("alarm contributors", calls...) {
+	for i, err := range parallelN("alarm contributors", contributorsAtOnce, calls...) {
 		if err == nil {
 			continue
 		}
@@ -176,12 +232,12 @@ func (d *Datasource) alarms(ctx context.Context, q *models.HealthQuery, f health
 		if at.IsZero() {
 			at = time.Now()
 		}
-		if err := d.applyThresholds(ctx, states, f, at); err != nil {
+		if err := d.applyThresholds(ctx, rg, states, f, at); err != nil {
 			notices = append(notices, data.Notice{Severity: data.NoticeSeverityWarning,
 				Text: "the threshold fallback could not be evaluated: " + d.explain(err, "cloudwatch:GetMetricData").Message})
 		}
 	}
-	return health.AlarmsFrame(states, false), notices, nil
+	return states, notices, nil
 }
 
 func examples(names []string) string {
@@ -193,7 +249,7 @@ func examples(names []string) string {
 
 // applyThresholds reads the threshold rules' instant queries (through the results cache,
 // like any panel) when some endpoint or inference component has no alarm.
-func (d *Datasource) applyThresholds(ctx context.Context, states []health.State, f health.Filter, at time.Time) error {
+func (d *Datasource) applyThresholds(ctx context.Context, rg *regional, states []health.State, f health.Filter, at time.Time) error {
 	if !needsThresholds(states) {
 		return nil
 	}
@@ -205,7 +261,7 @@ func (d *Datasource) applyThresholds(ctx context.Context, states []health.State,
 			var answer struct {
 				Result model.Vector `json:"result"`
 			}
-			if _, err := d.home.queryInstant(ctx, r.Query, at, promclient.Data(&answer)); err != nil {
+			if _, err := rg.queryInstant(ctx, r.Query, at, promclient.Data(&answer)); err != nil {
 				return err
 			}
 			for _, s := range answer.Result {
@@ -213,7 +269,7 @@ func (d *Datasource) applyThresholds(ctx context.Context, states []health.State,
 					readings[i] = append(readings[i], health.Reading{
 						Endpoint:  string(s.Metric[semconv.LabelEndpoint]),
 						Component: string(s.Metric[semconv.LabelInferenceComp]),
-						Region:    d.region,
+						Region:    rg.region,
 						Account:   string(s.Metric[semconv.LabelAccount]),
 						Value:     v,
 					})
@@ -242,12 +298,12 @@ func needsThresholds(states []health.State) bool {
 
 // alarmHistory is the alarmHistory query: the transitions in the time range, tied to
 // resources through the alarms (read at once).
-func (d *Datasource) alarmHistory(ctx context.Context, q *models.HealthQuery, f health.Filter) (*data.Frame, []data.Notice, error) {
-	in := health.HistoryInput{Filter: f, Region: d.region}
+func (d *Datasource) alarmHistory(ctx context.Context, rg *regional, q *models.HealthQuery, f health.Filter) ([]health.HistoryRow, []data.Notice, error) {
+	in := health.HistoryInput{Filter: f, Region: rg.region}
 	errs := parallel("alarm history query", func() (err error) {
-		in.Transitions, err = d.aws.History(ctx, awsapi.HistoryQuery{From: q.TimeRange.From, To: q.TimeRange.To})
+		in.Transitions, err = rg.aws.History(ctx, awsapi.HistoryQuery{From: q.TimeRange.From, To: q.TimeRange.To})
 		return err
-	}, d.readAlarms(ctx, &in.Alarms), d.readInventory(ctx, &in.Inventory))
+	}, readAlarms(ctx, rg.aws, &in.Alarms), readInventory(ctx, rg, &in.Inventory))
 	if errs[0] != nil {
 		return nil, nil, awsErr(errs[0])
 	}
@@ -264,11 +320,7 @@ func (d *Datasource) alarmHistory(ctx context.Context, q *models.HealthQuery, f 
 			"%d alarm transitions in the time range; the latest %d are shown: narrow the time range or filter by endpoint", len(in.Transitions), maxHistoryRows)})
 		in.Transitions = latest(in.Transitions, maxHistoryRows)
 	}
-	fr := health.HistoryFrame(health.HistoryRows(in), false)
-	if q.Format == models.FormatTable {
-		fr.Meta = &data.FrameMeta{PreferredVisualization: data.VisTypeTable}
-	}
-	return fr, notices, nil
+	return health.HistoryRows(in), notices, nil
 }
 
 // latest keeps the n most recent transitions.
@@ -278,16 +330,12 @@ func latest(ts []awsapi.Transition, n int) []awsapi.Transition {
 	return out[len(out)-n:]
 }
 
-// inventory is the inventory query, as a table or as annotations of creations and updates.
-func (d *Datasource) inventory(ctx context.Context, q *models.HealthQuery, f health.Filter) (*data.Frame, []data.Notice, error) {
-	inv, err := d.aws.Inventory(ctx)
-	if err != nil {
+// inventory is the inventory query's read of one region; the caller frames it as a table or
+// as annotations of creations and updates.
+func (d *Datasource) inventory(ctx context.Context, rg *regional) ([]awsapi.Inventory, []data.Notice, error) {
+	var inv awsapi.Inventory
+	if err := readInventory(ctx, rg, &inv)(); err != nil {
 		return nil, nil, awsErr(err)
 	}
-	inv.Region = d.region
-	invs := []awsapi.Inventory{inv}
-	if q.Format == models.FormatAnnotations {
-		return health.InventoryEventsFrame(invs, f, q.TimeRange.From, q.TimeRange.To, false), d.componentsWarning(inv), nil
-	}
-	return health.InventoryFrame(invs, f, false), d.componentsWarning(inv), nil
+	return []awsapi.Inventory{inv}, d.componentsWarning(inv), nil
 }

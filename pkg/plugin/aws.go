@@ -52,12 +52,20 @@ func awsErr(err error) error {
 // parallel runs the calls at once and returns their errors, in order. A panic in one becomes
 // its error (and a log line) instead of ending the process.
 func parallel(what string, calls ...func() error) []error {
+	return parallelN(what, len(calls), calls...)
+}
+
+// parallelN is parallel with at most n calls running at a time.
+func parallelN(what string, n int, calls ...func() error) []error {
 	errs := make([]error, len(calls))
+	sem := make(chan struct{}, max(n, 1))
 	var wg sync.WaitGroup
 	for i, call := range calls {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
 			defer panics.Recover(func(p *panics.Error) {
 				logError(what+" panicked", "panic", fmt.Sprint(p.Value), "stack", string(p.Stack))
 				errs[i] = p

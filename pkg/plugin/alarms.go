@@ -51,7 +51,7 @@ func (d *Datasource) runHealthQuery(ctx context.Context, dq backend.DataQuery, q
 	named := q.Region != ""
 	f := health.Filter{Endpoints: q.Endpoints, Components: q.Components}
 	parts := make([]healthPart, len(regions))
-	errs := d.eachRegion(ctx, "health query", regions, func(ctx context.Context, i int, rg *regional) (err error) {
+	rgs, errs := d.eachRegion(ctx, "health query", regions, func(ctx context.Context, i int, rg *regional) (err error) {
 		p := &parts[i]
 		switch qt {
 		case models.QueryTypeAlarms:
@@ -64,17 +64,19 @@ func (d *Datasource) runHealthQuery(ctx context.Context, dq backend.DataQuery, q
 		return err
 	})
 	var (
-		states   []health.State
-		rows     []health.HistoryRow
-		invs     []awsapi.Inventory
-		notices  []data.Notice
-		failures []regionFailure
+		states  []health.State
+		rows    []health.HistoryRow
+		invs    []awsapi.Inventory
+		notices []data.Notice
+		failed  = make([]backend.DataResponse, len(regions)) // the failures, for mergeRegions
+		ok      int
 	)
 	for i, p := range parts {
 		if errs[i] != nil {
-			failures = append(failures, regionFailure{regions[i], errs[i]})
+			failed[i] = problemResponse(d.explainIn(rgs[i], errs[i], "cloudwatch:GetMetricData"))
 			continue
 		}
+		ok++
 		states, rows, invs = append(states, p.states...), append(rows, p.rows...), append(invs, p.inv...)
 		for _, n := range p.notices {
 			if named {
@@ -83,8 +85,8 @@ func (d *Datasource) runHealthQuery(ctx context.Context, dq backend.DataQuery, q
 			notices = append(notices, n)
 		}
 	}
-	if len(failures) == len(regions) && !named {
-		return d.errorResponse(failures[0].err)
+	if ok == 0 && !named {
+		return failed[0]
 	}
 	var fr *data.Frame
 	switch qt {
@@ -106,8 +108,9 @@ func (d *Datasource) runHealthQuery(ctx context.Context, dq backend.DataQuery, q
 	fr.RefID = q.RefID
 	fr.AppendNotices(notices...)
 	resp := backend.DataResponse{Frames: data.Frames{fr}}
-	if len(failures) > 0 {
-		d.failRegions(&resp, failures)
+	if ok < len(regions) {
+		m := mergeRegions(regions, failed)
+		resp.Error, resp.Status, resp.ErrorSource = m.Error, m.Status, m.ErrorSource
 	}
 	return resp
 }

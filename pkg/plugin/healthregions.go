@@ -2,10 +2,6 @@ package plugin
 
 import (
 	"context"
-	"errors"
-	"strings"
-
-	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
 	"github.com/inferscope/sagemaker-datasource/pkg/fault"
 )
@@ -15,9 +11,11 @@ import (
 const regionsAtOnce = 4
 
 // eachRegion runs fn on each region's clients, at most regionsAtOnce regions at a time,
-// panic-safe; errs[i] is region i's failure: its clients could not be built, it has no
-// alarms and inventory client, or fn failed.
-func (d *Datasource) eachRegion(ctx context.Context, what string, regions []string, fn func(ctx context.Context, i int, rg *regional) error) []error {
+// panic-safe. It returns each region's clients (nil when they could not be built) and its
+// failure: the clients could not be built, the region has no alarms and inventory client,
+// or fn failed.
+func (d *Datasource) eachRegion(ctx context.Context, what string, regions []string, fn func(ctx context.Context, i int, rg *regional) error) ([]*regional, []error) {
+	rgs := make([]*regional, len(regions))
 	calls := make([]func() error, len(regions))
 	for i, region := range regions {
 		calls[i] = func() error {
@@ -25,44 +23,21 @@ func (d *Datasource) eachRegion(ctx context.Context, what string, regions []stri
 			if err != nil {
 				return err
 			}
+			rgs[i] = rg
 			if rg.aws == nil {
 				return rg.awsErr
 			}
 			return fn(ctx, i, rg)
 		}
 	}
-	return parallelN(what, regionsAtOnce, calls...)
+	return rgs, parallelN(what, regionsAtOnce, calls...)
 }
 
-// regionFailure is one region's failed share of a query or lookup.
-type regionFailure struct {
-	region string
-	err    error
-}
-
-// explainRegion is explain for a failure in region, so the message names that region.
-func (d *Datasource) explainRegion(f regionFailure, action string) fault.Problem {
-	c := fault.Context{Region: f.region, Action: action}
-	if f.region == d.region {
-		c.Endpoint = d.endpoint
+// explainIn explains a failure in a region with what its clients know (its endpoint and
+// region), or as the data source's when they could not be built.
+func (d *Datasource) explainIn(rg *regional, err error, action string) fault.Problem {
+	if rg == nil {
+		return d.explain(err, action)
 	}
-	p := fault.Explain(f.err, c)
-	p.Message = "region " + f.region + ": " + p.Message
-	return p
-}
-
-// failRegions gives resp the error of the failed regions, each named with its failure and
-// fix; the status and source are the first failure's. The frames of the other regions stay.
-func (d *Datasource) failRegions(resp *backend.DataResponse, failures []regionFailure) {
-	msgs := make([]string, len(failures))
-	var first fault.Problem
-	for i, f := range failures {
-		p := d.explainRegion(f, "cloudwatch:GetMetricData")
-		if i == 0 {
-			first = p
-		}
-		msgs[i] = p.Message
-	}
-	logDebug("query failed in some regions", "status", int(first.Status), "source", string(first.Source), "error", strings.Join(msgs, "; "))
-	resp.Error, resp.Status, resp.ErrorSource = errors.New(strings.Join(msgs, "; ")), first.Status, first.Source
+	return rg.explain(err, action)
 }

@@ -50,7 +50,7 @@ func (d *Datasource) inventoryValues(ctx context.Context, req *backend.CallResou
 		return errorResponseJSON(int(pr.Status), errorTypeFor(int(pr.Status)), "parameter region: "+pr.Message)
 	}
 	invs := make([]awsapi.Inventory, len(regions))
-	errs := d.eachRegion(ctx, "inventory lookup", regions, func(ctx context.Context, i int, rg *regional) error {
+	rgs, errs := d.eachRegion(ctx, "inventory lookup", regions, func(ctx context.Context, i int, rg *regional) error {
 		err := readInventory(ctx, rg, &invs[i])()
 		if err == nil && path == inventoryComponents {
 			// Endpoint names are complete without the IC permissions; IC names are not.
@@ -66,9 +66,9 @@ func (d *Datasource) inventoryValues(ctx context.Context, req *backend.CallResou
 		case errors.As(err, &p): // logged where it was recovered
 			return errorResponseJSON(http.StatusInternalServerError, "internal", "internal error while answering "+path+"; please report it")
 		}
-		pr := d.explain(awsErr(err), "")
+		pr := d.explainIn(rgs[i], awsErr(err), "")
 		if field != "" {
-			pr = d.explainRegion(regionFailure{regions[i], awsErr(err)}, "")
+			pr.Message = "region " + regions[i] + ": " + pr.Message
 		}
 		return errorResponseJSON(int(pr.Status), errorTypeFor(int(pr.Status)), pr.Message)
 	}

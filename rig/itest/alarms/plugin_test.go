@@ -190,7 +190,8 @@ func TestDeniedICListingDegradesTheInventory(t *testing.T) {
 func callResource(d *plugin.Datasource, path string, v any) error {
 	var body []byte
 	status := 0
-	err := d.CallResource(context.Background(), &backend.CallResourceRequest{Method: "GET", Path: path, URL: path},
+	resourcePath, _, _ := strings.Cut(path, "?") // the URL keeps the query parameters
+	err := d.CallResource(context.Background(), &backend.CallResourceRequest{Method: "GET", Path: resourcePath, URL: path},
 		backend.CallResourceResponseSenderFunc(func(r *backend.CallResourceResponse) error {
 			status, body = r.Status, r.Body
 			return nil

@@ -3,6 +3,7 @@ package plugin
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"slices"
 	"strings"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/inferscope/sagemaker-datasource/pkg/awsapi"
 	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
+	"github.com/inferscope/sagemaker-datasource/pkg/health"
 	"github.com/inferscope/sagemaker-datasource/pkg/internal/goldentest"
 	"github.com/inferscope/sagemaker-datasource/pkg/models"
 )
@@ -303,5 +305,74 @@ func TestSaveAndTestProbesTheDefaultRegionOnly(t *testing.T) {
 	}
 	if calls := fakes["us-west-2"].Calls(); len(calls) > 0 {
 		t.Errorf("us-west-2 was probed: %v", calls)
+	}
+}
+
+// TestAlarmsAcrossRegionsRandom: random fleets in up to four regions and two accounts, with
+// the same endpoint names everywhere, through QueryData in a random region order: the frame
+// has one row per (region, account, endpoint), each in the worst state of its own alarms
+// (a metric alarm is in its ARN's account, a PromQL alarm in the account it matches).
+func TestAlarmsAcrossRegionsRandom(t *testing.T) {
+	rng := rand.New(rand.NewPCG(17, 15))
+	regions := []string{"us-east-1", "us-west-2", "eu-west-1", "ap-south-1"}
+	accounts := []string{eastAccount, westAccount}
+	states := []string{awsapi.StateOK, awsapi.StateAlarm, awsapi.StateInsufficientData}
+	names := []string{"chat", "embed"}
+	for round := range 60 {
+		fakes := map[string]*fakeAWS{}
+		want := map[string]float64{}
+		var asked []string
+		for _, region := range regions {
+			if rng.IntN(3) == 0 {
+				continue
+			}
+			asked = append(asked, region)
+			f := &fakeAWS{inventory: awsapi.Inventory{Region: region}}
+			for _, name := range names {
+				for _, account := range accounts {
+					if rng.IntN(2) == 0 {
+						f.inventory.Endpoints = append(f.inventory.Endpoints, awsapi.Endpoint{Name: name,
+							ARN: fmt.Sprintf("arn:aws:sagemaker:%s:%s:endpoint/%s", region, account, name)})
+						want[region+"/"+account+"/"+name] = 0
+					}
+				}
+			}
+			for a := range rng.IntN(6) {
+				own, name, state := accounts[rng.IntN(2)], names[rng.IntN(2)], states[rng.IntN(3)]
+				al := awsapi.Alarm{Name: fmt.Sprintf("a%d", a), State: state, ARN: fmt.Sprintf("arn:aws:cloudwatch:%s:%s:alarm:a%d", region, own, a),
+					Dimensions: map[string]string{"EndpointName": name}}
+				if rng.IntN(2) == 0 { // a monitoring account's alarm over a source account's series
+					own = accounts[rng.IntN(2)]
+					al.Dimensions, al.PromQL = nil, fmt.Sprintf(`max(x{"@aws.account"=%q, EndpointName=%q}) > 1`, own, name)
+				}
+				f.alarms = append(f.alarms, al)
+				k := region + "/" + own + "/" + name
+				want[k] = max(want[k], health.Severity(state))
+			}
+			fakes[region] = f
+		}
+		if len(asked) == 0 {
+			continue
+		}
+		rng.Shuffle(len(asked), func(i, j int) { asked[i], asked[j] = asked[j], asked[i] })
+		dr := runOne(t, newRegionsDatasource(t, fakes, nil), "alarms", fmt.Sprintf(`{"region":%q}`, strings.Join(asked, ",")))
+		if dr.Error != nil {
+			t.Fatalf("round %d: %v", round, dr.Error)
+		}
+		f := dr.Frames[0]
+		got := map[string]float64{}
+		severity := frameColumn(t, f, "severity")
+		for i, r := range frameColumn(t, f, "resource") {
+			k := frameColumn(t, f, "region")[i] + "/" + frameColumn(t, f, "account")[i] + "/" + r
+			if _, dup := got[k]; dup {
+				t.Errorf("round %d: %s twice", round, k)
+			}
+			var v float64
+			fmt.Sscan(severity[i], &v)
+			got[k] = v
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("round %d (regions %v):\n got %v\nwant %v", round, asked, got, want)
+		}
 	}
 }

@@ -183,13 +183,25 @@ func joinNonEmpty(values []string) string {
 	return strings.Join(out, ",")
 }
 
-// componentEndpoints maps each inference component, by account, to its endpoint.
+// componentEndpoints maps each inference component, by account, to its endpoint. A name
+// only one account of the region has is also found without an account (a transition of a
+// deleted alarm knows none).
 func componentEndpoints(inv awsapi.Inventory) map[named]string {
 	m := map[named]string{}
+	accounts := map[string]int{}
 	for _, ep := range inv.Endpoints {
 		account := AccountOf(ep.ARN)
 		for _, c := range ep.Components {
-			m[named{componentAccount(c, account), c.Name}] = cmp.Or(c.Endpoint, ep.Name)
+			k := named{componentAccount(c, account), c.Name}
+			if _, seen := m[k]; !seen {
+				accounts[c.Name]++
+			}
+			m[k] = cmp.Or(c.Endpoint, ep.Name)
+		}
+	}
+	for k, endpoint := range m {
+		if k.account != "" && accounts[k.name] == 1 {
+			m[named{"", k.name}] = endpoint
 		}
 	}
 	return m

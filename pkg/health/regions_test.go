@@ -344,4 +344,21 @@ func TestRegionalFrames(t *testing.T) {
 	if got := strings.Join(column(t, HistoryFrame(rows, false), "tags"), "|"); got != "kv,ALARM,chat,chat-llama|kv,ALARM,chat,chat-llama" {
 		t.Errorf("without region the tags stay as they were: %s", got)
 	}
+
+	// A deleted alarm's transition knows no account: its IC's endpoint is found when one
+	// account of the region has that IC, and left empty when two do.
+	deleted := []awsapi.Transition{{Alarm: "gone", Time: t0, To: "ALARM", Contributor: map[string]string{semconv.LabelInferenceComp: "chat-llama"}}}
+	two := inv("us-west-2", a2)
+	other := inv("us-west-2", a1).Endpoints[0]
+	other.Name = "chat-b"
+	two.Endpoints = append(two.Endpoints, other)
+	for _, tt := range []struct {
+		inv  awsapi.Inventory
+		want string
+	}{{invs[0], "chat"}, {two, ""}} {
+		r := HistoryRows(HistoryInput{Region: "us-west-2", Inventory: tt.inv, Transitions: deleted})
+		if len(r) != 1 || r[0].Endpoint != tt.want || r[0].Account != "" {
+			t.Errorf("deleted alarm's transition over %d endpoints: %+v, want endpoint %q", len(tt.inv.Endpoints), r, tt.want)
+		}
+	}
 }

@@ -280,9 +280,15 @@ func TestJoinProperties(t *testing.T) {
 
 func TestApplyThresholds(t *testing.T) {
 	cfg := diagnosis.DefaultConfig()
-	rules := ThresholdRules(cfg, Filter{Endpoints: []string{"chat"}})
-	if len(rules) != 2 || !strings.Contains(rules[0].Query, `"aws.sagemaker.endpoint.name"=~"chat"`) || !strings.Contains(rules[1].Query, "DCGM_FI_DEV_FB_USED") {
+	rules := ThresholdRules(cfg, Filter{Endpoints: []string{"chat"}}, false)
+	if len(rules) != 2 || !strings.Contains(rules[0].Query, `"aws.sagemaker.endpoint.name"=~"chat"`) || !strings.Contains(rules[1].Query, "DCGM_FI_DEV_FB_USED") ||
+		strings.Contains(rules[0].Query+rules[1].Query, "@aws.account") {
 		t.Fatalf("rules %+v", rules)
+	}
+	for _, r := range ThresholdRules(cfg, Filter{}, true) {
+		if !strings.Contains(r.Query, `"aws.sagemaker.inference_component.name", "@aws.account")`) {
+			t.Errorf("by account, the query keeps the account: %s", r.Query)
+		}
 	}
 	if rules[0].Label != "threshold: KV cache ≥ 90 %" || rules[1].Label != "threshold: GPU memory ≥ 95 %" {
 		t.Errorf("labels %q, %q", rules[0].Label, rules[1].Label)

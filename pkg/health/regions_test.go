@@ -265,7 +265,7 @@ func TestApplyThresholdsPerRegion(t *testing.T) {
 		return State{Resource: Resource{Type: TypeEndpoint, Endpoint: "chat", Region: region, Account: account}, State: StateNoAlarm, Source: SourceNone}
 	}
 	states := []State{res("us-east-1", a1), res("us-west-2", a1), res("us-west-2", a2), res("eu-west-1", a1)}
-	rules := ThresholdRules(diagnosis.DefaultConfig(), Filter{})
+	rules := ThresholdRules(diagnosis.DefaultConfig(), Filter{}, true)
 	readings := [][]Reading{{
 		{Endpoint: "chat", Region: "us-west-2", Account: a2, Value: 0.95},
 		{Endpoint: "chat", Region: "us-east-1", Account: a1, Value: 0.2},

@@ -35,8 +35,9 @@ type Reading struct {
 
 // ThresholdRules are the KV cache and GPU memory thresholds of the diagnosis configuration
 // (the ones the dashboards' tiles used before alarms), their queries limited to the
-// filter's endpoints and components.
-func ThresholdRules(cfg diagnosis.Config, f Filter) []Rule {
+// filter's endpoints and components. byAccount keeps @aws.account in the readings, so the
+// same names in two source accounts of a monitoring account are read apart.
+func ThresholdRules(cfg diagnosis.Config, f Filter, byAccount bool) []Rule {
 	var m []string
 	if len(f.Endpoints) > 0 {
 		m = append(m, px.Re(semconv.LabelEndpoint, alternatives(f.Endpoints)))
@@ -45,6 +46,9 @@ func ThresholdRules(cfg diagnosis.Config, f Filter) []Rule {
 		m = append(m, px.Re(semconv.LabelInferenceComp, alternatives(f.Components)))
 	}
 	by := []string{semconv.LabelEndpoint, semconv.LabelInferenceComp}
+	if byAccount {
+		by = append(by, semconv.LabelAccount)
+	}
 	kv := px.KVUsage.Each(func(metric string) string { return px.Agg("max", by, px.Sel(metric, m...)) })
 	used, free := px.Sel(semconv.DCGMFBUsed, m...), px.Sel(semconv.DCGMFBFree, m...)
 	fb := fmt.Sprintf("100 * %s (%s / (%s + %s))", "max "+px.By(by...), used, used, free)

@@ -235,7 +235,7 @@ func (d *Datasource) alarms(ctx context.Context, rg *regional, q *models.HealthQ
 		if at.IsZero() {
 			at = time.Now()
 		}
-		if err := d.applyThresholds(ctx, rg, states, f, at); err != nil {
+		if err := d.applyThresholds(ctx, rg, states, f, at, q.Region != ""); err != nil {
 			notices = append(notices, data.Notice{Severity: data.NoticeSeverityWarning,
 				Text: "the threshold fallback could not be evaluated: " + d.explain(err, "cloudwatch:GetMetricData").Message})
 		}
@@ -252,11 +252,12 @@ func examples(names []string) string {
 
 // applyThresholds reads the threshold rules' instant queries (through the results cache,
 // like any panel) when some endpoint or inference component has no alarm.
-func (d *Datasource) applyThresholds(ctx context.Context, rg *regional, states []health.State, f health.Filter, at time.Time) error {
+// byAccount (the query names its regions, so its frame shows accounts) reads them per account.
+func (d *Datasource) applyThresholds(ctx context.Context, rg *regional, states []health.State, f health.Filter, at time.Time, byAccount bool) error {
 	if !needsThresholds(states) {
 		return nil
 	}
-	rules := health.ThresholdRules(diagnosis.DefaultConfig(), f)
+	rules := health.ThresholdRules(diagnosis.DefaultConfig(), f, byAccount)
 	readings := make([][]health.Reading, len(rules))
 	calls := make([]func() error, len(rules))
 	for i, r := range rules {

@@ -254,6 +254,11 @@ func TestThresholdFallbackPerRegion(t *testing.T) {
 	if e, w := len(east.Calls()), len(west.Calls()); e != 2 || w != 2 {
 		t.Errorf("threshold queries: %d in us-east-1, %d in us-west-2; want 2 each", e, w)
 	}
+	for _, c := range append(east.Calls(), west.Calls()...) {
+		if !strings.Contains(c.expr, `"@aws.account")`) {
+			t.Errorf("a query naming its regions reads thresholds per account: %s", c.expr)
+		}
+	}
 }
 
 // TestInventoryResourcesAcrossRegions: the variables list every region's names; a region

@@ -94,7 +94,7 @@ type HistoryRow struct {
 // left out; without a filter, PromQL alarms that name no resource and alarms no longer
 // there stay in.
 func HistoryRows(in HistoryInput) []HistoryRow {
-	icEndpoint := componentEndpoints(in.Inventory)
+	x := newIndex(in.Inventory)
 	byName := map[string]awsapi.Alarm{}
 	for _, a := range in.Alarms {
 		byName[a.Name] = a
@@ -106,8 +106,18 @@ func HistoryRows(in HistoryInput) []HistoryRow {
 		if known && (foreign(a) || (t.empty() && a.PromQL == "")) {
 			continue // another service's alarm, as the alarms query leaves it out
 		}
+		if t.account == "" {
+			// One row per transition: the account when the inventory places it in one,
+			// the alarm's own when it places it in none, unknown when in several.
+			switch cands := x.candidates(t); len(cands) {
+			case 0:
+				t.account = AccountOf(a.ARN)
+			case 1:
+				t.account = cands[0]
+			}
+		}
 		if t.component != "" && t.endpoint == "" {
-			t.endpoint = icEndpoint[named{t.account, t.component}]
+			t.endpoint = x.endpointOf(t.account, t.component)
 		}
 		if !in.Filter.Keep(t.endpoint, t.component) {
 			continue
@@ -181,30 +191,6 @@ func joinNonEmpty(values []string) string {
 		}
 	}
 	return strings.Join(out, ",")
-}
-
-// componentEndpoints maps each inference component, by account, to its endpoint. A name
-// only one account of the region has is also found without an account (a transition of a
-// deleted alarm knows none).
-func componentEndpoints(inv awsapi.Inventory) map[named]string {
-	m := map[named]string{}
-	accounts := map[string]int{}
-	for _, ep := range inv.Endpoints {
-		account := AccountOf(ep.ARN)
-		for _, c := range ep.Components {
-			k := named{componentAccount(c, account), c.Name}
-			if _, seen := m[k]; !seen {
-				accounts[c.Name]++
-			}
-			m[k] = cmp.Or(c.Endpoint, ep.Name)
-		}
-	}
-	for k, endpoint := range m {
-		if k.account != "" && accounts[k.name] == 1 {
-			m[named{"", k.name}] = endpoint
-		}
-	}
-	return m
 }
 
 // located is an endpoint with the region and account it is in.

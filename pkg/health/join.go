@@ -103,15 +103,16 @@ type Input struct {
 // Join gives every resource of the inventory, and every resource an alarm names, one state:
 // the worst of its alarms, NO_ALARM without any. Alarms that name no resource (other
 // services', multi-series alarms not in ALARM) are returned by name in unmapped.
-// A resource is its type, name and account: the inventory's account is its ARNs', an
-// alarm's the @aws.account its query or series name, else the alarm's own (its ARN).
+// A resource is its type, name and account: the inventory's account is its ARNs'; a metric
+// alarm's is its own (its ARN); a PromQL alarm's is the @aws.account its query or its
+// series name, else every account of the region with a resource of that name (see place).
 func Join(in Input) (states []State, unmapped []string) {
-	icEndpoint := componentEndpoints(in.Inventory)
+	x := newIndex(in.Inventory)
 	byKey := map[Resource]*State{}
 	var order []*State
 	resource := func(t target) *State {
 		if t.component != "" && t.endpoint == "" {
-			t.endpoint = icEndpoint[named{t.account, t.component}]
+			t.endpoint = x.endpointOf(t.account, t.component)
 		}
 		r := Resource{Type: TypeEndpoint, Endpoint: t.endpoint}
 		switch {
@@ -146,7 +147,9 @@ func Join(in Input) (states []State, unmapped []string) {
 			continue
 		}
 		for _, h := range hs {
-			apply(resource(h.target), a, h)
+			for _, t := range x.place(h.target, AccountOf(a.ARN)) {
+				apply(resource(t), a, h)
+			}
 		}
 	}
 	for _, s := range order {

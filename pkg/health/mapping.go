@@ -133,19 +133,22 @@ type hit struct {
 
 // alarmTarget is the resource an alarm names by itself: a metric alarm's dimensions (unless
 // it is another AWS service's), else the equality matchers of a PromQL alarm's query. Empty
-// when it names none. Its account is the query's @aws.account matcher, else the alarm's
-// own (the account in its ARN): a monitoring account's alarm over a source account's
-// series names that account.
+// when it names none. A metric alarm reads its own account's metrics: its account is the
+// one in its ARN. A PromQL alarm's is its query's @aws.account matcher, else unknown: in a
+// monitoring account its query sees every linked account's series.
 func alarmTarget(a awsapi.Alarm) target {
 	if foreign(a) {
 		return target{}
 	}
-	t := fromLabels(a.Dimensions)
-	if t.empty() && a.PromQL != "" {
-		t = fromPromQL(a.PromQL)
+	if a.PromQL == "" {
+		t := fromLabels(a.Dimensions)
+		t.account = cmp.Or(t.account, AccountOf(a.ARN))
+		return t
 	}
-	t.account = cmp.Or(t.account, AccountOf(a.ARN))
-	return t
+	if t := fromLabels(a.Dimensions); !t.empty() {
+		return t
+	}
+	return fromPromQL(a.PromQL)
 }
 
 // NeedsContributors reports whether the alarm may be tied to finer resources through its

@@ -34,8 +34,8 @@ func TestAccountOf(t *testing.T) {
 	}
 }
 
-// TestAlarmAccount: an alarm's resource is in the account its query or its series name,
-// else in the alarm's own account (its ARN), never guessed from the inventory.
+// TestAlarmAccount: a metric alarm's resource is in the alarm's own account (its ARN); a
+// PromQL alarm's in the account its query or its series name, else unknown (placed by Join).
 func TestAlarmAccount(t *testing.T) {
 	const own, source = "111111111111", "222222222222"
 	arn := "arn:aws:cloudwatch:us-east-1:" + own + ":alarm:a"
@@ -50,15 +50,15 @@ func TestAlarmAccount(t *testing.T) {
 		{"PromQL alarm naming the source account", awsapi.Alarm{ARN: arn,
 			PromQL: `max({"vllm:kv_cache_usage_perc", "@aws.account"="` + source + `", "aws.sagemaker.endpoint.name"="chat"}) > 0.9`},
 			nil, []target{{endpoint: "chat", account: source}}},
-		{"PromQL alarm over several accounts: its own", awsapi.Alarm{ARN: arn,
+		{"PromQL alarm over several accounts: unknown", awsapi.Alarm{ARN: arn,
 			PromQL: `max({"vllm:kv_cache_usage_perc", "@aws.account"=~"1.*", "aws.sagemaker.endpoint.name"="chat"}) > 0.9`},
-			nil, []target{{endpoint: "chat", account: own}}},
+			nil, []target{{endpoint: "chat"}}},
 		{"contributors carry their account", awsapi.Alarm{ARN: arn, State: awsapi.StateAlarm,
 			PromQL: `max by ("@aws.account", "aws.sagemaker.inference_component.name") (vllm:kv_cache_usage_perc) > 0.9`},
 			[]awsapi.Contributor{
 				{Attributes: map[string]string{semconv.LabelAccount: source, semconv.LabelInferenceComp: "ic"}},
 				{Attributes: map[string]string{semconv.LabelInferenceComp: "ic"}},
-			}, []target{{component: "ic", account: source}, {component: "ic", account: own}}},
+			}, []target{{component: "ic", account: source}, {component: "ic"}}},
 		{"no ARN: unknown", awsapi.Alarm{Dimensions: map[string]string{"EndpointName": "chat"}}, nil, []target{{endpoint: "chat"}}},
 		{"another service's alarm names nothing", awsapi.Alarm{ARN: arn, Namespace: "AWS/EC2", Dimensions: map[string]string{"InstanceId": "i-1"}}, nil, nil},
 	} {
@@ -153,7 +153,7 @@ func randomLayout(rng *rand.Rand) layout {
 				}
 				return ps[rng.IntN(len(ps))]
 			}
-			switch rng.IntN(4) {
+			switch rng.IntN(5) {
 			case 0: // metric alarm: in its own account
 				p := pick(eps, "gone")
 				p.account = own
@@ -169,6 +169,20 @@ func randomLayout(rng *rand.Rand) layout {
 				al.Dimensions = map[string]string{"InstanceId": name}
 				k := key(TypeInstance, name, region, own)
 				l.want[k] = append(l.want[k], Severity(al.State))
+			case 3: // a PromQL alarm without an account: every account's IC of that name, else its own
+				p := pick(ics, "chat-7")
+				al.PromQL = fmt.Sprintf(`max({"vllm:kv_cache_usage_perc", %q=%q}) > 0.9`, semconv.LabelInferenceComp, p.name)
+				placed := false
+				for _, ic := range ics {
+					if ic.name == p.name {
+						k := key(TypeComponent, ic.name, region, ic.account)
+						l.want[k], placed = append(l.want[k], Severity(al.State)), true
+					}
+				}
+				if !placed {
+					k := key(TypeComponent, p.name, region, own)
+					l.want[k] = append(l.want[k], Severity(al.State))
+				}
 			default: // a by-IC alarm in ALARM over every account: its series name the IC and account
 				al.State = awsapi.StateAlarm
 				al.PromQL = `max by ("@aws.account", "aws.sagemaker.inference_component.name") (vllm:kv_cache_usage_perc) > 0.9`
@@ -254,6 +268,44 @@ func TestJoinAcrossRegionsAndAccounts(t *testing.T) {
 	}
 	if collided < 100 {
 		t.Errorf("only %d names shared by several regions or accounts: the layouts do not test collisions", collided)
+	}
+}
+
+// TestPlaceAlarmsInAccounts: in a monitoring account (alarms in account M, endpoints in
+// source accounts A and B with the same names), a PromQL alarm without an account matcher
+// applies to every account's resource of its name, an instance to its IC's one account, a
+// resource no account has to the alarm's own; a metric alarm stays in its own account.
+func TestPlaceAlarmsInAccounts(t *testing.T) {
+	const m, a, b = "999999999999", "111111111111", "222222222222"
+	ep := func(account, name string, ics ...string) awsapi.Endpoint {
+		e := awsapi.Endpoint{Name: name, ARN: "arn:aws:sagemaker:us-east-1:" + account + ":endpoint/" + name}
+		for _, ic := range ics {
+			e.Components = append(e.Components, awsapi.Component{Name: ic, Endpoint: name})
+		}
+		return e
+	}
+	alarm := func(name, query string, dims map[string]string) awsapi.Alarm {
+		return awsapi.Alarm{Name: name, State: awsapi.StateAlarm, ARN: "arn:aws:cloudwatch:us-east-1:" + m + ":alarm:" + name, PromQL: query, Dimensions: dims}
+	}
+	states, _ := Join(Input{Region: "us-east-1",
+		Inventory: awsapi.Inventory{Endpoints: []awsapi.Endpoint{ep(a, "chat", "chat-llama"), ep(b, "chat")}},
+		Alarms: []awsapi.Alarm{
+			alarm("p-chat", `x{EndpointName="chat"} > 1`, nil),
+			alarm("p-llama", `x{"aws.sagemaker.inference_component.name"="chat-llama"} > 1`, nil),
+			alarm("p-gone", `x{EndpointName="gone"} > 1`, nil),
+			alarm("p-i-1", `x{"aws.sagemaker.inference_component.name"="chat-llama", "@resource.host.id"="i-1"} > 1`, nil),
+			alarm("m-chat", "", map[string]string{"EndpointName": "chat"}),
+		}})
+	got := map[string]string{}
+	for _, s := range states {
+		got[s.Name()+"@"+s.Account] = fmt.Sprint(s.Alarms, " ", s.Endpoint)
+	}
+	want := map[string]string{
+		"chat@" + a: "1 chat", "chat@" + b: "1 chat", "chat@" + m: "1 chat",
+		"chat-llama@" + a: "1 chat", "gone@" + m: "1 gone", "i-1@" + a: "1 chat",
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("rows %v\nwant %v", got, want)
 	}
 }
 
@@ -345,20 +397,20 @@ func TestRegionalFrames(t *testing.T) {
 		t.Errorf("without region the tags stay as they were: %s", got)
 	}
 
-	// A deleted alarm's transition knows no account: its IC's endpoint is found when one
-	// account of the region has that IC, and left empty when two do.
+	// A deleted alarm's transition knows no account: its IC's account and endpoint are found
+	// when one account of the region has that IC, and left empty when two do.
 	deleted := []awsapi.Transition{{Alarm: "gone", Time: t0, To: "ALARM", Contributor: map[string]string{semconv.LabelInferenceComp: "chat-llama"}}}
 	two := inv("us-west-2", a2)
 	other := inv("us-west-2", a1).Endpoints[0]
 	other.Name = "chat-b"
 	two.Endpoints = append(two.Endpoints, other)
 	for _, tt := range []struct {
-		inv  awsapi.Inventory
-		want string
-	}{{invs[0], "chat"}, {two, ""}} {
+		inv                   awsapi.Inventory
+		wantEndpoint, account string
+	}{{invs[0], "chat", a2}, {two, "", ""}} {
 		r := HistoryRows(HistoryInput{Region: "us-west-2", Inventory: tt.inv, Transitions: deleted})
-		if len(r) != 1 || r[0].Endpoint != tt.want || r[0].Account != "" {
-			t.Errorf("deleted alarm's transition over %d endpoints: %+v, want endpoint %q", len(tt.inv.Endpoints), r, tt.want)
+		if len(r) != 1 || r[0].Endpoint != tt.wantEndpoint || r[0].Account != tt.account {
+			t.Errorf("deleted alarm's transition over %d endpoints: %+v, want endpoint %q in %q", len(tt.inv.Endpoints), r, tt.wantEndpoint, tt.account)
 		}
 	}
 }

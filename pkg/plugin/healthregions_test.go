@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"runtime"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
@@ -379,5 +381,51 @@ func TestAlarmsAcrossRegionsRandom(t *testing.T) {
 		if fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Errorf("round %d (regions %v):\n got %v\nwant %v", round, asked, got, want)
 		}
+	}
+}
+
+// TestParallelNBounds: at most n calls run at once, and each one that ends lets exactly the
+// next one in (what bounds the regions of a health query and the contributor calls).
+func TestParallelNBounds(t *testing.T) {
+	const n, total = 2, 6
+	var inflight, peak atomic.Int32
+	release, entered := make(chan struct{}), make(chan struct{}, total)
+	calls := make([]func() error, total)
+	for i := range calls {
+		calls[i] = func() error {
+			cur := inflight.Add(1)
+			for p := peak.Load(); cur > p && !peak.CompareAndSwap(p, cur); p = peak.Load() {
+			}
+			entered <- struct{}{}
+			<-release
+			inflight.Add(-1)
+			return nil
+		}
+	}
+	done := make(chan []error)
+	go func() { done <- parallelN("test", n, calls...) }()
+	for range n {
+		<-entered
+	}
+	for range 1000 { // whatever else may start has every chance to
+		runtime.Gosched()
+	}
+	if in := inflight.Load(); in != n {
+		t.Errorf("%d calls running while %d hold their slots, want %d", in, n, n)
+	}
+	for range total - n {
+		release <- struct{}{}
+		<-entered
+	}
+	for range n {
+		release <- struct{}{}
+	}
+	for i, err := range <-done {
+		if err != nil {
+			t.Errorf("call %d: %v", i, err)
+		}
+	}
+	if p := peak.Load(); p != n {
+		t.Errorf("%d calls ran at once, want %d", p, n)
 	}
 }

@@ -55,11 +55,11 @@ func (d *Datasource) runHealthQuery(ctx context.Context, dq backend.DataQuery, q
 		p := &parts[i]
 		switch qt {
 		case models.QueryTypeAlarms:
-			p.states, p.notices, err = d.alarms(ctx, rg, q, f)
+			p.states, p.notices, err = rg.alarms(ctx, q, f)
 		case models.QueryTypeAlarmHistory:
-			p.rows, p.notices, err = d.alarmHistory(ctx, rg, q, f)
+			p.rows, p.notices, err = rg.alarmHistory(ctx, q, f)
 		default:
-			p.inv, p.notices, err = d.inventory(ctx, rg)
+			p.inv, p.notices, err = rg.inventory(ctx)
 		}
 		return err
 	})
@@ -145,24 +145,24 @@ func readInventory(ctx context.Context, rg *regional, into *awsapi.Inventory) fu
 	}
 }
 
-// warning is a notice explaining a failed optional part of a query.
-func (d *Datasource) warning(what string, err error) data.Notice {
-	return data.Notice{Severity: data.NoticeSeverityWarning, Text: what + ": " + d.explain(awsErr(err), "").Message}
+// warning is a notice explaining a failed optional part of a query in the region.
+func (rg *regional) warning(what string, err error) data.Notice {
+	return data.Notice{Severity: data.NoticeSeverityWarning, Text: what + ": " + rg.explain(awsErr(err), "").Message}
 }
 
 // componentsWarning explains an inventory without (some of) its inference components.
-func (d *Datasource) componentsWarning(inv awsapi.Inventory) []data.Notice {
+func (rg *regional) componentsWarning(inv awsapi.Inventory) []data.Notice {
 	if inv.ComponentsErr == nil {
 		return nil
 	}
-	return []data.Notice{d.warning("the SageMaker inference components could not be read, so they are left out", inv.ComponentsErr)}
+	return []data.Notice{rg.warning("the SageMaker inference components could not be read, so they are left out", inv.ComponentsErr)}
 }
 
-// alarms is the alarms query: alarms and inventory at once, contributors of the multi-series
+// alarms is the alarms query in one region: alarms and inventory at once, contributors of the multi-series
 // alarms in ALARM, then the join, and the threshold fallback when asked for. Without the
 // inventory (e.g. no SageMaker permission) the resources the alarms name still show, with a
 // warning.
-func (d *Datasource) alarms(ctx context.Context, rg *regional, q *models.HealthQuery, f health.Filter) ([]health.State, []data.Notice, error) {
+func (rg *regional) alarms(ctx context.Context, q *models.HealthQuery, f health.Filter) ([]health.State, []data.Notice, error) {
 	var (
 		in      = health.Input{Filter: f, Region: rg.region, Contributors: map[string][]awsapi.Contributor{}}
 		notices []data.Notice
@@ -172,9 +172,9 @@ func (d *Datasource) alarms(ctx context.Context, rg *regional, q *models.HealthQ
 		return nil, nil, awsErr(errs[0])
 	}
 	if errs[1] != nil {
-		notices = append(notices, d.warning("the SageMaker inventory could not be read, so only resources that alarms name are shown", errs[1]))
+		notices = append(notices, rg.warning("the SageMaker inventory could not be read, so only resources that alarms name are shown", errs[1]))
 	}
-	notices = append(notices, d.componentsWarning(in.Inventory)...)
+	notices = append(notices, rg.componentsWarning(in.Inventory)...)
 	var need []string
 	for _, a := range in.Alarms {
 		if health.NeedsContributors(a) {
@@ -210,7 +210,7 @@ func (d *Datasource) alarms(ctx context.Context, rg *regional, q *models.HealthQ
 		if err == nil {
 			continue
 		}
-		text := d.explain(awsErr(err), "").Message
+		text := rg.explain(awsErr(err), "").Message
 		if byText[text] == nil {
 			byText[text] = &failure{err: err}
 			failures = append(failures, byText[text])
@@ -222,7 +222,7 @@ func (d *Datasource) alarms(ctx context.Context, rg *regional, q *models.HealthQ
 		if len(fail.names) > 1 {
 			what = fmt.Sprintf("%d alarms (%s)", len(fail.names), examples(fail.names))
 		}
-		notices = append(notices, d.warning("the contributors of "+what+" could not be read", fail.err))
+		notices = append(notices, rg.warning("the contributors of "+what+" could not be read", fail.err))
 	}
 	states, unmapped := health.Join(in)
 	if len(unmapped) > 0 {
@@ -235,9 +235,9 @@ func (d *Datasource) alarms(ctx context.Context, rg *regional, q *models.HealthQ
 		if at.IsZero() {
 			at = time.Now()
 		}
-		if err := d.applyThresholds(ctx, rg, states, f, at, q.Region != ""); err != nil {
+		if err := rg.applyThresholds(ctx, states, f, at, q.Region != ""); err != nil {
 			notices = append(notices, data.Notice{Severity: data.NoticeSeverityWarning,
-				Text: "the threshold fallback could not be evaluated: " + d.explain(err, "cloudwatch:GetMetricData").Message})
+				Text: "the threshold fallback could not be evaluated: " + rg.explain(err, "cloudwatch:GetMetricData").Message})
 		}
 	}
 	return states, notices, nil
@@ -250,10 +250,10 @@ func examples(names []string) string {
 	return strings.Join(names[:unmappedNamesInNotes], ", ") + ", …"
 }
 
-// applyThresholds reads the threshold rules' instant queries (through the results cache,
-// like any panel) when some endpoint or inference component has no alarm.
+// applyThresholds reads the threshold rules' instant queries in the region (through its
+// results cache, like any panel) when some endpoint or inference component has no alarm;
 // byAccount (the query names its regions, so its frame shows accounts) reads them per account.
-func (d *Datasource) applyThresholds(ctx context.Context, rg *regional, states []health.State, f health.Filter, at time.Time, byAccount bool) error {
+func (rg *regional) applyThresholds(ctx context.Context, states []health.State, f health.Filter, at time.Time, byAccount bool) error {
 	if !needsThresholds(states) {
 		return nil
 	}
@@ -300,9 +300,9 @@ func needsThresholds(states []health.State) bool {
 	return false
 }
 
-// alarmHistory is the alarmHistory query: the transitions in the time range, tied to
+// alarmHistory is the alarmHistory query in one region: the transitions in the time range, tied to
 // resources through the alarms (read at once).
-func (d *Datasource) alarmHistory(ctx context.Context, rg *regional, q *models.HealthQuery, f health.Filter) ([]health.HistoryRow, []data.Notice, error) {
+func (rg *regional) alarmHistory(ctx context.Context, q *models.HealthQuery, f health.Filter) ([]health.HistoryRow, []data.Notice, error) {
 	in := health.HistoryInput{Filter: f, Region: rg.region}
 	errs := parallel("alarm history query", func() (err error) {
 		in.Transitions, err = rg.aws.History(ctx, awsapi.HistoryQuery{From: q.TimeRange.From, To: q.TimeRange.To})
@@ -313,12 +313,12 @@ func (d *Datasource) alarmHistory(ctx context.Context, rg *regional, q *models.H
 	}
 	var notices []data.Notice
 	if errs[1] != nil {
-		notices = append(notices, d.warning("the alarms could not be read, so transitions are tied to resources only where a series names them", errs[1]))
+		notices = append(notices, rg.warning("the alarms could not be read, so transitions are tied to resources only where a series names them", errs[1]))
 	}
 	if errs[2] != nil {
-		notices = append(notices, d.warning("the SageMaker inventory could not be read, so the endpoint of an inference component may be missing", errs[2]))
+		notices = append(notices, rg.warning("the SageMaker inventory could not be read, so the endpoint of an inference component may be missing", errs[2]))
 	}
-	notices = append(notices, d.componentsWarning(in.Inventory)...)
+	notices = append(notices, rg.componentsWarning(in.Inventory)...)
 	if len(in.Transitions) > maxHistoryRows {
 		notices = append(notices, data.Notice{Severity: data.NoticeSeverityWarning, Text: fmt.Sprintf(
 			"%d alarm transitions in the time range; the latest %d are shown: narrow the time range or filter by endpoint", len(in.Transitions), maxHistoryRows)})
@@ -336,10 +336,10 @@ func latest(ts []awsapi.Transition, n int) []awsapi.Transition {
 
 // inventory is the inventory query's read of one region; the caller frames it as a table or
 // as annotations of creations and updates.
-func (d *Datasource) inventory(ctx context.Context, rg *regional) ([]awsapi.Inventory, []data.Notice, error) {
+func (rg *regional) inventory(ctx context.Context) ([]awsapi.Inventory, []data.Notice, error) {
 	var inv awsapi.Inventory
 	if err := readInventory(ctx, rg, &inv)(); err != nil {
 		return nil, nil, awsErr(err)
 	}
-	return []awsapi.Inventory{inv}, d.componentsWarning(inv), nil
+	return []awsapi.Inventory{inv}, rg.componentsWarning(inv), nil
 }

@@ -23,7 +23,7 @@ import (
 const (
 	eastAccount = "111111111111"
 	westAccount = "222222222222"
-	twoRegions  = `{"region":"us-east-1,us-west-2"}`
+	bothRegions = `{"region":"us-east-1,us-west-2"}`
 )
 
 // newRegionsDatasource builds a datasource (default region us-east-1, one loopback endpoint
@@ -31,15 +31,15 @@ const (
 // region without a fake AWS API cannot build its client.
 func newRegionsDatasource(t *testing.T, aws map[string]*fakeAWS, up map[string]*fakeUpstream) *Datasource {
 	t.Helper()
-	d, err := New(context.Background(), testSettings(""),
-		func(_ context.Context, _ *models.Settings, ep awsauth.Endpoint, _ Shared) (Upstream, error) {
-			if u := up[ep.Region]; u != nil {
-				return u, nil
-			}
-			return &fakeUpstream{answer: func(c call) (*fakeResponse, error) {
-				return nil, fmt.Errorf("unexpected PromQL %s call in %s", c.op, ep.Region)
-			}}, nil
-		},
+	rf := &regionFakes{mk: func(region string) *fakeUpstream {
+		if u := up[region]; u != nil {
+			return u
+		}
+		return &fakeUpstream{answer: func(c call) (*fakeResponse, error) {
+			return nil, fmt.Errorf("unexpected PromQL %s call in %s", c.op, region)
+		}}
+	}}
+	d, err := New(context.Background(), testSettings(""), rf.factory,
 		WithAWS(func(_ context.Context, _ *models.Settings, ep awsauth.Endpoint, _ Shared) (awsapi.API, error) {
 			if f := aws[ep.Region]; f != nil {
 				return f, nil
@@ -95,9 +95,9 @@ func twoRegionFakes() map[string]*fakeAWS {
 // field: each row with its region, account and own region's links.
 func TestHealthQueriesAcrossRegionsGolden(t *testing.T) {
 	for _, tt := range []struct{ name, queryType, model string }{
-		{"regions-alarms", "alarms", twoRegions},
+		{"regions-alarms", "alarms", bothRegions},
 		{"regions-alarmHistory", "alarmHistory", `{"region":"us-east-1,us-west-2","format":"table"}`},
-		{"regions-inventory", "inventory", twoRegions},
+		{"regions-inventory", "inventory", bothRegions},
 		{"regions-inventory-annotations", "inventory", `{"region":"us-west-2, us-east-1","format":"annotations"}`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -111,7 +111,7 @@ func TestHealthQueriesAcrossRegionsGolden(t *testing.T) {
 // each coloured by its own region's alarms only, each region asked once.
 func TestAlarmsNeverCrossRegions(t *testing.T) {
 	fakes := twoRegionFakes()
-	dr := runOne(t, newRegionsDatasource(t, fakes, nil), "alarms", twoRegions)
+	dr := runOne(t, newRegionsDatasource(t, fakes, nil), "alarms", bothRegions)
 	if dr.Error != nil {
 		t.Fatal(dr.Error)
 	}
@@ -177,7 +177,7 @@ func TestHealthQueryRegionFailures(t *testing.T) {
 			if fakes["us-west-2"] = tt.west(fakes["us-west-2"]); fakes["us-west-2"] == nil {
 				delete(fakes, "us-west-2")
 			}
-			dr := runOne(t, newRegionsDatasource(t, fakes, nil), tt.queryType, twoRegions)
+			dr := runOne(t, newRegionsDatasource(t, fakes, nil), tt.queryType, bothRegions)
 			if dr.Error == nil {
 				t.Fatal("want an error naming the region")
 			}
@@ -204,7 +204,7 @@ func TestHealthQueryRegionFailures(t *testing.T) {
 		for _, f := range fakes {
 			f.alarmsErr = denied("cloudwatch:DescribeAlarms")
 		}
-		dr := runOne(t, newRegionsDatasource(t, fakes, nil), "alarms", twoRegions)
+		dr := runOne(t, newRegionsDatasource(t, fakes, nil), "alarms", bothRegions)
 		if dr.Error == nil || !strings.Contains(dr.Error.Error(), "region us-east-1: ") || !strings.Contains(dr.Error.Error(), "region us-west-2: ") || dr.Status != http.StatusForbidden {
 			t.Errorf("error %v (%d), want both regions named", dr.Error, dr.Status)
 		}

@@ -343,29 +343,32 @@ func TestApplyThresholds(t *testing.T) {
 // (contracts/11.md, docs/alarms.md), for empty input too.
 func TestFramesMatchContract(t *testing.T) {
 	invs := []awsapi.Inventory{{Region: "us-east-1", Endpoints: []awsapi.Endpoint{{Name: "chat", Components: []awsapi.Component{{Name: "ic"}}}}}}
+	const (
+		alarms = "resource:string resource_type:string endpoint:string inference_component:string instance:string state:string " +
+			"severity:float64 source:string alarm:string alarms:int64 reason:string metric:string threshold:*float64 updated:*time.Time " +
+			"alarm_url:string console_url:string region:string"
+		history = "time:time.Time title:string text:string tags:string alarm:string from:string to:string " +
+			"endpoint:string inference_component:string alarm_url:string"
+		inventory = "kind:string endpoint:string variant:string inference_component:string status:string " +
+			"instance_type:string instances:int64 desired_instances:int64 copies:int64 desired_copies:int64 model:string created:time.Time " +
+			"modified:time.Time failure_reason:string console_url:string region:string"
+		events = "time:time.Time title:string text:string tags:string"
+		// A query naming its regions adds these at the end.
+		account, regionAccount = " account:string", " region:string account:string"
+	)
 	for _, tt := range []struct {
 		frame *data.Frame
 		name  string
 		want  string
 	}{
-		{AlarmsFrame(nil, false), "alarms", "resource:string resource_type:string endpoint:string inference_component:string instance:string state:string " +
-			"severity:float64 source:string alarm:string alarms:int64 reason:string metric:string threshold:*float64 updated:*time.Time " +
-			"alarm_url:string console_url:string region:string"},
-		{AlarmsFrame(nil, true), "alarms", "resource:string resource_type:string endpoint:string inference_component:string instance:string state:string " +
-			"severity:float64 source:string alarm:string alarms:int64 reason:string metric:string threshold:*float64 updated:*time.Time " +
-			"alarm_url:string console_url:string region:string account:string"},
-		{HistoryFrame(nil, true), "alarm_history", "time:time.Time title:string text:string tags:string alarm:string from:string to:string " +
-			"endpoint:string inference_component:string alarm_url:string region:string account:string"},
-		{InventoryFrame(invs, Filter{}, true), "inventory", "kind:string endpoint:string variant:string inference_component:string status:string " +
-			"instance_type:string instances:int64 desired_instances:int64 copies:int64 desired_copies:int64 model:string created:time.Time " +
-			"modified:time.Time failure_reason:string console_url:string region:string account:string"},
-		{InventoryEventsFrame(invs, Filter{}, t0, t0, true), "inventory_events", "time:time.Time title:string text:string tags:string region:string account:string"},
-		{HistoryFrame(nil, false), "alarm_history", "time:time.Time title:string text:string tags:string alarm:string from:string to:string " +
-			"endpoint:string inference_component:string alarm_url:string"},
-		{InventoryFrame(invs, Filter{}, false), "inventory", "kind:string endpoint:string variant:string inference_component:string status:string " +
-			"instance_type:string instances:int64 desired_instances:int64 copies:int64 desired_copies:int64 model:string created:time.Time " +
-			"modified:time.Time failure_reason:string console_url:string region:string"},
-		{InventoryEventsFrame(invs, Filter{}, t0, t0, false), "inventory_events", "time:time.Time title:string text:string tags:string"},
+		{AlarmsFrame(nil, false), "alarms", alarms},
+		{AlarmsFrame(nil, true), "alarms", alarms + account},
+		{HistoryFrame(nil, false), "alarm_history", history},
+		{HistoryFrame(nil, true), "alarm_history", history + regionAccount},
+		{InventoryFrame(invs, Filter{}, false), "inventory", inventory},
+		{InventoryFrame(invs, Filter{}, true), "inventory", inventory + account},
+		{InventoryEventsFrame(invs, Filter{}, t0, t0, false), "inventory_events", events},
+		{InventoryEventsFrame(invs, Filter{}, t0, t0, true), "inventory_events", events + regionAccount},
 	} {
 		var got []string
 		for _, f := range tt.frame.Fields {

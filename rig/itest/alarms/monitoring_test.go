@@ -9,7 +9,6 @@ import (
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
-	"github.com/inferscope/sagemaker-datasource/pkg/plugin"
 	"github.com/inferscope/sagemaker-datasource/rig/fleet"
 	"github.com/inferscope/sagemaker-datasource/rig/stack"
 )
@@ -35,12 +34,7 @@ func TestMonitoringAccountAcrossRegions(t *testing.T) {
 	t.Cleanup(func() { _ = m.Close() })
 	jsonData, secure := m.DataSourceSettings()
 	delete(jsonData, "regionEndpoints") // the router: one endpoint, each request answered as the region it is signed for
-	jd, _ := json.Marshal(jsonData)
-	d, err := plugin.New(context.Background(), backend.DataSourceInstanceSettings{UID: "monitoring", JSONData: jd, DecryptedSecureJSONData: secure}, plugin.NewClient)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(d.Dispose)
+	d := newDatasource(t, jsonData, secure)
 
 	// The model: every endpoint and IC of both fleets, in its endpoint's account; the
 	// default alarms watch every IC and every endpoint without ICs.

@@ -26,13 +26,22 @@ func start(t *testing.T, o stack.Options) (*stack.Stack, *plugin.Datasource) {
 	t.Helper()
 	st := startStack(t, o)
 	jsonData, secure := st.DataSourceSettings()
-	jd, _ := json.Marshal(jsonData)
+	return st, newDatasource(t, jsonData, secure)
+}
+
+// newDatasource is a data source with these settings and the plugin's production clients.
+func newDatasource(t *testing.T, jsonData any, secure map[string]string) *plugin.Datasource {
+	t.Helper()
+	jd, err := json.Marshal(jsonData)
+	if err != nil {
+		t.Fatal(err)
+	}
 	d, err := plugin.New(context.Background(), backend.DataSourceInstanceSettings{UID: "stack", JSONData: jd, DecryptedSecureJSONData: secure}, plugin.NewClient)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(d.Dispose)
-	return st, d
+	return d
 }
 
 // query runs one query of type qt over the whole history and returns its one frame.

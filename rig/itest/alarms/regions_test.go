@@ -10,7 +10,6 @@ import (
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
-	"github.com/inferscope/sagemaker-datasource/pkg/plugin"
 	"github.com/inferscope/sagemaker-datasource/rig/fleet"
 	"github.com/inferscope/sagemaker-datasource/rig/stack"
 )
@@ -31,16 +30,10 @@ func TestTwoRegionsAndAccountsThroughThePlugin(t *testing.T) {
 	}
 	east := startStack(t, stack.Options{Scenario: "kv-saturation", Region: "us-east-1", Fleet: in("us-east-1", eastAccount), AccessKey: keyID, SecretKey: secret})
 	west := startStack(t, stack.Options{Scenario: "healthy", Region: "us-west-2", Fleet: in("us-west-2", westAccount), AccessKey: keyID, SecretKey: secret})
-	jd, _ := json.Marshal(map[string]any{
+	d := newDatasource(t, map[string]any{
 		"authType": "keys", "defaultRegion": "us-east-1", "endpoint": east.URL, "timeInterval": "60s",
 		"regionEndpoints": map[string]string{"us-west-2": west.URL},
-	})
-	d, err := plugin.New(context.Background(), backend.DataSourceInstanceSettings{UID: "regions", JSONData: jd,
-		DecryptedSecureJSONData: map[string]string{"accessKey": keyID, "secretKey": secret}}, plugin.NewClient)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(d.Dispose)
+	}, map[string]string{"accessKey": keyID, "secretKey": secret})
 	run := func(qt string, model map[string]any) backend.DataResponse {
 		t.Helper()
 		js, _ := json.Marshal(model)

@@ -52,8 +52,7 @@ func (d *Datasource) regionsValues(ctx context.Context, req *backend.CallResourc
 }
 
 // regionList is the allowed regions whose probe found SageMaker series, sorted; when no
-// probe answered or none found any, the configured list (jsonData.allowedRegions, else the
-// default region). Reused for regionProbeTTL; a probe lasts at most regionProbeBudget.
+// probe answered or none found any, jsonData.allowedRegions and the default region. Reused for regionProbeTTL; a probe lasts at most regionProbeBudget.
 func (d *Datasource) regionList(ctx context.Context, now time.Time) []string {
 	p := &d.probe
 	p.mu.Lock()
@@ -67,9 +66,10 @@ func (d *Datasource) regionList(ctx context.Context, now time.Time) []string {
 	defer cancel()
 	found := d.probeRegions(pctx, d.allowed, now)
 	if len(found) == 0 {
+		// The default region is always queryable, so region = All must not leave it out.
 		found = slices.Clone(d.settings.AllowedRegions)
-		if len(found) == 0 {
-			found = []string{d.defaultRegion}
+		if !slices.Contains(found, d.defaultRegion) {
+			found = append(found, d.defaultRegion)
 		}
 		slices.Sort(found)
 	}
@@ -82,12 +82,9 @@ func (d *Datasource) regionList(ctx context.Context, now time.Time) []string {
 // panicking probe counts as no data.
 func (d *Datasource) probeRegions(ctx context.Context, candidates []string, now time.Time) []string {
 	has := make([]bool, len(candidates))
-	sem := make(chan struct{}, regionProbeParallel)
 	calls := make([]func() error, len(candidates))
 	for i, region := range candidates {
 		calls[i] = func() error {
-			sem <- struct{}{}
-			defer func() { <-sem }()
 			rg, err := d.regional(ctx, region)
 			if err != nil {
 				return err
@@ -100,7 +97,7 @@ func (d *Datasource) probeRegions(ctx context.Context, candidates []string, now 
 			return err
 		}
 	}
-	for i, err := range parallel("region probe", calls...) {
+	for i, err := range parallelN("region probe", regionProbeParallel, calls...) {
 		if err != nil {
 			logDebug("region probe failed", "region", candidates[i], "error", d.redact.String(err.Error()))
 		}

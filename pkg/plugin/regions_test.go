@@ -357,7 +357,7 @@ func TestResourceRegion(t *testing.T) {
 }
 
 // The regions resource lists the allowed regions with SageMaker series, sorted, cached;
-// without any it falls back to the configured list.
+// without any it falls back to the configured list and the default region.
 func TestRegionsResource(t *testing.T) {
 	withData := func(has ...string) func(string) *fakeUpstream {
 		return func(region string) *fakeUpstream {
@@ -383,7 +383,7 @@ func TestRegionsResource(t *testing.T) {
 		probes         int
 	}{
 		{name: "probed", settings: listed, has: []string{"us-west-2", "us-east-1", "sa-east-1"}, want: []string{"us-east-1", "us-west-2"}, probes: 4},
-		{name: "none has data", settings: listed, want: []string{"ap-south-1", "eu-west-1", "us-west-2"}, probes: 4},
+		{name: "none has data, the default kept", settings: listed, want: []string{"ap-south-1", "eu-west-1", "us-east-1", "us-west-2"}, probes: 4},
 		{name: "default list", settings: "", has: []string{"sa-east-1", "ca-west-1"}, want: []string{"ca-west-1", "sa-east-1"}, probes: 31},
 		{name: "default list, no data", settings: "", want: []string{"us-east-1"}, probes: 31},
 	} {

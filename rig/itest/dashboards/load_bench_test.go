@@ -7,10 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
 	"net/url"
-	"os"
 	"regexp"
 	"slices"
 	"sort"
@@ -23,8 +20,6 @@ import (
 
 	"github.com/inferscope/sagemaker-datasource/dashboards/builder"
 	"github.com/inferscope/sagemaker-datasource/pkg/plugin"
-	"github.com/inferscope/sagemaker-datasource/rig/fleet"
-	"github.com/inferscope/sagemaker-datasource/rig/stack"
 )
 
 // upstreamMeter sits between the plugin and the emulator and records every call: its
@@ -42,6 +37,7 @@ type upstreamCall struct {
 	bytes                 int64
 	status                int
 	throttled, timeout422 bool
+	rangeQuery            bool
 }
 
 var throttleWords = regexp.MustCompile(`(?i)throttl|rate exceeded|too many`)
@@ -52,7 +48,7 @@ func (m *upstreamMeter) serve(next http.Handler) http.Handler {
 		r.Body = io.NopCloser(bytes.NewReader(raw))
 		form, _ := url.ParseQuery(string(raw))
 		rec := &recorder{ResponseWriter: w, status: http.StatusOK}
-		c := upstreamCall{query: form.Get("query"), start: time.Now()}
+		c := upstreamCall{query: form.Get("query"), start: time.Now(), rangeQuery: form.Has("step")}
 		next.ServeHTTP(rec, r)
 		c.took, c.bytes, c.status = time.Since(c.start), rec.bytes, rec.status
 		c.throttled = rec.status == http.StatusTooManyRequests || (rec.status == http.StatusUnprocessableEntity && throttleWords.Match(rec.head))
@@ -154,7 +150,7 @@ type loadResult struct {
 	samples               float64
 	panelTime             map[string]time.Duration
 	errors                []string
-	started               time.Time
+	started, panelsAt     time.Time // the load's start; when its panels were sent
 	took, offset          time.Duration // the whole load; its start after the cold load's
 }
 
@@ -179,6 +175,7 @@ func load(ds *plugin.Datasource, m *upstreamMeter, dl dashLoad, at time.Time) lo
 			}))
 	}
 	start := time.Now()
+	res.panelsAt = start
 	var wg sync.WaitGroup
 	for _, p := range dl.panels {
 		wg.Add(1)
@@ -236,50 +233,13 @@ func load(ds *plugin.Datasource, m *upstreamMeter, dl dashLoad, at time.Time) lo
 // run's cold load. It also times each cold load's stat panels against their own upstream
 // time in that load. Run with -benchtime 1x; it takes several minutes.
 func BenchmarkDashboardRefresh(b *testing.B) {
-	st, err := stack.Start(context.Background(), stack.Options{Fleet: fleet.Large(200, 8), History: 6 * time.Hour, Live: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer st.Close()
-	target, _ := url.Parse(st.URL)
-	meter := &upstreamMeter{}
-	front := httptest.NewServer(meter.serve(httputil.NewSingleHostReverseProxy(target)))
-	defer front.Close()
-	jsonData, secure := st.DataSourceSettings()
-	newDS := func(uid string, extra map[string]any) *plugin.Datasource {
-		jd := map[string]any{}
-		for k, v := range jsonData {
-			jd[k] = v
-		}
-		jd["endpoint"] = front.URL
-		for k, v := range extra {
-			jd[k] = v
-		}
-		raw, _ := json.Marshal(jd)
-		inst, err := plugin.NewDatasource(context.Background(), backend.DataSourceInstanceSettings{UID: uid, JSONData: raw, DecryptedSecureJSONData: secure})
-		if err != nil {
-			b.Fatal(err)
-		}
-		return inst.(*plugin.Datasource)
-	}
-	dashes := dashboardLoads(b)
-	// BENCH_DASHBOARDS=reliability,... narrows the run, so a loaded machine can still keep
-	// the refresh schedule for the dashboards that load in seconds.
-	if only := os.Getenv("BENCH_DASHBOARDS"); only != "" {
-		dashes = slices.DeleteFunc(dashes, func(d dashLoad) bool { return !slices.Contains(strings.Split(only, ","), d.name) })
-	}
-	modes := []struct {
-		name  string
-		extra map[string]any
-	}{
-		{"uncached", map[string]any{"cacheSizeMiB": 0}},
-		{"cached", nil}, // a new data source's defaults
-	}
+	meter, newDS := startBenchStack(b)
+	dashes := benchDashboards(b)
 	offsets := []time.Duration{0, 30 * time.Second, 60 * time.Second, 120 * time.Second}
 	labels := []string{"+30s", "+60s", "+120s"}
 	b.ResetTimer()
 	for range b.N {
-		for _, mode := range modes {
+		for _, mode := range benchModes {
 			ds := newDS(mode.name, mode.extra)
 			// Each dashboard's refreshes are timed from its own cold load; on a busy machine a
 			// load can take longer than the gap, so the actual offsets are reported.
@@ -314,50 +274,6 @@ func BenchmarkDashboardRefresh(b *testing.B) {
 				statPaint(mode.name, dl, cold)
 			}
 		}
-	}
-}
-
-// durationVar matches the backend's $__ variables in a target's expression; the plugin
-// sends them interpolated.
-var durationVar = regexp.MustCompile(`\\\$__[a-z_]+`)
-
-// statPaint compares each stat panel's time to first paint in a cold load (all panels at
-// once) with the time the emulator took for that panel's own request in the same load: the
-// rest is time spent waiting inside the plugin.
-func statPaint(mode string, dl dashLoad, r loadResult) {
-	var ratios []float64
-	for _, p := range dl.panels {
-		if p.kind != "stat" {
-			continue
-		}
-		var upstream time.Duration
-		for _, q := range p.queries {
-			var model struct {
-				Expr string `json:"expr"`
-			}
-			_ = json.Unmarshal(q.JSON, &model)
-			re, err := regexp.Compile("^" + durationVar.ReplaceAllString(regexp.QuoteMeta(model.Expr), `[0-9a-z.]+`) + "$")
-			if err != nil {
-				continue
-			}
-			for _, c := range r.calls {
-				if re.MatchString(c.query) {
-					upstream = max(upstream, c.took)
-				}
-			}
-		}
-		if upstream == 0 {
-			continue
-		}
-		ratio := float64(r.panelTime[p.key]) / float64(upstream)
-		ratios = append(ratios, ratio)
-		fmt.Printf("stat %-8s %-16s upstream %7.1f ms, painted after %7.1f ms: %.2f×\n", mode, p.key, ms(upstream), ms(r.panelTime[p.key]), ratio)
-	}
-	slices.Sort(ratios)
-	if len(ratios) > 0 {
-		within, _ := slices.BinarySearch(ratios, 1.5)
-		fmt.Printf("%s %s stat panels: first paint / own upstream time: median %.2f×, max %.2f×, %d of %d within 1.5×\n",
-			mode, dl.name, ratios[len(ratios)/2], ratios[len(ratios)-1], within, len(ratios))
 	}
 }
 

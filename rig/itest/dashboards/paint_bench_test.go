@@ -1,0 +1,221 @@
+package dashboards_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+
+	"github.com/inferscope/sagemaker-datasource/pkg/plugin"
+	"github.com/inferscope/sagemaker-datasource/rig/fleet"
+	"github.com/inferscope/sagemaker-datasource/rig/stack"
+)
+
+// startBenchStack starts the emulator with the 200 × 8 fleet (live, 6 h of history) behind
+// a metering proxy, and returns the meter and a constructor of plugin data sources pointed
+// at the proxy (extra overrides the stack's jsonData). Everything stops with the benchmark.
+func startBenchStack(b *testing.B) (*upstreamMeter, func(uid string, extra map[string]any) *plugin.Datasource) {
+	st, err := stack.Start(context.Background(), stack.Options{Fleet: fleet.Large(200, 8), History: 6 * time.Hour, Live: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = st.Close() })
+	target, _ := url.Parse(st.URL)
+	meter := &upstreamMeter{}
+	front := httptest.NewServer(meter.serve(httputil.NewSingleHostReverseProxy(target)))
+	b.Cleanup(front.Close)
+	jsonData, secure := st.DataSourceSettings()
+	return meter, func(uid string, extra map[string]any) *plugin.Datasource {
+		jd := map[string]any{}
+		for k, v := range jsonData {
+			jd[k] = v
+		}
+		jd["endpoint"] = front.URL
+		for k, v := range extra {
+			jd[k] = v
+		}
+		raw, _ := json.Marshal(jd)
+		inst, err := plugin.NewDatasource(context.Background(), backend.DataSourceInstanceSettings{UID: uid, JSONData: raw, DecryptedSecureJSONData: secure})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return inst.(*plugin.Datasource)
+	}
+}
+
+// benchDashboards is what a browser sends for each dashboard, narrowed by
+// BENCH_DASHBOARDS=reliability,... so a loaded machine can still keep the refresh schedule
+// for the dashboards that load in seconds.
+func benchDashboards(b *testing.B) []dashLoad {
+	dashes := dashboardLoads(b)
+	if only := os.Getenv("BENCH_DASHBOARDS"); only != "" {
+		dashes = slices.DeleteFunc(dashes, func(d dashLoad) bool { return !slices.Contains(strings.Split(only, ","), d.name) })
+	}
+	return dashes
+}
+
+// benchModes are the data source settings the benches compare: no results cache, and a
+// new data source's defaults.
+var benchModes = []struct {
+	name  string
+	extra map[string]any
+}{
+	{"uncached", map[string]any{"cacheSizeMiB": 0}},
+	{"cached", nil},
+}
+
+// BenchmarkStatFirstPaint times the stat panels of cold dashboard loads (all panels at
+// once, a new data source each time, so nothing is cached) against their own upstream time
+// in the same load, and splits the rest: before the request reached the proxy (the
+// limiter's rate window and slots, the memory budget, signing), and after the proxy
+// finished the answer (reading, decoding, building the response: CPU shared with the heavy
+// answers). Baseline in the same run: each stat panel requested alone, right after its
+// dashboard's load. BENCH_PAINT_LOADS (default 3) cold loads per dashboard and mode.
+func BenchmarkStatFirstPaint(b *testing.B) {
+	meter, newDS := startBenchStack(b)
+	dashes := benchDashboards(b)
+	loads := 3
+	if n, err := strconv.Atoi(os.Getenv("BENCH_PAINT_LOADS")); err == nil && n > 0 {
+		loads = n
+	}
+	b.ResetTimer()
+	for range b.N {
+		var all, alone []float64
+		for i := range loads {
+			for _, mode := range benchModes {
+				for _, dl := range dashes {
+					ds := newDS(fmt.Sprintf("%s-%d", mode.name, i), mode.extra)
+					r := load(ds, meter, dl, time.Now())
+					for _, e := range r.errors {
+						fmt.Printf("%s %s: %s\n", mode.name, dl.name, e)
+					}
+					all = append(all, statPaint(mode.name, dl, r)...)
+					// The same stat panels one at a time, with nothing else loading.
+					for _, p := range dl.panels {
+						if p.kind != "stat" {
+							continue
+						}
+						solo := load(ds, meter, dashLoad{name: dl.name, panels: []panelLoad{p}}, time.Now())
+						alone = append(alone, statRatios(dashLoad{panels: []panelLoad{p}}, solo, nil)...)
+					}
+					ds.Dispose()
+				}
+			}
+		}
+		b.ReportMetric(float64(within(all, 1.5))/float64(max(len(all), 1)), "share-within-1.5x")
+		b.ReportMetric(median(all), "median-ratio")
+		b.ReportMetric(median(alone), "alone-median-ratio")
+		fmt.Printf("all loads: %d of %d stat panels within 1.5× (median %.2f×); alone: %d of %d (median %.2f×); load average %s\n",
+			within(all, 1.5), len(all), median(all), within(alone, 1.5), len(alone), median(alone), loadAverage())
+	}
+}
+
+// durationVar matches the backend's $__ variables in a target's expression; the plugin
+// sends them interpolated.
+var durationVar = regexp.MustCompile(`\\\$__[a-z_]+`)
+
+// paintSplit is where one stat panel's time to first paint went, from the moment the
+// panels were sent: queued before its request reached the proxy, upstream (the proxy's
+// time for it), and after the proxy was done until the panel's response was built.
+type paintSplit struct {
+	key                     string
+	queued, upstream, after time.Duration
+	paint                   time.Duration
+	sentAs, of              int // its request's place among the load's calls
+}
+
+func (s paintSplit) ratio() float64 { return float64(s.paint) / float64(s.upstream) }
+
+// statRatios times each stat panel of a load against its own request's upstream time (its
+// slowest query's when it has several) and reports the splits to each, if given.
+func statRatios(dl dashLoad, r loadResult, each func(paintSplit)) []float64 {
+	var ratios []float64
+	for _, p := range dl.panels {
+		if p.kind != "stat" {
+			continue
+		}
+		s := paintSplit{key: p.key, paint: r.panelTime[p.key], of: len(r.calls)}
+		for _, q := range p.queries {
+			var model struct {
+				Expr string `json:"expr"`
+			}
+			_ = json.Unmarshal(q.JSON, &model)
+			re, err := regexp.Compile("^" + durationVar.ReplaceAllString(regexp.QuoteMeta(model.Expr), `[0-9a-z.]+`) + "$")
+			if err != nil {
+				continue
+			}
+			for i, c := range r.calls {
+				if re.MatchString(c.query) && c.took > s.upstream {
+					s.upstream, s.sentAs = c.took, i+1
+					s.queued = c.start.Sub(r.panelsAt)
+					s.after = s.paint - s.queued - c.took
+				}
+			}
+		}
+		if s.upstream == 0 { // served by the cache: no call to compare with
+			continue
+		}
+		ratios = append(ratios, s.ratio())
+		if each != nil {
+			each(s)
+		}
+	}
+	return ratios
+}
+
+// statPaint prints each stat panel's first paint in a load against its own upstream time,
+// with the split, and a summary; it returns the ratios.
+func statPaint(mode string, dl dashLoad, r loadResult) []float64 {
+	var queued, after time.Duration
+	ratios := statRatios(dl, r, func(s paintSplit) {
+		queued += s.queued
+		after += s.after
+		fmt.Printf("stat %-8s %-16s upstream %7.1f ms, painted after %7.1f ms: %.2f× (queued %6.1f ms, sent %2d of %2d; after upstream %6.1f ms)\n",
+			mode, s.key, ms(s.upstream), ms(s.paint), s.ratio(), ms(s.queued), s.sentAs, s.of, ms(s.after))
+	})
+	if len(ratios) > 0 {
+		fmt.Printf("%s %s stat panels: first paint / own upstream time: median %.2f×, max %.2f×, %d of %d within 1.5×; mean queued %.1f ms, mean after upstream %.1f ms; load %.1f s; load average %s\n",
+			mode, dl.name, median(ratios), slices.Max(ratios), within(ratios, 1.5), len(ratios),
+			ms(queued)/float64(len(ratios)), ms(after)/float64(len(ratios)), r.took.Seconds(), loadAverage())
+	}
+	return ratios
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Sorted(slices.Values(xs))
+	return s[len(s)/2]
+}
+
+func within(xs []float64, bound float64) int {
+	n := 0
+	for _, x := range xs {
+		if x <= bound {
+			n++
+		}
+	}
+	return n
+}
+
+// loadAverage is the machine's 1-minute load average (the machine is shared; every number
+// is reported with it).
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	return strings.Fields(string(b))[0]
+}

@@ -18,18 +18,20 @@ import (
 //     after an idle moment (a token bucket would let a full burst plus a second's refill through);
 //   - concurrency: at most conc admitted and not yet released;
 //   - reserve: heavy requests (more than cheapPoints points) hold at most conc - reserved
-//     of them, so a stat panel's one-point query finds a slot while range queries hold
-//     the rest, without the total ever passing conc;
-//   - order: of the waiters that may take a slot, the one with the earliest key goes
-//     first, where the key is its arrival plus a penalty that grows with its cost, so
-//     one-point stat panels overtake heavy range queries that arrived shortly before them,
-//     and nothing waits forever.
+//     of the slots and take at most n - reserved of the admissions in any window, so a
+//     stat panel's one-point query finds both a slot and room in the rate while range
+//     queries use the rest, without either total ever passing its limit;
+//   - order: of the waiters that may take a slot, the one that may be sent soonest goes
+//     first (a cheap one while heavy ones wait for their share of the rate), and among
+//     those the one with the earliest key, where the key is its arrival plus a penalty
+//     that grows with its cost, so one-point stat panels overtake heavy range queries that
+//     arrived shortly before them, and nothing waits forever.
 type scheduler struct {
 	mu            sync.Mutex
 	n             int           // admissions per window; 0 = no rate limit
 	window        time.Duration // 1s, or longer for rates below one per second
-	sends         []time.Time   // ring of the last n admission times
-	head          int           // index of the oldest entry in sends
+	sends         ring          // the last n admission times
+	heavySends    ring          // the last heavyN heavy admission times
 	conc          int
 	heavyConc     int // conc less the slots reserved for cheap requests
 	inFlight      int
@@ -50,9 +52,9 @@ const (
 	cheapPoints    = 60
 )
 
-// reservedSlots is how many of conc slots heavy requests leave to cheap ones: half, so
-// the one-point queries of a dashboard's stat panels rarely wait for each other; none
-// when there is one slot.
+// reservedSlots is how many of conc slots, and of n admissions per window, heavy requests
+// leave to cheap ones: half, so the one-point queries of a dashboard's stat panels rarely
+// wait for each other; none when there is one.
 func reservedSlots(conc int) int { return conc / 2 }
 
 // newScheduler paces rps requests per second (rps < 0: no pacing) with conc in flight.
@@ -69,7 +71,8 @@ func newScheduler(rps float64, conc int, now func() time.Time) *scheduler {
 		s.n = int(math.Floor(rps))
 	}
 	if s.n > 0 {
-		s.sends = make([]time.Time, 0, s.n)
+		s.sends = newRing(s.n)
+		s.heavySends = newRing(s.n - reservedSlots(s.n))
 	}
 	return s
 }
@@ -127,7 +130,7 @@ func (s *scheduler) acquire(ctx context.Context, cost int) (func(), error) {
 		now := s.now()
 		var timer *time.Timer
 		if s.next() == w {
-			at := s.nextAdmission()
+			at := s.nextAdmission(w.heavy)
 			if !at.After(now) {
 				heap.Pop(s.queueOf(w))
 				s.admit(now, w.heavy)
@@ -179,34 +182,57 @@ func (s *scheduler) queueOf(w *waiter) *waitQueue {
 	return &s.cheap
 }
 
-// next is the waiter to admit when the rate allows: the earliest key among the first
-// cheap waiter and, while heavy requests have a slot left, the first heavy one. Nil when
+// next is the waiter to admit next: of the first cheap waiter and, while heavy requests
+// have a slot left, the first heavy one, the one the rate lets through sooner (a cheap one
+// while heavy ones have used their share of the window), else the earliest key. Nil when
 // no slot is free for either.
 func (s *scheduler) next() *waiter {
 	if s.inFlight >= s.conc {
 		return nil
 	}
-	var first *waiter
+	var cheap, heavy *waiter
 	if len(s.cheap) > 0 {
-		first = s.cheap[0]
+		cheap = s.cheap[0]
 	}
-	if len(s.heavy) > 0 && s.heavyInFlight < s.heavyConc && (first == nil || s.heavy[0].before(first)) {
-		first = s.heavy[0]
+	if len(s.heavy) > 0 && s.heavyInFlight < s.heavyConc {
+		heavy = s.heavy[0]
 	}
-	return first
+	switch {
+	case heavy == nil:
+		return cheap
+	case cheap == nil:
+		return heavy
+	}
+	// A heavy request is never admissible before a cheap one: its rule adds to theirs.
+	now := s.now()
+	if s.nextAdmission(true).After(later(now, s.nextAdmission(false))) || cheap.before(heavy) {
+		return cheap
+	}
+	return heavy
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 func (s *scheduler) refusal(waited time.Duration) *LimitError {
 	return &LimitError{RequestsPerSecond: s.rps, MaxConcurrency: s.conc, Waited: waited}
 }
 
-// nextAdmission is the earliest time the rate rule allows another admission: once n
-// admissions are on record, one window after the oldest of them.
-func (s *scheduler) nextAdmission() time.Time {
-	if s.n == 0 || len(s.sends) < s.n {
+// nextAdmission is the earliest time the rate rules allow another admission of a cheap
+// or heavy request: once a ring is full, one window after its oldest entry.
+func (s *scheduler) nextAdmission(heavy bool) time.Time {
+	if s.n == 0 {
 		return time.Time{}
 	}
-	return s.sends[s.head].Add(s.window)
+	at := s.sends.freeAt(s.window)
+	if heavy {
+		at = later(at, s.heavySends.freeAt(s.window))
+	}
+	return at
 }
 
 func (s *scheduler) admit(now time.Time, heavy bool) {
@@ -217,12 +243,36 @@ func (s *scheduler) admit(now time.Time, heavy bool) {
 	if s.n == 0 {
 		return
 	}
-	if len(s.sends) < s.n {
-		s.sends = append(s.sends, now)
+	s.sends.add(now)
+	if heavy {
+		s.heavySends.add(now)
+	}
+}
+
+// ring keeps the last cap(times) admission times.
+type ring struct {
+	times []time.Time
+	head  int // index of the oldest entry once full
+}
+
+func newRing(n int) ring { return ring{times: make([]time.Time, 0, max(n, 1))} }
+
+// freeAt is when the ring allows another admission: at once while it is not full, else
+// one window after its oldest entry.
+func (r *ring) freeAt(window time.Duration) time.Time {
+	if len(r.times) < cap(r.times) {
+		return time.Time{}
+	}
+	return r.times[r.head].Add(window)
+}
+
+func (r *ring) add(t time.Time) {
+	if len(r.times) < cap(r.times) {
+		r.times = append(r.times, t)
 		return
 	}
-	s.sends[s.head] = now
-	s.head = (s.head + 1) % s.n
+	r.times[r.head] = t
+	r.head = (r.head + 1) % len(r.times)
 }
 
 func (s *scheduler) release(heavy bool) {

@@ -33,28 +33,97 @@ func maxInWindow(times []time.Time, w time.Duration) int {
 	return most
 }
 
+// arrival is one request of a generated load: when it comes (after the start), its cost
+// in points and how long it holds its slot once admitted.
+type arrival struct {
+	at   time.Duration
+	cost int
+	hold time.Duration
+}
+
+func (a arrival) heavy() bool { return a.cost > cheapPoints }
+
+// key is the arrival's place in line (see scheduler.acquire), after the start.
+func (a arrival) key() time.Duration { return a.at + costPenalty(a.cost) }
+
+// admissions runs the arrivals through s on synctest's fake clock (call it inside
+// synctest.Test) and returns when each was admitted, after the start; it checks on the way
+// that no more than conc requests, and no more than conc less the reserved slots of heavy
+// ones, were ever in flight.
+func admissions(t *testing.T, s *scheduler, arrivals []arrival) []time.Duration {
+	t.Helper()
+	start := time.Now()
+	admitted := make([]time.Duration, len(arrivals))
+	var (
+		mu                          sync.Mutex
+		inFlight, heavy, peak, hPek int
+		wg                          sync.WaitGroup
+	)
+	for i, a := range arrivals {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			time.Sleep(a.at)
+			release, err := s.acquire(context.Background(), a.cost)
+			if err != nil {
+				t.Errorf("acquire without deadline: %v", err)
+				return
+			}
+			mu.Lock()
+			admitted[i] = time.Since(start)
+			inFlight++
+			peak = max(peak, inFlight)
+			if a.heavy() {
+				heavy++
+				hPek = max(hPek, heavy)
+			}
+			mu.Unlock()
+			time.Sleep(a.hold)
+			mu.Lock()
+			inFlight--
+			if a.heavy() {
+				heavy--
+			}
+			mu.Unlock()
+			release()
+		}()
+	}
+	wg.Wait()
+	if peak > s.conc {
+		t.Errorf("%d in flight, max concurrency %d", peak, s.conc)
+	}
+	if hPek > s.heavyConc {
+		t.Errorf("%d heavy requests in flight, max concurrency %d less %d reserved", hPek, s.conc, s.conc-s.heavyConc)
+	}
+	return admitted
+}
+
+// at turns offsets after start into times, for maxInWindow; heavyOnly keeps heavy ones.
+func at(arrivals []arrival, admitted []time.Duration, heavyOnly bool) []time.Time {
+	var out []time.Time
+	for i, d := range admitted {
+		if !heavyOnly || arrivals[i].heavy() {
+			out = append(out, t0.Add(d))
+		}
+	}
+	return out
+}
+
 // TestSchedulerNoWindowExceedsRate drives the scheduler with random arrival patterns
 // (bursts, idle gaps, mixed costs and hold times) from fixed seeds on synctest's fake
-// clock, and checks every one-second window of admissions against the rate.
+// clock, and checks every one-second window of admissions against the rate, and the
+// heavy ones' against their share of it.
 func TestSchedulerNoWindowExceedsRate(t *testing.T) {
 	for _, rps := range []float64{0.5, 1, 2.5, 20, 300} {
 		for seed := uint64(1); seed <= 4; seed++ {
 			t.Run(fmt.Sprintf("rps=%g/seed=%d", rps, seed), func(t *testing.T) {
 				synctest.Test(t, func(t *testing.T) {
 					rng := rand.New(rand.NewPCG(seed, uint64(rps*10)))
-					conc := 1 + rng.IntN(30)
-					s := newScheduler(rps, conc, time.Now)
-					var (
-						mu              sync.Mutex
-						admitted        []time.Time
-						inFlight, heavy int
-						peak, heavyPeak int
-						wg              sync.WaitGroup
-					)
+					s := newScheduler(rps, 1+rng.IntN(30), time.Now)
 					// Bursts separated by idle gaps long enough to "refill" a token bucket.
-					total := int(math.Max(8, 3*rps))
+					arrivals := make([]arrival, int(math.Max(8, 3*rps)))
 					offset := time.Duration(0)
-					for i := 0; i < total; i++ {
+					for i := range arrivals {
 						if rng.IntN(10) == 0 {
 							offset += time.Duration(1+rng.IntN(5)) * time.Second
 						} else if rng.IntN(2) == 0 {
@@ -64,53 +133,104 @@ func TestSchedulerNoWindowExceedsRate(t *testing.T) {
 						if rng.IntN(3) == 0 {
 							cost = 1 // instant queries
 						}
-						arrive, hold := offset, time.Duration(rng.IntN(300))*time.Millisecond
-						wg.Add(1)
-						go func() {
-							defer wg.Done()
-							time.Sleep(arrive)
-							release, err := s.acquire(context.Background(), cost)
-							if err != nil {
-								t.Errorf("acquire without deadline: %v", err)
-								return
-							}
-							isHeavy := cost > cheapPoints
-							mu.Lock()
-							admitted = append(admitted, time.Now())
-							inFlight++
-							peak = max(peak, inFlight)
-							if isHeavy {
-								heavy++
-								heavyPeak = max(heavyPeak, heavy)
-							}
-							mu.Unlock()
-							time.Sleep(hold)
-							mu.Lock()
-							inFlight--
-							if isHeavy {
-								heavy--
-							}
-							mu.Unlock()
-							release()
-						}()
+						arrivals[i] = arrival{at: offset, cost: cost, hold: time.Duration(rng.IntN(300)) * time.Millisecond}
 					}
-					wg.Wait()
-					if len(admitted) != total {
-						t.Fatalf("%d of %d admitted", len(admitted), total)
-					}
+					admitted := admissions(t, s, arrivals)
 					allowed := max(1, int(math.Floor(rps)))
-					if got := maxInWindow(admitted, time.Second); got > allowed {
+					if got := maxInWindow(at(arrivals, admitted, false), time.Second); got > allowed {
 						t.Errorf("%d admissions in one second, rate %g allows %d", got, rps, allowed)
 					}
-					if peak > conc {
-						t.Errorf("%d in flight, max concurrency %d", peak, conc)
-					}
-					if heavyPeak > conc-reservedSlots(conc) {
-						t.Errorf("%d heavy requests in flight, max concurrency %d less %d reserved", heavyPeak, conc, reservedSlots(conc))
+					if got, share := maxInWindow(at(arrivals, admitted, true), time.Second), max(1, allowed-reservedSlots(allowed)); got > share {
+						t.Errorf("%d heavy admissions in one second, rate %g leaves them %d", got, rps, share)
 					}
 				})
 			})
 		}
+	}
+}
+
+// TestSchedulerCheapNeverWaitsBehindHeavy: a backlog of heavy range queries (random
+// costs, holds and arrival bursts, fixed seeds) with cheap requests arriving at random
+// moments no faster than the share of the rate left to them: every cheap request is
+// admitted the moment it arrives, while the heavy ones still use their whole share
+// (without the reserve, a burst of heavy admissions fills the window and the cheap ones
+// wait up to a second for it to slide).
+func TestSchedulerCheapNeverWaitsBehindHeavy(t *testing.T) {
+	for _, rps := range []float64{4, 20, 300} {
+		for seed := uint64(1); seed <= 4; seed++ {
+			t.Run(fmt.Sprintf("rps=%g/seed=%d", rps, seed), func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					rng := rand.New(rand.NewPCG(seed, 17))
+					s := newScheduler(rps, 20+rng.IntN(20), time.Now)
+					n := int(rps)
+					var arrivals []arrival
+					for range 6 * n { // bursts of heavy ones over about 3 s
+						at := time.Duration(rng.IntN(6)) * 500 * time.Millisecond
+						arrivals = append(arrivals, arrival{at: at, cost: cheapPoints + 1 + rng.IntN(3000), hold: time.Duration(rng.IntN(10)) * time.Millisecond})
+					}
+					// Cheap ones at least a window ÷ their share apart, each done before the next:
+					// they alone never fill their part of the window or their slots.
+					gap := time.Second / time.Duration(reservedSlots(n))
+					for at := time.Duration(rng.IntN(300)) * time.Millisecond; at < 5*time.Second; at += gap + time.Duration(rng.IntN(200))*time.Millisecond {
+						arrivals = append(arrivals, arrival{at: at, cost: 1 + rng.IntN(cheapPoints), hold: time.Duration(rng.IntN(int(gap/time.Millisecond))) * time.Millisecond})
+					}
+					admitted := admissions(t, s, arrivals)
+					for i, a := range arrivals {
+						if !a.heavy() && admitted[i] != a.at {
+							t.Errorf("cheap request arriving at %s admitted at %s", a.at, admitted[i])
+						}
+					}
+					share := n - reservedSlots(n)
+					if got := maxInWindow(at(arrivals, admitted, true), time.Second); got != share {
+						t.Errorf("busiest second had %d heavy admissions, want their whole share %d", got, share)
+					}
+				})
+			})
+		}
+	}
+}
+
+// TestSchedulerHeavyNotStarved: a flood of cheap requests, twice the rate for 5 s, with a
+// few heavy ones at random moments (fixed seeds): each heavy request goes before every
+// cheap one that joined the line after it (a later key), so it waits at most for the cheap
+// ones ahead of it, at the full rate: ⌈(ahead+1)/n⌉ windows.
+func TestSchedulerHeavyNotStarved(t *testing.T) {
+	for seed := uint64(1); seed <= 6; seed++ {
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				rng := rand.New(rand.NewPCG(seed, 23))
+				const rps, conc = 20, 10
+				s := newScheduler(rps, conc, time.Now)
+				var arrivals []arrival
+				for i := range 2 * rps * 5 {
+					at := time.Duration(i) * time.Second / (2 * rps)
+					arrivals = append(arrivals, arrival{at: at, cost: 1 + rng.IntN(cheapPoints), hold: time.Duration(rng.IntN(100)) * time.Millisecond})
+				}
+				for range 4 {
+					arrivals = append(arrivals, arrival{at: time.Duration(rng.IntN(5000)) * time.Millisecond, cost: cheapPoints + 1 + rng.IntN(3000), hold: time.Duration(rng.IntN(2000)) * time.Millisecond})
+				}
+				admitted := admissions(t, s, arrivals)
+				for h, a := range arrivals {
+					if !a.heavy() {
+						continue
+					}
+					ahead := 0
+					for c, o := range arrivals {
+						switch {
+						case o.key() < a.key() && admitted[c] >= a.at:
+							ahead++
+						case o.heavy():
+						case o.key() > a.key() && admitted[c] < admitted[h]:
+							t.Errorf("heavy request (key %s) admitted at %s after a cheap one with the later key %s, admitted at %s", a.key(), admitted[h], o.key(), admitted[c])
+						}
+					}
+					bound := time.Duration((ahead+1+rps-1)/rps) * time.Second
+					if waited := admitted[h] - a.at; waited > bound {
+						t.Errorf("heavy request arriving at %s waited %s behind %d requests ahead of it, more than %s", a.at, waited, ahead, bound)
+					}
+				}
+			})
+		})
 	}
 }
 
@@ -307,28 +427,41 @@ func TestRequestCost(t *testing.T) {
 
 // TestSchedulerNext: which waiter goes next, for states built by hand: the earliest key
 // among those that may take a slot; heavy requests only while they hold fewer than conc
-// less the reserved slots; nobody when all slots are taken.
+// less the reserved slots; a cheap one first while the heavy ones wait for their share of
+// the rate; nobody when all slots are taken.
 func TestSchedulerNext(t *testing.T) {
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
 	for _, tc := range []struct {
 		name                    string
 		conc, inFlight, heavyIn int
+		sent                    []int // ms: admissions in the last window at 4/s (heavy ones negative)
 		cheap, heavy            []int // waiters' keys, ms
 		want                    string
 	}{
-		{"idle, earliest key first", 10, 0, 0, []int{50}, []int{20}, "heavy 20"},
-		{"cheap key earlier", 10, 0, 0, []int{10, 30}, []int{20}, "cheap 10"},
-		{"heavy at its cap: the later cheap one goes", 10, 5, 5, []int{90}, []int{20}, "cheap 90"},
-		{"heavy at its cap, no cheap waiter", 10, 5, 5, nil, []int{20}, "none"},
-		{"heavy below its cap", 10, 6, 4, nil, []int{20}, "heavy 20"},
-		{"all slots taken by cheap ones", 10, 10, 0, []int{1}, []int{2}, "none"},
-		{"reserved slots held by cheap ones, heavy slots free", 10, 5, 0, []int{30}, []int{20}, "heavy 20"},
-		{"one slot: nothing is reserved", 1, 0, 0, nil, []int{20}, "heavy 20"},
-		{"three slots: one reserved", 3, 2, 2, nil, []int{20}, "none"},
+		{"idle, earliest key first", 10, 0, 0, nil, []int{50}, []int{20}, "heavy 20"},
+		{"cheap key earlier", 10, 0, 0, nil, []int{10, 30}, []int{20}, "cheap 10"},
+		{"heavy at its cap: the later cheap one goes", 10, 5, 5, nil, []int{90}, []int{20}, "cheap 90"},
+		{"heavy at its cap, no cheap waiter", 10, 5, 5, nil, nil, []int{20}, "none"},
+		{"heavy below its cap", 10, 6, 4, nil, nil, []int{20}, "heavy 20"},
+		{"all slots taken by cheap ones", 10, 10, 0, nil, []int{1}, []int{2}, "none"},
+		{"reserved slots held by cheap ones, heavy slots free", 10, 5, 0, nil, []int{30}, []int{20}, "heavy 20"},
+		{"one slot: nothing is reserved", 1, 0, 0, nil, nil, []int{20}, "heavy 20"},
+		{"three slots: one reserved", 3, 2, 2, nil, nil, []int{20}, "none"},
+		{"heavy ones used their share of the rate: the later cheap one goes", 10, 0, 0, []int{-100, -200}, []int{90}, []int{20}, "cheap 90"},
+		{"heavy share used, no cheap waiter: heavy waits its turn", 10, 0, 0, []int{-100, -200}, nil, []int{20}, "heavy 20"},
+		{"one heavy send: their share is not used up", 10, 0, 0, []int{50, -100}, []int{90}, []int{20}, "heavy 20"},
+		{"window full for both until the same moment: earliest key", 10, 0, 0, []int{-100, -200, 300, 400}, []int{90}, []int{20}, "heavy 20"},
+		{"window full, heavy share freed later: cheap first", 10, 0, 0, []int{100, 200, -300, -400}, []int{90}, []int{20}, "cheap 90"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := newScheduler(-1, tc.conc, func() time.Time { return t0 })
+			s := newScheduler(4, tc.conc, func() time.Time { return t0 })
 			s.inFlight, s.heavyInFlight = tc.inFlight, tc.heavyIn
+			for _, ms := range tc.sent { // sent a second before they expire at ms, in order
+				s.sends.add(at(max(ms, -ms)).Add(-time.Second))
+				if ms < 0 {
+					s.heavySends.add(at(-ms).Add(-time.Second))
+				}
+			}
 			for i, keys := range [][]int{tc.cheap, tc.heavy} {
 				for _, k := range keys {
 					s.seq++

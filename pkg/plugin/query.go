@@ -10,6 +10,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
 	"github.com/inferscope/sagemaker-datasource/pkg/converter"
+	"github.com/inferscope/sagemaker-datasource/pkg/decodegate"
 	"github.com/inferscope/sagemaker-datasource/pkg/interval"
 	"github.com/inferscope/sagemaker-datasource/pkg/models"
 	"github.com/inferscope/sagemaker-datasource/pkg/panics"
@@ -159,17 +160,21 @@ func (d *Datasource) runPromQLIn(ctx context.Context, rg *regional, q *models.Qu
 	return merged
 }
 
+// decodes keeps a core for small answers (stat panels) while large ones are converted;
+// one per process, as the cores are.
+var decodes = decodegate.New(0, decodegate.DefaultThreshold)
+
 // convert runs one upstream call with the converter reading its answer as it arrives, and
 // returns a DataResponse whose frames carry the query's refId (server-side expressions and
 // alerting look frames up by it). A retried answer is converted again from scratch.
 func (rg *regional) convert(q *models.Query, expr string, iv interval.Result, labels data.Labels, call func(promclient.Decode) error) backend.DataResponse {
 	var out backend.DataResponse
-	err := call(converter.Decode(converter.Options{
+	err := call(decodes.Wrap(converter.Decode(converter.Options{
 		Expr:         expr,
 		LegendFormat: q.LegendFormat,
 		Step:         iv.Step,
 		AddLabels:    labels,
-	}, &out.Frames))
+	}, &out.Frames)))
 	if err != nil {
 		out = rg.errorResponse(err)
 	}

@@ -1,13 +1,16 @@
 package dashboards_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
 	"os"
+	"os/exec"
 	"regexp"
 	"slices"
 	"strconv"
@@ -22,20 +25,99 @@ import (
 	"github.com/inferscope/sagemaker-datasource/rig/stack"
 )
 
-// startBenchStack starts the emulator with the 200 × 8 fleet (live, 6 h of history) behind
-// a metering proxy, and returns the meter and a constructor of plugin data sources pointed
-// at the proxy (extra overrides the stack's jsonData). Everything stops with the benchmark.
-func startBenchStack(b *testing.B) (*upstreamMeter, func(uid string, extra map[string]any) *plugin.Datasource) {
-	st, err := stack.Start(context.Background(), stack.Options{Fleet: fleet.Large(200, 8), History: 6 * time.Hour, Live: true})
+// benchStackOptions is the emulator of the load benches: the 200 × 8 fleet, live, 6 h of
+// history.
+var benchStackOptions = stack.Options{Fleet: fleet.Large(200, 8), History: 6 * time.Hour, Live: true}
+
+// emulatorChildEnv makes the test binary serve the benches' emulator instead of running
+// tests (see TestMain): BENCH_EMULATOR=process runs the emulator in a child process, so
+// its query evaluation does not share the plugin's Go scheduler (CloudWatch does not).
+const emulatorChildEnv = "INFERSCOPE_BENCH_EMULATOR_CHILD"
+
+// emulatorInfo is what the child tells its parent, on one line after emulatorLine.
+type emulatorInfo struct {
+	URL              string
+	JSONData, Secure map[string]string
+}
+
+const emulatorLine = "EMULATOR "
+
+func TestMain(m *testing.M) {
+	if os.Getenv(emulatorChildEnv) != "" {
+		os.Exit(serveEmulator())
+	}
+	os.Exit(m.Run())
+}
+
+// serveEmulator runs the benches' emulator until stdin closes (the parent ended).
+func serveEmulator() int {
+	st, err := stack.Start(context.Background(), benchStackOptions)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "emulator:", err)
+		return 1
+	}
+	defer st.Close()
+	jd, secure := st.DataSourceSettings()
+	line, _ := json.Marshal(emulatorInfo{URL: st.URL, JSONData: jd, Secure: secure})
+	fmt.Println(emulatorLine + string(line))
+	_, _ = io.Copy(io.Discard, os.Stdin)
+	return 0
+}
+
+// startEmulator starts the benches' emulator in this process, or with BENCH_EMULATOR=process
+// in a child process of this binary, and returns its URL and data source settings.
+func startEmulator(b *testing.B) (string, map[string]string, map[string]string) {
+	if os.Getenv("BENCH_EMULATOR") != "process" {
+		st, err := stack.Start(context.Background(), benchStackOptions)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { _ = st.Close() })
+		jd, secure := st.DataSourceSettings()
+		return st.URL, jd, secure
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), emulatorChildEnv+"=1")
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(func() { _ = st.Close() })
-	target, _ := url.Parse(st.URL)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		_ = stdin.Close()
+		_ = cmd.Wait()
+	})
+	lines := bufio.NewScanner(stdout)
+	for lines.Scan() {
+		if rest, ok := strings.CutPrefix(lines.Text(), emulatorLine); ok {
+			var info emulatorInfo
+			if err := json.Unmarshal([]byte(rest), &info); err != nil {
+				b.Fatal(err)
+			}
+			go func() { _, _ = io.Copy(io.Discard, stdout) }()
+			return info.URL, info.JSONData, info.Secure
+		}
+	}
+	b.Fatalf("the emulator process ended before it served: %v", lines.Err())
+	return "", nil, nil
+}
+
+// startBenchStack starts the emulator behind a metering proxy, and returns the meter and a
+// constructor of plugin data sources pointed at the proxy (extra overrides the stack's
+// jsonData). Everything stops with the benchmark.
+func startBenchStack(b *testing.B) (*upstreamMeter, func(uid string, extra map[string]any) *plugin.Datasource) {
+	emulatorURL, jsonData, secure := startEmulator(b)
+	target, _ := url.Parse(emulatorURL)
 	meter := &upstreamMeter{}
 	front := httptest.NewServer(meter.serve(httputil.NewSingleHostReverseProxy(target)))
 	b.Cleanup(front.Close)
-	jsonData, secure := st.DataSourceSettings()
 	return meter, func(uid string, extra map[string]any) *plugin.Datasource {
 		jd := map[string]any{}
 		for k, v := range jsonData {

@@ -3,6 +3,8 @@ package plugin
 import (
 	"bytes"
 	"context"
+	"errors"
+	"net/http"
 	"net/url"
 	"strconv"
 	"time"
@@ -15,6 +17,15 @@ import (
 )
 
 type noCacheKey struct{}
+
+// overLimit picks the failures the results cache keeps for a while: CloudWatch's 422
+// refusals other than throttling, i.e. a query over one of its per-query limits (20 s of
+// execution, series or samples scanned, range). Asked again with the same data, the same
+// query meets the same limit; throttling and 5xx are transient and always retried.
+func overLimit(err error) bool {
+	var e *promclient.APIError
+	return errors.As(err, &e) && e.Status == http.StatusUnprocessableEntity && !e.Throttled
+}
 
 // withCachePolicy marks ctx to skip the results cache when the request asks for fresh
 // data: alert evaluations (FromAlert), and Grafana's X-Cache-Skip convention.

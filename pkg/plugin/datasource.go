@@ -119,7 +119,8 @@ func New(ctx context.Context, settings backend.DataSourceInstanceSettings, facto
 		case models.CacheFreshOneStep:
 			fresh = 0
 		}
-		d.cache = rcache.New(rcache.Options{MaxBytes: int64(s.CacheSizeMiB) << 20, RefetchWindow: refetch, Fresh: fresh})
+		d.cache = rcache.New(rcache.Options{MaxBytes: int64(s.CacheSizeMiB) << 20, RefetchWindow: refetch, Fresh: fresh,
+			KeepFailure: overLimit})
 	}
 	// Endpoints are checked before credentials, as they always were.
 	if err := checkEndpoints(s); err != nil {

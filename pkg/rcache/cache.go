@@ -43,7 +43,12 @@ type Options struct {
 	//   - < 0: never: every request fetches its new tail and the re-fetch window.
 	Fresh     time.Duration
 	LookupTTL time.Duration
-	Now       func() time.Time
+	// KeepFailure picks the failed answers that asking again at once would only repeat (an
+	// execution timeout of a query too heavy for the API's limit): such a failure is given
+	// again, without a call, under the same freshness rule as an answer, to requests that
+	// need as much as the failed call asked for. nil keeps none.
+	KeepFailure func(error) bool
+	Now         func() time.Time
 }
 
 // Key names a range query's extent. DataSource keeps data sources apart.
@@ -79,6 +84,7 @@ const (
 // Stats are the cache's counters since it was built.
 type Stats struct {
 	Hits, Partials, Misses, Bypasses, Evictions int64
+	FailuresReused                              int64 // failures given again without a call
 	Fetches, FetchedPoints                      int64
 	Bytes, Entries                              int64
 }
@@ -127,6 +133,10 @@ type entry struct {
 	fetchedAt    time.Time
 	series       map[string]*series
 	warns, infos []string
+	// The last kept failure (Options.KeepFailure), when and for how wide a part it came.
+	failed     error
+	failedAt   time.Time
+	failedSpan int64
 
 	// Lookups and instant answers.
 	blob    []byte
@@ -176,10 +186,16 @@ func (c *Cache) QueryRange(ctx context.Context, k Key, start, end time.Time, fet
 			}
 		}
 	}
+	if err := c.recentFailure(ent, now, parts); err != nil {
+		return nil, Result{Outcome: Hit}, err
+	}
 	res := Result{Outcome: Hit}
 	for _, p := range parts {
 		body, err := fetch(ctx, time.UnixMilli(p[0]).UTC(), time.UnixMilli(p[1]).UTC())
 		if err != nil {
+			if c.opts.KeepFailure != nil && c.opts.KeepFailure(err) {
+				ent.failed, ent.failedAt, ent.failedSpan = err, now, p[1]-p[0]
+			}
 			return nil, Result{}, err
 		}
 		m, err := decodeMatrix(body)
@@ -195,6 +211,7 @@ func (c *Cache) QueryRange(ctx context.Context, k Key, start, end time.Time, fet
 			return body, r, err
 		}
 		res.Fetches++
+		ent.failed = nil
 		res.Points += ent.merge(m, p[0], p[1])
 		if p[1] >= ent.end {
 			ent.trusted = min(p[1], now.Add(-c.opts.RefetchWindow).UnixMilli())
@@ -226,20 +243,68 @@ func (c *Cache) QueryRange(ctx context.Context, k Key, start, end time.Time, fet
 	return body, res, nil
 }
 
+// fresh says whether what was fetched at `at` may still be given without a call: for
+// Options.Fresh after it, or by default until the second boundary of the grid
+// phase + k·step after it.
+func (c *Cache) fresh(at, now time.Time, step, phase int64) bool {
+	switch {
+	case c.opts.Fresh < 0 || at.IsZero():
+		return false
+	case c.opts.Fresh > 0:
+		return now.Sub(at) < c.opts.Fresh
+	}
+	floor := func(t time.Time) int64 { return t.UnixMilli() - mod(t.UnixMilli()-phase, step) }
+	return floor(now)-floor(at) <= step
+}
+
+// recentFailure is the kept failure a request gets again without a call: while it is
+// fresh, when a part the request needs is as wide as the failed one (less one step, so
+// the same panel refreshed a minute later counts; a zoom in is asked).
+func (c *Cache) recentFailure(ent *entry, now time.Time, parts [][2]int64) error {
+	if ent.failed == nil {
+		return nil
+	}
+	if !c.fresh(ent.failedAt, now, ent.step, ent.phase) {
+		ent.failed = nil
+		return nil
+	}
+	for _, p := range parts {
+		if p[1]-p[0] >= ent.failedSpan-ent.step {
+			c.count(func(st *Stats) { st.FailuresReused++ })
+			return &RecentFailure{Err: ent.failed, At: ent.failedAt}
+		}
+	}
+	return nil
+}
+
+// RecentFailure is a kept failure given again; it wraps the original error.
+type RecentFailure struct {
+	Err error
+	At  time.Time
+}
+
+func (e *RecentFailure) Error() string {
+	return e.Err.Error() + " (this is the answer of " + e.At.UTC().Format(time.TimeOnly) +
+		" UTC, kept like a cached answer: the query is sent again when a cached answer would be refreshed)"
+}
+
+func (e *RecentFailure) Unwrap() error { return e.Err }
+
 // servable says whether the extent's tail may be served as it is, and by how much the
 // request's end may then pass the extent's end (those points are left out).
 func (c *Cache) servable(ent *entry, now time.Time) (lag int64, ok bool) {
 	switch {
-	case c.opts.Fresh < 0 || ent.fetchedAt.IsZero():
+	case !c.fresh(ent.fetchedAt, now, ent.step, ent.phase):
 		return 0, false
 	case c.opts.Fresh > 0:
-		return c.opts.Fresh.Milliseconds(), now.Sub(ent.fetchedAt) < c.opts.Fresh
+		return c.opts.Fresh.Milliseconds(), true
 	}
 	fetched := ent.floor(ent.fetchedAt.UnixMilli())
-	if ent.floor(now.UnixMilli())-fetched > ent.step {
-		return 0, false
-	}
-	if ent.end >= fetched { // the extent reached the present when it was fetched
+	// The extent reached the present when it was fetched, or the step before it: a request
+	// made just before a boundary and answered just after it (a slow cold load) covers the
+	// data up to its own end as of the fetch, so its freshness is that step's, not the
+	// fetch's: the request's newest point may be left out as in the first case.
+	if ent.end >= fetched-ent.step {
 		return ent.step, true
 	}
 	return 0, true
@@ -270,7 +335,7 @@ func (c *Cache) Instant(ctx context.Context, dataSource, expr string, t time.Tim
 			apart := grid(t) - grid(e.evalAt)
 			return grid(now)-grid(e.fetchedAt) <= p && max(apart, -apart) <= p
 		},
-		func(e *entry, now time.Time) { e.fetchedAt, e.evalAt = now, t })
+		func(e *entry, now time.Time) { e.fetchedAt, e.evalAt = now, t }, true)
 }
 
 // Lookup answers a label or variable lookup from the cache for up to ttl (≤ 0: the
@@ -282,13 +347,14 @@ func (c *Cache) Lookup(ctx context.Context, dataSource, request string, ttl time
 	}
 	return c.blob(ctx, "lookup\x00"+dataSource+"\x00"+request, fetch,
 		func(e *entry, now time.Time) bool { return now.Before(e.expires) },
-		func(e *entry, now time.Time) { e.expires = now.Add(ttl) })
+		func(e *entry, now time.Time) { e.expires = now.Add(ttl) }, false)
 }
 
 // blob serves a whole answer kept as fetched while valid says so; keep records when and
-// for what a newly fetched one was asked.
+// for what a newly fetched one was asked. With failures, a failure Options.KeepFailure
+// picks is kept and given again the same way.
 func (c *Cache) blob(ctx context.Context, name string, fetch func(context.Context) ([]byte, error),
-	valid func(e *entry, now time.Time) bool, keep func(e *entry, now time.Time)) ([]byte, Outcome, error) {
+	valid func(e *entry, now time.Time) bool, keep func(e *entry, now time.Time), failures bool) ([]byte, Outcome, error) {
 	ent, err := c.acquire(ctx, name)
 	if err != nil {
 		return nil, "", err
@@ -299,10 +365,18 @@ func (c *Cache) blob(ctx context.Context, name string, fetch func(context.Contex
 		c.count(func(st *Stats) { st.Hits++ })
 		return ent.blob, Hit, nil
 	}
+	if ent.failed != nil && valid(ent, now) {
+		c.count(func(st *Stats) { st.FailuresReused++ })
+		return nil, Hit, &RecentFailure{Err: ent.failed, At: ent.failedAt}
+	}
 	body, err := fetch(ctx)
 	c.count(func(st *Stats) { st.Misses++; st.Fetches++ })
+	ent.blob, ent.failed = nil, nil
 	if err != nil {
-		ent.blob = nil
+		if failures && c.opts.KeepFailure != nil && c.opts.KeepFailure(err) {
+			ent.failed, ent.failedAt = err, now
+			keep(ent, now)
+		}
 		return body, Miss, err
 	}
 	ent.blob = body

@@ -513,3 +513,142 @@ func TestFramesWithinOneStepOfUncached(t *testing.T) {
 		})
 	}
 }
+
+// TestFreshnessAnchoredToTheDataStep: a request made just before a minute boundary and
+// fetched just after it (a slow cold load) keeps its freshness for the step its data end
+// at, so the refreshes within the next minute are served (lacking only their newest
+// point), while an extent ending two steps before its fetch (a past range) serves only
+// what it holds.
+func TestFreshnessAnchoredToTheDataStep(t *testing.T) {
+	step := time.Minute
+	for _, tc := range []struct {
+		name     string
+		behind   int           // steps the cold request's end lies before the fetch's minute
+		at       time.Duration // the refresh, after the fetch at 1:00:10
+		outcome  Outcome
+		lastStep bool // served lacking the request's newest point
+	}{
+		{"late fetch, +30s", 1, 30 * time.Second, Hit, true},
+		{"late fetch, +49s", 1, 49 * time.Second, Hit, true},
+		{"late fetch, next minute", 1, 50 * time.Second, Partial, false},
+		{"past range, same minute", 2, 30 * time.Second, Partial, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fetchAt := base.Add(time.Hour + 10*time.Second) // 7:00:10
+			w := &world{now: fetchAt, seed: 9, series: 3, maxDelay: 3 * time.Minute}
+			c := New(Options{Now: w.clock, RefetchWindow: 10 * time.Minute})
+			k := Key{DataSource: "a", Expr: "m", Step: step}
+			coldEnd := align(fetchAt, step).Add(-time.Duration(tc.behind) * step)
+			if _, res, err := c.QueryRange(context.Background(), k, coldEnd.Add(-time.Hour), coldEnd, w.fetch("m", step)); err != nil || res.Outcome != Miss {
+				t.Fatalf("cold: %v %v", res.Outcome, err)
+			}
+			w.advance(tc.at)
+			end := align(w.clock(), step)
+			start := end.Add(-time.Hour)
+			body, res, err := c.QueryRange(context.Background(), k, start, end, w.fetch("m", step))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Outcome != tc.outcome {
+				t.Fatalf("refresh: %s, want %s", res.Outcome, tc.outcome)
+			}
+			servedEnd := end
+			if tc.lastStep {
+				servedEnd = end.Add(-step)
+			}
+			if frames(t, body, step) != frames(t, w.answer("m", start, servedEnd, step, res.AsOf), step) {
+				t.Errorf("the answer is not the uncached one of %s..%s made at %s", start.Format(time.TimeOnly), servedEnd.Format(time.TimeOnly), res.AsOf.Format(time.TimeOnly))
+			}
+		})
+	}
+}
+
+// TestKeptFailures: a failure KeepFailure picks is given again without a call while an
+// answer fetched then would be served (the same panel refreshed, also a minute later), and
+// asked again for a narrower range or once the bound has passed; other failures, and any
+// with the fresh period off, are asked again every time.
+func TestKeptFailures(t *testing.T) {
+	errOver, errOther := errors.New("over the execution limit"), errors.New("throttled")
+	step := time.Minute
+	for _, tc := range []struct {
+		name  string
+		err   error
+		fresh time.Duration
+		want  []int // upstream calls after each request
+	}{
+		{"over limit", errOver, 0, []int{1, 1, 1, 2, 2, 3}},
+		{"transient", errOther, 0, []int{1, 2, 3, 4, 5, 6}},
+		{"fresh period off", errOver, -1, []int{1, 2, 3, 4, 5, 6}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := &world{now: base.Add(20 * time.Second), seed: 3, series: 2, maxDelay: time.Minute}
+			c := New(Options{Now: w.clock, Fresh: tc.fresh, KeepFailure: func(err error) bool { return errors.Is(err, errOver) }})
+			k := Key{DataSource: "a", Expr: "m", Step: step}
+			calls := 0
+			fail := func(context.Context, time.Time, time.Time) ([]byte, error) { calls++; return nil, tc.err }
+			cold := w.clock()
+			for i, r := range []struct {
+				at   time.Duration
+				span time.Duration
+			}{
+				{0, time.Hour},                  // fails
+				{30 * time.Second, time.Hour},   // the same request
+				{60 * time.Second, time.Hour},   // refreshed a minute later: one step on
+				{70 * time.Second, time.Minute}, // a zoom in: asked
+				{100 * time.Second, time.Hour},  // the second boundary: asked
+			} {
+				w.mu.Lock()
+				w.now = cold.Add(r.at)
+				w.mu.Unlock()
+				end := align(w.clock(), step)
+				_, _, err := c.QueryRange(context.Background(), k, end.Add(-r.span), end, fail)
+				if !errors.Is(err, tc.err) {
+					t.Fatalf("request %d: %v, want the failure", i, err)
+				}
+				var kept *RecentFailure
+				if reused := errors.As(err, &kept); reused != (calls == tc.want[max(i-1, 0)] && i > 0) {
+					t.Errorf("request %d: given again %v, but %d calls", i, reused, calls)
+				}
+				if calls != tc.want[i] {
+					t.Errorf("request %d: %d calls, want %d", i, calls, tc.want[i])
+				}
+			}
+			// Once a fetch succeeds the failure is gone.
+			w.advance(2 * time.Minute)
+			end := align(w.clock(), step)
+			if _, res, err := c.QueryRange(context.Background(), k, end.Add(-time.Hour), end, w.fetch("m", step)); err != nil || res.Fetches != 1 {
+				t.Fatalf("after the bound: %v, %d fetches", err, res.Fetches)
+			}
+			if _, res, err := c.QueryRange(context.Background(), k, end.Add(-time.Hour), end, fail); tc.fresh == 0 && (err != nil || res.Outcome != Hit) {
+				t.Errorf("after a success: %v, %s", err, res.Outcome)
+			}
+		})
+	}
+}
+
+// TestKeptInstantFailures: an instant query's kept failure follows the instant answers'
+// rule (the publish-period grid); a success ends it.
+func TestKeptInstantFailures(t *testing.T) {
+	errOver := errors.New("over the execution limit")
+	now := base.Add(20 * time.Second)
+	c := New(Options{Now: func() time.Time { return now }, KeepFailure: func(err error) bool { return errors.Is(err, errOver) }})
+	calls, fail := 0, true
+	for i, tc := range []struct {
+		at    time.Duration
+		calls int
+		err   bool
+	}{{0, 1, true}, {30 * time.Second, 1, true}, {60 * time.Second, 1, true}, {100 * time.Second, 2, true}, {220 * time.Second, 3, false}, {230 * time.Second, 3, false}} {
+		now = base.Add(20*time.Second + tc.at)
+		fail = tc.calls < 3
+		_, _, err := c.Instant(context.Background(), "a", "m", now, time.Minute, func(context.Context) ([]byte, error) {
+			calls++
+			if fail {
+				return nil, errOver
+			}
+			return []byte("ok"), nil
+		})
+		if calls != tc.calls || (err != nil) != tc.err || (err != nil && !errors.Is(err, errOver)) {
+			t.Errorf("request %d at +%s: %d calls, %v; want %d calls, error %v", i, tc.at, calls, err, tc.calls, tc.err)
+		}
+	}
+}

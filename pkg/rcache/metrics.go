@@ -6,7 +6,7 @@ import "github.com/prometheus/client_golang/prometheus"
 var (
 	requests = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: "inferscope", Subsystem: "results_cache", Name: "requests_total",
-		Help: "Range queries and lookups served by the results cache, by outcome (hit, partial, miss, bypass).",
+		Help: "Range queries and lookups served by the results cache, by outcome (hit, partial, miss, bypass, failure_reused).",
 	}, []string{"outcome"})
 	fetches = prometheus.NewCounter(prometheus.CounterOpts{
 		Namespace: "inferscope", Subsystem: "results_cache", Name: "upstream_fetches_total",
@@ -30,7 +30,7 @@ func init() {
 }
 
 func publish(d Stats) {
-	for outcome, n := range map[Outcome]int64{Hit: d.Hits, Partial: d.Partials, Miss: d.Misses, Bypass: d.Bypasses} {
+	for outcome, n := range map[Outcome]int64{Hit: d.Hits, Partial: d.Partials, Miss: d.Misses, Bypass: d.Bypasses, "failure_reused": d.FailuresReused} {
 		if n > 0 {
 			requests.WithLabelValues(string(outcome)).Add(float64(n))
 		}

@@ -2,6 +2,7 @@ package dashboards_test
 
 import (
 	"fmt"
+	"math"
 	"net/url"
 	"path"
 	"slices"
@@ -32,12 +33,11 @@ func callKind(p string) string {
 func (c upstreamCall) cacheKey() string {
 	switch c.kind {
 	case "range":
-		step := seconds(c.form.Get("step"))
-		phase := time.Duration(0)
+		step, phase := millis(c.form.Get("step")), int64(0)
 		if step > 0 {
-			phase = time.Duration(seconds(c.form.Get("start"))) % time.Duration(step)
+			phase = millis(c.form.Get("start")) % step
 		}
-		return "range\x00" + c.form.Get("query") + "\x00" + time.Duration(step).String() + "\x00" + phase.String()
+		return fmt.Sprintf("range\x00%s\x00%d\x00%d", c.form.Get("query"), step, phase)
 	case "instant":
 		return "instant\x00" + c.form.Get("query")
 	}
@@ -52,10 +52,11 @@ func (c upstreamCall) sameExpr() string {
 	return c.kind + "\x00" + c.form.Get("query")
 }
 
-// seconds reads a unix-seconds or step value in nanoseconds (0 when absent).
-func seconds(s string) float64 {
+// millis reads a unix-seconds or step value in milliseconds, exactly as the plugin sends
+// them (0 when absent).
+func millis(s string) int64 {
 	f, _ := strconv.ParseFloat(s, 64)
-	return f * float64(time.Second)
+	return int64(math.Round(f * 1000))
 }
 
 // whyNotCached explains a refresh's upstream call from the calls made before it in the same
@@ -85,7 +86,7 @@ func whyNotCached(c upstreamCall, earlier []upstreamCall, period time.Duration) 
 	}
 	grid := period
 	if c.kind == "range" {
-		grid = time.Duration(seconds(c.form.Get("step")))
+		grid = time.Duration(millis(c.form.Get("step"))) * time.Millisecond
 	}
 	why := fmt.Sprintf("expired: fetched %s ago", c.start.Sub(last.start).Round(time.Second))
 	if grid > 0 {
@@ -102,12 +103,12 @@ func describeCall(c upstreamCall, earlier []upstreamCall, period time.Duration) 
 	span := ""
 	switch c.kind {
 	case "range":
-		s, e, st := seconds(c.form.Get("start")), seconds(c.form.Get("end")), seconds(c.form.Get("step"))
+		s, e, st := millis(c.form.Get("start")), millis(c.form.Get("end")), millis(c.form.Get("step"))
 		if st > 0 {
-			span = fmt.Sprintf("%4d pts", int((e-s)/st)+1)
+			span = fmt.Sprintf("%4d pts", (e-s)/st+1)
 		}
 	case "instant":
-		span = "at " + time.Unix(0, int64(seconds(c.form.Get("time")))).UTC().Format("15:04:05")
+		span = "at " + time.UnixMilli(millis(c.form.Get("time"))).UTC().Format("15:04:05")
 	}
 	what := c.form.Get("query")
 	if c.kind == "lookup" {

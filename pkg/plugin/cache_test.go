@@ -15,6 +15,7 @@ import (
 
 	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
 	"github.com/inferscope/sagemaker-datasource/pkg/models"
+	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
 )
 
 // generated answers range queries with series that are a pure function of (expr,
@@ -287,6 +288,44 @@ func TestInstantPanelsShareOneCall(t *testing.T) {
 		}
 		if n := len(fake.Calls()); n != tc.wantCalls {
 			t.Errorf("settings %q: %d upstream calls, want %d", tc.json, n, tc.wantCalls)
+		}
+	}
+}
+
+// TestOverLimitFailuresKept: a panel refused for one of CloudWatch's per-query limits (422,
+// not throttling) gets the same error again on a refresh within the cache's bound without
+// a call, saying so; throttling and server errors are asked again.
+func TestOverLimitFailuresKept(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		err       *promclient.APIError
+		wantCalls int
+	}{
+		{"execution limit", &promclient.APIError{Status: 422, Type: "execution", Message: "query timed out in query execution"}, 1},
+		{"throttled", &promclient.APIError{Status: 422, Type: "ThrottlingException", Message: "Rate exceeded", Throttled: true}, 2},
+		{"server error", &promclient.APIError{Status: 503, Type: "unavailable", Message: "try again"}, 2},
+	} {
+		for _, qt := range []string{`"range":true`, `"instant":true`} {
+			t.Run(tc.name+" "+qt, func(t *testing.T) {
+				fake := &fakeUpstream{answer: func(call) (*fakeResponse, error) { return nil, tc.err }}
+				d := datasourceWith(t, "", fake)
+				q := dataQuery("A", `{"expr":"m",`+qt+`}`)
+				q.TimeRange = backend.TimeRange{From: time.Now().Add(-time.Hour), To: time.Now()}
+				var msgs []string
+				for range 2 {
+					resp, err := d.QueryData(context.Background(), &backend.QueryDataRequest{Queries: []backend.DataQuery{q}})
+					if err != nil || resp.Responses["A"].Error == nil {
+						t.Fatalf("%v, %v: want the upstream error", err, resp.Responses["A"].Error)
+					}
+					msgs = append(msgs, resp.Responses["A"].Error.Error())
+				}
+				if n := len(fake.Calls()); n != tc.wantCalls {
+					t.Errorf("%d upstream calls, want %d", n, tc.wantCalls)
+				}
+				if kept := strings.Contains(msgs[1], "kept like a cached answer"); kept != (tc.wantCalls == 1) || !strings.Contains(msgs[1], tc.err.Message) {
+					t.Errorf("second answer %q: says kept %v", msgs[1], kept)
+				}
+			})
 		}
 	}
 }

@@ -68,6 +68,9 @@ type Alarm struct {
 	PromQL            string
 	Comparison        string // e.g. GreaterThanThreshold; "" for PromQL alarms
 	Threshold         *float64
+	// Every is how often CloudWatch evaluates the alarm: a PromQL alarm's evaluation
+	// interval, else its period (a metric-math alarm's shortest); 0 when not given.
+	Every time.Duration
 }
 
 // Contributor is one series of a multi-series alarm that is in ALARM.

@@ -16,10 +16,18 @@ const (
 	// inventoryFactor: the inventory changes slowly, so it is kept this many TTLs
 	// (60 s at the usual 15 s).
 	inventoryFactor = 4
+	// An alarm's state changes only when CloudWatch evaluates it, once per its period
+	// (10 s, 30 s or a multiple of 60 s; usually 60 s) or a PromQL alarm's evaluation
+	// interval. An alarms answer is kept for the shortest of its alarms' periods, so a
+	// shown state is at most one evaluation late, bounded by these (the ttl when no
+	// alarm says).
+	minAlarmKeep = 10 * time.Second
+	maxAlarmKeep = time.Minute
 )
 
-// Cached answers repeated calls from memory for a short while: alarms, contributors and
-// history (keyed by range and names) for ttl, the inventory for 4×ttl. Identical
+// Cached answers repeated calls from memory for a short while: alarms for their shortest
+// evaluation period (10–60 s, see minAlarmKeep), contributors and history (keyed by range
+// and names) for ttl, the inventory for 4×ttl; ttl 0 keeps nothing. Identical
 // concurrent calls share one upstream call; errors are not kept. Use one per data source
 // instance, so instances never share answers. It starts no goroutines. Answers are
 // shared between callers, who must not modify them.
@@ -53,22 +61,37 @@ type entry struct {
 var errShared = errors.New("awsapi: the shared AWS call failed with an internal error; try again")
 
 func (c *cached) Alarms(ctx context.Context, q AlarmQuery) ([]Alarm, error) {
-	return get(ctx, c, "alarms\x00"+q.NamePrefix, c.ttl, lenOf[Alarm], func(ctx context.Context) ([]Alarm, error) { return c.api.Alarms(ctx, q) })
+	return get(ctx, c, "alarms\x00"+q.NamePrefix, c.alarmKeep, lenOf[Alarm], func(ctx context.Context) ([]Alarm, error) { return c.api.Alarms(ctx, q) })
+}
+
+// alarmKeep is how long an alarms answer is kept: the shortest evaluation period among its
+// alarms, within [minAlarmKeep, maxAlarmKeep]; the ttl when none says.
+func (c *cached) alarmKeep(alarms []Alarm) time.Duration {
+	var every time.Duration
+	for _, a := range alarms {
+		if a.Every > 0 && (every == 0 || a.Every < every) {
+			every = a.Every
+		}
+	}
+	if c.ttl <= 0 || every == 0 {
+		return c.ttl
+	}
+	return min(max(every, minAlarmKeep), maxAlarmKeep)
 }
 
 func (c *cached) Contributors(ctx context.Context, alarmName string) ([]Contributor, error) {
-	return get(ctx, c, "contributors\x00"+alarmName, c.ttl, lenOf[Contributor], func(ctx context.Context) ([]Contributor, error) {
+	return get(ctx, c, "contributors\x00"+alarmName, keepFor[[]Contributor](c.ttl), lenOf[Contributor], func(ctx context.Context) ([]Contributor, error) {
 		return c.api.Contributors(ctx, alarmName)
 	})
 }
 
 func (c *cached) History(ctx context.Context, q HistoryQuery) ([]Transition, error) {
 	key := "history\x00" + strconv.FormatInt(q.From.UnixNano(), 10) + "\x00" + strconv.FormatInt(q.To.UnixNano(), 10) + "\x00" + strings.Join(q.AlarmNames, "\x00")
-	return get(ctx, c, key, c.ttl, lenOf[Transition], func(ctx context.Context) ([]Transition, error) { return c.api.History(ctx, q) })
+	return get(ctx, c, key, keepFor[[]Transition](c.ttl), lenOf[Transition], func(ctx context.Context) ([]Transition, error) { return c.api.History(ctx, q) })
 }
 
 func (c *cached) Inventory(ctx context.Context) (Inventory, error) {
-	return get(ctx, c, "inventory", inventoryFactor*c.ttl, func(inv Inventory) int {
+	return get(ctx, c, "inventory", keepFor[Inventory](inventoryFactor*c.ttl), func(inv Inventory) int {
 		n := 1
 		for _, e := range inv.Endpoints {
 			n += 1 + len(e.Variants) + len(e.Components)
@@ -92,7 +115,10 @@ func (c *cached) CloseIdleConnections() {
 
 func lenOf[T any](s []T) int { return 1 + len(s) }
 
-func get[T any](ctx context.Context, c *cached, key string, ttl time.Duration, size func(T) int, fetch func(context.Context) (T, error)) (T, error) {
+// keepFor keeps every answer for d.
+func keepFor[T any](d time.Duration) func(T) time.Duration { return func(T) time.Duration { return d } }
+
+func get[T any](ctx context.Context, c *cached, key string, ttl func(T) time.Duration, size func(T) int, fetch func(context.Context) (T, error)) (T, error) {
 	var zero T
 	for {
 		c.mu.Lock()
@@ -124,7 +150,7 @@ func get[T any](ctx context.Context, c *cached, key string, ttl time.Duration, s
 }
 
 // fill makes the call for the entry and publishes the result to those waiting.
-func fill[T any](ctx context.Context, c *cached, key string, e *entry, ttl time.Duration, size func(T) int, fetch func(context.Context) (T, error)) (T, error) {
+func fill[T any](ctx context.Context, c *cached, key string, e *entry, ttl func(T) time.Duration, size func(T) int, fetch func(context.Context) (T, error)) (T, error) {
 	finished := false
 	defer func() {
 		if !finished { // fetch panicked: the panic goes on to our caller, the waiting ones must not hang
@@ -140,13 +166,13 @@ func fill[T any](ctx context.Context, c *cached, key string, e *entry, ttl time.
 
 	c.mu.Lock()
 	e.val, e.err = v, err
-	keep := err == nil && ttl > 0
+	keep := err == nil && ttl(v) > 0
 	if keep {
 		// An answer larger than the bound on its own is not kept.
 		n := size(v)
 		keep = n <= maxCacheItems
 		if keep {
-			e.expires, e.items = c.now().Add(ttl), n
+			e.expires, e.items = c.now().Add(ttl(v)), n
 			c.items += n
 			c.evict()
 		}

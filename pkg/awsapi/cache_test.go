@@ -17,7 +17,8 @@ type countingAPI struct {
 	block     chan struct{}
 	fail      error
 	panicWith any
-	size      int // alarms per answer
+	size      int             // alarms per answer
+	every     []time.Duration // the answer's alarms' evaluation periods
 }
 
 func (a *countingAPI) n(method string) int {
@@ -45,8 +46,11 @@ func (a *countingAPI) Alarms(ctx context.Context, q AlarmQuery) ([]Alarm, error)
 	if err := a.hit(ctx, "Alarms"); err != nil {
 		return nil, err
 	}
-	out := make([]Alarm, max(a.size, 1))
+	out := make([]Alarm, max(a.size, 1, len(a.every)))
 	out[0] = Alarm{Name: q.NamePrefix + "-x", State: StateOK}
+	for i, e := range a.every {
+		out[i].Every = e
+	}
 	return out, nil
 }
 
@@ -255,4 +259,45 @@ func TestCacheWaiterOutlivesCanceledLeader(t *testing.T) {
 			t.Errorf("%d upstream calls, want 2", up.n("Inventory"))
 		}
 	})
+}
+
+// TestAlarmsKeptForTheirShortestPeriod: an alarms answer is kept for the shortest
+// evaluation period among its alarms (at least 10 s, at most 60 s), for the ttl when none
+// says, and not at all with ttl 0.
+func TestAlarmsKeptForTheirShortestPeriod(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		ttl   time.Duration
+		every []time.Duration
+		keep  time.Duration
+	}{
+		{"no period given", 15 * time.Second, nil, 15 * time.Second},
+		{"usual 60 s alarms", 15 * time.Second, []time.Duration{time.Minute, 5 * time.Minute}, time.Minute},
+		{"one 10 s alarm", 15 * time.Second, []time.Duration{time.Minute, 10 * time.Second, 0}, 10 * time.Second},
+		{"30 s PromQL alarm", 15 * time.Second, []time.Duration{30 * time.Second, time.Hour}, 30 * time.Second},
+		{"only slow alarms", 15 * time.Second, []time.Duration{time.Hour}, time.Minute},
+		{"below CloudWatch's shortest", 15 * time.Second, []time.Duration{time.Second}, 10 * time.Second},
+		{"ttl 0", 0, []time.Duration{time.Minute}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				up := &countingAPI{every: tc.every}
+				api := Cached(up, tc.ttl, nil)
+				ctx := context.Background()
+				api.Alarms(ctx, AlarmQuery{})
+				if tc.keep > 0 {
+					time.Sleep(tc.keep - time.Millisecond)
+					api.Alarms(ctx, AlarmQuery{})
+					if n := up.n("Alarms"); n != 1 {
+						t.Fatalf("asked again %s after: %d calls, want 1", tc.keep-time.Millisecond, n)
+					}
+					time.Sleep(time.Millisecond)
+				}
+				api.Alarms(ctx, AlarmQuery{})
+				if n := up.n("Alarms"); n != 2 {
+					t.Errorf("asked again %s after: %d calls, want 2", tc.keep, n)
+				}
+			})
+		})
+	}
 }

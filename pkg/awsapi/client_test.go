@@ -38,6 +38,7 @@ func TestAlarmsPagesAndMaps(t *testing.T) {
 						cbor.Map{"Name": cs("VariantName"), "Value": cs("AllTraffic")},
 					},
 					"ComparisonOperator": cs("GreaterThanThreshold"), "Threshold": cbor.Float64(5),
+					"Period": cbor.Uint(300),
 				}},
 				"NextToken": cs("page-2"),
 			}}
@@ -47,7 +48,7 @@ func TestAlarmsPagesAndMaps(t *testing.T) {
 			"EvaluationCriteria": cbor.Map{"PromQLCriteria": cbor.Map{
 				"Query": cs(`max(vllm:gpu_cache_usage_perc{inference_component="chat-llama"}) > 0.9`), "PendingPeriod": cbor.Uint(60),
 			}},
-			"Threshold": cbor.Float64(0),
+			"Threshold": cbor.Float64(0), "EvaluationInterval": cbor.Uint(30), "Period": cbor.Uint(60),
 		}}}}
 	}
 	c, seen := newTestClient(t, f, options{})
@@ -60,10 +61,10 @@ func TestAlarmsPagesAndMaps(t *testing.T) {
 		Name: "chat-5xx", ARN: "arn:aws:cloudwatch:us-east-1:123456789012:alarm:chat-5xx", State: StateAlarm, Reason: "Threshold Crossed",
 		Updated: t0, Namespace: "AWS/SageMaker", Metric: "Invocation5XXErrors",
 		Dimensions: map[string]string{"EndpointName": "chat", "VariantName": "AllTraffic"},
-		Comparison: "GreaterThanThreshold", Threshold: ptr(5.0),
+		Comparison: "GreaterThanThreshold", Threshold: ptr(5.0), Every: 5 * time.Minute,
 	}, {
 		Name: "kv-cache-chat-llama", State: StateOK, Updated: t0.Add(-time.Hour),
-		PromQL: `max(vllm:gpu_cache_usage_perc{inference_component="chat-llama"}) > 0.9`,
+		PromQL: `max(vllm:gpu_cache_usage_perc{inference_component="chat-llama"}) > 0.9`, Every: 30 * time.Second,
 	}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("alarms:\n got %+v\nwant %+v", got, want)

@@ -42,12 +42,34 @@ func alarmOf(a cwtypes.MetricAlarm) Alarm {
 			}
 		}
 	}
+	out.Every = evaluationPeriod(a)
 	if p, ok := a.EvaluationCriteria.(*cwtypes.EvaluationCriteriaMemberPromQLCriteria); ok {
 		// A PromQL alarm folds its threshold into the query.
 		out.PromQL = aws.ToString(p.Value.Query)
 		out.Threshold, out.Comparison = nil, ""
 	}
 	return out
+}
+
+// evaluationPeriod is how often the alarm is evaluated: the evaluation interval when set
+// (PromQL alarms), else the period, else a metric-math alarm's shortest query period.
+func evaluationPeriod(a cwtypes.MetricAlarm) time.Duration {
+	secs := aws.ToInt32(a.EvaluationInterval)
+	if secs <= 0 {
+		secs = aws.ToInt32(a.Period)
+	}
+	if secs <= 0 {
+		for _, q := range a.Metrics {
+			p := aws.ToInt32(q.Period)
+			if p <= 0 && q.MetricStat != nil {
+				p = aws.ToInt32(q.MetricStat.Period)
+			}
+			if p > 0 && (secs <= 0 || p < secs) {
+				secs = p
+			}
+		}
+	}
+	return time.Duration(max(secs, 0)) * time.Second
 }
 
 func dimensions(ds []cwtypes.Dimension) map[string]string {

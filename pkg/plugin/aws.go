@@ -29,8 +29,9 @@ type options struct{ aws AWSFactory }
 // WithAWS builds the alarms and inventory client with f instead of NewAWSAPI.
 func WithAWS(f AWSFactory) Option { return func(o *options) { o.aws = f } }
 
-// awsCacheTTL is how long alarm answers are reused (the inventory 4× as long, see
-// awsapi.Cached): panels and viewers refreshing together share one AWS call.
+// awsCacheTTL is how long contributors and history are reused (alarms for their shortest
+// evaluation period, 10–60 s; the inventory 4× as long, see awsapi.Cached): panels and
+// viewers refreshing together share one AWS call.
 const awsCacheTTL = 15 * time.Second
 
 // NewAWSAPI is the production AWSFactory: pkg/awsapi's client on the data source's shared

@@ -151,7 +151,8 @@ type loadResult struct {
 	samples               float64
 	panelTime             map[string]time.Duration
 	errors                []string
-	started, panelsAt     time.Time // the load's start; when its panels were sent
+	keptFailures          int           // panels given a kept over-limit failure without a call
+	started, panelsAt     time.Time     // the load's start; when its panels were sent
 	took, offset          time.Duration // the whole load; its start after the cold load's
 }
 
@@ -198,6 +199,9 @@ func load(ds *plugin.Datasource, m *upstreamMeter, dl dashLoad, at time.Time) lo
 			for ref, dr := range resp.Responses {
 				if dr.Error != nil {
 					res.errors = append(res.errors, fmt.Sprintf("%s/%s: %v", p.key, ref, dr.Error))
+					if strings.Contains(dr.Error.Error(), "kept like a cached answer") {
+						res.keptFailures++
+					}
 				}
 				for _, f := range dr.Frames {
 					if f.Meta == nil {
@@ -279,10 +283,10 @@ func BenchmarkDashboardRefresh(b *testing.B) {
 				}
 				for step, label := range labels {
 					r := results[step+1][i]
-					fmt.Printf("%-9s %-12s cold %3d calls %8.1f KiB %10.0f samples (%4.1fs) | %s at +%3.0fs (%4.1fs) %3d calls (%3.0f%%) %8.1f KiB (%5.1f%%) %10.0f samples (%5.1f%%) | throttled %d, 422 timeouts %d\n",
+					fmt.Printf("%-9s %-12s cold %3d calls %8.1f KiB %10.0f samples (%4.1fs) | %s at +%3.0fs (%4.1fs) %3d calls (%3.0f%%) %8.1f KiB (%5.1f%%) %10.0f samples (%5.1f%%) | throttled %d, 422 timeouts %d, 422s given again without a call %d\n",
 						mode.name, dl.name, len(cold.calls), float64(cold.bytes)/1024, cold.samples, cold.took.Seconds(), label, r.offset.Seconds(), r.took.Seconds(),
 						len(r.calls), pct(len(r.calls), len(cold.calls)), float64(r.bytes)/1024, pct(r.bytes, cold.bytes), r.samples, 100*r.samples/max(cold.samples, 1),
-						cold.throttled+r.throttled, cold.timeout422+r.timeout422)
+						cold.throttled+r.throttled, cold.timeout422+r.timeout422, r.keptFailures)
 				}
 				statPaint(mode.name, dl, cold)
 				if mode.extra == nil { // with the cache: which calls a refresh still makes, and why

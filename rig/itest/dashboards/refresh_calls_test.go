@@ -80,7 +80,7 @@ func whyNotCached(c upstreamCall, earlier []upstreamCall, period time.Duration) 
 	case last == nil && otherKey:
 		return "different key (asked before with another step or grid phase)"
 	case last == nil:
-		return "never cached"
+		return "never cached (no earlier call reached upstream)"
 	case last.status/100 != 2:
 		return fmt.Sprintf("failed before (%d, %s ago)", last.status, c.start.Sub(last.start).Round(time.Second))
 	}

@@ -333,7 +333,7 @@ func (c *Cache) Instant(ctx context.Context, dataSource, expr string, t time.Tim
 			p := step.Milliseconds()
 			grid := func(t time.Time) int64 { return t.UnixMilli() - mod(t.UnixMilli(), p) }
 			apart := grid(t) - grid(e.evalAt)
-			return grid(now)-grid(e.fetchedAt) <= p && max(apart, -apart) <= p
+			return c.fresh(e.fetchedAt, now, p, 0) && max(apart, -apart) <= p
 		},
 		func(e *entry, now time.Time) { e.fetchedAt, e.evalAt = now, t }, true)
 }

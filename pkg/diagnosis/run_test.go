@@ -3,7 +3,10 @@ package diagnosis
 import (
 	"context"
 	"errors"
+	"fmt"
+	"maps"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -138,5 +141,43 @@ func TestPanickingRuleIsAFailure(t *testing.T) {
 	fr := Frame(r)
 	if n, _ := fr.RowLen(); n != 1 || fr.Fields[2].At(0).(string) != "Rule broken "+NotEvaluated || !strings.Contains(fr.Fields[4].At(0).(string), "slice bounds") {
 		t.Fatalf("the failed rule must be a row with its reason: %d rows", n)
+	}
+}
+
+// rangeRecorder answers every query with no series and records the range queries' spans.
+type rangeRecorder struct {
+	emptyQuerier
+	mu     sync.Mutex
+	ranges map[string]bool
+}
+
+func (r *rangeRecorder) Range(_ context.Context, expr string, start, end time.Time, step time.Duration) (model.Matrix, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.ranges[fmt.Sprint(expr, start.UnixMilli(), end.UnixMilli(), step)] = true
+	return model.Matrix{}, nil
+}
+
+// TestRangesOnTheStepGrid: the same diagnosis run a few seconds apart (a refresh, viewers
+// opening it at once) asks for the same range queries, on the step grid, so the results
+// cache can serve them; a run a step later asks for new ones.
+func TestRangesOnTheStepGrid(t *testing.T) {
+	ask := func(end time.Time) map[string]bool {
+		r := &rangeRecorder{ranges: map[string]bool{}}
+		if _, err := Run(context.Background(), r, Scope{}, end.Add(-3*time.Hour), end, DefaultConfig()); err != nil {
+			t.Fatal(err)
+		}
+		if len(r.ranges) == 0 {
+			t.Fatal("no range queries: the test proves nothing")
+		}
+		return r.ranges
+	}
+	at := runTo.Add(17*time.Second + 345*time.Millisecond)
+	first, again := ask(at), ask(at.Add(9*time.Second+1))
+	if !maps.Equal(first, again) {
+		t.Errorf("runs 9 s apart asked for different ranges:\n%v\n%v", first, again)
+	}
+	if later := ask(at.Add(10 * time.Minute)); maps.Equal(first, later) {
+		t.Error("a run 10 minutes later asked for the same ranges")
 	}
 }

@@ -188,16 +188,6 @@ func runRegion(ctx context.Context, q Querier, rules []rule, scope Scope, start,
 	mq := newMemoQuerier(q)
 	e := &env{q: mq, scope: scope, start: start, end: end, cfg: cfg, warnings: &warnings{seen: map[string]bool{}}}
 	e.step, e.window = stepFor(end.Sub(start), cfg)
-	// On the step grid, as the panels' range queries are, within the range asked: the same
-	// diagnosis refreshed a minute later then asks for the same extents, which the results
-	// cache serves, instead of new ones at another phase of the grid.
-	s, t := start.Truncate(e.step), end.Truncate(e.step)
-	if s.Before(start) {
-		s = s.Add(e.step)
-	}
-	if t.After(s) {
-		e.start, e.end = s, t
-	}
 	if err := e.checkScope(ctx); err != nil {
 		return Report{}, e, err // e counts the request that found the scope missing
 	}

@@ -106,12 +106,29 @@ func (e *env) matrixFrom(ctx context.Context, expr string, from time.Time) (mode
 	} else {
 		from = e.start
 	}
-	m, err := e.q.Range(ctx, expr, from, e.end, e.step)
+	start, end := onGrid(from, e.end, e.step)
+	m, err := e.q.Range(ctx, expr, start, end, e.step)
 	if err != nil {
 		return nil, &QueryError{Query: expr, Err: err}
 	}
 	e.checkSize(len(m), expr)
 	return m, nil
+}
+
+// onGrid puts a range query on its step grid within [from, to] (from rounded up, to
+// down), as the panels' range queries are: the same diagnosis refreshed a minute later
+// then asks for the same extents, which the results cache serves, not new ones at another
+// phase of the grid. Instant queries keep the range's end, the panels' evaluation time.
+// A range too short to hold two grid times is asked as it is.
+func onGrid(from, to time.Time, step time.Duration) (time.Time, time.Time) {
+	s, t := from.Truncate(step), to.Truncate(step)
+	if s.Before(from) {
+		s = s.Add(step)
+	}
+	if !t.After(s) {
+		return from, to
+	}
+	return s, t
 }
 
 // promDur writes d in PromQL duration syntax, whole seconds at least.

@@ -144,11 +144,20 @@ func TestPanickingRuleIsAFailure(t *testing.T) {
 	}
 }
 
-// rangeRecorder answers every query with no series and records the range queries' spans.
+// rangeRecorder answers every query with no series and records the range queries' spans
+// and the instant queries' times.
 type rangeRecorder struct {
 	emptyQuerier
-	mu     sync.Mutex
-	ranges map[string]bool
+	mu       sync.Mutex
+	ranges   map[string]bool
+	instants map[time.Time]bool
+}
+
+func (r *rangeRecorder) Instant(_ context.Context, _ string, t time.Time) (model.Vector, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.instants[t] = true
+	return model.Vector{}, nil
 }
 
 func (r *rangeRecorder) Range(_ context.Context, expr string, start, end time.Time, step time.Duration) (model.Matrix, error) {
@@ -160,15 +169,21 @@ func (r *rangeRecorder) Range(_ context.Context, expr string, start, end time.Ti
 
 // TestRangesOnTheStepGrid: the same diagnosis run a few seconds apart (a refresh, viewers
 // opening it at once) asks for the same range queries, on the step grid, so the results
-// cache can serve them; a run a step later asks for new ones.
+// cache can serve them; a run a step later asks for new ones. Instant queries stay at the
+// range's end, where the panels evaluate theirs.
 func TestRangesOnTheStepGrid(t *testing.T) {
 	ask := func(end time.Time) map[string]bool {
-		r := &rangeRecorder{ranges: map[string]bool{}}
+		r := &rangeRecorder{ranges: map[string]bool{}, instants: map[time.Time]bool{}}
 		if _, err := Run(context.Background(), r, Scope{}, end.Add(-3*time.Hour), end, DefaultConfig()); err != nil {
 			t.Fatal(err)
 		}
-		if len(r.ranges) == 0 {
-			t.Fatal("no range queries: the test proves nothing")
+		if len(r.ranges) == 0 || len(r.instants) == 0 {
+			t.Fatal("no range or no instant queries: the test proves nothing")
+		}
+		for at := range r.instants {
+			if !at.Equal(end) {
+				t.Errorf("an instant query at %s, want the range's end %s", at, end)
+			}
 		}
 		return r.ranges
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/inferscope/sagemaker-datasource/pkg/plugin"
 	"github.com/inferscope/sagemaker-datasource/rig/fleet"
+	"github.com/inferscope/sagemaker-datasource/rig/itest/dstest"
 	"github.com/inferscope/sagemaker-datasource/rig/stack"
 )
 
@@ -31,17 +32,7 @@ func start(t *testing.T, o stack.Options) (*stack.Stack, *plugin.Datasource) {
 
 // newDatasource is a data source with these settings and the plugin's production clients.
 func newDatasource(t *testing.T, jsonData any, secure map[string]string) *plugin.Datasource {
-	t.Helper()
-	jd, err := json.Marshal(jsonData)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := plugin.New(context.Background(), backend.DataSourceInstanceSettings{UID: "stack", JSONData: jd, DecryptedSecureJSONData: secure}, plugin.NewClient)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(d.Dispose)
-	return d
+	return dstest.New(t, "stack", jsonData, secure)
 }
 
 // query runs one query of type qt over the whole history and returns its one frame.

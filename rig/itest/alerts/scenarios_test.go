@@ -2,7 +2,6 @@ package alerts_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -11,9 +10,8 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/grafana/grafana-plugin-sdk-go/backend"
-
 	"github.com/inferscope/sagemaker-datasource/pkg/plugin"
+	"github.com/inferscope/sagemaker-datasource/rig/itest/dstest"
 	"github.com/inferscope/sagemaker-datasource/rig/stack"
 )
 
@@ -71,13 +69,7 @@ func startPlugin(t testing.TB, opts stack.Options, configure func(jsonData map[s
 	if configure != nil {
 		configure(jsonData)
 	}
-	jd, _ := json.Marshal(jsonData)
-	d, err := plugin.New(context.Background(), backend.DataSourceInstanceSettings{UID: "alerts", JSONData: jd, DecryptedSecureJSONData: secure}, plugin.NewClient)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(d.Dispose)
-	return st, d
+	return st, dstest.New(t, "alerts", jsonData, secure)
 }
 
 // runScenario evaluates every rule over the span and returns the states.

@@ -13,8 +13,8 @@ import (
 	"github.com/prometheus/common/model"
 
 	. "github.com/inferscope/sagemaker-datasource/pkg/diagnosis"
-	"github.com/inferscope/sagemaker-datasource/pkg/plugin"
 	"github.com/inferscope/sagemaker-datasource/pkg/semconv"
+	"github.com/inferscope/sagemaker-datasource/rig/itest/dstest"
 	"github.com/inferscope/sagemaker-datasource/rig/stack"
 )
 
@@ -158,13 +158,8 @@ func TestDiagnosisThroughThePluginInTwoRegions(t *testing.T) {
 	}
 	east, west := start("us-east-1", "ice-exhaustion"), start("us-west-2", "healthy")
 	jd, secure := east.DataSourceSettings()
-	settings, _ := json.Marshal(map[string]any{"authType": jd["authType"], "defaultRegion": jd["defaultRegion"], "endpoint": jd["endpoint"],
-		"timeInterval": jd["timeInterval"], "allowedRegions": []string{"us-west-2"}, "regionEndpoints": map[string]string{"us-west-2": west.URL}})
-	d, err := plugin.New(context.Background(), backend.DataSourceInstanceSettings{UID: "regions", JSONData: settings, DecryptedSecureJSONData: secure}, plugin.NewClient)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(d.Dispose)
+	d := dstest.New(t, "regions", map[string]any{"authType": jd["authType"], "defaultRegion": jd["defaultRegion"], "endpoint": jd["endpoint"],
+		"timeInterval": jd["timeInterval"], "allowedRegions": []string{"us-west-2"}, "regionEndpoints": map[string]string{"us-west-2": west.URL}}, secure)
 	q := backend.DataQuery{RefID: "D", QueryType: "diagnosis", JSON: json.RawMessage(`{"queryType":"diagnosis","region":"us-east-1,us-west-2"}`),
 		TimeRange: backend.TimeRange{From: scenarioNow.Add(-3 * time.Hour), To: scenarioNow}}
 	resp, err := d.QueryData(context.Background(), &backend.QueryDataRequest{Queries: []backend.DataQuery{q}})

@@ -15,6 +15,7 @@ import (
 
 	"github.com/inferscope/sagemaker-datasource/pkg/plugin"
 	"github.com/inferscope/sagemaker-datasource/pkg/semconv"
+	"github.com/inferscope/sagemaker-datasource/rig/itest/dstest"
 	"github.com/inferscope/sagemaker-datasource/rig/stack"
 )
 
@@ -37,17 +38,7 @@ func startScenario(t *testing.T, scenario string) (*stack.Stack, *plugin.Datasou
 	}
 	t.Cleanup(func() { _ = st.Close() })
 	jsonData, secure := st.DataSourceSettings()
-	jd, _ := json.Marshal(jsonData)
-	d, err := plugin.New(context.Background(), backend.DataSourceInstanceSettings{
-		UID:                     "stack",
-		JSONData:                jd,
-		DecryptedSecureJSONData: secure,
-	}, plugin.NewClient)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(d.Dispose)
-	return st, d
+	return st, dstest.New(t, "stack", jsonData, secure)
 }
 
 // With OTel enrichment off the account still publishes native series, and Save & test names

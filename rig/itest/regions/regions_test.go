@@ -20,6 +20,7 @@ import (
 	"github.com/inferscope/sagemaker-datasource/pkg/plugin"
 	sc "github.com/inferscope/sagemaker-datasource/pkg/semconv"
 	"github.com/inferscope/sagemaker-datasource/rig/fleet"
+	"github.com/inferscope/sagemaker-datasource/rig/itest/dstest"
 	"github.com/inferscope/sagemaker-datasource/rig/stack"
 )
 
@@ -55,16 +56,7 @@ func newDatasource(t *testing.T, m *stack.Multi, perRegion bool) *plugin.Datasou
 	} else {
 		delete(jsonData, "regionEndpoints")
 	}
-	jd, err := json.Marshal(jsonData)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := plugin.New(context.Background(), backend.DataSourceInstanceSettings{UID: "regions", JSONData: jd, DecryptedSecureJSONData: secure}, plugin.NewClient)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(d.Dispose)
-	return d
+	return dstest.New(t, "regions", jsonData, secure)
 }
 
 // query runs one query over the last span of the history the way a dashboard panel sends it.

@@ -17,23 +17,36 @@ if (!hostURL) {
   );
 }
 
-/** Chromium as the machine allows it: headless, and no background calls to Google's hosts. */
+/**
+ * Chromium as the machine allows it: headless, and no background calls to Google's hosts.
+ * Debian's Chromium now and then dies (SIGSEGV) while starting, before any page exists, so
+ * a start that fails is tried again, up to three times; what a test does is never retried.
+ */
 async function launch() {
   await mkdir(screenshotDir, { recursive: true });
-  // launch() gives every run a new, empty profile (user data dir) of its own.
-  return chromium.launch({
-    executablePath,
-    headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  for (let attempt = 1; ; attempt++) {
+    try {
+      // Every launch gets a new, empty profile (user data dir) of its own.
+      return await chromium.launch({
+        executablePath,
+        headless: true,
+        args: [
+          '--no-sandbox',
+          '--disable-gpu',
+          '--disable-quic',
+          '--no-first-run',
+          '--disable-background-networking',
+          '--disable-component-update',
+          '--disable-sync',
+        ],
+      });
+    } catch (e) {
+      if (attempt >= 3) {
+        throw e;
+      }
+      console.error(`Chromium did not start (attempt ${attempt} of 3): ${String(e).split('\n')[0]}`);
+    }
+  }
 }
 
 /**

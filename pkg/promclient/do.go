@@ -74,7 +74,7 @@ func (c *Client) attempt(ctx context.Context, tc *trafficClass, method string, u
 			return nil, err
 		}
 	}
-	release, err := tc.sched.acquire(ctx, requestCost(p))
+	release, err := tc.sched.acquire(ctx, requestCost(p), flowPlace(ctx, tc.sched))
 	if err != nil {
 		return nil, err
 	}

@@ -34,37 +34,48 @@ func maxInWindow(times []time.Time, w time.Duration) int {
 }
 
 // arrival is one request of a generated load: when it comes (after the start), its cost
-// in points and how long it holds its slot once admitted.
+// in points, how many requests its flow sent before it, how many queries its flow's
+// request holds (0: no flow), and how long it holds its slot once admitted.
 type arrival struct {
-	at   time.Duration
-	cost int
-	hold time.Duration
+	at          time.Duration
+	cost        int
+	depth, size int
+	hold        time.Duration
 }
 
 func (a arrival) heavy() bool { return a.cost > cheapPoints }
 
+// bulk: a follower or a heavy request, not a lead.
+func (a arrival) bulk() bool { return laneOf(a.cost, a.depth) != lead }
+
 // key is the arrival's place in line (see scheduler.acquire), after the start.
-func (a arrival) key() time.Duration { return a.at + costPenalty(a.cost) }
+func (a arrival) key() time.Duration {
+	return a.at + costPenalty(a.cost) + depthPenalty(a.depth) + sizePenalty(a.size)
+}
+
+// settled is the earliest the arrival may be admitted, after the start.
+func (a arrival) settled() time.Duration { return a.at + settleDelay(laneOf(a.cost, a.depth), a.size) }
 
 // admissions runs the arrivals through s on synctest's fake clock (call it inside
 // synctest.Test) and returns when each was admitted, after the start; it checks on the way
-// that no more than conc requests, and no more than conc less the reserved slots of heavy
-// ones, were ever in flight.
+// that no more than conc requests, no more than conc less the reserved slots of heavy
+// ones, and no more than conc less the leads' slots of followers and heavy ones together,
+// were ever in flight.
 func admissions(t *testing.T, s *scheduler, arrivals []arrival) []time.Duration {
 	t.Helper()
 	start := time.Now()
 	admitted := make([]time.Duration, len(arrivals))
 	var (
-		mu                          sync.Mutex
-		inFlight, heavy, peak, hPek int
-		wg                          sync.WaitGroup
+		mu                                      sync.Mutex
+		inFlight, heavy, bulk, peak, hPek, bPek int
+		wg                                      sync.WaitGroup
 	)
 	for i, a := range arrivals {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			time.Sleep(a.at)
-			release, err := s.acquire(context.Background(), a.cost)
+			release, err := s.acquire(context.Background(), a.cost, place{depth: a.depth, size: a.size})
 			if err != nil {
 				t.Errorf("acquire without deadline: %v", err)
 				return
@@ -77,12 +88,19 @@ func admissions(t *testing.T, s *scheduler, arrivals []arrival) []time.Duration 
 				heavy++
 				hPek = max(hPek, heavy)
 			}
+			if a.bulk() {
+				bulk++
+				bPek = max(bPek, bulk)
+			}
 			mu.Unlock()
 			time.Sleep(a.hold)
 			mu.Lock()
 			inFlight--
 			if a.heavy() {
 				heavy--
+			}
+			if a.bulk() {
+				bulk--
 			}
 			mu.Unlock()
 			release()
@@ -95,14 +113,18 @@ func admissions(t *testing.T, s *scheduler, arrivals []arrival) []time.Duration 
 	if hPek > s.heavyConc {
 		t.Errorf("%d heavy requests in flight, max concurrency %d less %d reserved", hPek, s.conc, s.conc-s.heavyConc)
 	}
+	if bPek > s.bulkConc {
+		t.Errorf("%d followers and heavy requests in flight, max concurrency %d less %d for leads", bPek, s.conc, s.conc-s.bulkConc)
+	}
 	return admitted
 }
 
-// at turns offsets after start into times, for maxInWindow; heavyOnly keeps heavy ones.
-func at(arrivals []arrival, admitted []time.Duration, heavyOnly bool) []time.Time {
+// at turns offsets after start into times, for maxInWindow, of the arrivals keep accepts
+// (nil: all).
+func at(arrivals []arrival, admitted []time.Duration, keep func(arrival) bool) []time.Time {
 	var out []time.Time
 	for i, d := range admitted {
-		if !heavyOnly || arrivals[i].heavy() {
+		if keep == nil || keep(arrivals[i]) {
 			out = append(out, t0.Add(d))
 		}
 	}
@@ -133,15 +155,19 @@ func TestSchedulerNoWindowExceedsRate(t *testing.T) {
 						if rng.IntN(3) == 0 {
 							cost = 1 // instant queries
 						}
-						arrivals[i] = arrival{at: offset, cost: cost, hold: time.Duration(rng.IntN(300)) * time.Millisecond}
+						depth := max(0, rng.IntN(8)-3) // half of them their flow's first
+						arrivals[i] = arrival{at: offset, cost: cost, depth: depth, size: depth + rng.IntN(12), hold: time.Duration(rng.IntN(300)) * time.Millisecond}
 					}
 					admitted := admissions(t, s, arrivals)
 					allowed := max(1, int(math.Floor(rps)))
-					if got := maxInWindow(at(arrivals, admitted, false), time.Second); got > allowed {
+					if got := maxInWindow(at(arrivals, admitted, nil), time.Second); got > allowed {
 						t.Errorf("%d admissions in one second, rate %g allows %d", got, rps, allowed)
 					}
-					if got, share := maxInWindow(at(arrivals, admitted, true), time.Second), max(1, allowed-reservedSlots(allowed)); got > share {
+					if got, share := maxInWindow(at(arrivals, admitted, arrival.heavy), time.Second), max(1, allowed-reservedSlots(allowed)); got > share {
 						t.Errorf("%d heavy admissions in one second, rate %g leaves them %d", got, rps, share)
+					}
+					if got, share := maxInWindow(at(arrivals, admitted, arrival.bulk), time.Second), max(1, allowed-leadSlots(allowed)); got > share {
+						t.Errorf("%d admissions of followers and heavy requests in one second, rate %g leaves them %d", got, rps, share)
 					}
 				})
 			})
@@ -181,12 +207,202 @@ func TestSchedulerCheapNeverWaitsBehindHeavy(t *testing.T) {
 						}
 					}
 					share := n - reservedSlots(n)
-					if got := maxInWindow(at(arrivals, admitted, true), time.Second); got != share {
+					if got := maxInWindow(at(arrivals, admitted, arrival.heavy), time.Second); got != share {
 						t.Errorf("busiest second had %d heavy admissions, want their whole share %d", got, share)
 					}
 				})
 			})
 		}
+	}
+}
+
+// TestSchedulerLeadsNeverWaitBehindFollowers: a backlog of other panels' later queries
+// (table columns: cheap, deep in their flows) and range queries, in random bursts (fixed
+// seeds), with one-query panels arriving at random moments no faster than the share of the
+// rate left to leads: every lead is admitted the moment it arrives, while followers and
+// heavy requests together still use their whole share.
+func TestSchedulerLeadsNeverWaitBehindFollowers(t *testing.T) {
+	for _, rps := range []float64{4, 20, 300} {
+		for seed := uint64(1); seed <= 4; seed++ {
+			t.Run(fmt.Sprintf("rps=%g/seed=%d", rps, seed), func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					rng := rand.New(rand.NewPCG(seed, 29))
+					s := newScheduler(rps, 4+rng.IntN(40), time.Now)
+					n := int(rps)
+					var arrivals []arrival
+					for range 6 * n {
+						at := time.Duration(rng.IntN(6)) * 500 * time.Millisecond
+						a := arrival{at: at, cost: 1 + rng.IntN(cheapPoints), depth: 1 + rng.IntN(12), hold: time.Duration(rng.IntN(10)) * time.Millisecond}
+						if rng.IntN(3) == 0 {
+							a.cost, a.depth = cheapPoints+1+rng.IntN(3000), rng.IntN(3)
+						}
+						arrivals = append(arrivals, a)
+					}
+					gap := time.Second / time.Duration(leadSlots(n))
+					for at := time.Duration(rng.IntN(300)) * time.Millisecond; at < 5*time.Second; at += gap + time.Duration(rng.IntN(200))*time.Millisecond {
+						arrivals = append(arrivals, arrival{at: at, cost: 1 + rng.IntN(cheapPoints), hold: time.Duration(rng.IntN(int(gap/time.Millisecond))) * time.Millisecond})
+					}
+					admitted := admissions(t, s, arrivals)
+					for i, a := range arrivals {
+						if !a.bulk() && admitted[i] != a.at {
+							t.Errorf("lead arriving at %s admitted at %s", a.at, admitted[i])
+						}
+					}
+					share := n - leadSlots(n)
+					if got := maxInWindow(at(arrivals, admitted, arrival.bulk), time.Second); got != share {
+						t.Errorf("busiest second had %d admissions of followers and heavy requests, want their whole share %d", got, share)
+					}
+				})
+			})
+		}
+	}
+}
+
+// TestSchedulerBurstOneQueryPanelsFirst: a dashboard's burst (fixed seeds): range
+// queries, table columns and tables' first queries reach the scheduler first, one-query
+// panels up to a few milliseconds later, more requests than slots in all. Every
+// one-query panel is admitted the moment it arrives (there are fewer of them than slots);
+// nothing else is admitted before its settling delay; and the range queries, tables and
+// the rest are all admitted in the end.
+func TestSchedulerBurstOneQueryPanelsFirst(t *testing.T) {
+	for seed := uint64(1); seed <= 8; seed++ {
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				rng := rand.New(rand.NewPCG(seed, 31))
+				conc := 8 + rng.IntN(8)
+				s := newScheduler(20, conc, time.Now)
+				var arrivals []arrival
+				for range 2 + rng.IntN(4) { // time series panels
+					arrivals = append(arrivals, arrival{at: time.Duration(rng.IntN(2000)) * time.Microsecond, cost: 361 + rng.IntN(1000), hold: time.Duration(500+rng.IntN(3000)) * time.Millisecond})
+				}
+				for range 2 + rng.IntN(3) { // tables: every column one instant query
+					cols := 2 + rng.IntN(8)
+					for d := range cols {
+						arrivals = append(arrivals, arrival{at: time.Duration(rng.IntN(2000)) * time.Microsecond, cost: 1, depth: d, size: cols, hold: time.Duration(50+rng.IntN(3000)) * time.Millisecond})
+					}
+				}
+				stats := min(conc, 4+rng.IntN(6))
+				for range stats {
+					arrivals = append(arrivals, arrival{at: time.Duration(2000+rng.IntN(8000)) * time.Microsecond, cost: 1, size: 1, hold: time.Duration(5+rng.IntN(300)) * time.Millisecond})
+				}
+				admitted := admissions(t, s, arrivals)
+				for i, a := range arrivals {
+					switch {
+					case a.size == 1 && admitted[i] != a.at:
+						t.Errorf("one-query panel arriving at %s admitted at %s", a.at, admitted[i])
+					case admitted[i] < a.settled():
+						t.Errorf("request (cost %d, depth %d of %d) arriving at %s admitted at %s, before its settling delay", a.cost, a.depth, a.size, a.at, admitted[i])
+					}
+				}
+			})
+		})
+	}
+}
+
+// TestSchedulerSettlingCost: alone, a one-query panel's request goes at once, and a range
+// query or a table's column waits exactly its settling delay, no more.
+func TestSchedulerSettlingCost(t *testing.T) {
+	for _, a := range []arrival{
+		{cost: 1, size: 1},
+		{cost: 1},
+		{cost: 1, size: 3},
+		{cost: 1, depth: 2, size: 3},
+		{cost: 1081, size: 1},
+	} {
+		synctest.Test(t, func(t *testing.T) {
+			got := admissions(t, newScheduler(20, 10, time.Now), []arrival{a})[0]
+			if want := settleDelay(laneOf(a.cost, a.depth), a.size); got != want || want > maxSettle {
+				t.Errorf("%+v alone admitted after %s, want %s (at most %s)", a, got, want, maxSettle)
+			}
+		})
+	}
+	if settleDelay(lead, 1) != 0 || settleDelay(lead, 0) != 0 || settleDelay(heavy, 1) != maxSettle || settleDelay(lead, 3) != 2*sizeStep {
+		t.Errorf("settling delays: one-query lead %s, no flow %s, heavy %s, lead of 3 %s", settleDelay(lead, 1), settleDelay(lead, 0), settleDelay(heavy, 1), settleDelay(lead, 3))
+	}
+}
+
+// TestSchedulerFollowersInDepthOrder: with the one slot busy, the waiting requests of
+// several flows go first query first: every flow's first, then every flow's second, and
+// a lead that arrives a little later still goes before all second queries.
+func TestSchedulerFollowersInDepthOrder(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := newScheduler(-1, 1, time.Now)
+		hold, err := s.acquire(context.Background(), 1, place{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var mu sync.Mutex
+		var order []string
+		for i, a := range []struct {
+			name  string
+			depth int
+			after time.Duration
+		}{{"table-b-2", 1, 0}, {"table-a-3", 2, 0}, {"table-a-2", 1, time.Millisecond}, {"stat", 0, 20 * time.Millisecond}} {
+			go func() {
+				time.Sleep(a.after + time.Duration(i)*time.Microsecond)
+				release, err := s.acquire(context.Background(), 1, place{depth: a.depth, size: 2})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				order = append(order, a.name)
+				mu.Unlock()
+				time.Sleep(time.Millisecond)
+				release()
+			}()
+		}
+		time.Sleep(100 * time.Millisecond)
+		synctest.Wait()
+		hold()
+		time.Sleep(time.Second)
+		if want := []string{"stat", "table-b-2", "table-a-2", "table-a-3"}; !slices.Equal(order, want) {
+			t.Errorf("admission order %v, want %v", order, want)
+		}
+	})
+}
+
+// TestFlowDepth: each request sent with a flow's context (or one derived from it) counts
+// once per scheduler, from 0, also when they race; without a flow every request is a lead.
+func TestFlowDepth(t *testing.T) {
+	s, other := newScheduler(-1, 1, time.Now), newScheduler(-1, 1, time.Now)
+	if p := flowPlace(context.Background(), s); p != (place{}) {
+		t.Errorf("no flow: place %+v, want none", p)
+	}
+	ctx := WithFlow(context.Background(), 7)
+	derived, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var mu sync.Mutex
+	seen := map[int]bool{}
+	var wg sync.WaitGroup
+	for i := range 50 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := ctx
+			if i%2 == 0 {
+				c = derived
+			}
+			p := flowPlace(c, s)
+			mu.Lock()
+			seen[p.depth] = true
+			if p.size != 7 {
+				t.Errorf("place %+v: the flow's size is 7", p)
+			}
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	for d := range 50 {
+		if !seen[d] {
+			t.Errorf("depth %d never given out: %v", d, seen)
+		}
+	}
+	if p := flowPlace(ctx, other); p.depth != 0 {
+		t.Errorf("the flow's first request to another scheduler (region): depth %d, want 0", p.depth)
+	}
+	if p := flowPlace(WithFlow(ctx, 1), s); p != (place{depth: 0, size: 1}) {
+		t.Errorf("a new flow made from another: place %+v, want the first of 1", p)
 	}
 }
 
@@ -247,7 +463,7 @@ func TestSchedulerUsesItsRate(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				release, err := s.acquire(context.Background(), 1)
+				release, err := s.acquire(context.Background(), 1, place{})
 				if err != nil {
 					t.Error(err)
 					return
@@ -274,7 +490,7 @@ func TestSchedulerUsesItsRate(t *testing.T) {
 func TestSchedulerCheapFirst(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := newScheduler(-1, 1, time.Now)
-		hold, err := s.acquire(context.Background(), 1)
+		hold, err := s.acquire(context.Background(), 1, place{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -283,7 +499,7 @@ func TestSchedulerCheapFirst(t *testing.T) {
 		enqueue := func(name string, after time.Duration, cost int) {
 			go func() {
 				time.Sleep(after)
-				release, err := s.acquire(context.Background(), cost)
+				release, err := s.acquire(context.Background(), cost, place{})
 				if err != nil {
 					t.Error(err)
 					return
@@ -316,13 +532,13 @@ func TestSchedulerCheapFirst(t *testing.T) {
 func TestSchedulerRefusesWhatWouldMissItsDeadline(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := newScheduler(1, 10, time.Now)
-		if _, err := s.acquire(context.Background(), 1); err != nil {
+		if _, err := s.acquire(context.Background(), 1, place{}); err != nil {
 			t.Fatal(err)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 		defer cancel()
 		start := time.Now()
-		_, err := s.acquire(ctx, 1)
+		_, err := s.acquire(ctx, 1, place{})
 		var le *LimitError
 		if !errors.As(err, &le) || time.Since(start) != 0 {
 			t.Fatalf("err %v after %s, want an immediate *LimitError", err, time.Since(start))
@@ -336,14 +552,14 @@ func TestSchedulerRefusesWhatWouldMissItsDeadline(t *testing.T) {
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			if _, err := s.acquire(context.Background(), 1); err != nil {
+			if _, err := s.acquire(context.Background(), 1, place{}); err != nil {
 				t.Error(err)
 			}
 		}()
 		synctest.Wait()
 		ctx2, cancel2 := context.WithTimeout(context.Background(), 1500*time.Millisecond)
 		defer cancel2()
-		_, err = s.acquire(ctx2, 1)
+		_, err = s.acquire(ctx2, 1, place{})
 		if !errors.As(err, &le) || le.Waited != time.Second {
 			t.Errorf("err %v, want a *LimitError after waiting 1s", err)
 		}
@@ -351,19 +567,19 @@ func TestSchedulerRefusesWhatWouldMissItsDeadline(t *testing.T) {
 
 		// Behind a slot that is never released, the deadline passes while it waits.
 		c := newScheduler(-1, 1, time.Now)
-		if _, err := c.acquire(context.Background(), 1); err != nil {
+		if _, err := c.acquire(context.Background(), 1, place{}); err != nil {
 			t.Fatal(err)
 		}
 		ctx4, cancel4 := context.WithTimeout(context.Background(), 1500*time.Millisecond)
 		defer cancel4()
-		if _, err := c.acquire(ctx4, 1); !errors.As(err, &le) || le.Waited != 1500*time.Millisecond || !strings.Contains(err.Error(), "no request rate limit, maxConcurrency 1") {
+		if _, err := c.acquire(ctx4, 1, place{}); !errors.As(err, &le) || le.Waited != 1500*time.Millisecond || !strings.Contains(err.Error(), "no request rate limit, maxConcurrency 1") {
 			t.Errorf("err %v, want a *LimitError after 1.5s naming maxConcurrency", err)
 		}
 
 		// Cancellation is not the limiter's doing and is reported as such.
 		ctx3, cancel3 := context.WithCancel(context.Background())
 		cancel3()
-		if _, err := s.acquire(ctx3, 1); !errors.Is(err, context.Canceled) || errors.As(err, &le) {
+		if _, err := s.acquire(ctx3, 1, place{}); !errors.Is(err, context.Canceled) || errors.As(err, &le) {
 			t.Errorf("canceled: err %v", err)
 		}
 	})
@@ -427,51 +643,75 @@ func TestRequestCost(t *testing.T) {
 
 // TestSchedulerNext: which waiter goes next, for states built by hand: the earliest key
 // among those that may take a slot; heavy requests only while they hold fewer than conc
-// less the reserved slots; a cheap one first while the heavy ones wait for their share of
-// the rate; nobody when all slots are taken.
+// less the reserved slots, followers and heavy ones only while together they hold fewer
+// than conc less the leads' slots; a lighter lane first while a heavier one waits for its
+// share of the rate; nobody when all slots are taken.
 func TestSchedulerNext(t *testing.T) {
-	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	lanesByName := map[string]lane{"lead": lead, "follower": follower, "heavy": heavy}
+	// parse reads "lane:ms ..." into lanes and offsets after t0.
+	parse := func(spec string) (out []struct {
+		lane lane
+		at   time.Time
+	}) {
+		for _, f := range strings.Fields(spec) {
+			name, ms, _ := strings.Cut(f, ":")
+			var n int
+			fmt.Sscan(ms, &n)
+			out = append(out, struct {
+				lane lane
+				at   time.Time
+			}{lanesByName[name], t0.Add(time.Duration(n) * time.Millisecond)})
+		}
+		return out
+	}
 	for _, tc := range []struct {
-		name                    string
-		conc, inFlight, heavyIn int
-		sent                    []int // ms: admissions in the last window at 4/s (heavy ones negative)
-		cheap, heavy            []int // waiters' keys, ms
-		want                    string
+		name                            string
+		conc, inFlight, bulkIn, heavyIn int
+		sent                            string // admissions in the last window at 4/s, expiring at ms
+		waiting                         string // waiters' lanes and keys, ms
+		want                            string
 	}{
-		{"idle, earliest key first", 10, 0, 0, nil, []int{50}, []int{20}, "heavy 20"},
-		{"cheap key earlier", 10, 0, 0, nil, []int{10, 30}, []int{20}, "cheap 10"},
-		{"heavy at its cap: the later cheap one goes", 10, 5, 5, nil, []int{90}, []int{20}, "cheap 90"},
-		{"heavy at its cap, no cheap waiter", 10, 5, 5, nil, nil, []int{20}, "none"},
-		{"heavy below its cap", 10, 6, 4, nil, nil, []int{20}, "heavy 20"},
-		{"all slots taken by cheap ones", 10, 10, 0, nil, []int{1}, []int{2}, "none"},
-		{"reserved slots held by cheap ones, heavy slots free", 10, 5, 0, nil, []int{30}, []int{20}, "heavy 20"},
-		{"one slot: nothing is reserved", 1, 0, 0, nil, nil, []int{20}, "heavy 20"},
-		{"three slots: one reserved", 3, 2, 2, nil, nil, []int{20}, "none"},
-		{"heavy ones used their share of the rate: the later cheap one goes", 10, 0, 0, []int{-100, -200}, []int{90}, []int{20}, "cheap 90"},
-		{"heavy share used, no cheap waiter: heavy waits its turn", 10, 0, 0, []int{-100, -200}, nil, []int{20}, "heavy 20"},
-		{"one heavy send: their share is not used up", 10, 0, 0, []int{50, -100}, []int{90}, []int{20}, "heavy 20"},
-		{"window full for both until the same moment: earliest key", 10, 0, 0, []int{-100, -200, 300, 400}, []int{90}, []int{20}, "heavy 20"},
-		{"window full, heavy share freed later: cheap first", 10, 0, 0, []int{100, 200, -300, -400}, []int{90}, []int{20}, "cheap 90"},
+		{"idle, earliest key first", 10, 0, 0, 0, "", "lead:50 heavy:20", "heavy 20"},
+		{"cheap key earlier", 10, 0, 0, 0, "", "lead:10 lead:30 heavy:20", "lead 10"},
+		{"heavy at its cap: the later cheap one goes", 10, 5, 5, 5, "", "lead:90 heavy:20", "lead 90"},
+		{"heavy at its cap, a follower may still go", 10, 5, 5, 5, "", "follower:90 heavy:20", "follower 90"},
+		{"heavy at its cap, no other waiter", 10, 5, 5, 5, "", "heavy:20", "none"},
+		{"heavy below its cap", 10, 6, 4, 4, "", "heavy:20", "heavy 20"},
+		{"all slots taken by leads", 10, 10, 0, 0, "", "lead:1 heavy:2", "none"},
+		{"reserved slots held by leads, heavy slots free", 10, 5, 0, 0, "", "lead:30 heavy:20", "heavy 20"},
+		{"followers at the bulk cap: the later lead goes", 10, 8, 8, 0, "", "lead:90 follower:20", "lead 90"},
+		{"followers and heavy at the bulk cap: neither goes", 10, 8, 8, 3, "", "follower:20 heavy:10", "none"},
+		{"bulk below its cap", 10, 7, 7, 2, "", "follower:20 lead:30", "follower 20"},
+		{"one slot: nothing is reserved", 1, 0, 0, 0, "", "heavy:20", "heavy 20"},
+		{"three slots: one reserved for cheap, none for leads", 3, 2, 2, 2, "", "heavy:20 follower:30", "follower 30"},
+		{"heavy ones used their share of the rate: the later cheap one goes", 10, 0, 0, 0, "heavy:100 heavy:200", "lead:90 heavy:20", "lead 90"},
+		{"heavy share used, no cheap waiter: heavy waits its turn", 10, 0, 0, 0, "heavy:100 heavy:200", "heavy:20", "heavy 20"},
+		{"one heavy send: their share is not used up", 10, 0, 0, 0, "lead:50 heavy:100", "lead:90 heavy:20", "heavy 20"},
+		{"bulk share used by followers and heavy: the later lead goes", 10, 0, 0, 0, "follower:100 heavy:200 follower:300", "lead:90 follower:20", "lead 90"},
+		{"bulk share used, heavy share not: followers wait with heavy", 10, 0, 0, 0, "follower:100 follower:200 follower:300", "follower:20 heavy:10", "heavy 10"},
+		{"window full for both until the same moment: earliest key", 10, 0, 0, 0, "heavy:100 heavy:200 lead:300 lead:400", "lead:90 heavy:20", "heavy 20"},
+		{"window full, heavy share freed later: cheap first", 10, 0, 0, 0, "lead:100 lead:200 heavy:300 heavy:400", "lead:90 heavy:20", "lead 90"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newScheduler(4, tc.conc, func() time.Time { return t0 })
-			s.inFlight, s.heavyInFlight = tc.inFlight, tc.heavyIn
-			for _, ms := range tc.sent { // sent a second before they expire at ms, in order
-				s.sends.add(at(max(ms, -ms)).Add(-time.Second))
-				if ms < 0 {
-					s.heavySends.add(at(-ms).Add(-time.Second))
+			s.inFlight, s.bulkIn, s.heavyIn = tc.inFlight, tc.bulkIn, tc.heavyIn
+			for _, sent := range parse(tc.sent) { // sent a second before they expire, in order
+				s.sends.add(sent.at.Add(-time.Second))
+				if sent.lane != lead {
+					s.bulkSends.add(sent.at.Add(-time.Second))
+				}
+				if sent.lane == heavy {
+					s.heavySends.add(sent.at.Add(-time.Second))
 				}
 			}
-			for i, keys := range [][]int{tc.cheap, tc.heavy} {
-				for _, k := range keys {
-					s.seq++
-					w := &waiter{key: at(k), seq: s.seq, heavy: i == 1}
-					heap.Push(s.queueOf(w), w)
-				}
+			for _, w := range parse(tc.waiting) {
+				s.seq++
+				wt := &waiter{key: w.at, seq: s.seq, lane: w.lane}
+				heap.Push(s.queueOf(wt), wt)
 			}
 			got := "none"
 			if w := s.next(); w != nil {
-				got = fmt.Sprintf("%s %d", map[bool]string{false: "cheap", true: "heavy"}[w.heavy], w.key.Sub(t0).Milliseconds())
+				got = fmt.Sprintf("%s %d", [lanes]string{"lead", "follower", "heavy"}[w.lane], w.key.Sub(t0).Milliseconds())
 			}
 			if got != tc.want {
 				t.Errorf("next = %s, want %s", got, tc.want)
@@ -493,7 +733,7 @@ func TestSchedulerReservesSlotsForCheap(t *testing.T) {
 			releases []func()
 		)
 		acquire := func(name string, cost int) {
-			release, err := s.acquire(context.Background(), cost)
+			release, err := s.acquire(context.Background(), cost, place{})
 			if err != nil {
 				t.Error(err)
 				return
@@ -506,6 +746,7 @@ func TestSchedulerReservesSlotsForCheap(t *testing.T) {
 		for i := range conc {
 			go acquire(fmt.Sprintf("range-%d", i), 361)
 		}
+		time.Sleep(maxSettle) // the range queries' settling delay
 		synctest.Wait()
 		go acquire("instant", 1)
 		synctest.Wait()

@@ -52,7 +52,7 @@ type scheduler struct {
 type lane uint8
 
 const (
-	lead     lane = iota // at most cheapPoints points, its flow's first request (or no flow)
+	lead     lane = iota // at most cheapPoints points, its flow's first cheap request (or no flow)
 	follower             // at most cheapPoints points, a later request of its flow
 	heavy                // more than cheapPoints points
 	lanes
@@ -167,8 +167,13 @@ func (s *scheduler) acquire(ctx context.Context, cost int, at place) (func(), er
 	ln := laneOf(cost, at.depth)
 	w := &waiter{key: arrived.Add(costPenalty(cost) + depthPenalty(at.depth) + sizePenalty(at.size)), settled: arrived.Add(settleDelay(ln, at.size)),
 		seq: s.seq, lane: ln, wake: make(chan struct{}, 1)}
-	heap.Push(s.queueOf(w), w)
 	deadline, hasDeadline := ctx.Deadline()
+	if hasDeadline && w.settled.After(deadline) {
+		// Settling is the limiter's own choice, not a limit: a request it would outlast goes
+		// as soon as the rules let it, rather than being refused in the settings' name.
+		w.settled = arrived
+	}
+	heap.Push(s.queueOf(w), w)
 	for {
 		now := s.now()
 		var timer *time.Timer
@@ -180,14 +185,14 @@ func (s *scheduler) acquire(ctx context.Context, cost int, at place) (func(), er
 		case w:
 			at := later(s.nextAdmission(w.lane), w.settled)
 			if !at.After(now) {
-				heap.Pop(s.queueOf(w))
+				heap.Remove(s.queueOf(w), w.index)
 				s.admit(now, w.lane)
 				s.wakeNext()
 				s.mu.Unlock()
 				return func() { s.release(w.lane) }, nil
 			}
 			if hasDeadline && at.After(deadline) {
-				heap.Pop(s.queueOf(w))
+				heap.Remove(s.queueOf(w), w.index)
 				s.wakeNext()
 				s.mu.Unlock()
 				return nil, s.refusal(now.Sub(arrived))
@@ -227,9 +232,10 @@ func (s *scheduler) acquire(ctx context.Context, cost int, at place) (func(), er
 
 func (s *scheduler) queueOf(w *waiter) *waitQueue { return &s.queues[w.lane] }
 
-// next is the waiter to admit next: of the first waiter of each lane that has a slot
-// free, the one the rate and its settling delay let through soonest (a lighter lane while a heavier one has
-// used its share of the window), else the earliest key. Nil when no lane has a slot.
+// next is the waiter to admit next: of each lane's candidate (see laneNext) where the lane
+// has a slot free, the one the rate and its settling delay let through soonest (a lighter
+// lane while a heavier one has used its share of the window), else the earliest key. Nil
+// when no lane with a free slot has a waiter.
 func (s *scheduler) next() *waiter {
 	var (
 		best   *waiter
@@ -240,13 +246,33 @@ func (s *scheduler) next() *waiter {
 		if len(s.queues[c]) == 0 || !s.slotFree(c) {
 			continue
 		}
-		w := s.queues[c][0]
-		at := later(later(now, s.nextAdmission(c)), w.settled)
+		w, at := s.laneNext(c, later(now, s.nextAdmission(c)))
 		if best == nil || at.Before(bestAt) || (at.Equal(bestAt) && w.before(best)) {
 			best, bestAt = w, at
 		}
 	}
 	return best
+}
+
+// laneNext is lane c's candidate when the rate lets the lane through at ready: the first
+// by key of its waiters settled by then, else the one that settles first. A head still
+// settling does not hold back a lane-mate that has settled.
+func (s *scheduler) laneNext(c lane, ready time.Time) (*waiter, time.Time) {
+	q := s.queues[c]
+	if !q[0].settled.After(ready) {
+		return q[0], ready // the first by key, and settled: no one in the lane goes sooner
+	}
+	var (
+		best   *waiter
+		bestAt time.Time
+	)
+	for _, w := range q {
+		at := later(ready, w.settled)
+		if best == nil || at.Before(bestAt) || (at.Equal(bestAt) && w.before(best)) {
+			best, bestAt = w, at
+		}
+	}
+	return best, bestAt
 }
 
 // slotFree says whether a request of lane c may take a slot now.
@@ -392,11 +418,17 @@ func settleDelay(ln lane, size int) time.Duration {
 
 // flow counts the upstream requests of one query request (one panel's targets, one alert
 // rule's queries) per scheduler (a region's query or discovery traffic), so each
-// scheduler can tell the flow's first request from its later ones.
+// scheduler can tell the flow's first cheap (or heavy) request from its later ones.
 type flow struct {
 	size int // queries in the request
 	mu   sync.Mutex
-	sent map[*scheduler]int
+	sent map[flowSlot]int
+}
+
+// flowSlot is what a flow counts apart: its cheap and its heavy requests to each scheduler.
+type flowSlot struct {
+	s     *scheduler
+	heavy bool
 }
 
 // place is where a request stands in its flow: how many of the flow's requests came to
@@ -410,20 +442,21 @@ type flowKey struct{}
 // behind other flows' first ones (see lane), and a flow of more queries behind one of
 // fewer. Call it once per query request, before its queries run in parallel.
 func WithFlow(ctx context.Context, size int) context.Context {
-	return context.WithValue(ctx, flowKey{}, &flow{size: size, sent: map[*scheduler]int{}})
+	return context.WithValue(ctx, flowKey{}, &flow{size: size, sent: map[flowSlot]int{}})
 }
 
 // flowPlace counts a request to s into ctx's flow and gives its place; without a flow
 // (resource calls, health checks) the request is a lead of no panel.
-func flowPlace(ctx context.Context, s *scheduler) place {
+func flowPlace(ctx context.Context, s *scheduler, cost int) place {
 	f, _ := ctx.Value(flowKey{}).(*flow)
 	if f == nil {
 		return place{}
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	d := f.sent[s]
-	f.sent[s] = d + 1
+	k := flowSlot{s, cost > cheapPoints}
+	d := f.sent[k]
+	f.sent[k] = d + 1
 	return place{depth: d, size: f.size}
 }
 

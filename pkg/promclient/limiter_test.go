@@ -283,7 +283,7 @@ func TestSchedulerBurstOneQueryPanelsFirst(t *testing.T) {
 				}
 				stats := min(conc, 4+rng.IntN(6))
 				for range stats {
-					arrivals = append(arrivals, arrival{at: time.Duration(2000+rng.IntN(8000)) * time.Microsecond, cost: 1, size: 1, hold: time.Duration(5+rng.IntN(300)) * time.Millisecond})
+					arrivals = append(arrivals, arrival{at: time.Duration(2000+rng.IntN(8000)) * time.Microsecond, cost: 1 + rng.IntN(cheapPoints), size: 1, hold: time.Duration(5+rng.IntN(300)) * time.Millisecond})
 				}
 				admitted := admissions(t, s, arrivals)
 				for i, a := range arrivals {
@@ -366,7 +366,7 @@ func TestSchedulerFollowersInDepthOrder(t *testing.T) {
 // once per scheduler, from 0, also when they race; without a flow every request is a lead.
 func TestFlowDepth(t *testing.T) {
 	s, other := newScheduler(-1, 1, time.Now), newScheduler(-1, 1, time.Now)
-	if p := flowPlace(context.Background(), s); p != (place{}) {
+	if p := flowPlace(context.Background(), s, 1); p != (place{}) {
 		t.Errorf("no flow: place %+v, want none", p)
 	}
 	ctx := WithFlow(context.Background(), 7)
@@ -383,7 +383,7 @@ func TestFlowDepth(t *testing.T) {
 			if i%2 == 0 {
 				c = derived
 			}
-			p := flowPlace(c, s)
+			p := flowPlace(c, s, 1)
 			mu.Lock()
 			seen[p.depth] = true
 			if p.size != 7 {
@@ -398,10 +398,10 @@ func TestFlowDepth(t *testing.T) {
 			t.Errorf("depth %d never given out: %v", d, seen)
 		}
 	}
-	if p := flowPlace(ctx, other); p.depth != 0 {
+	if p := flowPlace(ctx, other, 1); p.depth != 0 {
 		t.Errorf("the flow's first request to another scheduler (region): depth %d, want 0", p.depth)
 	}
-	if p := flowPlace(WithFlow(ctx, 1), s); p != (place{depth: 0, size: 1}) {
+	if p := flowPlace(WithFlow(ctx, 1), s, 1); p != (place{depth: 0, size: 1}) {
 		t.Errorf("a new flow made from another: place %+v, want the first of 1", p)
 	}
 }
@@ -769,4 +769,98 @@ func TestSchedulerReservesSlotsForCheap(t *testing.T) {
 			r()
 		}
 	})
+}
+
+// A lane's head still settling must not hold back a lane-mate that has settled while
+// slots and rate are free: a one-query panel's short range (59 points, cheap, key +118 ms)
+// arriving together with a five-query panel's first request (key +42 ms, settles 40 ms)
+// goes at once.
+func TestSchedulerSettlingHeadDoesNotHoldReadyLead(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		got := admissions(t, newScheduler(20, 10, time.Now), []arrival{
+			{cost: 1, size: 5, hold: time.Second},
+			{at: time.Millisecond, cost: 59, size: 1, hold: time.Second},
+		})
+		if got[1] != time.Millisecond {
+			t.Errorf("one-query panel on an idle limiter admitted after %s, want at once (the other lead settled at %s)", got[1], got[0])
+		}
+	})
+}
+
+// Same in the heavy lane: an old heavy request that has settled waits for a newer one
+// with an earlier key to settle, though slots and rate are free.
+func TestSchedulerSettlingHeadDoesNotHoldReadyHeavy(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		got := admissions(t, newScheduler(20, 10, time.Now), []arrival{
+			{cost: 5000, size: 1, hold: time.Second},
+			{at: 39 * time.Millisecond, cost: 100, size: 1, hold: time.Second},
+		})
+		if got[0] != maxSettle {
+			t.Errorf("heavy request admitted at %s, want at its settling time %s", got[0], maxSettle)
+		}
+	})
+}
+
+// A request whose only wait is its settling delay is not refused as if the limiter held
+// it: the limiter is idle, raising its settings would change nothing.
+func TestSchedulerSettlingIsNeverARefusal(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := newScheduler(20, 10, time.Now)
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+		defer cancel()
+		release, err := s.acquire(ctx, 1, place{depth: 1, size: 2})
+		if err != nil {
+			t.Fatalf("idle limiter, 20 ms left: %v", err)
+		}
+		release()
+	})
+}
+
+// A retry of a one-query panel's request is the same request, still its flow's lead: it
+// may take the slot kept for leads while followers hold all of theirs.
+func TestClientRetryKeepsItsPlaceInItsFlow(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		calls := 0
+		transport := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			mu.Lock()
+			calls++
+			n := calls
+			mu.Unlock()
+			if n == 1 {
+				return &http.Response{StatusCode: 429, Header: http.Header{}, Body: io.NopCloser(strings.NewReader(`{"status":"error","errorType":"too_many_requests","error":"Too many concurrent requests"}`)), Request: r}, nil
+			}
+			return &http.Response{StatusCode: 200, Header: http.Header{}, Body: io.NopCloser(strings.NewReader(okBody)), Request: r}, nil
+		})
+		u, _ := url.Parse("http://127.0.0.1:1")
+		c, err := New(Options{BaseURL: u, Transport: transport, QueryRPS: -1, MaxConcurrency: 4,
+			Sleep: func(context.Context, time.Duration) error { return nil }, Jitter: func() float64 { return 0 }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := c.classes[classQuery].sched
+		for range s.bulkConc { // another panel's columns hold every slot not kept for leads
+			release, err := s.acquire(context.Background(), 1, place{depth: 1, size: 9})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer release()
+		}
+		ctx, cancel := context.WithTimeout(WithFlow(context.Background(), 1), 2*time.Second)
+		defer cancel()
+		if err := c.Query(ctx, "up", t0, 0, nil); err != nil {
+			t.Errorf("stat panel's query, retried once after a 429: %v", err)
+		}
+	})
+}
+
+// A flow's first cheap request is its lead even when the panel's range query reached the
+// scheduler first: cheap and heavy requests are counted apart.
+func TestFlowFirstCheapRequestIsLead(t *testing.T) {
+	s := newScheduler(-1, 4, time.Now)
+	ctx := WithFlow(context.Background(), 2)
+	_ = flowPlace(ctx, s, 361) // the panel's range query (heavy)
+	if p := flowPlace(ctx, s, 1); laneOf(1, p.depth) != lead {
+		t.Errorf("the flow's first cheap request, after its range query: lane %d, want lead", laneOf(1, p.depth))
+	}
 }

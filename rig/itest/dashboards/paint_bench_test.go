@@ -30,9 +30,10 @@ import (
 var benchStackOptions = stack.Options{Fleet: fleet.Large(200, 8), History: 6 * time.Hour, Live: true}
 
 // emulatorChildEnv makes the test binary serve the benches' emulator instead of running
-// tests (see TestMain): BENCH_EMULATOR=process runs the emulator in a child process, so
-// its query evaluation does not share the plugin's Go scheduler (CloudWatch does not), at
-// a lower CPU priority.
+// tests (see TestMain): the benches run the emulator in a child process at a lower CPU
+// priority, so its query evaluation shares neither the plugin's Go scheduler nor, as far
+// as the machine allows, its CPU (CloudWatch shares neither); BENCH_EMULATOR=inprocess
+// runs it in the bench's own process instead.
 const emulatorChildEnv = "INFERSCOPE_BENCH_EMULATOR_CHILD"
 
 // emulatorInfo is what the child tells its parent, on one line after emulatorLine.
@@ -65,10 +66,10 @@ func serveEmulator() int {
 	return 0
 }
 
-// startEmulator starts the benches' emulator in this process, or with BENCH_EMULATOR=process
-// in a child process of this binary, and returns its URL and data source settings.
+// startEmulator starts the benches' emulator in a child process of this binary, or with
+// BENCH_EMULATOR=inprocess in this process, and returns its URL and data source settings.
 func startEmulator(b *testing.B) (string, map[string]string, map[string]string) {
-	if os.Getenv("BENCH_EMULATOR") != "process" {
+	if os.Getenv("BENCH_EMULATOR") == "inprocess" {
 		st, err := stack.Start(context.Background(), benchStackOptions)
 		if err != nil {
 			b.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -43,24 +44,20 @@ func (d *Datasource) cacheFor(ctx context.Context) *rcache.Cache {
 	return d.cache
 }
 
-// queryRange runs a range query through the results cache when there is one: the missing
-// parts are fetched whole, and the assembled answer is decoded like an upstream body.
-// Without a cache the body streams into decode as it arrives.
+// queryRange runs a range query through the results cache when there is one: a request
+// the cache cannot serve at all streams into decode as it arrives (the cache keeps a copy
+// alongside); otherwise only the missing parts are fetched and the answer assembled from
+// the extent is decoded like an upstream body. Without a cache the body streams into
+// decode as it arrives.
 func (rg *regional) queryRange(ctx context.Context, expr string, start, end time.Time, step time.Duration, decode promclient.Decode) (rcache.Result, error) {
 	c := rg.d.cacheFor(ctx)
 	if c == nil {
 		return rcache.Result{Outcome: rcache.Bypass, Fetches: 1}, rg.client.QueryRange(ctx, expr, start, end, step, 0, decode)
 	}
-	body, res, err := c.QueryRange(ctx, rcache.Key{DataSource: rg.cacheID, Expr: expr, Step: step}, start, end,
-		func(ctx context.Context, s, e time.Time) ([]byte, error) {
-			var b []byte
-			err := rg.client.QueryRange(ctx, expr, s, e, step, 0, promclient.Raw(&b))
-			return b, err
-		})
-	if err != nil {
-		return res, err
-	}
-	return res, decode(bytes.NewReader(body))
+	return c.QueryRange(ctx, rcache.Key{DataSource: rg.cacheID, Expr: expr, Step: step}, start, end,
+		func(ctx context.Context, s, e time.Time, read func(io.Reader) error) error {
+			return rg.client.QueryRange(ctx, expr, s, e, step, 0, read)
+		}, rcache.Read(decode))
 }
 
 // queryInstant runs an instant query, reusing a fresh answer when there is a cache

@@ -3,13 +3,16 @@
 // fetches only the new tail plus a re-fetch window for late data, and a zoom or range
 // shift fetches only what is missing; label and variable lookups are kept briefly.
 // Requests for the same extent wait for each other, so identical requests in flight cost
-// one upstream call. Memory is bounded (LRU by bytes). The cache starts no goroutines.
+// one upstream call. Memory is bounded (LRU by bytes). The only goroutine it starts
+// decodes a fetched answer alongside the caller's reading of it (see QueryRange).
 package rcache
 
 import (
+	"bytes"
 	"container/list"
 	"context"
 	"fmt"
+	"io"
 	"regexp"
 	"slices"
 	"strconv"
@@ -58,9 +61,14 @@ type Key struct {
 	Step       time.Duration
 }
 
-// Fetch runs the range query for [start, end] upstream and returns the answer's body; an
-// error (including a non-2xx answer) is handed back to the caller unchanged.
-type Fetch func(ctx context.Context, start, end time.Time) ([]byte, error)
+// Fetch runs the range query for [start, end] upstream and hands the answer's body to read
+// while it arrives (more than once when an attempt is retried: read starts over each
+// time); an error, read's or the call's (including a non-2xx answer), is handed back
+// unchanged.
+type Fetch func(ctx context.Context, start, end time.Time, read func(io.Reader) error) error
+
+// Read consumes an answer's body (the caller's converter).
+type Read func(io.Reader) error
 
 // Result says how a request was served.
 type Result struct {
@@ -149,19 +157,22 @@ type entry struct {
 var relative = regexp.MustCompile(`@\s*(start|end)\s*\(\s*\)`)
 
 // QueryRange answers the range query [start, end] from the extent, fetching only what is
-// missing or still inside the re-fetch window. start and end must lie on the step grid
-// the caller always uses (the plugin aligns them). Answers that are not a success matrix
-// are returned as fetched and not kept.
-func (c *Cache) QueryRange(ctx context.Context, k Key, start, end time.Time, fetch Fetch) ([]byte, Result, error) {
+// missing or still inside the re-fetch window, and hands the answer to read. start and
+// end must lie on the step grid the caller always uses (the plugin aligns them). When the
+// whole range is fetched, read gets the live body itself, exactly an uncached answer, and
+// the extent is decoded from a copy of the bytes alongside, so a big answer still streams
+// into the caller's converter; otherwise read gets the answer assembled from the extent.
+// Answers that are not a success matrix are handed over as fetched and not kept.
+func (c *Cache) QueryRange(ctx context.Context, k Key, start, end time.Time, fetch Fetch, read Read) (Result, error) {
 	step := k.Step.Milliseconds()
 	s, e := start.UnixMilli(), end.UnixMilli()
 	if step <= 0 || e < s || relative.MatchString(k.Expr) {
-		return c.bypass(ctx, start, end, fetch)
+		return c.bypass(ctx, start, end, fetch, read)
 	}
 	phase := mod(s, step)
 	ent, err := c.acquire(ctx, fmt.Sprintf("range\x00%s\x00%d\x00%d\x00%s", k.DataSource, step, phase, k.Expr))
 	if err != nil {
-		return nil, Result{}, err
+		return Result{}, err
 	}
 	defer func() {
 		ent.bytes = ent.size()
@@ -187,30 +198,34 @@ func (c *Cache) QueryRange(ctx context.Context, k Key, start, end time.Time, fet
 		}
 	}
 	if err := c.recentFailure(ent, now, parts); err != nil {
-		return nil, Result{Outcome: Hit}, err
+		return Result{Outcome: Hit}, err
 	}
 	res := Result{Outcome: Hit}
+	whole := len(parts) == 1 && parts[0] == [2]int64{s, e}
 	for _, p := range parts {
-		body, err := fetch(ctx, time.UnixMilli(p[0]).UTC(), time.UnixMilli(p[1]).UTC())
-		if err != nil {
+		var m *matrix
+		decode := func(r io.Reader) error { m = decodeMatrix(r); return nil }
+		if whole {
+			decode = func(r io.Reader) (err error) { m, err = teeDecode(r, read); return err }
+		}
+		if err := fetch(ctx, time.UnixMilli(p[0]).UTC(), time.UnixMilli(p[1]).UTC(), decode); err != nil {
 			if c.opts.KeepFailure != nil && c.opts.KeepFailure(err) {
 				ent.failed, ent.failedAt, ent.failedSpan = err, now, p[1]-p[0]
 			}
-			return nil, Result{}, err
-		}
-		m, err := decodeMatrix(body)
-		if err != nil {
-			ent.reset()
-			if p == [2]int64{s, e} {
-				c.count(func(st *Stats) { st.Bypasses++; st.Fetches++ })
-				return body, Result{Outcome: Bypass, Fetches: 1}, nil
-			}
-			// Part of the range did not come back as a matrix: ask for all of it plainly.
-			body, r, err := c.bypass(ctx, start, end, fetch)
-			r.Fetches++
-			return body, r, err
+			return Result{}, err
 		}
 		res.Fetches++
+		if m == nil {
+			ent.reset()
+			if whole { // read had it as fetched
+				c.count(func(st *Stats) { st.Bypasses++; st.Fetches++ })
+				return Result{Outcome: Bypass, Fetches: 1}, nil
+			}
+			// Part of the range did not come back as a matrix: ask for all of it plainly.
+			r, err := c.bypass(ctx, start, end, fetch, read)
+			r.Fetches += res.Fetches
+			return r, err
+		}
 		ent.failed = nil
 		res.Points += ent.merge(m, p[0], p[1])
 		if p[1] >= ent.end {
@@ -220,13 +235,12 @@ func (c *Cache) QueryRange(ctx context.Context, k Key, start, end time.Time, fet
 		ent.start, ent.end = min(ent.start, p[0]), max(ent.end, p[1])
 	}
 	switch {
-	case len(parts) == 1 && parts[0] == [2]int64{s, e}:
+	case whole:
 		res.Outcome = Miss
 	case len(parts) > 0:
 		res.Outcome = Partial
 	}
 	ent.trim(s, e)
-	body := encode(ent.sorted(), s, e, ent.warns, ent.infos)
 	c.count(func(st *Stats) {
 		switch res.Outcome {
 		case Hit:
@@ -240,7 +254,50 @@ func (c *Cache) QueryRange(ctx context.Context, k Key, start, end time.Time, fet
 		st.FetchedPoints += res.Points
 	})
 	res.AsOf = ent.fetchedAt
-	return body, res, nil
+	if whole {
+		return res, nil
+	}
+	return res, read(bytes.NewReader(encode(ent.sorted(), s, e, ent.warns, ent.infos)))
+}
+
+// teeDecode hands the live body to read and decodes the same bytes for the extent in a
+// goroutine alongside, as they pass. The matrix is nil when the answer is not a success
+// matrix, read stopped before its end, or decoding panicked (then it is just not kept).
+func teeDecode(body io.Reader, read Read) (*matrix, error) {
+	pr, pw := io.Pipe()
+	decoded := make(chan *matrix, 1)
+	go func() {
+		var m *matrix
+		defer func() {
+			if recover() != nil {
+				m = nil
+			}
+			// Later writes fail at once instead of waiting for a reader that stopped.
+			_ = pr.CloseWithError(io.ErrClosedPipe)
+			decoded <- m
+		}()
+		m = decodeMatrix(pr)
+	}()
+	err := read(&tee{r: body, w: pw})
+	_ = pw.Close()
+	return <-decoded, err
+}
+
+// tee passes what read reads on to the extent's decoder, until that stops.
+type tee struct {
+	r    io.Reader
+	w    *io.PipeWriter
+	dead bool
+}
+
+func (t *tee) Read(p []byte) (int, error) {
+	n, err := t.r.Read(p)
+	if n > 0 && !t.dead {
+		if _, werr := t.w.Write(p[:n]); werr != nil {
+			t.dead = true
+		}
+	}
+	return n, err
 }
 
 // fresh says whether what was fetched at `at` may still be given without a call: for
@@ -310,10 +367,10 @@ func (c *Cache) servable(ent *entry, now time.Time) (lag int64, ok bool) {
 	return 0, true
 }
 
-func (c *Cache) bypass(ctx context.Context, start, end time.Time, fetch Fetch) ([]byte, Result, error) {
-	body, err := fetch(ctx, start, end)
+func (c *Cache) bypass(ctx context.Context, start, end time.Time, fetch Fetch, read Read) (Result, error) {
+	err := fetch(ctx, start, end, read)
 	c.count(func(st *Stats) { st.Bypasses++; st.Fetches++ })
-	return body, Result{Outcome: Bypass, Fetches: 1}, err
+	return Result{Outcome: Bypass, Fetches: 1}, err
 }
 
 // Instant answers an instant query at t from an answer that is still fresh (Options.Fresh,
@@ -467,10 +524,11 @@ func (e *entry) floor(t int64) int64 { return t - mod(t-e.phase, e.step) }
 func (e *entry) merge(m *matrix, from, to int64) int64 {
 	for _, s := range e.series {
 		s.points = slices.DeleteFunc(s.points, func(p point) bool { return p.t >= from && p.t <= to })
+		s.hists = slices.DeleteFunc(s.hists, func(h hpoint) bool { return h.t >= from && h.t <= to })
 	}
 	var n int64
 	for _, ns := range m.series {
-		n += int64(len(ns.points))
+		n += int64(len(ns.points) + len(ns.hists))
 		old, ok := e.series[ns.key()]
 		if !ok {
 			e.series[ns.key()] = ns
@@ -478,6 +536,8 @@ func (e *entry) merge(m *matrix, from, to int64) int64 {
 		}
 		old.points = append(old.points, ns.points...)
 		slices.SortStableFunc(old.points, func(a, b point) int { return cmpInt(a.t, b.t) })
+		old.hists = append(old.hists, ns.hists...)
+		slices.SortStableFunc(old.hists, func(a, b hpoint) int { return cmpInt(a.t, b.t) })
 	}
 	e.warns = union(e.warns, m.warnings)
 	e.infos = union(e.infos, m.infos)
@@ -494,7 +554,8 @@ func (e *entry) trim(s, end int64) {
 	cut := e.floor(s-span) + e.step
 	for k, sr := range e.series {
 		sr.points = slices.DeleteFunc(sr.points, func(p point) bool { return p.t < cut })
-		if len(sr.points) == 0 {
+		sr.hists = slices.DeleteFunc(sr.hists, func(h hpoint) bool { return h.t < cut })
+		if len(sr.points) == 0 && len(sr.hists) == 0 {
 			delete(e.series, k)
 		}
 	}

@@ -4,26 +4,36 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/grafana/grafana-plugin-sdk-go/data/utils/jsoniter"
 )
 
-// point is one sample: its time in milliseconds and its value exactly as the API wrote
-// it (a quoted float, or a native histogram object), so re-encoding changes nothing the
-// converter reads.
+// point is one float sample: its time in milliseconds and its value. The value is kept
+// as a float64 (a third of the text's memory); written back in the shortest form that
+// reads as the same float64, so the converter reads exactly what the API sent.
 type point struct {
-	t    int64
-	raw  string
-	hist bool
+	t int64
+	v float64
+}
+
+// hpoint is one native histogram sample, its object kept as the API wrote it.
+type hpoint struct {
+	t   int64
+	raw string
 }
 
 // series is one labelled series: the metric object as written, its sorted label pairs
-// (the order Prometheus sorts results in) and its points in time order.
+// (the order Prometheus sorts results in) and its samples in time order.
 type series struct {
 	metric string
 	labels []string // name, value, name, value... sorted by name
 	points []point
+	hists  []hpoint
 }
 
 // matrix is a decoded success answer of a range query.
@@ -35,50 +45,147 @@ type matrix struct {
 
 var errNotMatrix = errors.New("rcache: not a success matrix answer")
 
-type rawAnswer struct {
-	Status string `json:"status"`
-	Data   struct {
-		ResultType string `json:"resultType"`
-		Result     []struct {
-			Metric     json.RawMessage     `json:"metric"`
-			Values     [][]json.RawMessage `json:"values"`
-			Histograms [][]json.RawMessage `json:"histograms"`
-		} `json:"result"`
-	} `json:"data"`
-	Warnings []string `json:"warnings"`
-	Infos    []string `json:"infos"`
+// decodeMatrix reads a Prometheus success matrix while it arrives; anything else (or a
+// body cut short, which the caller's client reports itself) is nil and is not kept.
+func decodeMatrix(r io.Reader) *matrix {
+	iter, err := jsoniter.Parse(jsoniter.ConfigDefault, r, 64<<10)
+	if err != nil {
+		return nil
+	}
+	m := &matrix{}
+	var status, resultType string
+	err = readObject(iter, func(key string) error {
+		switch key {
+		case "status":
+			status, err = iter.ReadString()
+			return err
+		case "data":
+			return readObject(iter, func(key string) error {
+				switch key {
+				case "resultType":
+					resultType, err = iter.ReadString()
+					return err
+				case "result":
+					return readArray(iter, func() error {
+						s, err := readSeries(iter)
+						if err == nil {
+							m.series = append(m.series, s)
+						}
+						return err
+					})
+				}
+				return iter.Skip()
+			})
+		case "warnings":
+			return readStrings(iter, &m.warnings)
+		case "infos":
+			return readStrings(iter, &m.infos)
+		}
+		return iter.Skip()
+	})
+	if err != nil || status != "success" || resultType != "matrix" {
+		return nil
+	}
+	return m
 }
 
-// decodeMatrix reads a Prometheus success matrix; anything else is errNotMatrix and is
-// passed through uncached.
-func decodeMatrix(body []byte) (*matrix, error) {
-	var a rawAnswer
-	if err := json.Unmarshal(body, &a); err != nil || a.Status != "success" || a.Data.ResultType != "matrix" {
-		return nil, errNotMatrix
-	}
-	m := &matrix{warnings: a.Warnings, infos: a.Infos}
-	for _, r := range a.Data.Result {
-		var labels map[string]string
-		if err := json.Unmarshal(r.Metric, &labels); err != nil {
-			return nil, errNotMatrix
-		}
-		s := &series{metric: string(compact(r.Metric)), labels: sortedLabels(labels)}
-		for i, list := range [][][]json.RawMessage{r.Values, r.Histograms} {
-			for _, pair := range list {
-				if len(pair) != 2 {
-					return nil, errNotMatrix
-				}
-				t, err := parseMillis(pair[0])
-				if err != nil {
-					return nil, errNotMatrix
-				}
-				s.points = append(s.points, point{t: t, raw: string(compact(pair[1])), hist: i == 1})
+func readSeries(iter *jsoniter.Iterator) (*series, error) {
+	s := &series{}
+	err := readObject(iter, func(key string) error {
+		switch key {
+		case "metric":
+			raw, err := iter.SkipAndReturnBytes()
+			if err != nil {
+				return err
 			}
+			var labels map[string]string
+			if err := json.Unmarshal(raw, &labels); err != nil {
+				return err
+			}
+			s.metric, s.labels = string(compact(raw)), sortedLabels(labels)
+			return nil
+		case "values":
+			return readSamples(iter, func(t int64) error {
+				text, err := iter.ReadString()
+				if err != nil {
+					return err
+				}
+				v, err := strconv.ParseFloat(text, 64)
+				s.points = append(s.points, point{t: t, v: v})
+				return err
+			})
+		case "histograms":
+			return readSamples(iter, func(t int64) error {
+				raw, err := iter.SkipAndReturnBytes()
+				s.hists = append(s.hists, hpoint{t: t, raw: string(compact(raw))})
+				return err
+			})
 		}
-		slices.SortStableFunc(s.points, func(a, b point) int { return cmpInt(a.t, b.t) })
-		m.series = append(m.series, s)
+		return iter.Skip()
+	})
+	slices.SortStableFunc(s.points, func(a, b point) int { return cmpInt(a.t, b.t) })
+	slices.SortStableFunc(s.hists, func(a, b hpoint) int { return cmpInt(a.t, b.t) })
+	return s, err
+}
+
+// readSamples reads an array of [<unix seconds>, <value>] pairs, handing each time (ms)
+// to value, which reads the value.
+func readSamples(iter *jsoniter.Iterator, value func(t int64) error) error {
+	return readArray(iter, func() error {
+		if more, err := iter.ReadArray(); err != nil || !more {
+			return errNotMatrix
+		}
+		num, err := iter.SkipAndReturnBytes()
+		if err != nil {
+			return err
+		}
+		t, err := parseMillis(string(bytes.TrimSpace(num)))
+		if err != nil {
+			return err
+		}
+		if more, err := iter.ReadArray(); err != nil || !more {
+			return errNotMatrix
+		}
+		if err := value(t); err != nil {
+			return err
+		}
+		if more, err := iter.ReadArray(); err != nil || more {
+			return errNotMatrix
+		}
+		return nil
+	})
+}
+
+func readObject(iter *jsoniter.Iterator, field func(key string) error) error {
+	for {
+		key, err := iter.ReadObject()
+		if err != nil || key == "" {
+			return err
+		}
+		if err := field(key); err != nil {
+			return err
+		}
 	}
-	return m, nil
+}
+
+func readArray(iter *jsoniter.Iterator, elem func() error) error {
+	for {
+		more, err := iter.ReadArray()
+		if err != nil || !more {
+			return err
+		}
+		if err := elem(); err != nil {
+			return err
+		}
+	}
+}
+
+func readStrings(iter *jsoniter.Iterator, into *[]string) error {
+	return readArray(iter, func() error {
+		s, err := iter.ReadString()
+		*into = append(*into, s)
+		return err
+	})
 }
 
 func compact(raw []byte) []byte {
@@ -89,8 +196,8 @@ func compact(raw []byte) []byte {
 	return b.Bytes()
 }
 
-func parseMillis(raw json.RawMessage) (int64, error) {
-	f, err := strconv.ParseFloat(string(raw), 64)
+func parseMillis(text string) (int64, error) {
+	f, err := strconv.ParseFloat(text, 64)
 	if err != nil {
 		return 0, err
 	}
@@ -140,69 +247,101 @@ func compareLabels(a, b []string) int {
 
 func (s *series) key() string { return strings.Join(s.labels, "\xff") }
 
-// encode writes the series' points within [from, to] (ms) as a Prometheus success matrix,
-// series in label order, series without points there left out.
+// encode writes the series' samples within [from, to] (ms) as a Prometheus success
+// matrix, series in label order, series without samples there left out.
 func encode(series []*series, from, to int64, warnings, infos []string) []byte {
-	var b bytes.Buffer
-	b.WriteString(`{"status":"success","data":{"resultType":"matrix","result":[`)
+	n := 128
+	for _, s := range series {
+		n += len(s.metric) + 32 + 40*len(s.points)
+		for _, h := range s.hists {
+			n += len(h.raw) + 24
+		}
+	}
+	b := make([]byte, 0, n)
+	b = append(b, `{"status":"success","data":{"resultType":"matrix","result":[`...)
 	first := true
 	for _, s := range series {
-		lo, _ := slices.BinarySearchFunc(s.points, from, func(p point, t int64) int { return cmpInt(p.t, t) })
-		hi, found := slices.BinarySearchFunc(s.points, to, func(p point, t int64) int { return cmpInt(p.t, t) })
-		if found {
-			hi++
-		}
-		pts := s.points[lo:hi]
-		if len(pts) == 0 {
+		pts := within(s.points, from, to, func(p point) int64 { return p.t })
+		hs := within(s.hists, from, to, func(h hpoint) int64 { return h.t })
+		if len(pts) == 0 && len(hs) == 0 {
 			continue
 		}
 		if !first {
-			b.WriteByte(',')
+			b = append(b, ',')
 		}
 		first = false
-		b.WriteString(`{"metric":`)
-		b.WriteString(s.metric)
-		for _, hist := range []bool{false, true} {
-			n := 0
-			for _, p := range pts {
-				if p.hist != hist {
-					continue
+		b = append(b, `{"metric":`...)
+		b = append(b, s.metric...)
+		if len(pts) > 0 {
+			b = append(b, `,"values":[`...)
+			for i, p := range pts {
+				if i > 0 {
+					b = append(b, ',')
 				}
-				if n == 0 {
-					if hist {
-						b.WriteString(`,"histograms":[`)
-					} else {
-						b.WriteString(`,"values":[`)
-					}
-				} else {
-					b.WriteByte(',')
-				}
-				n++
-				b.WriteByte('[')
-				b.WriteString(strconv.FormatFloat(float64(p.t)/1000, 'f', -1, 64))
-				b.WriteByte(',')
-				b.WriteString(p.raw)
-				b.WriteByte(']')
+				b = appendTime(b, p.t)
+				b = append(b, '"')
+				b = appendValue(b, p.v)
+				b = append(b, `"]`...)
 			}
-			if n > 0 {
-				b.WriteByte(']')
-			}
+			b = append(b, ']')
 		}
-		b.WriteByte('}')
+		if len(hs) > 0 {
+			b = append(b, `,"histograms":[`...)
+			for i, h := range hs {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				b = appendTime(b, h.t)
+				b = append(b, h.raw...)
+				b = append(b, ']')
+			}
+			b = append(b, ']')
+		}
+		b = append(b, '}')
 	}
-	b.WriteString(`]}`)
+	b = append(b, `]}`...)
 	for _, list := range []struct {
 		key  string
 		vals []string
 	}{{"warnings", warnings}, {"infos", infos}} {
 		if len(list.vals) > 0 {
 			js, _ := json.Marshal(list.vals)
-			b.WriteString(`,"` + list.key + `":`)
-			b.Write(js)
+			b = append(b, `,"`+list.key+`":`...)
+			b = append(b, js...)
 		}
 	}
-	b.WriteByte('}')
-	return b.Bytes()
+	return append(b, '}')
+}
+
+// within is the part of samples (in time order) with times in [from, to].
+func within[T any](samples []T, from, to int64, at func(T) int64) []T {
+	lo, _ := slices.BinarySearchFunc(samples, from, func(x T, t int64) int { return cmpInt(at(x), t) })
+	hi, found := slices.BinarySearchFunc(samples, to, func(x T, t int64) int { return cmpInt(at(x), t) })
+	if found {
+		hi++
+	}
+	return samples[lo:hi]
+}
+
+// appendTime writes `[<seconds>,` for a time in ms.
+func appendTime(b []byte, ms int64) []byte {
+	b = append(b, '[')
+	b = strconv.AppendFloat(b, float64(ms)/1000, 'f', -1, 64)
+	return append(b, ',')
+}
+
+// appendValue writes a value as Prometheus does: the shortest decimal that reads back as
+// the same float64, NaN and ±Inf by name.
+func appendValue(b []byte, v float64) []byte {
+	switch {
+	case math.IsNaN(v):
+		return append(b, "NaN"...)
+	case math.IsInf(v, 1):
+		return append(b, "+Inf"...)
+	case math.IsInf(v, -1):
+		return append(b, "-Inf"...)
+	}
+	return strconv.AppendFloat(b, v, 'f', -1, 64)
 }
 
 // size estimates a series' memory in bytes.
@@ -211,8 +350,9 @@ func (s *series) size() int64 {
 	for _, l := range s.labels {
 		n += int64(len(l)) + 16
 	}
-	for _, p := range s.points {
-		n += int64(len(p.raw)) + 40
+	n += 16 * int64(cap(s.points))
+	for _, h := range s.hists {
+		n += int64(len(h.raw)) + 40
 	}
 	return n
 }

@@ -47,7 +47,9 @@ var errNotMatrix = errors.New("rcache: not a success matrix answer")
 
 // decodeMatrix reads a Prometheus success matrix while it arrives; anything else (or a
 // body cut short, which the caller's client reports itself) is nil and is not kept.
-func decodeMatrix(r io.Reader) *matrix {
+// points is how many samples a series holds at most (the steps asked for): each series'
+// samples get that room at once, so a big answer leaves no regrown copies behind.
+func decodeMatrix(r io.Reader, points int) *matrix {
 	iter, err := jsoniter.Parse(jsoniter.ConfigDefault, r, 64<<10)
 	if err != nil {
 		return nil
@@ -67,7 +69,7 @@ func decodeMatrix(r io.Reader) *matrix {
 					return err
 				case "result":
 					return readArray(iter, func() error {
-						s, err := readSeries(iter)
+						s, err := readSeries(iter, points)
 						if err == nil {
 							m.series = append(m.series, s)
 						}
@@ -89,7 +91,7 @@ func decodeMatrix(r io.Reader) *matrix {
 	return m
 }
 
-func readSeries(iter *jsoniter.Iterator) (*series, error) {
+func readSeries(iter *jsoniter.Iterator, points int) (*series, error) {
 	s := &series{}
 	err := readObject(iter, func(key string) error {
 		switch key {
@@ -105,12 +107,13 @@ func readSeries(iter *jsoniter.Iterator) (*series, error) {
 			s.metric, s.labels = string(compact(raw)), sortedLabels(labels)
 			return nil
 		case "values":
+			s.points = make([]point, 0, points)
 			return readSamples(iter, func(t int64) error {
-				text, err := iter.ReadString()
+				text, err := iter.ReadStringAsSlice()
 				if err != nil {
 					return err
 				}
-				v, err := strconv.ParseFloat(text, 64)
+				v, err := strconv.ParseFloat(string(text), 64)
 				s.points = append(s.points, point{t: t, v: v})
 				return err
 			})
@@ -123,6 +126,9 @@ func readSeries(iter *jsoniter.Iterator) (*series, error) {
 		}
 		return iter.Skip()
 	})
+	if len(s.points) < cap(s.points)/2 { // a sparse series does not keep the room
+		s.points = slices.Clone(s.points)
+	}
 	slices.SortStableFunc(s.points, func(a, b point) int { return cmpInt(a.t, b.t) })
 	slices.SortStableFunc(s.hists, func(a, b hpoint) int { return cmpInt(a.t, b.t) })
 	return s, err
@@ -135,14 +141,11 @@ func readSamples(iter *jsoniter.Iterator, value func(t int64) error) error {
 		if more, err := iter.ReadArray(); err != nil || !more {
 			return errNotMatrix
 		}
-		num, err := iter.SkipAndReturnBytes()
+		secs, err := iter.ReadFloat64()
 		if err != nil {
 			return err
 		}
-		t, err := parseMillis(string(bytes.TrimSpace(num)))
-		if err != nil {
-			return err
-		}
+		t := millis(secs)
 		if more, err := iter.ReadArray(); err != nil || !more {
 			return errNotMatrix
 		}
@@ -196,13 +199,8 @@ func compact(raw []byte) []byte {
 	return b.Bytes()
 }
 
-func parseMillis(text string) (int64, error) {
-	f, err := strconv.ParseFloat(text, 64)
-	if err != nil {
-		return 0, err
-	}
-	return int64(f*1000 + 0.5*sign(f)), nil
-}
+// millis is a timestamp in seconds in milliseconds, rounded as the converter rounds it.
+func millis(secs float64) int64 { return int64(secs*1000 + 0.5*sign(secs)) }
 
 func sign(f float64) float64 {
 	if f < 0 {

@@ -270,6 +270,9 @@ const maxPointsHint = 11000
 // matrix, read stopped before its end, or decoding panicked (then it is just not kept).
 func teeDecode(body io.Reader, read Read, points int) (*matrix, error) {
 	pr, pw := io.Pipe()
+	// Also when read panics (the plugin recovers query panics): the decoder then sees the
+	// body end and its goroutine ends instead of waiting on the pipe for ever.
+	defer pw.Close()
 	decoded := make(chan *matrix, 1)
 	go func() {
 		var m *matrix

@@ -47,14 +47,18 @@ var errNotMatrix = errors.New("rcache: not a success matrix answer")
 
 // decodeMatrix reads a Prometheus success matrix while it arrives; anything else (or a
 // body cut short, which the caller's client reports itself) is nil and is not kept.
-// points is how many samples a series holds at most (the steps asked for): each series'
-// samples get that room at once, so a big answer leaves no regrown copies behind.
+// points is how many samples a series holds at most (the steps asked for); the series'
+// samples are read into one scratch slice and each series keeps an exactly sized copy.
 func decodeMatrix(r io.Reader, points int) *matrix {
 	iter, err := jsoniter.Parse(jsoniter.ConfigDefault, r, 64<<10)
 	if err != nil {
 		return nil
 	}
 	m := &matrix{}
+	// One scratch slice for all series, grown once to the longest (at most the steps
+	// asked for); each series keeps an exactly sized copy, so a wide answer of sparse
+	// series does not reserve (and zero) the whole range for every series.
+	scratch := make([]point, 0, min(points, 1024))
 	var status, resultType string
 	err = readObject(iter, func(key string) error {
 		switch key {
@@ -69,7 +73,7 @@ func decodeMatrix(r io.Reader, points int) *matrix {
 					return err
 				case "result":
 					return readArray(iter, func() error {
-						s, err := readSeries(iter, points)
+						s, err := readSeries(iter, &scratch)
 						if err == nil {
 							m.series = append(m.series, s)
 						}
@@ -91,7 +95,7 @@ func decodeMatrix(r io.Reader, points int) *matrix {
 	return m
 }
 
-func readSeries(iter *jsoniter.Iterator, points int) (*series, error) {
+func readSeries(iter *jsoniter.Iterator, scratch *[]point) (*series, error) {
 	s := &series{}
 	err := readObject(iter, func(key string) error {
 		switch key {
@@ -107,16 +111,19 @@ func readSeries(iter *jsoniter.Iterator, points int) (*series, error) {
 			s.metric, s.labels = string(compact(raw)), sortedLabels(labels)
 			return nil
 		case "values":
-			s.points = make([]point, 0, points)
-			return readSamples(iter, func(t int64) error {
+			buf := (*scratch)[:0]
+			err := readSamples(iter, func(t int64) error {
 				text, err := iter.ReadStringAsSlice()
 				if err != nil {
 					return err
 				}
 				v, err := strconv.ParseFloat(string(text), 64)
-				s.points = append(s.points, point{t: t, v: v})
+				buf = append(buf, point{t: t, v: v})
 				return err
 			})
+			*scratch = buf
+			s.points = slices.Clone(buf)
+			return err
 		case "histograms":
 			return readSamples(iter, func(t int64) error {
 				raw, err := iter.SkipAndReturnBytes()
@@ -126,9 +133,6 @@ func readSeries(iter *jsoniter.Iterator, points int) (*series, error) {
 		}
 		return iter.Skip()
 	})
-	if len(s.points) < cap(s.points)/2 { // a sparse series does not keep the room
-		s.points = slices.Clone(s.points)
-	}
 	slices.SortStableFunc(s.points, func(a, b point) int { return cmpInt(a.t, b.t) })
 	slices.SortStableFunc(s.hists, func(a, b hpoint) int { return cmpInt(a.t, b.t) })
 	return s, err

@@ -3,7 +3,10 @@ package promtest
 
 import (
 	"fmt"
+	"net/http"
+	"strconv"
 	"strings"
+	"time"
 )
 
 // LargeMatrix is a query_range success answer of series × points float samples, 15 s
@@ -26,4 +29,18 @@ func LargeMatrix(series, points int) []byte {
 	}
 	b.WriteString(`]}}`)
 	return []byte(b.String())
+}
+
+// WritePaced writes body with its Content-Length in 64 KiB writes, flushed, with a 0.5 ms
+// pause between them, as a network delivers a large answer.
+func WritePaced(w http.ResponseWriter, body []byte) {
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	const chunk = 64 << 10
+	for off := 0; off < len(body); off += chunk {
+		_, _ = w.Write(body[off:min(off+chunk, len(body))])
+		w.(http.Flusher).Flush()
+		if off+chunk < len(body) {
+			time.Sleep(500 * time.Microsecond)
+		}
+	}
 }

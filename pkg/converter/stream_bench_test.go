@@ -12,13 +12,13 @@ import (
 	"reflect"
 	"runtime"
 	"runtime/metrics"
-	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
+	"github.com/inferscope/sagemaker-datasource/internal/promtest"
 	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
 )
 
@@ -30,17 +30,7 @@ func bigAnswer() []byte {
 
 // pacedServer serves body in 64 KiB writes with a pause between them, as a network would.
 func pacedServer(tb testing.TB, body []byte) *url.URL {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
-		const chunk = 64 << 10
-		for off := 0; off < len(body); off += chunk {
-			_, _ = w.Write(body[off:min(off+chunk, len(body))])
-			w.(http.Flusher).Flush()
-			if off+chunk < len(body) {
-				time.Sleep(500 * time.Microsecond)
-			}
-		}
-	}))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { promtest.WritePaced(w, body) }))
 	tb.Cleanup(srv.Close)
 	u, _ := url.Parse(srv.URL)
 	return u

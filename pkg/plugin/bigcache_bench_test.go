@@ -19,6 +19,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
+	"github.com/inferscope/sagemaker-datasource/internal/promtest"
 	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
 	"github.com/inferscope/sagemaker-datasource/pkg/models"
 	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
@@ -68,15 +69,7 @@ func bigUpstream(tb testing.TB, body []byte, points int) string {
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
-		const chunk = 64 << 10
-		for off := 0; off < len(body); off += chunk {
-			_, _ = w.Write(body[off:min(off+chunk, len(body))])
-			w.(http.Flusher).Flush()
-			if off+chunk < len(body) {
-				time.Sleep(500 * time.Microsecond)
-			}
-		}
+		promtest.WritePaced(w, body)
 	}))
 	tb.Cleanup(srv.Close)
 	return srv.URL

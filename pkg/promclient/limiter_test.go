@@ -175,85 +175,65 @@ func TestSchedulerNoWindowExceedsRate(t *testing.T) {
 	}
 }
 
-// TestSchedulerCheapNeverWaitsBehindHeavy: a backlog of heavy range queries (random
-// costs, holds and arrival bursts, fixed seeds) with cheap requests arriving at random
-// moments no faster than the share of the rate left to them: every cheap request is
-// admitted the moment it arrives, while the heavy ones still use their whole share
-// (without the reserve, a burst of heavy admissions fills the window and the cheap ones
-// wait up to a second for it to slide).
-func TestSchedulerCheapNeverWaitsBehindHeavy(t *testing.T) {
-	for _, rps := range []float64{4, 20, 300} {
-		for seed := uint64(1); seed <= 4; seed++ {
-			t.Run(fmt.Sprintf("rps=%g/seed=%d", rps, seed), func(t *testing.T) {
-				synctest.Test(t, func(t *testing.T) {
-					rng := rand.New(rand.NewPCG(seed, 17))
-					s := newScheduler(rps, 20+rng.IntN(20), time.Now)
-					n := int(rps)
-					var arrivals []arrival
-					for range 6 * n { // bursts of heavy ones over about 3 s
-						at := time.Duration(rng.IntN(6)) * 500 * time.Millisecond
-						arrivals = append(arrivals, arrival{at: at, cost: cheapPoints + 1 + rng.IntN(3000), hold: time.Duration(rng.IntN(10)) * time.Millisecond})
-					}
-					// Cheap ones at least a window ÷ their share apart, each done before the next:
-					// they alone never fill their part of the window or their slots.
-					gap := time.Second / time.Duration(reservedSlots(n))
-					for at := time.Duration(rng.IntN(300)) * time.Millisecond; at < 5*time.Second; at += gap + time.Duration(rng.IntN(200))*time.Millisecond {
-						arrivals = append(arrivals, arrival{at: at, cost: 1 + rng.IntN(cheapPoints), hold: time.Duration(rng.IntN(int(gap/time.Millisecond))) * time.Millisecond})
-					}
-					admitted := admissions(t, s, arrivals)
-					for i, a := range arrivals {
-						if !a.heavy() && admitted[i] != a.at {
-							t.Errorf("cheap request arriving at %s admitted at %s", a.at, admitted[i])
+// TestSchedulerReserves: a backlog in random bursts (fixed seeds) with protected requests
+// arriving at random moments no faster than the share of the rate kept for them, each done
+// before the next: every protected request is admitted the moment it arrives, while the
+// backlog still uses its whole share. Without a reserve, a burst of the backlog fills the
+// window and the protected ones wait up to a second for it to slide.
+//   - cheap never waits behind heavy: a backlog of range queries, cheap requests protected;
+//   - leads never wait behind followers: a backlog of other panels' later queries (table
+//     columns: cheap, deep in their flows) and range queries, one-query panels protected.
+func TestSchedulerReserves(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		seed      uint64
+		conc      func(*rand.Rand) int
+		backlog   func(*rand.Rand) arrival // at and hold are set by the test
+		reserved  func(n int) int
+		inBacklog func(arrival) bool
+	}{
+		{"cheap before heavy", 17, func(r *rand.Rand) int { return 20 + r.IntN(20) },
+			func(r *rand.Rand) arrival { return arrival{cost: cheapPoints + 1 + r.IntN(3000)} },
+			reservedSlots, arrival.heavy},
+		{"leads before followers", 29, func(r *rand.Rand) int { return 4 + r.IntN(40) },
+			func(r *rand.Rand) arrival {
+				if r.IntN(3) == 0 {
+					return arrival{cost: cheapPoints + 1 + r.IntN(3000), depth: r.IntN(3)}
+				}
+				return arrival{cost: 1 + r.IntN(cheapPoints), depth: 1 + r.IntN(12)}
+			},
+			leadSlots, arrival.bulk},
+	} {
+		for _, rps := range []float64{4, 20, 300} {
+			for seed := uint64(1); seed <= 4; seed++ {
+				t.Run(fmt.Sprintf("%s/rps=%g/seed=%d", tc.name, rps, seed), func(t *testing.T) {
+					synctest.Test(t, func(t *testing.T) {
+						rng := rand.New(rand.NewPCG(seed, tc.seed))
+						s := newScheduler(rps, tc.conc(rng), time.Now)
+						n := int(rps)
+						var arrivals []arrival
+						for range 6 * n { // bursts over about 3 s
+							a := tc.backlog(rng)
+							a.at, a.hold = time.Duration(rng.IntN(6))*500*time.Millisecond, time.Duration(rng.IntN(10))*time.Millisecond
+							arrivals = append(arrivals, a)
 						}
-					}
-					share := n - reservedSlots(n)
-					if got := maxInWindow(at(arrivals, admitted, arrival.heavy), time.Second); got != share {
-						t.Errorf("busiest second had %d heavy admissions, want their whole share %d", got, share)
-					}
+						gap := time.Second / time.Duration(tc.reserved(n))
+						for at := time.Duration(rng.IntN(300)) * time.Millisecond; at < 5*time.Second; at += gap + time.Duration(rng.IntN(200))*time.Millisecond {
+							arrivals = append(arrivals, arrival{at: at, cost: 1 + rng.IntN(cheapPoints), hold: time.Duration(rng.IntN(int(gap/time.Millisecond))) * time.Millisecond})
+						}
+						admitted := admissions(t, s, arrivals)
+						for i, a := range arrivals {
+							if !tc.inBacklog(a) && admitted[i] != a.at {
+								t.Errorf("protected request arriving at %s admitted at %s", a.at, admitted[i])
+							}
+						}
+						share := n - tc.reserved(n)
+						if got := maxInWindow(at(arrivals, admitted, tc.inBacklog), time.Second); got != share {
+							t.Errorf("busiest second had %d admissions of the backlog, want its whole share %d", got, share)
+						}
+					})
 				})
-			})
-		}
-	}
-}
-
-// TestSchedulerLeadsNeverWaitBehindFollowers: a backlog of other panels' later queries
-// (table columns: cheap, deep in their flows) and range queries, in random bursts (fixed
-// seeds), with one-query panels arriving at random moments no faster than the share of the
-// rate left to leads: every lead is admitted the moment it arrives, while followers and
-// heavy requests together still use their whole share.
-func TestSchedulerLeadsNeverWaitBehindFollowers(t *testing.T) {
-	for _, rps := range []float64{4, 20, 300} {
-		for seed := uint64(1); seed <= 4; seed++ {
-			t.Run(fmt.Sprintf("rps=%g/seed=%d", rps, seed), func(t *testing.T) {
-				synctest.Test(t, func(t *testing.T) {
-					rng := rand.New(rand.NewPCG(seed, 29))
-					s := newScheduler(rps, 4+rng.IntN(40), time.Now)
-					n := int(rps)
-					var arrivals []arrival
-					for range 6 * n {
-						at := time.Duration(rng.IntN(6)) * 500 * time.Millisecond
-						a := arrival{at: at, cost: 1 + rng.IntN(cheapPoints), depth: 1 + rng.IntN(12), hold: time.Duration(rng.IntN(10)) * time.Millisecond}
-						if rng.IntN(3) == 0 {
-							a.cost, a.depth = cheapPoints+1+rng.IntN(3000), rng.IntN(3)
-						}
-						arrivals = append(arrivals, a)
-					}
-					gap := time.Second / time.Duration(leadSlots(n))
-					for at := time.Duration(rng.IntN(300)) * time.Millisecond; at < 5*time.Second; at += gap + time.Duration(rng.IntN(200))*time.Millisecond {
-						arrivals = append(arrivals, arrival{at: at, cost: 1 + rng.IntN(cheapPoints), hold: time.Duration(rng.IntN(int(gap/time.Millisecond))) * time.Millisecond})
-					}
-					admitted := admissions(t, s, arrivals)
-					for i, a := range arrivals {
-						if !a.bulk() && admitted[i] != a.at {
-							t.Errorf("lead arriving at %s admitted at %s", a.at, admitted[i])
-						}
-					}
-					share := n - leadSlots(n)
-					if got := maxInWindow(at(arrivals, admitted, arrival.bulk), time.Second); got != share {
-						t.Errorf("busiest second had %d admissions of followers and heavy requests, want their whole share %d", got, share)
-					}
-				})
-			})
+			}
 		}
 	}
 }

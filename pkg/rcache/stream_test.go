@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inferscope/sagemaker-datasource/internal/promtest"
 	"github.com/inferscope/sagemaker-datasource/pkg/converter"
 )
 
@@ -22,7 +23,7 @@ import (
 // query panics with panics.Recover and goes on serving) must not leave the decoder
 // goroutine blocked on the pipe for ever.
 func TestTeeDecodeReadPanicDoesNotLeak(t *testing.T) {
-	body := bigBody(20, 200)
+	body := promtest.LargeMatrix(20, 200)
 	before := runtime.NumGoroutine()
 	for range 10 {
 		func() {
@@ -47,7 +48,7 @@ func TestTeeDecodeReadPanicDoesNotLeak(t *testing.T) {
 // TestTeeDecodeStopsAndErrors: the converter never blocks and nothing partial is kept,
 // whatever the decoder or the reader does.
 func TestTeeDecodeStopsAndErrors(t *testing.T) {
-	body := bigBody(30, 500)
+	body := promtest.LargeMatrix(30, 500)
 	cases := []struct {
 		name    string
 		body    io.Reader
@@ -94,31 +95,11 @@ func exactRead(n int) Read {
 	}
 }
 
-func bigBody(series, points int) []byte {
-	var b strings.Builder
-	b.WriteString(`{"status":"success","data":{"resultType":"matrix","result":[`)
-	for i := range series {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		fmt.Fprintf(&b, `{"metric":{"__name__":"m","i":"%03d"},"values":[`, i)
-		for j := range points {
-			if j > 0 {
-				b.WriteByte(',')
-			}
-			fmt.Fprintf(&b, `[%d,"%d.5"]`, 1700000000+60*j, j)
-		}
-		b.WriteString(`]}`)
-	}
-	b.WriteString(`]}}`)
-	return []byte(b.String())
-}
-
 // TestPromclientRetryCallsReadAgain: a fetch that calls read twice (promclient retrying a
 // cut body) gives the converter the second body from the start, and the extent what the
 // successful attempt had.
 func TestRetriedReadKeepsTheSecondAttempt(t *testing.T) {
-	good := bigBody(3, 10)
+	good := promtest.LargeMatrix(3, 10)
 	attempts := 0
 	fetch := func(ctx context.Context, s, e time.Time, read func(io.Reader) error) error {
 		for {
@@ -429,7 +410,7 @@ func TestSparseSeriesDecodeAllocation(t *testing.T) {
 }
 
 func BenchmarkDecodeDense(b *testing.B) {
-	body := bigBody(150, 1440)
+	body := promtest.LargeMatrix(150, 1440)
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
 	for b.Loop() {

@@ -4,6 +4,7 @@ package promtest
 import (
 	"fmt"
 	"net/http"
+	"runtime/metrics"
 	"strconv"
 	"strings"
 	"time"
@@ -43,4 +44,34 @@ func WritePaced(w http.ResponseWriter, body []byte) {
 			time.Sleep(500 * time.Microsecond)
 		}
 	}
+}
+
+const heapObjects = "/memory/classes/heap/objects:bytes"
+
+// HeapObjects is the live-object heap now (garbage not yet collected included).
+func HeapObjects() uint64 {
+	s := []metrics.Sample{{Name: heapObjects}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
+
+// HeapPeak reads HeapObjects every 200 µs until stop is closed, then sends the highest
+// value seen.
+func HeapPeak(stop <-chan struct{}) <-chan uint64 {
+	out := make(chan uint64, 1)
+	go func() {
+		tick := time.NewTicker(200 * time.Microsecond)
+		defer tick.Stop()
+		var peak uint64
+		for {
+			peak = max(peak, HeapObjects())
+			select {
+			case <-stop:
+				out <- peak
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return out
 }

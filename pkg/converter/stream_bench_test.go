@@ -11,7 +11,6 @@ import (
 	"net/url"
 	"reflect"
 	"runtime"
-	"runtime/metrics"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -78,28 +77,6 @@ func framesBytes(frames data.Frames) uint64 {
 		}
 	}
 	return n
-}
-
-// heapPeak samples the live-object heap until stop is closed and returns the highest value.
-func heapPeak(stop <-chan struct{}) <-chan uint64 {
-	out := make(chan uint64, 1)
-	go func() {
-		s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-		var peak uint64
-		tick := time.NewTicker(200 * time.Microsecond)
-		defer tick.Stop()
-		for {
-			metrics.Read(s)
-			peak = max(peak, s[0].Value.Uint64())
-			select {
-			case <-stop:
-				out <- peak
-				return
-			case <-tick.C:
-			}
-		}
-	}()
-	return out
 }
 
 // TestStreamedEqualsBuffered guards the benchmark: through promclient, the streamed and
@@ -183,12 +160,10 @@ func BenchmarkBigAnswer(b *testing.B) {
 	}
 	measure := func(run func() (data.Frames, error)) (after, total time.Duration, peak, frames uint64) {
 		runtime.GC()
-		s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-		metrics.Read(s)
-		base := s[0].Value.Uint64()
+		base := promtest.HeapObjects()
 		lastByte.at.Store(0)
 		stop := make(chan struct{})
-		peakC := heapPeak(stop)
+		peakC := promtest.HeapPeak(stop)
 		start := time.Now()
 		fr, err := run()
 		done := time.Now()

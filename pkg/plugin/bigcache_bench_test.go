@@ -9,7 +9,6 @@ import (
 	"net/http/httptest"
 	"reflect"
 	"runtime"
-	"runtime/metrics"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -193,35 +192,6 @@ func valueBytes(frames data.Frames) uint64 {
 	return n
 }
 
-const heapObjects = "/memory/classes/heap/objects:bytes"
-
-func heapObjectsNow() uint64 {
-	s := []metrics.Sample{{Name: heapObjects}}
-	metrics.Read(s)
-	return s[0].Value.Uint64()
-}
-
-// sampleHeapPeak reads the live-object heap every 200 µs until stop is closed, then sends
-// the highest value seen.
-func sampleHeapPeak(stop <-chan struct{}) <-chan uint64 {
-	out := make(chan uint64, 1)
-	go func() {
-		tick := time.NewTicker(200 * time.Microsecond)
-		defer tick.Stop()
-		var peak uint64
-		for {
-			peak = max(peak, heapObjectsNow())
-			select {
-			case <-stop:
-				out <- peak
-				return
-			case <-tick.C:
-			}
-		}
-	}()
-	return out
-}
-
 // bigRun is one cold QueryData's measurements.
 type bigRun struct {
 	after, total time.Duration // from the last byte, and from the request, to QueryData returning
@@ -235,9 +205,9 @@ func measureBig(b *testing.B, upstream string, bodySize, cacheSizeMiB, series, p
 	d, up := bigDatasource(b, upstream, bodySize, cacheSizeMiB)
 	defer d.Dispose()
 	runtime.GC()
-	base := heapObjectsNow()
+	base := promtest.HeapObjects()
 	stop := make(chan struct{})
-	peak := sampleHeapPeak(stop)
+	peak := promtest.HeapPeak(stop)
 	start := time.Now()
 	resp, err := d.QueryData(context.Background(), bigQuery(points))
 	done := time.Now()

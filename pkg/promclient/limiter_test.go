@@ -306,11 +306,7 @@ func TestSchedulerSettlingCost(t *testing.T) {
 // a lead that arrives a little later still goes before all second queries.
 func TestSchedulerFollowersInDepthOrder(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		s := newScheduler(-1, 1, time.Now)
-		hold, err := s.acquire(context.Background(), 1, place{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		s, hold := oneSlotBusy(t)
 		var mu sync.Mutex
 		var order []string
 		for i, a := range []struct {
@@ -469,11 +465,7 @@ func TestSchedulerUsesItsRate(t *testing.T) {
 // the cost penalty is not overtaken.
 func TestSchedulerCheapFirst(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		s := newScheduler(-1, 1, time.Now)
-		hold, err := s.acquire(context.Background(), 1, place{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		s, hold := oneSlotBusy(t)
 		var mu sync.Mutex
 		var order []string
 		enqueue := func(name string, after time.Duration, cost int) {
@@ -843,4 +835,16 @@ func TestFlowFirstCheapRequestIsLead(t *testing.T) {
 	if p := flowPlace(ctx, s, 1); laneOf(1, p.depth) != lead {
 		t.Errorf("the flow's first cheap request, after its range query: lane %d, want lead", laneOf(1, p.depth))
 	}
+}
+
+// oneSlotBusy is an unpaced scheduler with one slot, taken: what arrives next waits in
+// line until hold is called.
+func oneSlotBusy(t *testing.T) (s *scheduler, hold func()) {
+	t.Helper()
+	s = newScheduler(-1, 1, time.Now)
+	hold, err := s.acquire(context.Background(), 1, place{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, hold
 }

@@ -204,10 +204,9 @@ func (c *Cache) QueryRange(ctx context.Context, k Key, start, end time.Time, fet
 	whole := len(parts) == 1 && parts[0] == [2]int64{s, e}
 	for _, p := range parts {
 		var m *matrix
-		points := int(min((p[1]-p[0])/step+1, maxPointsHint))
-		decode := func(r io.Reader) error { m = decodeMatrix(r, points); return nil }
+		decode := func(r io.Reader) error { m = decodeMatrix(r); return nil }
 		if whole {
-			decode = func(r io.Reader) (err error) { m, err = teeDecode(r, read, points); return err }
+			decode = func(r io.Reader) (err error) { m, err = teeDecode(r, read); return err }
 		}
 		if err := fetch(ctx, time.UnixMilli(p[0]).UTC(), time.UnixMilli(p[1]).UTC(), decode); err != nil {
 			if c.opts.KeepFailure != nil && c.opts.KeepFailure(err) {
@@ -261,14 +260,10 @@ func (c *Cache) QueryRange(ctx context.Context, k Key, start, end time.Time, fet
 	return res, read(bytes.NewReader(encode(ent.sorted(), s, e, ent.warns, ent.infos)))
 }
 
-// maxPointsHint caps the room decodeMatrix reserves per series (Prometheus' own limit on
-// the points of a range query is 11,000).
-const maxPointsHint = 11000
-
 // teeDecode hands the live body to read and decodes the same bytes for the extent in a
 // goroutine alongside, as they pass. The matrix is nil when the answer is not a success
 // matrix, read stopped before its end, or decoding panicked (then it is just not kept).
-func teeDecode(body io.Reader, read Read, points int) (*matrix, error) {
+func teeDecode(body io.Reader, read Read) (*matrix, error) {
 	pr, pw := io.Pipe()
 	// Also when read panics (the plugin recovers query panics): the decoder then sees the
 	// body end and its goroutine ends instead of waiting on the pipe for ever.
@@ -284,7 +279,7 @@ func teeDecode(body io.Reader, read Read, points int) (*matrix, error) {
 			_ = pr.CloseWithError(io.ErrClosedPipe)
 			decoded <- m
 		}()
-		m = decodeMatrix(pr, points)
+		m = decodeMatrix(pr)
 	}()
 	err := read(&tee{r: body, w: pw})
 	_ = pw.Close()

@@ -47,18 +47,16 @@ var errNotMatrix = errors.New("rcache: not a success matrix answer")
 
 // decodeMatrix reads a Prometheus success matrix while it arrives; anything else (or a
 // body cut short, which the caller's client reports itself) is nil and is not kept.
-// points is how many samples a series holds at most (the steps asked for); the series'
-// samples are read into one scratch slice and each series keeps an exactly sized copy.
-func decodeMatrix(r io.Reader, points int) *matrix {
+func decodeMatrix(r io.Reader) *matrix {
 	iter, err := jsoniter.Parse(jsoniter.ConfigDefault, r, 64<<10)
 	if err != nil {
 		return nil
 	}
 	m := &matrix{}
-	// One scratch slice for all series, grown once to the longest (at most the steps
-	// asked for); each series keeps an exactly sized copy, so a wide answer of sparse
-	// series does not reserve (and zero) the whole range for every series.
-	scratch := make([]point, 0, min(points, 1024))
+	// One scratch slice for all series' values, grown to the longest; each series keeps an
+	// exactly sized copy, so a big answer leaves no regrown copies and a wide answer of
+	// sparse series reserves nothing per series.
+	var scratch []point
 	var status, resultType string
 	err = readObject(iter, func(key string) error {
 		switch key {

@@ -47,8 +47,9 @@ type scheduler struct {
 	now        func() time.Time
 }
 
-// lane is where a request waits and what it counts in. A flow is one query request of a panel (see WithFlow): its
-// first cheap request paints the panel when it is alone, as a stat panel's is.
+// lane is where a request waits and what it counts in. A flow is one query request of a
+// panel (see WithFlow): its first cheap request paints the panel when it is alone, as a
+// stat panel's is.
 type lane uint8
 
 const (
@@ -73,7 +74,8 @@ func laneOf(cost, depth int) lane {
 // Requests of at most cheapPoints points (instant queries, short ranges) are cheap: they
 // may use the slots reserved for them. Each earlier request of its flow pushes a request
 // back by depthStep, up to maxDepthPenalty, so the first queries of all panels go before the
-// second ones.
+// second ones; each further query of its flow by sizeStep, up to maxSizePenalty, so
+// smaller panels go first. maxSettle bounds the settling delay (see settleDelay).
 const (
 	maxCostPenalty  = 2 * time.Second
 	heavyPoints     = 1000

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -38,7 +39,8 @@ func (d *Datasource) CheckHealth(ctx context.Context, _ *backend.CheckHealthRequ
 	defer cancel()
 	res := d.checkHealth(ctx)
 	if res.Status == backend.HealthStatusOk {
-		res.Message += " " + d.checkOptional(ctx)
+		res.Message = strings.Join(slices.DeleteFunc([]string{res.Message, d.checkRegionEndpoints(ctx), d.checkOptional(ctx)},
+			func(m string) bool { return m == "" }), " ")
 	}
 	res.Message = d.redact.String(res.Message)
 	return res, nil
@@ -86,6 +88,53 @@ func pastTheFrontDoor(err error) bool {
 	var apiErr *promclient.APIError
 	return errors.As(err, &apiErr) && !apiErr.Throttled &&
 		(apiErr.Status == http.StatusBadRequest || apiErr.Status == http.StatusUnprocessableEntity)
+}
+
+// checkRegionEndpoints sends the first probe (instant 1+1) to each region that has an
+// endpoint of its own (regionEndpoints), besides the default region, which the other probes
+// covered: a mistyped URL or a listener that refuses the region's signature shows here,
+// as a warning naming the region and its fix, instead of in a panel later.
+func (d *Datasource) checkRegionEndpoints(ctx context.Context) string {
+	var regions []string
+	for region := range d.settings.Auth.RegionEndpoints {
+		if region != d.home.region {
+			regions = append(regions, region)
+		}
+	}
+	if len(regions) == 0 {
+		return ""
+	}
+	slices.Sort(regions)
+	now := time.Now()
+	rgs := make([]*regional, len(regions))
+	calls := make([]func() error, len(regions))
+	for i, region := range regions {
+		calls[i] = func() error {
+			rg, err := d.regional(ctx, region)
+			if err != nil {
+				return err
+			}
+			rgs[i] = rg
+			if err := rg.client.Query(ctx, "1+1", now, 0, promclient.Data(nil)); err != nil && !pastTheFrontDoor(err) {
+				return err
+			}
+			return nil
+		}
+	}
+	var ok, warnings []string
+	for i, err := range parallelN("Save & test", regionsAtOnce, calls...) {
+		if err == nil {
+			ok = append(ok, regions[i])
+			continue
+		}
+		warnings = append(warnings, fmt.Sprintf("Warning: region %s, with its own endpoint, does not answer: %s",
+			regions[i], d.explainIn(rgs[i], fmt.Errorf("the cloudwatch:GetMetricData probe failed: %w", err), "cloudwatch:GetMetricData").Message))
+	}
+	msg := strings.Join(warnings, " ")
+	if len(ok) > 0 {
+		msg = strings.TrimSpace("Endpoints per region answer for " + strings.Join(ok, ", ") + ". " + msg)
+	}
+	return msg
 }
 
 // healthError explains a failed probe; action is the IAM permission the probe needs.

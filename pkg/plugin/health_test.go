@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"context"
+	"encoding/json"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -217,4 +218,44 @@ func closedLoopbackURL(t *testing.T) string {
 	addr := l.Addr().String()
 	l.Close()
 	return "http://" + addr
+}
+
+// Save & test also asks each region that has an endpoint of its own (regionEndpoints),
+// through the production client, signed for that region: one that answers is named, one
+// that refuses the permission or cannot be reached is a warning naming the region and its
+// fix, and the data source stays usable (the default region works).
+func TestCheckHealthProbesRegionEndpoints(t *testing.T) {
+	home := (&fakeCloudWatch{region: "us-east-1"}).start(t)
+	west := (&fakeCloudWatch{region: "us-west-2"}).start(t)
+	denied := (&fakeCloudWatch{region: "eu-central-1", denied: map[string]string{"/api/v1/query": "cloudwatch:GetMetricData"}}).start(t)
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closedURL := closed.URL
+	closed.Close()
+	jd, _ := json.Marshal(map[string]any{"authType": "keys", "defaultRegion": "us-east-1", "endpoint": home.url,
+		"regionEndpoints": map[string]string{"us-west-2": west.url, "eu-central-1": denied.url, "ap-south-1": closedURL, "us-east-1": home.url}})
+	d := newRealDatasource(t, context.Background(), backend.DataSourceInstanceSettings{UID: "regions-health", JSONData: jd,
+		DecryptedSecureJSONData: map[string]string{"accessKey": fakeAccessKey, "secretKey": fakeSecretKey}})
+	res, err := d.CheckHealth(context.Background(), &backend.CheckHealthRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != backend.HealthStatusOk {
+		t.Fatalf("status %v (%s): the default region works, so Save & test succeeds with warnings", res.Status, res.Message)
+	}
+	for _, want := range []string{
+		"Endpoints per region answer for us-west-2.",
+		"Warning: region ap-south-1, with its own endpoint, does not answer",
+		"Warning: region eu-central-1, with its own endpoint, does not answer",
+		"cloudwatch:GetMetricData",
+	} {
+		if !strings.Contains(res.Message, want) {
+			t.Errorf("message lacks %q:\n%s", want, res.Message)
+		}
+	}
+	if west.requests.Load() == 0 || denied.requests.Load() == 0 {
+		t.Errorf("requests: us-west-2 %d, eu-central-1 %d; each region's endpoint is probed", west.requests.Load(), denied.requests.Load())
+	}
+	if strings.Contains(res.Message, "us-east-1,") || strings.Contains(res.Message, "region us-east-1") {
+		t.Errorf("the default region is checked by the three probes, not again as a region endpoint: %s", res.Message)
+	}
 }

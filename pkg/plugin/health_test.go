@@ -259,3 +259,30 @@ func TestCheckHealthProbesRegionEndpoints(t *testing.T) {
 		t.Errorf("the default region is checked by the three probes, not again as a region endpoint: %s", res.Message)
 	}
 }
+
+// A region endpoint that never answers takes at most a third of Save & test's budget: the
+// warning names it, and the alarms and inventory checks after it still get their answers
+// instead of running out of time.
+func TestCheckHealthHangingRegionEndpoint(t *testing.T) {
+	home := (&fakeCloudWatch{region: "us-east-1"}).start(t)
+	release := make(chan struct{})
+	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-release }))
+	defer hang.Close()
+	defer close(release)
+	jd, _ := json.Marshal(map[string]any{"authType": "keys", "defaultRegion": "us-east-1", "endpoint": home.url,
+		"regionEndpoints": map[string]string{"ap-south-1": hang.URL}})
+	d := newRealDatasource(t, context.Background(), backend.DataSourceInstanceSettings{UID: "hanging-region", JSONData: jd,
+		DecryptedSecureJSONData: map[string]string{"accessKey": fakeAccessKey, "secretKey": fakeSecretKey}})
+	d.healthTimeout = 3 * time.Second
+	res, err := d.CheckHealth(context.Background(), &backend.CheckHealthRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != backend.HealthStatusOk || !strings.Contains(res.Message, "Warning: region ap-south-1") {
+		t.Fatalf("status %v, message %s: want OK with a warning naming ap-south-1", res.Status, res.Message)
+	}
+	_, optional, _ := strings.Cut(res.Message, "cloudwatch:DescribeAlarms")
+	if optional == "" || strings.Contains(optional, "deadline") {
+		t.Errorf("the alarms and inventory checks ran out of time behind the hanging region:\n%s", res.Message)
+	}
+}

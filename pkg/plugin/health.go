@@ -51,7 +51,7 @@ func (d *Datasource) checkHealth(ctx context.Context) *backend.CheckHealthResult
 		return d.healthError(d.setupErr, "")
 	}
 	now := time.Now()
-	if err := d.client.Query(ctx, "1+1", now, 0, promclient.Data(nil)); err != nil && !pastTheFrontDoor(err) {
+	if err := queryProbe(ctx, d.client, now); err != nil {
 		return d.healthError(err, "cloudwatch:GetMetricData")
 	}
 	if err := d.client.Labels(ctx, nil, now.Add(-time.Hour), now, 1, promclient.Data(nil)); err != nil {
@@ -78,6 +78,15 @@ func (d *Datasource) checkHealth(ctx context.Context) *backend.CheckHealthResult
 		Status:  backend.HealthStatusOk,
 		Message: fmt.Sprintf("Connected to CloudWatch (%s): queries and metric discovery work and SageMaker metrics are present.", d.endpoint),
 	}
+}
+
+// queryProbe is Save & test's first probe: an instant 1+1 proves the signature and the
+// query permission (GetMetricData), even when CloudWatch refuses the expression itself.
+func queryProbe(ctx context.Context, c Upstream, now time.Time) error {
+	if err := c.Query(ctx, "1+1", now, 0, promclient.Data(nil)); err != nil && !pastTheFrontDoor(err) {
+		return err
+	}
+	return nil
 }
 
 // pastTheFrontDoor reports whether CloudWatch judged the query itself (400 bad_data, 422
@@ -110,23 +119,11 @@ func (d *Datasource) checkRegionEndpoints(ctx context.Context) string {
 	ctx, cancel := context.WithTimeout(ctx, d.healthTimeout/3)
 	defer cancel()
 	now := time.Now()
-	rgs := make([]*regional, len(regions))
-	calls := make([]func() error, len(regions))
-	for i, region := range regions {
-		calls[i] = func() error {
-			rg, err := d.regional(ctx, region)
-			if err != nil {
-				return err
-			}
-			rgs[i] = rg
-			if err := rg.client.Query(ctx, "1+1", now, 0, promclient.Data(nil)); err != nil && !pastTheFrontDoor(err) {
-				return err
-			}
-			return nil
-		}
-	}
+	rgs, errs := d.inRegions(ctx, "Save & test", regions, func(ctx context.Context, _ int, rg *regional) error {
+		return queryProbe(ctx, rg.client, now)
+	})
 	var ok, warnings []string
-	for i, err := range parallelN("Save & test", regionsAtOnce, calls...) {
+	for i, err := range errs {
 		if err == nil {
 			ok = append(ok, regions[i])
 			continue

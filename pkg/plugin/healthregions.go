@@ -10,11 +10,10 @@ import (
 // (each region's calls are bounded again by pkg/awsapi).
 const regionsAtOnce = 4
 
-// eachRegion runs fn on each region's clients, at most regionsAtOnce regions at a time,
+// inRegions runs fn on each region's clients, at most regionsAtOnce regions at a time,
 // panic-safe. It returns each region's clients (nil when they could not be built) and its
-// failure: the clients could not be built, the region has no alarms and inventory client,
-// or fn failed.
-func (d *Datasource) eachRegion(ctx context.Context, what string, regions []string, fn func(ctx context.Context, i int, rg *regional) error) ([]*regional, []error) {
+// failure: the clients could not be built, or fn failed.
+func (d *Datasource) inRegions(ctx context.Context, what string, regions []string, fn func(ctx context.Context, i int, rg *regional) error) ([]*regional, []error) {
 	rgs := make([]*regional, len(regions))
 	calls := make([]func() error, len(regions))
 	for i, region := range regions {
@@ -24,13 +23,21 @@ func (d *Datasource) eachRegion(ctx context.Context, what string, regions []stri
 				return err
 			}
 			rgs[i] = rg
-			if rg.aws == nil {
-				return rg.awsErr
-			}
 			return fn(ctx, i, rg)
 		}
 	}
 	return rgs, parallelN(what, regionsAtOnce, calls...)
+}
+
+// eachRegion is inRegions for the alarms and inventory queries: a region without an
+// alarms and inventory client fails with the reason it has none.
+func (d *Datasource) eachRegion(ctx context.Context, what string, regions []string, fn func(ctx context.Context, i int, rg *regional) error) ([]*regional, []error) {
+	return d.inRegions(ctx, what, regions, func(ctx context.Context, i int, rg *regional) error {
+		if rg.aws == nil {
+			return rg.awsErr
+		}
+		return fn(ctx, i, rg)
+	})
 }
 
 // explainIn explains a failure in a region with what its clients know (its endpoint and

@@ -35,19 +35,16 @@ const (
 // to its own inventory only, the rows merged into one frame. A region that fails is named in
 // the response's error; the other regions' rows stay.
 func (d *Datasource) runHealthQuery(ctx context.Context, dq backend.DataQuery, qt string) backend.DataResponse {
-	if d.setupErr != nil {
-		return d.errorResponse(d.setupErr)
-	}
 	q, err := models.ParseHealthQuery(dq, qt)
 	if err != nil {
-		return d.errorResponse(backend.DownstreamError(err))
+		return problemResponse(refused(backend.DownstreamError(err)))
 	}
 	regions, err := d.regionsOf(q.RefID, q.Region)
 	if err != nil {
-		return d.errorResponse(err)
+		return problemResponse(refused(err))
 	}
-	// Only a query that names its regions gets region-aware frames and messages, so
-	// today's panels keep their frames.
+	// Only a query that names its regions gets region-aware frames and messages, so a
+	// panel built for the default region keeps its frame's columns.
 	named := q.Region != ""
 	f := health.Filter{Endpoints: q.Endpoints, Components: q.Components}
 	parts := make([]healthPart, len(regions))
@@ -73,7 +70,7 @@ func (d *Datasource) runHealthQuery(ctx context.Context, dq backend.DataQuery, q
 	)
 	for i, p := range parts {
 		if errs[i] != nil {
-			failed[i] = problemResponse(d.explainIn(rgs[i], errs[i], "cloudwatch:GetMetricData"))
+			failed[i] = rgs[i].errorResponse(errs[i])
 			continue
 		}
 		ok++

@@ -89,8 +89,11 @@ func newAWSDatasource(t *testing.T, up *fakeUpstream, aws *fakeAWS) *Datasource 
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.setupErr != nil || d.awsSetupErr != nil {
-		t.Fatalf("test settings rejected: %v / %v", d.setupErr, d.awsSetupErr)
+	if d.setupErr != nil {
+		t.Fatalf("test settings rejected: %v", d.setupErr)
+	}
+	if d.home.awsErr != nil {
+		t.Fatalf("the alarms and inventory client was not built: %v", d.home.awsErr)
 	}
 	return d
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/backend/instancemgmt"
 
-	"github.com/inferscope/sagemaker-datasource/pkg/awsapi"
 	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
 	"github.com/inferscope/sagemaker-datasource/pkg/budget"
 	"github.com/inferscope/sagemaker-datasource/pkg/models"
@@ -40,35 +39,26 @@ type ClientFactory func(ctx context.Context, s *models.Settings, ep awsauth.Endp
 // they are kept in setupErr and reported by Save & test and by every query and resource
 // call, where the user sees them.
 type Datasource struct {
-	// client, aws, endpoint and region are the default region's (home's).
-	client   Upstream
 	settings *models.Settings
 	setupErr error
-	endpoint string // for messages
-	region   string
 
 	// home is the default region's clients, built with the instance; other regions are
-	// built on first use (regions.go).
-	home          *regional
-	defaultRegion string
-	allowed       []string // the regions queries may name (models.Settings.Allowed)
-	shared        Shared
-	factory       ClientFactory
-	awsFactory    AWSFactory
-	regionsMu     sync.Mutex
-	regions       map[string]*regionSlot
-	probe         regionProbe      // the regions resource's cached answer
-	redact        *redact.Redactor // the one redaction step; learns what the signer uses
-	unpinLog      func()           // releases this instance's secureJsonData from logSecrets
-	dispose       func()
-	uid           string        // keys the results cache, so data sources never share answers
-	cache         *rcache.Cache // nil when jsonData.cacheSizeMiB is 0
+	// built on first use (regions.go). Nil while setupErr is set.
+	home       *regional
+	allowed    []string // the regions queries may name (models.Settings.Allowed)
+	shared     Shared
+	factory    ClientFactory
+	awsFactory AWSFactory
+	regionsMu  sync.Mutex
+	regions    map[string]*regionSlot
+	probe      regionProbe      // the regions resource's cached answer
+	redact     *redact.Redactor // the one redaction step; learns what the signer uses
+	unpinLog   func()           // releases this instance's secureJsonData from logSecrets
+	dispose    func()
+	uid        string        // keys the results cache, so data sources never share answers
+	cache      *rcache.Cache // nil when jsonData.cacheSizeMiB is 0
 	// healthTimeout bounds Save & test; tests shorten it.
 	healthTimeout time.Duration
-	// aws reads alarms and the inventory; nil with awsSetupErr when it could not be built
-	// (the PromQL path works without it).
-	aws         awsapi.API
-	awsSetupErr error
 }
 
 var (
@@ -122,7 +112,7 @@ func New(ctx context.Context, settings backend.DataSourceInstanceSettings, facto
 		d.cache = rcache.New(rcache.Options{MaxBytes: int64(s.CacheSizeMiB) << 20, RefetchWindow: refetch, Fresh: fresh,
 			KeepFailure: overLimit})
 	}
-	// Endpoints are checked before credentials, as they always were.
+	// A bad endpoint (a few string checks) is named before credentials load the AWS config.
 	if err := checkEndpoints(s); err != nil {
 		d.setupErr = err
 		return d, nil
@@ -137,15 +127,10 @@ func New(ctx context.Context, settings backend.DataSourceInstanceSettings, facto
 		Memory: budget.New(int64(s.MemoryBudgetMiB)<<20, 0, "jsonData.memoryBudgetMiB"),
 		Seen:   sinks{d.redact, logSecrets},
 	}
-	d.defaultRegion, d.allowed = s.DefaultRegion(), s.Allowed()
-	home, err := d.buildRegional(ctx, "")
-	if err != nil {
+	d.allowed = s.Allowed()
+	if d.home, err = d.buildRegional(ctx, ""); err != nil {
 		d.setupErr = err
-		return d, nil
 	}
-	d.home = home
-	d.client, d.aws, d.awsSetupErr = home.client, home.aws, home.awsErr
-	d.endpoint, d.region = home.endpoint.URL.Redacted(), home.region
 	return d, nil
 }
 
@@ -190,18 +175,35 @@ func (d *Datasource) QueryData(ctx context.Context, req *backend.QueryDataReques
 	return resp, nil
 }
 
-// route runs one query as its type says; an unknown type is refused, naming the known ones.
+// queryHandler answers one query of a request.
+type queryHandler func(d *Datasource, ctx context.Context, dq backend.DataQuery) backend.DataResponse
+
+// queryHandlers has a handler for each of models.QueryTypes.
+var queryHandlers = map[string]queryHandler{
+	models.QueryTypePromQL:       (*Datasource).runPromQL,
+	models.QueryTypeDiagnosis:    (*Datasource).runDiagnosis,
+	models.QueryTypeAlarms:       healthQuery(models.QueryTypeAlarms),
+	models.QueryTypeAlarmHistory: healthQuery(models.QueryTypeAlarmHistory),
+	models.QueryTypeInventory:    healthQuery(models.QueryTypeInventory),
+}
+
+func healthQuery(qt string) queryHandler {
+	return func(d *Datasource, ctx context.Context, dq backend.DataQuery) backend.DataResponse {
+		return d.runHealthQuery(ctx, dq, qt)
+	}
+}
+
+// route runs one query by its type's handler. An unknown type is refused, naming the known
+// ones (models.QueryTypeOf), before the settings' problem, which refuses every other query.
 func (d *Datasource) route(ctx context.Context, dq backend.DataQuery) backend.DataResponse {
 	qt, err := models.QueryTypeOf(dq)
 	switch {
 	case err != nil:
-		return d.errorResponse(backend.DownstreamError(err))
-	case qt == models.QueryTypeDiagnosis:
-		return d.runDiagnosis(ctx, dq)
-	case qt != models.QueryTypePromQL:
-		return d.runHealthQuery(ctx, dq, qt)
+		return problemResponse(refused(backend.DownstreamError(err)))
+	case d.setupErr != nil:
+		return problemResponse(refused(d.setupErr))
 	}
-	return d.runPromQL(ctx, dq)
+	return queryHandlers[qt](d, ctx, dq)
 }
 
 // Dispose releases the instance's idle connections and its secrets' pins in the log

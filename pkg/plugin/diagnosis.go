@@ -9,9 +9,7 @@ import (
 
 	"github.com/inferscope/sagemaker-datasource/pkg/consolelinks"
 	"github.com/inferscope/sagemaker-datasource/pkg/dashref"
-
 	"github.com/inferscope/sagemaker-datasource/pkg/diagnosis"
-	"github.com/inferscope/sagemaker-datasource/pkg/fault"
 	"github.com/inferscope/sagemaker-datasource/pkg/models"
 )
 
@@ -19,26 +17,23 @@ import (
 // through this datasource's clients, so they share its credentials, limits, retries and
 // results cache, and their errors reach the same edge as a panel's. A query naming regions
 // runs the rules in each, through that region's client, and ranks the findings together; one
-// naming none runs in the default region and answers as it always did.
+// naming none runs in the default region and its frame has no region column.
 func (d *Datasource) runDiagnosis(ctx context.Context, q backend.DataQuery) backend.DataResponse {
-	if d.setupErr != nil {
-		return d.errorResponse(d.setupErr)
-	}
 	if err := models.CheckTimeRange(q.RefID, q.TimeRange); err != nil {
-		return d.errorResponse(backend.DownstreamError(err))
+		return problemResponse(refused(backend.DownstreamError(err)))
 	}
 	field, err := models.QueryRegion(q)
 	if err != nil {
-		return d.errorResponse(backend.DownstreamError(err))
+		return problemResponse(refused(backend.DownstreamError(err)))
 	}
 	names := []string{""} // the default region, unnamed: the frame has no region column
 	if field != "" {
 		if names, err = d.regionsOf(q.RefID, field); err != nil {
-			return d.errorResponse(err)
+			return problemResponse(refused(err))
 		}
 	}
 	regions := make([]diagnosis.Region, len(names))
-	built := make(map[string]*regional, len(names))
+	built := make(map[string]*regional, len(names)) // a failure is worded with its region's endpoint
 	for i, name := range names {
 		rg, err := d.regional(ctx, name)
 		regions[i] = diagnosis.Region{Name: name, Err: err}
@@ -47,20 +42,15 @@ func (d *Datasource) runDiagnosis(ctx context.Context, q backend.DataQuery) back
 			built[name] = rg
 		}
 	}
-	// A failure is worded with its own region's endpoint.
-	explain := func(region string, err error) fault.Problem {
-		if rg := built[region]; rg != nil {
-			return rg.explain(err, "cloudwatch:GetMetricData")
-		}
-		return d.explain(err, "cloudwatch:GetMetricData")
-	}
-	resp := diagnosis.HandleQuery(ctx, regions, q, func(region string, err error) string { return explain(region, err).Message })
+	resp := diagnosis.HandleQuery(ctx, regions, q, func(region string, err error) string {
+		return built[region].explain(err, "cloudwatch:GetMetricData").Message
+	})
 	if resp.Error != nil {
-		// Every region failed; the error is the first region's, worded with its endpoint.
-		return problemResponse(explain(names[0], resp.Error))
+		// Every region failed; the error is the first region's.
+		return built[names[0]].errorResponse(resp.Error)
 	}
 	for _, f := range resp.Frames {
-		addConsoleLinks(f, d.region)
+		addConsoleLinks(f, d.home.region)
 	}
 	return resp
 }

@@ -18,12 +18,12 @@ var vendedProbes = []string{semconv.Invocations, semconv.InvocationsByInstanceID
 // to arrive: if no enriched vended metric does, enrichment is off and the Invocations, error,
 // latency and traffic panels will be empty. It returns the warning, or "" when enrichment is
 // on or the probe cannot tell (the earlier probes already judged access).
-func (d *Datasource) enrichmentWarning(ctx context.Context, now time.Time) string {
+func (rg *regional) enrichmentWarning(ctx context.Context, now time.Time) string {
 	var series []json.RawMessage
-	if err := d.client.Series(ctx, vendedProbes, now.Add(-sageMakerLookback), now, 1, promclient.Data(&series)); err != nil || len(series) > 0 {
+	if err := rg.client.Series(ctx, vendedProbes, now.Add(-sageMakerLookback), now, 1, promclient.Data(&series)); err != nil || len(series) > 0 {
 		return ""
 	}
 	return fmt.Sprintf("Connected to CloudWatch (%s) and SageMaker metrics are present, but no enriched vended metrics arrived in the last %d hours "+
 		"(looked for %v). Turn on %s in this account and region. Until then the Invocations, 5XX, latency-breakdown and traffic panels show "+
-		"\"No vended metrics\" instead of numbers.", d.endpoint, int(sageMakerLookback.Hours()), vendedProbes, semconv.EnrichmentSwitch)
+		"\"No vended metrics\" instead of numbers.", rg.endpoint.URL.Redacted(), int(sageMakerLookback.Hours()), vendedProbes, semconv.EnrichmentSwitch)
 }

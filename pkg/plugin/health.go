@@ -37,29 +37,31 @@ func (d *Datasource) CheckHealth(ctx context.Context, _ *backend.CheckHealthRequ
 	// Save & test should answer while the user waits, even against an endpoint that never does.
 	ctx, cancel := context.WithTimeout(ctx, d.healthTimeout)
 	defer cancel()
-	res := d.checkHealth(ctx)
+	home, err := d.regional(ctx, "")
+	if err != nil {
+		return &backend.CheckHealthResult{Status: backend.HealthStatusError, Message: d.redact.String(refused(err).Message)}, nil
+	}
+	res := home.checkHealth(ctx)
 	if res.Status == backend.HealthStatusOk {
-		res.Message = strings.Join(slices.DeleteFunc([]string{res.Message, d.checkRegionEndpoints(ctx), d.checkOptional(ctx)},
+		res.Message = strings.Join(slices.DeleteFunc([]string{res.Message, d.checkRegionEndpoints(ctx), home.checkOptional(ctx)},
 			func(m string) bool { return m == "" }), " ")
 	}
 	res.Message = d.redact.String(res.Message)
 	return res, nil
 }
 
-func (d *Datasource) checkHealth(ctx context.Context) *backend.CheckHealthResult {
-	if d.setupErr != nil {
-		return d.healthError(d.setupErr, "")
-	}
+// checkHealth is the PromQL probes of Save & test, in the region.
+func (rg *regional) checkHealth(ctx context.Context) *backend.CheckHealthResult {
 	now := time.Now()
-	if err := queryProbe(ctx, d.client, now); err != nil {
-		return d.healthError(err, "cloudwatch:GetMetricData")
+	if err := queryProbe(ctx, rg.client, now); err != nil {
+		return rg.healthError(err, "cloudwatch:GetMetricData")
 	}
-	if err := d.client.Labels(ctx, nil, now.Add(-time.Hour), now, 1, promclient.Data(nil)); err != nil {
-		return d.healthError(err, "cloudwatch:ListMetrics")
+	if err := rg.client.Labels(ctx, nil, now.Add(-time.Hour), now, 1, promclient.Data(nil)); err != nil {
+		return rg.healthError(err, "cloudwatch:ListMetrics")
 	}
 	var series []json.RawMessage
-	if err := d.client.Series(ctx, sageMakerProbes, now.Add(-sageMakerLookback), now, 1, promclient.Data(&series)); err != nil {
-		return d.healthError(err, "cloudwatch:ListMetrics")
+	if err := rg.client.Series(ctx, sageMakerProbes, now.Add(-sageMakerLookback), now, 1, promclient.Data(&series)); err != nil {
+		return rg.healthError(err, "cloudwatch:ListMetrics")
 	}
 	if len(series) == 0 {
 		return &backend.CheckHealthResult{
@@ -68,15 +70,15 @@ func (d *Datasource) checkHealth(ctx context.Context) *backend.CheckHealthResult
 				"but no SageMaker metrics were found in the last %d hours (looked for %s). "+
 				"Turn on detailed observability for the inference endpoints and OTel enrichment of vended metrics "+
 				"in this account and region, then allow some time for the first data to arrive.",
-				d.endpoint, int(sageMakerLookback.Hours()), strings.Join(sageMakerProbes, ", ")),
+				rg.endpoint.URL.Redacted(), int(sageMakerLookback.Hours()), strings.Join(sageMakerProbes, ", ")),
 		}
 	}
-	if warning := d.enrichmentWarning(ctx, now); warning != "" {
+	if warning := rg.enrichmentWarning(ctx, now); warning != "" {
 		return &backend.CheckHealthResult{Status: backend.HealthStatusOk, Message: warning}
 	}
 	return &backend.CheckHealthResult{
 		Status:  backend.HealthStatusOk,
-		Message: fmt.Sprintf("Connected to CloudWatch (%s): queries and metric discovery work and SageMaker metrics are present.", d.endpoint),
+		Message: fmt.Sprintf("Connected to CloudWatch (%s): queries and metric discovery work and SageMaker metrics are present.", rg.endpoint.URL.Redacted()),
 	}
 }
 
@@ -129,7 +131,7 @@ func (d *Datasource) checkRegionEndpoints(ctx context.Context) string {
 			continue
 		}
 		warnings = append(warnings, fmt.Sprintf("Warning: region %s, with its own endpoint, does not answer: %s",
-			regions[i], d.explainIn(rgs[i], fmt.Errorf("the cloudwatch:GetMetricData probe failed: %w", err), "cloudwatch:GetMetricData").Message))
+			regions[i], rgs[i].explain(fmt.Errorf("the cloudwatch:GetMetricData probe failed: %w", err), "cloudwatch:GetMetricData").Message))
 	}
 	msg := strings.Join(warnings, " ")
 	if len(ok) > 0 {
@@ -139,23 +141,21 @@ func (d *Datasource) checkRegionEndpoints(ctx context.Context) string {
 }
 
 // healthError explains a failed probe; action is the IAM permission the probe needs.
-func (d *Datasource) healthError(err error, action string) *backend.CheckHealthResult {
-	if action != "" {
-		err = fmt.Errorf("the %s probe failed: %w", action, err)
-	}
-	return &backend.CheckHealthResult{Status: backend.HealthStatusError, Message: d.explain(err, action).Message}
+func (rg *regional) healthError(err error, action string) *backend.CheckHealthResult {
+	err = fmt.Errorf("the %s probe failed: %w", action, err)
+	return &backend.CheckHealthResult{Status: backend.HealthStatusError, Message: rg.explain(err, action).Message}
 }
 
 // checkOptional makes one cheap DescribeAlarms and one cheap ListEndpoints call and says
 // what works. A missing permission names the IAM action; any failure is a warning, as the
 // PromQL panels work without them.
-func (d *Datasource) checkOptional(ctx context.Context) string {
-	if d.aws == nil {
-		return "Warning: alarms and inventory are unavailable: " + d.explain(d.awsSetupErr, "").Message
+func (rg *regional) checkOptional(ctx context.Context) string {
+	if rg.aws == nil {
+		return "Warning: alarms and inventory are unavailable: " + rg.explain(rg.awsErr, "").Message
 	}
 	errs := parallel("Save & test",
-		func() error { return d.aws.ProbeAlarms(ctx) },
-		func() error { return d.aws.ProbeInventory(ctx) })
+		func() error { return rg.aws.ProbeAlarms(ctx) },
+		func() error { return rg.aws.ProbeInventory(ctx) })
 	var ok, warnings []string
 	for i, check := range []struct {
 		action, what, done string
@@ -167,9 +167,9 @@ func (d *Datasource) checkOptional(ctx context.Context) string {
 		case err == nil:
 			ok = append(ok, check.done)
 		case awsapi.IsPermission(err):
-			warnings = append(warnings, fmt.Sprintf("Warning: %s (needed for %s; optional, PromQL panels work without it).", d.explain(awsErr(err), "").Message, check.what))
+			warnings = append(warnings, fmt.Sprintf("Warning: %s (needed for %s; optional, PromQL panels work without it).", rg.explain(awsErr(err), "").Message, check.what))
 		default:
-			warnings = append(warnings, fmt.Sprintf("Warning: the %s check failed, so %s may not work: %s.", check.action, check.what, d.explain(awsErr(err), check.action).Message))
+			warnings = append(warnings, fmt.Sprintf("Warning: the %s check failed, so %s may not work: %s.", check.action, check.what, rg.explain(awsErr(err), check.action).Message))
 		}
 	}
 	msg := strings.Join(warnings, " ")

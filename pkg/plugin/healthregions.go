@@ -1,10 +1,6 @@
 package plugin
 
-import (
-	"context"
-
-	"github.com/inferscope/sagemaker-datasource/pkg/fault"
-)
+import "context"
 
 // regionsAtOnce bounds how many regions one health query or inventory lookup reads at once
 // (each region's calls are bounded again by pkg/awsapi).
@@ -38,13 +34,4 @@ func (d *Datasource) eachRegion(ctx context.Context, what string, regions []stri
 		}
 		return fn(ctx, i, rg)
 	})
-}
-
-// explainIn explains a failure in a region with what its clients know (its endpoint and
-// region), or as the data source's when they could not be built.
-func (d *Datasource) explainIn(rg *regional, err error, action string) fault.Problem {
-	if rg == nil {
-		return d.explain(err, action)
-	}
-	return rg.explain(err, action)
 }

@@ -29,9 +29,6 @@ const (
 // that fails fails the call, naming it: a variable silently missing a region's names would
 // hide its resources.
 func (d *Datasource) inventoryValues(ctx context.Context, req *backend.CallResourceRequest, path string) *backend.CallResourceResponse {
-	if d.setupErr != nil {
-		return errorResponseJSON(http.StatusBadRequest, "bad_data", d.setupErr.Error())
-	}
 	if req.Method != http.MethodGet {
 		return errorResponseJSON(http.StatusMethodNotAllowed, "bad_data", "method "+req.Method+" is not allowed on "+path+": use GET")
 	}
@@ -46,8 +43,7 @@ func (d *Datasource) inventoryValues(ctx context.Context, req *backend.CallResou
 	field := u.Query().Get("region")
 	regions, err := d.regionsOf("", field)
 	if err != nil {
-		pr := d.explain(err, "")
-		return errorResponseJSON(int(pr.Status), errorTypeFor(int(pr.Status)), "parameter region: "+pr.Message)
+		return problemJSON(refused(err), "parameter region: ")
 	}
 	invs := make([]awsapi.Inventory, len(regions))
 	rgs, errs := d.eachRegion(ctx, "inventory lookup", regions, func(ctx context.Context, i int, rg *regional) error {
@@ -66,11 +62,11 @@ func (d *Datasource) inventoryValues(ctx context.Context, req *backend.CallResou
 		case errors.As(err, &p): // logged where it was recovered
 			return errorResponseJSON(http.StatusInternalServerError, "internal", "internal error while answering "+path+"; please report it")
 		}
-		pr := d.explainIn(rgs[i], awsErr(err), "")
+		prefix := ""
 		if field != "" {
-			pr.Message = "region " + regions[i] + ": " + pr.Message
+			prefix = "region " + regions[i] + ": "
 		}
-		return errorResponseJSON(int(pr.Status), errorTypeFor(int(pr.Status)), pr.Message)
+		return problemJSON(rgs[i].explain(awsErr(err), ""), prefix)
 	}
 	f := health.Filter{Endpoints: endpoints}
 	values := []string{}

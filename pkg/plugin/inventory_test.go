@@ -242,8 +242,8 @@ func TestAWSClientThatCannotBeBuilt(t *testing.T) {
 func TestProductionAWSClientAgainstAPromQLOnlyEndpoint(t *testing.T) {
 	cw := (&fakeCloudWatch{region: "us-east-1", series: `[{"__name__":"DCGM_FI_DEV_GPU_UTIL"}]`, vendedSeries: `[{"__name__":"Invocations"}]`}).start(t)
 	d := newRealDatasource(t, context.Background(), cw.settings("us-east-1", fakeAccessKey, fakeSecretKey))
-	if d.aws == nil {
-		t.Fatalf("the production AWS client was not built: %v", d.awsSetupErr)
+	if d.home.aws == nil {
+		t.Fatalf("the production AWS client was not built: %v", d.home.awsErr)
 	}
 	res, _ := d.CheckHealth(context.Background(), &backend.CheckHealthRequest{})
 	t.Log(res.Message)

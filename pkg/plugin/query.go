@@ -24,15 +24,15 @@ import (
 // region runs in the default region and its frames are as they always were.
 func (d *Datasource) runPromQL(ctx context.Context, dq backend.DataQuery) backend.DataResponse {
 	if d.setupErr != nil {
-		return d.errorResponse(d.setupErr)
+		return problemResponse(refused(d.setupErr))
 	}
 	q, err := models.ParseQuery(dq)
 	if err != nil {
-		return d.errorResponse(backend.DownstreamError(err))
+		return problemResponse(refused(backend.DownstreamError(err)))
 	}
 	regions, err := d.regionsOf(q.RefID, q.Region)
 	if err != nil {
-		return d.errorResponse(err)
+		return problemResponse(refused(err))
 	}
 	iv, err := interval.Compute(interval.Params{
 		From:            q.TimeRange.From,
@@ -44,7 +44,7 @@ func (d *Datasource) runPromQL(ctx context.Context, dq backend.DataQuery) backen
 		IntervalFactor:  q.IntervalFactor,
 	})
 	if err != nil {
-		return d.errorResponse(backend.DownstreamError(err))
+		return problemResponse(refused(backend.DownstreamError(err)))
 	}
 	expr := iv.Interpolate(q.Expr)
 	if q.Region == "" {
@@ -61,7 +61,7 @@ func (d *Datasource) runPromQL(ctx context.Context, dq backend.DataQuery) backen
 			defer panics.Recover(queryPanicked(q.RefID, &resps[i]))
 			rg, err := d.regional(ctx, region)
 			if err != nil {
-				resps[i] = d.errorResponse(err)
+				resps[i] = problemResponse(refused(err))
 				return
 			}
 			resps[i] = d.runPromQLIn(ctx, rg, q, expr, iv, data.Labels{semconv.LabelRegion: region})

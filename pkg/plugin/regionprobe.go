@@ -41,9 +41,6 @@ type regionProbe struct {
 
 // regionsValues answers GET regions with a JSON array of region names.
 func (d *Datasource) regionsValues(ctx context.Context, req *backend.CallResourceRequest) *backend.CallResourceResponse {
-	if d.setupErr != nil {
-		return errorResponseJSON(http.StatusBadRequest, "bad_data", d.setupErr.Error())
-	}
 	if req.Method != http.MethodGet {
 		return errorResponseJSON(http.StatusMethodNotAllowed, "bad_data", "method "+req.Method+" is not allowed on "+regionsResource+": use GET")
 	}
@@ -52,7 +49,8 @@ func (d *Datasource) regionsValues(ctx context.Context, req *backend.CallResourc
 }
 
 // regionList is the allowed regions whose probe found SageMaker series, sorted; when no
-// probe answered or none found any, jsonData.allowedRegions and the default region. Reused for regionProbeTTL; a probe lasts at most regionProbeBudget.
+// probe answered or none found any, jsonData.allowedRegions and the default region.
+// Reused for regionProbeTTL; a probe lasts at most regionProbeBudget.
 func (d *Datasource) regionList(ctx context.Context, now time.Time) []string {
 	p := &d.probe
 	p.mu.Lock()
@@ -68,8 +66,8 @@ func (d *Datasource) regionList(ctx context.Context, now time.Time) []string {
 	if len(found) == 0 {
 		// The default region is always queryable, so region = All must not leave it out.
 		found = slices.Clone(d.settings.AllowedRegions)
-		if !slices.Contains(found, d.defaultRegion) {
-			found = append(found, d.defaultRegion)
+		if !slices.Contains(found, d.home.region) {
+			found = append(found, d.home.region)
 		}
 		slices.Sort(found)
 	}

@@ -164,8 +164,7 @@ func (d *Datasource) regionParam(ctx context.Context, values url.Values) (rg *re
 		rg, err = d.regional(ctx, regions[0])
 	}
 	if err != nil {
-		pr := d.explain(err, "")
-		return nil, errorResponseJSON(int(pr.Status), errorTypeFor(int(pr.Status)), "parameter region: "+pr.Message)
+		return nil, problemJSON(refused(err), "parameter region: ")
 	}
 	return rg, nil
 }

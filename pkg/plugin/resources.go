@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -40,6 +41,9 @@ func (d *Datasource) CallResource(ctx context.Context, req *backend.CallResource
 	return sender.Send(resp)
 }
 
+// servedPaths are the paths besides api/v1/label/<name>/values that need the settings.
+var servedPaths = []string{"api/v1/labels", "api/v1/series", "api/v1/query", inventoryEndpoints, inventoryComponents, regionsResource}
+
 func (d *Datasource) resource(ctx context.Context, req *backend.CallResourceRequest) *backend.CallResourceResponse {
 	path := strings.Trim(req.Path, "/")
 	switch path {
@@ -52,20 +56,22 @@ func (d *Datasource) resource(ctx context.Context, req *backend.CallResourceRequ
 	case "api/v1/status/buildinfo", "api/v1/query_exemplars":
 		// A 404 tells the frontend there is no build info and no exemplar support.
 		return notFound(path)
-	case inventoryEndpoints, inventoryComponents:
-		return d.inventoryValues(ctx, req, path)
-	case regionsResource:
-		return d.regionsValues(ctx, req)
 	}
 	name, isLabelValues := labelValuesName(path)
 	if err := models.CheckLen("the label name", name, models.MaxNameBytes); err != nil {
 		return errorResponseJSON(http.StatusBadRequest, "bad_data", err.Error())
 	}
-	if !isLabelValues && path != "api/v1/labels" && path != "api/v1/series" && path != "api/v1/query" {
+	if !isLabelValues && !slices.Contains(servedPaths, path) {
 		return notFound(path)
 	}
 	if d.setupErr != nil {
 		return errorResponseJSON(http.StatusBadRequest, "bad_data", d.setupErr.Error())
+	}
+	switch path {
+	case inventoryEndpoints, inventoryComponents:
+		return d.inventoryValues(ctx, req, path)
+	case regionsResource:
+		return d.regionsValues(ctx, req)
 	}
 	if req.Method != http.MethodGet && req.Method != http.MethodPost {
 		return errorResponseJSON(http.StatusMethodNotAllowed, "bad_data",
@@ -87,8 +93,7 @@ func (d *Datasource) resource(ctx context.Context, req *backend.CallResourceRequ
 		return jsonResponse(http.StatusOK, []byte(`{"status":"success","data":[],"warnings":["CloudWatch did not list metric names (404 on /api/v1/label/__name__/values): type the metric name into the query"]}`))
 	}
 	if err != nil {
-		pr := rg.explain(err, "cloudwatch:ListMetrics")
-		return errorResponseJSON(int(pr.Status), errorTypeFor(int(pr.Status)), pr.Message)
+		return problemJSON(rg.explain(err, "cloudwatch:ListMetrics"), "")
 	}
 	resp := jsonResponse(http.StatusOK, body)
 	if cc := cacheControl(req.GetHTTPHeader("X-Grafana-Cache")); cc != "" {

@@ -42,8 +42,8 @@ func thresholdVectors(c call) (*fakeResponse, error) {
 		{"metric":{"aws.sagemaker.endpoint.name":"embed"},"value":[1780664407,"0.31"]}]}}`), nil
 }
 
-// TestHealthQueriesGolden: each query type and format gives the frames of the contract
-// (docs/alarms.md), field for field.
+// TestHealthQueriesGolden: each query type and format gives the frames docs/alarms.md
+// documents, field for field.
 func TestHealthQueriesGolden(t *testing.T) {
 	tests := []struct {
 		name, queryType, model string
@@ -162,13 +162,14 @@ func noticeTexts(f *data.Frame) string {
 // thresholds) degrades to a warning; the alarms themselves are not optional.
 func TestAlarmsPartialFailures(t *testing.T) {
 	tests := []struct {
-		name      string
-		aws       func(*fakeAWS)
-		model     string
-		upstream  func(call) (*fakeResponse, error)
-		wantErr   []string
-		wantNote  []string
-		wantNames []string
+		name       string
+		aws        func(*fakeAWS)
+		model      string
+		upstream   func(call) (*fakeResponse, error)
+		wantErr    []string
+		wantStatus backend.Status
+		wantNote   []string
+		wantNames  []string
 	}{
 		{name: "no SageMaker permission: alarms' resources only", aws: func(f *fakeAWS) { f.inventoryErr = denied("sagemaker:ListEndpoints") },
 			wantNote:  []string{"inventory could not be read", "not allowed sagemaker:ListEndpoints"},
@@ -183,7 +184,7 @@ func TestAlarmsPartialFailures(t *testing.T) {
 			wantNote:  []string{"threshold fallback could not be evaluated", "refused"},
 			wantNames: []string{"chat-llama", "chat-qwen", "i-0a", "chat", "embed", "new-ep"}},
 		{name: "no DescribeAlarms permission", aws: func(f *fakeAWS) { f.alarmsErr = denied("cloudwatch:DescribeAlarms") },
-			wantErr: []string{"not allowed cloudwatch:DescribeAlarms", "IAM policy"}},
+			wantErr: []string{"not allowed cloudwatch:DescribeAlarms", "IAM policy"}, wantStatus: http.StatusForbidden},
 		{name: "AWS failing", aws: func(f *fakeAWS) {
 			f.alarmsErr = errors.New("operation error CloudWatch: DescribeAlarms, https response error StatusCode: 500")
 		},
@@ -204,8 +205,8 @@ func TestAlarmsPartialFailures(t *testing.T) {
 				if dr.Error == nil {
 					t.Fatal("want an error")
 				}
-				if dr.ErrorSource != backend.ErrorSourceDownstream {
-					t.Errorf("source %q, want downstream", dr.ErrorSource)
+				if dr.ErrorSource != backend.ErrorSourceDownstream || tt.wantStatus != 0 && dr.Status != tt.wantStatus {
+					t.Errorf("status %d source %q, want %d downstream", dr.Status, dr.ErrorSource, tt.wantStatus)
 				}
 				for _, w := range tt.wantErr {
 					if !strings.Contains(dr.Error.Error(), w) {

@@ -42,7 +42,7 @@ func (d *Datasource) sampleInterval() time.Duration {
 // configured price to the first frame's stats (the query inspector shows them). Points
 // are what was fetched upstream: the frames' own points when the whole answer came from
 // upstream (fromFrames), else the cache's count. CloudWatch's answers carry no scan
-// statistics today, so this is an estimate: points × samples each point reads.
+// statistics, so this is an estimate: points × samples each point reads.
 func (d *Datasource) annotateCost(frames data.Frames, expr string, r rcache.Result, fromFrames bool) {
 	if len(frames) == 0 {
 		return

@@ -237,7 +237,7 @@ func TestAWSClientThatCannotBeBuilt(t *testing.T) {
 }
 
 // TestProductionAWSClientAgainstAPromQLOnlyEndpoint: a new data source pointed at an endpoint
-// that speaks only the PromQL API (as before alarms existed): Save & test passes with a
+// that speaks only the PromQL API (no alarms or SageMaker API): Save & test passes with a
 // warning for each optional action, and an alarms query fails with a downstream error.
 func TestProductionAWSClientAgainstAPromQLOnlyEndpoint(t *testing.T) {
 	cw := (&fakeCloudWatch{region: "us-east-1", series: `[{"__name__":"DCGM_FI_DEV_GPU_UTIL"}]`, vendedSeries: `[{"__name__":"Invocations"}]`}).start(t)

@@ -3,6 +3,7 @@ package plugin
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"math/rand/v2"
@@ -192,8 +193,8 @@ func getResource(t *testing.T, d *Datasource, pathAndQuery string) *backend.Call
 }
 
 // N regions: one call per region, frames in region order, each series labelled with its
-// region where it lacks the label, legends formatted after; a query without region keeps
-// today's frames (no label added).
+// region where it lacks the label, legends formatted after; a query without region gets
+// its series unlabelled.
 func TestFanOutMergesRegions(t *testing.T) {
 	r := &regionFakes{mk: regionMatrix}
 	d := newRegionDatasource(t, "", r)
@@ -252,15 +253,23 @@ func TestFailingRegionKeepsOthers(t *testing.T) {
 		name, region string
 		want         []string
 		regions      []string
+		status       backend.Status // the first failing region's
+		source       backend.ErrorSource
 	}{
-		{name: "error", region: "us-west-2,eu-west-1,us-east-1", want: []string{"region eu-west-1: ", "parse error"}, regions: []string{"us-west-2", "us-east-1"}},
-		{name: "panic", region: "ap-south-1,us-west-2", want: []string{"region ap-south-1: ", "internal error"}, regions: []string{"us-west-2"}},
-		{name: "all fail", region: "eu-west-1,ap-south-1", want: []string{"region eu-west-1: ", "; region ap-south-1: "}},
+		{name: "error", region: "us-west-2,eu-west-1,us-east-1", want: []string{"region eu-west-1: "}, regions: []string{"us-west-2", "us-east-1"},
+			status: backend.StatusBadRequest, source: backend.ErrorSourceDownstream},
+		{name: "panic", region: "ap-south-1,us-west-2", want: []string{"region ap-south-1: "}, regions: []string{"us-west-2"},
+			status: backend.StatusInternal, source: backend.ErrorSourcePlugin},
+		{name: "all fail", region: "eu-west-1,ap-south-1", want: []string{"region eu-west-1: ", "; region ap-south-1: "},
+			status: backend.StatusBadRequest, source: backend.ErrorSourceDownstream},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dr := queryData(t, d, `{"expr":"up","range":true,"instant":true,"region":"`+tc.region+`"}`)
 			if dr.Error == nil {
 				t.Fatal("want an error")
+			}
+			if dr.Status != tc.status || dr.ErrorSource != tc.source {
+				t.Errorf("status %d source %q, want %d %q", dr.Status, dr.ErrorSource, tc.status, tc.source)
 			}
 			for _, w := range tc.want {
 				if !strings.Contains(dr.Error.Error(), w) {
@@ -333,7 +342,7 @@ func TestRegionalBuiltOnceAndShared(t *testing.T) {
 			t.Fatal("regions do not share the credentials provider and the memory budget")
 		}
 	}
-	if _, err := d.regional(context.Background(), "us-gov-west-1"); err == nil || !strings.Contains(err.Error(), "not allowed") {
+	if _, err := d.regional(context.Background(), "us-gov-west-1"); !backend.IsDownstreamError(err) || !strings.Contains(err.Error(), "not allowed") {
 		t.Errorf("a region not allowed: %v", err)
 	}
 	if _, ok := r.builds["us-gov-west-1"]; ok {
@@ -636,8 +645,9 @@ func TestSharedEndpointCheckedWithRegionEndpoints(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(d.Dispose)
-	if d.setupErr == nil || !strings.Contains(d.setupErr.Error(), "jsonData.endpoint") || !strings.Contains(d.setupErr.Error(), "plain http") {
-		t.Errorf("setup error %v, want jsonData.endpoint's plain http named", d.setupErr)
+	var bad *awsauth.SettingError
+	if !errors.As(d.setupErr, &bad) || !slices.Contains(bad.Settings, awsauth.SetEndpoint) {
+		t.Errorf("setup error %v, want a settings error naming jsonData.endpoint", d.setupErr)
 	}
 	if len(r.builds) != 0 {
 		t.Errorf("clients built %v", r.builds)

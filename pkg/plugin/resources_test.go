@@ -301,8 +301,10 @@ func TestParseTime(t *testing.T) {
 func TestResourcePanicIsAnError(t *testing.T) {
 	d := newTestDatasource(t, &fakeUpstream{answer: func(call) (*fakeResponse, error) { panic("boom") }})
 	resp := callResource(t, d, resourceCall{method: "GET", path: "api/v1/labels"})
-	if resp.Status != http.StatusInternalServerError || !strings.Contains(string(resp.Body), "internal error while answering api/v1/labels") {
-		t.Fatalf("status %d body %s, want a 500 naming the path", resp.Status, resp.Body)
+	var env struct{ Status, ErrorType, Error string }
+	if err := json.Unmarshal(resp.Body, &env); err != nil || resp.Status != http.StatusInternalServerError || env.ErrorType != "internal" ||
+		!strings.Contains(env.Error, "api/v1/labels") {
+		t.Fatalf("status %d body %s, want a 500 internal error naming the path", resp.Status, resp.Body)
 	}
 	// The datasource still answers.
 	resp = callResource(t, d, resourceCall{method: "GET", path: "api/v1/metadata"})

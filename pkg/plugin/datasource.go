@@ -187,6 +187,7 @@ var queryHandlers = map[string]queryHandler{
 	models.QueryTypeInventory:    healthQuery(models.QueryTypeInventory),
 }
 
+// healthQuery is the handler of an alarms, alarmHistory or inventory query.
 func healthQuery(qt string) queryHandler {
 	return func(d *Datasource, ctx context.Context, dq backend.DataQuery) backend.DataResponse {
 		return d.runHealthQuery(ctx, dq, qt)

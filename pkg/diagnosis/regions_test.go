@@ -365,7 +365,7 @@ func checkDeadRegions(t *testing.T, seed uint64, r Report, fakes []*fakeRegion, 
 			if len(rows) != 1 || rows[0].Rule != "" || !strings.Contains(rows[0].Error, wantText) {
 				t.Errorf("seed %d: %s (mode %d) failed as %+v, want one region failure with %q", seed, f.name, f.mode, rows, wantText)
 			}
-		default: // one region alone: each rule's failure, as before regions
+		default: // one region alone: each rule's failure, as Run reports it
 			if len(rows) != len(allRules) {
 				t.Errorf("seed %d: %d failures, want one per rule", seed, len(rows))
 			}
@@ -381,9 +381,9 @@ func regionNames(fs []*fakeRegion) []string {
 	return out
 }
 
-// TestOneUnnamedRegionIsAsBefore: a query that names no region gets the report and frame
-// Run gives, column for column (the datasource's golden frames stay as they were).
-func TestOneUnnamedRegionIsAsBefore(t *testing.T) {
+// TestOneUnnamedRegionIsRun: a query that names no region gets the report and frame Run
+// gives, column for column, so single-region frames carry no region columns.
+func TestOneUnnamedRegionIsRun(t *testing.T) {
 	cfg := DefaultConfig()
 	exprs := &env{start: runFrom, end: runTo, cfg: cfg}
 	exprs.step, exprs.window = stepFor(runTo.Sub(runFrom), cfg)
@@ -393,21 +393,21 @@ func TestOneUnnamedRegionIsAsBefore(t *testing.T) {
 			continue
 		}
 		f.name = ""
-		before, err := Run(context.Background(), f, Scope{}, runFrom, runTo, cfg)
+		run, err := Run(context.Background(), f, Scope{}, runFrom, runTo, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
-		after, err := RunRegions(context.Background(), []Region{{Querier: f}}, Scope{}, runFrom, runTo, cfg)
+		regions, err := RunRegions(context.Background(), []Region{{Querier: f}}, Scope{}, runFrom, runTo, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
-		a, _ := Frame(before).MarshalJSON()
-		b, _ := Frame(after).MarshalJSON()
+		a, _ := Frame(run).MarshalJSON()
+		b, _ := Frame(regions).MarshalJSON()
 		if string(a) != string(b) {
-			t.Fatalf("seed %d: frame changed:\n%s\n%s", seed, a, b)
+			t.Fatalf("seed %d: frames differ:\n%s\n%s", seed, a, b)
 		}
-		if fmt.Sprintf("%+v", before) != fmt.Sprintf("%+v", withoutAnswered(after)) {
-			t.Fatalf("seed %d: report changed:\n%+v\n%+v", seed, before, after)
+		if fmt.Sprintf("%+v", run) != fmt.Sprintf("%+v", withoutAnswered(regions)) {
+			t.Fatalf("seed %d: reports differ:\n%+v\n%+v", seed, run, regions)
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/smithy-go"
 	"github.com/aws/smithy-go/encoding/cbor"
 )
 
@@ -158,7 +159,8 @@ func TestContributorsPages(t *testing.T) {
 
 // sageMakerFleet answers the five SageMaker operations for n endpoints (ep-00, ep-01, …)
 // with one IC each, listing 3 per page; gone names an endpoint deleted after the listing.
-func sageMakerFleet(t testing.TB, f *fakeAWS, n int, gone string, inFlight, maxInFlight *atomic.Int32) {
+// hold, when set, runs at the start of every Describe call.
+func sageMakerFleet(t testing.TB, f *fakeAWS, n int, gone string, hold func()) {
 	epoch := float64(t0.Unix())
 	page := func(in map[string]any, key string, item func(i int) map[string]any) reply {
 		start := 0
@@ -176,15 +178,9 @@ func sageMakerFleet(t testing.TB, f *fakeAWS, n int, gone string, inFlight, maxI
 		return reply{body: out}
 	}
 	describe := func(name string, answer map[string]any) reply {
-		cur := inFlight.Add(1)
-		defer inFlight.Add(-1)
-		for {
-			m := maxInFlight.Load()
-			if cur <= m || maxInFlight.CompareAndSwap(m, cur) {
-				break
-			}
+		if hold != nil {
+			hold()
 		}
-		time.Sleep(2 * time.Millisecond) // lets concurrent calls overlap so a missing bound would show
 		if name == gone {
 			return smError(400, "ValidationException", "Could not find endpoint \""+name+"\".")
 		}
@@ -220,10 +216,24 @@ func sageMakerFleet(t testing.TB, f *fakeAWS, n int, gone string, inFlight, maxI
 	}
 }
 
-func TestInventoryPagesDescribesAndBoundsConcurrency(t *testing.T) {
+// TestInventoryPagesAndDescribesInParallel: the listing is paged, and the Describe calls
+// run describeLimit at once (that each runs no more than its limit is TestEachRunsLimitAtOnce's).
+func TestInventoryPagesAndDescribesInParallel(t *testing.T) {
 	f := newFake(t, testRegion)
-	var inFlight, maxInFlight atomic.Int32
-	sageMakerFleet(t, f, 8, "ep-03", &inFlight, &maxInFlight)
+	// The first describeLimit Describe calls wait for each other: Inventory returns only if
+	// it has that many in flight at once.
+	var entered atomic.Int32
+	full := make(chan struct{})
+	sageMakerFleet(t, f, 8, "ep-03", func() {
+		if entered.Add(1) == describeLimit {
+			close(full)
+		}
+		select {
+		case <-full:
+		case <-time.After(10 * time.Second):
+			t.Errorf("%d Describe calls in flight at once after 10 s, want %d", entered.Load(), describeLimit)
+		}
+	})
 	c, _ := newTestClient(t, f, options{})
 
 	inv, err := c.Inventory(context.Background())
@@ -249,9 +259,6 @@ func TestInventoryPagesDescribesAndBoundsConcurrency(t *testing.T) {
 	}
 	if got := f.count("SageMaker.ListEndpoints"); got != 3 {
 		t.Errorf("%d ListEndpoints pages, want 3", got)
-	}
-	if m := maxInFlight.Load(); m > describeLimit {
-		t.Errorf("%d Describe calls at once, want at most %d", m, describeLimit)
 	}
 }
 
@@ -347,8 +354,7 @@ func components(c *client) error {
 // for one item, however many pages the region has.
 func TestProbesMakeOneCallEach(t *testing.T) {
 	f := newFake(t, testRegion)
-	var inFlight, maxInFlight atomic.Int32
-	sageMakerFleet(t, f, 8, "", &inFlight, &maxInFlight)
+	sageMakerFleet(t, f, 8, "", nil)
 	var maxResults, maxRecords []any
 	list := f.sm["ListEndpoints"]
 	f.sm["ListEndpoints"] = func(in map[string]any) reply {
@@ -386,8 +392,7 @@ func TestProbesMakeOneCallEach(t *testing.T) {
 
 // denyOne answers every operation, refusing the one of action with fail.
 func denyOne(t testing.TB, f *fakeAWS, action string, cwFail, smFail reply) {
-	var inFlight, maxInFlight atomic.Int32
-	sageMakerFleet(t, f, 2, "", &inFlight, &maxInFlight)
+	sageMakerFleet(t, f, 2, "", nil)
 	empty := reply{body: cbor.Map{}}
 	for _, op := range []string{"DescribeAlarms", "DescribeAlarmHistory", "DescribeAlarmContributors"} {
 		f.cw[op] = func(cbor.Map) reply {
@@ -409,12 +414,14 @@ func denyOne(t testing.TB, f *fakeAWS, action string, cwFail, smFail reply) {
 
 func TestAccessDeniedNamesTheIAMAction(t *testing.T) {
 	for _, denial := range []struct {
-		name   string
-		cw, sm reply
+		name               string
+		cw, sm             reply
+		cwStatus, smStatus int
+		cwCode, smCode     string // CloudWatch reports its awsQuery-compatible code
 	}{
 		{name: "AccessDenied codes", cw: cwError(403, "AccessDeniedException", "AccessDenied", "User: arn:aws:iam::123456789012:user/x is not authorized"),
-			sm: smError(400, "AccessDeniedException", "User: arn:aws:iam::123456789012:user/x is not authorized")},
-		{name: "bare 403", cw: reply{status: 403, raw: []byte{}}, sm: reply{status: 403, raw: []byte("{}")}},
+			sm: smError(400, "AccessDeniedException", "User: arn:aws:iam::123456789012:user/x is not authorized"), cwStatus: 403, smStatus: 400, cwCode: "AccessDenied", smCode: "AccessDeniedException"},
+		{name: "bare 403", cw: reply{status: 403, raw: []byte{}}, sm: reply{status: 403, raw: []byte("{}")}, cwStatus: 403, smStatus: 403},
 	} {
 		for _, op := range opCalls {
 			t.Run(denial.name+"/"+op.action, func(t *testing.T) {
@@ -426,28 +433,42 @@ func TestAccessDeniedNamesTheIAMAction(t *testing.T) {
 				if !errors.As(err, &perm) || perm.Action != op.action {
 					t.Fatalf("error %v, want a PermissionError for %s", err, op.action)
 				}
-				if !strings.Contains(err.Error(), op.action) || !strings.Contains(err.Error(), "IAM policy") {
-					t.Errorf("message %q does not name %s and the fix", err, op.action)
+				status, code := denial.smStatus, denial.smCode
+				if strings.HasPrefix(op.action, "cloudwatch:") {
+					status, code = denial.cwStatus, denial.cwCode
+				}
+				var e *Error
+				if !errors.As(perm.Err, &e) || e.Action != op.action || e.Status != status || e.Code != code {
+					t.Errorf("cause %#v, want an *Error of %s with HTTP %d and code %q", perm.Err, op.action, status, code)
 				}
 			})
 		}
 	}
 }
 
+// TestErrorsThatAreNotPermissions: each answer is an *Error with AWS's status, code and
+// words; its message names the fix for its kind (fix), and never a secret.
 func TestErrorsThatAreNotPermissions(t *testing.T) {
 	for _, tc := range []struct {
-		name     string
-		rep      reply
-		want     []string
-		throttle bool
-		auth     bool
+		name       string
+		rep        reply
+		status     int
+		code, msg  string
+		unreadable bool // the body is no AWS error
+		fix        string
+		throttle   bool
+		auth       bool
 	}{
-		{name: "signature refused", rep: cwError(403, "InvalidSignatureException", "", "Signature expired"), want: []string{"InvalidSignatureException", "credentials"}, auth: true},
-		{name: "unknown key", rep: cwError(403, "UnrecognizedClientException", "", "The security token included in the request is invalid"), want: []string{"UnrecognizedClientException"}, auth: true},
-		{name: "throttled on every attempt", rep: cwError(400, "ThrottlingException", "Throttling", "Rate exceeded"), want: []string{"Throttling", "refresh dashboards less often"}, throttle: true},
-		{name: "validation", rep: cwError(400, "InvalidParameterValueException", "InvalidParameterValue", "bad prefix"), want: []string{"InvalidParameterValue", "bad prefix"}},
-		{name: "server error", rep: reply{status: 500, raw: []byte{}}, want: []string{"HTTP 500", "try again later"}},
-		{name: "403 page of a proxy", rep: reply{status: 403, raw: []byte("<html>blocked by policy</html>")}, want: []string{"HTTP 403", "could not be read", "request was refused"}},
+		{name: "signature refused", rep: cwError(403, "InvalidSignatureException", "", "Signature expired"), status: 403, code: "InvalidSignatureException",
+			msg: "Signature expired", fix: "check the access and secret key", auth: true},
+		{name: "unknown key", rep: cwError(403, "UnrecognizedClientException", "", "The security token included in the request is invalid"), status: 403,
+			code: "UnrecognizedClientException", msg: "The security token included in the request is invalid", fix: "check the access and secret key", auth: true},
+		{name: "throttled on every attempt", rep: cwError(400, "ThrottlingException", "Throttling", "Rate exceeded"), status: 400, code: "Throttling",
+			msg: "Rate exceeded", fix: "refresh dashboards less often", throttle: true},
+		{name: "validation", rep: cwError(400, "InvalidParameterValueException", "InvalidParameterValue", "bad prefix"), status: 400, code: "InvalidParameterValue", msg: "bad prefix"},
+		{name: "server error", rep: reply{status: 500, raw: []byte{}}, status: 500, unreadable: true, fix: "try again later"},
+		{name: "403 page of a proxy", rep: reply{status: 403, raw: []byte("<html>blocked by policy</html>")}, status: 403, unreadable: true,
+			fix: "check the credentials, the default region and that the endpoint is AWS"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFake(t, testRegion)
@@ -458,10 +479,14 @@ func TestErrorsThatAreNotPermissions(t *testing.T) {
 			if !errors.As(err, &e) || IsPermission(err) {
 				t.Fatalf("error %v (%T), want *Error and no PermissionError", err, err)
 			}
-			for _, w := range append(tc.want, ActionDescribeAlarms) {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("message %q lacks %q", err, w)
-				}
+			var deser *smithy.DeserializationError
+			if e.Action != ActionDescribeAlarms || e.Status != tc.status || e.Code != tc.code || errors.As(err, &deser) != tc.unreadable ||
+				(!tc.unreadable && e.Message != tc.msg) {
+				t.Errorf("got %s HTTP %d code %q message %q (unreadable %v), want %s HTTP %d code %q message %q (unreadable %v)",
+					e.Action, e.Status, e.Code, e.Message, errors.As(err, &deser), ActionDescribeAlarms, tc.status, tc.code, tc.msg, tc.unreadable)
+			}
+			if tc.fix != "" && !strings.Contains(err.Error(), tc.fix) {
+				t.Errorf("message %q does not name the fix %q", err, tc.fix)
 			}
 			if e.Throttled() != tc.throttle || e.AuthFailed() != tc.auth {
 				t.Errorf("throttled %v auth %v, want %v %v", e.Throttled(), e.AuthFailed(), tc.throttle, tc.auth)
@@ -473,10 +498,13 @@ func TestErrorsThatAreNotPermissions(t *testing.T) {
 	}
 }
 
+// TestPerCallTimeout: a call AWS does not answer ends at the per-call timeout.
 func TestPerCallTimeout(t *testing.T) {
 	f := newFake(t, testRegion)
-	f.sm["ListEndpoints"] = func(map[string]any) reply { time.Sleep(200 * time.Millisecond); return reply{body: map[string]any{}} }
+	unanswered := make(chan struct{})
+	f.sm["ListEndpoints"] = func(map[string]any) reply { <-unanswered; return reply{body: map[string]any{}} }
 	c, _ := newTestClient(t, f, options{callTimeout: 20 * time.Millisecond})
+	t.Cleanup(func() { close(unanswered) }) // before the server's Close, which waits for its handlers
 	_, err := c.Inventory(context.Background())
 	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(fmt.Sprint(err), ActionListEndpoints) {
 		t.Errorf("error %v, want a deadline naming %s", err, ActionListEndpoints)
@@ -490,8 +518,7 @@ func BenchmarkInventoryFanOut(b *testing.B) {
 	clients := map[int]*client{}
 	for _, limit := range []int{1, describeLimit} {
 		f := newFake(b, testRegion)
-		var inFlight, maxInFlight atomic.Int32
-		sageMakerFleet(b, f, 12, "", &inFlight, &maxInFlight)
+		sageMakerFleet(b, f, 12, "", func() { time.Sleep(2 * time.Millisecond) })
 		clients[limit], _ = newTestClient(b, f, options{describeLimit: limit})
 	}
 	var spent [2]time.Duration

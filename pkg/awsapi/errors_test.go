@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials/stscreds"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
+	"github.com/aws/smithy-go"
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
 	"github.com/inferscope/sagemaker-datasource/pkg/sigv4"
@@ -52,16 +53,30 @@ func TestAssumeRoleRefusalIsNoMissingCloudWatchPermission(t *testing.T) {
 		t.Fatal("DescribeAlarms succeeded without credentials")
 	}
 	err := classify(ActionDescribeAlarms, sdkErr)
-	var ce *sigv4.CredentialsError
+	var (
+		ce     *sigv4.CredentialsError
+		op     *smithy.OperationError
+		apiErr smithy.APIError
+	)
 	switch {
 	case IsPermission(err):
 		t.Errorf("an STS refusal reads as a missing %s: %v", ActionDescribeAlarms, err)
 	case !errors.As(err, &ce):
 		t.Errorf("not a credentials error: %v", err)
-	case !strings.Contains(err.Error(), "sts:AssumeRole") || !strings.Contains(err.Error(), ActionDescribeAlarms):
-		t.Errorf("the error should name the STS refusal and the call: %v", err)
+	case !errors.As(ce, &op) || op.ServiceID != "STS" || op.OperationName != "AssumeRole" || !errors.As(op, &apiErr) || apiErr.ErrorCode() != "AccessDenied":
+		t.Errorf("the credentials error should keep STS's AssumeRole refusal: %#v", ce.Err)
+	case !strings.HasPrefix(err.Error(), ActionDescribeAlarms+": "):
+		t.Errorf("the error should name the call: %v", err)
 	}
 	if !backend.IsDownstreamError(err) {
 		t.Errorf("not a downstream error: %v", err)
+	}
+}
+
+// TestPermissionErrorNamesTheFix: the message names the action and where to grant it.
+func TestPermissionErrorNamesTheFix(t *testing.T) {
+	err := &PermissionError{Action: ActionListEndpoints, Err: &Error{Action: ActionListEndpoints, Status: 403}}
+	if msg := err.Error(); !strings.Contains(msg, "not allowed "+ActionListEndpoints+": add it to the IAM policy") {
+		t.Errorf("message %q does not name %s and the fix", msg, ActionListEndpoints)
 	}
 }

@@ -43,22 +43,43 @@ func TestEach(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			// synctest.Test returns only when every goroutine the bubble started has ended.
 			synctest.Test(t, func(t *testing.T) {
-				var ran, inFlight, most atomic.Int32
+				var ran atomic.Int32
 				err := each(tc.ctx, tc.n, 4, func(ctx context.Context, i int) error {
 					ran.Add(1)
-					cur := inFlight.Add(1)
-					defer inFlight.Add(-1)
-					for m := most.Load(); cur > m && !most.CompareAndSwap(m, cur); m = most.Load() {
-					}
 					return tc.fn(ctx, i)
 				})
 				if !tc.check(err) || !tc.wantRun(ran.Load()) {
 					t.Errorf("error %v after %d items", err, ran.Load())
 				}
-				if most.Load() > 4 {
-					t.Errorf("%d items at once, want at most 4", most.Load())
-				}
 			})
+		})
+	}
+}
+
+// TestEachRunsLimitAtOnce: with every item held, exactly limit of them run. synctest.Wait
+// returns once every goroutine of the bubble is blocked, so no further item is on its way.
+func TestEachRunsLimitAtOnce(t *testing.T) {
+	for _, tc := range []struct{ n, limit, want int32 }{{50, 4, 4}, {3, 4, 3}, {5, 1, 1}} {
+		synctest.Test(t, func(t *testing.T) {
+			var running atomic.Int32
+			release := make(chan struct{})
+			done := make(chan error)
+			go func() {
+				done <- each(context.Background(), int(tc.n), int(tc.limit), func(context.Context, int) error {
+					running.Add(1)
+					defer running.Add(-1)
+					<-release
+					return nil
+				})
+			}()
+			synctest.Wait()
+			if got := running.Load(); got != tc.want {
+				t.Errorf("%d items with limit %d: %d running at once, want %d", tc.n, tc.limit, got, tc.want)
+			}
+			close(release)
+			if err := <-done; err != nil {
+				t.Error(err)
+			}
 		})
 	}
 }

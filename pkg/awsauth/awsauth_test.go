@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -62,16 +63,16 @@ func TestGate(t *testing.T) {
 		name    string
 		cfg     map[string]string
 		s       Settings
-		wantErr []string
+		wantErr wantErr
 	}{
 		{name: "defaults allow keys", s: Settings{AuthType: AuthKeys}},
 		{name: "defaults allow empty = default", s: Settings{}},
-		{name: "defaults refuse ec2_iam_role", s: Settings{AuthType: AuthEC2IAMRole}, wantErr: []string{"ec2_iam_role", "allowed_auth_providers", "jsonData.authType"}},
+		{name: "defaults refuse ec2_iam_role", s: Settings{AuthType: AuthEC2IAMRole}, wantErr: settingErr("allowed_auth_providers", SetAuthType)},
 		{name: "configured list allows ec2", cfg: map[string]string{KeyAllowedAuthProviders: "ec2_iam_role, keys"}, s: Settings{AuthType: AuthEC2IAMRole}},
-		{name: "configured list refuses default", cfg: map[string]string{KeyAllowedAuthProviders: "keys"}, s: Settings{}, wantErr: []string{`"default"`, "allowed: keys"}},
-		{name: "unknown type", s: Settings{AuthType: "grafana_assume_role"}, wantErr: []string{"is not supported: use one of", "default, keys, credentials, ec2_iam_role"}},
+		{name: "configured list refuses default", cfg: map[string]string{KeyAllowedAuthProviders: "keys"}, s: Settings{}, wantErr: settingErr(`"default" is not allowed on this Grafana server (allowed: keys)`, SetAuthType)},
+		{name: "unknown type", s: Settings{AuthType: "grafana_assume_role"}, wantErr: settingErr("is not supported: use one of default, keys, credentials, ec2_iam_role", SetAuthType)},
 		{name: "assume role enabled by default", s: Settings{AssumeRoleARN: "arn:aws:iam::123456789012:role/r"}},
-		{name: "assume role disabled", cfg: map[string]string{KeyAssumeRoleEnabled: "false"}, s: Settings{AssumeRoleARN: "arn:aws:iam::123456789012:role/r"}, wantErr: []string{"assume_role_enabled", "jsonData.assumeRoleArn"}},
+		{name: "assume role disabled", cfg: map[string]string{KeyAssumeRoleEnabled: "false"}, s: Settings{AssumeRoleARN: "arn:aws:iam::123456789012:role/r"}, wantErr: settingErr("assume_role_enabled = false", SetAssumeRoleARN)},
 		{name: "assume role disabled, not used", cfg: map[string]string{KeyAssumeRoleEnabled: "false"}, s: Settings{AuthType: AuthKeys}},
 	}
 	for _, tc := range tests {
@@ -82,21 +83,44 @@ func TestGate(t *testing.T) {
 	}
 }
 
-func checkErr(t *testing.T, err error, want []string) {
+// wantErr is the error a case expects (none when zero): a *SettingError naming settings, a
+// *RegionNameError for badRegion, or an error wrapping cause; text is a fragment of its
+// message telling its kind apart (what is wrong, or the fix).
+type wantErr struct {
+	settings  []Setting
+	badRegion string
+	cause     error
+	text      string
+}
+
+func settingErr(text string, settings ...Setting) wantErr {
+	return wantErr{settings: settings, text: text}
+}
+
+func checkErr(t *testing.T, err error, want wantErr) {
 	t.Helper()
-	if len(want) == 0 {
+	if want.settings == nil && want.badRegion == "" && want.cause == nil {
 		if err != nil {
 			t.Fatalf("unexpected error: %v", err)
 		}
 		return
 	}
-	if err == nil {
-		t.Fatalf("want an error containing %q", want)
+	var (
+		se *SettingError
+		re *RegionNameError
+	)
+	switch {
+	case err == nil:
+		t.Fatalf("no error, want %+v", want)
+	case want.settings != nil && (!errors.As(err, &se) || !slices.Equal(se.Settings, want.settings)):
+		t.Errorf("error %v (%#v), want a *SettingError naming %v", err, err, want.settings)
+	case want.badRegion != "" && (!errors.As(err, &re) || re.Value != want.badRegion):
+		t.Errorf("error %v, want a *RegionNameError for %q", err, want.badRegion)
+	case want.cause != nil && !errors.Is(err, want.cause):
+		t.Errorf("error %v does not wrap %v", err, want.cause)
 	}
-	for _, w := range want {
-		if !strings.Contains(err.Error(), w) {
-			t.Errorf("error %q does not contain %q", err, w)
-		}
+	if !strings.Contains(err.Error(), want.text) {
+		t.Errorf("error %q does not contain %q", err, want.text)
 	}
 	if !backend.IsDownstreamError(err) {
 		t.Errorf("error %q should be a downstream error", err)
@@ -125,6 +149,7 @@ func TestNewCredentialsProvider(t *testing.T) {
 	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
 
 	ec2 := &staticEC2{}
+	errBrokenEnv := errors.New("broken env")
 	fakeDefault := func(ctx context.Context, _ ...func(*config.LoadOptions) error) (aws.Config, error) {
 		return aws.Config{Credentials: credentials.NewStaticCredentialsProvider("AKIDCHAIN", secretKey, "")}, nil
 	}
@@ -135,21 +160,21 @@ func TestNewCredentialsProvider(t *testing.T) {
 		deps    Deps
 		wantKey string
 		wantTok string
-		wantErr []string
+		wantErr wantErr
 	}{
 		{name: "keys", s: Settings{AuthType: AuthKeys, AccessKey: "AKIDKEYS", SecretKey: secretKey, SessionToken: sessionToken}, wantKey: "AKIDKEYS", wantTok: sessionToken},
-		{name: "keys without secret", s: Settings{AuthType: AuthKeys, AccessKey: "AKIDKEYS"}, wantErr: []string{"secureJsonData.secretKey"}},
+		{name: "keys without secret", s: Settings{AuthType: AuthKeys, AccessKey: "AKIDKEYS"}, wantErr: settingErr("enter the secret access key", SetSecretKey)},
 		{name: "default chain (injected loader)", s: Settings{Region: "us-east-1"}, deps: Deps{LoadConfig: fakeDefault}, wantKey: "AKIDCHAIN"},
 		{name: "default chain loader fails", s: Settings{}, deps: Deps{LoadConfig: func(context.Context, ...func(*config.LoadOptions) error) (aws.Config, error) {
-			return aws.Config{}, errors.New("broken env")
-		}}, wantErr: []string{"broken env", "authentication type \"default\""}},
+			return aws.Config{}, errBrokenEnv
+		}}, wantErr: wantErr{cause: errBrokenEnv, text: `loading AWS configuration for authentication type "default"`}},
 		{name: "credentials: named profile from the shared file", s: Settings{AuthType: AuthCredentials, Profile: "team", Region: "us-east-1"}, wantKey: "AKIDTEAM"},
 		{name: "credentials: empty profile means default", s: Settings{AuthType: AuthCredentials, Region: "us-east-1"}, wantKey: "AKIDDEFAULTPROFILE"},
-		{name: "credentials: missing profile", s: Settings{AuthType: AuthCredentials, Profile: "nope"}, wantErr: []string{`profile "nope" was not found`, "jsonData.profile"}},
+		{name: "credentials: missing profile", s: Settings{AuthType: AuthCredentials, Profile: "nope"}, wantErr: settingErr(`profile "nope" was not found`, SetProfile)},
 		{name: "ec2 role", cfg: map[string]string{KeyAllowedAuthProviders: "ec2_iam_role"}, s: Settings{AuthType: AuthEC2IAMRole}, deps: Deps{EC2RoleProvider: ec2}, wantKey: "AKIDEC2"},
-		{name: "ec2 role not allowed", s: Settings{AuthType: AuthEC2IAMRole}, deps: Deps{EC2RoleProvider: ec2}, wantErr: []string{"not allowed"}},
-		{name: "bad role arn", s: Settings{AuthType: AuthKeys, AccessKey: "a", SecretKey: "b", Region: "us-east-1", AssumeRoleARN: "role/x"}, wantErr: []string{"not an IAM role ARN"}},
-		{name: "assume role without region", s: Settings{AuthType: AuthKeys, AccessKey: "a", SecretKey: "b", AssumeRoleARN: "arn:aws:iam::123456789012:role/r"}, wantErr: []string{"jsonData.defaultRegion"}},
+		{name: "ec2 role not allowed", s: Settings{AuthType: AuthEC2IAMRole}, deps: Deps{EC2RoleProvider: ec2}, wantErr: settingErr("is not allowed on this Grafana server", SetAuthType)},
+		{name: "bad role arn", s: Settings{AuthType: AuthKeys, AccessKey: "a", SecretKey: "b", Region: "us-east-1", AssumeRoleARN: "role/x"}, wantErr: settingErr("is not an IAM role ARN", SetAssumeRoleARN)},
+		{name: "assume role without region", s: Settings{AuthType: AuthKeys, AccessKey: "a", SecretKey: "b", AssumeRoleARN: "arn:aws:iam::123456789012:role/r"}, wantErr: settingErr("assume role needs a region", SetRegion)},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -284,31 +309,31 @@ func TestResolveEndpoint(t *testing.T) {
 		s          Settings
 		wantURL    string
 		wantRegion string
-		wantErr    []string
+		wantErr    wantErr
 	}{
 		{name: "region only", s: Settings{Region: "us-east-1"}, wantURL: "https://monitoring.us-east-1.amazonaws.com", wantRegion: "us-east-1"},
 		{name: "datasource URL, region derived", s: Settings{DatasourceURL: "https://monitoring.eu-west-1.amazonaws.com/"}, wantURL: "https://monitoring.eu-west-1.amazonaws.com", wantRegion: "eu-west-1"},
 		{name: "china partition", s: Settings{DatasourceURL: "https://monitoring.cn-north-1.amazonaws.com.cn", Region: "cn-north-1"}, wantURL: "https://monitoring.cn-north-1.amazonaws.com.cn", wantRegion: "cn-north-1"},
-		{name: "china suffix with commercial region", s: Settings{DatasourceURL: "https://monitoring.us-east-1.amazonaws.com.cn"}, wantErr: []string{"partition"}},
+		{name: "china suffix with commercial region", s: Settings{DatasourceURL: "https://monitoring.us-east-1.amazonaws.com.cn"}, wantErr: settingErr("valid region for its partition", SetURL, SetRegion)},
 		{name: "endpoint beats URL", s: Settings{Endpoint: "http://127.0.0.1:9090", DatasourceURL: "https://monitoring.us-east-1.amazonaws.com", Region: "us-east-1"}, wantURL: "http://127.0.0.1:9090", wantRegion: "us-east-1"},
 		{name: "custom https endpoint", s: Settings{Endpoint: "https://cw-proxy.internal.example/cw/", Region: "us-east-1"}, wantURL: "https://cw-proxy.internal.example/cw", wantRegion: "us-east-1"},
-		{name: "custom endpoint needs region", s: Settings{Endpoint: "https://cw-proxy.internal.example"}, wantErr: []string{"jsonData.defaultRegion"}},
+		{name: "custom endpoint needs region", s: Settings{Endpoint: "https://cw-proxy.internal.example"}, wantErr: settingErr("the signing region cannot be derived", SetEndpoint, SetRegion)},
 		{name: "loopback URL allowed", s: Settings{DatasourceURL: "http://localhost:9090", Region: "us-east-1"}, wantURL: "http://localhost:9090", wantRegion: "us-east-1"},
 		{name: "ipv6 loopback", s: Settings{Endpoint: "http://[::1]:9090", Region: "us-east-1"}, wantURL: "http://[::1]:9090", wantRegion: "us-east-1"},
 		{name: "127/8 loopback", s: Settings{Endpoint: "http://127.1.2.3:80", Region: "us-east-1"}, wantURL: "http://127.1.2.3:80", wantRegion: "us-east-1"},
-		{name: "region mismatch", s: Settings{DatasourceURL: "https://monitoring.us-west-2.amazonaws.com", Region: "us-east-1"}, wantErr: []string{`"us-west-2"`, `"us-east-1"`, "jsonData.defaultRegion"}},
-		{name: "plain http to AWS", s: Settings{DatasourceURL: "http://monitoring.us-east-1.amazonaws.com"}, wantErr: []string{"plain http", "the datasource URL"}},
-		{name: "plain http to custom endpoint", s: Settings{Endpoint: "http://10.0.0.5:9090", Region: "us-east-1"}, wantErr: []string{"plain http", "jsonData.endpoint"}},
-		{name: "foreign datasource URL", s: Settings{DatasourceURL: "https://evil.example.com", Region: "us-east-1"}, wantErr: []string{"not a CloudWatch endpoint", "jsonData.endpoint"}},
-		{name: "lookalike host", s: Settings{DatasourceURL: "https://monitoring.us-east-1.amazonaws.com.evil.example", Region: "us-east-1"}, wantErr: []string{"not a CloudWatch endpoint"}},
-		{name: "AMP host is not CloudWatch", s: Settings{DatasourceURL: "https://aps-workspaces.us-east-1.amazonaws.com", Region: "us-east-1"}, wantErr: []string{"not a CloudWatch endpoint"}},
-		{name: "user info", s: Settings{Endpoint: "https://u:p@monitoring.us-east-1.amazonaws.com"}, wantErr: []string{"user credentials"}},
-		{name: "ftp scheme", s: Settings{Endpoint: "ftp://127.0.0.1", Region: "us-east-1"}, wantErr: []string{"must use https"}},
-		{name: "not a URL", s: Settings{Endpoint: "monitoring.us-east-1.amazonaws.com"}, wantErr: []string{"not an absolute URL"}},
-		{name: "path on AWS host", s: Settings{DatasourceURL: "https://monitoring.us-east-1.amazonaws.com/workspaces/x"}, wantErr: []string{"must not have a path"}},
-		{name: "query on URL", s: Settings{DatasourceURL: "https://monitoring.us-east-1.amazonaws.com/?a=b"}, wantErr: []string{"query"}},
-		{name: "nothing configured", s: Settings{}, wantErr: []string{"no region configured", "jsonData.defaultRegion"}},
-		{name: "region injection", s: Settings{Region: "evil.com/x"}, wantErr: []string{"not an AWS region name"}},
+		{name: "region mismatch", s: Settings{DatasourceURL: "https://monitoring.us-west-2.amazonaws.com", Region: "us-east-1"}, wantErr: settingErr(`is in region "us-west-2" but jsonData.defaultRegion is "us-east-1"`, SetURL, SetRegion)},
+		{name: "plain http to AWS", s: Settings{DatasourceURL: "http://monitoring.us-east-1.amazonaws.com"}, wantErr: settingErr("plain http to a non-loopback host", SetURL, SetRegion)},
+		{name: "plain http to custom endpoint", s: Settings{Endpoint: "http://10.0.0.5:9090", Region: "us-east-1"}, wantErr: settingErr("plain http to a non-loopback host", SetEndpoint, SetRegion)},
+		{name: "foreign datasource URL", s: Settings{DatasourceURL: "https://evil.example.com", Region: "us-east-1"}, wantErr: settingErr("is not a CloudWatch endpoint", SetURL, SetEndpoint)},
+		{name: "lookalike host", s: Settings{DatasourceURL: "https://monitoring.us-east-1.amazonaws.com.evil.example", Region: "us-east-1"}, wantErr: settingErr("is not a CloudWatch endpoint", SetURL, SetEndpoint)},
+		{name: "AMP host is not CloudWatch", s: Settings{DatasourceURL: "https://aps-workspaces.us-east-1.amazonaws.com", Region: "us-east-1"}, wantErr: settingErr("is not a CloudWatch endpoint", SetURL, SetEndpoint)},
+		{name: "user info", s: Settings{Endpoint: "https://u:p@monitoring.us-east-1.amazonaws.com"}, wantErr: settingErr("must not carry user credentials", SetEndpoint, SetRegion)},
+		{name: "ftp scheme", s: Settings{Endpoint: "ftp://127.0.0.1", Region: "us-east-1"}, wantErr: settingErr("must use https", SetEndpoint, SetRegion)},
+		{name: "not a URL", s: Settings{Endpoint: "monitoring.us-east-1.amazonaws.com"}, wantErr: settingErr("is not an absolute URL", SetEndpoint, SetRegion)},
+		{name: "path on AWS host", s: Settings{DatasourceURL: "https://monitoring.us-east-1.amazonaws.com/workspaces/x"}, wantErr: settingErr("must not have a path", SetURL, SetRegion)},
+		{name: "query on URL", s: Settings{DatasourceURL: "https://monitoring.us-east-1.amazonaws.com/?a=b"}, wantErr: settingErr("must not have a query or fragment", SetURL, SetRegion)},
+		{name: "nothing configured", s: Settings{}, wantErr: settingErr("no region configured", SetRegion)},
+		{name: "region injection", s: Settings{Region: "evil.com/x"}, wantErr: settingErr("is not an AWS region name", SetRegion)},
 		{name: "china region only", s: Settings{Region: "cn-northwest-1"}, wantURL: "https://monitoring.cn-northwest-1.amazonaws.com.cn", wantRegion: "cn-northwest-1"},
 		{name: "gov region", s: Settings{Region: "us-gov-west-1"}, wantURL: "https://monitoring.us-gov-west-1.amazonaws.com", wantRegion: "us-gov-west-1"},
 	}

@@ -73,12 +73,13 @@ func TestClosestRegion(t *testing.T) {
 
 func TestResolveRegionEndpoint(t *testing.T) {
 	emu := map[string]string{"us-west-2": "http://127.0.0.1:9002"}
+	west := RegionEndpointSetting("us-west-2")
 	tests := []struct {
 		name, region string
 		s            Settings
 		wantURL      string
 		wantRegion   string
-		wantErr      []string
+		wantErr      wantErr
 	}{
 		{name: "default region", s: Settings{Region: "us-east-1"}, wantURL: "https://monitoring.us-east-1.amazonaws.com", wantRegion: "us-east-1"},
 		{name: "other region's own host", s: Settings{Region: "us-east-1"}, region: "eu-west-1", wantURL: "https://monitoring.eu-west-1.amazonaws.com", wantRegion: "eu-west-1"},
@@ -89,13 +90,13 @@ func TestResolveRegionEndpoint(t *testing.T) {
 		{name: "URL is the default region's alone", s: Settings{DatasourceURL: "http://localhost:9090", Region: "us-east-1"}, region: "us-west-2", wantURL: "https://monitoring.us-west-2.amazonaws.com", wantRegion: "us-west-2"},
 		{name: "derived default region keeps its URL", s: Settings{DatasourceURL: "https://monitoring.eu-west-1.amazonaws.com"}, region: "eu-west-1", wantURL: "https://monitoring.eu-west-1.amazonaws.com", wantRegion: "eu-west-1"},
 		{name: "CloudWatch endpoint is the default region's", s: Settings{Region: "us-east-1", Endpoint: "https://monitoring.us-east-1.amazonaws.com"}, region: "ap-south-1", wantURL: "https://monitoring.ap-south-1.amazonaws.com", wantRegion: "ap-south-1"},
-		{name: "region endpoint plain http elsewhere", s: Settings{Region: "us-east-1", RegionEndpoints: map[string]string{"us-west-2": "http://10.1.2.3"}}, region: "us-west-2", wantErr: []string{"plain http", `jsonData.regionEndpoints["us-west-2"]`}},
+		{name: "region endpoint plain http elsewhere", s: Settings{Region: "us-east-1", RegionEndpoints: map[string]string{"us-west-2": "http://10.1.2.3"}}, region: "us-west-2", wantErr: settingErr("plain http to a non-loopback host", west, west)},
 		// Go's resolver asks DNS for *.localhost (only "localhost" is in /etc/hosts), so the
 		// name may be anywhere: signed requests in clear text would leave the machine.
-		{name: "region endpoint plain http to a .localhost name", s: Settings{Region: "us-east-1", RegionEndpoints: map[string]string{"us-west-2": "http://cw.localhost:9002"}}, region: "us-west-2", wantErr: []string{"plain http", `jsonData.regionEndpoints["us-west-2"]`}},
-		{name: "region endpoint in another region", s: Settings{Region: "us-east-1", RegionEndpoints: map[string]string{"us-west-2": "https://monitoring.eu-west-1.amazonaws.com"}}, region: "us-west-2", wantErr: []string{`"eu-west-1"`, `jsonData.regionEndpoints["us-west-2"]`}},
-		{name: "region endpoint with credentials", s: Settings{Region: "us-east-1", RegionEndpoints: map[string]string{"us-west-2": "https://u:p@cw.example"}}, region: "us-west-2", wantErr: []string{"user credentials"}},
-		{name: "not a region", s: Settings{Region: "us-east-1"}, region: "evil.example/x", wantErr: []string{"not an AWS region name"}},
+		{name: "region endpoint plain http to a .localhost name", s: Settings{Region: "us-east-1", RegionEndpoints: map[string]string{"us-west-2": "http://cw.localhost:9002"}}, region: "us-west-2", wantErr: settingErr("plain http to a non-loopback host", west, west)},
+		{name: "region endpoint in another region", s: Settings{Region: "us-east-1", RegionEndpoints: map[string]string{"us-west-2": "https://monitoring.eu-west-1.amazonaws.com"}}, region: "us-west-2", wantErr: settingErr(`is in region "eu-west-1"`, west, west)},
+		{name: "region endpoint with credentials", s: Settings{Region: "us-east-1", RegionEndpoints: map[string]string{"us-west-2": "https://u:p@cw.example"}}, region: "us-west-2", wantErr: settingErr("must not carry user credentials", west, west)},
+		{name: "not a region", s: Settings{Region: "us-east-1"}, region: "evil.example/x", wantErr: wantErr{badRegion: "evil.example/x", text: "is not an AWS region name"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -11,7 +11,7 @@ import (
 )
 
 // Region is one region a diagnosis covers: its name (empty when the query names none: the
-// data source's default, and the report looks as it did before regions) and the querier
+// data source's default, and the report is Run's, without region columns) and the querier
 // that reaches it, or Err when the caller could not build one.
 type Region struct {
 	Name    string

@@ -15,6 +15,7 @@ import (
 
 	"github.com/prometheus/common/model"
 
+	"github.com/inferscope/sagemaker-datasource/pkg/panics"
 	"github.com/inferscope/sagemaker-datasource/pkg/semconv"
 )
 
@@ -39,7 +40,8 @@ type fakeRegion struct {
 	inUse     []string                  // AZs with GPUs of the fleet
 	ice       map[string]map[string]int // instance type → AZ → ICE errors (> 0)
 	scaleOuts int
-	exprs     *env // the queries' text, built as the rules build it
+	exprs     *env  // the queries' text, built as the rules build it
+	err       error // every query's error (modeDown), or Region.Err (modeSetup)
 	n         atomic.Int32
 }
 
@@ -50,7 +52,7 @@ func (f *fakeRegion) call() error {
 	case modePanic:
 		panic("querier of " + f.name + " broke")
 	case modeDown:
-		return errors.New(f.name + " is unreachable")
+		return f.err
 	}
 	return nil
 }
@@ -150,6 +152,7 @@ func genRegions(rng *rand.Rand, exprs *env) []*fakeRegion {
 		default:
 			f.mode = regionMode(1 + (r-12)%5)
 		}
+		f.err = fmt.Errorf("%s failed (mode %d)", name, f.mode)
 		out[i] = f
 	}
 	return out
@@ -223,7 +226,7 @@ func TestRunRegionsGenerated(t *testing.T) {
 		for i, f := range fakes {
 			regions[i] = Region{Name: f.name, Querier: f}
 			if f.mode == modeSetup {
-				regions[i] = Region{Name: f.name, Err: errors.New("no credentials for " + f.name)}
+				regions[i] = Region{Name: f.name, Err: f.err}
 			}
 		}
 		many := len(fakes) > 1
@@ -231,7 +234,7 @@ func TestRunRegionsGenerated(t *testing.T) {
 
 		r, err := RunRegions(context.Background(), regions, Scope{}, runFrom, runTo, cfg)
 		if !slices.ContainsFunc(fakes, func(f *fakeRegion) bool { return f.mode != modeSetup }) {
-			if err == nil || !strings.Contains(err.Error(), "region "+fakes[0].name+": no credentials") {
+			if !errors.Is(err, fakes[0].err) || !strings.HasPrefix(err.Error(), "region "+fakes[0].name+": ") {
 				t.Fatalf("seed %d: every region failed as a whole: want the first one's error, got %v", seed, err)
 			}
 			continue
@@ -358,19 +361,27 @@ func checkDeadRegions(t *testing.T, seed uint64, r Report, fakes []*fakeRegion, 
 				rows = append(rows, x)
 			}
 		}
-		wantText := map[regionMode]string{modeDown: "unreachable", modeSetup: "no credentials", modePanic: "broke"}[f.mode]
 		switch {
 		case f.answers():
 		case many || f.mode == modeSetup:
-			if len(rows) != 1 || rows[0].Rule != "" || !strings.Contains(rows[0].Error, wantText) {
-				t.Errorf("seed %d: %s (mode %d) failed as %+v, want one region failure with %q", seed, f.name, f.mode, rows, wantText)
+			if len(rows) != 1 || rows[0].Rule != "" || !f.failedAs(rows[0].Err) {
+				t.Errorf("seed %d: %s (mode %d) failed as %+v, want one region failure with its own error", seed, f.name, f.mode, rows)
 			}
-		default: // one region alone: each rule's failure, as before regions
+		default: // one region alone: each rule's failure, as Run reports it
 			if len(rows) != len(allRules) {
 				t.Errorf("seed %d: %d failures, want one per rule", seed, len(rows))
 			}
 		}
 	}
+}
+
+// failedAs: err is the region's own failure, its error or its querier's panic.
+func (f *fakeRegion) failedAs(err error) bool {
+	var p *panics.Error
+	if f.mode == modePanic {
+		return errors.As(err, &p) && p.Value == "querier of "+f.name+" broke"
+	}
+	return errors.Is(err, f.err)
 }
 
 func regionNames(fs []*fakeRegion) []string {
@@ -381,9 +392,9 @@ func regionNames(fs []*fakeRegion) []string {
 	return out
 }
 
-// TestOneUnnamedRegionIsAsBefore: a query that names no region gets the report and frame
-// Run gives, column for column (the datasource's golden frames stay as they were).
-func TestOneUnnamedRegionIsAsBefore(t *testing.T) {
+// TestOneUnnamedRegionIsRun: a query that names no region gets the report and frame Run
+// gives, column for column, so single-region frames carry no region columns.
+func TestOneUnnamedRegionIsRun(t *testing.T) {
 	cfg := DefaultConfig()
 	exprs := &env{start: runFrom, end: runTo, cfg: cfg}
 	exprs.step, exprs.window = stepFor(runTo.Sub(runFrom), cfg)
@@ -393,21 +404,21 @@ func TestOneUnnamedRegionIsAsBefore(t *testing.T) {
 			continue
 		}
 		f.name = ""
-		before, err := Run(context.Background(), f, Scope{}, runFrom, runTo, cfg)
+		run, err := Run(context.Background(), f, Scope{}, runFrom, runTo, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
-		after, err := RunRegions(context.Background(), []Region{{Querier: f}}, Scope{}, runFrom, runTo, cfg)
+		regions, err := RunRegions(context.Background(), []Region{{Querier: f}}, Scope{}, runFrom, runTo, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
-		a, _ := Frame(before).MarshalJSON()
-		b, _ := Frame(after).MarshalJSON()
+		a, _ := Frame(run).MarshalJSON()
+		b, _ := Frame(regions).MarshalJSON()
 		if string(a) != string(b) {
-			t.Fatalf("seed %d: frame changed:\n%s\n%s", seed, a, b)
+			t.Fatalf("seed %d: frames differ:\n%s\n%s", seed, a, b)
 		}
-		if fmt.Sprintf("%+v", before) != fmt.Sprintf("%+v", withoutAnswered(after)) {
-			t.Fatalf("seed %d: report changed:\n%+v\n%+v", seed, before, after)
+		if fmt.Sprintf("%+v", run) != fmt.Sprintf("%+v", withoutAnswered(regions)) {
+			t.Fatalf("seed %d: reports differ:\n%+v\n%+v", seed, run, regions)
 		}
 	}
 }

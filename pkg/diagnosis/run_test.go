@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -12,6 +13,8 @@ import (
 	"time"
 
 	"github.com/prometheus/common/model"
+
+	"github.com/inferscope/sagemaker-datasource/pkg/panics"
 )
 
 // runFrom and runTo are a three-hour range for runs whose querier never answers; the rules
@@ -94,8 +97,10 @@ func TestRunReportsFailingRules(t *testing.T) {
 	if len(r.Failures) != len(allRules) || len(r.Findings) != 0 {
 		t.Fatalf("want every rule to fail and no finding, got %d failures, %d findings", len(r.Failures), len(r.Findings))
 	}
-	if !strings.Contains(r.Failures[0].Error, "HTTP 403: denied") || r.Failures[0].Query == "" || strings.Contains(r.Failures[0].Error, r.Failures[0].Query) {
-		t.Fatalf("the failure must carry the upstream error, and the query apart: %+v", r.Failures[0])
+	var qe *QueryError
+	f := r.Failures[0]
+	if !errors.Is(f.Err, q.err) || !errors.As(f.Err, &qe) || f.Query == "" || qe.Query != f.Query || strings.Contains(f.Error, f.Query) {
+		t.Fatalf("the failure must carry the upstream error, and the query apart from its text: %+v", f)
 	}
 	if r.Requests != int(q.n.Load()) {
 		t.Fatalf("reported %d requests, upstream saw %d", r.Requests, q.n.Load())
@@ -135,11 +140,15 @@ func TestPanickingRuleIsAFailure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(r.Failures) != 1 || r.Failures[0].Rule != "broken" || !strings.Contains(r.Failures[0].Error, "slice bounds out of range") {
+	var p *panics.Error
+	if len(r.Failures) != 1 || r.Failures[0].Rule != "broken" || !errors.As(r.Failures[0].Err, &p) {
 		t.Fatalf("failures %+v: want only the broken rule, with its panic", r.Failures)
 	}
+	if _, ok := p.Value.(runtime.Error); !ok {
+		t.Errorf("panic value %#v, want the runtime error", p.Value)
+	}
 	fr := Frame(r)
-	if n, _ := fr.RowLen(); n != 1 || fr.Fields[2].At(0).(string) != "Rule broken "+NotEvaluated || !strings.Contains(fr.Fields[4].At(0).(string), "slice bounds") {
+	if n, _ := fr.RowLen(); n != 1 || fr.Fields[2].At(0).(string) != "Rule broken "+NotEvaluated || fr.Fields[4].At(0).(string) != r.Failures[0].Error {
 		t.Fatalf("the failed rule must be a row with its reason: %d rows", n)
 	}
 }

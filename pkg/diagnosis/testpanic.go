@@ -18,7 +18,7 @@ func init() {
 	allRules = append(allRules, rule{id: "test-panic", panel: panelErrors, run: func(_ context.Context, e *env) ([]Finding, error) {
 		if e.end.Sub(e.start) == PanicRange {
 			var none []Finding
-			return none[len(none)-1:], nil // slice bounds out of range, as rule_az once did
+			return none[len(none)-1:], nil // slice bounds out of range
 		}
 		return nil, nil
 	}})

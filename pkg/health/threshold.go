@@ -34,7 +34,7 @@ type Reading struct {
 }
 
 // ThresholdRules are the KV cache and GPU memory thresholds of the diagnosis configuration
-// (the ones the dashboards' tiles used before alarms), their queries limited to the
+// (the colouring for resources without an alarm), their queries limited to the
 // filter's endpoints and components. byAccount keeps @aws.account in the readings, so the
 // same names in two source accounts of a monitoring account are read apart.
 func ThresholdRules(cfg diagnosis.Config, f Filter, byAccount bool) []Rule {

@@ -48,21 +48,28 @@ type closeRecorder struct {
 
 func (c *closeRecorder) Close() error { c.closed = true; return nil }
 
+// TestRoundTripperErrors: signing fails before anything is sent, with a CredentialsError
+// carrying the provider's cause (none for an empty key id); a missing region is no
+// credentials problem and its message names the setting.
 func TestRoundTripperErrors(t *testing.T) {
+	noIMDS := errors.New("no EC2 IMDS role found")
+	var empty *credentials.StaticCredentialsEmptyError
 	tests := []struct {
 		name    string
 		creds   aws.CredentialsProvider
 		region  string
-		wantIn  []string
 		wantCre bool
+		cause   func(*CredentialsError) bool
 	}{
-		{name: "provider fails", creds: failingProvider{errors.New("no EC2 IMDS role found")}, region: testRegion, wantIn: []string{"no EC2 IMDS role found", "authType"}, wantCre: true},
-		{name: "empty keys", creds: staticCreds("", "", ""), region: testRegion, wantIn: []string{"static credentials are empty", "authType"}, wantCre: true},
+		{name: "provider fails", creds: failingProvider{noIMDS}, region: testRegion, wantCre: true,
+			cause: func(ce *CredentialsError) bool { return errors.Is(ce.Err, noIMDS) }},
+		{name: "empty keys", creds: staticCreds("", "", ""), region: testRegion, wantCre: true,
+			cause: func(ce *CredentialsError) bool { return errors.As(ce.Err, &empty) }},
 		{name: "secret without key id", creds: aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
 			return aws.Credentials{SecretAccessKey: testSecret}, nil
-		}), region: testRegion, wantIn: []string{"empty access key"}, wantCre: true},
-		{name: "no provider", region: testRegion, wantIn: []string{"no credentials provider"}, wantCre: true},
-		{name: "no region", creds: staticCreds(testKey, testSecret, ""), wantIn: []string{"jsonData.defaultRegion"}},
+		}), region: testRegion, wantCre: true, cause: func(ce *CredentialsError) bool { return ce.Err == nil }},
+		{name: "no provider", region: testRegion, wantCre: true, cause: func(ce *CredentialsError) bool { return ce.Err != nil }},
+		{name: "no region", creds: staticCreds(testKey, testSecret, "")},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -74,14 +81,15 @@ func TestRoundTripperErrors(t *testing.T) {
 			if err == nil {
 				t.Fatal("want an error")
 			}
-			for _, s := range tc.wantIn {
-				if !strings.Contains(err.Error(), s) {
-					t.Errorf("error %q does not contain %q", err, s)
-				}
-			}
 			var ce *CredentialsError
 			if errors.As(err, &ce) != tc.wantCre {
-				t.Errorf("CredentialsError = %v, want %v", errors.As(err, &ce), tc.wantCre)
+				t.Fatalf("error %v: CredentialsError = %v, want %v", err, errors.As(err, &ce), tc.wantCre)
+			}
+			if tc.wantCre && !tc.cause(ce) {
+				t.Errorf("CredentialsError %#v: unexpected cause %#v", ce, ce.Err)
+			}
+			if !tc.wantCre && !strings.Contains(err.Error(), "jsonData.defaultRegion") {
+				t.Errorf("error %q does not name the region setting", err)
 			}
 			if strings.Contains(err.Error(), testSecret) {
 				t.Error("the secret leaked into the error")
@@ -93,5 +101,15 @@ func TestRoundTripperErrors(t *testing.T) {
 				t.Error("the request body was not closed")
 			}
 		})
+	}
+}
+
+// TestCredentialsErrorNamesTheFix: with a cause or without, the message points at the
+// datasource's authentication settings.
+func TestCredentialsErrorNamesTheFix(t *testing.T) {
+	for _, err := range []error{&CredentialsError{}, &CredentialsError{Err: errors.New("no EC2 IMDS role found")}} {
+		if !strings.Contains(err.Error(), "check the datasource's authentication settings (authType") {
+			t.Errorf("message %q does not name the fix", err)
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -61,11 +62,17 @@ func TestControlPlaneCallsGetDenyAndFaults(t *testing.T) {
 
 func TestDenyNamesOnlyServedActions(t *testing.T) {
 	db := openDB(t)
-	for _, cfg := range []Config{{Deny: []string{"svc:Read"}}, {ControlPlane: echoPlane{}, Deny: []string{"svc:Delete"}}} {
-		_, err := New(cfg, db)
+	for _, tc := range []struct {
+		cfg   Config
+		known []string // the actions the error offers instead
+	}{
+		{Config{Deny: []string{"svc:Read"}}, nil},
+		{Config{ControlPlane: echoPlane{}, Deny: []string{"svc:Delete"}}, echoPlane{}.Actions()},
+	} {
+		_, err := New(tc.cfg, db)
 		var de *DenyError
-		if !errors.As(err, &de) || !strings.Contains(err.Error(), "cannot deny") {
-			t.Errorf("Deny %v with control plane %v: %v, want a DenyError", cfg.Deny, cfg.ControlPlane, err)
+		if !errors.As(err, &de) || de.Action != tc.cfg.Deny[0] || !slices.Equal(de.Known, tc.known) {
+			t.Errorf("Deny %v with control plane %v: %#v, want a DenyError for %s offering %v", tc.cfg.Deny, tc.cfg.ControlPlane, err, tc.cfg.Deny[0], tc.known)
 		}
 	}
 }

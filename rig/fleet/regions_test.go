@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -95,7 +96,8 @@ func TestValidateReportsWithoutLines(t *testing.T) {
 	f := Default()
 	f.Endpoints[1].Account = "12345"
 	err := f.Validate()
-	if err == nil || !strings.HasPrefix(err.Error(), "endpoints[1].account: ") {
-		t.Fatalf("got %v, want an endpoints[1].account error without file or line", err)
+	var es Errors
+	if !errors.As(err, &es) || len(es) != 1 || es[0].Path != "endpoints[1].account" || es[0].File != "" || es[0].Line != 0 {
+		t.Fatalf("got %#v, want an endpoints[1].account error without file or line", err)
 	}
 }

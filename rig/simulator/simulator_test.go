@@ -277,8 +277,8 @@ func TestFirstChunkLatencyFollowsTTFT(t *testing.T) {
 }
 
 // Errors are independent random events per instance: instances of one endpoint do not all
-// report an error in the same minute (they once did, and a healthy fleet of ten or more
-// looked like an error spike), and the healthy error share is kept.
+// report an error in the same minute (a healthy fleet of ten or more would look like an
+// error spike), and the healthy error share is kept.
 func TestErrorsArriveIndependentlyPerInstance(t *testing.T) {
 	db := backfilled(t, "healthy", 6)
 	const errs = sc.Invocation4XXErrorsByInstance + `{EndpointName="chat-ic"}`

@@ -3,6 +3,7 @@ package stack
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -318,23 +319,27 @@ func TestICEInEveryZoneOfOneRegionOnly(t *testing.T) {
 
 func TestStartRegionsRejectsBadOptions(t *testing.T) {
 	fs := fleet.TwoRegions()
+	// Each is an *OptionError naming its flag; want tells the problems of one flag apart, and
+	// a region's own option problem says which region it is about.
 	for _, o := range []struct {
-		opts MultiOptions
-		want string
+		opts         MultiOptions
+		option, want string
 	}{
-		{MultiOptions{}, "no regions"},
-		{MultiOptions{Options: Options{Region: "us-east-1"}, Regions: []Region{{}}}, "leave Options.Region and Options.Fleet empty"},
-		{MultiOptions{Regions: []Region{{Name: "us-east-1"}, {Fleet: fs[0]}}}, "us-east-1 is named twice"},
-		{MultiOptions{Regions: []Region{{Name: "us-west-2", Fleet: fs[0]}}}, "was given a fleet of us-east-1"},
-		{MultiOptions{Regions: []Region{{Name: "us-east1"}}}, `"us-east1" is not an AWS region name`},
-		{MultiOptions{Regions: []Region{{Name: "eu-west-1", Scenario: "meltdown"}}}, `region eu-west-1: unknown scenario "meltdown"`},
-		{MultiOptions{Options: Options{Addr: "0.0.0.0:0"}, Regions: []Region{{}}}, "not a loopback address"},
+		{MultiOptions{}, "region", "no regions"},
+		{MultiOptions{Options: Options{Region: "us-east-1"}, Regions: []Region{{}}}, "region", "leave Options.Region and Options.Fleet empty"},
+		{MultiOptions{Regions: []Region{{Name: "us-east-1"}, {Fleet: fs[0]}}}, "region", "us-east-1 is named twice"},
+		{MultiOptions{Regions: []Region{{Name: "us-west-2", Fleet: fs[0]}}}, "region", "was given a fleet of us-east-1"},
+		{MultiOptions{Regions: []Region{{Name: "us-east1"}}}, "region", `"us-east1" is not an AWS region name`},
+		{MultiOptions{Regions: []Region{{Name: "eu-west-1", Scenario: "meltdown"}}}, "scenario", `region eu-west-1: unknown scenario "meltdown"`},
+		{MultiOptions{Options: Options{Addr: "0.0.0.0:0"}, Regions: []Region{{}}}, "addr", "not a loopback address"},
 	} {
-		if m, err := StartRegions(context.Background(), o.opts); err == nil || !strings.Contains(err.Error(), o.want) {
-			if m != nil {
-				m.Close()
-			}
-			t.Errorf("StartRegions(%+v) = %v, want an error containing %q", o.opts, err, o.want)
+		m, err := StartRegions(context.Background(), o.opts)
+		if m != nil {
+			m.Close()
+		}
+		var oe *OptionError
+		if !errors.As(err, &oe) || oe.Option != o.option || !strings.Contains(err.Error(), o.want) {
+			t.Errorf("StartRegions(%+v) = %v, want an OptionError of %s containing %q", o.opts, err, o.option, o.want)
 		}
 	}
 }

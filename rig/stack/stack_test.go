@@ -3,6 +3,7 @@ package stack
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -203,19 +204,23 @@ func TestEveryScenarioIsVisibleAndAbsentWhenHealthy(t *testing.T) {
 }
 
 func TestStartRejectsBadOptionsAndUnsignedRequests(t *testing.T) {
+	// Each bad option is an *OptionError naming its flag; want tells the problems of one
+	// flag apart.
 	for _, o := range []struct {
-		opts Options
-		want string
+		opts         Options
+		option, want string
 	}{
-		{Options{Addr: "0.0.0.0:0"}, "not a loopback address"},
-		{Options{Addr: "nope"}, "use host:port"},
-		{Options{AccessKey: "AKIAONLY"}, "both the access key and the secret key"},
-		{Options{History: 8 * 24 * time.Hour}, "7-day"},
-		{Options{Scenario: "meltdown"}, `unknown scenario "meltdown"`},
-		{Options{Live: true, End: PinnedEnd}, "cannot keep appending live"},
+		{Options{Addr: "0.0.0.0:0"}, "addr", "not a loopback address"},
+		{Options{Addr: "nope"}, "addr", "use host:port"},
+		{Options{AccessKey: "AKIAONLY"}, "access-key", "both the access key and the secret key"},
+		{Options{History: 8 * 24 * time.Hour}, "history", "7-day"},
+		{Options{Scenario: "meltdown"}, "scenario", `unknown scenario "meltdown"`},
+		{Options{Live: true, End: PinnedEnd}, "no-live", "cannot keep appending live"},
 	} {
-		if _, err := Start(context.Background(), o.opts); err == nil || !strings.Contains(err.Error(), o.want) {
-			t.Errorf("Start(%+v) = %v, want error containing %q", o.opts, err, o.want)
+		_, err := Start(context.Background(), o.opts)
+		var oe *OptionError
+		if !errors.As(err, &oe) || oe.Option != o.option || !strings.Contains(oe.Problem, o.want) {
+			t.Errorf("Start(%+v) = %v, want an OptionError of %s containing %q", o.opts, err, o.option, o.want)
 		}
 	}
 	st, err := Start(context.Background(), Options{History: time.Hour})

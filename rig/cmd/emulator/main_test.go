@@ -198,8 +198,8 @@ func TestDenyFlagReachesTheEmulator(t *testing.T) {
 	}
 }
 
-// The emulator answers for the region the fleet file names (a us-west-2 fleet once got 403s
-// because it always answered for us-east-1), unless --region overrides it.
+// The emulator answers for the region the fleet file names (a client of a us-west-2 fleet
+// signs for us-west-2), unless --region overrides it.
 func TestRegionComesFromTheFleetFile(t *testing.T) {
 	doc, err := yaml.Marshal(fleet.Default().InRegion("us-west-2", ""))
 	if err != nil {

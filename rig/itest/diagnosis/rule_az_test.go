@@ -67,8 +67,8 @@ func TestAZRule(t *testing.T) {
 	}
 }
 
-// A range holding fewer than three steps once panicked (slice bounds out of range [-1:]);
-// it now says there is not enough data.
+// A range holding fewer than three steps gives the AZ rule no window to compare: it says
+// there is not enough data instead of slicing out of range.
 func TestAZRuleTooFewSteps(t *testing.T) {
 	d := newData(t)
 	for _, az := range []string{"az-1", "az-2"} {

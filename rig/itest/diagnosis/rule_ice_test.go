@@ -18,7 +18,7 @@ func TestICERule(t *testing.T) {
 	}{
 		{"every AZ", []string{"az-1", "az-2", "az-3"}, map[string]int{"az-1": 3, "az-2": 4, "az-3": 5}, Critical, "every AZ"},
 		{"one AZ", []string{"az-1", "az-2", "az-3"}, map[string]int{"az-2": 2}, Warning, "some AZs"},
-		// A fleet in one AZ has nowhere else to go (it once read "still available in " and nothing).
+		// A fleet in one AZ has nowhere else to go: the summary says so, not an empty list of AZs.
 		{"the only AZ in use", []string{"az-2"}, map[string]int{"az-2": 2}, Critical, "only AZ in use"},
 		{"none", []string{"az-1", "az-2", "az-3"}, nil, 0, ""},
 	}

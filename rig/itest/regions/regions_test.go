@@ -1,4 +1,4 @@
-// Package regions_test is issue 15's "Done when", end to end: the plugin (plugin.New, the
+// Package regions_test checks multi-region support end to end: the plugin (plugin.New, the
 // production client factory, real promclient and SigV4) against one emulator process serving
 // two regions with two accounts each (fleet.TwoRegions), through the router that answers
 // every request as the region it is signed for, and through per-region endpoints.

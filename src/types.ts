@@ -58,7 +58,6 @@ export interface SageOptions extends DataSourceJsonData {
   httpMethod?: 'POST' | 'GET';
   maxConcurrency?: number;
   requestsPerSecond?: number;
-  memoryBudgetMiB?: number;
   cacheSizeMiB?: number;
   cacheRefetchWindow?: string;
   cacheFreshFor?: string;

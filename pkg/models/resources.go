@@ -11,9 +11,6 @@ import (
 
 // Defaults of the resource settings.
 const (
-	// DefaultMemoryBudgetMiB bounds the memory of answers being decoded at once; the
-	// largest accepted answer (256 MiB) fits at 4 bytes of memory per byte of JSON (budget.DefaultFactor).
-	DefaultMemoryBudgetMiB = 1024
 	// DefaultCacheSizeMiB bounds the results cache; 0 turns it off.
 	DefaultCacheSizeMiB = 256
 	// DefaultCacheRefetchWindow: the newest part of an answer is fetched again on refresh
@@ -31,7 +28,6 @@ const (
 	// "per million samples scanned". Configurable, for the query inspector's estimate.
 	DefaultCostPerMillionSamples = 0.01
 
-	memoryBudgetMiBMin    = 16
 	sizeMiBLimit          = 64 << 10
 	maxCacheRefetchWindow = 6 * time.Hour
 	maxCacheFreshFor      = 10 * time.Minute
@@ -40,7 +36,6 @@ const (
 
 // Resources are the settings that bound what the plugin holds and spends.
 type Resources struct {
-	MemoryBudgetMiB       int           `json:"memoryBudgetMiB"`
 	CacheSizeMiB          int           `json:"cacheSizeMiB"` // 0: no results cache
 	CacheRefetchWindow    time.Duration `json:"cacheRefetchWindow"`
 	CacheFreshFor         time.Duration `json:"cacheFreshFor"`
@@ -49,7 +44,6 @@ type Resources struct {
 
 // resourcesJSON is their part of the stored jsonData.
 type resourcesJSON struct {
-	MemoryBudgetMiB       json.RawMessage `json:"memoryBudgetMiB"`
 	CacheSizeMiB          json.RawMessage `json:"cacheSizeMiB"`
 	CacheRefetchWindow    string          `json:"cacheRefetchWindow"`
 	CacheFreshFor         string          `json:"cacheFreshFor"`
@@ -68,8 +62,6 @@ func (r *Resources) load(jd resourcesJSON) []error {
 		set      func(float64)
 		unitHint string
 	}{
-		{"memoryBudgetMiB", jd.MemoryBudgetMiB, DefaultMemoryBudgetMiB, memoryBudgetMiBMin, sizeMiBLimit, true,
-			func(v float64) { r.MemoryBudgetMiB = int(v) }, "a whole number of MiB"},
 		{"cacheSizeMiB", jd.CacheSizeMiB, DefaultCacheSizeMiB, 0, sizeMiBLimit, true,
 			func(v float64) { r.CacheSizeMiB = int(v) }, "a whole number of MiB (0 turns the cache off)"},
 		{"costPerMillionSamples", jd.CostPerMillionSamples, DefaultCostPerMillionSamples, 0, maxCostPerMillion, false,
@@ -122,6 +114,6 @@ func (r Resources) String() string {
 	if r.CacheFreshFor != CacheFreshOneStep {
 		fresh = interval.FormatDuration(r.CacheFreshFor)
 	}
-	return fmt.Sprintf("memoryBudgetMiB=%d cacheSizeMiB=%d cacheRefetchWindow=%s cacheFreshFor=%s costPerMillionSamples=%g",
-		r.MemoryBudgetMiB, r.CacheSizeMiB, interval.FormatDuration(r.CacheRefetchWindow), fresh, r.CostPerMillionSamples)
+	return fmt.Sprintf("cacheSizeMiB=%d cacheRefetchWindow=%s cacheFreshFor=%s costPerMillionSamples=%g",
+		r.CacheSizeMiB, interval.FormatDuration(r.CacheRefetchWindow), fresh, r.CostPerMillionSamples)
 }

@@ -46,7 +46,7 @@ type Settings struct {
 	// AllowedRegions is jsonData.allowedRegions as configured (see Allowed for the effective set).
 	AllowedRegions []string `json:"allowedRegions,omitempty"`
 
-	Resources // memory budget, results cache, price (resources.go)
+	Resources // results cache, price (resources.go)
 }
 
 // jsonData mirrors the stored jsonData. Numbers and durations arrive in whatever shape

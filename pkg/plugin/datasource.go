@@ -13,7 +13,6 @@ import (
 
 	"github.com/inferscope/sagemaker-datasource/pkg/awsapi"
 	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
-	"github.com/inferscope/sagemaker-datasource/pkg/budget"
 	"github.com/inferscope/sagemaker-datasource/pkg/models"
 	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
 	"github.com/inferscope/sagemaker-datasource/pkg/rcache"
@@ -33,7 +32,7 @@ type Upstream interface {
 
 // ClientFactory builds one region's upstream client for validated settings and the
 // endpoint the region resolves to, on what the data source's regions share (credentials,
-// memory budget, the redaction sink that learns every credential the signer uses).
+// the redaction sink that learns every credential the signer uses).
 type ClientFactory func(ctx context.Context, s *models.Settings, ep awsauth.Endpoint, sh Shared) (Upstream, error)
 
 // Datasource is one configured datasource. Settings problems do not fail its creation:
@@ -133,9 +132,8 @@ func New(ctx context.Context, settings backend.DataSourceInstanceSettings, facto
 		return d, nil
 	}
 	d.shared = Shared{
-		Creds:  creds,
-		Memory: budget.New(int64(s.MemoryBudgetMiB)<<20, 0, "jsonData.memoryBudgetMiB"),
-		Seen:   sinks{d.redact, logSecrets},
+		Creds: creds,
+		Seen:  sinks{d.redact, logSecrets},
 	}
 	d.defaultRegion, d.allowed = s.DefaultRegion(), s.Allowed()
 	home, err := d.buildRegional(ctx, "")
@@ -152,14 +150,13 @@ func New(ctx context.Context, settings backend.DataSourceInstanceSettings, facto
 // NewClient is the production ClientFactory: the shared credentials (gated by Grafana's
 // [aws] settings), a transport that refuses any host but the region's endpoint, SigV4
 // signing for the region last, and the traffic-shaping client on top (its limiter the
-// region's own). Every answer's body draws from the instance's one memory budget
-// (jsonData.memoryBudgetMiB) while it is read and decoded.
+// region's own).
 func NewClient(_ context.Context, s *models.Settings, ep awsauth.Endpoint, sh Shared) (Upstream, error) {
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	signed := sigv4.NewRoundTripper(transport, sh.Creds, ep.Region, sigv4.Service, nil, sigv4.WithSecretSink(sh.Seen))
 	c, err := promclient.New(promclient.Options{
 		BaseURL:        ep.URL,
-		Transport:      budget.Transport(awsauth.RestrictToEndpoint(signed, ep), sh.Memory, budget.DefaultFactor),
+		Transport:      awsauth.RestrictToEndpoint(signed, ep),
 		Method:         s.HTTPMethod,
 		QueryTimeout:   s.QueryTimeout,
 		MaxConcurrency: s.MaxConcurrency,

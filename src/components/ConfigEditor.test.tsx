@@ -27,7 +27,6 @@ const BACKEND_JSON_KEYS = [
   'httpMethod',
   'maxConcurrency',
   'requestsPerSecond',
-  'memoryBudgetMiB',
   'cacheSizeMiB',
   'cacheRefetchWindow',
   'cacheFreshFor',

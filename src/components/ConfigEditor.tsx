@@ -19,7 +19,7 @@ const HTTP_METHODS: Array<SelectableValue<'POST' | 'GET'>> = [
 ];
 
 /** The jsonData keys entered as numbers. */
-type NumberKey = 'maxConcurrency' | 'requestsPerSecond' | 'memoryBudgetMiB' | 'cacheSizeMiB' | 'costPerMillionSamples';
+type NumberKey = 'maxConcurrency' | 'requestsPerSecond' | 'cacheSizeMiB' | 'costPerMillionSamples';
 
 /**
  * AWS authentication comes from @grafana/aws-sdk's ConnectionConfig (the form every AWS
@@ -117,16 +117,6 @@ export function ConfigEditor(props: Props) {
           placeholder="10"
           value={jsonData.maxConcurrency ?? ''}
           onChange={onNumber('maxConcurrency')}
-        />
-        <InputField
-          id="memoryBudgetMiB"
-          label="Memory budget (MiB)"
-          description="Memory that answers being decoded may use at once; larger queries wait or fail with advice to narrow them. Default 1024."
-          type="number"
-          min={16}
-          placeholder="default"
-          value={jsonData.memoryBudgetMiB ?? ''}
-          onChange={onNumber('memoryBudgetMiB')}
         />
       </FieldSet>
       <FieldSet label="Results cache">

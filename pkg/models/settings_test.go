@@ -13,7 +13,6 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
 	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
-	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
 )
 
 const (
@@ -46,7 +45,7 @@ func TestLoadSettings(t *testing.T) {
 			check: func(t *testing.T, s *Settings) {
 				want := Settings{
 					Auth:         awsauth.Settings{DatasourceURL: "https://monitoring.eu-west-1.amazonaws.com", AuthType: awsauth.AuthDefault},
-					TimeInterval: time.Minute, QueryTimeout: 60 * time.Second, HTTPMethod: "POST", MaxConcurrency: promclient.DefaultMaxConcurrency, RequestsPerSecond: promclient.DefaultQueryRPS,
+					TimeInterval: time.Minute, QueryTimeout: 60 * time.Second, HTTPMethod: "POST", MaxConcurrency: DefaultMaxConcurrency, RequestsPerSecond: DefaultRequestsPerSecond,
 					Resources: Resources{CacheSizeMiB: DefaultCacheSizeMiB, CacheRefetchWindow: DefaultCacheRefetchWindow,
 						CacheFreshFor: DefaultCacheFreshFor, CostPerMillionSamples: DefaultCostPerMillionSamples},
 				}
@@ -87,7 +86,7 @@ func TestLoadSettings(t *testing.T) {
 						AccessKey: testAccessKey, SecretKey: testSecretKey, SessionToken: testToken,
 					},
 					TimeInterval: 30 * time.Second, QueryTimeout: 2 * time.Minute, HTTPMethod: "GET", MaxConcurrency: 5, RequestsPerSecond: 12.5,
-					Resources: Resources{CacheRefetchWindow: 5 * time.Minute, CostPerMillionSamples: 0.02},
+					Resources: Resources{CacheRefetchWindow: 5 * time.Minute, CacheFreshFor: CacheFreshNever, CostPerMillionSamples: 0.02},
 				}
 				if !reflect.DeepEqual(*s, want) {
 					t.Fatalf("got %+v\nwant %+v", *s, want)
@@ -129,7 +128,7 @@ func TestLoadSettings(t *testing.T) {
 			name: "null and blank numbers keep defaults",
 			json: `{"maxConcurrency":null,"requestsPerSecond":""}`,
 			check: func(t *testing.T, s *Settings) {
-				if s.MaxConcurrency != promclient.DefaultMaxConcurrency || s.RequestsPerSecond != promclient.DefaultQueryRPS {
+				if s.MaxConcurrency != DefaultMaxConcurrency || s.RequestsPerSecond != DefaultRequestsPerSecond {
 					t.Fatalf("got %+v", s)
 				}
 			},

@@ -109,19 +109,12 @@ func New(ctx context.Context, settings backend.DataSourceInstanceSettings, facto
 	d.settings = s
 	d.uid = settings.UID
 	if s.CacheSizeMiB > 0 {
-		// In the settings 0s means "never" and "step" the default; the cache reads them as
-		// -1 and 0.
-		refetch, fresh := max(s.CacheRefetchWindow, time.Nanosecond), s.CacheFreshFor
-		switch fresh {
-		case 0:
-			fresh = -1
-		case models.CacheFreshOneStep:
-			fresh = 0
-		}
-		d.cache = rcache.New(rcache.Options{MaxBytes: int64(s.CacheSizeMiB) << 20, RefetchWindow: refetch, Fresh: fresh,
+		// A re-fetch window of 0s is the smallest one: the cache reads 0 as its default.
+		refetch := max(s.CacheRefetchWindow, time.Nanosecond)
+		d.cache = rcache.New(rcache.Options{MaxBytes: int64(s.CacheSizeMiB) << 20, RefetchWindow: refetch, Fresh: s.CacheFreshFor,
 			KeepFailure: overLimit})
 	}
-	// Endpoints are checked before credentials, as they always were.
+	// Endpoints first: a bad endpoint is reported even when the credentials are bad too.
 	if err := checkEndpoints(s); err != nil {
 		d.setupErr = err
 		return d, nil

@@ -676,4 +676,3 @@ func TestRegionProbeOutlivesCaller(t *testing.T) {
 		t.Errorf("probes %v, want one per region (one probe, reused)", c)
 	}
 }
-

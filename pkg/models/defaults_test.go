@@ -1,27 +1,16 @@
 package models
 
 import (
-	"bytes"
-	"os"
-	"path/filepath"
 	"reflect"
 	"testing"
+
+	"github.com/inferscope/sagemaker-datasource/pkg/internal/goldentest"
 )
 
 // TestFrontendDefaultsFresh: the config editor reads src/defaults.json; it must be what
 // DefaultsJSON writes today.
 func TestFrontendDefaultsFresh(t *testing.T) {
-	want, err := DefaultsJSON()
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := os.ReadFile(filepath.Join("..", "..", "src", "defaults.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Fatal("src/defaults.json is stale: run go generate ./pkg/models")
-	}
+	goldentest.CheckGenerated(t, "src/defaults.json", DefaultsJSON, "go generate ./pkg/models")
 }
 
 // TestDefaultsJSONIsWhatUnsetMeans: stored as jsonData, the defaults the editor shows load

@@ -15,7 +15,7 @@ import { firstValueFrom, of } from 'rxjs';
 import { SageAnnotation } from './annotations';
 import { escapeForRegex, interpolateValue, SageDatasource } from './datasource';
 import { fakeRegionalResources, fakeTemplateSrv, settings, TemplateVariable, testDatasource } from './testing';
-import { SageQuery } from './types';
+import { DEFAULTS, SageQuery } from './types';
 import { SageVariableSupport } from './variableSupport';
 
 const fetchMock = jest.fn();
@@ -29,7 +29,7 @@ const range = { from: dateTime(1_000_000), to: dateTime(4_600_000), raw: { from:
 
 describe('SageDatasource basics', () => {
   it("bounds Grafana's interval by the min step, CloudWatch's minute when unset", () => {
-    expect(newDatasource().interval).toBe('60s');
+    expect(newDatasource().interval).toBe(DEFAULTS.timeInterval);
     expect(new SageDatasource({ ...settings, jsonData: { timeInterval: '2m' } }, fakeTemplateSrv({})).interval).toBe(
       '2m'
     );

@@ -21,7 +21,7 @@ import { lastHour, ResourceClient } from './resources';
 import plugin from './plugin.json';
 import { splitRegions } from './regions';
 import { isDiagnosis, isHealthQuery, QUERY_TYPE_OPTIONS, queryTypeOf, runsPromQL } from './queryTypes';
-import { DEFAULT_QUERY, DEFAULT_TIME_INTERVAL, INSTANT_REFID_SUFFIX, SageOptions, SageQuery } from './types';
+import { DEFAULT_QUERY, DEFAULTS, INSTANT_REFID_SUFFIX, SageOptions, SageQuery } from './types';
 import {
   isInventoryVariableQuery,
   nameFilter,
@@ -117,7 +117,7 @@ export class SageDatasource extends DataSourceWithBackend<SageQuery, SageOptions
     super(instanceSettings);
     // Grafana uses the data source's interval as the lower bound of $__interval and of the
     // interval it sends; unset, CloudWatch's one-minute resolution (as the backend assumes).
-    this.interval = instanceSettings.jsonData?.timeInterval || DEFAULT_TIME_INTERVAL;
+    this.interval = instanceSettings.jsonData?.timeInterval || DEFAULTS.timeInterval;
     this.region = instanceSettings.jsonData?.defaultRegion ?? '';
     this.resources = new ResourceClient(this);
     this.variables = new SageVariableSupport(this);

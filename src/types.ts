@@ -1,6 +1,7 @@
 import { DataSourceJsonData } from '@grafana/data';
 import { DataQuery } from '@grafana/schema';
 
+import defaults from './defaults.json';
 import type { QueryType } from './queryTypes';
 
 /**
@@ -45,7 +46,7 @@ export interface SageQuery extends DataQuery {
 
 export type AuthType = 'default' | 'keys' | 'credentials' | 'ec2_iam_role';
 
-/** jsonData keys the Go backend reads (pkg/models). Keep this list in step with it. */
+/** jsonData keys the Go backend reads (pkg/models). Keep this list in step with it; DEFAULTS has what unset keys mean. */
 export interface SageOptions extends DataSourceJsonData {
   authType?: AuthType;
   defaultRegion?: string;
@@ -53,12 +54,11 @@ export interface SageOptions extends DataSourceJsonData {
   assumeRoleArn?: string;
   externalId?: string;
   endpoint?: string;
-  timeInterval?: string; // unset: DEFAULT_TIME_INTERVAL
+  timeInterval?: string;
   queryTimeout?: string;
   httpMethod?: 'POST' | 'GET';
   maxConcurrency?: number;
   requestsPerSecond?: number;
-  memoryBudgetMiB?: number;
   cacheSizeMiB?: number;
   cacheRefetchWindow?: string;
   cacheFreshFor?: string;
@@ -88,5 +88,8 @@ export const DEFAULT_QUERY: Partial<SageQuery> = {
 /** Suffix Grafana's Prometheus frontend gives the instant half of a "Both" query. */
 export const INSTANT_REFID_SUFFIX = '-Instant';
 
-/** Min step when the data source sets none: CloudWatch publishes one sample per minute. */
-export const DEFAULT_TIME_INTERVAL = '60s';
+/**
+ * What an unset jsonData key means: pkg/models' defaults (src/defaults.json is written by
+ * `go generate ./pkg/models`; a Go test fails when it is stale).
+ */
+export const DEFAULTS = defaults as Required<Pick<SageOptions, keyof typeof defaults>>;

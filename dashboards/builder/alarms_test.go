@@ -197,27 +197,6 @@ func TestAnnotations(t *testing.T) {
 	}
 }
 
-func TestPluginQueryValidate(t *testing.T) {
-	for _, c := range []struct {
-		q  PluginQuery
-		ok bool
-	}{
-		{PluginQuery{RefId: "A", QueryType: qtAlarms, ThresholdFallback: true}, true},
-		{PluginQuery{RefId: "A", QueryType: qtInventory, Format: formatAnnotations}, true},
-		{PluginQuery{RefId: "A", QueryType: qtAlarmHistory, Format: formatTable}, true},
-		{PluginQuery{RefId: "A", QueryType: qtDiagnosis}, true},
-		{PluginQuery{QueryType: qtAlarms}, false},
-		{PluginQuery{RefId: "A", QueryType: "promql"}, false},
-		{PluginQuery{RefId: "A", QueryType: qtInventory, ThresholdFallback: true}, false},
-		{PluginQuery{RefId: "A", QueryType: qtAlarms, Format: formatTable}, false},
-		{PluginQuery{RefId: "A", QueryType: qtInventory, Format: "csv"}, false},
-	} {
-		if err := c.q.Validate(); (err == nil) != c.ok {
-			t.Errorf("%+v: Validate() = %v, want ok=%v", c.q, err, c.ok)
-		}
-	}
-}
-
 // The inventory table reads the inventory query as a table and links each row's endpoint and
 // IC to this dashboard, the console and the logs.
 func TestInventoryTable(t *testing.T) {

@@ -270,7 +270,7 @@ func TestDiagnosisTarget(t *testing.T) {
 	if _, hasExpr := tg["expr"]; hasExpr {
 		t.Fatal("diagnosis target carries an expr")
 	}
-	if err := (PluginQuery{QueryType: models.QueryTypeDiagnosis}).Validate(); err == nil {
+	if err := (PluginQuery{models.PluginQuery{QueryType: models.QueryTypeDiagnosis}}).Validate(); err == nil {
 		t.Fatal("a diagnosis query without refId validated")
 	}
 }

@@ -37,8 +37,11 @@ const (
 
 // dsRef points every panel and target at the dashboard's datasource variable of our type.
 func dsRef() common.DataSourceRef {
-	return common.DataSourceRef{Type: cog.ToPtr(models.PluginID), Uid: cog.ToPtr("${datasource}")}
+	return common.DataSourceRef{Type: cog.ToPtr(models.PluginID), Uid: cog.ToPtr(dsUID)}
 }
+
+// dsUID is the datasource variable every query runs on.
+const dsUID = "${datasource}"
 
 // Query builders.
 

@@ -28,12 +28,10 @@ const (
 // region field, "$region"), so a link can open a panel on one region.
 const VarQueryRegion = "region"
 
-// Hidden variables answered from the data source's settings (aws_region(), aws_console()),
-// for console links from rows that carry no region; deep links do not set them.
-const (
-	VarRegion  = "aws_region"
-	VarConsole = "aws_console" // the AWS console's origin in the region's partition
-)
+// VarConsole is a hidden variable answered from the data source's settings (aws_console()):
+// the AWS console's origin in the region's partition, for console links from rows that carry
+// no region; deep links do not set it.
+const VarConsole = "aws_console"
 
 // Inputs of the Capacity dashboard's "Will it fit?" calculator (text boxes, not filters).
 const (

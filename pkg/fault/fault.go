@@ -18,7 +18,6 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
 	"github.com/inferscope/sagemaker-datasource/pkg/awsapi"
-	"github.com/inferscope/sagemaker-datasource/pkg/budget"
 	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
 	"github.com/inferscope/sagemaker-datasource/pkg/sigv4"
 )
@@ -55,7 +54,6 @@ func Explain(err error, c Context) Problem {
 		credErr  *sigv4.CredentialsError
 		malform  *promclient.MalformedError
 		limErr   *promclient.LimitError
-		memErr   *budget.Error
 		awsPerm  *awsapi.PermissionError
 		awsErr   *awsapi.Error
 	)
@@ -87,10 +85,6 @@ func Explain(err error, c Context) Problem {
 	case errors.As(err, &limErr):
 		// Our own limiter held the request, not CloudWatch and not a slow query: name the setting.
 		return down(backend.StatusTooManyRequests, limErr.Error())
-	case errors.As(err, &memErr) && memErr.Crowded:
-		return down(backend.StatusTooManyRequests, memErr.Error())
-	case errors.As(err, &memErr):
-		return down(backend.StatusBadRequest, memErr.Error())
 	case errors.As(err, &credErr):
 		return down(backend.StatusUnauthorized, "AWS credentials could not be resolved: "+credErr.Error())
 	case errors.Is(err, context.DeadlineExceeded):

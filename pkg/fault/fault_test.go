@@ -15,7 +15,6 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
 	"github.com/inferscope/sagemaker-datasource/pkg/awsapi"
-	"github.com/inferscope/sagemaker-datasource/pkg/budget"
 	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
 	"github.com/inferscope/sagemaker-datasource/pkg/sigv4"
 )
@@ -98,10 +97,6 @@ func TestExplain(t *testing.T) {
 		{"deadline", fmt.Errorf("x: %w", context.DeadlineExceeded), backend.StatusTimeout, backend.ErrorSourceDownstream, []string{"did not answer in time", cw.Endpoint}},
 		{"our own limiter, not a timeout", fmt.Errorf("x: %w", &promclient.LimitError{RequestsPerSecond: 20, MaxConcurrency: 10, Waited: time.Second}), backend.StatusTooManyRequests, backend.ErrorSourceDownstream,
 			[]string{"the datasource's own request limiter (requestsPerSecond 20, maxConcurrency 10)", "raise requestsPerSecond or maxConcurrency"}},
-		{"an answer larger than the memory budget", &budget.Error{Need: 64 << 20, Limit: 32 << 20, Setting: "jsonData.memoryBudgetMiB"}, backend.StatusBadRequest, backend.ErrorSourceDownstream,
-			[]string{"narrow the query", "jsonData.memoryBudgetMiB = 32.0 MiB"}},
-		{"the memory budget stayed full", fmt.Errorf("reading: %w", &budget.Error{Need: 4 << 20, Limit: 32 << 20, Crowded: true, Waited: time.Second, Setting: "jsonData.memoryBudgetMiB"}),
-			backend.StatusTooManyRequests, backend.ErrorSourceDownstream, []string{"too many large queries at once", "raise jsonData.memoryBudgetMiB"}},
 		{"settings", backend.DownstreamErrorf("jsonData.x is bad"), backend.StatusBadRequest, backend.ErrorSourceDownstream, []string{"jsonData.x is bad"}},
 		{"alarm permission", fmt.Errorf("alarms: %w", &awsapi.PermissionError{Action: "cloudwatch:DescribeAlarms", Err: &awsapi.Error{Action: "cloudwatch:DescribeAlarms", Status: 403, Code: "AccessDenied"}}),
 			backend.StatusForbidden, backend.ErrorSourceDownstream, []string{"not allowed cloudwatch:DescribeAlarms", "IAM policy"}},

@@ -1,6 +1,7 @@
 package models
 
 import (
+	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
@@ -106,4 +107,59 @@ func FuzzParseNames(f *testing.F) {
 			seen[n] = true
 		}
 	})
+}
+
+func TestPluginQueryCheck(t *testing.T) {
+	for _, c := range []struct {
+		q  PluginQuery
+		ok bool
+	}{
+		{PluginQuery{RefID: "A", QueryType: QueryTypeAlarms, ThresholdFallback: true}, true},
+		{PluginQuery{RefID: "A", QueryType: QueryTypeInventory, Format: FormatAnnotations}, true},
+		{PluginQuery{RefID: "A", QueryType: QueryTypeAlarmHistory, Format: FormatTable}, true},
+		{PluginQuery{RefID: "A", QueryType: QueryTypeDiagnosis}, true},
+		{PluginQuery{QueryType: QueryTypeAlarms}, false},
+		{PluginQuery{RefID: "A", QueryType: QueryTypePromQL}, false},
+		{PluginQuery{RefID: "A", QueryType: QueryTypeInventory, ThresholdFallback: true}, false},
+		{PluginQuery{RefID: "A", QueryType: QueryTypeAlarms, Format: FormatTable}, false},
+		{PluginQuery{RefID: "A", QueryType: QueryTypeInventory, Format: "csv"}, false},
+	} {
+		if err := c.q.Check(); (err == nil) != c.ok {
+			t.Errorf("%+v: Check() = %v, want ok=%v", c.q, err, c.ok)
+		}
+	}
+}
+
+// The model dashboards write is the one the backend reads: each field of a PluginQuery comes
+// back from its JSON through QueryTypeOf and ParseHealthQuery.
+func TestPluginQueryReadsBack(t *testing.T) {
+	for _, q := range []PluginQuery{
+		{RefID: "A", QueryType: QueryTypeAlarms, Region: "us-west-2", Endpoint: "chat", InferenceComponent: "ic-1", ThresholdFallback: true},
+		{RefID: "B", QueryType: QueryTypeInventory, Datasource: &DataSourceRef{Type: PluginID, UID: "sm"}, Endpoint: "a,b", Format: FormatAnnotations},
+	} {
+		js, err := json.Marshal(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dq := backend.DataQuery{RefID: q.RefID, JSON: js}
+		qt, err := QueryTypeOf(dq)
+		if err != nil || qt != q.QueryType {
+			t.Fatalf("%s: query type %q (%v), want %q", js, qt, err, q.QueryType)
+		}
+		h, err := ParseHealthQuery(dq, qt)
+		if err != nil {
+			t.Fatalf("%s: %v", js, err)
+		}
+		want := &HealthQuery{RefID: q.RefID, QueryType: q.QueryType, Endpoints: strings.Split(q.Endpoint, ","),
+			Components: nil, ThresholdFallback: q.ThresholdFallback, Format: q.Format, Region: q.Region}
+		if q.InferenceComponent != "" {
+			want.Components = []string{q.InferenceComponent}
+		}
+		if want.Format == "" {
+			want.Format = FormatTable
+		}
+		if !reflect.DeepEqual(h, want) {
+			t.Errorf("%s read back as %+v, want %+v", js, h, want)
+		}
+	}
 }

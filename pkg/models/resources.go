@@ -9,29 +9,8 @@ import (
 	"github.com/inferscope/sagemaker-datasource/pkg/interval"
 )
 
-// Defaults of the resource settings.
+// The bounds of the resource settings (their defaults: defaults.go).
 const (
-	// DefaultMemoryBudgetMiB bounds the memory of answers being decoded at once; the
-	// largest accepted answer (256 MiB) fits at 4 bytes of memory per byte of JSON (budget.DefaultFactor).
-	DefaultMemoryBudgetMiB = 1024
-	// DefaultCacheSizeMiB bounds the results cache; 0 turns it off.
-	DefaultCacheSizeMiB = 256
-	// DefaultCacheRefetchWindow: the newest part of an answer is fetched again on refresh
-	// until it is this old, since CloudWatch data can arrive minutes late.
-	DefaultCacheRefetchWindow = 10 * time.Minute
-	// CacheFreshOneStep is cacheFreshFor's default ("step"): an answer is reused until the
-	// second boundary of its step passes after it was fetched (the instant queries' step
-	// is timeInterval). CloudWatch publishes once per period and a step is at least that
-	// long, so a refreshed panel lacks at most its newest point. A duration instead reuses
-	// answers for that long; 0s never.
-	CacheFreshOneStep    time.Duration = -1
-	DefaultCacheFreshFor               = CacheFreshOneStep
-	// DefaultCostPerMillionSamples is the price of PromQL API queries as third parties
-	// report it (docs/cloudwatch-promql.md, marked [T]); AWS's pricing page only says
-	// "per million samples scanned". Configurable, for the query inspector's estimate.
-	DefaultCostPerMillionSamples = 0.01
-
-	memoryBudgetMiBMin    = 16
 	sizeMiBLimit          = 64 << 10
 	maxCacheRefetchWindow = 6 * time.Hour
 	maxCacheFreshFor      = 10 * time.Minute
@@ -40,7 +19,6 @@ const (
 
 // Resources are the settings that bound what the plugin holds and spends.
 type Resources struct {
-	MemoryBudgetMiB       int           `json:"memoryBudgetMiB"`
 	CacheSizeMiB          int           `json:"cacheSizeMiB"` // 0: no results cache
 	CacheRefetchWindow    time.Duration `json:"cacheRefetchWindow"`
 	CacheFreshFor         time.Duration `json:"cacheFreshFor"`
@@ -49,7 +27,6 @@ type Resources struct {
 
 // resourcesJSON is their part of the stored jsonData.
 type resourcesJSON struct {
-	MemoryBudgetMiB       json.RawMessage `json:"memoryBudgetMiB"`
 	CacheSizeMiB          json.RawMessage `json:"cacheSizeMiB"`
 	CacheRefetchWindow    string          `json:"cacheRefetchWindow"`
 	CacheFreshFor         string          `json:"cacheFreshFor"`
@@ -68,8 +45,6 @@ func (r *Resources) load(jd resourcesJSON) []error {
 		set      func(float64)
 		unitHint string
 	}{
-		{"memoryBudgetMiB", jd.MemoryBudgetMiB, DefaultMemoryBudgetMiB, memoryBudgetMiBMin, sizeMiBLimit, true,
-			func(v float64) { r.MemoryBudgetMiB = int(v) }, "a whole number of MiB"},
 		{"cacheSizeMiB", jd.CacheSizeMiB, DefaultCacheSizeMiB, 0, sizeMiBLimit, true,
 			func(v float64) { r.CacheSizeMiB = int(v) }, "a whole number of MiB (0 turns the cache off)"},
 		{"costPerMillionSamples", jd.CostPerMillionSamples, DefaultCostPerMillionSamples, 0, maxCostPerMillion, false,
@@ -92,9 +67,10 @@ func (r *Resources) load(jd resourcesJSON) []error {
 		key, raw, example string
 		dst               *time.Duration
 		def, limit        time.Duration
+		zero              time.Duration // what "0s" stands for
 	}{
-		{"cacheRefetchWindow", jd.CacheRefetchWindow, "10m", &r.CacheRefetchWindow, DefaultCacheRefetchWindow, maxCacheRefetchWindow},
-		{"cacheFreshFor", jd.CacheFreshFor, `"step" (the default) or 90s`, &r.CacheFreshFor, DefaultCacheFreshFor, maxCacheFreshFor},
+		{"cacheRefetchWindow", jd.CacheRefetchWindow, "10m", &r.CacheRefetchWindow, DefaultCacheRefetchWindow, maxCacheRefetchWindow, 0},
+		{"cacheFreshFor", jd.CacheFreshFor, `"step" (the default) or 90s`, &r.CacheFreshFor, DefaultCacheFreshFor, maxCacheFreshFor, CacheFreshNever},
 	}
 	for _, f := range durations {
 		*f.dst = f.def
@@ -107,6 +83,8 @@ func (r *Resources) load(jd resourcesJSON) []error {
 			errs = append(errs, fmt.Errorf("jsonData.%s: %w", f.key, err))
 		case d < 0 || d > f.limit:
 			errs = append(errs, fmt.Errorf("jsonData.%s %q is out of range: use a duration from 0s to %s, such as %s", f.key, f.raw, interval.FormatDuration(f.limit), f.example))
+		case d == 0:
+			*f.dst = f.zero
 		default:
 			*f.dst = d
 		}
@@ -117,11 +95,15 @@ func (r *Resources) load(jd resourcesJSON) []error {
 // freshOneStepWord spells CacheFreshOneStep in jsonData.cacheFreshFor.
 const freshOneStepWord = "step"
 
-func (r Resources) String() string {
-	fresh := freshOneStepWord
-	if r.CacheFreshFor != CacheFreshOneStep {
-		fresh = interval.FormatDuration(r.CacheFreshFor)
+// formatFresh spells a CacheFreshFor value as jsonData.cacheFreshFor stores it.
+func formatFresh(d time.Duration) string {
+	if d == CacheFreshOneStep {
+		return freshOneStepWord
 	}
-	return fmt.Sprintf("memoryBudgetMiB=%d cacheSizeMiB=%d cacheRefetchWindow=%s cacheFreshFor=%s costPerMillionSamples=%g",
-		r.MemoryBudgetMiB, r.CacheSizeMiB, interval.FormatDuration(r.CacheRefetchWindow), fresh, r.CostPerMillionSamples)
+	return interval.FormatDuration(d) // CacheFreshNever: "0s"
+}
+
+func (r Resources) String() string {
+	return fmt.Sprintf("cacheSizeMiB=%d cacheRefetchWindow=%s cacheFreshFor=%s costPerMillionSamples=%g",
+		r.CacheSizeMiB, interval.FormatDuration(r.CacheRefetchWindow), formatFresh(r.CacheFreshFor), r.CostPerMillionSamples)
 }

@@ -15,20 +15,9 @@ import (
 
 	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
 	"github.com/inferscope/sagemaker-datasource/pkg/interval"
-	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
 )
 
-// CloudWatch's account-wide limits bound what the settings accept; the defaults are
-// promclient's, which applies them.
-const (
-	DefaultQueryTimeout = 60 * time.Second
-	// DefaultTimeInterval is CloudWatch's resolution: one sample per minute
-	// (MetricPublishFrequencyInSeconds defaults to 60). A smaller min step makes
-	// $__rate_interval shorter than two samples, and rate() panels come back empty.
-	DefaultTimeInterval     = 60 * time.Second
-	DefaultHTTPMethod       = http.MethodPost
-	maxQueryTimeoutAccepted = 10 * time.Minute
-)
+const maxQueryTimeoutAccepted = 10 * time.Minute
 
 // Settings is one datasource instance's configuration after validation.
 type Settings struct {
@@ -46,7 +35,7 @@ type Settings struct {
 	// AllowedRegions is jsonData.allowedRegions as configured (see Allowed for the effective set).
 	AllowedRegions []string `json:"allowedRegions,omitempty"`
 
-	Resources // memory budget, results cache, price (resources.go)
+	Resources // results cache, price (resources.go)
 }
 
 // jsonData mirrors the stored jsonData. Numbers and durations arrive in whatever shape
@@ -129,7 +118,7 @@ func LoadSettings(s backend.DataSourceInstanceSettings) (*Settings, error) {
 		}
 	}
 	var err error
-	if out.MaxConcurrency, err = intSetting("maxConcurrency", jd.MaxConcurrency, promclient.DefaultMaxConcurrency, promclient.AccountConcurrency); err != nil {
+	if out.MaxConcurrency, err = intSetting("maxConcurrency", jd.MaxConcurrency, DefaultMaxConcurrency, AccountConcurrency); err != nil {
 		errs = append(errs, err)
 	}
 	if out.RequestsPerSecond, err = rateSetting(jd.RequestsPerSecond); err != nil {
@@ -176,10 +165,10 @@ func intSetting(key string, raw json.RawMessage, def, limit int) (int, error) {
 func rateSetting(raw json.RawMessage) (float64, error) {
 	v, ok, err := number("requestsPerSecond", raw)
 	if err != nil || !ok {
-		return promclient.DefaultQueryRPS, err
+		return DefaultRequestsPerSecond, err
 	}
-	if v <= 0 || v > promclient.AccountQueryTPS {
-		return promclient.DefaultQueryRPS, fmt.Errorf("jsonData.requestsPerSecond %v is out of range: use a number above 0 and at most %d (CloudWatch allows %d query requests per second per account)", v, promclient.AccountQueryTPS, promclient.AccountQueryTPS)
+	if v <= 0 || v > AccountQueryTPS {
+		return DefaultRequestsPerSecond, fmt.Errorf("jsonData.requestsPerSecond %v is out of range: use a number above 0 and at most %d (CloudWatch allows %d query requests per second per account)", v, AccountQueryTPS, AccountQueryTPS)
 	}
 	return v, nil
 }

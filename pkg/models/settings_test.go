@@ -13,7 +13,6 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
 	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
-	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
 )
 
 const (
@@ -46,8 +45,8 @@ func TestLoadSettings(t *testing.T) {
 			check: func(t *testing.T, s *Settings) {
 				want := Settings{
 					Auth:         awsauth.Settings{DatasourceURL: "https://monitoring.eu-west-1.amazonaws.com", AuthType: awsauth.AuthDefault},
-					TimeInterval: time.Minute, QueryTimeout: 60 * time.Second, HTTPMethod: "POST", MaxConcurrency: promclient.DefaultMaxConcurrency, RequestsPerSecond: promclient.DefaultQueryRPS,
-					Resources: Resources{MemoryBudgetMiB: DefaultMemoryBudgetMiB, CacheSizeMiB: DefaultCacheSizeMiB, CacheRefetchWindow: DefaultCacheRefetchWindow,
+					TimeInterval: time.Minute, QueryTimeout: 60 * time.Second, HTTPMethod: "POST", MaxConcurrency: DefaultMaxConcurrency, RequestsPerSecond: DefaultRequestsPerSecond,
+					Resources: Resources{CacheSizeMiB: DefaultCacheSizeMiB, CacheRefetchWindow: DefaultCacheRefetchWindow,
 						CacheFreshFor: DefaultCacheFreshFor, CostPerMillionSamples: DefaultCostPerMillionSamples},
 				}
 				if !reflect.DeepEqual(*s, want) {
@@ -76,7 +75,7 @@ func TestLoadSettings(t *testing.T) {
 		{
 			name: "full keys configuration",
 			json: `{"authType":"keys","defaultRegion":"us-east-1","profile":"p","assumeRoleArn":"arn:aws:iam::123456789012:role/r","externalId":"x","endpoint":"https://monitoring.us-east-1.amazonaws.com","timeInterval":"30s","queryTimeout":"2m","httpMethod":"get","maxConcurrency":"5","requestsPerSecond":12.5,` +
-				`"memoryBudgetMiB":"256","cacheSizeMiB":0,"cacheRefetchWindow":"5m","cacheFreshFor":"0s","costPerMillionSamples":0.02}`,
+				`"cacheSizeMiB":0,"cacheRefetchWindow":"5m","cacheFreshFor":"0s","costPerMillionSamples":0.02}`,
 			secure: allSecrets,
 			check: func(t *testing.T, s *Settings) {
 				want := Settings{
@@ -87,13 +86,23 @@ func TestLoadSettings(t *testing.T) {
 						AccessKey: testAccessKey, SecretKey: testSecretKey, SessionToken: testToken,
 					},
 					TimeInterval: 30 * time.Second, QueryTimeout: 2 * time.Minute, HTTPMethod: "GET", MaxConcurrency: 5, RequestsPerSecond: 12.5,
-					Resources: Resources{MemoryBudgetMiB: 256, CacheRefetchWindow: 5 * time.Minute, CostPerMillionSamples: 0.02},
+					Resources: Resources{CacheRefetchWindow: 5 * time.Minute, CacheFreshFor: CacheFreshNever, CostPerMillionSamples: 0.02},
 				}
 				if !reflect.DeepEqual(*s, want) {
 					t.Fatalf("got %+v\nwant %+v", *s, want)
 				}
 				if s.Auth.SecretKey.Reveal() != testSecretKey {
 					t.Fatal("Reveal must return the secret")
+				}
+			},
+		},
+		{
+			// Provisioning files written for earlier versions may carry a memoryBudgetMiB key.
+			name: "a retired memoryBudgetMiB key is ignored",
+			json: `{"memoryBudgetMiB":"much","cacheSizeMiB":64}`,
+			check: func(t *testing.T, s *Settings) {
+				if s.CacheSizeMiB != 64 || strings.Contains(s.String(), "memoryBudget") {
+					t.Fatalf("got %s, want cacheSizeMiB=64 and no memory budget", s)
 				}
 			},
 		},
@@ -119,7 +128,7 @@ func TestLoadSettings(t *testing.T) {
 			name: "null and blank numbers keep defaults",
 			json: `{"maxConcurrency":null,"requestsPerSecond":""}`,
 			check: func(t *testing.T, s *Settings) {
-				if s.MaxConcurrency != promclient.DefaultMaxConcurrency || s.RequestsPerSecond != promclient.DefaultQueryRPS {
+				if s.MaxConcurrency != DefaultMaxConcurrency || s.RequestsPerSecond != DefaultRequestsPerSecond {
 					t.Fatalf("got %+v", s)
 				}
 			},
@@ -143,8 +152,6 @@ func TestLoadSettings(t *testing.T) {
 		{name: "concurrency not a number", json: `{"maxConcurrency":"lots"}`, wantErr: []string{"jsonData.maxConcurrency is not a number"}},
 		{name: "rate zero", json: `{"requestsPerSecond":0}`, wantErr: []string{"jsonData.requestsPerSecond 0 is out of range"}},
 		{name: "rate above limit", json: `{"requestsPerSecond":301}`, wantErr: []string{"at most 300"}},
-		{name: "memory budget too small", json: `{"memoryBudgetMiB":8}`, wantErr: []string{"jsonData.memoryBudgetMiB 8 is out of range", "from 16 to 65536"}},
-		{name: "memory budget not a number", json: `{"memoryBudgetMiB":"much"}`, wantErr: []string{"jsonData.memoryBudgetMiB is not a number"}},
 		{name: "negative cache size", json: `{"cacheSizeMiB":-1}`, wantErr: []string{"jsonData.cacheSizeMiB -1 is out of range"}},
 		{name: "fractional cache size", json: `{"cacheSizeMiB":1.5}`, wantErr: []string{"jsonData.cacheSizeMiB 1.5 is out of range"}},
 		{name: "bad refetch window", json: `{"cacheRefetchWindow":"7h"}`, wantErr: []string{`jsonData.cacheRefetchWindow "7h" is out of range`}},

@@ -12,7 +12,6 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend/instancemgmt"
 
 	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
-	"github.com/inferscope/sagemaker-datasource/pkg/budget"
 	"github.com/inferscope/sagemaker-datasource/pkg/models"
 	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
 	"github.com/inferscope/sagemaker-datasource/pkg/rcache"
@@ -32,7 +31,7 @@ type Upstream interface {
 
 // ClientFactory builds one region's upstream client for validated settings and the
 // endpoint the region resolves to, on what the data source's regions share (credentials,
-// memory budget, the redaction sink that learns every credential the signer uses).
+// the redaction sink that learns every credential the signer uses).
 type ClientFactory func(ctx context.Context, s *models.Settings, ep awsauth.Endpoint, sh Shared) (Upstream, error)
 
 // Datasource is one configured datasource. Settings problems do not fail its creation:
@@ -100,19 +99,12 @@ func New(ctx context.Context, settings backend.DataSourceInstanceSettings, facto
 	d.settings = s
 	d.uid = settings.UID
 	if s.CacheSizeMiB > 0 {
-		// In the settings 0s means "never" and "step" the default; the cache reads them as
-		// -1 and 0.
-		refetch, fresh := max(s.CacheRefetchWindow, time.Nanosecond), s.CacheFreshFor
-		switch fresh {
-		case 0:
-			fresh = -1
-		case models.CacheFreshOneStep:
-			fresh = 0
-		}
-		d.cache = rcache.New(rcache.Options{MaxBytes: int64(s.CacheSizeMiB) << 20, RefetchWindow: refetch, Fresh: fresh,
+		// A re-fetch window of 0s is the smallest one: the cache reads 0 as its default.
+		refetch := max(s.CacheRefetchWindow, time.Nanosecond)
+		d.cache = rcache.New(rcache.Options{MaxBytes: int64(s.CacheSizeMiB) << 20, RefetchWindow: refetch, Fresh: s.CacheFreshFor,
 			KeepFailure: overLimit})
 	}
-	// A bad endpoint (a few string checks) is named before credentials load the AWS config.
+	// Endpoints first: a bad endpoint is reported even when the credentials are bad too.
 	if err := checkEndpoints(s); err != nil {
 		d.setupErr = err
 		return d, nil
@@ -123,9 +115,8 @@ func New(ctx context.Context, settings backend.DataSourceInstanceSettings, facto
 		return d, nil
 	}
 	d.shared = Shared{
-		Creds:  creds,
-		Memory: budget.New(int64(s.MemoryBudgetMiB)<<20, 0, "jsonData.memoryBudgetMiB"),
-		Seen:   sinks{d.redact, logSecrets},
+		Creds: creds,
+		Seen:  sinks{d.redact, logSecrets},
 	}
 	d.allowed = s.Allowed()
 	if d.home, err = d.buildRegional(ctx, ""); err != nil {
@@ -137,14 +128,13 @@ func New(ctx context.Context, settings backend.DataSourceInstanceSettings, facto
 // NewClient is the production ClientFactory: the shared credentials (gated by Grafana's
 // [aws] settings), a transport that refuses any host but the region's endpoint, SigV4
 // signing for the region last, and the traffic-shaping client on top (its limiter the
-// region's own). Every answer's body draws from the instance's one memory budget
-// (jsonData.memoryBudgetMiB) while it is read and decoded.
+// region's own).
 func NewClient(_ context.Context, s *models.Settings, ep awsauth.Endpoint, sh Shared) (Upstream, error) {
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	signed := sigv4.NewRoundTripper(transport, sh.Creds, ep.Region, sigv4.Service, nil, sigv4.WithSecretSink(sh.Seen))
 	c, err := promclient.New(promclient.Options{
 		BaseURL:        ep.URL,
-		Transport:      budget.Transport(awsauth.RestrictToEndpoint(signed, ep), sh.Memory, budget.DefaultFactor),
+		Transport:      awsauth.RestrictToEndpoint(signed, ep),
 		Method:         s.HTTPMethod,
 		QueryTimeout:   s.QueryTimeout,
 		MaxConcurrency: s.MaxConcurrency,

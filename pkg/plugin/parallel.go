@@ -7,7 +7,6 @@ import (
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
-	"github.com/inferscope/sagemaker-datasource/pkg/budget"
 	"github.com/inferscope/sagemaker-datasource/pkg/panics"
 	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
 )
@@ -25,8 +24,7 @@ func concurrencyLimit(ctx context.Context) int {
 }
 
 // runQueries answers every query of req with run, at most limit at a time. A panic in one
-// query becomes that query's error and leaves the others alone. Each query's memory-budget
-// charges (taken as its answers are read) are given back once its response is built. The
+// query becomes that query's error and leaves the others alone. The
 // request is one flow for the upstream limiter: its first cheap upstream request goes
 // before other requests' later ones, so a one-query stat panel does not wait behind a
 // table's columns or a diagnosis' fan-out.
@@ -42,9 +40,7 @@ func runQueries(ctx context.Context, req *backend.QueryDataRequest, limit int, r
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			defer panics.Recover(queryPanicked(q.RefID, &results[i]))
-			qctx, account := budget.Scope(ctx)
-			defer account.Release()
-			results[i] = run(qctx, q)
+			results[i] = run(ctx, q)
 		}()
 	}
 	wg.Wait()

@@ -12,7 +12,6 @@ import (
 
 	"github.com/inferscope/sagemaker-datasource/pkg/awsapi"
 	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
-	"github.com/inferscope/sagemaker-datasource/pkg/budget"
 	"github.com/inferscope/sagemaker-datasource/pkg/models"
 	"github.com/inferscope/sagemaker-datasource/pkg/panics"
 	"github.com/inferscope/sagemaker-datasource/pkg/sigv4"
@@ -23,9 +22,6 @@ type Shared struct {
 	// Creds is the data source's credentials provider, built once (its cache and any
 	// assumed role serve every region).
 	Creds aws.CredentialsProvider
-	// Memory is the data source's one memory budget (jsonData.memoryBudgetMiB), whatever
-	// the region an answer comes from.
-	Memory *budget.Budget
 	// Seen learns every credential signed with, for redaction.
 	Seen sigv4.SecretSink
 }

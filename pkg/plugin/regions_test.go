@@ -312,7 +312,7 @@ func TestRegionCacheIsolation(t *testing.T) {
 }
 
 // Clients are built once per region however many queries ask at once; every region gets
-// the one credentials provider and the one memory budget.
+// the one credentials provider.
 func TestRegionalBuiltOnceAndShared(t *testing.T) {
 	r := &regionFakes{mk: regionMatrix}
 	d := newRegionDatasource(t, "", r)
@@ -338,8 +338,8 @@ func TestRegionalBuiltOnceAndShared(t *testing.T) {
 		t.Error("one regional per region, the default region's being home")
 	}
 	for _, sh := range r.shared {
-		if sh.Creds != r.shared[0].Creds || sh.Memory != r.shared[0].Memory || sh.Creds == nil || sh.Memory == nil {
-			t.Fatal("regions do not share the credentials provider and the memory budget")
+		if sh.Creds != r.shared[0].Creds || sh.Creds == nil {
+			t.Fatal("regions do not share the credentials provider")
 		}
 	}
 	if _, err := d.regional(context.Background(), "us-gov-west-1"); !backend.IsDownstreamError(err) || !strings.Contains(err.Error(), "not allowed") {
@@ -684,31 +684,5 @@ func TestRegionProbeOutlivesCaller(t *testing.T) {
 	}
 	if c := r.calls(); !maps.Equal(c, map[string]int{"us-east-1": 1, "us-west-2": 1, "eu-west-1": 1}) {
 		t.Errorf("probes %v, want one per region (one probe, reused)", c)
-	}
-}
-
-// Through the production client, the regions of one data source draw from one memory
-// budget: two answers that fit the budget one at a time but not together fail the second
-// region (named, with the setting), where per-region budgets would let both through.
-func TestRegionsShareMemoryBudget(t *testing.T) {
-	const mib = 1 << 20
-	// 3 MiB announced by Content-Length is charged 4× (budget.DefaultFactor): 12 of 16 MiB.
-	body := `{"status":"success","data":{"resultType":"matrix","result":[]}}` + strings.Repeat(" ", 3*mib)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("Content-Length", fmt.Sprint(len(body)))
-		fmt.Fprint(w, body)
-	}))
-	t.Cleanup(srv.Close)
-	// No results cache: it would serve us-west-2's answer again and the two-region query
-	// would fetch one region only.
-	d := realRegionDatasource(t, map[string]any{"defaultRegion": "us-east-1", "endpoint": srv.URL, "memoryBudgetMiB": 16, "cacheSizeMiB": 0})
-	one := queryData(t, d, `{"expr":"up","region":"us-west-2"}`)
-	two := queryData(t, d, `{"expr":"up","region":"us-east-1,us-west-2"}`)
-	if one.Error != nil {
-		t.Fatalf("one region: %v", one.Error)
-	}
-	if two.Error == nil || !strings.Contains(two.Error.Error(), "memoryBudgetMiB") || strings.Count(two.Error.Error(), "region ") != 1 {
-		t.Errorf("two regions: %v, want one region failing on jsonData.memoryBudgetMiB", two.Error)
 	}
 }

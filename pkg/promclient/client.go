@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
+
+	"github.com/inferscope/sagemaker-datasource/pkg/models"
 )
 
 // CloudWatch's documented maxima for the limit parameter.
@@ -27,18 +29,10 @@ const (
 	MaxDiscoveryLimit = 10000
 )
 
-// CloudWatch's per-account limits: 300 query and 10 discovery requests per second, 30
-// concurrent requests of each kind.
+// Defaults of what the settings do not configure; MaxConcurrency, QueryRPS and Method
+// default to the settings' defaults (pkg/models). DefaultDiscoveryRPS stays below
+// CloudWatch's 10 discovery requests per second per account.
 const (
-	AccountQueryTPS    = 300
-	AccountConcurrency = 30
-)
-
-// Defaults keep one datasource well below the per-account limits, leaving room for other
-// clients. They are the only defaults: the settings leave unset values to them.
-const (
-	DefaultMaxConcurrency   = 10
-	DefaultQueryRPS         = 20
 	DefaultDiscoveryRPS     = 5
 	DefaultMaxAttempts      = 4
 	DefaultBaseDelay        = 250 * time.Millisecond
@@ -65,15 +59,17 @@ type Options struct {
 	// Transport sends the requests; put the SigV4 round-tripper here (innermost,
 	// so it signs the final request). nil means http.DefaultTransport.
 	Transport http.RoundTripper
-	// Method for query, query_range, labels and series: POST (default, form body) or GET.
+	// Method for query, query_range, labels and series: POST (form body) or GET; default
+	// models.DefaultHTTPMethod.
 	// Label values always use GET, the only method CloudWatch accepts there.
 	Method string
 	// QueryTimeout, when set, bounds each call including retries and is sent as timeout.
 	QueryTimeout time.Duration
-	// MaxConcurrency caps in-flight requests per class (queries, discovery). Default 10.
+	// MaxConcurrency caps in-flight requests per class (queries, discovery). Default
+	// models.DefaultMaxConcurrency.
 	MaxConcurrency int
 	// QueryRPS and DiscoveryRPS cap requests per class in any one-second window; defaults
-	// 20 and 5, negative means unlimited.
+	// models.DefaultRequestsPerSecond and DefaultDiscoveryRPS, negative means unlimited.
 	QueryRPS, DiscoveryRPS float64
 	// QueryLimiter and DiscoveryLimiter, when set, pace instead of the rates (tests).
 	QueryLimiter, DiscoveryLimiter Limiter
@@ -130,7 +126,7 @@ func New(opts Options) (*Client, error) {
 	method := strings.ToUpper(strings.TrimSpace(opts.Method))
 	switch method {
 	case "":
-		method = http.MethodPost
+		method = models.DefaultHTTPMethod
 	case http.MethodPost, http.MethodGet:
 	default:
 		// pkg/models refuses the setting, naming it; reaching this is a programming error.
@@ -174,11 +170,11 @@ func New(opts Options) (*Client, error) {
 		c.now = time.Now
 	}
 	conc := opts.MaxConcurrency
-	fill(&conc, DefaultMaxConcurrency)
+	fill(&conc, models.DefaultMaxConcurrency)
 	for i, l := range []Limiter{opts.QueryLimiter, opts.DiscoveryLimiter} {
 		rps := []float64{opts.QueryRPS, opts.DiscoveryRPS}[i]
 		if rps == 0 || math.IsNaN(rps) {
-			rps = []float64{DefaultQueryRPS, DefaultDiscoveryRPS}[i]
+			rps = []float64{models.DefaultRequestsPerSecond, DefaultDiscoveryRPS}[i]
 		}
 		if l != nil {
 			rps = -1

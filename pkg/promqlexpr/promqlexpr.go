@@ -39,10 +39,9 @@ func By(names ...string) string { return "by (" + Labels(names...) + ")" }
 
 // Matchers. The value is a PromQL string literal (escaped); Grafana template variables such
 // as $endpoint pass through unchanged because '$' needs no escaping.
-func Eq(name, value string) string    { return matcher(name, "=", value) }
-func Re(name, value string) string    { return matcher(name, "=~", value) }
-func Neq(name, value string) string   { return matcher(name, "!=", value) }
-func NotRe(name, value string) string { return matcher(name, "!~", value) }
+func Eq(name, value string) string  { return matcher(name, "=", value) }
+func Re(name, value string) string  { return matcher(name, "=~", value) }
+func Neq(name, value string) string { return matcher(name, "!=", value) }
 
 func matcher(name, op, value string) string { return Label(name) + op + strconv.Quote(value) }
 

@@ -16,7 +16,7 @@ func TestWriting(t *testing.T) {
 		{"no matchers", Sel("Invocations"), `Invocations`},
 		{"value escaped", Eq("EndpointName", `a"b\c`), `EndpointName="a\"b\\c"`},
 		{"variable untouched", Re(sc.LabelAZ, "$az"), `"@resource.cloud.availability_zone"=~"$az"`},
-		{"regex value", NotRe("mode", `idle|a\.b`), `mode!~"idle|a\\.b"`},
+		{"regex value", Re("mode", `idle|a\.b`), `mode=~"idle|a\\.b"`},
 		{"hyphenated label quoted", Eq("a-b", "x"), `"a-b"="x"`},
 		{"digit-first label quoted", Label("9lives"), `"9lives"`},
 		{"hyphenated metric inside braces", Sel("a-b"), `{"a-b"}`},

@@ -18,14 +18,13 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/inferscope/sagemaker-datasource/pkg/models"
 )
 
-// Defaults.
+// Defaults of what the settings do not configure; MaxBytes and RefetchWindow default to
+// the settings' defaults (pkg/models).
 const (
-	DefaultMaxBytes = 256 << 20
-	// DefaultRefetchWindow: CloudWatch data can arrive minutes late, so the newest part of
-	// an answer is fetched again until it is this old.
-	DefaultRefetchWindow = 10 * time.Minute
 	// DefaultLookupTTL bounds how long label and variable lookups are reused: the values
 	// of a dashboard's variables (endpoints, instance types) change far more slowly.
 	DefaultLookupTTL = 5 * time.Minute
@@ -35,15 +34,16 @@ const (
 type Options struct {
 	MaxBytes      int64
 	RefetchWindow time.Duration
-	// Fresh is how long an answer is served as it is, without asking upstream again:
-	//   - 0 (the default), one step: until the second boundary of its step (range) or of the
-	//     instant step passes after it was fetched. CloudWatch publishes a series once per
+	// Fresh is how long an answer is served as it is, without asking upstream again
+	// (jsonData.cacheFreshFor as pkg/models reads it):
+	//   - models.CacheFreshOneStep (0, the default): until the second boundary of its step
+	//     (range) or of the instant step passes after it was fetched. CloudWatch publishes a series once per
 	//     period and the step is at least that period, so in that time at most one new step
 	//     of data can be complete: a served range answer lacks at most the request's newest
 	//     point, and its re-fetch window holds what had arrived when it was fetched;
 	//   - > 0: for that long after it was fetched (serving up to that many newer steps' worth
 	//     of points short), as Grafana's own query caching does;
-	//   - < 0: never: every request fetches its new tail and the re-fetch window.
+	//   - models.CacheFreshNever (< 0): every request fetches its new tail and the re-fetch window.
 	Fresh     time.Duration
 	LookupTTL time.Duration
 	// KeepFailure picks the failed answers that asking again at once would only repeat (an
@@ -110,10 +110,10 @@ type Cache struct {
 // New builds a cache.
 func New(opts Options) *Cache {
 	if opts.MaxBytes <= 0 {
-		opts.MaxBytes = DefaultMaxBytes
+		opts.MaxBytes = models.DefaultCacheSizeMiB << 20
 	}
 	if opts.RefetchWindow <= 0 {
-		opts.RefetchWindow = DefaultRefetchWindow
+		opts.RefetchWindow = models.DefaultCacheRefetchWindow
 	}
 	if opts.LookupTTL <= 0 {
 		opts.LookupTTL = DefaultLookupTTL

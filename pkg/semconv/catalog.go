@@ -5,7 +5,7 @@ import (
 	"slices"
 )
 
-//go:generate go run ./cmd/semconvjson -o ../../src/semconv.json
+//go:generate go run ../internal/frontendjson -o ../../src/semconv.json semconv
 
 // Family groups metrics by who emits them; the query builder's metric picker shows one group
 // per family, in this order.

@@ -1,32 +1,21 @@
 package semconv
 
 import (
-	"bytes"
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"testing"
+
+	"github.com/inferscope/sagemaker-datasource/pkg/internal/goldentest"
 )
 
 // TestFrontendCatalogFresh: the query builder reads src/semconv.json; it must be what the Go
 // catalog writes today.
 func TestFrontendCatalogFresh(t *testing.T) {
-	want, err := CatalogJSON()
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := os.ReadFile(filepath.Join("..", "..", "src", "semconv.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Fatal("src/semconv.json is stale: run go generate ./pkg/semconv")
-	}
+	goldentest.CheckGenerated(t, "src/semconv.json", CatalogJSON, "go generate ./pkg/semconv")
 }
 
 func TestCatalogConsistent(t *testing.T) {

@@ -22,16 +22,15 @@ const (
 
 // Resource and system labels (OTel resource attributes and CloudWatch system labels).
 const (
-	LabelHostID       = "@resource.host.id"
-	LabelHostType     = "@resource.host.type"
-	LabelAZ           = "@resource.cloud.availability_zone"
-	LabelResourceID   = "@resource.cloud.resource_id"
-	LabelAccount      = "@aws.account"
-	LabelRegion       = "@aws.region"
-	LabelScopeName    = "@instrumentation.@name"
-	LabelType         = "__type__"
-	LabelTemporality  = "__temporality__"
-	LabelMonotonicity = "__monotonicity__"
+	LabelHostID      = "@resource.host.id"
+	LabelHostType    = "@resource.host.type"
+	LabelAZ          = "@resource.cloud.availability_zone"
+	LabelResourceID  = "@resource.cloud.resource_id"
+	LabelAccount     = "@aws.account"
+	LabelRegion      = "@aws.region"
+	LabelScopeName   = "@instrumentation.@name"
+	LabelType        = "__type__"
+	LabelTemporality = "__temporality__"
 )
 
 // Values of LabelFramework.

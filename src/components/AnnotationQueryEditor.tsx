@@ -80,7 +80,7 @@ function PromQLAnnotationFields({ query, onChange, annotation, onAnnotationChang
           <Input
             id="annotation-step"
             width={10}
-            placeholder="60s"
+            placeholder={datasource.interval}
             value={annotation?.step ?? ''}
             onChange={set('step')}
           />

@@ -9,7 +9,7 @@ import { fireEvent, render, screen, waitFor, within } from '@testing-library/rea
 import userEvent from '@testing-library/user-event';
 import React, { useState } from 'react';
 
-import { SageOptions, SageSecureJsonData } from '../types';
+import { DEFAULTS, SageOptions, SageSecureJsonData } from '../types';
 import { ConfigEditor } from './ConfigEditor';
 
 type Settings = DataSourceSettings<SageOptions, SageSecureJsonData>;
@@ -27,7 +27,6 @@ const BACKEND_JSON_KEYS = [
   'httpMethod',
   'maxConcurrency',
   'requestsPerSecond',
-  'memoryBudgetMiB',
   'cacheSizeMiB',
   'cacheRefetchWindow',
   'cacheFreshFor',
@@ -134,6 +133,15 @@ describe('ConfigEditor', () => {
     fireEvent.keyDown(screen.getByLabelText(/^Default Region/), { key: 'ArrowDown' });
     fireEvent.click(await screen.findByText('eu-west-1'));
     expect(last().jsonData).toEqual({ authType: 'keys', defaultRegion: 'eu-west-1' });
+  });
+
+  it("shows the backend's defaults (src/defaults.json) for unset keys", () => {
+    renderEditor(settings({ authType: 'default' }));
+    const { httpMethod, ...typed } = DEFAULTS;
+    for (const [key, value] of Object.entries(typed)) {
+      expect([key, document.getElementById(key)?.getAttribute('placeholder')]).toEqual([key, String(value)]);
+    }
+    expect(screen.getByLabelText(httpMethod)).toBeChecked();
   });
 
   it('clears a number limit back to the default', async () => {

@@ -8,7 +8,7 @@ import { ConnectionConfig } from '@grafana/aws-sdk';
 import { Field, FieldSet, Input, RadioButtonGroup, SecretInput } from '@grafana/ui';
 import React, { ChangeEvent } from 'react';
 
-import { SageOptions, SageSecureJsonData } from '../types';
+import { DEFAULTS, SageOptions, SageSecureJsonData } from '../types';
 import { RegionSettings } from './RegionSettings';
 
 export type Props = DataSourcePluginOptionsEditorProps<SageOptions, SageSecureJsonData>;
@@ -19,7 +19,7 @@ const HTTP_METHODS: Array<SelectableValue<'POST' | 'GET'>> = [
 ];
 
 /** The jsonData keys entered as numbers. */
-type NumberKey = 'maxConcurrency' | 'requestsPerSecond' | 'memoryBudgetMiB' | 'cacheSizeMiB' | 'costPerMillionSamples';
+type NumberKey = 'maxConcurrency' | 'requestsPerSecond' | 'cacheSizeMiB' | 'costPerMillionSamples';
 
 /**
  * AWS authentication comes from @grafana/aws-sdk's ConnectionConfig (the form every AWS
@@ -78,91 +78,81 @@ export function ConfigEditor(props: Props) {
         <InputField
           id="timeInterval"
           label="Min step"
-          description="Lower bound of the step of every query. Empty = 60s: CloudWatch stores one sample per minute."
-          placeholder="60s"
+          description={`Lower bound of the step of every query. Empty = ${DEFAULTS.timeInterval}: CloudWatch stores one sample per minute.`}
+          placeholder={DEFAULTS.timeInterval}
           value={jsonData.timeInterval ?? ''}
           onChange={onUpdateDatasourceJsonDataOption(props, 'timeInterval')}
         />
         <InputField
           id="queryTimeout"
           label="Query timeout"
-          description="Per request, e.g. 30s. CloudWatch stops queries after 20s."
-          placeholder="30s"
+          description={`Per request, retries included (default ${DEFAULTS.queryTimeout}). CloudWatch stops queries after 20s.`}
+          placeholder={DEFAULTS.queryTimeout}
           value={jsonData.queryTimeout ?? ''}
           onChange={onUpdateDatasourceJsonDataOption(props, 'queryTimeout')}
         />
         <Field label="HTTP method" description="POST keeps long queries out of URLs; label values always use GET.">
           <RadioButtonGroup<'POST' | 'GET'>
             options={HTTP_METHODS}
-            value={jsonData.httpMethod ?? 'POST'}
+            value={jsonData.httpMethod ?? DEFAULTS.httpMethod}
             onChange={(v) => onOptionsChange({ ...options, jsonData: { ...jsonData, httpMethod: v } })}
           />
         </Field>
         <InputField
           id="requestsPerSecond"
           label="Requests per second"
-          description="Queries per second this data source sends to CloudWatch (default 20; CloudWatch allows 300 per account). Discovery calls (labels, series, variable values) have their own pace of 5 per second. Throttled calls are retried."
+          description={`Queries per second this data source sends to CloudWatch (default ${DEFAULTS.requestsPerSecond}; CloudWatch allows 300 per account). Discovery calls (labels, series, variable values) have their own pace of 5 per second. Throttled calls are retried.`}
           type="number"
           min={0}
-          placeholder="20"
+          placeholder={String(DEFAULTS.requestsPerSecond)}
           value={jsonData.requestsPerSecond ?? ''}
           onChange={onNumber('requestsPerSecond')}
         />
         <InputField
           id="maxConcurrency"
           label="Max concurrency"
-          description="Requests in flight at once from this data source, for queries and for discovery calls each (default 10; CloudWatch allows 30 per account)."
+          description={`Requests in flight at once from this data source, for queries and for discovery calls each (default ${DEFAULTS.maxConcurrency}; CloudWatch allows 30 per account).`}
           type="number"
           min={1}
-          placeholder="10"
+          placeholder={String(DEFAULTS.maxConcurrency)}
           value={jsonData.maxConcurrency ?? ''}
           onChange={onNumber('maxConcurrency')}
-        />
-        <InputField
-          id="memoryBudgetMiB"
-          label="Memory budget (MiB)"
-          description="Memory that answers being decoded may use at once; larger queries wait or fail with advice to narrow them. Default 1024."
-          type="number"
-          min={16}
-          placeholder="default"
-          value={jsonData.memoryBudgetMiB ?? ''}
-          onChange={onNumber('memoryBudgetMiB')}
         />
       </FieldSet>
       <FieldSet label="Results cache">
         <InputField
           id="cacheSizeMiB"
           label="Cache size (MiB)"
-          description="Memory for cached query results and variable lookups, shared by all viewers. 0 turns the cache off. Default 256."
+          description={`Memory for cached query results and variable lookups, shared by all viewers. 0 turns the cache off. Default ${DEFAULTS.cacheSizeMiB}.`}
           type="number"
           min={0}
-          placeholder="default"
+          placeholder={String(DEFAULTS.cacheSizeMiB)}
           value={jsonData.cacheSizeMiB ?? ''}
           onChange={onNumber('cacheSizeMiB')}
         />
         <InputField
           id="cacheRefetchWindow"
           label="Re-fetch window"
-          description="Whenever the cache asks CloudWatch for an answer's new points, it also fetches again the part that is younger than this, because CloudWatch data can arrive minutes late. Default 10m."
-          placeholder="10m"
+          description={`Whenever the cache asks CloudWatch for an answer's new points, it also fetches again the part that is younger than this, because CloudWatch data can arrive minutes late. Default ${DEFAULTS.cacheRefetchWindow}.`}
+          placeholder={DEFAULTS.cacheRefetchWindow}
           value={jsonData.cacheRefetchWindow ?? ''}
           onChange={onUpdateDatasourceJsonDataOption(props, 'cacheRefetchWindow')}
         />
         <InputField
           id="cacheFreshFor"
           label="Reuse answers for"
-          description="Default step: an answer is reused without asking CloudWatch until the second boundary of its step (instant queries: of the min step) has passed since it was fetched, e.g. 60 to 120 s for a 60 s step. A refreshed panel then lacks at most its newest point, and late data in the re-fetch window shows up by the next fetch. A duration such as 30s reuses answers for that long instead; 0s never reuses them (every refresh asks for new points and the re-fetch window)."
-          placeholder="step"
+          description={`Default ${DEFAULTS.cacheFreshFor}: an answer is reused without asking CloudWatch until the second boundary of its step (instant queries: of the min step) has passed since it was fetched, e.g. 60 to 120 s for a 60 s step. A refreshed panel then lacks at most its newest point, and late data in the re-fetch window shows up by the next fetch. A duration such as 30s reuses answers for that long instead; 0s never reuses them (every refresh asks for new points and the re-fetch window).`}
+          placeholder={DEFAULTS.cacheFreshFor}
           value={jsonData.cacheFreshFor ?? ''}
           onChange={onUpdateDatasourceJsonDataOption(props, 'cacheFreshFor')}
         />
         <InputField
           id="costPerMillionSamples"
           label="Price per million samples (USD)"
-          description="For the cost estimate in the query inspector. Default 0.01, as reported for CloudWatch PromQL API queries; check your AWS pricing."
+          description={`For the cost estimate in the query inspector. Default ${DEFAULTS.costPerMillionSamples}, as reported for CloudWatch PromQL API queries; check your AWS pricing.`}
           type="number"
           min={0}
-          placeholder="0.01"
+          placeholder={String(DEFAULTS.costPerMillionSamples)}
           value={jsonData.costPerMillionSamples ?? ''}
           onChange={onNumber('costPerMillionSamples')}
         />

@@ -1,8 +1,10 @@
 // Package goldentest compares backend.DataResponse values with golden files, for the
-// tests of the packages that build responses (converter, plugin).
+// tests of the packages that build responses (converter, plugin), and generated files with
+// their generator.
 package goldentest
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -52,4 +54,22 @@ func checkError(t testing.TB, dir, name string, dr *backend.DataResponse, update
 		t.Fatalf("%s does not start with the golden header %q", path, errorHeader)
 	}
 	assert.JSONEq(t, want, string(got), "%s differs", path)
+}
+
+// CheckGenerated fails when the repository's file at path (from the module root; the test
+// runs in a package two levels below it, pkg/<name>) differs from what gen writes; the
+// failure names regen, the command that rewrites the file.
+func CheckGenerated(t *testing.T, path string, gen func() ([]byte, error), regen string) {
+	t.Helper()
+	want, err := gen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(filepath.Join("..", "..", path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("%s is stale: run %s", path, regen)
+	}
 }

@@ -168,7 +168,7 @@ var benchModes = []struct {
 // BenchmarkStatFirstPaint times the stat panels of cold dashboard loads (all panels at
 // once, a new data source each time, so nothing is cached) against their own upstream time
 // in the same load, and splits the rest: before the request reached the proxy (the
-// limiter's rate window and slots, the memory budget, signing), and after the proxy
+// limiter's rate window and slots, signing), and after the proxy
 // finished the answer (reading, decoding, building the response: CPU shared with the heavy
 // answers). Baseline in the same run: each stat panel requested alone, right after its
 // dashboard's load. BENCH_PAINT_LOADS (default 3) cold loads per dashboard and mode.

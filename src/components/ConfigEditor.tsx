@@ -9,6 +9,7 @@ import { Field, FieldSet, Input, RadioButtonGroup, SecretInput } from '@grafana/
 import React, { ChangeEvent } from 'react';
 
 import { SageOptions, SageSecureJsonData } from '../types';
+import { AlertRulesSettings } from './AlertRulesSettings';
 import { RegionSettings } from './RegionSettings';
 
 export type Props = DataSourcePluginOptionsEditorProps<SageOptions, SageSecureJsonData>;
@@ -167,6 +168,7 @@ export function ConfigEditor(props: Props) {
           onChange={onNumber('costPerMillionSamples')}
         />
       </FieldSet>
+      <AlertRulesSettings uid={options.uid} />
     </>
   );
 }

@@ -37,14 +37,7 @@ func provisioned(r fileRule) fileRule {
 // The file, once Grafana's provisioning has expanded it, holds the rules the HTTP API
 // rendering holds: the file escapes exactly what provisioning expands and the API nothing.
 func TestFileAndAPIRulesAgreeOnceProvisioned(t *testing.T) {
-	fileOut, err := RenderAlertRules(FormatFile, "my-ds")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var f alertFile
-	if err := yaml.Unmarshal(fileOut, &f); err != nil {
-		t.Fatal(err)
-	}
+	f := fileDoc(t, "my-ds")
 	api := apiDoc(t, "my-ds")
 	byUID := map[string]fileRule{}
 	for _, g := range f.Groups {
@@ -128,9 +121,11 @@ func TestRulesRenderInGrafana(t *testing.T) {
 			rules = append(rules, stored{"api", *r.Uid, r.Labels, r.Annotations})
 		}
 	}
-	for _, r := range fileDoc(t, "my-ds") {
-		p := provisioned(r)
-		rules = append(rules, stored{"file", p.UID, p.Labels, p.Annotations})
+	for _, g := range fileDoc(t, "my-ds").Groups {
+		for _, r := range g.Rules {
+			p := provisioned(r)
+			rules = append(rules, stored{"file", p.UID, p.Labels, p.Annotations})
+		}
 	}
 	for _, r := range rules {
 		s, ok := specs[r.uid]
@@ -223,14 +218,7 @@ func TestRulesAndDashboardsShareTheFolder(t *testing.T) {
 			}
 		}
 	}
-	fileOut, err := RenderAlertRules(FormatFile, "my-ds")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var f alertFile
-	if err := yaml.Unmarshal(fileOut, &f); err != nil {
-		t.Fatal(err)
-	}
+	f := fileDoc(t, "my-ds")
 	for _, g := range f.Groups {
 		if g.Folder != p.Folder {
 			t.Errorf("file group %s in folder %q, want the dashboards' %q", g.Name, g.Folder, p.Folder)
@@ -238,8 +226,8 @@ func TestRulesAndDashboardsShareTheFolder(t *testing.T) {
 	}
 }
 
-// fileDoc is the file rendering's rules as written (before provisioning expands them).
-func fileDoc(t *testing.T, uid string) []fileRule {
+// fileDoc is the file rendering as written (before provisioning expands it).
+func fileDoc(t *testing.T, uid string) alertFile {
 	t.Helper()
 	out, err := RenderAlertRules(FormatFile, uid)
 	if err != nil {
@@ -249,11 +237,10 @@ func fileDoc(t *testing.T, uid string) []fileRule {
 	if err := yaml.Unmarshal(out, &f); err != nil {
 		t.Fatal(err)
 	}
-	var rules []fileRule
-	for _, g := range f.Groups {
-		rules = append(rules, g.Rules...)
+	if len(f.Groups) == 0 {
+		t.Fatal("no rule groups")
 	}
-	return rules
+	return f
 }
 
 func apiDoc(t *testing.T, uid string) apiRules {

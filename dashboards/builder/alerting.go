@@ -22,8 +22,11 @@ import (
 
 // Where the rules live and what they query.
 const (
-	// AlertFolder is the folder title Grafana creates for the provisioned rules.
-	AlertFolder = "Inferscope"
+	// AlertFolder and AlertFolderUID are the folder of the rules and of the dashboards
+	// (provisioning/dashboards/dashboards.yaml creates it with this uid; a test checks that the
+	// two agree).
+	AlertFolder    = "Inferscope"
+	AlertFolderUID = "inferscope"
 	// AlertDatasourceUID is the data source the rules query: the uid the demo's provisioning
 	// gives the emulator (rig/cmd/emulator). dashboards/cmd/gen -datasource writes them for another one
 	// (provisioning/datasources/aws.yaml.example uses inferscope-aws).
@@ -32,14 +35,45 @@ const (
 	AlertInterval = time.Minute
 	// AlertsFile is the provisioning file's name under provisioning/alerting/.
 	AlertsFile = "inferscope-rules.yaml"
+	// PluginRulesDir holds the copies of the rules the plugin serves (relative to the
+	// repository root), rendered for dashref.DatasourceUIDToken; pkg/plugin embeds them.
+	PluginRulesDir = "pkg/plugin/alertrules"
 	// RunbookBase is where each rule's runbook anchor points.
 	RunbookBase = "https://github.com/inferscope/sagemaker-datasource/blob/main/docs/alerting.md"
 	// exprUID is Grafana's server-side expression "data source".
 	exprUID = "__expr__"
 )
 
-// File provisioning format (apiVersion 1): groups → rules; the rule body follows Grafana's
-// file format, which differs from the HTTP API's (folder title, dashboardUid/panelId).
+// RuleFormat is how the rules are rendered: for Grafana's file provisioning or for its
+// alerting provisioning HTTP API.
+type RuleFormat string
+
+const (
+	// FormatFile is the YAML file provisioning/alerting/ holds. Grafana expands environment
+	// variables ($NAME, ${NAME}) in most of its fields, so a literal $ there is written $$.
+	FormatFile RuleFormat = "file"
+	// FormatAPI is JSON {"folder": {uid, title}, "groups": [...]}: each group is the body of
+	// PUT /api/v1/provisioning/folder/{folder uid}/rule-groups/{group title}; the API expands
+	// nothing.
+	FormatAPI RuleFormat = "api"
+)
+
+// PluginRulesFile is the name of format's copy in PluginRulesDir.
+func PluginRulesFile(format RuleFormat) string {
+	if format == FormatAPI {
+		return "inferscope-rules.json"
+	}
+	return AlertsFile
+}
+
+// Annotations the HTTP API links a rule to a dashboard panel with; the file format has the
+// fields dashboardUid and panelId instead.
+const (
+	annotationDashboard = "__dashboardUid__"
+	annotationPanel     = "__panelId__"
+)
+
+// File provisioning format (apiVersion 1): groups → rules; the folder is named by its title.
 type alertFile struct {
 	APIVersion int          `yaml:"apiVersion"`
 	Groups     []alertGroup `yaml:"groups"`
@@ -80,35 +114,77 @@ type fileTimeRange struct {
 	To   int64 `yaml:"to"`
 }
 
-// AlertRules renders every rule (reading rules and SLO burn rates) as one provisioning file
-// for datasourceUID; the bytes are what provisioning/alerting/ must hold.
-func AlertRules(datasourceUID string) ([]byte, error) {
+// apiRules is the FormatAPI document.
+type apiRules struct {
+	Folder apiFolder            `json:"folder"`
+	Groups []alerting.RuleGroup `json:"groups"`
+}
+
+type apiFolder struct {
+	UID   string `json:"uid"`
+	Title string `json:"title"`
+}
+
+// RenderAlertRules renders every rule (reading rules and SLO burn rates) for the data source
+// datasourceUID in format; FormatFile's bytes are what provisioning/alerting/ must hold.
+func RenderAlertRules(format RuleFormat, datasourceUID string) ([]byte, error) {
+	if format != FormatFile && format != FormatAPI {
+		return nil, fmt.Errorf("alert rules: unknown format %q; use %q or %q", format, FormatFile, FormatAPI)
+	}
 	if datasourceUID == "" {
 		return nil, fmt.Errorf("alert rules: empty data source uid; pass the uid of the provisioned Inferscope data source, e.g. %s", AlertDatasourceUID)
 	}
+	groups, err := ruleGroups(datasourceUID)
+	if err != nil {
+		return nil, err
+	}
+	if format == FormatAPI {
+		out, err := json.MarshalIndent(apiRules{Folder: apiFolder{UID: AlertFolderUID, Title: AlertFolder}, Groups: groups}, "", "  ")
+		return append(out, '\n'), err
+	}
+	return fileRules(groups)
+}
+
+// ruleGroups builds the one rule model both formats render: the rules in the API's shape,
+// one group per dashboard.
+func ruleGroups(datasourceUID string) ([]alerting.RuleGroup, error) {
 	specs := append(alertRules(diagnosis.DefaultConfig()), sloAlertRules(defaultSLOs())...)
-	groups := map[string]*alertGroup{}
+	byName := map[string]*alerting.RuleGroup{}
 	for _, s := range specs {
 		r, err := buildRule(s, datasourceUID)
 		if err != nil {
 			return nil, fmt.Errorf("alert rule %s: %w", s.uid, err)
 		}
-		fr, err := toFileRule(r, s)
-		if err != nil {
-			return nil, fmt.Errorf("alert rule %s: %w", s.uid, err)
-		}
-		g := groups[s.group]
+		g := byName[s.group]
 		if g == nil {
-			g = &alertGroup{OrgID: 1, Name: s.group, Folder: AlertFolder, Interval: durText(AlertInterval)}
-			groups[s.group] = g
+			interval := alerting.Duration(AlertInterval / time.Second)
+			g = &alerting.RuleGroup{Title: cog.ToPtr(s.group), FolderUid: cog.ToPtr(AlertFolderUID), Interval: &interval}
+			byName[s.group] = g
 		}
-		g.Rules = append(g.Rules, fr)
+		g.Rules = append(g.Rules, r)
 	}
-	f := alertFile{APIVersion: 1}
+	var out []alerting.RuleGroup
 	for _, name := range []string{groupPerformance, groupCapacity, groupReliability} {
-		if g := groups[name]; g != nil {
-			f.Groups = append(f.Groups, *g)
+		if g := byName[name]; g != nil {
+			out = append(out, *g)
 		}
+	}
+	return out, nil
+}
+
+// fileRules writes the groups in the file format.
+func fileRules(groups []alerting.RuleGroup) ([]byte, error) {
+	f := alertFile{APIVersion: 1}
+	for _, g := range groups {
+		fg := alertGroup{OrgID: 1, Name: fileText(*g.Title), Folder: fileText(AlertFolder), Interval: fileText(durText(time.Duration(*g.Interval) * time.Second))}
+		for _, r := range g.Rules {
+			fr, err := toFileRule(r)
+			if err != nil {
+				return nil, fmt.Errorf("alert rule %s: %w", *r.Uid, err)
+			}
+			fg.Rules = append(fg.Rules, fr)
+		}
+		f.Groups = append(f.Groups, fg)
 	}
 	var buf bytes.Buffer
 	buf.WriteString("# Generated by dashboards/cmd/gen from dashboards/builder (alerts.go, slo.go): do not edit.\n")
@@ -138,7 +214,10 @@ func buildRule(s alertRule, datasourceUID string) (alerting.Rule, error) {
 			Type(expr.ExprTypeThresholdConditionsEvaluatorType(s.op)).Params([]float64{s.threshold})),
 	}))
 	window := alerting.Duration(s.window / time.Second)
-	return alerting.NewRuleBuilder(s.title).Uid(s.uid).RuleGroup(s.group).FolderUID(AlertFolder).OrgID(1).
+	annotations := alertAnnotations(s)
+	annotations[annotationDashboard] = s.evidence.Dashboard
+	annotations[annotationPanel] = strconv.Itoa(int(s.evidence.ID))
+	return alerting.NewRuleBuilder(s.title).Uid(s.uid).RuleGroup(s.group).FolderUID(AlertFolderUID).OrgID(1).
 		Condition("C").
 		WithQuery(alerting.NewQueryBuilder("A").DatasourceUid(datasourceUID).RelativeTimeRange(window, 0).Model(query)).
 		WithQuery(alerting.NewQueryBuilder("B").DatasourceUid(exprUID).RelativeTimeRange(window, 0).Model(reduce)).
@@ -148,17 +227,36 @@ func buildRule(s alertRule, datasourceUID string) (alerting.Rule, error) {
 		ExecErrState(alerting.RuleExecErrStateError).
 		For(durText(s.pending)).
 		Labels(alertLabels(s)).
-		Annotations(alertAnnotations(s)).
+		Annotations(annotations).
+		IsPaused(false).
 		Build()
 }
 
-// toFileRule moves a built rule into the file format.
-func toFileRule(r alerting.Rule, s alertRule) (fileRule, error) {
+// fileText escapes a value for a field file provisioning expands: $$ is a literal $.
+func fileText(s string) string { return strings.ReplaceAll(s, "$", "$$") }
+
+// toFileRule moves a built rule into the file format, escaping the fields Grafana's file
+// provisioning expands (uid, title, condition, dashboardUid, the states, for, label values,
+// refId, datasourceUid) and leaving those it reads raw (annotations, query models: the
+// label_replace "$1" of a query stays as it is).
+func toFileRule(r alerting.Rule) (fileRule, error) {
+	panel, err := strconv.Atoi(r.Annotations[annotationPanel])
+	if err != nil {
+		return fileRule{}, fmt.Errorf("panel id: %w", err)
+	}
 	fr := fileRule{
-		UID: *r.Uid, Title: r.Title, Condition: r.Condition,
-		DashboardUID: s.evidence.Dashboard, PanelID: int(s.evidence.ID),
-		NoDataState: string(r.NoDataState), ExecErrState: string(r.ExecErrState),
-		For: r.For, Annotations: r.Annotations, Labels: r.Labels,
+		UID: fileText(*r.Uid), Title: fileText(r.Title), Condition: fileText(r.Condition),
+		DashboardUID: fileText(r.Annotations[annotationDashboard]), PanelID: panel,
+		NoDataState: fileText(string(r.NoDataState)), ExecErrState: fileText(string(r.ExecErrState)),
+		For: fileText(r.For), Annotations: map[string]string{}, Labels: map[string]string{},
+	}
+	for k, v := range r.Annotations {
+		if k != annotationDashboard && k != annotationPanel {
+			fr.Annotations[k] = v
+		}
+	}
+	for k, v := range r.Labels {
+		fr.Labels[k] = fileText(v)
 	}
 	for _, q := range r.Data {
 		raw, err := json.Marshal(q.Model)
@@ -170,9 +268,9 @@ func toFileRule(r alerting.Rule, s alertRule) (fileRule, error) {
 			return fileRule{}, err
 		}
 		fr.Data = append(fr.Data, fileQuery{
-			RefID:             *q.RefId,
+			RefID:             fileText(*q.RefId),
 			RelativeTimeRange: fileTimeRange{From: int64(*q.RelativeTimeRange.From), To: int64(*q.RelativeTimeRange.To)},
-			DatasourceUID:     *q.DatasourceUid,
+			DatasourceUID:     fileText(*q.DatasourceUid),
 			Model:             model,
 		})
 	}

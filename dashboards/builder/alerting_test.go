@@ -6,37 +6,54 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"text/template"
 	"time"
 
+	"github.com/inferscope/sagemaker-datasource/pkg/dashref"
 	"github.com/inferscope/sagemaker-datasource/pkg/diagnosis"
 )
 
-// The committed provisioning file must be exactly what the generator produces.
+// The committed provisioning file, and the copies the plugin serves, must be exactly what the
+// generator produces.
 func TestCommittedAlertRulesAreGenerated(t *testing.T) {
-	want, err := AlertRules(AlertDatasourceUID)
-	if err != nil {
-		t.Fatal(err)
+	committed := []struct {
+		path   string
+		format RuleFormat
+		uid    string
+	}{
+		{"../../provisioning/alerting/" + AlertsFile, FormatFile, AlertDatasourceUID},
+		{"../../" + PluginRulesDir + "/" + PluginRulesFile(FormatFile), FormatFile, dashref.DatasourceUIDToken},
+		{"../../" + PluginRulesDir + "/" + PluginRulesFile(FormatAPI), FormatAPI, dashref.DatasourceUIDToken},
 	}
-	have, err := os.ReadFile("../../provisioning/alerting/" + AlertsFile)
-	if err != nil {
-		t.Fatalf("%v; run go run ./dashboards/cmd/gen", err)
-	}
-	if !bytes.Equal(have, want) {
-		t.Fatal("provisioning/alerting differs from the generator's output; run go run ./dashboards/cmd/gen")
+	for _, c := range committed {
+		want, err := RenderAlertRules(c.format, c.uid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		have, err := os.ReadFile(c.path)
+		if err != nil {
+			t.Fatalf("%v; run go run ./dashboards/cmd/gen", err)
+		}
+		if !bytes.Equal(have, want) {
+			t.Errorf("%s differs from the generator's output; run go run ./dashboards/cmd/gen", c.path)
+		}
 	}
 }
 
-func TestAlertRulesNeedADataSource(t *testing.T) {
-	if _, err := AlertRules(""); err == nil || !strings.Contains(err.Error(), "data source uid") {
+func TestAlertRulesNeedADataSourceAndAFormat(t *testing.T) {
+	if _, err := RenderAlertRules(FormatFile, ""); err == nil || !strings.Contains(err.Error(), "data source uid") {
 		t.Fatalf("got %v, want an error naming the data source uid", err)
 	}
-	out, err := AlertRules("my-ds")
-	if err != nil {
-		t.Fatal(err)
+	if _, err := RenderAlertRules("yaml", "my-ds"); err == nil || !strings.Contains(err.Error(), `"file" or "api"`) {
+		t.Fatalf("got %v, want an error naming the formats", err)
 	}
-	if !strings.Contains(string(out), "datasourceUid: my-ds") || strings.Contains(string(out), AlertDatasourceUID) {
-		t.Fatal("the data source uid is not the one passed")
+	for _, f := range []RuleFormat{FormatFile, FormatAPI} {
+		out, err := RenderAlertRules(f, "my-ds")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(out), "my-ds") || strings.Contains(string(out), AlertDatasourceUID) {
+			t.Errorf("%s: the data source uid is not the one passed", f)
+		}
 	}
 }
 
@@ -92,16 +109,13 @@ func findRule(t *testing.T, rules []alertRule, uid string) alertRule {
 	return alertRule{}
 }
 
-// Every rule: a severity, resource labels, a summary that Grafana's template engine accepts,
-// a runbook anchor that exists in docs/alerting.md and an evidence link to its panel.
+// Every rule: a severity, resource labels, a runbook anchor that exists in docs/alerting.md and an evidence link to its panel.
 func TestRulesAreDocumentedAndLabelled(t *testing.T) {
 	doc, err := os.ReadFile("../../docs/alerting.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	anchors := markdownAnchors(string(doc))
-	// Grafana's template functions the summaries use (bodies do not matter for parsing).
-	funcs := template.FuncMap{"humanizePercentage": fmtAny, "humanizeDuration": fmtAny}
 	rules := append(alertRules(diagnosis.DefaultConfig()), sloAlertRules(defaultSLOs())...)
 	seen := map[string]bool{}
 	for _, r := range rules {
@@ -118,9 +132,6 @@ func TestRulesAreDocumentedAndLabelled(t *testing.T) {
 		if !anchors[r.anchor] {
 			t.Errorf("%s: runbook anchor #%s is not a heading of docs/alerting.md", r.uid, r.anchor)
 		}
-		if _, err := template.New(r.uid).Funcs(funcs).Parse(`{{ $labels := .L }}{{ $values := .V }}` + r.summary); err != nil {
-			t.Errorf("%s: summary template: %v", r.uid, err)
-		}
 		link := evidenceLink(r)
 		if !strings.HasPrefix(link, "/d/"+r.evidence.Dashboard+"?viewPanel=") {
 			t.Errorf("%s: evidence link %s", r.uid, link)
@@ -135,8 +146,6 @@ func TestRulesAreDocumentedAndLabelled(t *testing.T) {
 		}
 	}
 }
-
-func fmtAny(v any) string { return "" }
 
 var heading = regexp.MustCompile(`(?m)^#{2,4} (.+)$`)
 

@@ -56,7 +56,7 @@ type alertRule struct {
 	evidence          dashref.Panel // the panel that shows the signal
 	resource          []resourceLabel
 	anchor            string // docs/alerting.md heading anchor
-	summary           string // what fired; {{ $value }} is the reduced value
+	summary           string // what fired; reduced() prints the reduced value
 }
 
 // durText writes a whole-minute (or whole-second) duration in PromQL syntax.
@@ -70,6 +70,13 @@ func durText(d time.Duration) string {
 		return strconv.Itoa(int(d/time.Minute)) + "m"
 	}
 	return strconv.Itoa(int(d/time.Second)) + "s"
+}
+
+// reduced prints the rule's reduced value (B) through fn, a template function or printf with
+// its format, or "n/a" when the instance has none: Grafana leaves B out of $values when the
+// evaluation returned no data or failed.
+func reduced(fn string) string {
+	return "{{ with $values.B }}{{ " + fn + " .Value }}{{ else }}n/a{{ end }}"
 }
 
 func rangeOf(d time.Duration) string { return "[" + durText(d) + "]" }
@@ -172,23 +179,23 @@ func alertRules(cfg diagnosis.Config) []alertRule {
 			expr:   or("("+kv(sc.VLLMKVCacheUsage)+") and"+onEPIC+"("+waiting(sc.VLLMWaiting)+" >= "+floatText(cfg.WaitingRequests)+")", "("+kv(sc.SGLangTokenUsage)+") and"+onEPIC+"("+waiting(sc.SGLangQueued)+" >= "+floatText(cfg.WaitingRequests)+")"),
 			window: sustainWindow, reducer: "last", op: "gt", threshold: cfg.KVSaturation, pending: 5 * time.Minute, severity: sevCritical,
 			evidence: dashref.PerfEnginePressure, resource: []resourceLabel{resEndpoint, resIC}, anchor: "kv-cache-saturation",
-			summary: "KV cache of {{ index $labels \"aws.sagemaker.inference_component.name\" }} on {{ index $labels \"aws.sagemaker.endpoint.name\" }} is at {{ humanizePercentage $values.B.Value }} (P90 over 15m) with requests waiting"},
+			summary: "KV cache of {{ index $labels \"aws.sagemaker.inference_component.name\" }} on {{ index $labels \"aws.sagemaker.endpoint.name\" }} is at " + reduced("humanizePercentage") + " (P90 over 15m) with requests waiting"},
 		{uid: "inferscope-engine-queueing", title: "Engine queueing (TTFT P99 up, model latency flat)", group: groupPerformance,
 			expr: queueing, window: alertWindow + baselineOffset, reducer: "last", op: "gt", threshold: cfg.TTFTHigh.Seconds(), pending: 5 * time.Minute, severity: sevWarning,
 			evidence: dashref.PerfTTFT, resource: []resourceLabel{resEndpoint, resIC}, anchor: "engine-queueing",
-			summary: "TTFT P99 of {{ index $labels \"aws.sagemaker.inference_component.name\" }} on {{ index $labels \"aws.sagemaker.endpoint.name\" }} is {{ humanizeDuration $values.B.Value }} while model latency and KV cache stay normal: requests wait in the engine's queue"},
+			summary: "TTFT P99 of {{ index $labels \"aws.sagemaker.inference_component.name\" }} on {{ index $labels \"aws.sagemaker.endpoint.name\" }} is " + reduced("humanizeDuration") + " while model latency and KV cache stay normal: requests wait in the engine's queue"},
 		{uid: "inferscope-gpu-memory-growth", title: "GPU memory growing toward full", group: groupCapacity,
 			expr: growth, window: time.Hour, reducer: "last", op: "gt", threshold: cfg.GPUMemWarnPct, pending: 10 * time.Minute, severity: sevCritical,
 			evidence: dashref.CapGPUMemory, resource: []resourceLabel{resEndpoint, resIC, resInstance}, anchor: "gpu-memory-growth",
-			summary: "GPU memory of {{ index $labels \"@resource.host.id\" }} is {{ printf \"%.1f\" $values.B.Value }}% used and still growing: full within " + hoursText(cfg.TimeToFullCrit) + " at the last hour's rate"},
+			summary: "GPU memory of {{ index $labels \"@resource.host.id\" }} is " + reduced(`printf "%.1f"`) + "% used and still growing: full within " + hoursText(cfg.TimeToFullCrit) + " at the last hour's rate"},
 		{uid: "inferscope-vram-drop", title: "Sudden GPU memory drop with errors", group: groupCapacity,
 			expr: vramDrop, window: alertWindow, reducer: "last", op: "gt", threshold: cfg.VRAMDropPct, pending: 0, severity: sevCritical,
 			evidence: dashref.CapGPUMemory, resource: []resourceLabel{resEndpoint, resIC, resInstance}, anchor: "vram-drop-with-errors",
-			summary: "GPU memory of {{ index $labels \"@resource.host.id\" }} fell by {{ printf \"%.0f\" $values.B.Value }} points within " + durText(cfg.VRAMDropWithin) + " while {{ index $labels \"aws.sagemaker.endpoint.name\" }} returns 5xx/model errors: the model process likely crashed"},
+			summary: "GPU memory of {{ index $labels \"@resource.host.id\" }} fell by " + reduced(`printf "%.0f"`) + " points within " + durText(cfg.VRAMDropWithin) + " while {{ index $labels \"aws.sagemaker.endpoint.name\" }} returns 5xx/model errors: the model process likely crashed"},
 		{uid: "inferscope-az-no-traffic", title: "AZ with instances but no traffic", group: groupReliability,
 			expr: azShare, window: sustainWindow, reducer: "last", op: "lt", threshold: cfg.AZNoTrafficShare, pending: 10 * time.Minute, severity: sevCritical,
 			evidence: dashref.RelAZDistribution, resource: []resourceLabel{resEndpointCW, resAZCW}, anchor: "az-with-instances-but-no-traffic",
-			summary: "Instances of {{ index $labels \"EndpointName\" }} in {{ index $labels \"AvailabilityZone\" }} get {{ humanizePercentage $values.B.Value }} of their fair share of invocations while the other AZs serve"},
+			summary: "Instances of {{ index $labels \"EndpointName\" }} in {{ index $labels \"AvailabilityZone\" }} get " + reduced("humanizePercentage") + " of their fair share of invocations while the other AZs serve"},
 		{uid: "inferscope-ice-all-azs", title: "ICE in every AZ for an instance type", group: groupReliability,
 			expr: iceShare, window: time.Hour, reducer: "last", op: "gt", threshold: 0.99, pending: 0, severity: sevCritical,
 			evidence: dashref.RelICE, resource: []resourceLabel{resInstType}, anchor: "ice-in-every-az",
@@ -196,15 +203,15 @@ func alertRules(cfg diagnosis.Config) []alertRule {
 		{uid: "inferscope-slow-cold-start", title: "Slow cold start", group: groupReliability,
 			expr: coldStart, window: time.Hour, reducer: "last", op: "gt", threshold: cfg.ColdStartSlow.Seconds(), pending: 0, severity: sevWarning,
 			evidence: dashref.RelColdStart, resource: []resourceLabel{resEndpoint, resIC}, anchor: "slow-cold-start",
-			summary: "Cold starts of {{ index $labels \"aws.sagemaker.inference_component.name\" }} on {{ index $labels \"aws.sagemaker.endpoint.name\" }} took {{ humanizeDuration $values.B.Value }} on average over the last hour"},
+			summary: "Cold starts of {{ index $labels \"aws.sagemaker.inference_component.name\" }} on {{ index $labels \"aws.sagemaker.endpoint.name\" }} took " + reduced("humanizeDuration") + " on average over the last hour"},
 		{uid: "inferscope-5xx-rate", title: "5XX error rate", group: groupPerformance,
 			expr: errRatio, window: alertWindow, reducer: "last", op: "gt", threshold: cfg.ErrorRateCrit, pending: 5 * time.Minute, severity: sevCritical,
 			evidence: dashref.PerfErrors, resource: []resourceLabel{resEndpointCW}, anchor: "5xx-error-rate",
-			summary: "{{ humanizePercentage $values.B.Value }} of the invocations of {{ index $labels \"EndpointName\" }} failed with 5xx over the last 10 minutes"},
+			summary: reduced("humanizePercentage") + " of the invocations of {{ index $labels \"EndpointName\" }} failed with 5xx over the last 10 minutes"},
 		{uid: "inferscope-scaling-not-firing", title: "Autoscaling not firing", group: groupReliability,
 			expr: scaling, window: cfg.ScalingBaseline, reducer: "last", op: "gt", threshold: cfg.ScalingRise, pending: cfg.InferredOverload(), severity: sevWarning,
 			evidence: dashref.RelScaling, resource: []resourceLabel{resICCW}, anchor: "autoscaling-not-firing",
-			summary: "Load per copy of {{ index $labels \"InferenceComponentName\" }} is {{ printf \"%.1f\" $values.B.Value }}× its usual level with no scale-out for " + durText(cfg.InferredOverload())},
+			summary: "Load per copy of {{ index $labels \"InferenceComponentName\" }} is " + reduced(`printf "%.1f"`) + "× its usual level with no scale-out for " + durText(cfg.InferredOverload())},
 	}
 }
 

@@ -112,8 +112,8 @@ func sloAlertRules(slos []sloSpec) []alertRule {
 				expr:   "(" + burnRate(s, b.long) + ") and on (" + labels(by...) + ") (" + burnRate(s, b.short) + " > " + floatText(b.rate) + ")",
 				window: b.long, reducer: "last", op: "gt", threshold: b.rate, pending: b.pending, severity: b.severity,
 				evidence: s.evidence, resource: s.resource, anchor: "slo-burn-rate",
-				summary: fmt.Sprintf("%s of %s spends its error budget {{ printf \"%%.1f\" $values.B.Value }}× too fast over %s (and still over the last %s); objective %s",
-					s.name, resourceNames(s.resource), durText(b.long), durText(b.short), pctText(s.objective)),
+				summary: fmt.Sprintf("%s of %s spends its error budget %s× too fast over %s (and still over the last %s); objective %s",
+					s.name, resourceNames(s.resource), reduced(`printf "%.1f"`), durText(b.long), durText(b.short), pctText(s.objective)),
 			})
 		}
 	}

@@ -53,6 +53,8 @@ func (d *Datasource) resource(ctx context.Context, req *backend.CallResourceRequ
 	case "api/v1/rules":
 		// No recording or alerting rules API exists; the frontend loads rules on start-up.
 		return jsonResponse(http.StatusOK, []byte(`{"status":"success","data":{"groups":[]}}`))
+	case alertRulesResource:
+		return alertRules(req)
 	case "api/v1/status/buildinfo", "api/v1/query_exemplars":
 		// A 404 tells the frontend there is no build info and no exemplar support.
 		return notFound(path)

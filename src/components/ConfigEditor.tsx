@@ -9,6 +9,7 @@ import { Field, FieldSet, Input, RadioButtonGroup, SecretInput } from '@grafana/
 import React, { ChangeEvent } from 'react';
 
 import { DEFAULTS, SageOptions, SageSecureJsonData } from '../types';
+import { AlertRulesSettings } from './AlertRulesSettings';
 import { RegionSettings } from './RegionSettings';
 
 export type Props = DataSourcePluginOptionsEditorProps<SageOptions, SageSecureJsonData>;
@@ -157,6 +158,7 @@ export function ConfigEditor(props: Props) {
           onChange={onNumber('costPerMillionSamples')}
         />
       </FieldSet>
+      <AlertRulesSettings uid={options.uid} />
     </>
   );
 }

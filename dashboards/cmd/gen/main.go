@@ -10,6 +10,10 @@
 //
 // -alerts     directory Grafana provisions alert rules from; empty skips them
 // -datasource uid of the provisioned Inferscope data source the alert rules query
+// -plugin-rules directory of the rules the plugin serves (both formats, for any data source's
+//
+//	uid); empty skips them
+//
 // -check      compare instead of write: exit 1 listing the files that differ (for CI)
 package main
 
@@ -21,6 +25,7 @@ import (
 	"path/filepath"
 
 	"github.com/inferscope/sagemaker-datasource/dashboards/builder"
+	"github.com/inferscope/sagemaker-datasource/pkg/dashref"
 )
 
 func main() {
@@ -28,11 +33,15 @@ func main() {
 	bundle := flag.String("bundle", "src/dashboards", "directory for the copies bundled with the plugin (empty: skip)")
 	alerts := flag.String("alerts", "provisioning/alerting", "directory for the alert rules provisioning file (empty: skip)")
 	ds := flag.String("datasource", builder.AlertDatasourceUID, "uid of the Inferscope data source the alert rules query")
+	pluginRules := flag.String("plugin-rules", builder.PluginRulesDir, "directory of the alert rules the plugin serves (empty: skip)")
 	check := flag.Bool("check", false, "do not write; fail if the files on disk differ from the generated ones")
 	flag.Parse()
 	err := run(*out, *bundle, *check)
 	if err == nil && *alerts != "" {
 		err = runAlerts(*alerts, *ds, *check)
+	}
+	if err == nil && *pluginRules != "" {
+		err = runPluginRules(*pluginRules, *check)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "gen:", err)
@@ -73,14 +82,28 @@ func run(out, bundle string, check bool) error {
 
 // runAlerts writes (or checks) the alert rules for data source uid ds into dir.
 func runAlerts(dir, ds string, check bool) error {
-	rules, err := builder.AlertRules(ds)
+	return writeRules(filepath.Join(dir, builder.AlertsFile), builder.FormatFile, ds, check)
+}
+
+// runPluginRules writes (or checks) the copies the plugin serves, in both formats, for the
+// token the plugin replaces with its data source's uid.
+func runPluginRules(dir string, check bool) error {
+	for _, f := range []builder.RuleFormat{builder.FormatFile, builder.FormatAPI} {
+		if err := writeRules(filepath.Join(dir, builder.PluginRulesFile(f)), f, dashref.DatasourceUIDToken, check); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func writeRules(path string, format builder.RuleFormat, ds string, check bool) error {
+	rules, err := builder.RenderAlertRules(format, ds)
 	if err != nil {
 		return err
 	}
-	path := filepath.Join(dir, builder.AlertsFile)
 	same, err := sync(path, rules, check)
 	if err == nil && !same {
-		err = fmt.Errorf("out of date: %s; regenerate with go run ./dashboards/cmd/gen -datasource %s", path, ds)
+		err = fmt.Errorf("out of date: %s; regenerate with go run ./dashboards/cmd/gen", path)
 	}
 	return err
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/inferscope/sagemaker-datasource/dashboards/builder"
+	"github.com/inferscope/sagemaker-datasource/pkg/dashref"
 )
 
 func TestWriteThenCheck(t *testing.T) {
@@ -72,5 +73,24 @@ func TestAlertsWriteThenCheck(t *testing.T) {
 func TestAlertsNeedADataSource(t *testing.T) {
 	if err := runAlerts(t.TempDir(), "", false); err == nil || !strings.Contains(err.Error(), "data source uid") {
 		t.Fatalf("got %v, want an error naming the data source uid", err)
+	}
+}
+
+func TestPluginRulesWriteThenCheck(t *testing.T) {
+	dir := t.TempDir()
+	if err := runPluginRules(dir, true); err == nil {
+		t.Fatal("check passed on an empty directory")
+	}
+	if err := runPluginRules(dir, false); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []builder.RuleFormat{builder.FormatFile, builder.FormatAPI} {
+		b, err := os.ReadFile(filepath.Join(dir, builder.PluginRulesFile(f)))
+		if err != nil || !strings.Contains(string(b), dashref.DatasourceUIDToken) {
+			t.Errorf("%s: %v; want the rules for the plugin's token uid", f, err)
+		}
+	}
+	if err := runPluginRules(dir, true); err != nil {
+		t.Fatalf("check after write: %v", err)
 	}
 }

@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"math"
 	"sort"
-	"strings"
 	"testing"
-	"text/template"
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
+
+	"github.com/inferscope/sagemaker-datasource/internal/alerttmpl"
 )
 
 // A small evaluator with Grafana's semantics for what the rules use: the data source query
@@ -201,15 +201,11 @@ func (st *ruleState) fired() []*instance {
 func renderLabels(tmpl map[string]string, series data.Labels) (map[string]string, error) {
 	out := map[string]string{}
 	for k, v := range tmpl {
-		t, err := template.New(k).Option("missingkey=zero").Parse(`{{ $labels := .Labels }}` + v)
+		r, err := alerttmpl.Render(v, alerttmpl.Instance{Labels: series})
 		if err != nil {
 			return nil, fmt.Errorf("label %s template %q: %w", k, v, err)
 		}
-		var b strings.Builder
-		if err := t.Execute(&b, map[string]any{"Labels": map[string]string(series)}); err != nil {
-			return nil, fmt.Errorf("label %s: %w", k, err)
-		}
-		out[k] = b.String()
+		out[k] = r
 	}
 	return out, nil
 }

@@ -19,6 +19,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/inferscope/sagemaker-datasource/dashboards/builder"
+	"github.com/inferscope/sagemaker-datasource/internal/alerttmpl"
 	"github.com/inferscope/sagemaker-datasource/pkg/models"
 	"github.com/inferscope/sagemaker-datasource/rig/itest/cwcheck"
 )
@@ -69,7 +70,7 @@ func loadRules(t testing.TB) []rule {
 			ru := rule{
 				UID: str(rm["uid"]), Title: str(rm["title"]), Condition: str(rm["condition"]), For: str(rm["for"]),
 				Group: str(gm["name"]), Interval: interval, DashboardUID: str(rm["dashboardUid"]),
-				Labels: strMap(rm["labels"]), Annotations: strMap(rm["annotations"]),
+				Labels: provisioned(strMap(rm["labels"])), Annotations: strMap(rm["annotations"]),
 				Pending: mustDur(t, str(rm["for"])),
 			}
 			if id, ok := rm["panelId"].(int); ok {
@@ -106,6 +107,16 @@ func loadRules(t testing.TB) []rule {
 	}
 	if len(out) == 0 {
 		t.Fatal("no rules in the provisioning file")
+	}
+	return out
+}
+
+// provisioned is a label map as Grafana's file provisioning stores it: expanded like an
+// environment-variable reference, no variable set.
+func provisioned(labels map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range labels {
+		out[k] = alerttmpl.ExpandProvisioning(v, nil)
 	}
 	return out
 }

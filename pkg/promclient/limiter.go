@@ -24,8 +24,8 @@ const cheapPoints = 60
 // second's requests, and a stat panel's one-point query finds room beside them at once.
 type scheduler struct {
 	pools [2]pool // the reserve, then the shared pool
-	// mu orders the buckets' clock readings: a bucket credits an earlier reading than its
-	// last one with no time, and the next reading with the time in between again.
+	// mu keeps the buckets' clock readings in order: a bucket given a reading older than
+	// its last would credit the time in between twice.
 	mu   sync.Mutex
 	rps  float64 // as configured, for LimitError
 	conc int

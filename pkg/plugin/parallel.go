@@ -8,7 +8,6 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
 	"github.com/inferscope/sagemaker-datasource/pkg/panics"
-	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
 )
 
 // defaultConcurrentQueries is Grafana's own default for concurrent_query_count.
@@ -24,12 +23,8 @@ func concurrencyLimit(ctx context.Context) int {
 }
 
 // runQueries answers every query of req with run, at most limit at a time. A panic in one
-// query becomes that query's error and leaves the others alone. The
-// request is one flow for the upstream limiter: its first cheap upstream request goes
-// before other requests' later ones, so a one-query stat panel does not wait behind a
-// table's columns or a diagnosis' fan-out.
+// query becomes that query's error and leaves the others alone.
 func runQueries(ctx context.Context, req *backend.QueryDataRequest, limit int, run func(context.Context, backend.DataQuery) backend.DataResponse) *backend.QueryDataResponse {
-	ctx = promclient.WithFlow(ctx, len(req.Queries))
 	results := make([]backend.DataResponse, len(req.Queries))
 	sem := make(chan struct{}, max(limit, 1))
 	var wg sync.WaitGroup

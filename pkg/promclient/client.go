@@ -41,11 +41,6 @@ const (
 	DefaultUserAgent        = "inferscope" // callers name themselves: the plugin sends its id
 )
 
-// Limiter paces requests; *rate.Limiter satisfies it.
-type Limiter interface {
-	Wait(ctx context.Context) error
-}
-
 // RetryPolicy bounds retries of throttled (422 throttle, 429) and 5xx answers.
 type RetryPolicy struct {
 	MaxAttempts int           // total tries including the first; 1 disables retries. Default 4.
@@ -71,9 +66,7 @@ type Options struct {
 	// QueryRPS and DiscoveryRPS cap requests per class in any one-second window; defaults
 	// models.DefaultRequestsPerSecond and DefaultDiscoveryRPS, negative means unlimited.
 	QueryRPS, DiscoveryRPS float64
-	// QueryLimiter and DiscoveryLimiter, when set, pace instead of the rates (tests).
-	QueryLimiter, DiscoveryLimiter Limiter
-	Retry                          RetryPolicy
+	Retry                  RetryPolicy
 	// Sleep waits between retries; it must return early with ctx's error. Default: a timer.
 	Sleep func(ctx context.Context, d time.Duration) error
 	// Jitter returns a number in [0,1) for full-jitter backoff. Default math/rand/v2.
@@ -91,7 +84,7 @@ type Client struct {
 	http      *http.Client
 	method    string
 	timeout   time.Duration
-	classes   [2]trafficClass
+	classes   [2]*scheduler // by class: each kind of traffic has its own account limits
 	retry     RetryPolicy
 	sleep     func(context.Context, time.Duration) error
 	jitter    func() float64
@@ -106,12 +99,6 @@ const (
 	classQuery class = iota
 	classDiscovery
 )
-
-// trafficClass is one kind of traffic with its own account limits.
-type trafficClass struct {
-	limiter Limiter // optional extra pacing (tests)
-	sched   *scheduler
-}
 
 // Decode reads the body of a 2xx answer while it arrives (converter.Read, Data, Raw). It
 // may run more than once for one call: a body cut off or not a valid answer is retried,
@@ -171,15 +158,11 @@ func New(opts Options) (*Client, error) {
 	}
 	conc := opts.MaxConcurrency
 	fill(&conc, models.DefaultMaxConcurrency)
-	for i, l := range []Limiter{opts.QueryLimiter, opts.DiscoveryLimiter} {
-		rps := []float64{opts.QueryRPS, opts.DiscoveryRPS}[i]
+	for i, rps := range []float64{opts.QueryRPS, opts.DiscoveryRPS} {
 		if rps == 0 || math.IsNaN(rps) {
 			rps = []float64{models.DefaultRequestsPerSecond, DefaultDiscoveryRPS}[i]
 		}
-		if l != nil {
-			rps = -1
-		}
-		c.classes[i] = trafficClass{limiter: l, sched: newScheduler(rps, conc, c.now)}
+		c.classes[i] = newScheduler(rps, conc)
 	}
 	return c, nil
 }

@@ -454,36 +454,45 @@ func TestConcurrencyBound(t *testing.T) {
 	}
 }
 
-type countingLimiter struct {
-	n   atomic.Int32
-	err error
-}
-
-func (l *countingLimiter) Wait(context.Context) error { l.n.Add(1); return l.err }
-
+// TestRateLimiting: at 0.001 requests per second a class sends one request and refuses
+// the next at once (its turn is 1000 s off, past the minute's deadline), so each attempt
+// takes a token and each class has its own bucket.
 func TestRateLimiting(t *testing.T) {
-	t.Run("one token per attempt, per class", func(t *testing.T) {
-		q, d := &countingLimiter{}, &countingLimiter{}
-		fake := &fakeCW{answers: []answer{{status: 429, body: "busy"}, {status: 503}, {status: 200, body: okBody}}}
-		c, _ := newTestClient(t, fake, func(o *Options) { o.QueryLimiter, o.DiscoveryLimiter = q, d })
-		if err := c.Query(context.Background(), "up", t0, 0, nil); err != nil {
-			t.Fatal(err)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	t.Run("a retry takes a token of the query class", func(t *testing.T) {
+		fake := &fakeCW{answers: []answer{{status: 429, body: "busy"}, {status: 200, body: okBody}}}
+		c, _ := newTestClient(t, fake, func(o *Options) { o.QueryRPS = 0.001 })
+		var le *LimitError
+		if err := c.Query(ctx, "up", t0, 0, nil); !errors.As(err, &le) || le.RequestsPerSecond != 0.001 {
+			t.Errorf("retry after a 429: err %v, want a *LimitError of requestsPerSecond 0.001", err)
 		}
-		if err := c.LabelValues(context.Background(), "job", nil, time.Time{}, time.Time{}, 0, nil); err != nil {
-			t.Fatal(err)
+		if n := len(fake.requests()); n != 1 {
+			t.Errorf("%d requests sent, want 1", n)
 		}
-		if q.n.Load() != 3 || d.n.Load() != 1 {
-			t.Errorf("query limiter waited %d times (want 3), discovery %d (want 1)", q.n.Load(), d.n.Load())
+		for range 2 {
+			if err := c.LabelValues(ctx, "job", nil, time.Time{}, time.Time{}, 0, nil); err != nil {
+				t.Errorf("discovery behind the query class's empty bucket: %v", err)
+			}
 		}
 	})
-	t.Run("a refusing limiter sends nothing", func(t *testing.T) {
+	t.Run("discovery has its own bucket", func(t *testing.T) {
 		fake := &fakeCW{}
-		c, _ := newTestClient(t, fake, func(o *Options) { o.DiscoveryLimiter = &countingLimiter{err: context.Canceled} })
-		if err := c.Series(context.Background(), []string{"up"}, t0, t1, 0, nil); !errors.Is(err, context.Canceled) {
-			t.Errorf("err %v, want context.Canceled", err)
+		c, _ := newTestClient(t, fake, func(o *Options) { o.DiscoveryRPS = 0.001 })
+		if err := c.Series(ctx, []string{"up"}, t0, t1, 0, nil); err != nil {
+			t.Fatal(err)
 		}
-		if len(fake.requests()) != 0 {
-			t.Error("a request was sent")
+		var le *LimitError
+		if err := c.Series(ctx, []string{"up"}, t0, t1, 0, nil); !errors.As(err, &le) {
+			t.Errorf("second discovery call: err %v, want a *LimitError", err)
+		}
+		for range 2 {
+			if err := c.Query(ctx, "up", t0, 0, nil); err != nil {
+				t.Errorf("query behind the discovery class's empty bucket: %v", err)
+			}
+		}
+		if n := len(fake.requests()); n != 3 {
+			t.Errorf("%d requests sent, want 3", n)
 		}
 	})
 	t.Run("the second request would wait past the deadline: our limiter says so", func(t *testing.T) {

@@ -25,11 +25,8 @@ func (c *Client) do(ctx context.Context, cl class, method string, segments []str
 	}
 	u := c.endpointURL(segments)
 	var lastErr error // the last retryable answer
-	tc := &c.classes[cl]
-	// Once per call: a retry is the same request, keeping its place in its flow.
-	at := flowPlace(ctx, tc.sched, requestCost(p))
 	for attempt := 1; ; attempt++ {
-		header, err := c.attempt(ctx, tc, at, method, u, p, decode)
+		header, err := c.attempt(ctx, c.classes[cl], method, u, p, decode)
 		if err == nil {
 			return nil
 		}
@@ -71,13 +68,8 @@ func (c *Client) do(ctx context.Context, cl class, method string, segments []str
 // attempt waits for its turn (rate, concurrency, cheap first), then sends once and reads
 // the answer: a 2xx body through decode (the slot is held until it is read), anything
 // else into an *APIError.
-func (c *Client) attempt(ctx context.Context, tc *trafficClass, at place, method string, u *url.URL, p url.Values, decode Decode) (http.Header, error) {
-	if tc.limiter != nil {
-		if err := tc.limiter.Wait(ctx); err != nil {
-			return nil, err
-		}
-	}
-	release, err := tc.sched.acquire(ctx, requestCost(p), at)
+func (c *Client) attempt(ctx context.Context, sched *scheduler, method string, u *url.URL, p url.Values, decode Decode) (http.Header, error) {
+	release, err := sched.acquire(ctx, requestCost(p))
 	if err != nil {
 		return nil, err
 	}

@@ -20,7 +20,9 @@ type Broken struct {
 	Reason string
 }
 
-func (b Broken) String() string { return fmt.Sprintf("%s:%d: %s: %s", b.File, b.Line, b.Target, b.Reason) }
+func (b Broken) String() string {
+	return fmt.Sprintf("%s:%d: %s: %s", b.File, b.Line, b.Target, b.Reason)
+}
 
 var (
 	inline   = regexp.MustCompile(`!?\[[^\]]*\]\(\s*(<[^>]*>|[^)\s]+)[^)]*\)`)
@@ -29,9 +31,15 @@ var (
 	scheme   = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9+.-]*:`)
 )
 
-// Links are the link targets of a Markdown text by line (1-based), outside code.
-func Links(text string) map[int][]string {
-	out := map[int][]string{}
+// Link is a link target and the line (1-based) it is on.
+type Link struct {
+	Line   int
+	Target string
+}
+
+// Links are the link targets of a Markdown text outside code, in order.
+func Links(text string) []Link {
+	var out []Link
 	fence := ""
 	sc := bufio.NewScanner(strings.NewReader(text))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
@@ -51,10 +59,10 @@ func Links(text string) map[int][]string {
 		}
 		line = codeSpan.ReplaceAllString(line, "")
 		for _, m := range inline.FindAllStringSubmatch(line, -1) {
-			out[n] = append(out[n], strings.Trim(m[1], "<>"))
+			out = append(out, Link{n, strings.Trim(m[1], "<>")})
 		}
 		if m := refDef.FindStringSubmatch(line); m != nil {
-			out[n] = append(out[n], strings.Trim(m[1], "<>"))
+			out = append(out, Link{n, strings.Trim(m[1], "<>")})
 		}
 	}
 	return out
@@ -63,12 +71,17 @@ func Links(text string) map[int][]string {
 // Relative reports whether target points into the repository: no scheme, not
 // host-absolute (/d/uid is a Grafana path) and not protocol-relative.
 func Relative(target string) bool {
-	return target != "" && !scheme.MatchString(target) && !strings.HasPrefix(target, "/")
+	return target != "" && !HasScheme(target) && !strings.HasPrefix(target, "/")
 }
 
+// HasScheme reports whether target is an absolute URL (https:, mailto:), one that works
+// wherever the text is shown.
+func HasScheme(target string) bool { return scheme.MatchString(target) }
+
 // Check reads the Markdown files (paths relative to root) and returns their relative links
-// that do not resolve.
-func Check(root string, files []string) ([]Broken, error) {
+// that do not resolve. Links under repoURL's blob/main/ or tree/main/ (files that must use
+// absolute links, such as the catalog's README) are checked as paths from root.
+func Check(root string, files []string, repoURL string) ([]Broken, error) {
 	var broken []Broken
 	anchors := map[string]map[string]bool{} // by file, cached
 	for _, f := range files {
@@ -76,18 +89,33 @@ func Check(root string, files []string) ([]Broken, error) {
 		if err != nil {
 			return nil, err
 		}
-		for line, targets := range Links(string(text)) {
-			for _, t := range targets {
-				if !Relative(t) {
-					continue
-				}
-				if reason := resolve(root, f, t, anchors); reason != "" {
-					broken = append(broken, Broken{File: f, Line: line, Target: t, Reason: reason})
-				}
+		for _, l := range Links(string(text)) {
+			from, target := f, l.Target
+			if p, ok := inRepo(target, repoURL); ok {
+				from, target = "README.md", p // a path from the root
+			} else if !Relative(target) {
+				continue
+			}
+			if reason := resolve(root, from, target, anchors); reason != "" {
+				broken = append(broken, Broken{File: f, Line: l.Line, Target: l.Target, Reason: reason})
 			}
 		}
 	}
 	return broken, nil
+}
+
+// inRepo is target as a path from the repository root when it is a link to a file of
+// repoURL's main branch.
+func inRepo(target, repoURL string) (string, bool) {
+	if repoURL == "" {
+		return "", false
+	}
+	for _, kind := range []string{"/blob/main/", "/tree/main/"} {
+		if p, ok := strings.CutPrefix(target, strings.TrimSuffix(repoURL, "/")+kind); ok && p != "" {
+			return p, true
+		}
+	}
+	return "", false
 }
 
 // resolve says why target, linked from file, does not resolve, or "".

@@ -9,8 +9,11 @@ import (
 	"testing"
 )
 
-// repoRoot is the repository this package lives in.
-const repoRoot = "../.."
+// repoRoot is the repository this package lives in, published at repoURL.
+const (
+	repoRoot = "../.."
+	repoURL  = "https://github.com/inferscope/sagemaker-datasource"
+)
 
 // docs are the Markdown files whose links must resolve: docs/*.md, every README.md outside
 // installed or built trees, and CHANGELOG.md.
@@ -49,7 +52,7 @@ func TestRepositoryLinksResolve(t *testing.T) {
 	if !slices.Contains(files, "README.md") || !slices.Contains(files, "docs/architecture.md") {
 		t.Fatalf("the walk missed the top README or docs/: %v", files)
 	}
-	broken, err := Check(repoRoot, files)
+	broken, err := Check(repoRoot, files, repoURL)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,6 +80,7 @@ func TestCheck(t *testing.T) {
 		"[ok](docs/a.md) [ok anchor](docs/a.md#set-up-it-fast) [repeat](docs/a.md#again-1) [html](docs/a.md#custom)",
 		"![img](pkg/x/code.go) [dir](pkg/x/) [titled](docs/a.md \"A\") [self](#readme-heading)",
 		"[web](https://example.com/missing.md) [grafana](/d/uid) [mail](mailto:a@b.c)",
+		"[repo](https://example.com/r/blob/main/docs/a.md#again) [repo dir](https://example.com/r/tree/main/pkg/x) [repo gone](https://example.com/r/blob/main/docs/b.md)",
 		"`[in code](missing-in-span.md)`",
 		"```",
 		"[in a fence](missing-in-fence.md)",
@@ -85,7 +89,7 @@ func TestCheck(t *testing.T) {
 		"[gone](docs/gone.md) [bad anchor](docs/a.md#nope) [out](../elsewhere.md)",
 		"[ref]: docs/also-gone.md",
 	}, "\n"))
-	broken, err := Check(root, []string{"README.md"})
+	broken, err := Check(root, []string{"README.md"}, "https://example.com/r")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,13 +98,14 @@ func TestCheck(t *testing.T) {
 		got = append(got, b.Target+" "+b.Reason)
 	}
 	slices.Sort(got)
-	want := []string{"../elsewhere.md leads outside the repository", "docs/a.md#nope no heading #nope in docs/a.md", "docs/also-gone.md no such file", "docs/gone.md no such file"}
+	want := []string{"../elsewhere.md leads outside the repository", "docs/a.md#nope no heading #nope in docs/a.md", "docs/also-gone.md no such file", "docs/gone.md no such file",
+		"https://example.com/r/blob/main/docs/b.md no such file"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("broken = %q\nwant     %q", got, want)
 	}
 	for _, b := range broken {
-		if b.Target == "docs/gone.md" && b.Line != 9 {
-			t.Errorf("%s reported on line %d, want 9", b.Target, b.Line)
+		if b.Target == "docs/gone.md" && b.Line != 10 {
+			t.Errorf("%s reported on line %d, want 10", b.Target, b.Line)
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -200,5 +201,36 @@ func TestChangelogIsAtThePackageVersion(t *testing.T) {
 	}
 	if top := TopVersion(string(changelog)); top != pkg.Version {
 		t.Fatalf("CHANGELOG.md's top entry is %q but package.json's version is %q: add an entry for %s (or bump the version)", top, pkg.Version, pkg.Version)
+	}
+}
+
+// TestNodeVersionsAgree: the Node CI runs (.nvmrc) satisfies package.json's engines, and the
+// README names both.
+func TestNodeVersionsAgree(t *testing.T) {
+	read := func(p string) string {
+		t.Helper()
+		raw, err := os.ReadFile("../../" + p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(raw)
+	}
+	nvmrc := strings.TrimSpace(read(".nvmrc"))
+	var pkg struct{ Engines struct{ Node string } }
+	if err := json.Unmarshal([]byte(read("package.json")), &pkg); err != nil {
+		t.Fatal(err)
+	}
+	min, ok := strings.CutPrefix(pkg.Engines.Node, ">=")
+	if !ok {
+		t.Fatalf("engines.node %q: want >=MAJOR", pkg.Engines.Node)
+	}
+	have, err1 := strconv.Atoi(nvmrc)
+	want, err2 := strconv.Atoi(min)
+	if err1 != nil || err2 != nil || have < want {
+		t.Fatalf(".nvmrc %q does not satisfy engines.node %q", nvmrc, pkg.Engines.Node)
+	}
+	readme := read("README.md")
+	if !strings.Contains(readme, "Node.js "+nvmrc) || !strings.Contains(readme, min+" works") {
+		t.Errorf("README.md must name Node.js %s (.nvmrc) and that %s (engines) works", nvmrc, min)
 	}
 }

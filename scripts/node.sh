@@ -2,8 +2,8 @@
 # CI runs on) first on PATH. A machine Node of that major or newer is used as it is; an older
 # one gets the platform's Node build from the npm registry (package node-<os>-<arch>, the
 # binaries the `node` package installs, fetched without install scripts) into .cache/, once.
-# SYSTEM_NODE=1 keeps the machine's Node (22 works; npm then warns EBADENGINE for the two
-# @grafana packages that declare 24).
+# SYSTEM_NODE=1 keeps the machine's Node; package.json's engines (24 or newer, what
+# @grafana/aws-sdk and @grafana/plugin-ui declare) say which ones work.
 want=$(tr -dc 0-9 <.nvmrc) # callers run from the repository root
 have=$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)
 if [ "${SYSTEM_NODE:-0}" != 1 ] && [ "$have" -lt "$want" ]; then

@@ -64,7 +64,8 @@ const config = (env: Record<string, unknown>): Configuration => {
   const copyPatterns = [
     { from: path.join(srcDir, 'plugin.json'), to: 'plugin.json', transform: fillPluginJson },
     { from: path.join(srcDir, 'img'), to: 'img' },
-    { from: path.join(root, 'README.md'), to: '.', noErrorOnMissing: true },
+    // The catalog shows the users' README (src/README.md), not the developers' one.
+    { from: path.join(srcDir, 'README.md'), to: '.' },
     { from: path.join(root, 'CHANGELOG.md'), to: '.', noErrorOnMissing: true },
     { from: path.join(root, 'LICENSE'), to: '.', noErrorOnMissing: true },
     { from: path.join(srcDir, 'dashboards'), to: 'dashboards', noErrorOnMissing: true },

@@ -31,12 +31,20 @@ import (
 	"github.com/inferscope/sagemaker-datasource/pkg/sigv4"
 )
 
-// Exit codes.
+// Exit codes, distinct so scripts can tell what to fix.
 const (
-	exitOK    = 0
-	exitRun   = 1 // the diagnosis could not run (auth, network, every rule failed)
-	exitUsage = 2 // bad flags
+	exitOK       = 0
+	exitUpstream = 1 // CloudWatch could not be queried: credentials, network, every rule failed
+	exitUsage    = 2 // bad flags
+	exitNoData   = 3 // the --endpoint or --ic has no data in the range
 )
+
+// exitStatus documents the codes in --help.
+const exitStatus = `Exit status:
+  0  the diagnosis was printed (rules that failed are listed in it)
+  1  CloudWatch could not be queried: credentials, network or endpoint; every rule failed
+  2  bad flags
+  3  --endpoint or --ic has no data in the time range (the message names those that have)`
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -108,7 +116,7 @@ func newFlags(o *options, stderr io.Writer) *flag.FlagSet {
 		fmt.Fprintln(stderr, "Against the emulator: go -C rig run ./cmd/emulator --scenario kv-saturation, then pass the URL and keys it prints.")
 		fmt.Fprintln(stderr, "\nFlags:")
 		fs.PrintDefaults()
-		fmt.Fprintln(stderr, "\nExit status: 0 diagnosis printed, 1 it could not run, 2 bad flags.")
+		fmt.Fprintln(stderr, "\n"+exitStatus)
 	}
 	return fs
 }
@@ -213,15 +221,24 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	}
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
-	q, err := newQuerier(ctx, o.auth)
+	q, fc, err := newQuerier(ctx, o.auth)
 	if err != nil {
 		fmt.Fprintln(stderr, "diagnose:", err)
 		return exitUsage
 	}
 	r, err := diagnosis.Run(ctx, q, o.scope, start, end, cfg)
-	if err != nil {
+	var noData *diagnosis.ScopeError
+	switch {
+	case errors.As(err, &noData):
+		fmt.Fprintln(stderr, "diagnose:", err)
+		fmt.Fprintln(stderr, "Check --endpoint and --ic, or the account, --region and time range they run in.")
+		return exitNoData
+	case err != nil:
 		fmt.Fprintln(stderr, "diagnose:", err)
 		return exitUsage
+	}
+	for i, f := range r.Failures {
+		r.Failures[i].Error = message(f.Err, fc)
 	}
 	if o.grafanaURL != "" {
 		base := strings.TrimRight(o.grafanaURL, "/")
@@ -236,42 +253,48 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(r); err != nil {
 			fmt.Fprintln(stderr, "diagnose:", err)
-			return exitRun
+			return exitUpstream
 		}
 	} else {
 		printText(stdout, r)
 	}
-	if len(r.Failures) > 0 && len(r.Failures) == len(diagnosis.RuleIDs()) && o.rules == "" {
-		fmt.Fprintln(stderr, "diagnose: no rule could query the data source:", message(r.Failures[0].Err))
-		return exitRun
+	ran := len(cfg.Rules)
+	if ran == 0 {
+		ran = len(diagnosis.RuleIDs())
+	}
+	if len(r.Failures) >= ran {
+		fmt.Fprintln(stderr, "diagnose: no rule could query CloudWatch:", r.Failures[0].Error)
+		return exitUpstream
 	}
 	return exitOK
 }
 
 // newQuerier builds the same chain as the plugin: credentials, endpoint safety check, SigV4
-// signing (service monitoring), then the paced, retrying client.
-func newQuerier(ctx context.Context, s awsauth.Settings) (diagnosis.Querier, error) {
+// signing (service monitoring), then the paced, retrying client. The context it returns
+// lets messages name the endpoint and region the flags gave.
+func newQuerier(ctx context.Context, s awsauth.Settings) (diagnosis.Querier, fault.Context, error) {
 	if s.Region == "" {
-		return nil, errors.New("no region: pass --region (the region requests are signed for, e.g. us-east-1)")
+		return nil, fault.Context{}, errors.New("no region: pass --region (the region requests are signed for, e.g. us-east-1)")
 	}
 	ep, err := awsauth.ResolveEndpoint(s)
 	if err != nil {
-		return nil, errors.New(message(err))
+		return nil, fault.Context{}, errors.New(message(err, fault.Context{Names: cliNames}))
 	}
+	fc := fault.Context{Endpoint: ep.URL.Redacted(), Region: ep.Region, Names: cliNames}
 	// Outside Grafana there is no [aws] section to honour: every auth type is allowed.
 	ctx = backend.WithGrafanaConfig(ctx, backend.NewGrafanaCfg(map[string]string{
 		awsauth.KeyAllowedAuthProviders: strings.Join([]string{awsauth.AuthDefault, awsauth.AuthKeys, awsauth.AuthCredentials, awsauth.AuthEC2IAMRole}, ","),
 	}))
 	creds, err := awsauth.NewCredentialsProvider(ctx, s, awsauth.Deps{})
 	if err != nil {
-		return nil, errors.New(message(err))
+		return nil, fc, errors.New(message(err, fc))
 	}
 	signed := sigv4.NewRoundTripper(http.DefaultTransport, creds, s.Region, sigv4.Service, time.Now, sigv4.WithSecretSink(secrets))
 	c, err := promclient.New(promclient.Options{BaseURL: ep.URL, Transport: awsauth.RestrictToEndpoint(signed, ep), UserAgent: "inferscope-diagnose"})
 	if err != nil {
-		return nil, err
+		return nil, fc, err
 	}
-	return diagnosis.NewPromClientQuerier(c), nil
+	return diagnosis.NewPromClientQuerier(c), fc, nil
 }
 
 // flagNames are this command's names for the settings pkg/awsauth's messages name.
@@ -288,24 +311,37 @@ var flagNames = map[awsauth.Setting]string{
 	awsauth.SetSessionToken:  "--session-token",
 }
 
+// cliNames are this command's words for what pkg/fault's messages ask the user to fix.
+var cliNames = fault.Names{
+	Region:   flagNames[awsauth.SetRegion],
+	Endpoint: flagNames[awsauth.SetURL] + " (or " + flagNames[awsauth.SetRegion] + " without it)",
+	Credentials: flagNames[awsauth.SetAccessKey] + " and " + flagNames[awsauth.SetSecretKey] +
+		" (or " + flagNames[awsauth.SetProfile] + " / " + flagNames[awsauth.SetAssumeRoleARN] + ")",
+	Identity:    "the user or role diagnose runs as (" + flagNames[awsauth.SetAuthType] + ")",
+	Timeout:     "--timeout",
+	Rate:        "other clients of this AWS account use the same quota; run diagnose again in a minute",
+	Concurrency: "other clients of this AWS account use the same quota; run diagnose again in a minute, or fewer rules at once (--rules)",
+	Machine:     "this machine",
+}
+
 // secrets learns the credentials the signer uses, so no message prints them.
 var secrets = redact.New()
 
-// message is err as the plugin explains it (pkg/fault), with settings named by their
-// flags, redacted like everything the plugin shows.
-func message(err error) string { return secrets.String(explain(err)) }
+// message is err as pkg/fault explains it to a user of this command, with the settings
+// named by their flags, redacted like everything the plugin shows.
+func message(err error, c fault.Context) string { return secrets.String(explain(err, c)) }
 
-func explain(err error) string {
+func explain(err error, c fault.Context) string {
 	var se *awsauth.SettingError
 	if joined, ok := err.(interface{ Unwrap() []error }); ok {
 		parts := make([]string, 0, len(joined.Unwrap()))
 		for _, e := range joined.Unwrap() {
-			parts = append(parts, explain(e))
+			parts = append(parts, explain(e, c))
 		}
 		return strings.Join(parts, "; ")
 	}
 	if errors.As(err, &se) {
 		return se.Named(flagNames)
 	}
-	return fault.Explain(err, fault.Context{}).Message
+	return fault.Explain(err, c).Message
 }

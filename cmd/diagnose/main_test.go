@@ -3,9 +3,17 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/inferscope/sagemaker-datasource/internal/sigv4verify"
+	"github.com/inferscope/sagemaker-datasource/pkg/fault"
+	"github.com/inferscope/sagemaker-datasource/pkg/semconv"
 )
 
 var fixedNow = time.Date(2026, 11, 30, 14, 30, 0, 0, time.UTC)
@@ -72,5 +80,76 @@ func TestWrap(t *testing.T) {
 	}
 	if got := wrap("https://a.very/long/url ok", 5); got[0] != "https://a.very/long/url" {
 		t.Fatalf("a long word stays whole: %q", got)
+	}
+}
+
+// cloudWatch is a stand-in PromQL API on loopback: every query gets answer.
+func cloudWatch(t *testing.T, status int, answer string) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		_, _ = io.WriteString(w, answer)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+var keys = map[string]string{"AWS_ACCESS_KEY_ID": "AKIAEXAMPLE", "AWS_SECRET_ACCESS_KEY": "secret-example"}
+
+// TestWrongRegionNamesTheFlag: a refusal for the signing region names --region and the value
+// given, in the CLI's words, and exits as an upstream failure.
+func TestWrongRegionNamesTheFlag(t *testing.T) {
+	url := cloudWatch(t, http.StatusForbidden, `{"__type":"InvalidSignatureException","message":"`+sigv4verify.MsgWrongRegion+`"}`)
+	code, out, errOut := runCLI(t, keys, "--url", url, "--region", "eu-west-1")
+	if code != exitUpstream {
+		t.Fatalf("exit %d, want %d:\n%s", code, exitUpstream, errOut)
+	}
+	report := strings.Join(strings.Fields(out), " ") // the report wraps lines
+	for _, want := range []string{`requests are signed for "eu-west-1"`, "CloudWatch (" + url + ")", "Set --region to the region the endpoint serves"} {
+		if !strings.Contains(errOut, want) || !strings.Contains(report, want) {
+			t.Errorf("stderr and report must say %q:\nstderr: %s\nreport: %s", want, errOut, out)
+		}
+	}
+	for _, leak := range []string{"Default Region", "datasource", "Grafana server"} {
+		if strings.Contains(out+errOut, leak) {
+			t.Errorf("the CLI's message names the datasource's %q:\n%s%s", leak, out, errOut)
+		}
+	}
+}
+
+// TestTimeoutNamesTheFlag: running out of --timeout says to raise it, not a datasource setting.
+func TestTimeoutNamesTheFlag(t *testing.T) {
+	got := message(context.DeadlineExceeded, fault.Context{Names: cliNames})
+	if !strings.Contains(got, "raise --timeout") || !strings.Contains(got, "from this machine") || strings.Contains(got, "datasource") {
+		t.Fatalf("timeout message %q", got)
+	}
+}
+
+// TestUnknownEndpointExitsNoData: a scope without data is its own exit status, naming the
+// endpoints that have data.
+func TestUnknownEndpointExitsNoData(t *testing.T) {
+	url := cloudWatch(t, http.StatusOK, `{"status":"success","data":{"resultType":"vector","result":[`+
+		`{"metric":{"`+semconv.LabelEndpoint+`":"chat"},"value":[1764513000,"2"]},`+
+		`{"metric":{"`+semconv.LabelEndpoint+`":"summarize"},"value":[1764513000,"1"]}]}}`)
+	code, out, errOut := runCLI(t, keys, "--url", url, "--region", "us-east-1", "--endpoint", "chta")
+	if code != exitNoData || out != "" || !strings.Contains(errOut, `endpoint "chta" has no data`) || !strings.Contains(errOut, "endpoints with data: chat, summarize") {
+		t.Fatalf("exit %d, stdout %q, stderr %q; want exit %d naming the endpoints with data", code, out, errOut, exitNoData)
+	}
+}
+
+// TestExitCodesAreDistinctAndDocumented: each exit status has its own number and a line in --help.
+func TestExitCodesAreDistinctAndDocumented(t *testing.T) {
+	codes := []int{exitOK, exitUpstream, exitUsage, exitNoData}
+	_, _, help := runCLI(t, nil, "--help")
+	seen := map[int]bool{}
+	for _, c := range codes {
+		if seen[c] {
+			t.Errorf("exit status %d is used twice", c)
+		}
+		seen[c] = true
+		if !strings.Contains(help, fmt.Sprintf("\n  %d  ", c)) {
+			t.Errorf("--help does not document exit status %d:\n%s", c, help)
+		}
 	}
 }

@@ -569,3 +569,29 @@ func TestVendedPanelsNameEnrichment(t *testing.T) {
 		}
 	}
 }
+
+// TestGoodNewsPanelsSaySo: panels that list only failures or events are empty when nothing
+// went wrong, and say so instead of Grafana's "No data".
+func TestGoodNewsPanelsSaySo(t *testing.T) {
+	want := map[string]map[int]string{
+		"performance.json": {9: "No likely cause found"},
+		"capacity.json":    {40: "No XID or ECC errors"},
+		"reliability.json": {14: "0", 4: "No ICE in the range", 25: "No ICE in the range", 3: "No inference-component cold starts", 24: "No inference-component cold starts"},
+	}
+	for file, d := range decodeAll(t) {
+		found := 0
+		for _, p := range d.Panels {
+			w, ok := want[file][p.ID]
+			if !ok {
+				continue
+			}
+			found++
+			if !strings.HasPrefix(p.Field.Defaults.NoValue, w) {
+				t.Errorf("%s: panel %d %q has noValue %q, want it to start %q", file, p.ID, p.Title, p.Field.Defaults.NoValue, w)
+			}
+		}
+		if found != len(want[file]) {
+			t.Errorf("%s: %d of the %d good-news panels exist", file, found, len(want[file]))
+		}
+	}
+}

@@ -189,7 +189,7 @@ func gpuErrorsTable(id uint32) *table.PanelBuilder {
 			"uncorrectable (double-bit) and corrected (single-bit) ECC errors since the driver loaded, and the hottest temperature. "+
 			"Any uncorrectable ECC error or a hardware XID (48, 63, 64, 74, 79) = replace the instance: drain it and let autoscaling start another. "+
 			"Corrected errors climbing fast are an early warning of the same. Empty = no GPU errors."+noteNoEngine).
-		NoValue("No GPU errors in the range").Height(8).SortBy(sortBy("Uncorrectable ECC", true))
+		NoValue("No XID or ECC errors on any GPU in the range").Height(8).SortBy(sortBy("Uncorrectable ECC", true))
 	return columnsTable(tb, append(instanceCols(dashref.Capacity), labelCol{sc.LabelGPU, "GPU", nil}), []valueCol{
 		{only(overRange(sc.DCGMXIDErrors)), "Last XID", props(prop("unit", unitShort), cellBackground(), thresholdProp("transparent", step{1, "red"}))},
 		{only(overRange(sc.DCGMECCDBEVolatile)), "Uncorrectable ECC", props(prop("unit", unitShort), cellBackground(), thresholdProp("transparent", step{1, "red"}))},

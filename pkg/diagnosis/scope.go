@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	px "github.com/inferscope/sagemaker-datasource/pkg/promqlexpr"
 	"github.com/inferscope/sagemaker-datasource/pkg/semconv"
@@ -43,27 +44,49 @@ func (e *env) checkScope(ctx context.Context) error {
 			match = true
 		}
 	}
-	switch {
-	case match:
+	if match {
 		return nil
-	case e.scope.Endpoint != "" && !endpoints[e.scope.Endpoint]:
-		return fmt.Errorf("diagnosis: endpoint %q has no data between %s and %s; endpoints with data: %s", e.scope.Endpoint, e.start.UTC().Format("2006-01-02 15:04"), e.end.UTC().Format("2006-01-02 15:04 MST"), names(endpoints))
 	}
-	where := ""
-	if e.scope.Endpoint != "" {
-		where = " on endpoint " + e.scope.Endpoint
+	se := &ScopeError{Scope: e.scope, Start: e.start, End: e.end}
+	if e.scope.Endpoint != "" && !endpoints[e.scope.Endpoint] {
+		se.Scope.InferenceComponent, se.WithData = "", names(endpoints)
+	} else {
+		se.WithData = names(ics)
 	}
-	return fmt.Errorf("diagnosis: inference component %q has no data%s between %s and %s; inference components with data%s: %s", e.scope.InferenceComponent, where, e.start.UTC().Format("2006-01-02 15:04"), e.end.UTC().Format("2006-01-02 15:04 MST"), where, names(ics))
+	return se
 }
 
-func names(set map[string]bool) string {
-	if len(set) == 0 {
-		return "none"
+// ScopeError is a scope whose endpoint or inference component has no data in the range: a
+// misspelt name, or the wrong account, region or time.
+type ScopeError struct {
+	// Scope is what has no data: the endpoint alone when it has none, else the IC on it.
+	Scope      Scope
+	Start, End time.Time
+	WithData   []string // the endpoints (or the endpoint's ICs) that do have data, sorted
+}
+
+func (e *ScopeError) Error() string {
+	with := "none"
+	if len(e.WithData) > 0 {
+		with = strings.Join(e.WithData, ", ")
 	}
+	span := e.Start.UTC().Format("2006-01-02 15:04") + " and " + e.End.UTC().Format("2006-01-02 15:04 MST")
+	if e.Scope.InferenceComponent == "" {
+		return fmt.Sprintf("diagnosis: endpoint %q has no data between %s; endpoints with data: %s", e.Scope.Endpoint, span, with)
+	}
+	where := ""
+	if e.Scope.Endpoint != "" {
+		where = " on endpoint " + e.Scope.Endpoint
+	}
+	return fmt.Sprintf("diagnosis: inference component %q has no data%s between %s; inference components with data%s: %s", e.Scope.InferenceComponent, where, span, where, with)
+}
+
+// names are the members of set, sorted.
+func names(set map[string]bool) []string {
 	out := make([]string, 0, len(set))
 	for n := range set {
 		out = append(out, n)
 	}
 	sort.Strings(out)
-	return strings.Join(out, ", ")
+	return out
 }

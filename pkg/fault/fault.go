@@ -13,6 +13,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"syscall"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
@@ -34,6 +35,42 @@ type Context struct {
 	Endpoint string // the endpoint as shown to users (redacted URL)
 	Region   string // the signing region
 	Action   string // the IAM permission the failed call needs, e.g. cloudwatch:GetMetricData
+	// Names are the caller's words for what a fix changes; the zero value is the datasource's.
+	Names Names
+}
+
+// Names are a front end's words for the settings and the machine a message asks the user to
+// fix, so the diagnose CLI names its flags where the datasource names its fields. A caller
+// that gives Names gives every field.
+type Names struct {
+	Region      string // the signing region's setting
+	Endpoint    string // where the endpoint is set
+	Credentials string // where the credentials are set
+	Identity    string // the AWS identity the requests use
+	Timeout     string // the setting that bounds a request's time
+	Rate        string // how to send fewer requests per second
+	Concurrency string // how to send fewer requests at once
+	Machine     string // the machine that sends the requests
+}
+
+// datasourceNames are the datasource's words, as its configuration page shows them.
+var datasourceNames = Names{
+	Region:      "Default Region",
+	Endpoint:    "the endpoint URL (or the datasource URL and default region)",
+	Credentials: "the access key and secret key (or the profile / role)",
+	Identity:    "the user or role the datasource uses",
+	Timeout:     "the datasource's query timeout",
+	Rate:        "lower the datasource's requests per second, refresh dashboards less often or cache template variables",
+	Concurrency: "lower the datasource's max concurrency, show fewer panels at once or refresh less often",
+	Machine:     "the Grafana server",
+}
+
+// names is c.Names, or the datasource's words when the caller gives none.
+func (c Context) names() Names {
+	if c.Names == (Names{}) {
+		return datasourceNames
+	}
+	return c.Names
 }
 
 // cloudWatch names the upstream in every message the same way.
@@ -88,8 +125,9 @@ func Explain(err error, c Context) Problem {
 	case errors.As(err, &credErr):
 		return down(backend.StatusUnauthorized, "AWS credentials could not be resolved: "+credErr.Error())
 	case errors.Is(err, context.DeadlineExceeded):
+		n := c.names()
 		return down(backend.StatusTimeout, c.cloudWatch()+" did not answer in time: narrow the time range or simplify the query, "+
-			"raise the datasource's query timeout, and check network access from the Grafana server")
+			"raise "+n.Timeout+", and check network access from "+n.Machine)
 	case errors.Is(err, context.Canceled):
 		return down(backend.StatusTimeout, "the request to CloudWatch was canceled")
 	}
@@ -135,13 +173,14 @@ func network(err error, c Context) (string, bool) {
 		recordErr  tls.RecordHeaderError
 		dnsErr     *net.DNSError
 		opErr      *net.OpError
-		reachHint  = "check the endpoint URL (or the datasource URL and default region), DNS, proxy and network access from the Grafana server"
+		n          = c.names()
+		reachHint  = "check " + n.Endpoint + ", DNS, proxy and network access from " + n.Machine
 		cloudWatch = c.cloudWatch()
 	)
 	switch {
 	case errors.As(err, &unknownCA), errors.As(err, &hostErr), errors.As(err, &invalid), errors.As(err, &verifyErr):
-		return "The Grafana server does not trust the TLS certificate of " + cloudWatch + ": check the endpoint URL; " +
-			"behind a TLS-inspecting proxy, add its CA to the Grafana server's trust store", true
+		return capital(n.Machine) + " does not trust the TLS certificate of " + cloudWatch + ": check " + n.Endpoint + "; " +
+			"behind a TLS-inspecting proxy, add its CA to the trust store of " + n.Machine, true
 	case errors.As(err, &recordErr), errors.Is(err, http.ErrSchemeMismatch):
 		return cloudWatch + " did not answer with TLS: the endpoint is https but the port speaks plain http; " +
 			"use https://monitoring.<region>.amazonaws.com, or http:// only for a local emulator", true
@@ -155,28 +194,27 @@ func network(err error, c Context) (string, bool) {
 
 // hint is the fix for a refusal, by its cause.
 func hint(e *promclient.APIError, c Context) string {
+	n := c.names()
 	switch e.Cause {
 	case promclient.CauseThrottledRate:
-		return "CloudWatch's per-account request rate was exceeded (300 queries and 10 discovery calls per second): " +
-			"lower the datasource's requests per second, refresh dashboards less often or cache template variables"
+		return "CloudWatch's per-account request rate was exceeded (300 queries and 10 discovery calls per second): " + n.Rate
 	case promclient.CauseThrottledConcurrency:
-		return "Too many concurrent requests for this AWS account (CloudWatch allows 30 queries and 30 discovery calls at once): " +
-			"lower the datasource's max concurrency, show fewer panels at once or refresh less often"
+		return "Too many concurrent requests for this AWS account (CloudWatch allows 30 queries and 30 discovery calls at once): " + n.Concurrency
 	case promclient.CauseWrongRegion:
 		return fmt.Sprintf("Wrong region: requests are signed for %q but %s belongs to another region. "+
-			"Set Default Region to the region in the endpoint host (monitoring.<region>.amazonaws.com)", c.Region, c.cloudWatch())
+			"Set %s to the region the endpoint serves (CloudWatch's is in its host, monitoring.<region>.amazonaws.com)", c.Region, c.cloudWatch(), n.Region)
 	case promclient.CauseWrongService:
 		return fmt.Sprintf("Wrong service scope: the plugin signs for service %q, which %s does not accept. "+
 			"Point the endpoint at CloudWatch (https://monitoring.<region>.amazonaws.com), not an Amazon Managed Prometheus workspace or another service",
 			sigv4.Service, c.cloudWatch())
 	case promclient.CauseClockSkew:
-		return "Clock skew: the Grafana server's clock is more than 5 minutes away from AWS time, so signatures are rejected. " +
-			"Synchronise the server clock (NTP)"
+		return "Clock skew: the clock of " + n.Machine + " is more than 5 minutes away from AWS time, so signatures are rejected. " +
+			"Synchronise it (NTP)"
 	case promclient.CauseSignatureMismatch:
 		return "The signature does not match: the secret key does not belong to the access key (check for stray whitespace when pasting), " +
 			"or a proxy altered the request"
 	case promclient.CauseUnknownCredentials:
-		return "AWS does not recognise these credentials: check the access key and secret key (or the profile / role), " +
+		return "AWS does not recognise these credentials: check " + n.Credentials + ", " +
 			"and that a session token, if used, has not expired"
 	case promclient.CauseAccessDenied:
 		action := "cloudwatch:GetMetricData and cloudwatch:ListMetrics"
@@ -184,11 +222,19 @@ func hint(e *promclient.APIError, c Context) string {
 			action = c.Action
 		}
 		return "Missing permission: the AWS identity may not call " + action + ". Grant cloudwatch:GetMetricData and " +
-			"cloudwatch:ListMetrics (Resource \"*\") to the user or role the datasource uses"
+			"cloudwatch:ListMetrics (Resource \"*\") to " + n.Identity
 	case promclient.CauseRedirect:
 		return c.cloudWatch() + " redirected instead of answering: set the endpoint to https://monitoring.<region>.amazonaws.com"
 	case promclient.CauseNotFound:
 		return c.cloudWatch() + " does not serve this API path: check that the endpoint is CloudWatch (https://monitoring.<region>.amazonaws.com)"
 	}
 	return ""
+}
+
+// capital is s with its first letter upper case, to start a sentence.
+func capital(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
 }

@@ -124,3 +124,43 @@ func TestExplain(t *testing.T) {
 		})
 	}
 }
+
+// TestNamesWordTheFix: a caller's Names replace the datasource's words in every message
+// that asks the user to change something.
+func TestNamesWordTheFix(t *testing.T) {
+	cli := Names{Region: "--region", Endpoint: "--url", Credentials: "--access-key", Identity: "the CLI's role", Timeout: "--timeout",
+		Rate: "wait a minute", Concurrency: "run fewer rules", Machine: "this machine"}
+	api := func(c promclient.Cause) error { return &promclient.APIError{Status: 403, Cause: c} }
+	tests := []struct {
+		name string
+		err  error
+		want []string
+	}{
+		{"wrong region", api(promclient.CauseWrongRegion), []string{`signed for "eu-west-1"`, "Set --region"}},
+		{"unknown credentials", api(promclient.CauseUnknownCredentials), []string{"check --access-key"}},
+		{"access denied", api(promclient.CauseAccessDenied), []string{"to the CLI's role"}},
+		{"clock skew", api(promclient.CauseClockSkew), []string{"clock of this machine"}},
+		{"rate", &promclient.APIError{Status: 429, Cause: promclient.CauseThrottledRate}, []string{"wait a minute"}},
+		{"concurrency", &promclient.APIError{Status: 429, Cause: promclient.CauseThrottledConcurrency}, []string{"run fewer rules"}},
+		{"deadline", context.DeadlineExceeded, []string{"raise --timeout", "from this machine"}},
+		{"unreachable", &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("refused")}, []string{"check --url", "from this machine"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Explain(tc.err, Context{Region: "eu-west-1", Names: cli}).Message
+			for _, w := range tc.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("message %q lacks %q", got, w)
+				}
+			}
+			for _, ds := range []string{datasourceNames.Region, datasourceNames.Identity, datasourceNames.Timeout, datasourceNames.Machine, "datasource"} {
+				if strings.Contains(got, ds) {
+					t.Errorf("message %q names the datasource's %q", got, ds)
+				}
+			}
+			if dflt := Explain(tc.err, Context{Region: "eu-west-1"}).Message; dflt == got {
+				t.Errorf("the datasource's message is the CLI's: %q", dflt)
+			}
+		})
+	}
+}

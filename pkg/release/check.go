@@ -12,6 +12,8 @@ import (
 	"path"
 	"regexp"
 	"strings"
+
+	"github.com/inferscope/sagemaker-datasource/internal/doclinks"
 )
 
 // Manifest is the part of plugin.json the checks read.
@@ -27,7 +29,12 @@ type Manifest struct {
 		Keywords []string `json:"keywords"`
 		Author   struct {
 			Name string `json:"name"`
+			URL  string `json:"url"`
 		} `json:"author"`
+		Links []struct {
+			Name string `json:"name"`
+			URL  string `json:"url"`
+		} `json:"links"`
 		Logos struct {
 			Small string `json:"small"`
 			Large string `json:"large"`
@@ -101,6 +108,17 @@ func Check(fsys fs.FS, opts Options) []Problem {
 	if m.Info.Author.Name == "" {
 		add("manifest", "info.author.name is empty")
 	}
+	if !strings.HasPrefix(m.Info.Author.URL, "https://") {
+		add("manifest", "info.author.url %q must be an https URL: the catalog links the author's name to it", m.Info.Author.URL)
+	}
+	if len(m.Info.Links) == 0 {
+		add("manifest", "info.links is empty: link the documentation, source and issues (https URLs)")
+	}
+	for _, l := range m.Info.Links {
+		if l.Name == "" || !strings.HasPrefix(l.URL, "https://") {
+			add("manifest", "info.links entry %q → %q needs a name and an https URL", l.Name, l.URL)
+		}
+	}
 	if len(m.Info.Keywords) == 0 {
 		add("manifest", "info.keywords is empty: add a few search words")
 	}
@@ -114,12 +132,19 @@ func Check(fsys fs.FS, opts Options) []Problem {
 			add("logos", "logo %s is not in the build", logo)
 		}
 	}
+	if m.Info.Logos.Small != "" && path.Clean(m.Info.Logos.Small) == path.Clean(m.Info.Logos.Large) {
+		add("logos", "info.logos.small and info.logos.large are both %s: the catalog wants a small and a large file", m.Info.Logos.Small)
+	}
 	// Grafana's review reads the source map against the source, so it must ship.
 	for _, f := range []string{"module.js", "module.js.map", "README.md", "LICENSE", "CHANGELOG.md"} {
 		if !exists(fsys, f) {
 			add("files", "%s is missing from the build", f)
 		}
 	}
+	if semverPattern.MatchString(m.Info.Version) {
+		checkChangelog(fsys, m.Info.Version, add)
+	}
+	checkReadme(fsys, add)
 	for _, inc := range m.Includes {
 		if inc.Type == "dashboard" {
 			checkDashboard(fsys, inc.Path, add)
@@ -135,6 +160,47 @@ func Check(fsys fs.FS, opts Options) []Problem {
 	}
 	checkSecrets(fsys, add)
 	return probs
+}
+
+// checkChangelog wants the changelog's top entry to be the version being shipped, so users
+// read what this version brings.
+func checkChangelog(fsys fs.FS, version string, add func(rule, format string, args ...any)) {
+	raw, err := fs.ReadFile(fsys, "CHANGELOG.md")
+	if err != nil {
+		return // reported as a missing file
+	}
+	if top := TopVersion(string(raw)); top != version {
+		add("changelog", "the top entry of CHANGELOG.md is %q but the plugin is version %q (package.json): add an entry for %s", top, version, version)
+	}
+}
+
+// TopVersion is the version of a changelog's first "## " entry ("## 1.2.0", "## [1.2.0] -
+// 2026-01-31", "## v1.2.0"), or "" when it has none.
+func TopVersion(changelog string) string {
+	for _, line := range strings.Split(changelog, "\n") {
+		if rest, ok := strings.CutPrefix(line, "## "); ok {
+			f := strings.Fields(rest)
+			if len(f) == 0 {
+				return ""
+			}
+			return strings.TrimPrefix(strings.Trim(f[0], "[]"), "v")
+		}
+	}
+	return ""
+}
+
+// checkReadme wants the README the catalog shows to link absolutely: relative links lead
+// nowhere outside the repository.
+func checkReadme(fsys fs.FS, add func(rule, format string, args ...any)) {
+	raw, err := fs.ReadFile(fsys, "README.md")
+	if err != nil {
+		return // reported as a missing file
+	}
+	for _, l := range doclinks.Links(string(raw)) {
+		if !doclinks.HasScheme(l.Target) && !strings.HasPrefix(l.Target, "#") {
+			add("readme", "README.md:%d links %q: the catalog shows this README outside the repository, so use an https URL", l.Line, l.Target)
+		}
+	}
 }
 
 func checkDashboard(fsys fs.FS, p string, add func(rule, format string, args ...any)) {

@@ -4,8 +4,10 @@ import (
 	"archive/zip"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -15,7 +17,9 @@ const goodManifest = `{
   "id": "inferscope-sagemaker-datasource", "type": "datasource", "name": "Inferscope",
   "backend": true, "executable": "gpx_inferscope_sagemaker",
   "info": {"version": "0.1.0", "updated": "2026-11-30", "keywords": ["sagemaker"],
-           "author": {"name": "Inferscope"}, "logos": {"small": "img/logo.svg", "large": "img/logo.svg"}},
+           "author": {"name": "Inferscope", "url": "https://example.com/inferscope"},
+           "links": [{"name": "Source", "url": "https://example.com/inferscope/source"}],
+           "logos": {"small": "img/logo.svg", "large": "img/logo-large.svg"}},
   "includes": [{"type": "dashboard", "name": "Performance", "path": "dashboards/performance.json"}],
   "dependencies": {"grafanaDependency": ">=11.6.0"}
 }`
@@ -26,10 +30,11 @@ func goodDist() fstest.MapFS {
 		"module.js":                            {Data: []byte("define([],function(){})")},
 		"module.js.map":                        {Data: []byte(`{"version":3}`)},
 		"go_plugin_build_manifest":             {Data: []byte("abc:pkg/main.go\n")},
-		"README.md":                            {Data: []byte("# x")},
+		"README.md":                            {Data: []byte("# x\n[docs](https://example.com/docs) [top](#x) `[code](docs/a.md)`")},
 		"LICENSE":                              {Data: []byte("Apache")},
-		"CHANGELOG.md":                         {Data: []byte("# 0.1.0")},
+		"CHANGELOG.md":                         {Data: []byte("# Changelog\n\n## 0.1.0\n\n- First.\n\n## 0.0.1\n")},
 		"img/logo.svg":                         {Data: []byte("<svg/>")},
+		"img/logo-large.svg":                   {Data: []byte("<svg/>")},
 		"dashboards/performance.json":          {Data: []byte(`{"uid":"inferscope-performance","title":"Performance"}`)},
 		"gpx_inferscope_sagemaker_linux_amd64": {Data: []byte("ELF"), Mode: 0o755},
 	}
@@ -55,7 +60,25 @@ func TestCheck(t *testing.T) {
 		{name: "missing module.js", edit: func(m fstest.MapFS) { delete(m, "module.js") }, wantRule: []string{"files"}},
 		{name: "missing source map", edit: func(m fstest.MapFS) { delete(m, "module.js.map") }, wantRule: []string{"files"}},
 		{name: "missing Go build manifest", edit: func(m fstest.MapFS) { delete(m, "go_plugin_build_manifest") }, wantRule: []string{"backend"}},
-		{name: "missing logo", edit: func(m fstest.MapFS) { delete(m, "img/logo.svg") }, wantRule: []string{"logos", "logos"}},
+		{name: "missing logo", edit: func(m fstest.MapFS) { delete(m, "img/logo.svg") }, wantRule: []string{"logos"}},
+		{name: "one file for both logos", edit: func(m fstest.MapFS) {
+			m["plugin.json"] = &fstest.MapFile{Data: []byte(strings.Replace(goodManifest, "img/logo-large.svg", "./img/logo.svg", 1))}
+		}, wantRule: []string{"logos"}},
+		{name: "no author url", edit: func(m fstest.MapFS) {
+			m["plugin.json"] = &fstest.MapFile{Data: []byte(strings.Replace(goodManifest, `"url": "https://example.com/inferscope"`, `"url": ""`, 1))}
+		}, wantRule: []string{"manifest"}},
+		{name: "no links", edit: func(m fstest.MapFS) {
+			m["plugin.json"] = &fstest.MapFile{Data: []byte(strings.Replace(goodManifest, `[{"name": "Source", "url": "https://example.com/inferscope/source"}]`, `[]`, 1))}
+		}, wantRule: []string{"manifest"}},
+		{name: "a relative link in plugin.json", edit: func(m fstest.MapFS) {
+			m["plugin.json"] = &fstest.MapFile{Data: []byte(strings.Replace(goodManifest, "https://example.com/inferscope/source", "docs/", 1))}
+		}, wantRule: []string{"manifest"}},
+		{name: "changelog behind the version", edit: func(m fstest.MapFS) {
+			m["CHANGELOG.md"] = &fstest.MapFile{Data: []byte("# Changelog\n\n## 0.0.1\n")}
+		}, wantRule: []string{"changelog"}},
+		{name: "relative links in the README", edit: func(m fstest.MapFS) {
+			m["README.md"] = &fstest.MapFile{Data: []byte("# x\nSee [docs](docs/configure.md) and ![shot](/img/a.png).\n")}
+		}, wantRule: []string{"readme", "readme"}},
 		{name: "listed dashboard missing", edit: func(m fstest.MapFS) { delete(m, "dashboards/performance.json") }, wantRule: []string{"includes"}},
 		{name: "dashboard without uid", edit: func(m fstest.MapFS) {
 			m["dashboards/performance.json"] = &fstest.MapFile{Data: []byte(`{"title":"P"}`)}
@@ -145,5 +168,69 @@ func TestPackage(t *testing.T) {
 	again, _ := os.ReadFile(b.SHA256)
 	if string(again) != string(line) {
 		t.Errorf("packaging is not reproducible: %q vs %q", again, line)
+	}
+}
+
+func TestTopVersion(t *testing.T) {
+	for text, want := range map[string]string{
+		"# Changelog\n\n## 0.2.0\n\n## 0.1.0\n": "0.2.0",
+		"## [1.4.0] - 2026-01-31\n":             "1.4.0",
+		"## v2.0.0-beta.1 (unreleased)\n":       "2.0.0-beta.1",
+		"# Changelog\n\nnothing yet\n":          "",
+	} {
+		if got := TopVersion(text); got != want {
+			t.Errorf("TopVersion(%q) = %q, want %q", text, got, want)
+		}
+	}
+}
+
+// TestChangelogIsAtThePackageVersion: the build stamps package.json's version into
+// plugin.json and the zip's name, so the changelog's top entry must be that version.
+func TestChangelogIsAtThePackageVersion(t *testing.T) {
+	raw, err := os.ReadFile("../../package.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pkg struct{ Version string }
+	if err := json.Unmarshal(raw, &pkg); err != nil {
+		t.Fatal(err)
+	}
+	changelog, err := os.ReadFile("../../CHANGELOG.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if top := TopVersion(string(changelog)); top != pkg.Version {
+		t.Fatalf("CHANGELOG.md's top entry is %q but package.json's version is %q: add an entry for %s (or bump the version)", top, pkg.Version, pkg.Version)
+	}
+}
+
+// TestNodeVersionsAgree: the Node CI runs (.nvmrc) satisfies package.json's engines, and the
+// README names both.
+func TestNodeVersionsAgree(t *testing.T) {
+	read := func(p string) string {
+		t.Helper()
+		raw, err := os.ReadFile("../../" + p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(raw)
+	}
+	nvmrc := strings.TrimSpace(read(".nvmrc"))
+	var pkg struct{ Engines struct{ Node string } }
+	if err := json.Unmarshal([]byte(read("package.json")), &pkg); err != nil {
+		t.Fatal(err)
+	}
+	min, ok := strings.CutPrefix(pkg.Engines.Node, ">=")
+	if !ok {
+		t.Fatalf("engines.node %q: want >=MAJOR", pkg.Engines.Node)
+	}
+	have, err1 := strconv.Atoi(nvmrc)
+	want, err2 := strconv.Atoi(min)
+	if err1 != nil || err2 != nil || have < want {
+		t.Fatalf(".nvmrc %q does not satisfy engines.node %q", nvmrc, pkg.Engines.Node)
+	}
+	readme := read("README.md")
+	if !strings.Contains(readme, "Node.js "+nvmrc) || !strings.Contains(readme, min+" works") {
+		t.Errorf("README.md must name Node.js %s (.nvmrc) and that %s (engines) works", nvmrc, min)
 	}
 }

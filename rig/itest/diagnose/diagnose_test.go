@@ -92,8 +92,21 @@ func TestAgainstEmulator(t *testing.T) {
 	})
 	t.Run("misspelt endpoint", func(t *testing.T) {
 		code, out, errOut := runCLI(t, env, append(base, "--endpoint", "chat-ik")...)
-		if code == 0 || !strings.Contains(errOut, `endpoint "chat-ik" has no data`) || !strings.Contains(errOut, "chat-ic, ") || strings.Contains(out, "No likely cause") {
-			t.Fatalf("exit %d, stdout %q, stderr %q: want the endpoints with data named", code, out, errOut)
+		if code != 3 || !strings.Contains(errOut, `endpoint "chat-ik" has no data`) || !strings.Contains(errOut, "chat-ic, ") || strings.Contains(out, "No likely cause") {
+			t.Fatalf("exit %d, stdout %q, stderr %q: want exit 3 naming the endpoints with data", code, out, errOut)
+		}
+	})
+	t.Run("wrong region", func(t *testing.T) {
+		args := append([]string{}, base...)
+		for i := range args {
+			if args[i] == "--region" {
+				args[i+1] = "eu-west-1"
+			}
+		}
+		code, _, errOut := runCLI(t, env, args...)
+		if code != 1 || !strings.Contains(errOut, `requests are signed for "eu-west-1"`) || !strings.Contains(errOut, "Set --region to the region the endpoint serves") ||
+			strings.Contains(errOut, "Default Region") {
+			t.Fatalf("exit %d, stderr %q; want exit 1 naming --region and the value given", code, errOut)
 		}
 	})
 	t.Run("wrong secret", func(t *testing.T) {

@@ -10,7 +10,7 @@
 # Long steps print their name and the elapsed time every 10 s.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export GOFLAGS="${GOFLAGS:-} -mod=mod" GOWORK=off
+export GOWORK=off
 scenario="${1:-kv-saturation}"
 port="${DEMO_PORT:-9090}"
 history="${DEMO_HISTORY:-6h}"

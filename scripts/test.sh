@@ -6,10 +6,9 @@
 # and the release package check. Usage: scripts/test.sh   (FUZZTIME=10s to fuzz longer)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export GOFLAGS="${GOFLAGS:-} -mod=mod"
 # Two modules: the plugin (root) and the test rig (rig/: emulator, simulated fleet, the
-# integration tests). Each is built on its own, as CI on a clean clone does; a developer's
-# go.work would refuse -mod=mod.
+# integration tests). Each is built on its own, as CI on a clean clone does, and from its
+# committed go.mod (the default -mod=readonly), so no run modifies tracked files.
 export GOWORK=off
 logdir=$(mktemp -d)
 trap 'rm -rf "$logdir"' EXIT
@@ -39,6 +38,11 @@ stage() {
 }
 # Named explicitly: ./... would also walk node_modules, where some npm packages ship Go files.
 go_pkgs=(./pkg/... ./cmd/... ./dashboards/... ./internal/... ./scripts/...)
+
+stage "Go modules tidy (both modules)"
+# A go.mod that is not tidy fails here with the diff, instead of being rewritten by a build.
+go mod tidy -diff
+go -C rig mod tidy -diff
 
 stage "Go vet (plugin module, then rig module)"
 go vet "${go_pkgs[@]}"

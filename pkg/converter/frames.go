@@ -2,6 +2,7 @@ package converter
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -39,7 +40,9 @@ type Options struct {
 
 // Frames builds the answer's frames: one per float series and one per histogram series,
 // in the answer's order. It does not change the answer (a cached one is shared) and the
-// frames share none of its memory. A *TooLargeError past opts.MaxPoints samples.
+// frames share none of its memory. Consecutive frames whose samples have the same times
+// share one time field (a time.Time is 24 bytes a point, three times its value): the
+// frames are read only. A *TooLargeError past opts.MaxPoints samples.
 func (a *Answer) Frames(opts Options) (data.Frames, error) {
 	if opts.MaxPoints <= 0 {
 		opts.MaxPoints = DefaultMaxPoints
@@ -65,12 +68,15 @@ func (a *Answer) Frames(opts Options) (data.Frames, error) {
 }
 
 // builder accumulates one Answer's frames. times is scratch space for the time fields,
-// reused for every series (data.NewField copies it).
+// reused for every series (data.NewField copies it); last is the last time field built,
+// from lastMs.
 type builder struct {
 	opts       Options
 	resultType string
 	frames     data.Frames
 	times      []time.Time
+	last       *data.Field
+	lastMs     []int64
 }
 
 func (b *builder) frameType() (data.FrameType, data.FrameTypeVersion) {
@@ -88,9 +94,13 @@ func (b *builder) meta() *data.FrameMeta {
 	return &data.FrameMeta{Type: typ, TypeVersion: version, Custom: Custom{ResultType: b.resultType}}
 }
 
-// timeField builds a frame's time field from times in ms; its interval tells Grafana the
-// expected spacing between points (used to break lines at gaps).
+// timeField builds a frame's time field from times in ms, or gives the last one again for
+// the same times; its interval tells Grafana the expected spacing between points (used to
+// break lines at gaps).
 func (b *builder) timeField(name string, ms []int64) *data.Field {
+	if b.last != nil && b.last.Name == name && slices.Equal(b.lastMs, ms) {
+		return b.last
+	}
 	b.times = b.times[:0]
 	for _, t := range ms {
 		b.times = append(b.times, millisToTime(t))
@@ -99,6 +109,7 @@ func (b *builder) timeField(name string, ms []int64) *data.Field {
 	if b.opts.Step > 0 {
 		f.Config = &data.FieldConfig{Interval: float64(b.opts.Step.Milliseconds())}
 	}
+	b.last, b.lastMs = f, ms
 	return f
 }
 

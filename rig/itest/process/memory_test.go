@@ -21,7 +21,7 @@ import (
 )
 
 // peakRSS reads the process's peak resident set (VmHWM) in bytes, from Linux's /proc.
-func peakRSS(t *testing.T, pid int) int64 {
+func peakRSS(t testing.TB, pid int) int64 {
 	t.Helper()
 	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {

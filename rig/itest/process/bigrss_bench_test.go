@@ -1,0 +1,131 @@
+package process_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+
+	"github.com/inferscope/sagemaker-datasource/internal/promtest"
+	"github.com/inferscope/sagemaker-datasource/pkg/models"
+)
+
+// bigRSSBody is a query_range matrix of series × points on a one-minute grid from t0, with
+// CloudWatch-like labels and values at full float64 precision (500 × 2,900 is about 46 MiB).
+func bigRSSBody(t0 time.Time, series, points int) []byte {
+	b := []byte(`{"status":"success","data":{"resultType":"matrix","result":[`)
+	for s := range series {
+		if s > 0 {
+			b = append(b, ',')
+		}
+		b = fmt.Appendf(b, `{"metric":{"@aws.region":"us-east-1","@resource.host.id":"i-%08x","@resource.host.type":"ml.g6e.12xlarge","__name__":"vllm:num_requests_running","aws.sagemaker.endpoint.name":"ep-%d"},"values":[`, s, s%40)
+		for p := range points {
+			if p > 0 {
+				b = append(b, ',')
+			}
+			b = fmt.Appendf(b, `[%d,"%d.%015d"]`, t0.Unix()+int64(p)*60, (s*p)%100, (s*7919+p*104729)%1000000007)
+		}
+		b = append(b, "]}"...)
+	}
+	return append(b, "]}}"...)
+}
+
+// BenchmarkBigAnswerRSS sends one 500-series × 2,900-point answer (about 46 MiB of JSON)
+// through the built plugin binary over gRPC, each iteration in a new plugin process, with
+// the default results cache and without a cache. It reports the process's peak RSS growth
+// over its peak after a warm-up query (VmHWM), as MiB and divided by the body's size, and
+// the time from the upstream's last write of the body (paced in 64 KiB writes, as a network
+// delivers it) to QueryData returning at the client (decoding what is still buffered,
+// building the frames, encoding and sending them).
+func BenchmarkBigAnswerRSS(b *testing.B) {
+	const series, points = 500, 2900
+	t0 := time.Unix(1764460800, 0).UTC()
+	body := bigRSSBody(t0, series, points)
+	small := bigRSSBody(t0, 1, 10)
+	var lastWrite atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = r.ParseForm()
+		w.Header().Set("Content-Type", "application/json")
+		if r.Form.Get("query") != "big" {
+			w.Header().Set("Content-Length", strconv.Itoa(len(small)))
+			_, _ = w.Write(small)
+			return
+		}
+		promtest.WritePaced(w, body)
+		lastWrite.Store(time.Now().UnixNano())
+	}))
+	defer srv.Close()
+	bin := buildPlugin(b, b.TempDir())
+	modes := []struct {
+		name         string
+		cacheSizeMiB int // < 0: left out, the default cache
+	}{{"cached", -1}, {"uncached", 0}}
+	type sums struct {
+		growth int64
+		after  time.Duration
+	}
+	got := make([]sums, len(modes))
+	i := 0
+	for b.Loop() {
+		for j := range modes {
+			m := modes[(i+j)%len(modes)]
+			g, after := bigRSSRun(b, bin, srv.URL, m.cacheSizeMiB, t0, points, series, &lastWrite)
+			got[(i+j)%len(modes)].growth += g
+			got[(i+j)%len(modes)].after += after
+		}
+		i++
+	}
+	n := float64(i)
+	b.ReportMetric(float64(len(body))/(1<<20), "MiB-body")
+	for j, m := range modes {
+		b.ReportMetric(float64(got[j].growth)/n/(1<<20), m.name+"-rss-growth-MiB")
+		b.ReportMetric(float64(got[j].growth)/n/float64(len(body)), m.name+"-rss/body")
+		b.ReportMetric(float64(got[j].after.Microseconds())/n/1000, m.name+"-ms-after-last-byte")
+	}
+}
+
+// bigRSSRun starts a plugin process, warms it up with a small query, then asks the big one
+// and returns the peak RSS growth and the time after the upstream's last write.
+func bigRSSRun(b *testing.B, bin, upstream string, cacheSizeMiB int, t0 time.Time, points, series int, lastWrite *atomic.Int64) (int64, time.Duration) {
+	p := startPlugin(b, bin)
+	defer p.Close()
+	jd := map[string]any{"authType": "keys", "defaultRegion": "us-east-1", "endpoint": upstream, "requestsPerSecond": 300}
+	if cacheSizeMiB >= 0 {
+		jd["cacheSizeMiB"] = cacheSizeMiB
+	}
+	raw, _ := json.Marshal(jd)
+	pc := backend.PluginContext{OrgID: 1, PluginID: models.PluginID, DataSourceInstanceSettings: &backend.DataSourceInstanceSettings{
+		ID: 1, UID: "big", Type: models.PluginID, JSONData: raw, Updated: time.Now(),
+		DecryptedSecureJSONData: map[string]string{"accessKey": "AKIDBIGRSSBENCH", "secretKey": "big-rss-bench-secret"}}}
+	ask := func(expr string) (int, error) {
+		q := backend.DataQuery{RefID: "A", JSON: []byte(`{"expr":"` + expr + `","range":true}`), MaxDataPoints: int64(points), Interval: time.Minute,
+			TimeRange: backend.TimeRange{From: t0, To: t0.Add(time.Duration(points-1) * time.Minute)}}
+		resp, err := p.QueryData(context.Background(), &backend.QueryDataRequest{PluginContext: pc, Queries: []backend.DataQuery{q}})
+		if err != nil {
+			return 0, err
+		}
+		dr := resp.Responses["A"]
+		if dr.Error != nil {
+			return 0, dr.Error
+		}
+		return len(dr.Frames), nil
+	}
+	if _, err := ask("small"); err != nil {
+		b.Fatal(err)
+	}
+	base := peakRSS(b, p.PID)
+	lastWrite.Store(0)
+	frames, err := ask("big")
+	done := time.Now()
+	if err != nil || frames != series {
+		b.Fatalf("cacheSizeMiB %d: %d frames, %v; want %d", cacheSizeMiB, frames, err, series)
+	}
+	return peakRSS(b, p.PID) - base, done.Sub(time.Unix(0, lastWrite.Load()))
+}

@@ -320,3 +320,51 @@ func TestAddLabels(t *testing.T) {
 		t.Errorf("scalar: %v %v", frames, err)
 	}
 }
+
+// An Answer's frames are built without changing it (caches share answers), share none of
+// its memory, and share one time field between consecutive series with the same times.
+func TestFramesLeaveTheAnswerAlone(t *testing.T) {
+	body := `{"status":"success","data":{"resultType":"matrix","result":[
+		{"metric":{"job":"a"},"values":[[1,"1"],[2,"2"]]},
+		{"metric":{"job":"b"},"values":[[1,"3"],[2,"4"]]},
+		{"metric":{"job":"c"},"values":[[1,"5"],[3,"6"]]}]}}`
+	a, err := ReadAnswer(strings.NewReader(body), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, _ := json.Marshal(a)
+	opts := Options{Expr: "m", AddLabels: data.Labels{"@aws.region": "us-west-2"}}
+	frames, err := a.Frames(opts)
+	if err != nil || len(frames) != 3 {
+		t.Fatalf("%d frames, %v", len(frames), err)
+	}
+	for _, f := range frames {
+		f.Fields[1].Labels["job"] = "changed"
+		f.Fields[1].Set(0, 99.0)
+	}
+	if after, _ := json.Marshal(a); !bytes.Equal(before, after) {
+		t.Fatalf("building and changing the frames changed the answer:\n%s\n%s", before, after)
+	}
+	if frames[0].Fields[0] != frames[1].Fields[0] || frames[1].Fields[0] == frames[2].Fields[0] {
+		t.Error("series 0 and 1 (same times) should share their time field, series 2 (other times) not")
+	}
+	again, err := a.Frames(opts)
+	if err != nil || again[2].Fields[1].Labels["job"] != "c" || again[2].Fields[1].At(0).(float64) != 5 {
+		t.Fatalf("frames built again: %v %v", again, err)
+	}
+}
+
+// Decode reads every attempt afresh: a retried answer holds the second attempt only.
+func TestDecodeStartsOverOnEachAttempt(t *testing.T) {
+	good := matrixBody(3, 10)
+	var a Answer
+	if err := Decode(&a)(io.MultiReader(bytes.NewReader(good[:len(good)/2]), iotest.ErrReader(errors.New("connection reset")))); err == nil {
+		t.Fatal("a cut body decoded")
+	}
+	if err := Decode(&a)(bytes.NewReader(good)); err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Series) != 3 || a.Points() != 30 {
+		t.Fatalf("after a retry: %d series, %d points; want 3 and 30", len(a.Series), a.Points())
+	}
+}

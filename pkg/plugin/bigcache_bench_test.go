@@ -75,9 +75,8 @@ func bigUpstream(tb testing.TB, body []byte, points int) string {
 }
 
 // lastByteUpstream is the production client (NewClient) with the answer's body noted as
-// it is read: at is when the reader handed to the decode (the converter without the cache,
-// promclient.Raw for the cache's fetch) gets the body's last byte, i.e. when the client has
-// the whole answer. This is the plugin's seam for it: NewClient builds its own transport,
+// it is read: at is when the converter reading the answer gets the body's last byte, i.e.
+// when the client has the whole answer. This is the plugin's seam for it: NewClient builds its own transport,
 // but a ClientFactory may wrap what it returns.
 type lastByteUpstream struct {
 	Upstream
@@ -282,8 +281,8 @@ func BenchmarkBigAnswerCached(b *testing.B) {
 }
 
 // TestBigAnswerCachedEqualsUncached guards the benchmark: the default cached path and the
-// cacheSizeMiB 0 path give the same frames for the same upstream answer (a cold cache, so
-// the cached answer is the fetched one re-encoded). The only difference allowed is the
+// cacheSizeMiB 0 path give the same frames for the same upstream answer (a cold cache: the
+// fetched answer, merged into the extent). The only difference allowed is the
 // query-inspector stats the results cache adds to name how it served the query.
 func TestBigAnswerCachedEqualsUncached(t *testing.T) {
 	const series, points = 20, 300

@@ -77,7 +77,8 @@ func (rg *regional) queryInstant(ctx context.Context, expr string, t time.Time) 
 	return c.Instant(ctx, rg.cacheID, expr, t, rg.d.sampleInterval(), fetch)
 }
 
-// cachedQueries lets the diagnosis rules share one region's results cache with the panels.
+// cachedQueries is one region's diagnosis.Querier: the rules and the threshold fallback
+// share the region's results cache with the panels.
 type cachedQueries struct{ rg *regional }
 
 func (c cachedQueries) Instant(ctx context.Context, expr string, t time.Time) (model.Vector, error) {

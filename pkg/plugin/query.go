@@ -152,7 +152,7 @@ func (d *Datasource) runPromQLIn(ctx context.Context, rg *regional, q *models.Qu
 	return merged
 }
 
-// frames is the DataResponse of one upstream call's answer (or its error), its frames
+// frames is the DataResponse of an answer (or of the error that came instead), its frames
 // carrying the query's refId (server-side expressions and alerting look frames up by it).
 func (rg *regional) frames(q *models.Query, expr string, iv interval.Result, labels data.Labels, a *converter.Answer, err error) backend.DataResponse {
 	var out backend.DataResponse

@@ -32,26 +32,9 @@ var bigT0 = time.Unix(1764460800, 0).UTC()
 const bigStep = time.Minute
 
 // bigMatrixBody is a query_range matrix answer of series × points on the one-minute grid
-// from bigT0, with CloudWatch-like labels and values at full float64 precision; the series
-// are in label order, as Prometheus and the results cache give them. 150 × 1,440 is the
-// answer issue 17 measured (216,000 points, about 7.3 MB).
-func bigMatrixBody(series, points int) []byte {
-	b := []byte(`{"status":"success","data":{"resultType":"matrix","result":[`)
-	for s := range series {
-		if s > 0 {
-			b = append(b, ',')
-		}
-		b = fmt.Appendf(b, `{"metric":{"@aws.region":"us-east-1","@resource.host.id":"i-%08x","@resource.host.type":"ml.g6e.12xlarge","__name__":"vllm:num_requests_running","aws.sagemaker.endpoint.name":"ep-%d"},"values":[`, s, s%40)
-		for p := range points {
-			if p > 0 {
-				b = append(b, ',')
-			}
-			b = fmt.Appendf(b, `[%d,"%d.%015d"]`, bigT0.Add(time.Duration(p)*bigStep).Unix(), (s*p)%100, (s*7919+p*104729)%1000000007)
-		}
-		b = append(b, "]}"...)
-	}
-	return append(b, "]}}"...)
-}
+// from bigT0 (promtest.CloudWatchMatrix). 150 × 1,440 is the answer issue 17 measured
+// (216,000 points, about 7.3 MB).
+func bigMatrixBody(series, points int) []byte { return promtest.CloudWatchMatrix(bigT0, series, points) }
 
 // bigUpstream serves body for every query_range request on the grid of points minutes from
 // bigT0 (anything else is a 400 naming what was asked, which fails the query), in 64 KiB

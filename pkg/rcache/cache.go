@@ -354,7 +354,7 @@ func (c *Cache) Instant(ctx context.Context, dataSource, expr string, t time.Tim
 func answerSize(a *converter.Answer) int64 {
 	n := int64(256 + len(a.Text))
 	for _, s := range a.Series {
-		n += newSeries(s).size()
+		n += seriesSize(s)
 	}
 	return n
 }

@@ -147,12 +147,21 @@ func within(s converter.Series, from, to int64) converter.Series {
 	return s
 }
 
-// size is the series' memory in bytes: the labels (as pairs and as the map) and the
-// sample arrays as allocated.
+// size is the series' memory in bytes: its samples and labels, and its label pairs.
 func (s *series) size() int64 {
-	n := int64(160) // the series, its map and slice headers
+	n := seriesSize(s.Series) + 24
 	for _, l := range s.pairs {
-		n += 2*int64(len(l)) + 40 // the string in the map and in pairs, their headers, the map slot
+		n += int64(len(l)) + 16
+	}
+	return n
+}
+
+// seriesSize is a decoded series' memory in bytes: the labels map and the sample arrays
+// as allocated.
+func seriesSize(s converter.Series) int64 {
+	n := int64(136) // the series' slice headers and map header
+	for k, v := range s.Labels {
+		n += int64(len(k)+len(v)) + 48 // the strings, their headers, the map slot
 	}
 	n += 8*int64(cap(s.T)) + 8*int64(cap(s.V))
 	for _, h := range s.Histograms {

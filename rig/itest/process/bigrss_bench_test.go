@@ -3,7 +3,6 @@ package process_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -17,26 +16,6 @@ import (
 	"github.com/inferscope/sagemaker-datasource/pkg/models"
 )
 
-// bigRSSBody is a query_range matrix of series × points on a one-minute grid from t0, with
-// CloudWatch-like labels and values at full float64 precision (500 × 2,900 is about 46 MiB).
-func bigRSSBody(t0 time.Time, series, points int) []byte {
-	b := []byte(`{"status":"success","data":{"resultType":"matrix","result":[`)
-	for s := range series {
-		if s > 0 {
-			b = append(b, ',')
-		}
-		b = fmt.Appendf(b, `{"metric":{"@aws.region":"us-east-1","@resource.host.id":"i-%08x","@resource.host.type":"ml.g6e.12xlarge","__name__":"vllm:num_requests_running","aws.sagemaker.endpoint.name":"ep-%d"},"values":[`, s, s%40)
-		for p := range points {
-			if p > 0 {
-				b = append(b, ',')
-			}
-			b = fmt.Appendf(b, `[%d,"%d.%015d"]`, t0.Unix()+int64(p)*60, (s*p)%100, (s*7919+p*104729)%1000000007)
-		}
-		b = append(b, "]}"...)
-	}
-	return append(b, "]}}"...)
-}
-
 // BenchmarkBigAnswerRSS sends one 500-series × 2,900-point answer (about 46 MiB of JSON)
 // through the built plugin binary over gRPC, each iteration in a new plugin process, with
 // the default results cache and without a cache. It reports the process's peak RSS growth
@@ -47,8 +26,8 @@ func bigRSSBody(t0 time.Time, series, points int) []byte {
 func BenchmarkBigAnswerRSS(b *testing.B) {
 	const series, points = 500, 2900
 	t0 := time.Unix(1764460800, 0).UTC()
-	body := bigRSSBody(t0, series, points)
-	small := bigRSSBody(t0, 1, 10)
+	body := promtest.CloudWatchMatrix(t0, series, points)
+	small := promtest.CloudWatchMatrix(t0, 1, 10)
 	var lastWrite atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_ = r.ParseForm()

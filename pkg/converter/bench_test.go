@@ -55,7 +55,7 @@ func matrixBodyWith(series, points int, value func(s, p int) string) []byte {
 }
 
 func convertOurs(body []byte) (data.Frames, error) {
-	return Read(bytes.NewReader(body), benchOpts)
+	return read(bytes.NewReader(body), benchOpts)
 }
 
 // memoryTransport answers every request with the same body, so the baseline runs

@@ -91,15 +91,6 @@ func Decode(into *Answer) promclient.Decode {
 	}
 }
 
-// Read converts a query or query_range answer into frames: ReadAnswer, then Frames.
-func Read(r io.Reader, opts Options) (data.Frames, error) {
-	a, err := ReadAnswer(r, opts.MaxPoints)
-	if err != nil {
-		return nil, err
-	}
-	return a.Frames(opts)
-}
-
 func formatErrorf(format string, args ...any) error { return promclient.Malformed(format, args...) }
 
 // decoder fills an Answer. The sample slices are scratch space reused for every series:

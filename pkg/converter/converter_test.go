@@ -24,10 +24,19 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
+// read converts an answer into frames as the plugin does: ReadAnswer, then Frames.
+func read(r io.Reader, opts Options) (data.Frames, error) {
+	a, err := ReadAnswer(r, opts.MaxPoints)
+	if err != nil {
+		return nil, err
+	}
+	return a.Frames(opts)
+}
+
 // response is how the plugin reports a conversion: frames, or the error as a downstream
 // error (the body came from upstream).
 func response(r io.Reader, opts Options) backend.DataResponse {
-	frames, err := Read(r, opts)
+	frames, err := read(r, opts)
 	if err != nil {
 		return backend.DataResponse{Error: err, ErrorSource: backend.ErrorSourceDownstream}
 	}
@@ -104,7 +113,7 @@ func TestErrors(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			frames, err := Read(bytes.NewReader(body), Options{})
+			frames, err := read(bytes.NewReader(body), Options{})
 			if err == nil {
 				t.Fatalf("want an error, got %d frames", len(frames))
 			}
@@ -147,7 +156,7 @@ func TestMoreErrorShapes(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.body, func(t *testing.T) {
-			_, err := Read(strings.NewReader(tc.body), Options{})
+			_, err := read(strings.NewReader(tc.body), Options{})
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("error = %v, want it to contain %q", err, tc.want)
 			}
@@ -189,7 +198,7 @@ func TestTruncationNotice(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			frames, err := Read(strings.NewReader(vectorBody(tc.series, tc.warnings...)), Options{Expr: "m"})
+			frames, err := read(strings.NewReader(vectorBody(tc.series, tc.warnings...)), Options{Expr: "m"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -247,7 +256,7 @@ func TestDisplayName(t *testing.T) {
 
 func TestSpecialValuesAndTimes(t *testing.T) {
 	body := `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{},"values":[[1764496800.001,"NaN"],[1764496800.002,"+Inf"],[1764496800.003,"-Inf"],[-1.5,"0"]]}]}}`
-	frames, err := Read(strings.NewReader(body), Options{})
+	frames, err := read(strings.NewReader(body), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,7 +284,7 @@ func TestPointCap(t *testing.T) {
 		wantErr bool
 	}{{29, true}, {30, false}, {0, false}}
 	for _, tc := range tests {
-		frames, err := Read(strings.NewReader(body), Options{MaxPoints: tc.max})
+		frames, err := read(strings.NewReader(body), Options{MaxPoints: tc.max})
 		var tooLarge *promclient.TooLargeError
 		if tc.wantErr {
 			if !errors.As(err, &tooLarge) || tooLarge.Unit != "points" || !strings.Contains(err.Error(), "raise the step") {
@@ -287,6 +296,15 @@ func TestPointCap(t *testing.T) {
 			t.Errorf("MaxPoints %d: %d frames, err %v", tc.max, len(frames), err)
 		}
 	}
+	// An answer decoded under a higher cap (a cache assembling parts) is capped by Frames.
+	a, err := ReadAnswer(strings.NewReader(body), 30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tooLarge *promclient.TooLargeError
+	if frames, err := a.Frames(Options{MaxPoints: 29}); !errors.As(err, &tooLarge) || tooLarge.Limit != 29 || frames != nil {
+		t.Errorf("Frames with MaxPoints 29 of 30 points: %d frames, err %v", len(frames), err)
+	}
 }
 
 // AddLabels go on every series (and scalar) that lacks them, before the legend is formatted;
@@ -297,7 +315,7 @@ func TestAddLabels(t *testing.T) {
 		{"metric":{"__name__":"up","job":"b","@aws.region":"eu-west-1"},"values":[[1,"2"]]},
 		{"metric":{},"values":[[1,"3"]]}]}}`
 	add := data.Labels{"@aws.region": "us-west-2"}
-	frames, err := Read(strings.NewReader(body), Options{Expr: "up", LegendFormat: "{{job}} {{@aws.region}}", AddLabels: add})
+	frames, err := read(strings.NewReader(body), Options{Expr: "up", LegendFormat: "{{job}} {{@aws.region}}", AddLabels: add})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -315,7 +333,7 @@ func TestAddLabels(t *testing.T) {
 		t.Errorf("the options' labels were changed: %v", add)
 	}
 	scalar := `{"status":"success","data":{"resultType":"scalar","result":[1,"2"]}}`
-	frames, err = Read(strings.NewReader(scalar), Options{Expr: "1+1", AddLabels: add})
+	frames, err = read(strings.NewReader(scalar), Options{Expr: "1+1", AddLabels: add})
 	if err != nil || frames[0].Fields[1].Labels["@aws.region"] != "us-west-2" {
 		t.Errorf("scalar: %v %v", frames, err)
 	}

@@ -99,7 +99,7 @@ func TestStreamedEqualsBuffered(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	buffered, err := Read(bytes.NewReader(raw), opts)
+	buffered, err := read(bytes.NewReader(raw), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +163,7 @@ func BenchmarkBigAnswer(b *testing.B) {
 		if err := call(promclient.Raw(&raw)); err != nil {
 			return nil, err
 		}
-		return Read(bytes.NewReader(raw), opts)
+		return read(bytes.NewReader(raw), opts)
 	}
 	measure := func(run func() (data.Frames, error)) (after, total time.Duration, peak, frames uint64) {
 		runtime.GC()

@@ -7,6 +7,7 @@ package converter
 
 import (
 	"io"
+	"slices"
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
@@ -31,6 +32,7 @@ type Answer struct {
 
 // Series is one series' labels (nil when the answer gave none) and samples in the order
 // given: float samples at times T (Unix milliseconds) with values V, and native histograms.
+// Series with the same times may share one T array: an Answer is read only.
 type Series struct {
 	Labels     data.Labels
 	T          []int64
@@ -94,14 +96,17 @@ func Decode(into *Answer) promclient.Decode {
 func formatErrorf(format string, args ...any) error { return promclient.Malformed(format, args...) }
 
 // decoder fills an Answer. The sample slices are scratch space reused for every series:
-// each series keeps an exactly sized copy, so a long matrix costs no repeated growth.
+// each series keeps an exactly sized copy, so a long matrix costs no repeated growth; a
+// series with the previous one's times shares its copy (lastTimes), as the series of an
+// answer on one step grid do.
 type decoder struct {
 	a         Answer
 	maxPoints int
 	points    int
 	sawResult bool
 
-	times   []int64
+	lastTimes []int64
+	times     []int64
 	values  []float64
 	hists   []Histogram
 	buckets []Bucket
@@ -242,7 +247,10 @@ func (d *decoder) readSeries(iter *jsoniter.Iterator) error {
 			return err
 		}
 	}
-	d.a.Series = append(d.a.Series, Series{Labels: labels, T: exact(d.times), V: exact(d.values), Histograms: exact(d.hists)})
+	if !slices.Equal(d.times, d.lastTimes) {
+		d.lastTimes = exact(d.times)
+	}
+	d.a.Series = append(d.a.Series, Series{Labels: labels, T: d.lastTimes, V: exact(d.values), Histograms: exact(d.hists)})
 	return nil
 }
 

@@ -340,7 +340,8 @@ func TestAddLabels(t *testing.T) {
 }
 
 // An Answer's frames are built without changing it (caches share answers), share none of
-// its memory, and share one time field between consecutive series with the same times.
+// its memory, and share one time field between consecutive series with the same times (as
+// the answer shares their times).
 func TestFramesLeaveTheAnswerAlone(t *testing.T) {
 	body := `{"status":"success","data":{"resultType":"matrix","result":[
 		{"metric":{"job":"a"},"values":[[1,"1"],[2,"2"]]},
@@ -349,6 +350,9 @@ func TestFramesLeaveTheAnswerAlone(t *testing.T) {
 	a, err := ReadAnswer(strings.NewReader(body), 0)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if &a.Series[0].T[0] != &a.Series[1].T[0] || &a.Series[1].T[0] == &a.Series[2].T[0] {
+		t.Error("series 0 and 1 (same times) should share their times, series 2 (other times) not")
 	}
 	before, _ := json.Marshal(a)
 	opts := Options{Expr: "m", AddLabels: data.Labels{"@aws.region": "us-west-2"}}

@@ -353,8 +353,9 @@ func (c *Cache) Instant(ctx context.Context, dataSource, expr string, t time.Tim
 // answerSize is an instant answer's memory in bytes.
 func answerSize(a *converter.Answer) int64 {
 	n := int64(256 + len(a.Text))
+	counted := map[*int64]bool{}
 	for _, s := range a.Series {
-		n += seriesSize(s)
+		n += seriesSize(s, counted)
 	}
 	return n
 }
@@ -498,6 +499,7 @@ func (e *entry) merge(a *converter.Answer, from, to int64) int64 {
 			e.series[ns.key()] = ns
 		}
 	}
+	shareTimes(e.series)
 	e.warns = union(e.warns, a.Warnings)
 	e.infos = union(e.infos, a.Infos)
 	return int64(a.Points())
@@ -517,6 +519,7 @@ func (e *entry) trim(s, end int64) {
 			delete(e.series, k)
 		}
 	}
+	shareTimes(e.series)
 	e.start = cut
 }
 
@@ -539,8 +542,9 @@ func (e *entry) answer(from, to int64) *converter.Answer {
 
 func (e *entry) size() int64 {
 	n := int64(len(e.name)) + 256
+	counted := map[*int64]bool{}
 	for _, s := range e.series {
-		n += s.size()
+		n += s.size(counted)
 	}
 	return n
 }

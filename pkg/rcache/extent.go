@@ -9,8 +9,8 @@ import (
 )
 
 // series is one labelled series of an extent: its samples in time order. The sample
-// slices are never written once set, because the answers the cache hands out share them:
-// a merge or a trim builds new ones.
+// slices are never written once set, because the answers the cache hands out share them
+// (and series with the same times share their T): a merge or a trim builds new ones.
 type series struct {
 	pairs []string // name, value, name, value... sorted by name: the series' key and order
 	converter.Series
@@ -147,9 +147,30 @@ func within(s converter.Series, from, to int64) converter.Series {
 	return s
 }
 
-// size is the series' memory in bytes: its samples and labels, and its label pairs.
-func (s *series) size() int64 {
-	n := seriesSize(s.Series) + 24
+// shareTimes gives series with the same times one T array (an answer's series are
+// usually on one grid), so the extent holds one copy. It compares with a few distinct
+// arrays only, which covers the answers of one or a few grids.
+func shareTimes(all map[string]*series) {
+	var distinct [][]int64
+	for _, s := range all {
+		i := slices.IndexFunc(distinct, func(d []int64) bool { return sameTimes(d, s.T) })
+		switch {
+		case i >= 0:
+			s.T = distinct[i]
+		case len(distinct) < 4:
+			distinct = append(distinct, s.T)
+		}
+	}
+}
+
+func sameTimes(a, b []int64) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0] || slices.Equal(a, b))
+}
+
+// size is the series' memory in bytes: its samples and labels, and its label pairs; a T
+// array in counted is not counted again.
+func (s *series) size(counted map[*int64]bool) int64 {
+	n := seriesSize(s.Series, counted) + 24
 	for _, l := range s.pairs {
 		n += int64(len(l)) + 16
 	}
@@ -157,13 +178,17 @@ func (s *series) size() int64 {
 }
 
 // seriesSize is a decoded series' memory in bytes: the labels map and the sample arrays
-// as allocated.
-func seriesSize(s converter.Series) int64 {
+// as allocated, a T array in counted not again (series share them).
+func seriesSize(s converter.Series, counted map[*int64]bool) int64 {
 	n := int64(136) // the series' slice headers and map header
 	for k, v := range s.Labels {
 		n += int64(len(k)+len(v)) + 48 // the strings, their headers, the map slot
 	}
-	n += 8*int64(cap(s.T)) + 8*int64(cap(s.V))
+	if cap(s.T) > 0 && !counted[&s.T[:1][0]] {
+		counted[&s.T[:1][0]] = true
+		n += 8 * int64(cap(s.T))
+	}
+	n += 8 * int64(cap(s.V))
 	for _, h := range s.Histograms {
 		n += 32 + 32*int64(cap(h.Buckets))
 	}

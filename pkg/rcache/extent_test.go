@@ -283,8 +283,44 @@ func TestSparseSeriesKeptAllocation(t *testing.T) {
 	if alloc > 20*uint64(len(body)) {
 		t.Errorf("decoding and keeping a %d B answer allocated %d B", len(body), alloc)
 	}
-	// Each series holds at least its 3 times and values and its label.
-	if kept < 2000*(3*16+2*4) || kept > int64(alloc) {
+	// Each series holds at least its 3 values and its label (the times are shared).
+	if kept < 2000*(3*8+2*4) || kept > int64(alloc) {
 		t.Errorf("the extent counts %d B for 2,000 series of 3 points (%d B allocated)", kept, alloc)
+	}
+}
+
+// TestSharedTimesCountedOnce: the series of an answer on one grid keep one array of
+// times, also after a part is merged again, and the extent counts it once: its size is
+// the values, one set of times and a little per series.
+func TestSharedTimesCountedOnce(t *testing.T) {
+	const series, points = 100, 1000
+	from, step := int64(1700000000000), int64(60000)
+	to := from + (points-1)*step
+	a := &converter.Answer{Type: "matrix"}
+	times := make([]int64, points)
+	for i := range times {
+		times[i] = from + int64(i)*step
+	}
+	for s := range series {
+		v := make([]float64, points)
+		a.Series = append(a.Series, converter.Series{Labels: map[string]string{"i": fmt.Sprint(s)}, T: slices.Clone(times), V: v})
+	}
+	e := &entry{}
+	e.reset()
+	e.merge(a, from, to)
+	tail := to - 10*step
+	e.merge(part(a, tail, to), tail, to)
+	values, oneTimes := int64(series*points*8), int64(points*8)
+	if n := e.size(); n < values+oneTimes || n > values+oneTimes+series*512 {
+		t.Errorf("size %d B, want %d B of values, %d B of times and under 512 B a series", n, values, oneTimes)
+	}
+	var first *int64
+	for _, s := range e.series {
+		if first == nil {
+			first = &s.T[0]
+		}
+		if &s.T[0] != first {
+			t.Fatal("the series do not share their times")
+		}
 	}
 }

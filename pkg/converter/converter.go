@@ -107,9 +107,9 @@ type decoder struct {
 
 	lastTimes []int64
 	times     []int64
-	values  []float64
-	hists   []Histogram
-	buckets []Bucket
+	values    []float64
+	hists     []Histogram
+	buckets   []Bucket
 }
 
 // readData reads {"resultType": ..., "result": ...}. A result that arrives before its

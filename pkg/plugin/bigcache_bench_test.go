@@ -34,7 +34,9 @@ const bigStep = time.Minute
 // bigMatrixBody is a query_range matrix answer of series × points on the one-minute grid
 // from bigT0 (promtest.CloudWatchMatrix). 150 × 1,440 is the answer issue 17 measured
 // (216,000 points, about 7.3 MB).
-func bigMatrixBody(series, points int) []byte { return promtest.CloudWatchMatrix(bigT0, series, points) }
+func bigMatrixBody(series, points int) []byte {
+	return promtest.CloudWatchMatrix(bigT0, series, points)
+}
 
 // bigUpstream serves body for every query_range request on the grid of points minutes from
 // bigT0 (anything else is a 400 naming what was asked, which fails the query), in 64 KiB

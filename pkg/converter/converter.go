@@ -16,8 +16,8 @@ import (
 	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
 )
 
-// DefaultMaxPoints bounds the samples one query's frames may hold (32 bytes each, a time
-// and a value: about 64 MB of frames), whatever the body's size.
+// DefaultMaxPoints bounds the samples one answer may hold (decoded, at most 16 bytes each,
+// a time and a value, and 8 more in frames: under 50 MB), whatever the body's size.
 const DefaultMaxPoints = 2_000_000
 
 // Answer is a decoded success answer of a query or query_range call.

@@ -324,3 +324,25 @@ func TestSharedTimesCountedOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestSamplesKeptInTimeOrder: samples that come out of order are kept in time order (ties
+// in the order given), and the fetched answer itself is left as it came.
+func TestSamplesKeptInTimeOrder(t *testing.T) {
+	a := &converter.Answer{Type: "matrix", Series: []converter.Series{{
+		Labels:     map[string]string{"i": "1"},
+		T:          []int64{3000, 1000, 2000, 1000},
+		V:          []float64{3, 1, 2, -1},
+		Histograms: []converter.Histogram{{T: 2000}, {T: 1000, Buckets: []converter.Bucket{{Count: 1}}}},
+	}}}
+	e := &entry{}
+	e.reset()
+	e.merge(a, 1000, 3000)
+	got := e.answer(1000, 3000).Series[0]
+	if !slices.Equal(got.T, []int64{1000, 1000, 2000, 3000}) || !slices.Equal(got.V, []float64{1, -1, 2, 3}) ||
+		got.Histograms[0].T != 1000 || len(got.Histograms[0].Buckets) != 1 || got.Histograms[1].T != 2000 {
+		t.Errorf("kept %+v, want the samples in time order", got)
+	}
+	if s := a.Series[0]; !slices.Equal(s.T, []int64{3000, 1000, 2000, 1000}) || s.Histograms[0].T != 2000 {
+		t.Errorf("the fetched answer was changed: %+v", s)
+	}
+}

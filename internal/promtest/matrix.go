@@ -32,6 +32,28 @@ func LargeMatrix(series, points int) []byte {
 	return []byte(b.String())
 }
 
+// CloudWatchMatrix is a query_range matrix answer of series × points on a one-minute
+// grid from t0, with CloudWatch-like labels and values at full float64 precision (about
+// 33 bytes a point); the series are in label order, as Prometheus and the results cache
+// give them.
+func CloudWatchMatrix(t0 time.Time, series, points int) []byte {
+	b := []byte(`{"status":"success","data":{"resultType":"matrix","result":[`)
+	for s := range series {
+		if s > 0 {
+			b = append(b, ',')
+		}
+		b = fmt.Appendf(b, `{"metric":{"@aws.region":"us-east-1","@resource.host.id":"i-%08x","@resource.host.type":"ml.g6e.12xlarge","__name__":"vllm:num_requests_running","aws.sagemaker.endpoint.name":"ep-%d"},"values":[`, s, s%40)
+		for p := range points {
+			if p > 0 {
+				b = append(b, ',')
+			}
+			b = fmt.Appendf(b, `[%d,"%d.%015d"]`, t0.Unix()+int64(p)*60, (s*p)%100, (s*7919+p*104729)%1000000007)
+		}
+		b = append(b, "]}"...)
+	}
+	return append(b, "]}}"...)
+}
+
 // WritePaced writes body with its Content-Length in 64 KiB writes, flushed, with a 0.5 ms
 // pause between them, as a network delivers a large answer.
 func WritePaced(w http.ResponseWriter, body []byte) {

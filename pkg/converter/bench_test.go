@@ -15,8 +15,6 @@ import (
 	"github.com/prometheus/client_golang/api"
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
-
-	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
 )
 
 const (
@@ -57,7 +55,7 @@ func matrixBodyWith(series, points int, value func(s, p int) string) []byte {
 }
 
 func convertOurs(body []byte) (data.Frames, error) {
-	return Read(bytes.NewReader(body), benchOpts)
+	return read(bytes.NewReader(body), benchOpts)
 }
 
 // memoryTransport answers every request with the same body, so the baseline runs
@@ -78,8 +76,8 @@ func (m memoryTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 // convertClientGolang is the baseline: decode with client_golang's api/prometheus/v1
-// (model.Matrix via encoding/json, as the library does), then build the same frames with
-// the same frame builder our converter uses.
+// (model.Matrix via encoding/json, as the library does), then build the same frames from
+// an Answer holding its samples.
 func convertClientGolang(promAPI v1.API) (data.Frames, error) {
 	end := time.Unix(1764460800+benchPoints*60, 0)
 	value, warnings, infos, err := promAPI.QueryRange(context.Background(), benchOpts.Expr, v1.Range{Start: end.Add(-24 * time.Hour), End: end, Step: time.Minute})
@@ -90,22 +88,18 @@ func convertClientGolang(promAPI v1.API) (data.Frames, error) {
 	if !ok {
 		return nil, fmt.Errorf("got %T, want a matrix", value)
 	}
-	b := newBuilder(benchOpts)
-	b.resultType = "matrix"
+	a := &Answer{Type: "matrix", Warnings: warnings, Infos: infos}
 	for _, stream := range matrix {
-		b.times, b.values = b.times[:0], b.values[:0]
-		for _, p := range stream.Values {
-			b.times = append(b.times, p.Timestamp.Time().UTC())
-			b.values = append(b.values, float64(p.Value))
-		}
-		labels := make(data.Labels, len(stream.Metric))
+		s := Series{Labels: make(data.Labels, len(stream.Metric))}
 		for k, v := range stream.Metric {
-			labels[string(k)] = string(v)
+			s.Labels[string(k)] = string(v)
 		}
-		b.series++
-		b.addFloatSeries(labels)
+		for _, p := range stream.Values {
+			s.T, s.V = append(s.T, int64(p.Timestamp)), append(s.V, float64(p.Value))
+		}
+		a.Series = append(a.Series, s)
 	}
-	return b.finish(promclient.Envelope{Warnings: warnings, Infos: infos}), nil
+	return a.Frames(benchOpts)
 }
 
 func newBaselineAPI(b testing.TB, body []byte) v1.API {

@@ -1,11 +1,13 @@
-// Package converter turns a Prometheus HTTP API query response into data frames shaped
-// the way Grafana's panels, Explore and alerting expect from a Prometheus datasource. It
-// reads the body in one forward pass, while it arrives, never holding the whole document
-// or an intermediate object tree in memory.
+// Package converter reads Prometheus HTTP API query answers and turns them into data
+// frames shaped the way Grafana's panels, Explore and alerting expect from a Prometheus
+// datasource. It is the one reader of an answer's resultType and result: a body is read
+// once, in one forward pass while it arrives, into an Answer (the samples, decoded); the
+// frames are built from an Answer, so a cached Answer gives the same frames as a fetched one.
 package converter
 
 import (
 	"io"
+	"slices"
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
@@ -14,57 +16,105 @@ import (
 	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
 )
 
-// DefaultMaxPoints bounds the samples one query's frames may hold (32 bytes each, a time
-// and a value: about 64 MB of frames), whatever the body's size.
+// DefaultMaxPoints bounds the samples one answer may hold (decoded, at most 16 bytes each,
+// a time and a value, and 8 more in frames: under 50 MB), whatever the body's size.
 const DefaultMaxPoints = 2_000_000
 
-// Options carries the query context the frames describe.
-type Options struct {
-	// Expr is the expression as executed (variables expanded). It is shown in the query
-	// inspector and stands in for the legend of a series without labels.
-	Expr string
-	// LegendFormat is the panel's legend: "{{label}}" templates, "__auto" or "".
-	LegendFormat string
-	// Step is the query step (the range step, or the calculated step of an instant query).
-	Step time.Duration
-	// MaxPoints caps the samples of all frames; 0 means DefaultMaxPoints.
-	MaxPoints int
-	// AddLabels are set on every series (and scalar) that lacks them, before the legend
-	// is formatted, so {{label}} and __auto legends show them (e.g. the region an answer
-	// came from when a query spans regions).
-	AddLabels data.Labels
+// Answer is a decoded success answer of a query or query_range call.
+type Answer struct {
+	Type string // resultType: matrix, vector, scalar or string
+	// Series are a matrix's or vector's series in the answer's order; a scalar is one
+	// series without labels, a string one series whose one time goes with Text.
+	Series          []Series
+	Text            string
+	Warnings, Infos []string
 }
 
-// Read converts a query or query_range response body into frames, while the body arrives.
-// It reads the envelope with promclient's one reader, so errors are promclient's: an
-// *APIError for an error envelope, a *MalformedError for a body that is not a Prometheus
-// answer, a *TooLargeError beyond MaxPoints.
-func Read(r io.Reader, opts Options) (data.Frames, error) {
-	if opts.MaxPoints <= 0 {
-		opts.MaxPoints = DefaultMaxPoints
+// Series is one series' labels (nil when the answer gave none) and samples in the order
+// given: float samples at times T (Unix milliseconds) with values V, and native histograms.
+// Series with the same times may share one T array: an Answer is read only.
+type Series struct {
+	Labels     data.Labels
+	T          []int64
+	V          []float64
+	Histograms []Histogram
+}
+
+// Histogram is one native histogram sample.
+type Histogram struct {
+	T       int64 // Unix milliseconds
+	Buckets []Bucket
+}
+
+// Bucket is one histogram bucket: bounds, count and Prometheus' boundary rule (0 open
+// left, 1 open right, 2 open both, 3 closed both).
+type Bucket struct {
+	Lower, Upper, Count float64
+	Rule                int8
+}
+
+// Points is the number of samples, float and histogram, the answer holds.
+func (a *Answer) Points() int {
+	n := 0
+	for _, s := range a.Series {
+		n += len(s.V) + len(s.Histograms)
 	}
-	b := newBuilder(opts)
-	env, err := promclient.ReadEnvelope(r, b.readData)
+	return n
+}
+
+// ReadAnswer reads a query or query_range answer while it arrives. It reads the envelope
+// with promclient's one reader, so errors are promclient's: an *APIError for an error
+// envelope, a *MalformedError for a body that is not a Prometheus answer, a *TooLargeError
+// past maxPoints samples (≤ 0: DefaultMaxPoints).
+func ReadAnswer(r io.Reader, maxPoints int) (*Answer, error) {
+	if maxPoints <= 0 {
+		maxPoints = DefaultMaxPoints
+	}
+	d := &decoder{maxPoints: maxPoints}
+	env, err := promclient.ReadEnvelope(r, d.readData)
 	if err != nil {
 		return nil, err
 	}
-	return b.finish(env), nil
+	d.a.Warnings, d.a.Infos = env.Warnings, env.Infos
+	return &d.a, nil
 }
 
-// Decode is Read as a promclient.Decode that leaves its frames in *into.
-func Decode(opts Options, into *data.Frames) promclient.Decode {
+// Decode is ReadAnswer as a promclient.Decode that leaves the answer in *into (read
+// afresh on every attempt).
+func Decode(into *Answer) promclient.Decode {
 	return func(r io.Reader) error {
-		frames, err := Read(r, opts)
-		*into = frames
-		return err
+		a, err := ReadAnswer(r, DefaultMaxPoints)
+		if err != nil {
+			*into = Answer{}
+			return err
+		}
+		*into = *a
+		return nil
 	}
 }
 
 func formatErrorf(format string, args ...any) error { return promclient.Malformed(format, args...) }
 
+// decoder fills an Answer. The sample slices are scratch space reused for every series:
+// each series keeps an exactly sized copy, so a long matrix costs no repeated growth; a
+// series with the previous one's times shares its copy (lastTimes), as the series of an
+// answer on one step grid do.
+type decoder struct {
+	a         Answer
+	maxPoints int
+	points    int
+	sawResult bool
+
+	lastTimes []int64
+	times     []int64
+	values    []float64
+	hists     []Histogram
+	buckets   []Bucket
+}
+
 // readData reads {"resultType": ..., "result": ...}. A result that arrives before its
 // resultType is kept as raw bytes and parsed once the type is known.
-func (b *builder) readData(iter *jsoniter.Iterator) error {
+func (d *decoder) readData(iter *jsoniter.Iterator) error {
 	next, err := iter.WhatIsNext()
 	if err != nil {
 		return err
@@ -83,23 +133,23 @@ func (b *builder) readData(iter *jsoniter.Iterator) error {
 		}
 		switch key {
 		case "resultType":
-			if b.resultType, err = promclient.ReadNullableString(iter); err != nil {
+			if d.a.Type, err = promclient.ReadNullableString(iter); err != nil {
 				return err
 			}
 			if pending != nil {
-				if err := b.readPending(pending); err != nil {
+				if err := d.readPending(pending); err != nil {
 					return err
 				}
 				pending = nil
 			}
 		case "result":
-			if b.resultType == "" {
+			if d.a.Type == "" {
 				if pending, err = iter.SkipAndReturnBytes(); err != nil {
 					return err
 				}
 				continue
 			}
-			if err := b.readResult(iter); err != nil {
+			if err := d.readResult(iter); err != nil {
 				return err
 			}
 		default:
@@ -114,19 +164,19 @@ func (b *builder) readData(iter *jsoniter.Iterator) error {
 	return nil
 }
 
-func (b *builder) readPending(raw []byte) error {
+func (d *decoder) readPending(raw []byte) error {
 	iter, err := jsoniter.ParseBytes(jsoniter.ConfigDefault, raw)
 	if err != nil {
 		return err
 	}
-	return b.readResult(iter)
+	return d.readResult(iter)
 }
 
-func (b *builder) readResult(iter *jsoniter.Iterator) error {
-	if b.sawResult {
+func (d *decoder) readResult(iter *jsoniter.Iterator) error {
+	if d.sawResult {
 		return formatErrorf("the Prometheus response has more than one result")
 	}
-	b.sawResult = true
+	d.sawResult = true
 	next, err := iter.WhatIsNext()
 	if err != nil {
 		return err
@@ -135,22 +185,20 @@ func (b *builder) readResult(iter *jsoniter.Iterator) error {
 		_, err = iter.ReadNil()
 		return err
 	}
-	switch b.resultType {
+	switch d.a.Type {
 	case "matrix", "vector":
-		return forEachElement(iter, b.readSeries)
+		return forEachElement(iter, d.readSeries)
 	case "scalar":
-		ts, v, err := readFloatSample(iter)
+		t, v, err := readFloatSample(iter)
 		if err != nil {
 			return err
 		}
-		b.times = append(b.times[:0], ts)
-		b.values = append(b.values[:0], v)
-		b.addFloatSeries(b.withAdded(nil))
+		d.a.Series = append(d.a.Series, Series{T: []int64{t}, V: []float64{v}})
 		return nil
 	case "string":
-		return b.readString(iter)
+		return d.readString(iter)
 	default:
-		return formatErrorf("the Prometheus response has resultType %q, which is not one of matrix, vector, scalar, string", b.resultType)
+		return formatErrorf("the Prometheus response has resultType %q, which is not one of matrix, vector, scalar, string", d.a.Type)
 	}
 }
 
@@ -170,9 +218,8 @@ func forEachElement(iter *jsoniter.Iterator, read func(*jsoniter.Iterator) error
 
 // readSeries reads one {"metric":{...}, "values"|"value"|"histograms"|"histogram": ...}
 // item in whatever key order it comes.
-func (b *builder) readSeries(iter *jsoniter.Iterator) error {
-	b.times, b.values = b.times[:0], b.values[:0]
-	b.hist.reset()
+func (d *decoder) readSeries(iter *jsoniter.Iterator) error {
+	d.times, d.values, d.hists = d.times[:0], d.values[:0], d.hists[:0]
 	var labels data.Labels
 	for {
 		key, err := iter.ReadObject()
@@ -186,13 +233,13 @@ func (b *builder) readSeries(iter *jsoniter.Iterator) error {
 		case "metric":
 			labels, err = readLabels(iter)
 		case "values":
-			err = forEachElement(iter, b.readOneFloatSample)
+			err = forEachElement(iter, d.readOneFloatSample)
 		case "value":
-			err = b.readOneFloatSample(iter)
+			err = d.readOneFloatSample(iter)
 		case "histograms":
-			err = forEachElement(iter, b.readHistogramSample)
+			err = forEachElement(iter, d.readHistogramSample)
 		case "histogram":
-			err = b.readHistogramSample(iter)
+			err = d.readHistogramSample(iter)
 		default:
 			err = iter.Skip()
 		}
@@ -200,29 +247,19 @@ func (b *builder) readSeries(iter *jsoniter.Iterator) error {
 			return err
 		}
 	}
-	b.series++
-	labels = b.withAdded(labels)
-	if len(b.values) > 0 || b.hist.len() == 0 {
-		b.addFloatSeries(labels)
+	if !slices.Equal(d.times, d.lastTimes) {
+		d.lastTimes = exact(d.times)
 	}
-	if b.hist.len() > 0 {
-		b.addHistogramSeries(labels)
-	}
+	d.a.Series = append(d.a.Series, Series{Labels: labels, T: d.lastTimes, V: exact(d.values), Histograms: exact(d.hists)})
 	return nil
 }
 
-// withAdded is labels with the AddLabels it lacks.
-func (b *builder) withAdded(labels data.Labels) data.Labels {
-	for k, v := range b.opts.AddLabels {
-		if _, ok := labels[k]; ok {
-			continue
-		}
-		if labels == nil {
-			labels = data.Labels{}
-		}
-		labels[k] = v
+// exact is an exactly sized copy of s; nil when s is empty.
+func exact[T any](s []T) []T {
+	if len(s) == 0 {
+		return nil
 	}
-	return labels
+	return append(make([]T, 0, len(s)), s...)
 }
 
 func readLabels(iter *jsoniter.Iterator) (data.Labels, error) {
@@ -251,62 +288,66 @@ func readLabels(iter *jsoniter.Iterator) (data.Labels, error) {
 	}
 }
 
-// countPoint refuses the sample that would take the frames past MaxPoints.
-func (b *builder) countPoint() error {
-	if b.points++; b.points > b.opts.MaxPoints {
-		return &promclient.TooLargeError{Limit: int64(b.opts.MaxPoints), Unit: "points"}
+// countPoint refuses the sample that would take the answer past maxPoints.
+func (d *decoder) countPoint() error {
+	if d.points++; d.points > d.maxPoints {
+		return tooLarge(d.maxPoints)
 	}
 	return nil
 }
 
-func (b *builder) readOneFloatSample(iter *jsoniter.Iterator) error {
-	if err := b.countPoint(); err != nil {
+func tooLarge(maxPoints int) error {
+	return &promclient.TooLargeError{Limit: int64(maxPoints), Unit: "points"}
+}
+
+func (d *decoder) readOneFloatSample(iter *jsoniter.Iterator) error {
+	if err := d.countPoint(); err != nil {
 		return err
 	}
-	ts, v, err := readFloatSample(iter)
+	t, v, err := readFloatSample(iter)
 	if err != nil {
 		return err
 	}
-	b.times = append(b.times, ts)
-	b.values = append(b.values, v)
+	d.times = append(d.times, t)
+	d.values = append(d.values, v)
 	return nil
 }
 
 // readFloatSample reads [<unix seconds>, "<value>"].
-func readFloatSample(iter *jsoniter.Iterator) (time.Time, float64, error) {
-	ts, err := openSample(iter)
+func readFloatSample(iter *jsoniter.Iterator) (int64, float64, error) {
+	t, err := openSample(iter)
 	if err != nil {
-		return time.Time{}, 0, err
+		return 0, 0, err
 	}
 	raw, err := iter.ReadStringAsSlice()
 	if err != nil {
-		return time.Time{}, 0, err
+		return 0, 0, err
 	}
 	v, err := parseValue(raw)
 	if err != nil {
-		return time.Time{}, 0, err
+		return 0, 0, err
 	}
-	return ts, v, closeSample(iter)
+	return t, v, closeSample(iter)
 }
 
-// openSample opens a [<unix seconds>, <value>] sample array, reads its timestamp and
-// leaves iter at the value.
-func openSample(iter *jsoniter.Iterator) (time.Time, error) {
+// openSample opens a [<unix seconds>, <value>] sample array, reads its timestamp (in
+// milliseconds) and leaves iter at the value.
+func openSample(iter *jsoniter.Iterator) (int64, error) {
 	if more, err := iter.ReadArray(); err != nil || !more {
-		return time.Time{}, sampleShapeError(err)
+		return 0, sampleShapeError(err)
 	}
 	secs, err := iter.ReadFloat64()
 	if err != nil {
-		return time.Time{}, err
+		return 0, err
 	}
-	ts, err := secondsToTime(secs)
+	t, err := secondsToMillis(secs)
 	if err != nil {
-		return time.Time{}, err
+		return 0, err
 	}
 	if more, err := iter.ReadArray(); err != nil || !more {
-		return time.Time{}, sampleShapeError(err)
+		return 0, sampleShapeError(err)
 	}
-	return ts, nil
+	return t, nil
 }
 
 // closeSample skips anything after the value and consumes the closing bracket.
@@ -324,9 +365,9 @@ func sampleShapeError(err error) error {
 // maxSeconds keeps timestamps inside what time.Time and int64 milliseconds represent.
 const maxSeconds = 1e14
 
-func secondsToTime(secs float64) (time.Time, error) {
+func secondsToMillis(secs float64) (int64, error) {
 	if !(secs > -maxSeconds && secs < maxSeconds) {
-		return time.Time{}, formatErrorf("sample timestamp %v is not a Unix time in seconds", secs)
+		return 0, formatErrorf("sample timestamp %v is not a Unix time in seconds", secs)
 	}
 	// Prometheus timestamps have millisecond precision; rounding undoes float error.
 	ms := secs * 1000
@@ -335,11 +376,11 @@ func secondsToTime(secs float64) (time.Time, error) {
 	} else {
 		ms += 0.5
 	}
-	return time.UnixMilli(int64(ms)).UTC(), nil
+	return int64(ms), nil
 }
 
-func (b *builder) readString(iter *jsoniter.Iterator) error {
-	ts, err := openSample(iter)
+func (d *decoder) readString(iter *jsoniter.Iterator) error {
+	t, err := openSample(iter)
 	if err != nil {
 		return err
 	}
@@ -350,6 +391,9 @@ func (b *builder) readString(iter *jsoniter.Iterator) error {
 	if err := closeSample(iter); err != nil {
 		return err
 	}
-	b.addStringResult(ts, s)
+	d.a.Series, d.a.Text = append(d.a.Series, Series{T: []int64{t}}), s
 	return nil
 }
+
+// millisToTime is a sample time as the frames hold it.
+func millisToTime(ms int64) time.Time { return time.UnixMilli(ms).UTC() }

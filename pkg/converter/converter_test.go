@@ -24,10 +24,19 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
+// read converts an answer into frames as the plugin does: ReadAnswer, then Frames.
+func read(r io.Reader, opts Options) (data.Frames, error) {
+	a, err := ReadAnswer(r, opts.MaxPoints)
+	if err != nil {
+		return nil, err
+	}
+	return a.Frames(opts)
+}
+
 // response is how the plugin reports a conversion: frames, or the error as a downstream
 // error (the body came from upstream).
 func response(r io.Reader, opts Options) backend.DataResponse {
-	frames, err := Read(r, opts)
+	frames, err := read(r, opts)
 	if err != nil {
 		return backend.DataResponse{Error: err, ErrorSource: backend.ErrorSourceDownstream}
 	}
@@ -104,7 +113,7 @@ func TestErrors(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			frames, err := Read(bytes.NewReader(body), Options{})
+			frames, err := read(bytes.NewReader(body), Options{})
 			if err == nil {
 				t.Fatalf("want an error, got %d frames", len(frames))
 			}
@@ -147,7 +156,7 @@ func TestMoreErrorShapes(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.body, func(t *testing.T) {
-			_, err := Read(strings.NewReader(tc.body), Options{})
+			_, err := read(strings.NewReader(tc.body), Options{})
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("error = %v, want it to contain %q", err, tc.want)
 			}
@@ -189,7 +198,7 @@ func TestTruncationNotice(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			frames, err := Read(strings.NewReader(vectorBody(tc.series, tc.warnings...)), Options{Expr: "m"})
+			frames, err := read(strings.NewReader(vectorBody(tc.series, tc.warnings...)), Options{Expr: "m"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -247,7 +256,7 @@ func TestDisplayName(t *testing.T) {
 
 func TestSpecialValuesAndTimes(t *testing.T) {
 	body := `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{},"values":[[1764496800.001,"NaN"],[1764496800.002,"+Inf"],[1764496800.003,"-Inf"],[-1.5,"0"]]}]}}`
-	frames, err := Read(strings.NewReader(body), Options{})
+	frames, err := read(strings.NewReader(body), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,7 +284,7 @@ func TestPointCap(t *testing.T) {
 		wantErr bool
 	}{{29, true}, {30, false}, {0, false}}
 	for _, tc := range tests {
-		frames, err := Read(strings.NewReader(body), Options{MaxPoints: tc.max})
+		frames, err := read(strings.NewReader(body), Options{MaxPoints: tc.max})
 		var tooLarge *promclient.TooLargeError
 		if tc.wantErr {
 			if !errors.As(err, &tooLarge) || tooLarge.Unit != "points" || !strings.Contains(err.Error(), "raise the step") {
@@ -287,6 +296,15 @@ func TestPointCap(t *testing.T) {
 			t.Errorf("MaxPoints %d: %d frames, err %v", tc.max, len(frames), err)
 		}
 	}
+	// An answer decoded under a higher cap (a cache assembling parts) is capped by Frames.
+	a, err := ReadAnswer(strings.NewReader(body), 30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tooLarge *promclient.TooLargeError
+	if frames, err := a.Frames(Options{MaxPoints: 29}); !errors.As(err, &tooLarge) || tooLarge.Limit != 29 || frames != nil {
+		t.Errorf("Frames with MaxPoints 29 of 30 points: %d frames, err %v", len(frames), err)
+	}
 }
 
 // AddLabels go on every series (and scalar) that lacks them, before the legend is formatted;
@@ -297,7 +315,7 @@ func TestAddLabels(t *testing.T) {
 		{"metric":{"__name__":"up","job":"b","@aws.region":"eu-west-1"},"values":[[1,"2"]]},
 		{"metric":{},"values":[[1,"3"]]}]}}`
 	add := data.Labels{"@aws.region": "us-west-2"}
-	frames, err := Read(strings.NewReader(body), Options{Expr: "up", LegendFormat: "{{job}} {{@aws.region}}", AddLabels: add})
+	frames, err := read(strings.NewReader(body), Options{Expr: "up", LegendFormat: "{{job}} {{@aws.region}}", AddLabels: add})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -315,8 +333,60 @@ func TestAddLabels(t *testing.T) {
 		t.Errorf("the options' labels were changed: %v", add)
 	}
 	scalar := `{"status":"success","data":{"resultType":"scalar","result":[1,"2"]}}`
-	frames, err = Read(strings.NewReader(scalar), Options{Expr: "1+1", AddLabels: add})
+	frames, err = read(strings.NewReader(scalar), Options{Expr: "1+1", AddLabels: add})
 	if err != nil || frames[0].Fields[1].Labels["@aws.region"] != "us-west-2" {
 		t.Errorf("scalar: %v %v", frames, err)
+	}
+}
+
+// An Answer's frames are built without changing it (caches share answers), share none of
+// its memory, and share one time field between consecutive series with the same times (as
+// the answer shares their times).
+func TestFramesLeaveTheAnswerAlone(t *testing.T) {
+	body := `{"status":"success","data":{"resultType":"matrix","result":[
+		{"metric":{"job":"a"},"values":[[1,"1"],[2,"2"]]},
+		{"metric":{"job":"b"},"values":[[1,"3"],[2,"4"]]},
+		{"metric":{"job":"c"},"values":[[1,"5"],[3,"6"]]}]}}`
+	a, err := ReadAnswer(strings.NewReader(body), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if &a.Series[0].T[0] != &a.Series[1].T[0] || &a.Series[1].T[0] == &a.Series[2].T[0] {
+		t.Error("series 0 and 1 (same times) should share their times, series 2 (other times) not")
+	}
+	before, _ := json.Marshal(a)
+	opts := Options{Expr: "m", AddLabels: data.Labels{"@aws.region": "us-west-2"}}
+	frames, err := a.Frames(opts)
+	if err != nil || len(frames) != 3 {
+		t.Fatalf("%d frames, %v", len(frames), err)
+	}
+	for _, f := range frames {
+		f.Fields[1].Labels["job"] = "changed"
+		f.Fields[1].Set(0, 99.0)
+	}
+	if after, _ := json.Marshal(a); !bytes.Equal(before, after) {
+		t.Fatalf("building and changing the frames changed the answer:\n%s\n%s", before, after)
+	}
+	if frames[0].Fields[0] != frames[1].Fields[0] || frames[1].Fields[0] == frames[2].Fields[0] {
+		t.Error("series 0 and 1 (same times) should share their time field, series 2 (other times) not")
+	}
+	again, err := a.Frames(opts)
+	if err != nil || again[2].Fields[1].Labels["job"] != "c" || again[2].Fields[1].At(0).(float64) != 5 {
+		t.Fatalf("frames built again: %v %v", again, err)
+	}
+}
+
+// Decode reads every attempt afresh: a retried answer holds the second attempt only.
+func TestDecodeStartsOverOnEachAttempt(t *testing.T) {
+	good := matrixBody(3, 10)
+	var a Answer
+	if err := Decode(&a)(io.MultiReader(bytes.NewReader(good[:len(good)/2]), iotest.ErrReader(errors.New("connection reset")))); err == nil {
+		t.Fatal("a cut body decoded")
+	}
+	if err := Decode(&a)(bytes.NewReader(good)); err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Series) != 3 || a.Points() != 30 {
+		t.Fatalf("after a retry: %d series, %d points; want 3 and 30", len(a.Series), a.Points())
 	}
 }

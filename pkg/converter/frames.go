@@ -2,6 +2,7 @@ package converter
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -20,24 +21,62 @@ type Custom struct {
 	CalculatedMinStep int64  `json:"calculatedMinStep,omitempty"`
 }
 
-// builder accumulates frames while the response is read. The sample slices are scratch
-// space reused for every series: each series is copied once into exactly sized field
-// vectors, so a long matrix costs no repeated slice growth.
+// Options carries the query context the frames describe.
+type Options struct {
+	// Expr is the expression as executed (variables expanded). It is shown in the query
+	// inspector and stands in for the legend of a series without labels.
+	Expr string
+	// LegendFormat is the panel's legend: "{{label}}" templates, "__auto" or "".
+	LegendFormat string
+	// Step is the query step (the range step, or the calculated step of an instant query).
+	Step time.Duration
+	// MaxPoints caps the samples of all frames; 0 means DefaultMaxPoints.
+	MaxPoints int
+	// AddLabels are set on every series (and scalar) that lacks them, before the legend
+	// is formatted, so {{label}} and __auto legends show them (e.g. the region an answer
+	// came from when a query spans regions).
+	AddLabels data.Labels
+}
+
+// Frames builds the answer's frames: one per float series and one per histogram series,
+// in the answer's order. It does not change the answer (a cached one is shared) and the
+// frames share none of its memory. Consecutive frames whose samples have the same times
+// share one time field (a time.Time is 24 bytes a point, three times its value): the
+// frames are read only. A *TooLargeError past opts.MaxPoints samples.
+func (a *Answer) Frames(opts Options) (data.Frames, error) {
+	if opts.MaxPoints <= 0 {
+		opts.MaxPoints = DefaultMaxPoints
+	}
+	if a.Points() > opts.MaxPoints {
+		return nil, tooLarge(opts.MaxPoints)
+	}
+	b := &builder{opts: opts, resultType: a.Type}
+	for _, s := range a.Series {
+		labels := b.withAdded(s.Labels)
+		switch {
+		case a.Type == "string":
+			b.addStringResult(s.T, a.Text)
+			continue
+		case len(s.V) > 0 || len(s.Histograms) == 0:
+			b.addFloatSeries(labels, s)
+		}
+		if len(s.Histograms) > 0 {
+			b.addHistogramSeries(labels, s.Histograms)
+		}
+	}
+	return b.finish(a), nil
+}
+
+// builder accumulates one Answer's frames. times is scratch space for the time fields,
+// reused for every series (data.NewField copies it); last is the last time field built,
+// from lastMs.
 type builder struct {
 	opts       Options
 	resultType string
-	sawResult  bool
-	series     int
-	points     int // samples read so far, against opts.MaxPoints
 	frames     data.Frames
-
-	times  []time.Time
-	values []float64
-	hist   histRows
-}
-
-func newBuilder(opts Options) *builder {
-	return &builder{opts: opts}
+	times      []time.Time
+	last       *data.Field
+	lastMs     []int64
 }
 
 func (b *builder) frameType() (data.FrameType, data.FrameTypeVersion) {
@@ -55,33 +94,64 @@ func (b *builder) meta() *data.FrameMeta {
 	return &data.FrameMeta{Type: typ, TypeVersion: version, Custom: Custom{ResultType: b.resultType}}
 }
 
-// timeField builds a frame's time field; its interval tells Grafana the expected spacing
-// between points (used to break lines at gaps).
-func (b *builder) timeField(name string, values []time.Time) *data.Field {
-	f := data.NewField(name, nil, values)
+// timeField builds a frame's time field from times in ms, or gives the last one again for
+// the same times; its interval tells Grafana the expected spacing between points (used to
+// break lines at gaps).
+func (b *builder) timeField(name string, ms []int64) *data.Field {
+	if b.last != nil && b.last.Name == name && slices.Equal(b.lastMs, ms) {
+		return b.last
+	}
+	b.times = b.times[:0]
+	for _, t := range ms {
+		b.times = append(b.times, millisToTime(t))
+	}
+	f := data.NewField(name, nil, b.times)
 	if b.opts.Step > 0 {
 		f.Config = &data.FieldConfig{Interval: float64(b.opts.Step.Milliseconds())}
 	}
+	b.last, b.lastMs = f, ms
 	return f
 }
 
-// addFloatSeries turns the scratch samples into a Time + Value frame. The value field is
-// named after the metric when the series has one, and carries the series' labels.
-func (b *builder) addFloatSeries(labels data.Labels) {
+// withAdded is a copy of labels with the AddLabels it lacks (nil stays nil when nothing
+// is added), so no frame shares a map with the answer.
+func (b *builder) withAdded(labels data.Labels) data.Labels {
+	var out data.Labels
+	if labels != nil {
+		out = make(data.Labels, len(labels)+len(b.opts.AddLabels))
+		for k, v := range labels {
+			out[k] = v
+		}
+	}
+	for k, v := range b.opts.AddLabels {
+		if _, ok := out[k]; ok {
+			continue
+		}
+		if out == nil {
+			out = data.Labels{}
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// addFloatSeries adds a Time + Value frame. The value field is named after the metric
+// when the series has one, and carries the series' labels.
+func (b *builder) addFloatSeries(labels data.Labels, s Series) {
 	name := data.TimeSeriesValueFieldName
 	if n, ok := labels["__name__"]; ok && n != "" {
 		name = n
 	}
-	valueField := data.NewField(name, labels, b.values)
-	frame := data.NewFrame("", b.timeField(data.TimeSeriesTimeFieldName, b.times), valueField)
+	valueField := data.NewField(name, labels, s.V)
+	frame := data.NewFrame("", b.timeField(data.TimeSeriesTimeFieldName, s.T), valueField)
 	frame.Meta = b.meta()
 	b.legendField(valueField, labels)
 	b.frames = append(b.frames, frame)
 }
 
-func (b *builder) addStringResult(ts time.Time, s string) {
+func (b *builder) addStringResult(t []int64, s string) {
 	frame := data.NewFrame("",
-		b.timeField(data.TimeSeriesTimeFieldName, []time.Time{ts}),
+		b.timeField(data.TimeSeriesTimeFieldName, t),
 		data.NewField(data.TimeSeriesValueFieldName, nil, []string{s}),
 	)
 	frame.Meta = b.meta()
@@ -99,10 +169,10 @@ func (b *builder) legendField(f *data.Field, labels data.Labels) {
 	f.Config.DisplayNameFromDS = name
 }
 
-// finish adds what belongs to the response as a whole to the first frame: the executed
+// finish adds what belongs to the answer as a whole to the first frame: the executed
 // query, the step, warnings, infos and the truncation notice. An empty result still
 // yields one frame so this metadata reaches the panel.
-func (b *builder) finish(env promclient.Envelope) data.Frames {
+func (b *builder) finish(a *Answer) data.Frames {
 	if len(b.frames) == 0 {
 		frame := data.NewFrame("")
 		frame.Meta = b.meta()
@@ -112,16 +182,16 @@ func (b *builder) finish(env promclient.Envelope) data.Frames {
 	meta.ExecutedQueryString = "Expr: " + b.opts.Expr + "\nStep: " + interval.FormatDuration(b.opts.Step)
 	meta.Custom = Custom{ResultType: b.resultType, CalculatedMinStep: b.opts.Step.Milliseconds()}
 	truncated := false
-	for _, w := range env.Warnings {
+	for _, w := range a.Warnings {
 		meta.Notices = append(meta.Notices, data.Notice{Severity: data.NoticeSeverityWarning, Text: w})
 		if strings.Contains(strings.ToLower(w), "truncated") {
 			truncated = true
 		}
 	}
-	for _, i := range env.Infos {
+	for _, i := range a.Infos {
 		meta.Notices = append(meta.Notices, data.Notice{Severity: data.NoticeSeverityInfo, Text: i})
 	}
-	if truncated || b.series >= promclient.MaxQueryLimit {
+	if truncated || (a.Type == "matrix" || a.Type == "vector") && len(a.Series) >= promclient.MaxQueryLimit {
 		meta.Notices = append(meta.Notices, data.Notice{Severity: data.NoticeSeverityWarning, Text: truncationText})
 	}
 	return b.frames

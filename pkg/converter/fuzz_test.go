@@ -11,7 +11,7 @@ import (
 // the executed query on the first.
 func FuzzRead(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte, legend string) {
-		frames, err := Read(bytes.NewReader(body), Options{Expr: "up", LegendFormat: legend, Step: 15 * time.Second})
+		frames, err := read(bytes.NewReader(body), Options{Expr: "up", LegendFormat: legend, Step: 15 * time.Second})
 		if err != nil {
 			if frames != nil {
 				t.Fatal("frames returned together with an error")

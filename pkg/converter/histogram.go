@@ -1,8 +1,6 @@
 package converter
 
 import (
-	"time"
-
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 	"github.com/grafana/grafana-plugin-sdk-go/data/utils/jsoniter"
 )
@@ -16,29 +14,12 @@ import (
 // repeated on every row.
 const frameTypeHeatmapCells data.FrameType = "heatmap-cells"
 
-// histRows is the scratch space for one series' histogram rows, reused across series.
-type histRows struct {
-	xMax         []time.Time
-	yMin, yMax   []float64
-	count        []float64
-	yLayout      []int8
-	samplesTotal int
-}
-
-func (h *histRows) reset() {
-	h.xMax, h.yMin, h.yMax, h.count, h.yLayout = h.xMax[:0], h.yMin[:0], h.yMax[:0], h.count[:0], h.yLayout[:0]
-	h.samplesTotal = 0
-}
-
-// len is the number of histogram samples read, including those without buckets.
-func (h *histRows) len() int { return h.samplesTotal }
-
 // readHistogramSample reads [<unix seconds>, {"count":..., "sum":..., "buckets":[...]}].
-func (b *builder) readHistogramSample(iter *jsoniter.Iterator) error {
-	if err := b.countPoint(); err != nil {
+func (d *decoder) readHistogramSample(iter *jsoniter.Iterator) error {
+	if err := d.countPoint(); err != nil {
 		return err
 	}
-	ts, err := openSample(iter)
+	t, err := openSample(iter)
 	if err != nil {
 		return err
 	}
@@ -49,7 +30,7 @@ func (b *builder) readHistogramSample(iter *jsoniter.Iterator) error {
 	if next != jsoniter.ObjectValue {
 		return formatErrorf("a histogram sample's value is not an object with count, sum and buckets")
 	}
-	b.hist.samplesTotal++
+	d.buckets = d.buckets[:0]
 	for {
 		key, err := iter.ReadObject()
 		if err != nil {
@@ -64,15 +45,16 @@ func (b *builder) readHistogramSample(iter *jsoniter.Iterator) error {
 			}
 			continue
 		}
-		if err := b.readBuckets(iter, ts); err != nil {
+		if err := d.readBuckets(iter); err != nil {
 			return err
 		}
 	}
+	d.hists = append(d.hists, Histogram{T: t, Buckets: exact(d.buckets)})
 	return closeSample(iter)
 }
 
 // readBuckets reads [[<boundary rule>, "<lower>", "<upper>", "<count>"], ...].
-func (b *builder) readBuckets(iter *jsoniter.Iterator, ts time.Time) error {
+func (d *decoder) readBuckets(iter *jsoniter.Iterator) error {
 	next, err := iter.WhatIsNext()
 	if err != nil {
 		return err
@@ -112,12 +94,7 @@ func (b *builder) readBuckets(iter *jsoniter.Iterator, ts time.Time) error {
 		if err := closeSample(iter); err != nil {
 			return err
 		}
-		h := &b.hist
-		h.xMax = append(h.xMax, ts)
-		h.yMin = append(h.yMin, nums[0])
-		h.yMax = append(h.yMax, nums[1])
-		h.count = append(h.count, nums[2])
-		h.yLayout = append(h.yLayout, int8(rule))
+		d.buckets = append(d.buckets, Bucket{Lower: nums[0], Upper: nums[1], Count: nums[2], Rule: int8(rule)})
 	}
 }
 
@@ -128,15 +105,25 @@ func bucketShapeError(err error) error {
 	return formatErrorf("a histogram bucket is not a [boundary rule, lower, upper, count] array")
 }
 
-func (b *builder) addHistogramSeries(labels data.Labels) {
-	h := &b.hist
-	countField := data.NewField("count", labels, h.count)
+// addHistogramSeries adds a heatmap-cells frame: one row per bucket per sample.
+func (b *builder) addHistogramSeries(labels data.Labels, hists []Histogram) {
+	var xMax []int64
+	var yMin, yMax, count []float64
+	var yLayout []int8
+	for _, h := range hists {
+		for _, bk := range h.Buckets {
+			xMax = append(xMax, h.T)
+			yMin, yMax, count = append(yMin, bk.Lower), append(yMax, bk.Upper), append(count, bk.Count)
+			yLayout = append(yLayout, bk.Rule)
+		}
+	}
+	countField := data.NewField("count", labels, count)
 	frame := data.NewFrame("",
-		b.timeField("xMax", h.xMax),
-		data.NewField("yMin", nil, h.yMin),
-		data.NewField("yMax", nil, h.yMax),
+		b.timeField("xMax", xMax),
+		data.NewField("yMin", nil, yMin),
+		data.NewField("yMax", nil, yMax),
 		countField,
-		data.NewField("yLayout", nil, h.yLayout),
+		data.NewField("yLayout", nil, yLayout),
 	)
 	frame.Meta = b.meta()
 	frame.Meta.Type, frame.Meta.TypeVersion = frameTypeHeatmapCells, data.FrameTypeVersion{}

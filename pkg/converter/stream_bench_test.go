@@ -88,14 +88,18 @@ func TestStreamedEqualsBuffered(t *testing.T) {
 		t.Fatal(err)
 	}
 	opts := Options{Expr: "x", LegendFormat: "{{gpu}}", Step: 15 * time.Second}
-	var streamed data.Frames
+	var answer Answer
 	var raw []byte
-	for _, d := range []promclient.Decode{Decode(opts, &streamed), promclient.Raw(&raw)} {
+	for _, d := range []promclient.Decode{Decode(&answer), promclient.Raw(&raw)} {
 		if err := c.Query(context.Background(), "x", time.Time{}, 0, d); err != nil {
 			t.Fatal(err)
 		}
 	}
-	buffered, err := Read(bytes.NewReader(raw), opts)
+	streamed, err := answer.Frames(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	buffered, err := read(bytes.NewReader(raw), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,15 +152,18 @@ func BenchmarkBigAnswer(b *testing.B) {
 		return c.QueryRange(context.Background(), opts.Expr, t0, t0.Add(6*time.Hour), 15*time.Second, 0, decode)
 	}
 	streamed := func() (data.Frames, error) {
-		var frames data.Frames
-		return frames, call(Decode(opts, &frames))
+		var a Answer
+		if err := call(Decode(&a)); err != nil {
+			return nil, err
+		}
+		return a.Frames(opts)
 	}
 	buffered := func() (data.Frames, error) {
 		var raw []byte
 		if err := call(promclient.Raw(&raw)); err != nil {
 			return nil, err
 		}
-		return Read(bytes.NewReader(raw), opts)
+		return read(bytes.NewReader(raw), opts)
 	}
 	measure := func(run func() (data.Frames, error)) (after, total time.Duration, peak, frames uint64) {
 		runtime.GC()

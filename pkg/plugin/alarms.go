@@ -11,13 +11,11 @@ import (
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
-	"github.com/prometheus/common/model"
 
 	"github.com/inferscope/sagemaker-datasource/pkg/awsapi"
 	"github.com/inferscope/sagemaker-datasource/pkg/diagnosis"
 	"github.com/inferscope/sagemaker-datasource/pkg/health"
 	"github.com/inferscope/sagemaker-datasource/pkg/models"
-	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
 	"github.com/inferscope/sagemaker-datasource/pkg/semconv"
 )
 
@@ -259,13 +257,11 @@ func (rg *regional) applyThresholds(ctx context.Context, states []health.State, 
 	calls := make([]func() error, len(rules))
 	for i, r := range rules {
 		calls[i] = func() error {
-			var answer struct {
-				Result model.Vector `json:"result"`
-			}
-			if _, err := rg.queryInstant(ctx, r.Query, at, promclient.Data(&answer)); err != nil {
+			vector, err := cachedQueries{rg}.Instant(ctx, r.Query, at)
+			if err != nil {
 				return err
 			}
-			for _, s := range answer.Result {
+			for _, s := range vector {
 				if v := float64(s.Value); !math.IsNaN(v) && !math.IsInf(v, 0) {
 					readings[i] = append(readings[i], health.Reading{
 						Endpoint:  string(s.Metric[semconv.LabelEndpoint]),

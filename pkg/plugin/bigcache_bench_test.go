@@ -32,25 +32,10 @@ var bigT0 = time.Unix(1764460800, 0).UTC()
 const bigStep = time.Minute
 
 // bigMatrixBody is a query_range matrix answer of series × points on the one-minute grid
-// from bigT0, with CloudWatch-like labels and values at full float64 precision; the series
-// are in label order, as Prometheus and the results cache give them. 150 × 1,440 is the
-// answer issue 17 measured (216,000 points, about 7.3 MB).
+// from bigT0 (promtest.CloudWatchMatrix). 150 × 1,440 is the answer issue 17 measured
+// (216,000 points, about 7.3 MB).
 func bigMatrixBody(series, points int) []byte {
-	b := []byte(`{"status":"success","data":{"resultType":"matrix","result":[`)
-	for s := range series {
-		if s > 0 {
-			b = append(b, ',')
-		}
-		b = fmt.Appendf(b, `{"metric":{"@aws.region":"us-east-1","@resource.host.id":"i-%08x","@resource.host.type":"ml.g6e.12xlarge","__name__":"vllm:num_requests_running","aws.sagemaker.endpoint.name":"ep-%d"},"values":[`, s, s%40)
-		for p := range points {
-			if p > 0 {
-				b = append(b, ',')
-			}
-			b = fmt.Appendf(b, `[%d,"%d.%015d"]`, bigT0.Add(time.Duration(p)*bigStep).Unix(), (s*p)%100, (s*7919+p*104729)%1000000007)
-		}
-		b = append(b, "]}"...)
-	}
-	return append(b, "]}}"...)
+	return promtest.CloudWatchMatrix(bigT0, series, points)
 }
 
 // bigUpstream serves body for every query_range request on the grid of points minutes from
@@ -75,9 +60,8 @@ func bigUpstream(tb testing.TB, body []byte, points int) string {
 }
 
 // lastByteUpstream is the production client (NewClient) with the answer's body noted as
-// it is read: at is when the reader handed to the decode (the converter without the cache,
-// promclient.Raw for the cache's fetch) gets the body's last byte, i.e. when the client has
-// the whole answer. This is the plugin's seam for it: NewClient builds its own transport,
+// it is read: at is when the converter reading the answer gets the body's last byte, i.e.
+// when the client has the whole answer. This is the plugin's seam for it: NewClient builds its own transport,
 // but a ClientFactory may wrap what it returns.
 type lastByteUpstream struct {
 	Upstream
@@ -282,8 +266,8 @@ func BenchmarkBigAnswerCached(b *testing.B) {
 }
 
 // TestBigAnswerCachedEqualsUncached guards the benchmark: the default cached path and the
-// cacheSizeMiB 0 path give the same frames for the same upstream answer (a cold cache, so
-// the cached answer is the fetched one re-encoded). The only difference allowed is the
+// cacheSizeMiB 0 path give the same frames for the same upstream answer (a cold cache: the
+// fetched answer, merged into the extent). The only difference allowed is the
 // query-inspector stats the results cache adds to name how it served the query.
 func TestBigAnswerCachedEqualsUncached(t *testing.T) {
 	const series, points = 20, 300

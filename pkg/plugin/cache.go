@@ -1,10 +1,8 @@
 package plugin
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -12,7 +10,10 @@ import (
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
+	"github.com/prometheus/common/model"
 
+	"github.com/inferscope/sagemaker-datasource/pkg/converter"
+	"github.com/inferscope/sagemaker-datasource/pkg/diagnosis"
 	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
 	"github.com/inferscope/sagemaker-datasource/pkg/rcache"
 )
@@ -44,58 +45,56 @@ func (d *Datasource) cacheFor(ctx context.Context) *rcache.Cache {
 	return d.cache
 }
 
-// queryRange runs a range query through the results cache when there is one: a request
-// the cache cannot serve at all streams into decode as it arrives (the cache keeps a copy
-// alongside); otherwise only the missing parts are fetched and the answer assembled from
-// the extent is decoded like an upstream body. Without a cache the body streams into
-// decode as it arrives.
-func (rg *regional) queryRange(ctx context.Context, expr string, start, end time.Time, step time.Duration, decode promclient.Decode) (rcache.Result, error) {
+// queryRange runs a range query, through the results cache when there is one: only the
+// missing parts are fetched, and the answer is assembled from the extent (on a miss it is
+// the fetched answer itself).
+func (rg *regional) queryRange(ctx context.Context, expr string, start, end time.Time, step time.Duration) (*converter.Answer, rcache.Result, error) {
+	fetch := func(ctx context.Context, s, e time.Time) (*converter.Answer, error) {
+		var a converter.Answer
+		return &a, rg.client.QueryRange(ctx, expr, s, e, step, 0, converter.Decode(&a))
+	}
 	c := rg.d.cacheFor(ctx)
 	if c == nil {
-		return rcache.Result{Outcome: rcache.Bypass, Fetches: 1}, rg.client.QueryRange(ctx, expr, start, end, step, 0, decode)
+		a, err := fetch(ctx, start, end)
+		return a, rcache.Result{Outcome: rcache.Bypass, Fetches: 1}, err
 	}
-	return c.QueryRange(ctx, rcache.Key{DataSource: rg.cacheID, Expr: expr, Step: step}, start, end,
-		func(ctx context.Context, s, e time.Time, read func(io.Reader) error) error {
-			return rg.client.QueryRange(ctx, expr, s, e, step, 0, read)
-		}, rcache.Read(decode))
+	return c.QueryRange(ctx, rcache.Key{DataSource: rg.cacheID, Expr: expr, Step: step}, start, end, fetch)
 }
 
 // queryInstant runs an instant query, reusing a fresh answer when there is a cache
 // (panels and viewers asking at once share one call). An instant answer's step for the
 // cache's one-step rule is the period CloudWatch publishes at (timeInterval).
-func (rg *regional) queryInstant(ctx context.Context, expr string, t time.Time, decode promclient.Decode) (rcache.Outcome, error) {
+func (rg *regional) queryInstant(ctx context.Context, expr string, t time.Time) (*converter.Answer, rcache.Outcome, error) {
+	fetch := func(ctx context.Context) (*converter.Answer, error) {
+		var a converter.Answer
+		return &a, rg.client.Query(ctx, expr, t, 0, converter.Decode(&a))
+	}
 	c := rg.d.cacheFor(ctx)
 	if c == nil {
-		return rcache.Bypass, rg.client.Query(ctx, expr, t, 0, decode)
+		a, err := fetch(ctx)
+		return a, rcache.Bypass, err
 	}
-	body, out, err := c.Instant(ctx, rg.cacheID, expr, t, rg.d.sampleInterval(), func(ctx context.Context) ([]byte, error) {
-		var b []byte
-		err := rg.client.Query(ctx, expr, t, 0, promclient.Raw(&b))
-		return b, err
-	})
-	if err != nil {
-		return out, err
-	}
-	return out, decode(bytes.NewReader(body))
+	return c.Instant(ctx, rg.cacheID, expr, t, rg.d.sampleInterval(), fetch)
 }
 
-// cachedQueries lets the diagnosis rules share one region's results cache with the panels.
+// cachedQueries is one region's diagnosis.Querier: the rules and the threshold fallback
+// share the region's results cache with the panels.
 type cachedQueries struct{ rg *regional }
 
-func (c cachedQueries) Query(ctx context.Context, expr string, t time.Time, limit int, decode promclient.Decode) error {
-	if limit > 0 {
-		return c.rg.client.Query(ctx, expr, t, limit, decode)
+func (c cachedQueries) Instant(ctx context.Context, expr string, t time.Time) (model.Vector, error) {
+	a, _, err := c.rg.queryInstant(ctx, expr, t)
+	if err != nil {
+		return nil, err
 	}
-	_, err := c.rg.queryInstant(ctx, expr, t, decode)
-	return err
+	return diagnosis.Vector(a)
 }
 
-func (c cachedQueries) QueryRange(ctx context.Context, expr string, start, end time.Time, step time.Duration, limit int, decode promclient.Decode) error {
-	if limit > 0 {
-		return c.rg.client.QueryRange(ctx, expr, start, end, step, limit, decode)
+func (c cachedQueries) Range(ctx context.Context, expr string, start, end time.Time, step time.Duration) (model.Matrix, error) {
+	a, _, err := c.rg.queryRange(ctx, expr, start, end, step)
+	if err != nil {
+		return nil, err
 	}
-	_, err := c.rg.queryRange(ctx, expr, start, end, step, decode)
-	return err
+	return diagnosis.Matrix(a)
 }
 
 // lookupGranularity rounds the time range of label and series lookups in the cache key, so

@@ -38,7 +38,7 @@ func (d *Datasource) runDiagnosis(ctx context.Context, q backend.DataQuery) back
 		rg, err := d.regional(ctx, name)
 		regions[i] = diagnosis.Region{Name: name, Err: err}
 		if err == nil {
-			regions[i].Querier = diagnosis.NewPromClientQuerier(cachedQueries{rg})
+			regions[i].Querier = cachedQueries{rg}
 			built[name] = rg
 		}
 	}

@@ -10,18 +10,16 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
 	"github.com/inferscope/sagemaker-datasource/pkg/converter"
-	"github.com/inferscope/sagemaker-datasource/pkg/decodegate"
 	"github.com/inferscope/sagemaker-datasource/pkg/interval"
 	"github.com/inferscope/sagemaker-datasource/pkg/models"
 	"github.com/inferscope/sagemaker-datasource/pkg/panics"
-	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
 	"github.com/inferscope/sagemaker-datasource/pkg/rcache"
 	"github.com/inferscope/sagemaker-datasource/pkg/semconv"
 )
 
 // runPromQL answers one query: parse the model and its regions, work out the step and the
 // $__ variables, then run it in every region it names (see runPromQLIn); a query naming no
-// region runs in the default region and its frames are as they always were.
+// region runs in the default region, its series without a region label.
 func (d *Datasource) runPromQL(ctx context.Context, dq backend.DataQuery) backend.DataResponse {
 	if d.setupErr != nil {
 		return problemResponse(refused(d.setupErr))
@@ -116,11 +114,8 @@ func (d *Datasource) runPromQLIn(ctx context.Context, rg *regional, q *models.Qu
 			// Aligned to the step (in the panel's time zone) so refreshes hit the same samples.
 			start := interval.Align(q.TimeRange.From, iv.Step, q.UTCOffsetSec)
 			end := interval.Align(q.TimeRange.To, iv.Step, q.UTCOffsetSec)
-			var served rcache.Result
-			rangeResp = rg.convert(q, expr, iv, labels, func(decode promclient.Decode) (err error) {
-				served, err = rg.queryRange(ctx, expr, start, end, iv.Step, decode)
-				return err
-			})
+			a, served, err := rg.queryRange(ctx, expr, start, end, iv.Step)
+			rangeResp = rg.frames(q, expr, iv, labels, a, err)
 			if rangeResp.Error == nil {
 				annotateCache(rangeResp.Frames, served)
 				d.annotateCost(rangeResp.Frames, expr, served, served.Outcome == rcache.Bypass)
@@ -132,11 +127,8 @@ func (d *Datasource) runPromQLIn(ctx context.Context, rg *regional, q *models.Qu
 		go func() {
 			defer wg.Done()
 			defer panics.Recover(queryPanicked(q.RefID, &instResp))
-			var served rcache.Outcome
-			instResp = rg.convert(q, expr, iv, labels, func(decode promclient.Decode) (err error) {
-				served, err = rg.queryInstant(ctx, expr, q.TimeRange.To, decode)
-				return err
-			})
+			a, served, err := rg.queryInstant(ctx, expr, q.TimeRange.To)
+			instResp = rg.frames(q, expr, iv, labels, a, err)
 			if instResp.Error == nil {
 				// An instant answer is scanned upstream unless the cache served it.
 				d.annotateCost(instResp.Frames, expr, rcache.Result{Outcome: served}, served != rcache.Hit)
@@ -160,21 +152,13 @@ func (d *Datasource) runPromQLIn(ctx context.Context, rg *regional, q *models.Qu
 	return merged
 }
 
-// decodes keeps a core for small answers (stat panels) while large ones are converted;
-// one per process, as the cores are.
-var decodes = decodegate.New(0, decodegate.DefaultThreshold)
-
-// convert runs one upstream call with the converter reading its answer as it arrives, and
-// returns a DataResponse whose frames carry the query's refId (server-side expressions and
-// alerting look frames up by it). A retried answer is converted again from scratch.
-func (rg *regional) convert(q *models.Query, expr string, iv interval.Result, labels data.Labels, call func(promclient.Decode) error) backend.DataResponse {
+// frames is the DataResponse of an answer (or of the error that came instead), its frames
+// carrying the query's refId (server-side expressions and alerting look frames up by it).
+func (rg *regional) frames(q *models.Query, expr string, iv interval.Result, labels data.Labels, a *converter.Answer, err error) backend.DataResponse {
 	var out backend.DataResponse
-	err := call(decodes.Wrap(converter.Decode(converter.Options{
-		Expr:         expr,
-		LegendFormat: q.LegendFormat,
-		Step:         iv.Step,
-		AddLabels:    labels,
-	}, &out.Frames)))
+	if err == nil {
+		out.Frames, err = a.Frames(converter.Options{Expr: expr, LegendFormat: q.LegendFormat, Step: iv.Step, AddLabels: labels})
+	}
 	if err != nil {
 		out = rg.errorResponse(err)
 	}

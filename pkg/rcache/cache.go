@@ -3,16 +3,15 @@
 // fetches only the new tail plus a re-fetch window for late data, and a zoom or range
 // shift fetches only what is missing; label and variable lookups are kept briefly.
 // Requests for the same extent wait for each other, so identical requests in flight cost
-// one upstream call. Memory is bounded (LRU by bytes). The only goroutine it starts
-// decodes a fetched answer alongside the caller's reading of it (see QueryRange).
+// one upstream call. Memory is bounded (LRU by bytes). Answers are kept decoded, as the
+// converter read them, and handed out as converter.Answers: a cached answer's frames are
+// built exactly as a fetched one's.
 package rcache
 
 import (
-	"bytes"
 	"container/list"
 	"context"
 	"fmt"
-	"io"
 	"regexp"
 	"slices"
 	"strconv"
@@ -20,6 +19,7 @@ import (
 	"time"
 
 	"github.com/inferscope/sagemaker-datasource/pkg/models"
+	"github.com/inferscope/sagemaker-datasource/pkg/converter"
 )
 
 // Defaults of what the settings do not configure; MaxBytes and RefetchWindow default to
@@ -61,14 +61,9 @@ type Key struct {
 	Step       time.Duration
 }
 
-// Fetch runs the range query for [start, end] upstream and hands the answer's body to read
-// while it arrives (more than once when an attempt is retried: read starts over each
-// time); an error, read's or the call's (including a non-2xx answer), is handed back
-// unchanged.
-type Fetch func(ctx context.Context, start, end time.Time, read func(io.Reader) error) error
-
-// Read consumes an answer's body (the caller's converter).
-type Read func(io.Reader) error
+// Fetch runs the range query for [start, end] upstream and returns its decoded answer;
+// an error (including a non-2xx answer) is handed back unchanged.
+type Fetch func(ctx context.Context, start, end time.Time) (*converter.Answer, error)
 
 // Result says how a request was served.
 type Result struct {
@@ -146,8 +141,8 @@ type entry struct {
 	failedAt   time.Time
 	failedSpan int64
 
-	// Lookups and instant answers.
-	blob    []byte
+	// Lookups (bodies as fetched) and instant answers (decoded).
+	kept    any
 	expires time.Time // lookups: end of the TTL
 	evalAt  time.Time // instant answers: the evaluation time asked for
 }
@@ -157,22 +152,22 @@ type entry struct {
 var relative = regexp.MustCompile(`@\s*(start|end)\s*\(\s*\)`)
 
 // QueryRange answers the range query [start, end] from the extent, fetching only what is
-// missing or still inside the re-fetch window, and hands the answer to read. start and
-// end must lie on the step grid the caller always uses (the plugin aligns them). When the
-// whole range is fetched, read gets the live body itself, exactly an uncached answer, and
-// the extent is decoded from a copy of the bytes alongside, so a big answer still streams
-// into the caller's converter; otherwise read gets the answer assembled from the extent.
-// Answers that are not a success matrix are handed over as fetched and not kept.
-func (c *Cache) QueryRange(ctx context.Context, k Key, start, end time.Time, fetch Fetch, read Read) (Result, error) {
+// missing or still inside the re-fetch window. start and end must lie on the step grid
+// the caller always uses (the plugin aligns them). When the whole range is fetched, the
+// answer is the fetched one itself, exactly an uncached answer (the extent shares its
+// samples); otherwise it is assembled from the extent: series in label order, those
+// without samples in the range left out. Answers other than a matrix are handed over as
+// fetched and not kept. The answer is shared with the cache: read it, never change it.
+func (c *Cache) QueryRange(ctx context.Context, k Key, start, end time.Time, fetch Fetch) (*converter.Answer, Result, error) {
 	step := k.Step.Milliseconds()
 	s, e := start.UnixMilli(), end.UnixMilli()
 	if step <= 0 || e < s || relative.MatchString(k.Expr) {
-		return c.bypass(ctx, start, end, fetch, read)
+		return c.bypass(ctx, start, end, fetch)
 	}
 	phase := mod(s, step)
 	ent, err := c.acquire(ctx, fmt.Sprintf("range\x00%s\x00%d\x00%d\x00%s", k.DataSource, step, phase, k.Expr))
 	if err != nil {
-		return Result{}, err
+		return nil, Result{}, err
 	}
 	defer func() {
 		ent.bytes = ent.size()
@@ -198,36 +193,34 @@ func (c *Cache) QueryRange(ctx context.Context, k Key, start, end time.Time, fet
 		}
 	}
 	if err := c.recentFailure(ent, now, parts); err != nil {
-		return Result{Outcome: Hit}, err
+		return nil, Result{Outcome: Hit}, err
 	}
 	res := Result{Outcome: Hit}
 	whole := len(parts) == 1 && parts[0] == [2]int64{s, e}
+	var fetched *converter.Answer
 	for _, p := range parts {
-		var m *matrix
-		decode := func(r io.Reader) error { m = decodeMatrix(r); return nil }
-		if whole {
-			decode = func(r io.Reader) (err error) { m, err = teeDecode(r, read); return err }
-		}
-		if err := fetch(ctx, time.UnixMilli(p[0]).UTC(), time.UnixMilli(p[1]).UTC(), decode); err != nil {
+		a, err := fetch(ctx, time.UnixMilli(p[0]).UTC(), time.UnixMilli(p[1]).UTC())
+		if err != nil {
 			if c.opts.KeepFailure != nil && c.opts.KeepFailure(err) {
 				ent.failed, ent.failedAt, ent.failedSpan = err, now, p[1]-p[0]
 			}
-			return Result{}, err
+			return nil, Result{}, err
 		}
 		res.Fetches++
-		if m == nil {
+		if a.Type != "matrix" {
 			ent.reset()
-			if whole { // read had it as fetched
+			if whole {
 				c.count(func(st *Stats) { st.Bypasses++; st.Fetches++ })
-				return Result{Outcome: Bypass, Fetches: 1}, nil
+				return a, Result{Outcome: Bypass, Fetches: 1}, nil
 			}
 			// Part of the range did not come back as a matrix: ask for all of it plainly.
-			r, err := c.bypass(ctx, start, end, fetch, read)
+			a, r, err := c.bypass(ctx, start, end, fetch)
 			r.Fetches += res.Fetches
-			return r, err
+			return a, r, err
 		}
+		fetched = a
 		ent.failed = nil
-		res.Points += ent.merge(m, p[0], p[1])
+		res.Points += ent.merge(a, p[0], p[1])
 		if p[1] >= ent.end {
 			ent.trusted = min(p[1], now.Add(-c.opts.RefetchWindow).UnixMilli())
 			ent.fetchedAt = now
@@ -255,52 +248,9 @@ func (c *Cache) QueryRange(ctx context.Context, k Key, start, end time.Time, fet
 	})
 	res.AsOf = ent.fetchedAt
 	if whole {
-		return res, nil
+		return fetched, res, nil
 	}
-	return res, read(bytes.NewReader(encode(ent.sorted(), s, e, ent.warns, ent.infos)))
-}
-
-// teeDecode hands the live body to read and decodes the same bytes for the extent in a
-// goroutine alongside, as they pass. The matrix is nil when the answer is not a success
-// matrix, read stopped before its end, or decoding panicked (then it is just not kept).
-func teeDecode(body io.Reader, read Read) (*matrix, error) {
-	pr, pw := io.Pipe()
-	// Also when read panics (the plugin recovers query panics): the decoder then sees the
-	// body end and its goroutine ends instead of waiting on the pipe for ever.
-	defer pw.Close()
-	decoded := make(chan *matrix, 1)
-	go func() {
-		var m *matrix
-		defer func() {
-			if recover() != nil {
-				m = nil
-			}
-			// Later writes fail at once instead of waiting for a reader that stopped.
-			_ = pr.CloseWithError(io.ErrClosedPipe)
-			decoded <- m
-		}()
-		m = decodeMatrix(pr)
-	}()
-	err := read(&tee{r: body, w: pw})
-	_ = pw.Close()
-	return <-decoded, err
-}
-
-// tee passes what read reads on to the extent's decoder, until that stops.
-type tee struct {
-	r    io.Reader
-	w    *io.PipeWriter
-	dead bool
-}
-
-func (t *tee) Read(p []byte) (int, error) {
-	n, err := t.r.Read(p)
-	if n > 0 && !t.dead {
-		if _, werr := t.w.Write(p[:n]); werr != nil {
-			t.dead = true
-		}
-	}
-	return n, err
+	return ent.answer(s, e), res, nil
 }
 
 // fresh says whether what was fetched at `at` may still be given without a call: for
@@ -370,22 +320,23 @@ func (c *Cache) servable(ent *entry, now time.Time) (lag int64, ok bool) {
 	return 0, true
 }
 
-func (c *Cache) bypass(ctx context.Context, start, end time.Time, fetch Fetch, read Read) (Result, error) {
-	err := fetch(ctx, start, end, read)
+func (c *Cache) bypass(ctx context.Context, start, end time.Time, fetch Fetch) (*converter.Answer, Result, error) {
+	a, err := fetch(ctx, start, end)
 	c.count(func(st *Stats) { st.Bypasses++; st.Fetches++ })
-	return Result{Outcome: Bypass, Fetches: 1}, err
+	return a, Result{Outcome: Bypass, Fetches: 1}, err
 }
 
 // Instant answers an instant query at t from an answer that is still fresh (Options.Fresh,
 // with step as the grid of the one-step rule: the data source's publish period) for a
-// time at most that far from t, else fetches it. The answer is kept as fetched.
-func (c *Cache) Instant(ctx context.Context, dataSource, expr string, t time.Time, step time.Duration, fetch func(context.Context) ([]byte, error)) ([]byte, Outcome, error) {
+// time at most that far from t, else fetches it. The answer is kept as fetched, and
+// shared: read it, never change it.
+func (c *Cache) Instant(ctx context.Context, dataSource, expr string, t time.Time, step time.Duration, fetch func(context.Context) (*converter.Answer, error)) (*converter.Answer, Outcome, error) {
 	if c.opts.Fresh < 0 || (c.opts.Fresh == 0 && step < time.Millisecond) {
-		body, err := fetch(ctx)
+		a, err := fetch(ctx)
 		c.count(func(st *Stats) { st.Bypasses++; st.Fetches++ })
-		return body, Bypass, err
+		return a, Bypass, err
 	}
-	return c.blob(ctx, "instant\x00"+dataSource+"\x00"+expr, fetch,
+	return keep(c, ctx, "instant\x00"+dataSource+"\x00"+expr, fetch, answerSize,
 		func(e *entry, now time.Time) bool {
 			if c.opts.Fresh > 0 {
 				return now.Sub(e.fetchedAt) < c.opts.Fresh && t.Sub(e.evalAt).Abs() <= c.opts.Fresh
@@ -398,6 +349,16 @@ func (c *Cache) Instant(ctx context.Context, dataSource, expr string, t time.Tim
 		func(e *entry, now time.Time) { e.fetchedAt, e.evalAt = now, t }, true)
 }
 
+// answerSize is an instant answer's memory in bytes.
+func answerSize(a *converter.Answer) int64 {
+	n := int64(256 + len(a.Text))
+	counted := map[*int64]bool{}
+	for _, s := range a.Series {
+		n += seriesSize(s, counted)
+	}
+	return n
+}
+
 // Lookup answers a label or variable lookup from the cache for up to ttl (≤ 0: the
 // default), else fetches it. Only successful answers are kept: the caller's fetch returns
 // an error for anything else.
@@ -405,44 +366,45 @@ func (c *Cache) Lookup(ctx context.Context, dataSource, request string, ttl time
 	if ttl <= 0 {
 		ttl = c.opts.LookupTTL
 	}
-	return c.blob(ctx, "lookup\x00"+dataSource+"\x00"+request, fetch,
+	return keep(c, ctx, "lookup\x00"+dataSource+"\x00"+request, fetch, func(b []byte) int64 { return int64(len(b)) },
 		func(e *entry, now time.Time) bool { return now.Before(e.expires) },
 		func(e *entry, now time.Time) { e.expires = now.Add(ttl) }, false)
 }
 
-// blob serves a whole answer kept as fetched while valid says so; keep records when and
-// for what a newly fetched one was asked. With failures, a failure Options.KeepFailure
-// picks is kept and given again the same way.
-func (c *Cache) blob(ctx context.Context, name string, fetch func(context.Context) ([]byte, error),
-	valid func(e *entry, now time.Time) bool, keep func(e *entry, now time.Time), failures bool) ([]byte, Outcome, error) {
+// keep serves a whole answer (of size bytes) kept as fetched while valid says so; asked
+// records when and for what a newly fetched one was asked. With failures, a failure
+// Options.KeepFailure picks is kept and given again the same way.
+func keep[T any](c *Cache, ctx context.Context, name string, fetch func(context.Context) (T, error), size func(T) int64,
+	valid func(e *entry, now time.Time) bool, asked func(e *entry, now time.Time), failures bool) (T, Outcome, error) {
+	var none T
 	ent, err := c.acquire(ctx, name)
 	if err != nil {
-		return nil, "", err
+		return none, "", err
 	}
 	defer c.releaseEntry(ent)
 	now := c.opts.Now()
-	if ent.blob != nil && valid(ent, now) {
+	if kept, ok := ent.kept.(T); ok && valid(ent, now) {
 		c.count(func(st *Stats) { st.Hits++ })
-		return ent.blob, Hit, nil
+		return kept, Hit, nil
 	}
 	if ent.failed != nil && valid(ent, now) {
 		c.count(func(st *Stats) { st.FailuresReused++ })
-		return nil, Hit, &RecentFailure{Err: ent.failed, At: ent.failedAt}
+		return none, Hit, &RecentFailure{Err: ent.failed, At: ent.failedAt}
 	}
-	body, err := fetch(ctx)
+	v, err := fetch(ctx)
 	c.count(func(st *Stats) { st.Misses++; st.Fetches++ })
-	ent.blob, ent.failed = nil, nil
+	ent.kept, ent.failed, ent.bytes = nil, nil, int64(len(ent.name))+128
 	if err != nil {
 		if failures && c.opts.KeepFailure != nil && c.opts.KeepFailure(err) {
 			ent.failed, ent.failedAt = err, now
-			keep(ent, now)
+			asked(ent, now)
 		}
-		return body, Miss, err
+		return v, Miss, err
 	}
-	ent.blob = body
-	keep(ent, now)
-	ent.bytes = int64(len(body)) + int64(len(ent.name)) + 128
-	return body, Miss, nil
+	ent.kept = v
+	asked(ent, now)
+	ent.bytes += size(v)
+	return v, Miss, nil
 }
 
 // Stats returns a snapshot of the counters.
@@ -522,29 +484,24 @@ func (e *entry) reset() {
 // floor is the last grid time at or before t.
 func (e *entry) floor(t int64) int64 { return t - mod(t-e.phase, e.step) }
 
-// merge replaces what the extent holds in [from, to] with m's points and returns how
-// many points m brought.
-func (e *entry) merge(m *matrix, from, to int64) int64 {
+// merge replaces what the extent holds in [from, to] with a's samples and returns how
+// many samples a brought.
+func (e *entry) merge(a *converter.Answer, from, to int64) int64 {
 	for _, s := range e.series {
-		s.points = slices.DeleteFunc(s.points, func(p point) bool { return p.t >= from && p.t <= to })
-		s.hists = slices.DeleteFunc(s.hists, func(h hpoint) bool { return h.t >= from && h.t <= to })
+		s.Series = without(s.Series, from, to)
 	}
-	var n int64
-	for _, ns := range m.series {
-		n += int64(len(ns.points) + len(ns.hists))
-		old, ok := e.series[ns.key()]
-		if !ok {
+	for _, as := range a.Series {
+		ns := newSeries(as)
+		if old, ok := e.series[ns.key()]; ok {
+			old.add(ns.Series)
+		} else {
 			e.series[ns.key()] = ns
-			continue
 		}
-		old.points = append(old.points, ns.points...)
-		slices.SortStableFunc(old.points, func(a, b point) int { return cmpInt(a.t, b.t) })
-		old.hists = append(old.hists, ns.hists...)
-		slices.SortStableFunc(old.hists, func(a, b hpoint) int { return cmpInt(a.t, b.t) })
 	}
-	e.warns = union(e.warns, m.warnings)
-	e.infos = union(e.infos, m.infos)
-	return n
+	shareTimes(e.series)
+	e.warns = union(e.warns, a.Warnings)
+	e.infos = union(e.infos, a.Infos)
+	return int64(a.Points())
 }
 
 // trim drops what lies more than one request span before the request, so an extent that
@@ -556,28 +513,37 @@ func (e *entry) trim(s, end int64) {
 	}
 	cut := e.floor(s-span) + e.step
 	for k, sr := range e.series {
-		sr.points = slices.DeleteFunc(sr.points, func(p point) bool { return p.t < cut })
-		sr.hists = slices.DeleteFunc(sr.hists, func(h hpoint) bool { return h.t < cut })
-		if len(sr.points) == 0 && len(sr.hists) == 0 {
+		sr.Series = without(sr.Series, -1<<63, cut-1)
+		if len(sr.T) == 0 && len(sr.Histograms) == 0 {
 			delete(e.series, k)
 		}
 	}
+	shareTimes(e.series)
 	e.start = cut
 }
 
-func (e *entry) sorted() []*series {
-	out := make([]*series, 0, len(e.series))
+// answer is the extent's samples in [from, to] as a matrix answer: series in label order,
+// those without samples there left out. It shares the extent's sample arrays.
+func (e *entry) answer(from, to int64) *converter.Answer {
+	sorted := make([]*series, 0, len(e.series))
 	for _, s := range e.series {
-		out = append(out, s)
+		sorted = append(sorted, s)
 	}
-	slices.SortFunc(out, func(a, b *series) int { return compareLabels(a.labels, b.labels) })
-	return out
+	slices.SortFunc(sorted, func(a, b *series) int { return compareLabels(a.pairs, b.pairs) })
+	a := &converter.Answer{Type: "matrix", Warnings: slices.Clone(e.warns), Infos: slices.Clone(e.infos)}
+	for _, s := range sorted {
+		if in := within(s.Series, from, to); len(in.T) > 0 || len(in.Histograms) > 0 {
+			a.Series = append(a.Series, in)
+		}
+	}
+	return a
 }
 
 func (e *entry) size() int64 {
 	n := int64(len(e.name)) + 256
+	counted := map[*int64]bool{}
 	for _, s := range e.series {
-		n += s.size()
+		n += s.size(counted)
 	}
 	return n
 }

@@ -6,8 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/inferscope/sagemaker-datasource/pkg/converter"
+	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
 )
 
 // world is a fake CloudWatch for range queries: series whose samples arrive late (up to
@@ -91,11 +92,16 @@ func fmtTime(t time.Time) string {
 	return fmt.Sprintf("%g", float64(t.UnixMilli())/1000)
 }
 
-func frames(t *testing.T, body []byte, step time.Duration) string {
+// frames is the JSON of the frames of a body or of a decoded answer.
+func frames[T []byte | *converter.Answer](t *testing.T, answer T, step time.Duration) string {
 	t.Helper()
-	fr, err := converter.Read(bytes.NewReader(body), converter.Options{Expr: "m", Step: step})
+	a, ok := any(answer).(*converter.Answer)
+	if !ok {
+		a = decoded(t, any(answer).([]byte))
+	}
+	fr, err := a.Frames(converter.Options{Expr: "m", Step: step})
 	if err != nil {
-		t.Fatalf("converter: %v\n%s", err, body)
+		t.Fatalf("converter: %v", err)
 	}
 	js, err := json.Marshal(fr)
 	if err != nil {
@@ -134,7 +140,7 @@ func TestFramesIdenticalToUncached(t *testing.T) {
 				}
 				end := align(w.clock().Add(-time.Duration(rng.IntN(3))*time.Duration(i%4)*step), step)
 				start := align(end.Add(-span), step)
-				body, res, err := queryRange(c, context.Background(), Key{DataSource: "a", Expr: "m", Step: step}, start, end, w.fetch("m", step))
+				body, res, err := c.QueryRange(context.Background(), Key{DataSource: "a", Expr: "m", Step: step}, start, end, w.fetch("m", step))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -162,7 +168,7 @@ func TestRefreshFetchesTailAndRefetchWindow(t *testing.T) {
 	k := Key{DataSource: "a", Expr: "m", Step: step}
 	get := func(start, end time.Time) Result {
 		t.Helper()
-		_, res, err := queryRange(c, context.Background(), k, start, end, w.fetch("m", step))
+		_, res, err := c.QueryRange(context.Background(), k, start, end, w.fetch("m", step))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -200,10 +206,11 @@ func TestLateDataAppearsOnRefresh(t *testing.T) {
 	c := New(Options{Now: w.clock, RefetchWindow: 10 * time.Minute, Fresh: time.Second})
 	k := Key{DataSource: "a", Expr: "m", Step: step}
 	start, end := base.Add(-time.Hour), base
-	first, _, _ := queryRange(c, context.Background(), k, start, end, w.fetch("m", step))
+	first, _, _ := c.QueryRange(context.Background(), k, start, end, w.fetch("m", step))
 	w.advance(9 * time.Minute)
-	second, _, _ := queryRange(c, context.Background(), k, start, end, w.fetch("m", step))
-	n1, n2 := bytes.Count(first, []byte(`,"`)), bytes.Count(second, []byte(`,"`))
+	second, _, _ := c.QueryRange(context.Background(), k, start, end, w.fetch("m", step))
+	// first is read after the second request: an answer given is never changed by a merge.
+	n1, n2 := first.Points(), second.Points()
 	if n2 <= n1 {
 		t.Fatalf("no late samples appeared: %d then %d points", n1, n2)
 	}
@@ -221,18 +228,18 @@ func TestIdenticalRequestsInFlightCoalesce(t *testing.T) {
 	release := make(chan struct{})
 	var calls atomic.Int32
 	inner := w.fetch("m", step)
-	fetch := func(ctx context.Context, s, e time.Time, read func(io.Reader) error) error {
+	fetch := func(ctx context.Context, s, e time.Time) (*converter.Answer, error) {
 		calls.Add(1)
 		<-release
-		return inner(ctx, s, e, read)
+		return inner(ctx, s, e)
 	}
 	var wg sync.WaitGroup
-	bodies := make([][]byte, 20)
+	bodies := make([]*converter.Answer, 20)
 	for i := range bodies {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			b, _, err := queryRange(c, context.Background(), Key{DataSource: "a", Expr: "m", Step: step}, base.Add(-time.Hour), base, fetch)
+			b, _, err := c.QueryRange(context.Background(), Key{DataSource: "a", Expr: "m", Step: step}, base.Add(-time.Hour), base, fetch)
 			if err != nil {
 				t.Error(err)
 			}
@@ -247,7 +254,7 @@ func TestIdenticalRequestsInFlightCoalesce(t *testing.T) {
 	if n := calls.Load(); n != 1 {
 		t.Errorf("%d upstream calls for 20 identical requests, want 1", n)
 	}
-	// The request that fetched read the answer as it came; the others the one assembled
+	// The request that fetched has the answer as it came; the others the one assembled
 	// from the extent: the same frames.
 	for i, b := range bodies {
 		if frames(t, b, step) != frames(t, bodies[0], step) {
@@ -267,12 +274,12 @@ func TestDataSourcesAreIsolated(t *testing.T) {
 	step := time.Minute
 	c := New(Options{Now: a.clock})
 	start, end := base.Add(-time.Hour), base
-	ga, _, _ := queryRange(c, context.Background(), Key{DataSource: "uid-a", Expr: "m", Step: step}, start, end, a.fetch("m", step))
-	gb, res, _ := queryRange(c, context.Background(), Key{DataSource: "uid-b", Expr: "m", Step: step}, start, end, b.fetch("m", step))
+	ga, _, _ := c.QueryRange(context.Background(), Key{DataSource: "uid-a", Expr: "m", Step: step}, start, end, a.fetch("m", step))
+	gb, res, _ := c.QueryRange(context.Background(), Key{DataSource: "uid-b", Expr: "m", Step: step}, start, end, b.fetch("m", step))
 	if res.Outcome != Miss || len(b.calls) != 1 {
 		t.Errorf("second data source: %+v, %d calls; want its own miss", res, len(b.calls))
 	}
-	if bytes.Contains(gb, []byte(`"ds":"a"`)) || !bytes.Contains(ga, []byte(`"ds":"a"`)) || !bytes.Contains(gb, []byte(`"ds":"b"`)) {
+	if dataSources(ga) != "a" || dataSources(gb) != "b" {
 		t.Error("one data source's series reached the other")
 	}
 	if _, _, err := c.Lookup(context.Background(), "uid-a", "labels", 0, func(context.Context) ([]byte, error) { return []byte("A"), nil }); err != nil {
@@ -282,6 +289,17 @@ func TestDataSourcesAreIsolated(t *testing.T) {
 	if string(got) != "B" || out != Miss {
 		t.Errorf("lookup on the second data source: %q %s", got, out)
 	}
+}
+
+// dataSources is the distinct ds labels of the answer's series.
+func dataSources(a *converter.Answer) string {
+	var ds []string
+	for _, s := range a.Series {
+		if !slices.Contains(ds, s.Labels["ds"]) {
+			ds = append(ds, s.Labels["ds"])
+		}
+	}
+	return strings.Join(ds, ",")
 }
 
 // TestEvictionKeepsTheCacheWithinItsBytes: many distinct queries under a small limit
@@ -294,7 +312,7 @@ func TestEvictionKeepsTheCacheWithinItsBytes(t *testing.T) {
 	var maxBytes int64
 	for i := range 30 {
 		expr := fmt.Sprintf("m%d", i)
-		if _, _, err := queryRange(c, context.Background(), Key{DataSource: "a", Expr: expr, Step: step}, start, end, w.fetch(expr, step)); err != nil {
+		if _, _, err := c.QueryRange(context.Background(), Key{DataSource: "a", Expr: expr, Step: step}, start, end, w.fetch(expr, step)); err != nil {
 			t.Fatal(err)
 		}
 		maxBytes = max(maxBytes, c.Stats().Bytes)
@@ -303,11 +321,11 @@ func TestEvictionKeepsTheCacheWithinItsBytes(t *testing.T) {
 	if st.Evictions == 0 || maxBytes > 200<<10 {
 		t.Errorf("stats %+v, peak bytes %d: want evictions and at most %d bytes", st, maxBytes, 200<<10)
 	}
-	_, res, _ := queryRange(c, context.Background(), Key{DataSource: "a", Expr: "m29", Step: step}, start, end, w.fetch("m29", step))
+	_, res, _ := c.QueryRange(context.Background(), Key{DataSource: "a", Expr: "m29", Step: step}, start, end, w.fetch("m29", step))
 	if res.Outcome != Hit {
 		t.Errorf("the most recent query was evicted: %+v", res)
 	}
-	_, res, _ = queryRange(c, context.Background(), Key{DataSource: "a", Expr: "m0", Step: step}, start, end, w.fetch("m0", step))
+	_, res, _ = c.QueryRange(context.Background(), Key{DataSource: "a", Expr: "m0", Step: step}, start, end, w.fetch("m0", step))
 	if res.Outcome != Miss {
 		t.Errorf("the oldest query was not evicted: %+v", res)
 	}
@@ -320,20 +338,22 @@ func TestNotCacheable(t *testing.T) {
 	step := time.Minute
 	c := New(Options{Now: w.clock})
 	for range 2 {
-		if _, res, _ := queryRange(c, context.Background(), Key{DataSource: "a", Expr: "m @ end()", Step: step}, base.Add(-time.Hour), base, w.fetch("m", step)); res.Outcome != Bypass {
+		if _, res, _ := c.QueryRange(context.Background(), Key{DataSource: "a", Expr: "m @ end()", Step: step}, base.Add(-time.Hour), base, w.fetch("m", step)); res.Outcome != Bypass {
 			t.Errorf("@ end(): %s", res.Outcome)
 		}
 	}
 	errBody := []byte(`{"status":"error","errorType":"execution","error":"boom"}`)
-	for range 2 {
-		body, res, err := queryRange(c, context.Background(), Key{DataSource: "a", Expr: "x", Step: step}, base.Add(-time.Hour), base,
-			bodyFetch(func(context.Context, time.Time, time.Time) ([]byte, error) { return errBody, nil }))
-		if err != nil || res.Outcome != Bypass || !bytes.Equal(body, errBody) {
-			t.Errorf("error envelope: %s %v %s", res.Outcome, err, body)
+	calls := 0
+	for i := range 2 {
+		_, _, err := c.QueryRange(context.Background(), Key{DataSource: "a", Expr: "x", Step: step}, base.Add(-time.Hour), base,
+			bodyFetch(func(context.Context, time.Time, time.Time) ([]byte, error) { calls++; return errBody, nil }))
+		var apiErr *promclient.APIError
+		if !errors.As(err, &apiErr) || apiErr.Type != "execution" || calls != i+1 {
+			t.Errorf("error envelope, request %d: %v after %d calls; want the execution error, not kept", i, err, calls)
 		}
 	}
 	boom := errors.New("upstream down")
-	if _, _, err := queryRange(c, context.Background(), Key{DataSource: "a", Expr: "y", Step: step}, base.Add(-time.Hour), base,
+	if _, _, err := c.QueryRange(context.Background(), Key{DataSource: "a", Expr: "y", Step: step}, base.Add(-time.Hour), base,
 		bodyFetch(func(context.Context, time.Time, time.Time) ([]byte, error) { return nil, boom })); !errors.Is(err, boom) {
 		t.Errorf("err %v", err)
 	}
@@ -374,7 +394,7 @@ func TestFreshPeriod(t *testing.T) {
 	get := func() Result {
 		t.Helper()
 		end := align(w.clock(), step)
-		_, res, err := queryRange(c, context.Background(), k, end.Add(-time.Hour), end, w.fetch("m", step))
+		_, res, err := c.QueryRange(context.Background(), k, end.Add(-time.Hour), end, w.fetch("m", step))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -382,7 +402,7 @@ func TestFreshPeriod(t *testing.T) {
 	}
 	n := 0
 	instant := func() Outcome {
-		_, out, _ := c.Instant(context.Background(), "a", "m", w.clock(), step, func(context.Context) ([]byte, error) { n++; return []byte(fmt.Sprint(n)), nil })
+		_, out, _ := c.Instant(context.Background(), "a", "m", w.clock(), step, func(context.Context) (*converter.Answer, error) { n++; return scalarAnswer(float64(n)), nil })
 		return out
 	}
 	if get().Outcome != Miss || instant() != Miss {
@@ -398,7 +418,7 @@ func TestFreshPeriod(t *testing.T) {
 	}
 	off := New(Options{Now: w.clock, Fresh: -1})
 	for range 2 {
-		if _, out, _ := off.Instant(context.Background(), "a", "m", w.clock(), step, func(context.Context) ([]byte, error) { return nil, nil }); out != Bypass {
+		if _, out, _ := off.Instant(context.Background(), "a", "m", w.clock(), step, func(context.Context) (*converter.Answer, error) { return scalarAnswer(0), nil }); out != Bypass {
 			t.Errorf("fresh period off: instant %s", out)
 		}
 	}
@@ -416,7 +436,7 @@ func TestOneStepRule(t *testing.T) {
 	k := Key{DataSource: "a", Expr: "m", Step: step}
 	n := 0
 	instant := func() Outcome {
-		_, out, _ := c.Instant(context.Background(), "a", "m", w.clock(), step, func(context.Context) ([]byte, error) { n++; return []byte(fmt.Sprint(n)), nil })
+		_, out, _ := c.Instant(context.Background(), "a", "m", w.clock(), step, func(context.Context) (*converter.Answer, error) { n++; return scalarAnswer(float64(n)), nil })
 		return out
 	}
 	cold := w.clock()
@@ -440,7 +460,7 @@ func TestOneStepRule(t *testing.T) {
 		w.mu.Unlock()
 		end := align(w.clock(), step)
 		start := end.Add(-time.Hour)
-		body, res, err := queryRange(c, context.Background(), k, start, end, w.fetch("m", step))
+		body, res, err := c.QueryRange(context.Background(), k, start, end, w.fetch("m", step))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -493,7 +513,7 @@ func TestFramesWithinOneStepOfUncached(t *testing.T) {
 				now := w.clock()
 				end := align(now.Add(-time.Duration(rng.IntN(4)/2)*step), step) // now and then a past end
 				start := align(end.Add(-span), step)
-				body, res, err := queryRange(c, context.Background(), Key{DataSource: "a", Expr: "m", Step: step}, start, end, w.fetch("m", step))
+				body, res, err := c.QueryRange(context.Background(), Key{DataSource: "a", Expr: "m", Step: step}, start, end, w.fetch("m", step))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -542,13 +562,13 @@ func TestFreshnessAnchoredToTheDataStep(t *testing.T) {
 			c := New(Options{Now: w.clock, RefetchWindow: 10 * time.Minute})
 			k := Key{DataSource: "a", Expr: "m", Step: step}
 			coldEnd := align(fetchAt, step).Add(-time.Duration(tc.behind) * step)
-			if _, res, err := queryRange(c, context.Background(), k, coldEnd.Add(-time.Hour), coldEnd, w.fetch("m", step)); err != nil || res.Outcome != Miss {
+			if _, res, err := c.QueryRange(context.Background(), k, coldEnd.Add(-time.Hour), coldEnd, w.fetch("m", step)); err != nil || res.Outcome != Miss {
 				t.Fatalf("cold: %v %v", res.Outcome, err)
 			}
 			w.advance(tc.at)
 			end := align(w.clock(), step)
 			start := end.Add(-time.Hour)
-			body, res, err := queryRange(c, context.Background(), k, start, end, w.fetch("m", step))
+			body, res, err := c.QueryRange(context.Background(), k, start, end, w.fetch("m", step))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -604,7 +624,7 @@ func TestKeptFailures(t *testing.T) {
 				w.now = cold.Add(r.at)
 				w.mu.Unlock()
 				end := align(w.clock(), step)
-				_, _, err := queryRange(c, context.Background(), k, end.Add(-r.span), end, fail)
+				_, _, err := c.QueryRange(context.Background(), k, end.Add(-r.span), end, fail)
 				if !errors.Is(err, tc.err) {
 					t.Fatalf("request %d: %v, want the failure", i, err)
 				}
@@ -619,10 +639,10 @@ func TestKeptFailures(t *testing.T) {
 			// Once a fetch succeeds the failure is gone.
 			w.advance(2 * time.Minute)
 			end := align(w.clock(), step)
-			if _, res, err := queryRange(c, context.Background(), k, end.Add(-time.Hour), end, w.fetch("m", step)); err != nil || res.Fetches != 1 {
+			if _, res, err := c.QueryRange(context.Background(), k, end.Add(-time.Hour), end, w.fetch("m", step)); err != nil || res.Fetches != 1 {
 				t.Fatalf("after the bound: %v, %d fetches", err, res.Fetches)
 			}
-			if _, res, err := queryRange(c, context.Background(), k, end.Add(-time.Hour), end, fail); tc.fresh == 0 && (err != nil || res.Outcome != Hit) {
+			if _, res, err := c.QueryRange(context.Background(), k, end.Add(-time.Hour), end, fail); tc.fresh == 0 && (err != nil || res.Outcome != Hit) {
 				t.Errorf("after a success: %v, %s", err, res.Outcome)
 			}
 		})
@@ -643,12 +663,12 @@ func TestKeptInstantFailures(t *testing.T) {
 	}{{0, 1, true}, {30 * time.Second, 1, true}, {60 * time.Second, 1, true}, {100 * time.Second, 2, true}, {220 * time.Second, 3, false}, {230 * time.Second, 3, false}} {
 		now = base.Add(20*time.Second + tc.at)
 		fail = tc.calls < 3
-		_, _, err := c.Instant(context.Background(), "a", "m", now, time.Minute, func(context.Context) ([]byte, error) {
+		_, _, err := c.Instant(context.Background(), "a", "m", now, time.Minute, func(context.Context) (*converter.Answer, error) {
 			calls++
 			if fail {
 				return nil, errOver
 			}
-			return []byte("ok"), nil
+			return scalarAnswer(1), nil
 		})
 		if calls != tc.calls || (err != nil) != tc.err || (err != nil && !errors.Is(err, errOver)) {
 			t.Errorf("request %d at +%s: %d calls, %v; want %d calls, error %v", i, tc.at, calls, err, tc.calls, tc.err)
@@ -656,23 +676,27 @@ func TestKeptInstantFailures(t *testing.T) {
 	}
 }
 
-// bodyFetch adapts an upstream that gives a whole body to Fetch.
+// bodyFetch adapts an upstream that gives a whole body to Fetch: the converter reads it.
 func bodyFetch(f func(ctx context.Context, s, e time.Time) ([]byte, error)) Fetch {
-	return func(ctx context.Context, s, e time.Time, read func(io.Reader) error) error {
+	return func(ctx context.Context, s, e time.Time) (*converter.Answer, error) {
 		b, err := f(ctx, s, e)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		return read(bytes.NewReader(b))
+		return converter.ReadAnswer(bytes.NewReader(b), 0)
 	}
 }
 
-// queryRange runs c.QueryRange and returns the body it hands over.
-func queryRange(c *Cache, ctx context.Context, k Key, start, end time.Time, fetch Fetch) ([]byte, Result, error) {
-	var body []byte
-	res, err := c.QueryRange(ctx, k, start, end, fetch, func(r io.Reader) (err error) {
-		body, err = io.ReadAll(r)
-		return err
-	})
-	return body, res, err
+func decoded(t *testing.T, body []byte) *converter.Answer {
+	t.Helper()
+	a, err := converter.ReadAnswer(bytes.NewReader(body), 0)
+	if err != nil {
+		t.Fatalf("converter: %v\n%.2000s", err, body)
+	}
+	return a
+}
+
+// scalarAnswer is an instant answer of one number.
+func scalarAnswer(v float64) *converter.Answer {
+	return &converter.Answer{Type: "scalar", Series: []converter.Series{{T: []int64{0}, V: []float64{v}}}}
 }

@@ -13,13 +13,13 @@ import (
 )
 
 // buildPlugin compiles the plugin's main package into dir, with extra go build flags.
-func buildPlugin(t *testing.T, dir string, flags ...string) string {
+func buildPlugin(t testing.TB, dir string, flags ...string) string {
 	return gobuild.Build(t, pluginproc.Package, dir, pluginproc.BinaryName, flags...)
 }
 
 // startPlugin launches bin as Grafana does; the process ends with the test, and its log is
 // shown when the test failed.
-func startPlugin(t *testing.T, bin string, env ...string) *pluginproc.Process {
+func startPlugin(t testing.TB, bin string, env ...string) *pluginproc.Process {
 	t.Helper()
 	p, err := pluginproc.Start(bin, env...)
 	if err != nil {

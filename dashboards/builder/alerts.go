@@ -41,6 +41,8 @@ var (
 	resICCW       = resourceLabel{"inference_component", sc.DimInferenceComponentName, dashref.VarIC}
 	resAZCW       = resourceLabel{"az", sc.DimAvailabilityZone, dashref.VarAZ}
 	resInstType   = resourceLabel{"instance_type", sc.LabelEventInstanceType, ""}
+	resAccount    = resourceLabel{"account", lAccount, varAccount}
+	resGPU        = resourceLabel{"gpu", sc.LabelGPU, ""}
 )
 
 // alertRule is one generated rule; alerting.go turns it into Grafana's provisioning format.
@@ -83,20 +85,24 @@ func rangeOf(d time.Duration) string { return "[" + durText(d) + "]" }
 
 func floatText(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 
-// Windows of the alert queries: a few one-minute points so one late sample does not flap.
+// Windows of the alert queries. A fast window sees a step incident within minutes; the
+// conditions and the short pending periods keep one late sample or a burst from paging, as
+// the SLO burn-rate rules pair a fast window with a slow one.
 const (
+	fastWindow     = 5 * time.Minute
 	alertWindow    = 10 * time.Minute
-	sustainWindow  = 15 * time.Minute
 	baselineOffset = time.Hour
+	// fastPending: a fast-window condition must hold this long to page.
+	fastPending = 2 * time.Minute
 )
 
 // alertRules lists the reading-rule alerts; cfg supplies every threshold.
 func alertRules(cfg diagnosis.Config) []alertRule {
 	epIC := []string{lEP, lIC}
 	kv := func(m string) string {
-		return maxBy(epIC, fmt.Sprintf("quantile_over_time(%s, %s%s)", floatText(cfg.KVQuantile), sel(m), rangeOf(sustainWindow)))
+		return maxBy(epIC, fmt.Sprintf("quantile_over_time(%s, %s%s)", floatText(cfg.KVQuantile), sel(m), rangeOf(fastWindow)))
 	}
-	waiting := func(m string) string { return maxBy(epIC, "avg_over_time("+sel(m)+rangeOf(sustainWindow)+")") }
+	waiting := func(m string) string { return maxBy(epIC, "avg_over_time("+sel(m)+rangeOf(fastWindow)+")") }
 	onEPIC := " on (" + labels(lEP, lIC) + ") "
 
 	// Engine queueing: TTFT P99 per endpoint/IC, unless the KV cache explains it (the KV rule
@@ -113,13 +119,17 @@ func alertRules(cfg diagnosis.Config) []alertRule {
 		" unless on (" + label(lIC) + ") " + labelCopy(latencyRise(sc.ModelLatencyForIC, sc.DimInferenceComponentName), lIC, sc.DimInferenceComponentName) +
 		" unless on (" + label(lEP) + ") " + labelCopy(latencyRise(sc.ModelLatency, sc.DimEndpointName), lEP, sc.DimEndpointName)
 
-	// GPU memory per instance and IC (the IC owning the GPUs), filtered to those whose free
-	// memory, extended linearly, runs out within TimeToFullCrit.
+	// GPU memory per instance and IC (the IC owning the GPUs): the hours until its free
+	// memory runs out at the slow window's rate, where the fast window grows too. A copy
+	// loading onto a GPU is one step up, which leaves the fast window before the pending
+	// period ends; a leak keeps both growing.
 	fbBy := []string{lEP, lIC, lHost}
-	used, free := sumBy(fbBy, sel(sc.DCGMFBUsed)), sumBy(fbBy, sel(sc.DCGMFBFree))
-	fbPct := "100 * " + used + " / (" + used + " + " + free + ")"
 	onFB := " on (" + labels(fbBy...) + ") "
-	growth := fbPct + " and" + onFB + "(" + sumBy(fbBy, fmt.Sprintf("predict_linear(%s%s, %d)", sel(sc.DCGMFBFree), rangeOf(time.Hour), int(cfg.TimeToFullCrit.Seconds()))) + " <= 0)"
+	free := sumBy(fbBy, sel(sc.DCGMFBFree))
+	lostPerHour := func(w time.Duration) string {
+		return "(" + free + " - " + sumBy(fbBy, fmt.Sprintf("predict_linear(%s%s, 3600)", sel(sc.DCGMFBFree), rangeOf(w))) + ")"
+	}
+	growth := "(" + free + " / " + lostPerHour(time.Hour) + " > 0)" + " and" + onFB + "(" + lostPerHour(alertWindow) + " > 0)"
 
 	// VRAM drop: percentage points lost within VRAMDropWithin on any GPU of an instance, on
 	// an endpoint returning 5xx or model errors at the same time.
@@ -133,24 +143,42 @@ func alertRules(cfg diagnosis.Config) []alertRule {
 	// of 5xx, every GPU would otherwise be a series (368 of 435 on 200 instances).
 	vramDrop := "(" + gpuDrop + " > 0) and on (" + label(lEP) + ") " + errorsNear
 
-	// AZ share: invocations per instance of each AZ over the endpoint's per-instance average;
-	// an AZ with instances and no invocation series counts as zero.
+	// GPU health per GPU: uncorrectable (double-bit) ECC errors, corrected ECC errors that
+	// rose within the slow window, and a temperature held above GPUTempHot over the fast one.
+	byGPU := []string{lEP, lIC, lHost, sc.LabelGPU}
+	dbe := "(" + maxBy(byGPU, "max_over_time("+sel(sc.DCGMECCDBEVolatile)+rangeOf(alertWindow)+")") + " > 0)"
+	sbe := func(fn string) string {
+		return maxBy(byGPU, fn+"("+sel(sc.DCGMECCSBEVolatile)+rangeOf(30*time.Minute)+")")
+	}
+	sbeRise := "(" + sbe("max_over_time") + " - " + sbe("min_over_time") + " > 0)"
+	hot := "(" + maxBy(byGPU, "min_over_time("+sel(sc.DCGMGPUTemp)+rangeOf(fastWindow)+")") + " > " + floatText(cfg.GPUTempHot) + ")"
+
+	// AZ share: invocations per instance of each AZ over the endpoint's per-instance average,
+	// over the fast window (below the threshold, the AZ has had next to nothing for all of it,
+	// so it needs no pending period); an AZ with instances and no invocation series counts as
+	// zero, and an endpoint with fewer than AZMinInvocations per instance is too quiet to judge.
 	cwAZ := []string{sc.DimEndpointName, sc.DimAvailabilityZone}
 	instances := sumBy(cwAZ, labelCopy(labelCopy(
-		countBy([]string{lEP, lAZ}, countBy([]string{lEP, lAZ, lHost}, "last_over_time("+sel(sc.NodeMemTotal)+rangeOf(5*time.Minute)+")")),
+		countBy([]string{lEP, lAZ}, countBy([]string{lEP, lAZ, lHost}, "last_over_time("+sel(sc.NodeMemTotal)+rangeOf(fastWindow)+")")),
 		sc.DimEndpointName, lEP), sc.DimAvailabilityZone, lAZ))
-	invocs := deltaSum(cwAZ, sel(sc.InvocationsByAzByInstanceType), rangeOf(sustainWindow))
+	invocs := deltaSum(cwAZ, sel(sc.InvocationsByAzByInstanceType), rangeOf(fastWindow))
 	perInstance := "((" + invocs + " / " + instances + ") or (0 * " + instances + "))"
 	fair := "(" + sumBy([]string{sc.DimEndpointName}, invocs) + " / " + sumBy([]string{sc.DimEndpointName}, instances) + ")"
 	onEP := " on (" + label(sc.DimEndpointName) + ") "
 	azShare := perInstance + " /" + onEP + "group_left () " + fair +
 		" and" + onEP + "(" + countBy([]string{sc.DimEndpointName}, instances) + " >= 2)" +
-		" and" + onEP + "(" + fair + " > 0)"
+		" and" + onEP + "(" + fair + " >= " + floatText(cfg.AZMinInvocations) + ")"
 
-	// ICE: the share of the fleet's AZs that reported ICE for an instance type (1 = all).
-	iceAZs := countBy([]string{sc.LabelEventInstanceType}, sumBy([]string{sc.LabelEventInstanceType, sc.LabelEventAZ}, "sum_over_time("+sel(sc.ICECount)+rangeOf(time.Hour)+")")+" > 0")
-	fleetAZs := "scalar(" + countBy(nil, countBy([]string{lAZ}, "last_over_time("+sel(sc.DCGMGPUUtil)+rangeOf(time.Hour)+")")) + ")"
-	iceShare := "(" + iceAZs + " / " + fleetAZs + ") and (" + iceAZs + " >= 2)"
+	// ICE: the AZs of the fleet where launches of an instance type failed for capacity within
+	// the last hour; the first one pages (they come one AZ at a time).
+	ice := countBy([]string{sc.LabelEventInstanceType}, sumBy([]string{sc.LabelEventInstanceType, sc.LabelEventAZ}, "sum_over_time("+sel(sc.ICECount)+rangeOf(time.Hour)+")")+" > 0")
+
+	// Enrichment off: per account, the instances whose GPUs work while not one vended series
+	// arrived within the hour (the account switch is off, or not yet on).
+	acct := []string{lAccount}
+	busy := countBy(acct, "("+maxBy([]string{lAccount, lHost}, "max_over_time("+sel(sc.DCGMGPUUtil)+rangeOf(alertWindow)+")")+" > 0)")
+	vended := countBy(acct, "sum_over_time("+sel(sc.Invocations)+rangeOf(time.Hour)+")")
+	enrichmentOff := busy + " unless on (" + label(lAccount) + ") " + vended
 
 	// Cold start: the average cold start of each endpoint/IC over the last hour (events are
 	// sparse samples; an hour sees a few).
@@ -162,57 +190,75 @@ func alertRules(cfg diagnosis.Config) []alertRule {
 	errRatio := "(" + errs + " / " + deltaSum([]string{sc.DimEndpointName}, sel(sc.Invocations), rangeOf(alertWindow)) + ")" +
 		" and" + onEP + "(" + errs + " >= " + floatText(cfg.ErrorMinCount) + ")"
 
-	// Autoscaling: load per copy against the IC's usual level (first quartile over the
-	// baseline), unless a scale-out happened since the overload began.
+	// Autoscaling: load per copy over the fast window against the IC's usual level (first
+	// quartile over the baseline), unless a scale-out happened within the fast window plus
+	// ScalingOverload: a working policy adds copies within minutes of a rise (its cooldown
+	// included), so load that stays up that long without one is the policy not acting.
 	icDim := sc.DimInferenceComponentName
-	load := maxBy([]string{icDim}, "avg_over_time("+sel(sc.ConcurrentRequestsPerCopy)+rangeOf(alertWindow)+")")
+	load := maxBy([]string{icDim}, "avg_over_time("+sel(sc.ConcurrentRequestsPerCopy)+rangeOf(fastWindow)+")")
 	usual := maxBy([]string{icDim}, fmt.Sprintf("quantile_over_time(0.25, %s%s)", sel(sc.ConcurrentRequestsPerCopy), rangeOf(cfg.ScalingBaseline)))
-	scaleOuts := labelCopy(maxBy([]string{lIC}, "max_over_time("+sel(sc.ScalingE2EDuration, eq(sc.LabelScalingDirection, sc.ScaleOut))+rangeOf(cfg.InferredOverload()+alertWindow)+")"), icDim, lIC)
+	scaleOuts := labelCopy(maxBy([]string{lIC}, "max_over_time("+sel(sc.ScalingE2EDuration, eq(sc.LabelScalingDirection, sc.ScaleOut))+rangeOf(cfg.ScalingOverload+fastWindow)+")"), icDim, lIC)
 	// Requests queueing in the engine (KV saturation, a low batch cap) have their own alerts,
 	// which name the limit; at that point more copies are not the whole answer, so this rule
 	// covers load the engines still absorb while the policy fails to act.
 	queued := labelCopy(or(waiting(sc.VLLMWaiting)+" >= "+floatText(cfg.WaitingRequests), waiting(sc.SGLangQueued)+" >= "+floatText(cfg.WaitingRequests)), icDim, lIC)
 	scaling := "(" + load + " / " + usual + ") unless on (" + label(icDim) + ") " + scaleOuts + " unless on (" + label(icDim) + ") " + queued
 
+	host, ic, ep := `{{ index $labels "@resource.host.id" }}`, `{{ index $labels "aws.sagemaker.inference_component.name" }}`, `{{ index $labels "aws.sagemaker.endpoint.name" }}`
+	gpuOf := `GPU {{ index $labels "gpu" }} of ` + host
 	return []alertRule{
 		{uid: "inferscope-kv-saturation", title: "KV cache saturation with waiting requests", group: groupPerformance,
 			expr:   or("("+kv(sc.VLLMKVCacheUsage)+") and"+onEPIC+"("+waiting(sc.VLLMWaiting)+" >= "+floatText(cfg.WaitingRequests)+")", "("+kv(sc.SGLangTokenUsage)+") and"+onEPIC+"("+waiting(sc.SGLangQueued)+" >= "+floatText(cfg.WaitingRequests)+")"),
-			window: sustainWindow, reducer: "last", op: "gt", threshold: cfg.KVSaturation, pending: 5 * time.Minute, severity: sevCritical,
+			window: fastWindow, reducer: "last", op: "gt", threshold: cfg.KVSaturation, pending: fastPending, severity: sevCritical,
 			evidence: dashref.PerfEnginePressure, resource: []resourceLabel{resEndpoint, resIC}, anchor: "kv-cache-saturation",
-			summary: "KV cache of {{ index $labels \"aws.sagemaker.inference_component.name\" }} on {{ index $labels \"aws.sagemaker.endpoint.name\" }} is at " + reduced("humanizePercentage") + " (P90 over 15m) with requests waiting"},
+			summary: "KV cache of " + ic + " on " + ep + " is at " + reduced("humanizePercentage") + " (P90 over " + durText(fastWindow) + ") with requests waiting"},
 		{uid: "inferscope-engine-queueing", title: "Engine queueing (TTFT P99 up, model latency flat)", group: groupPerformance,
-			expr: queueing, window: alertWindow + baselineOffset, reducer: "last", op: "gt", threshold: cfg.TTFTHigh.Seconds(), pending: 5 * time.Minute, severity: sevWarning,
+			expr: queueing, window: alertWindow + baselineOffset, reducer: "last", op: "gt", threshold: cfg.TTFTHigh.Seconds(), pending: fastPending, severity: sevWarning,
 			evidence: dashref.PerfTTFT, resource: []resourceLabel{resEndpoint, resIC}, anchor: "engine-queueing",
-			summary: "TTFT P99 of {{ index $labels \"aws.sagemaker.inference_component.name\" }} on {{ index $labels \"aws.sagemaker.endpoint.name\" }} is " + reduced("humanizeDuration") + " while model latency and KV cache stay normal: requests wait in the engine's queue"},
+			summary: "TTFT P99 of " + ic + " on " + ep + " is " + reduced("humanizeDuration") + " while model latency and KV cache stay normal: requests wait in the engine's queue"},
 		{uid: "inferscope-gpu-memory-growth", title: "GPU memory growing toward full", group: groupCapacity,
-			expr: growth, window: time.Hour, reducer: "last", op: "gt", threshold: cfg.GPUMemWarnPct, pending: 10 * time.Minute, severity: sevCritical,
+			expr: growth, window: time.Hour, reducer: "last", op: "lt", threshold: cfg.TimeToFullCrit.Hours(), pending: alertWindow, severity: sevCritical,
 			evidence: dashref.CapGPUMemory, resource: []resourceLabel{resEndpoint, resIC, resInstance}, anchor: "gpu-memory-growth",
-			summary: "GPU memory of {{ index $labels \"@resource.host.id\" }} is " + reduced(`printf "%.1f"`) + "% used and still growing: full within " + hoursText(cfg.TimeToFullCrit) + " at the last hour's rate"},
+			summary: "GPU memory of " + ic + " on " + host + " keeps growing: full in " + reduced(`printf "%.1f"`) + " h at the last hour's rate"},
 		{uid: "inferscope-vram-drop", title: "Sudden GPU memory drop with errors", group: groupCapacity,
 			expr: vramDrop, window: alertWindow, reducer: "last", op: "gt", threshold: cfg.VRAMDropPct, pending: 0, severity: sevCritical,
 			evidence: dashref.CapGPUMemory, resource: []resourceLabel{resEndpoint, resIC, resInstance}, anchor: "vram-drop-with-errors",
-			summary: "GPU memory of {{ index $labels \"@resource.host.id\" }} fell by " + reduced(`printf "%.0f"`) + " points within " + durText(cfg.VRAMDropWithin) + " while {{ index $labels \"aws.sagemaker.endpoint.name\" }} returns 5xx/model errors: the model process likely crashed"},
+			summary: "GPU memory of " + host + " fell by " + reduced(`printf "%.0f"`) + " points within " + durText(cfg.VRAMDropWithin) + " while " + ep + " returns 5xx/model errors: the model process likely crashed"},
+		{uid: "inferscope-gpu-uncorrectable-ecc", title: "GPU uncorrectable memory errors", group: groupCapacity,
+			expr: dbe, window: alertWindow, reducer: "last", op: "gt", threshold: 0, pending: 0, severity: sevCritical,
+			evidence: dashref.CapGPUErrors, resource: []resourceLabel{resEndpoint, resIC, resInstance, resGPU}, anchor: "gpu-uncorrectable-memory-errors",
+			summary: gpuOf + " reports " + reduced(`printf "%.0f"`) + " uncorrectable (double-bit) ECC error(s): the GPU is failing; drain and replace the instance"},
+		{uid: "inferscope-gpu-ecc-rising", title: "GPU corrected memory errors rising", group: groupCapacity,
+			expr: sbeRise, window: 30 * time.Minute, reducer: "last", op: "gt", threshold: 0, pending: 0, severity: sevWarning,
+			evidence: dashref.CapGPUErrors, resource: []resourceLabel{resEndpoint, resIC, resInstance, resGPU}, anchor: "gpu-corrected-memory-errors-rising",
+			summary: gpuOf + " corrected " + reduced(`printf "%.0f"`) + " ECC error(s) in the last 30m: an early sign of a failing GPU"},
+		{uid: "inferscope-gpu-hot", title: "GPU running hot", group: groupCapacity,
+			expr: hot, window: fastWindow, reducer: "last", op: "gt", threshold: cfg.GPUTempHot, pending: 0, severity: sevWarning,
+			evidence: dashref.CapGPUThermal, resource: []resourceLabel{resEndpoint, resIC, resInstance, resGPU}, anchor: "gpu-running-hot",
+			summary: gpuOf + " stayed above " + reduced(`printf "%.0f"`) + " °C for " + durText(fastWindow) + ": it throttles its clocks and the copy on it decodes slower"},
 		{uid: "inferscope-az-no-traffic", title: "AZ with instances but no traffic", group: groupReliability,
-			expr: azShare, window: sustainWindow, reducer: "last", op: "lt", threshold: cfg.AZNoTrafficShare, pending: 10 * time.Minute, severity: sevCritical,
+			expr: azShare, window: fastWindow, reducer: "last", op: "lt", threshold: cfg.AZNoTrafficShare, pending: 0, severity: sevCritical,
 			evidence: dashref.RelAZDistribution, resource: []resourceLabel{resEndpointCW, resAZCW}, anchor: "az-with-instances-but-no-traffic",
 			summary: "Instances of {{ index $labels \"EndpointName\" }} in {{ index $labels \"AvailabilityZone\" }} get " + reduced("humanizePercentage") + " of their fair share of invocations while the other AZs serve"},
-		{uid: "inferscope-ice-all-azs", title: "ICE in every AZ for an instance type", group: groupReliability,
-			expr: iceShare, window: time.Hour, reducer: "last", op: "gt", threshold: 0.99, pending: 0, severity: sevCritical,
-			evidence: dashref.RelICE, resource: []resourceLabel{resInstType}, anchor: "ice-in-every-az",
-			summary: "Insufficient-capacity errors for {{ index $labels \"aws.sagemaker.instance_type\" }} in every AZ of the fleet within the last hour: the region is out of this type"},
+		{uid: "inferscope-ice", title: "Insufficient capacity for an instance type", group: groupReliability,
+			expr: ice, window: time.Hour, reducer: "last", op: "gt", threshold: 0, pending: 0, severity: sevCritical,
+			evidence: dashref.RelICE, resource: []resourceLabel{resInstType}, anchor: "insufficient-capacity-ice",
+			summary: "Launches of {{ index $labels \"aws.sagemaker.instance_type\" }} failed for capacity in " + reduced(`printf "%.0f"`) + " AZ(s) within the last hour: scale-outs of this type fail"},
+		{uid: "inferscope-enrichment-off", title: "Vended metrics missing (OTel enrichment off)", group: groupReliability,
+			expr: enrichmentOff, window: time.Hour, reducer: "last", op: "gt", threshold: 0, pending: 0, severity: sevWarning,
+			evidence: dashref.PerfTraffic, resource: []resourceLabel{resAccount}, anchor: "vended-metrics-missing-otel-enrichment-off",
+			summary: reduced(`printf "%.0f"`) + " instance(s) of account {{ index $labels \"@aws.account\" }} have busy GPUs but no SageMaker vended metric (Invocations) arrived within the hour: turn on " + sc.EnrichmentSwitch},
 		{uid: "inferscope-slow-cold-start", title: "Slow cold start", group: groupReliability,
 			expr: coldStart, window: time.Hour, reducer: "last", op: "gt", threshold: cfg.ColdStartSlow.Seconds(), pending: 0, severity: sevWarning,
 			evidence: dashref.RelColdStart, resource: []resourceLabel{resEndpoint, resIC}, anchor: "slow-cold-start",
-			summary: "Cold starts of {{ index $labels \"aws.sagemaker.inference_component.name\" }} on {{ index $labels \"aws.sagemaker.endpoint.name\" }} took " + reduced("humanizeDuration") + " on average over the last hour"},
+			summary: "Cold starts of " + ic + " on " + ep + " took " + reduced("humanizeDuration") + " on average over the last hour"},
 		{uid: "inferscope-5xx-rate", title: "5XX error rate", group: groupPerformance,
-			expr: errRatio, window: alertWindow, reducer: "last", op: "gt", threshold: cfg.ErrorRateCrit, pending: 5 * time.Minute, severity: sevCritical,
+			expr: errRatio, window: alertWindow, reducer: "last", op: "gt", threshold: cfg.ErrorRateCrit, pending: fastPending, severity: sevCritical,
 			evidence: dashref.PerfErrors, resource: []resourceLabel{resEndpointCW}, anchor: "5xx-error-rate",
 			summary: reduced("humanizePercentage") + " of the invocations of {{ index $labels \"EndpointName\" }} failed with 5xx over the last 10 minutes"},
 		{uid: "inferscope-scaling-not-firing", title: "Autoscaling not firing", group: groupReliability,
-			expr: scaling, window: cfg.ScalingBaseline, reducer: "last", op: "gt", threshold: cfg.ScalingRise, pending: cfg.InferredOverload(), severity: sevWarning,
+			expr: scaling, window: cfg.ScalingBaseline, reducer: "last", op: "gt", threshold: cfg.ScalingRise, pending: fastPending, severity: sevWarning,
 			evidence: dashref.RelScaling, resource: []resourceLabel{resICCW}, anchor: "autoscaling-not-firing",
-			summary: "Load per copy of {{ index $labels \"InferenceComponentName\" }} is " + reduced(`printf "%.1f"`) + "× its usual level with no scale-out for " + durText(cfg.InferredOverload())},
+			summary: "Load per copy of {{ index $labels \"InferenceComponentName\" }} is " + reduced(`printf "%.1f"`) + "× its usual level with no scale-out for " + durText(cfg.ScalingOverload+fastWindow)},
 	}
 }
-
-func hoursText(d time.Duration) string { return strconv.Itoa(int(d.Hours())) + " h" }

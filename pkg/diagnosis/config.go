@@ -49,6 +49,7 @@ type Config struct {
 	LatencyNormal    float64       // model/overhead latency peak / usual below this is "normal"
 	GPUMemWarnPct    float64       // framebuffer used % at or above this: warning
 	GPUMemCritPct    float64       // framebuffer used % at or above this: critical
+	GPUTempHot       float64       // °C: a GPU that stays above this runs hot (datacenter GPUs throttle from about 87 °C)
 	VRAMGrowthPct    float64       // percentage points of growth over the range for a "leak"
 	VRAMCreepPct     float64       // a smaller rise is a leak too when it fills VRAM within TimeToFullCrit
 	VRAMGrowthR2     float64       // minimum linear fit (R²) of a steady growth
@@ -57,6 +58,7 @@ type Config struct {
 	VRAMDropWithin   time.Duration
 	AZNoTrafficShare float64 // an AZ with instances getting less than this share of its fair traffic has "no traffic"
 	AZSkewRatio      float64 // per-instance traffic of the busiest AZ / quietest AZ at or above this is imbalance
+	AZMinInvocations float64 // fewer invocations per instance than this in a window are too few to judge an AZ's share
 	ColdStartSlow    time.Duration
 	ColdStartShare   float64 // a phase with at least this share of the cold start dominates it
 	ThroughputRatio  float64 // current tokens/s below this fraction of the range's peak is "far below"
@@ -93,6 +95,7 @@ func DefaultConfig() Config {
 		LatencyNormal:    1.5,
 		GPUMemWarnPct:    95,
 		GPUMemCritPct:    98,
+		GPUTempHot:       85,
 		VRAMGrowthPct:    5,
 		VRAMCreepPct:     1,
 		VRAMGrowthR2:     0.8,
@@ -101,6 +104,7 @@ func DefaultConfig() Config {
 		VRAMDropWithin:   5 * time.Minute,
 		AZNoTrafficShare: 0.1,
 		AZSkewRatio:      3,
+		AZMinInvocations: 10,
 		ColdStartSlow:    5 * time.Minute,
 		ColdStartShare:   0.5,
 		ThroughputRatio:  0.3,
@@ -144,6 +148,7 @@ func (c Config) Validate() error {
 		{"TTFTHigh", float64(c.TTFTHigh)},
 		{"TTFTRiseRatio", c.TTFTRiseRatio},
 		{"LatencyNormal", c.LatencyNormal},
+		{"GPUTempHot", c.GPUTempHot},
 		{"VRAMGrowthPct", c.VRAMGrowthPct},
 		{"VRAMCreepPct", c.VRAMCreepPct},
 		{"TimeToFullCrit", float64(c.TimeToFullCrit)},

@@ -34,7 +34,11 @@ func (s *Simulator) Incident() Incident {
 		}
 	}
 	for _, i := range s.insts {
-		if i.leak {
+		degraded := false
+		for _, g := range i.gpus {
+			degraded = degraded || g.degraded
+		}
+		if i.leak || degraded {
 			return Incident{Scenario: s.scenario, Level: "instance", Name: i.id, Endpoint: i.ep.cfg.Name}
 		}
 	}

@@ -143,7 +143,7 @@ func applySlowColdStart(s *Simulator) error {
 	}
 	g.slowDownload = true
 	for _, m := range []int{-80, -55, -30, -5} { // minutes of the default 90-minute lead
-		g.forcedColdStarts = append(g.forcedColdStarts, int64(m)*s.lead.Milliseconds()/int64(incidentLead/time.Minute))
+		g.forcedColdStarts = append(g.forcedColdStarts, int64(m)*s.lead.Milliseconds()/int64(IncidentLead/time.Minute))
 	}
 	return nil
 }

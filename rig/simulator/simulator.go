@@ -42,9 +42,9 @@ type Simulator struct {
 	noVended             bool // enrichment-off
 }
 
-// Incidents start this long before the end of the backfilled history, so queries over the
-// last hour or two see them (NewWithLead moves the start).
-const incidentLead = 90 * time.Minute
+// IncidentLead is how long before the end of the backfilled history incidents start, so
+// queries over the last hour or two see them (NewWithLead moves the start).
+const IncidentLead = 90 * time.Minute
 
 // Stats describes one backfill.
 type Stats struct {
@@ -55,7 +55,7 @@ type Stats struct {
 
 // New builds a simulator for a validated fleet and a scenario from Scenarios().
 func New(f *fleet.Fleet, scenario string, seed int64) (*Simulator, error) {
-	return NewWithLead(f, scenario, seed, incidentLead)
+	return NewWithLead(f, scenario, seed, IncidentLead)
 }
 
 // NewWithLead is New with the incident starting lead before the end of the first backfill

@@ -67,6 +67,7 @@ type Stack struct {
 	Fleet     *fleet.Fleet // what the region serves
 	Scenario  string
 	Seed      int64
+	Incident  simulator.Incident // where the scenario played
 
 	dir     string
 	handler http.Handler // the emulator behind the counters
@@ -181,7 +182,7 @@ func build(ctx context.Context, opts Options) (*Stack, error) {
 		return nil, fmt.Errorf("temp dir for the TSDB: %w", err)
 	}
 	st := &Stack{Region: opts.Region, AccessKey: opts.AccessKey, SecretKey: opts.SecretKey, Step: opts.Step,
-		Fleet: opts.Fleet, Scenario: opts.Scenario, Seed: opts.Seed, dir: dir}
+		Fleet: opts.Fleet, Scenario: opts.Scenario, Seed: opts.Seed, Incident: sim.Incident(), dir: dir}
 	fail := func(err error) (*Stack, error) {
 		st.Close()
 		return nil, err

@@ -19,16 +19,20 @@ import (
 type target map[string]string
 
 // intended says where each rule must fire (rig/simulator/SCENARIOS.md names the targets of
-// the default fleet); everywhere else, the healthy fleet included, it must stay quiet. No
-// rule targets gpu-degrade (a hardware incident for diagnosis and the GPU panels) or
-// enrichment-off (vended series missing: rules on them see no data, which is OK, not firing).
+// the default fleet); everywhere else, the healthy fleet included, it must stay quiet.
 var intended = map[string]map[string]target{
-	"inferscope-kv-saturation":      {"kv-saturation": {"endpoint": "chat-ic", "inference_component": "chat-llama-8b"}},
-	"inferscope-engine-queueing":    {"engine-queueing": {"endpoint": "chat-ic", "inference_component": "chat-qwen-7b"}},
-	"inferscope-gpu-memory-growth":  {"gpu-memory-leak": {"endpoint": "chat-ic"}},
-	"inferscope-vram-drop":          {"model-crash": {"endpoint": "summarize"}},
-	"inferscope-az-no-traffic":      {"az-imbalance": {"endpoint": "chat-ic", "az": "us-east-1c"}},
-	"inferscope-ice-all-azs":        {"ice-exhaustion": {"instance_type": "ml.g5.12xlarge"}},
+	"inferscope-kv-saturation":     {"kv-saturation": {"endpoint": "chat-ic", "inference_component": "chat-llama-8b"}},
+	"inferscope-engine-queueing":   {"engine-queueing": {"endpoint": "chat-ic", "inference_component": "chat-qwen-7b"}},
+	"inferscope-gpu-memory-growth": {"gpu-memory-leak": {"endpoint": "chat-ic"}},
+	"inferscope-vram-drop":         {"model-crash": {"endpoint": "summarize"}},
+	"inferscope-az-no-traffic":     {"az-imbalance": {"endpoint": "chat-ic", "az": "us-east-1c"}},
+	"inferscope-ice":               {"ice-exhaustion": {"instance_type": "ml.g5.12xlarge"}},
+	// The degraded GPU: its corrected ECC errors climb, it runs hot, then a double-bit error.
+	"inferscope-gpu-ecc-rising":        {"gpu-degrade": {"endpoint": "chat-ic"}},
+	"inferscope-gpu-hot":               {"gpu-degrade": {"endpoint": "chat-ic"}},
+	"inferscope-gpu-uncorrectable-ecc": {"gpu-degrade": {"endpoint": "chat-ic"}},
+	// Vended series missing while the GPUs work: the account's switch is off.
+	"inferscope-enrichment-off":     {"enrichment-off": {"account": "123456789012"}},
 	"inferscope-slow-cold-start":    {"slow-cold-start": {"endpoint": "chat-ic", "inference_component": "chat-llama-8b"}},
 	"inferscope-5xx-rate":           {"model-crash": {"endpoint": "summarize"}},
 	"inferscope-scaling-not-firing": {"scaling-not-firing": {"inference_component": "code-llama-8b"}},

@@ -1,0 +1,314 @@
+package alerts_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"text/tabwriter"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+
+	"github.com/inferscope/sagemaker-datasource/rig/fleet"
+	"github.com/inferscope/sagemaker-datasource/rig/simulator"
+	"github.com/inferscope/sagemaker-datasource/rig/stack"
+)
+
+// Time to page: per incident and fleet shape, the rules evaluated every minute with the
+// state machine, and the first minute after the incident's signal at which a rule that names
+// the cause is Firing on the incident's resource.
+
+// pageBudget is the longest a step incident may take to page.
+const pageBudget = 5 * time.Minute
+
+// pageCase is how one scenario pages: the rules that name its cause and when its signal
+// starts, from the incident's start S (simulator.IncidentLead before the history's end).
+type pageCase struct {
+	scenario string
+	rules    []string
+	signal   time.Duration
+	// whole: the incident spans the whole history (no start to measure from); the test
+	// reports the first page and the state the fleet was in then.
+	whole bool
+	// also: rules the incident's consequences may fire on its resources, later.
+	also []string
+}
+
+var pageCases = []pageCase{
+	{scenario: "kv-saturation", rules: []string{"inferscope-kv-saturation"}},
+	{scenario: "engine-queueing", rules: []string{"inferscope-engine-queueing"}},
+	// The container dies at two thirds of the lead before the end.
+	{scenario: "model-crash", rules: []string{"inferscope-vram-drop", "inferscope-5xx-rate"}, signal: simulator.IncidentLead / 3},
+	// The first forced re-provisioning, 80 of the 90 minutes before the end.
+	{scenario: "slow-cold-start", rules: []string{"inferscope-slow-cold-start"}, signal: simulator.IncidentLead / 9},
+	{scenario: "az-imbalance", rules: []string{"inferscope-az-no-traffic"}},
+	{scenario: "scaling-not-firing", rules: []string{"inferscope-scaling-not-firing"}},
+	// The first corrected ECC errors, five minutes into the GPU's heating.
+	// The throttled copy serves slower, so its IC's load per copy can double; an IC at its
+	// most copies then cannot scale out, which the scaling rule rightly reports.
+	{scenario: "gpu-degrade", rules: []string{"inferscope-gpu-ecc-rising", "inferscope-gpu-uncorrectable-ecc", "inferscope-gpu-hot"}, signal: 5 * time.Minute,
+		also: []string{"inferscope-scaling-not-firing"}},
+	// The first launch that fails for capacity.
+	{scenario: "ice-exhaustion", rules: []string{"inferscope-ice"}},
+	{scenario: "enrichment-off", rules: []string{"inferscope-enrichment-off"}, whole: true},
+	{scenario: "gpu-memory-leak", rules: []string{"inferscope-gpu-memory-growth"}, whole: true},
+	{scenario: "healthy"},
+}
+
+// Fleet shapes: the default fleet and generated fleets (fleet.Generate) with fixed seeds.
+var pageSeeds = []uint64{11, 23, 37}
+
+const (
+	pageHistory  = 3 * time.Hour // the windows' look-back before S-10m: an hour and its offset
+	pageBefore   = 10 * time.Minute
+	pageAfter    = 40 * time.Minute
+	pageMaxHosts = 12
+)
+
+// shape is a fleet to play a scenario on: the default fleet (seed 0) or a generated one.
+type shape struct {
+	name  string // the table's column
+	about string // the fleet in a few words
+	fleet *fleet.Fleet
+	seed  int64
+	end   time.Time
+}
+
+// pageShape draws the fleet of seed for scenario: generated fleets that cannot play the
+// scenario (no IC, one AZ, …) are drawn again, so each seed gives one fleet per scenario.
+func pageShape(t testing.TB, seed uint64, scenario string) shape {
+	if seed == 0 {
+		return shape{name: "default", about: "default fleet", fleet: fleet.Default(), seed: 42, end: stack.PinnedEnd}
+	}
+	r := rand.New(rand.NewPCG(seed, 0xa1e7))
+	for attempt := 0; attempt < 200; attempt++ {
+		f, err := fleet.Generate(r, pageMaxHosts)
+		if err != nil {
+			continue
+		}
+		if _, err := simulator.New(f, scenario, int64(seed)); err != nil {
+			continue
+		}
+		hosts := 0
+		for _, e := range f.Endpoints {
+			hosts += e.InstanceCount()
+		}
+		// Any hour of the day, so the diurnal load differs between shapes.
+		end := stack.PinnedEnd.Add(-time.Duration(seed%24) * time.Hour)
+		return shape{name: fmt.Sprintf("seed %d", seed), about: fmt.Sprintf("%d endpoints, %d instances in %s", len(f.Endpoints), hosts, f.Region), fleet: f, seed: int64(seed), end: end}
+	}
+	t.Fatalf("seed %d: no generated fleet plays %s", seed, scenario)
+	return shape{}
+}
+
+// pageResult is one case's measurement.
+type pageResult struct {
+	shape, about string
+	scenario     string
+	page         time.Duration // from the signal to the first firing on the target; -1: never
+	note         string
+}
+
+// onTarget says whether an alert's resource labels name the incident's resource: every
+// resource label the alert has must be the incident's (labels it lacks are not judged).
+func onTarget(l map[string]string, in simulator.Incident, account string) bool {
+	want := map[string]string{"endpoint": in.Endpoint, "account": account}
+	switch in.Level {
+	case "inference-component":
+		want["inference_component"] = in.Name
+	case "instance":
+		want["instance"] = in.Name
+	case "availability-zone":
+		want["az"] = in.Name
+	case "instance-type":
+		want["instance_type"] = in.Name
+		delete(want, "endpoint") // capacity is the region's, not the endpoint's
+	}
+	for k, v := range want {
+		if got, ok := l[k]; ok && v != "" && got != v {
+			return false
+		}
+	}
+	return true
+}
+
+// allowed: the rules that may fire in a scenario, on its resource (its page rules and the
+// intended matrix's, e.g. the SLO burn rates a latency incident spends).
+func allowed(c pageCase) map[string]bool {
+	out := map[string]bool{}
+	for _, r := range append(slices.Clone(c.rules), c.also...) {
+		out[r] = true
+	}
+	for uid, byScenario := range intended {
+		if _, ok := byScenario[c.scenario]; ok {
+			out[uid] = true
+		}
+	}
+	return out
+}
+
+// TestTimeToPage measures, per scenario and fleet shape, how long after its signal a rule
+// naming the incident fires on its resource, evaluating every rule every minute from S-10m to
+// S+40m with the pending periods; nothing may fire before the signal, elsewhere or on a
+// healthy fleet. docs/alerting.md ("Time to page") shows the table.
+func TestTimeToPage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipped with -short: backfills every scenario on four fleet shapes")
+	}
+	rules := loadRules(t)
+	var (
+		mu      sync.Mutex
+		results []pageResult
+	)
+	t.Run("cases", func(t *testing.T) {
+		for _, seed := range append([]uint64{0}, pageSeeds...) {
+			for _, c := range pageCases {
+				t.Run(fmt.Sprintf("%s/%d", c.scenario, seed), func(t *testing.T) {
+					t.Parallel()
+					res := measurePage(t, rules, c, pageShape(t, seed, c.scenario))
+					mu.Lock()
+					results = append(results, res)
+					mu.Unlock()
+				})
+			}
+		}
+	})
+	t.Logf("time to page (every rule every minute from S-%s to S+%s, with `for`):\n%s", pageBefore, pageAfter, pageTable(results))
+}
+
+// measurePage plays one case and returns its time to page; it fails the test on a page
+// that is late, early, misplaced or not one of the scenario's rules.
+func measurePage(t *testing.T, rules []rule, c pageCase, sh shape) pageResult {
+	res := pageResult{shape: sh.name, about: sh.about, scenario: c.scenario, page: -1}
+	history := pageHistory
+	st, ds := startPlugin(t, stack.Options{Scenario: c.scenario, Seed: sh.seed, History: history, End: sh.end, Fleet: sh.fleet},
+		func(jd map[string]string) { jd["requestsPerSecond"] = "300" })
+	start := st.End.Add(-simulator.IncidentLead)
+	signal := start.Add(c.signal)
+	from, to := start.Add(-pageBefore), start.Add(pageAfter)
+	if c.whole {
+		// From the first minute the rules' windows have data, to the end.
+		from, to = st.End.Add(-history).Add(10*time.Minute), st.End
+		signal = from
+	}
+	ok := allowed(c)
+	states := make([]*ruleState, len(rules))
+	for i, r := range rules {
+		states[i] = newRuleState(r)
+	}
+	pages := map[string]bool{}
+	for _, r := range c.rules {
+		pages[r] = true
+	}
+	ctx := context.Background()
+	reported := map[string]bool{}
+	for at := from; !at.After(to); at = at.Add(time.Minute) {
+		for _, s := range states {
+			if err := s.evaluate(ctx, ds, at); err != nil {
+				t.Fatal(err)
+			}
+			for _, in := range s.instances {
+				if !in.firing {
+					continue
+				}
+				where := resourceName(in.labels)
+				switch {
+				case !ok[s.r.UID] || !onTarget(in.labels, st.Incident, st.Fleet.Account):
+					if !reported[s.r.UID+where] {
+						reported[s.r.UID+where] = true
+						t.Errorf("%s on %s (%s): %s fired on %s at S%+v (value %.3g); the incident is %s %s of %s",
+							c.scenario, sh.name, sh.about, s.r.UID, where, at.Sub(start), in.lastVal, st.Incident.Level, st.Incident.Name, st.Incident.Endpoint)
+					}
+				case at.Before(signal):
+					if !reported[s.r.UID+"early"] {
+						reported[s.r.UID+"early"] = true
+						t.Errorf("%s on %s (%s): %s fired on %s at S%+v, before the signal at S%+v", c.scenario, sh.name, sh.about, s.r.UID, where, at.Sub(start), c.signal)
+					}
+				case pages[s.r.UID] && res.page < 0:
+					res.page = at.Sub(signal)
+					if c.whole {
+						res.note = s.r.UID + describeWhole(ctx, t, ds, c, st, at, in)
+					}
+				}
+			}
+		}
+	}
+	switch {
+	case c.scenario == "healthy":
+	case res.page < 0:
+		t.Errorf("%s on %s: no page by S+%s (want %v on %s %s)", c.scenario, sh.name, pageAfter, c.rules, st.Incident.Level, st.Incident.Name)
+	case !c.whole && res.page > pageBudget:
+		t.Errorf("%s on %s: paged %s after its signal, want at most %s", c.scenario, sh.name, res.page, pageBudget)
+	}
+	return res
+}
+
+// describeWhole notes, for an incident spanning the history, what the page said: the leak's
+// projected time to full and the share of its IC's GPU memory used at the time.
+func describeWhole(ctx context.Context, t *testing.T, ds backend.QueryDataHandler, c pageCase, st *stack.Stack, at time.Time, in *instance) string {
+	if c.scenario != "gpu-memory-leak" {
+		return ""
+	}
+	host, ic := in.labels["instance"], in.labels["inference_component"]
+	sel := func(m string) string {
+		return fmt.Sprintf(`sum(%s{"@resource.host.id"=%q, "aws.sagemaker.inference_component.name"=%q})`, m, host, ic)
+	}
+	used, err := queryRule(ctx, ds, rule{Query: "100 * " + sel("DCGM_FI_DEV_FB_USED") + " / (" + sel("DCGM_FI_DEV_FB_USED") + " + " + sel("DCGM_FI_DEV_FB_FREE") + ")", Window: time.Minute}, at)
+	if err != nil || len(used) == 0 || len(used[0].values) == 0 {
+		t.Errorf("GPU memory of %s on %s at the page: %v", ic, host, err)
+		return ""
+	}
+	pct := used[0].values[len(used[0].values)-1]
+	if pct >= 95 {
+		t.Errorf("gpu-memory-leak paged at %.1f %% used; it must page long before 95 %%", pct)
+	}
+	return fmt.Sprintf(" at %.1f %% used, full projected in %.1f h (%s after the history began)", pct, in.lastVal, at.Sub(st.End.Add(-pageHistory)).Round(time.Minute))
+}
+
+// pageTable writes the results as markdown: one row per scenario, one column per shape.
+func pageTable(results []pageResult) string {
+	shapes := []string{"default"}
+	for _, seed := range pageSeeds {
+		shapes = append(shapes, fmt.Sprintf("seed %d", seed))
+	}
+	cell := map[string]map[string]string{}
+	for _, r := range results {
+		if cell[r.scenario] == nil {
+			cell[r.scenario] = map[string]string{}
+		}
+		v := "never"
+		switch {
+		case r.scenario == "healthy" && r.page < 0:
+			v = "quiet"
+		case r.page >= 0:
+			v = fmt.Sprintf("%d min", int(r.page/time.Minute))
+		}
+		cell[r.scenario][r.shape] = v
+	}
+	var b strings.Builder
+	w := tabwriter.NewWriter(&b, 0, 0, 1, ' ', 0)
+	fmt.Fprintln(w, "| incident\t| "+strings.Join(shapes, "\t| ")+"\t|")
+	fmt.Fprintln(w, "|---"+strings.Repeat("\t|---", len(shapes))+"\t|")
+	for _, c := range pageCases {
+		row := []string{c.scenario}
+		for _, s := range shapes {
+			row = append(row, cell[c.scenario][s])
+		}
+		fmt.Fprintln(w, "| "+strings.Join(row, "\t| ")+"\t|")
+	}
+	_ = w.Flush()
+	b.WriteString("\n")
+	slices.SortFunc(results, func(a, b pageResult) int {
+		return strings.Compare(a.scenario+a.shape, b.scenario+b.shape)
+	})
+	for _, r := range results {
+		if r.note != "" {
+			fmt.Fprintf(&b, "%s on %s (%s): %s\n", r.scenario, r.shape, r.about, r.note)
+		}
+	}
+	return b.String()
+}

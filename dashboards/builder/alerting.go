@@ -22,11 +22,12 @@ import (
 
 // Where the rules live and what they query.
 const (
-	// AlertFolder and AlertFolderUID are the folder of the rules and of the dashboards
-	// (provisioning/dashboards/dashboards.yaml creates it with this uid; a test checks that the
-	// two agree).
-	AlertFolder    = "Inferscope"
-	AlertFolderUID = "inferscope"
+	// AlertFolder and AlertFolderUID are the rules' folder. It is not the dashboards' folder
+	// (provisioning/dashboards/dashboards.yaml: "Inferscope", uid inferscope): the rule file
+	// names its folder by title only, so a shared title would let whichever provisioner runs
+	// first decide the dashboards folder's uid.
+	AlertFolder    = "Inferscope alerts"
+	AlertFolderUID = "inferscope-alerts"
 	// AlertDatasourceUID is the data source the rules query: the uid the demo's provisioning
 	// gives the emulator (rig/cmd/emulator). dashboards/cmd/gen -datasource writes them for another one
 	// (provisioning/datasources/aws.yaml.example uses inferscope-aws).

@@ -184,9 +184,11 @@ func renderAll(t *testing.T, what string, m map[string]string, in alerttmpl.Inst
 	return out
 }
 
-// The rules' folder is the dashboards' folder: the same title, and the uid the dashboards
-// provider gives it.
-func TestRulesAndDashboardsShareTheFolder(t *testing.T) {
+// The rules' folder is never the dashboards' folder: the rule file names its folder by
+// title only, so with the dashboards' title the alert provisioner, when it runs first,
+// would create the dashboards' folder with a uid of its own. Every group and rule names
+// the rules' own folder.
+func TestRulesKeepOutOfTheDashboardsFolder(t *testing.T) {
 	raw, err := os.ReadFile("../../provisioning/dashboards/dashboards.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -200,28 +202,28 @@ func TestRulesAndDashboardsShareTheFolder(t *testing.T) {
 	if err := yaml.Unmarshal(raw, &prov); err != nil {
 		t.Fatal(err)
 	}
-	if len(prov.Providers) != 1 {
-		t.Fatalf("%d dashboard providers, want 1", len(prov.Providers))
+	if len(prov.Providers) != 1 || prov.Providers[0].FolderUID == "" {
+		t.Fatalf("want one dashboards provider naming its folder uid, got %+v", prov.Providers)
 	}
 	p := prov.Providers[0]
 	api := apiDoc(t, "my-ds")
-	if p.Folder != api.Folder.Title || p.FolderUID != api.Folder.UID {
-		t.Errorf("dashboards provider folder %q uid %q; the rules name %q uid %q", p.Folder, p.FolderUID, api.Folder.Title, api.Folder.UID)
+	if api.Folder.Title == p.Folder || api.Folder.UID == p.FolderUID {
+		t.Errorf("the rules' folder %q (uid %q) is the dashboards' folder %q (uid %q)", api.Folder.Title, api.Folder.UID, p.Folder, p.FolderUID)
 	}
 	for _, g := range api.Groups {
-		if *g.FolderUid != p.FolderUID {
-			t.Errorf("group %s in folder uid %s, want %s", *g.Title, *g.FolderUid, p.FolderUID)
+		if *g.FolderUid != api.Folder.UID {
+			t.Errorf("group %s in folder uid %s, want %s", *g.Title, *g.FolderUid, api.Folder.UID)
 		}
 		for _, r := range g.Rules {
-			if r.FolderUID != p.FolderUID || r.RuleGroup != *g.Title {
-				t.Errorf("%s: folder uid %s group %s, want %s %s", *r.Uid, r.FolderUID, r.RuleGroup, p.FolderUID, *g.Title)
+			if r.FolderUID != api.Folder.UID || r.RuleGroup != *g.Title {
+				t.Errorf("%s: folder uid %s group %s, want %s %s", *r.Uid, r.FolderUID, r.RuleGroup, api.Folder.UID, *g.Title)
 			}
 		}
 	}
 	f := fileDoc(t, "my-ds")
 	for _, g := range f.Groups {
-		if g.Folder != p.Folder {
-			t.Errorf("file group %s in folder %q, want the dashboards' %q", g.Name, g.Folder, p.Folder)
+		if g.Folder != api.Folder.Title {
+			t.Errorf("file group %s in folder %q, want %q", g.Name, g.Folder, api.Folder.Title)
 		}
 	}
 }

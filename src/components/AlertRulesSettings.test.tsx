@@ -32,8 +32,8 @@ function fakeBackend(answers: Record<string, Answer>) {
 }
 
 const RULES_URL = '/api/datasources/uid/sm/resources/alert-rules?format=api';
-const FOLDER_URL = '/api/folders/inferscope';
-const groupUrl = (g: string) => `/api/v1/provisioning/folder/inferscope/rule-groups/${g}`;
+const FOLDER_URL = '/api/folders/inferscope-alerts';
+const groupUrl = (g: string) => `/api/v1/provisioning/folder/inferscope-alerts/rule-groups/${g}`;
 
 function groupAnswers(rules: ApiAlertRules, status = 200): Record<string, Answer> {
   return Object.fromEntries(rules.groups.map((g) => [`PUT ${groupUrl(g.title)}`, { status, data: {} }]));
@@ -53,7 +53,7 @@ describe('AlertRulesSettings', () => {
 
     const n = rules.groups.reduce((sum, g) => sum + g.rules.length, 0);
     expect(
-      await screen.findByText(`Installed ${n} alert rules in the folder Inferscope, querying this data source.`)
+      await screen.findByText(`Installed ${n} alert rules in the folder Inferscope alerts, querying this data source.`)
     ).toBeInTheDocument();
     expect(calls.map((c) => `${c.method} ${c.url}`)).toEqual([
       `GET ${RULES_URL}`,
@@ -61,7 +61,7 @@ describe('AlertRulesSettings', () => {
       'POST /api/folders',
       ...rules.groups.map((g) => `PUT ${groupUrl(g.title)}`),
     ]);
-    expect(calls[2].data).toEqual({ uid: 'inferscope', title: 'Inferscope' });
+    expect(calls[2].data).toEqual({ uid: 'inferscope-alerts', title: 'Inferscope alerts' });
     for (const [i, g] of rules.groups.entries()) {
       const put = calls[3 + i];
       expect(put.headers).toEqual({ 'X-Disable-Provenance': 'true' });
@@ -75,7 +75,7 @@ describe('AlertRulesSettings', () => {
     const rules = servedRules();
     const calls = fakeBackend({
       [`GET ${RULES_URL}`]: { status: 200, data: rules },
-      [`GET ${FOLDER_URL}`]: { status: 200, data: { uid: 'inferscope', title: 'Inferscope' } },
+      [`GET ${FOLDER_URL}`]: { status: 200, data: { uid: 'inferscope-alerts', title: 'Inferscope alerts' } },
       ...groupAnswers(rules),
     });
     render(<AlertRulesSettings uid="sm" />);

@@ -49,12 +49,12 @@ function errorText(e: FetchError): string {
 }
 
 /**
- * Installs the rules through Grafana's alerting provisioning API: the folder (the dashboards'
- * uid) when it does not exist, then each group with PUT rule-groups, which creates or updates
- * its rules and sets its interval. X-Disable-Provenance keeps them editable in the UI.
- * Resolves to the number of rules installed.
+ * Installs the rules through Grafana's alerting provisioning API: their folder when it does not
+ * exist, then each group with PUT rule-groups, which creates or updates its rules and sets its
+ * interval. X-Disable-Provenance keeps them editable in the UI. Resolves to the number of rules
+ * installed and the folder's title.
  */
-export async function installAlertRules(uid: string): Promise<number> {
+export async function installAlertRules(uid: string): Promise<{ n: number; folder: string }> {
   const rules = await call<ApiAlertRules>('Reading the rules from the data source', {
     method: 'GET',
     url: alertRulesUrl(uid, 'api'),
@@ -78,7 +78,7 @@ export async function installAlertRules(uid: string): Promise<number> {
     });
     n += group.rules.length;
   }
-  return n;
+  return { n, folder: folder.title };
 }
 
 /** The config page's "Alert rules" section: install the rules for this data source, or download them. */
@@ -90,8 +90,8 @@ export function AlertRulesSettings({ uid }: { uid: string }) {
     setBusy(true);
     setOutcome(undefined);
     try {
-      const n = await installAlertRules(uid);
-      setOutcome({ ok: true, text: `Installed ${n} alert rules in the folder Inferscope, querying this data source.` });
+      const { n, folder } = await installAlertRules(uid);
+      setOutcome({ ok: true, text: `Installed ${n} alert rules in the folder ${folder}, querying this data source.` });
     } catch (e) {
       setOutcome({ ok: false, text: e instanceof Error ? e.message : String(e) });
     } finally {
@@ -105,7 +105,7 @@ export function AlertRulesSettings({ uid }: { uid: string }) {
         <Text color="secondary">
           The rules of docs/alerting.md (KV cache saturation, engine queueing, GPU memory, SLO burn rates, …) for this
           data source. Save the data source first. Installing creates them through Grafana&apos;s alerting API in the
-          folder Inferscope (the dashboards&apos; folder) and replaces earlier copies; they stay editable. For file
+          folder Inferscope alerts and replaces earlier copies; they stay editable. For file
           provisioning, download them into provisioning/alerting/.
         </Text>
         <Stack direction="row" gap={1}>

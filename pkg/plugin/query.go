@@ -17,20 +17,13 @@ import (
 	"github.com/inferscope/sagemaker-datasource/pkg/semconv"
 )
 
-// runPromQL answers one query: parse the model and its regions, work out the step and the
-// $__ variables, then run it in every region it names (see runPromQLIn); a query naming no
-// region runs in the default region, its series without a region label.
+// runPromQL answers one query: parse the model, work out the step and the $__ variables,
+// then run it in every region it names (see runPromQLIn); a query naming no region runs in
+// the default region, its series without a region label. route has checked the settings.
 func (d *Datasource) runPromQL(ctx context.Context, dq backend.DataQuery) backend.DataResponse {
-	if d.setupErr != nil {
-		return problemResponse(refused(d.setupErr))
-	}
 	q, err := models.ParseQuery(dq)
 	if err != nil {
 		return problemResponse(refused(backend.DownstreamError(err)))
-	}
-	regions, err := d.regionsOf(q.RefID, q.Region)
-	if err != nil {
-		return problemResponse(refused(err))
 	}
 	iv, err := interval.Compute(interval.Params{
 		From:            q.TimeRange.From,
@@ -47,6 +40,10 @@ func (d *Datasource) runPromQL(ctx context.Context, dq backend.DataQuery) backen
 	expr := iv.Interpolate(q.Expr)
 	if q.Region == "" {
 		return d.runPromQLIn(ctx, d.home, q, expr, iv, nil)
+	}
+	regions, err := d.regionsOf(q.RefID, q.Region)
+	if err != nil {
+		return problemResponse(refused(err))
 	}
 	// Named regions: one call (pair) per region at once, each answer's series labelled
 	// with the region it came from where they lack the label.

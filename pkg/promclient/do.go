@@ -97,7 +97,7 @@ func (c *Client) attempt(ctx context.Context, sched *scheduler, method string, u
 	switch {
 	case body.err != nil && ctx.Err() != nil:
 		return resp.Header, ctx.Err()
-	case errors.As(body.err, new(*TooLargeError)), errors.As(body.err, new(LocalRefusal)):
+	case errors.As(body.err, new(*TooLargeError)):
 		return resp.Header, body.err
 	case body.err != nil:
 		return resp.Header, &BodyError{Status: resp.StatusCode, Bytes: body.n, Cut: true, Err: body.err}

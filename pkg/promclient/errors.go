@@ -12,14 +12,6 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 )
 
-// LocalRefusal is an error from a limit of this process (such as a memory budget
-// charging the body as it is read), not from the connection or the answer: a body read
-// that fails with one is returned as it is, not retried as a cut-off answer.
-type LocalRefusal interface {
-	error
-	LocalRefusal()
-}
-
 // APIError is CloudWatch (or whatever sits at the endpoint) refusing a call: a non-2xx
 // answer, or an error envelope inside a 2xx one.
 type APIError struct {

@@ -30,6 +30,10 @@ type Config struct {
 	// Sustain is the shortest departure of a signal that is an incident (KV saturation, an AZ
 	// without traffic, engine queueing); over a shorter range, half of the range.
 	Sustain time.Duration
+	// SustainFast is the fast window: a departure this long is an incident already when a
+	// second signal agrees (requests waiting in the engine), as a fast burn-rate window pages
+	// before the slow one.
+	SustainFast time.Duration
 
 	// KV cache (ratio 0-1 per copy).
 	KVQuantile       float64            // KV usage exceeded this share of the range is "running warm"
@@ -78,6 +82,7 @@ func DefaultConfig() Config {
 		SeriesLimit:        promclient.MaxQueryLimit,
 
 		Sustain:          10 * time.Minute,
+		SustainFast:      3 * time.Minute,
 		KVQuantile:       0.9,
 		KVSaturation:     0.9,
 		KVEarlyWarning:   0.5,
@@ -137,6 +142,7 @@ func (c Config) Validate() error {
 		{"MinStep", float64(c.MinStep)},
 		{"RateWindow", float64(c.RateWindow)},
 		{"Sustain", float64(c.Sustain)},
+		{"SustainFast", float64(c.SustainFast)},
 		{"WaitingRequests", c.WaitingRequests},
 		{"ScalingRise", c.ScalingRise},
 		{"ScalingOverload", float64(c.ScalingOverload)},
@@ -187,6 +193,9 @@ func (c Config) Validate() error {
 		if !(v > 0) {
 			return fmt.Errorf("diagnosis config: the scaling target of %q must be greater than zero (got %v)", ic, v)
 		}
+	}
+	if c.SustainFast > c.Sustain {
+		return fmt.Errorf("diagnosis config: SustainFast (%s) must not exceed Sustain (%s): it is the fast window", c.SustainFast, c.Sustain)
 	}
 	if c.KVEarlyWarning > c.KVSaturation {
 		return errors.New("diagnosis config: KVEarlyWarning must not exceed KVSaturation")

@@ -46,6 +46,12 @@ func (ep episode) sustained(e *env, atLeast time.Duration) bool {
 	return ep.points >= 2 && ep.lasting(e) >= min(atLeast, e.end.Sub(e.start)/2)
 }
 
+// qualifies says whether the episode is an incident: sustained for Sustain, or for SustainFast
+// when a second signal agrees.
+func (ep episode) qualifies(e *env, confirmed bool) bool {
+	return ep.sustained(e, e.cfg.Sustain) || (confirmed && ep.sustained(e, e.cfg.SustainFast))
+}
+
 // longestRun finds the longest run of points where cond holds; peak is the largest value
 // (below=false) or the smallest (below=true) in it. Non-finite points break a run.
 func longestRun(ps []model.SamplePair, below bool, cond func(float64) bool) episode {

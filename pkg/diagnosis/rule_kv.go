@@ -80,7 +80,7 @@ func (e *env) kvSaturation(ctx context.Context) (model.Matrix, engineQueue, map[
 	for _, s := range kv {
 		k := key(s.Metric)
 		ep := longestRun(inRange(s.Values, e.start), false, func(v float64) bool { return v >= e.cfg.KVSaturation })
-		if ep.qualifies(e, meanOr0(queue.waiting[k], ep) >= e.cfg.WaitingRequests) {
+		if ep.qualifies(e, e.cfg.Sustain, meanOr0(queue.waiting[k], ep) >= e.cfg.WaitingRequests) {
 			out[k] = ep
 		}
 	}

@@ -81,7 +81,7 @@ func runQueueing(ctx context.Context, e *env) ([]Finding, error) {
 		}
 		ep := longestRun(s.Values, false, func(v float64) bool { return v >= limit })
 		w := meanOr0(queue.waiting[k], ep)
-		if !ep.qualifies(e, ep.peak >= high && w >= e.cfg.WaitingRequests) {
+		if !ep.qualifies(e, e.cfg.Sustain, ep.peak >= high && w >= e.cfg.WaitingRequests) {
 			continue
 		}
 		t := icOrEndpoint(s.Metric)

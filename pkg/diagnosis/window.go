@@ -46,10 +46,12 @@ func (ep episode) sustained(e *env, atLeast time.Duration) bool {
 	return ep.points >= 2 && ep.lasting(e) >= min(atLeast, e.end.Sub(e.start)/2)
 }
 
-// qualifies says whether the episode is an incident: sustained for Sustain, or for SustainFast
-// when a second signal agrees.
-func (ep episode) qualifies(e *env, confirmed bool) bool {
-	return ep.sustained(e, e.cfg.Sustain) || (confirmed && ep.sustained(e, e.cfg.SustainFast))
+// qualifies says whether the episode is an incident: sustained for slow, or still going on at
+// the end of the range for SustainFast with a second signal agreeing. The fast window speaks
+// of the present only: a short departure that has ended is a dip.
+func (ep episode) qualifies(e *env, slow time.Duration, confirmed bool) bool {
+	ongoing := !ep.to.Before(e.end.Add(-e.step))
+	return ep.sustained(e, slow) || (confirmed && ongoing && ep.sustained(e, e.cfg.SustainFast))
 }
 
 // longestRun finds the longest run of points where cond holds; peak is the largest value

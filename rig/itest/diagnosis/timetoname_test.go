@@ -51,7 +51,6 @@ var ttnNoTarget = map[string]bool{"gpu-memory-leak": true}
 // misses are reported (t.Log) rather than failed, and the test fails once one of them meets the
 // target everywhere so that the list only shrinks.
 var ttnGaps = map[string]string{
-	"az-imbalance":       "the AZ rule needs a traffic-share episode of Sustain (10 min) over a 12-minute window",
 	"scaling-not-firing": "the scaling rule needs ScalingOverload (10 min) above target",
 }
 

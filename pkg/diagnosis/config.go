@@ -44,6 +44,7 @@ type Config struct {
 	ScalingTargets   map[string]float64 // per-IC policy targets (override ScalingTarget)
 	ScalingRise      float64            // without a target: load per copy this many times its usual level is overload
 	ScalingOverload  time.Duration
+	ScalingFarOver   float64       // against a known target: load per copy this many times it, still going on for SustainFast with no scale-out, is overload already
 	ScalingBaseline  time.Duration // how far before the range the usual load is read from
 	FootprintRatio   float64       // KV cache per running request within this factor of its usual level: requests of the usual size
 	SlowScaling      time.Duration // a scale-out slower than this is slow scaling
@@ -89,6 +90,7 @@ func DefaultConfig() Config {
 		WaitingRequests:  1,
 		ScalingRise:      2,
 		ScalingOverload:  10 * time.Minute,
+		ScalingFarOver:   1.5,
 		ScalingBaseline:  6 * time.Hour,
 		FootprintRatio:   1.5,
 		SlowScaling:      10 * time.Minute,
@@ -146,6 +148,7 @@ func (c Config) Validate() error {
 		{"WaitingRequests", c.WaitingRequests},
 		{"ScalingRise", c.ScalingRise},
 		{"ScalingOverload", float64(c.ScalingOverload)},
+		{"ScalingFarOver", c.ScalingFarOver},
 		{"SlowScaling", float64(c.SlowScaling)},
 		{"TTFTHigh", float64(c.TTFTHigh)},
 		{"TTFTRiseRatio", c.TTFTRiseRatio},

@@ -50,8 +50,12 @@ func (ep episode) sustained(e *env, atLeast time.Duration) bool {
 // the end of the range for SustainFast with a second signal agreeing. The fast window speaks
 // of the present only: a short departure that has ended is a dip.
 func (ep episode) qualifies(e *env, slow time.Duration, confirmed bool) bool {
-	ongoing := !ep.to.Before(e.end.Add(-e.step))
-	return ep.sustained(e, slow) || (confirmed && ongoing && ep.sustained(e, e.cfg.SustainFast))
+	return ep.sustained(e, slow) || ep.fast(e, confirmed)
+}
+
+// fast is the fast window alone: confirmed, still going on, and lasting SustainFast.
+func (ep episode) fast(e *env, confirmed bool) bool {
+	return confirmed && !ep.to.Before(e.end.Add(-e.step)) && ep.sustained(e, e.cfg.SustainFast)
 }
 
 // longestRun finds the longest run of points where cond holds; peak is the largest value

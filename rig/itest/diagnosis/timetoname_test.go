@@ -47,13 +47,6 @@ func ttnRules(scenario string) []string {
 // from the start of the history.
 var ttnNoTarget = map[string]bool{"gpu-memory-leak": true}
 
-// ttnGaps are the step incidents not yet named within ttnTarget on every fleet shape: their
-// misses are reported (t.Log) rather than failed, and the test fails once one of them meets the
-// target everywhere so that the list only shrinks.
-var ttnGaps = map[string]string{
-	"scaling-not-firing": "the scaling rule needs ScalingOverload (10 min) above target",
-}
-
 type ttnResult struct {
 	minute int      // time to name, when named
 	named  bool     // named first within ttnAfter
@@ -156,9 +149,9 @@ func timeToName(t *testing.T, f *fleet.Fleet, sim *simulator.Simulator, scenario
 }
 
 // TestTimeToName measures time to name per scenario and fleet shape (the table in
-// docs/alerting.md, "Time to name"; TIMETONAME_TABLE=path writes it), asserts the target for
-// every step incident outside ttnGaps, and that healthy fleets, the minutes before S and
-// other endpoints raise nothing.
+// docs/alerting.md, "Time to name"; TIMETONAME_TABLE=path writes it), and asserts the target
+// for every step incident, that no other cause ranks first on its endpoint before it, and that
+// healthy fleets, the minutes before S and other endpoints raise nothing.
 func TestTimeToName(t *testing.T) {
 	if testing.Short() {
 		t.Skip("backfills every scenario on several fleets")
@@ -222,22 +215,12 @@ func TestTimeToName(t *testing.T) {
 				slow = append(slow, fmt.Sprintf("shape %d: %s", shape, r.cell))
 			}
 		}
-		why, gap := ttnGaps[n]
-		report := t.Errorf
-		if gap {
-			report = t.Logf
-		}
 		for _, shape := range ttnFleets {
 			if leads := results[n][shape].leads; len(leads) > 0 {
-				report("%s on shape %d: another cause ranked first %d times before it, first %s", n, shape, len(leads), leads[0])
+				t.Errorf("%s on shape %d: another cause ranked first %d times before it, first %s", n, shape, len(leads), leads[0])
 			}
 		}
-		switch {
-		case gap && len(slow) == 0:
-			t.Errorf("%s is named within %d min on every fleet shape: remove it from ttnGaps", n, ttnTarget)
-		case gap:
-			t.Logf("TODO %s not named within %d min (%s): %s", n, ttnTarget, why, strings.Join(slow, ", "))
-		case len(slow) > 0:
+		if len(slow) > 0 {
 			t.Errorf("%s not named first within %d min: %s", n, ttnTarget, strings.Join(slow, ", "))
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	. "github.com/inferscope/sagemaker-datasource/pkg/diagnosis"
+	"github.com/inferscope/sagemaker-datasource/rig/emulator"
 	"github.com/inferscope/sagemaker-datasource/rig/fleet"
 	"github.com/inferscope/sagemaker-datasource/rig/simulator"
 )
@@ -99,7 +100,9 @@ func namedFirst(fs []Finding, rules []string, in simulator.Incident) bool {
 // another endpoint, or in a scenario that must stay quiet.
 func timeToName(t *testing.T, f *fleet.Fleet, sim *simulator.Simulator, scenario string) ttnResult {
 	end := scenarioNow
-	q := serveBackfill(t, sim, f.Region, end.Add(-ttnHistory), end, time.Minute)
+	// Fifty diagnoses in a row outrun the account's query rate, which a user's one at a time
+	// does not: the rate limit is off.
+	q := serveBackfill(t, sim, f.Region, end.Add(-ttnHistory), end, time.Minute, emulator.Limits{QueryTPS: -1})
 	in := sim.Incident()
 	rules := ttnRules(scenario)
 	start := in.Start

@@ -30,6 +30,10 @@ type Config struct {
 	// Sustain is the shortest departure of a signal that is an incident (KV saturation, an AZ
 	// without traffic, engine queueing); over a shorter range, half of the range.
 	Sustain time.Duration
+	// SustainFast is the fast window: a departure this long is an incident already when a
+	// second signal agrees (requests waiting in the engine), as a fast burn-rate window pages
+	// before the slow one.
+	SustainFast time.Duration
 
 	// KV cache (ratio 0-1 per copy).
 	KVQuantile       float64            // KV usage exceeded this share of the range is "running warm"
@@ -40,6 +44,7 @@ type Config struct {
 	ScalingTargets   map[string]float64 // per-IC policy targets (override ScalingTarget)
 	ScalingRise      float64            // without a target: load per copy this many times its usual level is overload
 	ScalingOverload  time.Duration
+	ScalingFarOver   float64       // against a known target: load per copy this many times it, still going on for SustainFast with no scale-out, is overload already
 	ScalingBaseline  time.Duration // how far before the range the usual load is read from
 	FootprintRatio   float64       // KV cache per running request within this factor of its usual level: requests of the usual size
 	SlowScaling      time.Duration // a scale-out slower than this is slow scaling
@@ -80,12 +85,14 @@ func DefaultConfig() Config {
 		SeriesLimit:        promclient.MaxQueryLimit,
 
 		Sustain:          10 * time.Minute,
+		SustainFast:      3 * time.Minute,
 		KVQuantile:       0.9,
 		KVSaturation:     0.9,
 		KVEarlyWarning:   0.5,
 		WaitingRequests:  1,
 		ScalingRise:      2,
 		ScalingOverload:  10 * time.Minute,
+		ScalingFarOver:   1.5,
 		ScalingBaseline:  6 * time.Hour,
 		FootprintRatio:   1.5,
 		SlowScaling:      10 * time.Minute,
@@ -141,9 +148,11 @@ func (c Config) Validate() error {
 		{"MinStep", float64(c.MinStep)},
 		{"RateWindow", float64(c.RateWindow)},
 		{"Sustain", float64(c.Sustain)},
+		{"SustainFast", float64(c.SustainFast)},
 		{"WaitingRequests", c.WaitingRequests},
 		{"ScalingRise", c.ScalingRise},
 		{"ScalingOverload", float64(c.ScalingOverload)},
+		{"ScalingFarOver", c.ScalingFarOver},
 		{"SlowScaling", float64(c.SlowScaling)},
 		{"TTFTHigh", float64(c.TTFTHigh)},
 		{"TTFTRiseRatio", c.TTFTRiseRatio},
@@ -192,6 +201,9 @@ func (c Config) Validate() error {
 		if !(v > 0) {
 			return fmt.Errorf("diagnosis config: the scaling target of %q must be greater than zero (got %v)", ic, v)
 		}
+	}
+	if c.SustainFast > c.Sustain {
+		return fmt.Errorf("diagnosis config: SustainFast (%s) must not exceed Sustain (%s): it is the fast window", c.SustainFast, c.Sustain)
 	}
 	if c.KVEarlyWarning > c.KVSaturation {
 		return errors.New("diagnosis config: KVEarlyWarning must not exceed KVSaturation")

@@ -117,6 +117,8 @@ type Finding struct {
 	// fromLoad: the saturation the finding reports came from more requests of the usual
 	// size (see env.fromLoad), which missing copies explain.
 	fromLoad bool
+	// rejections: a 4xx spike while requests waited in the engine (foldRejections).
+	rejections bool
 }
 
 // RuleFailure records a rule that could not be evaluated (a query failed, or the rule
@@ -230,6 +232,7 @@ func runRegion(ctx context.Context, q Querier, rules []rule, scope Scope, start,
 		}()
 	}
 	wg.Wait()
+	findings = foldRejections(findings)
 	e.overloadFirst(findings)
 	Rank(findings)
 	sort.Slice(failures, func(i, j int) bool { return failures[i].Rule < failures[j].Rule })

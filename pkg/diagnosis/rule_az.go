@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/prometheus/common/model"
 
@@ -12,12 +13,13 @@ import (
 	"github.com/inferscope/sagemaker-datasource/pkg/semconv"
 )
 
-// azInstancesExpr: serving instances per endpoint and AZ over time. On an IC endpoint these
-// are the instances hosting a copy (their GPUs carry the IC): an instance without a copy is
-// sent nothing by design. On other endpoints every instance (node series) serves.
-func (e *env) azInstancesExpr() string {
+// azInstancesExpr: serving instances per endpoint and AZ over time, each counted for window
+// after its last sample. On an IC endpoint these are the instances hosting a copy (their GPUs
+// carry the IC): an instance without a copy is sent nothing by design. On other endpoints
+// every instance (node series) serves.
+func (e *env) azInstancesExpr(window time.Duration) string {
 	hosts := func(selector string) string {
-		return fmt.Sprintf("count %s (count %s (last_over_time(%s[%s])))", px.By(lEP, lAZ), px.By(lEP, lAZ, lHost), selector, promDur(e.window))
+		return fmt.Sprintf("count %s (count %s (last_over_time(%s[%s])))", px.By(lEP, lAZ), px.By(lEP, lAZ, lHost), selector, promDur(window))
 	}
 	withCopies := hosts(e.endpointOnly(semconv.DCGMGPUUtil, lEP, px.Neq(lIC, "")))
 	return fmt.Sprintf("%s or (%s unless on (%s) %s)", withCopies, hosts(e.endpointOnly(semconv.NodeMemTotal, lEP)), px.Label(lEP), withCopies)
@@ -44,23 +46,29 @@ type azView struct {
 	endpoint  string
 	azs       []string // every AZ that had serving instances, sorted
 	steps     []model.Time
-	instances map[string]map[model.Time]float64 // AZ -> step -> serving instances
+	instances map[string]map[model.Time]float64 // AZ -> step -> serving instances (engine window)
+	now       map[string]map[model.Time]float64 // AZ -> step -> serving instances (two steps)
 	traffic   map[string]map[model.Time]float64 // AZ -> step -> invocations
 }
 
-// azViews reshapes the two range results into one view per endpoint that served from two or
+// azViews reshapes the range results into one view per endpoint that served from two or
 // more AZs.
-func azViews(instMatrix, trafficMatrix model.Matrix) []azView {
+func azViews(instMatrix, nowMatrix, trafficMatrix model.Matrix) []azView {
 	views := map[string]*azView{}
 	view := func(ep string) *azView {
 		if views[ep] == nil {
-			views[ep] = &azView{endpoint: ep, instances: map[string]map[model.Time]float64{}, traffic: map[string]map[model.Time]float64{}}
+			views[ep] = &azView{endpoint: ep, instances: map[string]map[model.Time]float64{}, now: map[string]map[model.Time]float64{}, traffic: map[string]map[model.Time]float64{}}
 		}
 		return views[ep]
 	}
 	for _, s := range instMatrix {
 		v, az := view(label(s.Metric, lEP)), label(s.Metric, lAZ)
 		v.instances[az] = pointsOf(s)
+	}
+	for _, s := range nowMatrix {
+		if v := views[label(s.Metric, lEP)]; v != nil {
+			v.now[label(s.Metric, lAZ)] = pointsOf(s)
+		}
 	}
 	for _, s := range trafficMatrix {
 		v := views[label(s.Metric, semconv.DimEndpointName)]
@@ -158,6 +166,18 @@ func (v azView) quieterThanUsual(az string, ep episode, share float64) bool {
 	return mean(in) < share*quantile(out, 0.5)
 }
 
+// servedThroughout says whether az had serving instances by the two-step count at every step
+// of ep: its copies stayed there, so no traffic is not a copy that just left.
+func (v azView) servedThroughout(az string, ep episode) bool {
+	from, to := model.TimeFromUnixNano(ep.from.UnixNano()), model.TimeFromUnixNano(ep.to.UnixNano())
+	for _, t := range v.steps {
+		if t >= from && t <= to && !(v.now[az][t] > 0) {
+			return false
+		}
+	}
+	return true
+}
+
 // invocations of az over the steps in [from, to].
 func (v azView) invocations(az string, from, to model.Time) float64 {
 	n := 0.0
@@ -185,9 +205,13 @@ func (v azView) instancesAt(az string, t model.Time) float64 {
 // serve several times what another AZ's serve is imbalance, a resilience risk rather than a
 // cause of latency (info: autoscaling moves IC copies, so it comes and goes).
 func runAZ(ctx context.Context, e *env) ([]Finding, error) {
-	instQuery, trafficQuery := e.azInstancesExpr(), e.azTrafficExpr()
+	instQuery, nowQuery, trafficQuery := e.azInstancesExpr(e.window), e.azInstancesExpr(2*e.step), e.azTrafficExpr()
 	instMatrix, err := e.matrix(ctx, instQuery)
 	if err != nil || len(instMatrix) == 0 {
+		return nil, err
+	}
+	nowMatrix, err := e.matrix(ctx, nowQuery)
+	if err != nil {
 		return nil, err
 	}
 	trafficMatrix, err := e.matrix(ctx, trafficQuery)
@@ -195,7 +219,7 @@ func runAZ(ctx context.Context, e *env) ([]Finding, error) {
 		return nil, err
 	}
 	var out []Finding
-	for _, v := range azViews(instMatrix, trafficMatrix) {
+	for _, v := range azViews(instMatrix, nowMatrix, trafficMatrix) {
 		if len(v.steps) < minPoints {
 			e.notEnoughData("invocations per AZ of "+v.endpoint, len(v.steps))
 			continue
@@ -217,9 +241,10 @@ func (e *env) starvedAZ(v azView, instQuery, trafficQuery string) (Finding, bool
 	starved := 0
 	for _, a := range v.azs {
 		ep := longestRun(v.shares(a), true, func(x float64) bool { return x < e.cfg.AZNoTrafficShare })
-		// Longer than the instance count's look-back: a copy that just left an instance
-		// still counts there for one window.
-		if !ep.sustained(e, max(e.cfg.Sustain, e.window+e.step)) || !v.quieterThanUsual(a, ep, e.cfg.AZNoTrafficShare) {
+		// Longer than the instance count's look-back, where a copy that just left an
+		// instance still counts for one window; or the fast window when the two-step count
+		// shows the copies stayed.
+		if !ep.qualifies(e, max(e.cfg.Sustain, e.window+e.step), v.servedThroughout(a, ep)) || !v.quieterThanUsual(a, ep, e.cfg.AZNoTrafficShare) {
 			continue
 		}
 		starved++

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/prometheus/common/model"
@@ -128,7 +129,10 @@ func runErrors(ctx context.Context, e *env) ([]Finding, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []Finding
+	var (
+		out   []Finding
+		queue *engineQueue // read on the first 4xx spike
+	)
 	for _, t := range tr {
 		for _, k := range errorKinds[1:] {
 			rs := t.ratios(k.tag)
@@ -157,8 +161,23 @@ func runErrors(ctx context.Context, e *env) ([]Finding, error) {
 				target = Target{Level: LevelIC, Name: t.name, Endpoint: e.scope.Endpoint, InferenceComponent: t.name}
 			}
 			at := rs[worst].t.Time().UTC()
+			cause, rejected := "Error-rate spike ("+k.label+")", false
+			if k.tag == "4xx" {
+				if queue == nil {
+					q, err := e.engineQueue(ctx)
+					if err != nil {
+						return nil, err
+					}
+					queue = &q
+				}
+				if rejected = queue.waitingAt(t, at) >= e.cfg.WaitingRequests; rejected {
+					// The engine turning requests away while they queue: a symptom of the
+					// saturation, evidence of its finding (foldRejections), not a cause.
+					cause, sev = "Error-rate spike (4xx errors) while requests wait in the engine", Info
+				}
+			}
 			out = append(out, Finding{
-				Cause: "Error-rate spike (" + k.label + ")", Target: target, Severity: sev, Score: strength(peak, e.cfg.ErrorRateWarn, 1),
+				Cause: cause, Target: target, Severity: sev, Score: strength(peak, e.cfg.ErrorRateWarn, 1), rejections: rejected,
 				Summary: fmt.Sprintf("%s of %s reached %s of invocations at %s (usually %s)",
 					k.label, t.name, pctPts(100*peak), at.Format("15:04"), pctPts(100*usual)),
 				Evidence: []Evidence{
@@ -170,6 +189,53 @@ func runErrors(ctx context.Context, e *env) ([]Finding, error) {
 		}
 	}
 	return out, nil
+}
+
+// waitingAt is the most requests waiting, on average over the engine window, in any copy of
+// the endpoint or IC t at the step ending at.
+func (q engineQueue) waitingAt(t *traffic, at time.Time) float64 {
+	worst := 0.0
+	for k, s := range q.waiting {
+		ep, ic, _ := strings.Cut(k, "\x00")
+		if (t.ic && ic != t.name) || (!t.ic && ep != t.name) {
+			continue
+		}
+		for _, p := range s.Values {
+			if p.Timestamp.Time().Equal(at) && finite(float64(p.Value)) {
+				worst = max(worst, float64(p.Value))
+			}
+		}
+	}
+	return worst
+}
+
+// foldRejections moves each 4xx spike taken while requests waited in the engine into the
+// KV cache or engine-queueing finding of the same endpoint or IC, as evidence: the engine's
+// rejections are what the saturation looks like to callers. A spike without such a finding
+// stays, at info.
+func foldRejections(fs []Finding) []Finding {
+	folded := make([]bool, len(fs))
+	for j, f := range fs {
+		if !f.rejections {
+			continue
+		}
+		for i := range fs {
+			c := &fs[i]
+			if (c.Rule == "kv-cache-saturation" || c.Rule == "engine-queueing") &&
+				((f.Target.Level == LevelEndpoint && c.Target.Endpoint == f.Target.Name) || (f.Target.Level == LevelIC && c.Target.Name == f.Target.Name)) {
+				c.Evidence = append(c.Evidence, Evidence{What: "4xx errors while requests waited (the engine turning requests away)", Value: f.Evidence[0].Value, Query: f.Evidence[0].Query})
+				folded[j] = true
+				break
+			}
+		}
+	}
+	out := fs[:0]
+	for j, f := range fs {
+		if !folded[j] {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // beyondChance says whether the worst step's errors are more than the usual ratio's rare

@@ -63,21 +63,28 @@ func (e *env) preemptExpr() string {
 }
 
 // kvSaturation finds, per endpoint/IC key, the longest window of KV usage at saturation in
-// the range. The engine-queueing rule reads it too (same query, sent once) to leave saturated
-// copies to this rule. The usage is read from usualFrom: its usual share per running
-// request (fromLoad) includes what came just before the range.
-func (e *env) kvSaturation(ctx context.Context) (model.Matrix, map[string]episode, error) {
+// the range: sustained, or shorter with requests waiting in it. The engine-queueing rule
+// reads it too (same queries, sent once) to leave saturated copies to this rule. The usage
+// is read from usualFrom: its usual share per running request (fromLoad) includes what came
+// just before the range.
+func (e *env) kvSaturation(ctx context.Context) (model.Matrix, engineQueue, map[string]episode, error) {
 	kv, err := e.matrixFrom(ctx, e.kvExpr(), e.usualFrom())
 	if err != nil {
-		return nil, nil, err
+		return nil, engineQueue{}, nil, err
+	}
+	queue, err := e.engineQueue(ctx)
+	if err != nil {
+		return nil, queue, nil, err
 	}
 	out := make(map[string]episode, len(kv))
 	for _, s := range kv {
-		if ep := longestRun(inRange(s.Values, e.start), false, func(v float64) bool { return v >= e.cfg.KVSaturation }); ep.sustained(e, e.cfg.Sustain) {
-			out[key(s.Metric)] = ep
+		k := key(s.Metric)
+		ep := longestRun(inRange(s.Values, e.start), false, func(v float64) bool { return v >= e.cfg.KVSaturation })
+		if ep.qualifies(e, e.cfg.Sustain, meanOr0(queue.waiting[k], ep) >= e.cfg.WaitingRequests) {
+			out[k] = ep
 		}
 	}
-	return kv, out, nil
+	return kv, queue, out, nil
 }
 
 // runKV: KV usage at saturation for a sustained window, confirmed by waiting requests or
@@ -85,12 +92,8 @@ func (e *env) kvSaturation(ctx context.Context) (model.Matrix, map[string]episod
 // for most of the range is where an autoscaling trigger belongs.
 func runKV(ctx context.Context, e *env) ([]Finding, error) {
 	kvQuery, preemptQuery := e.kvExpr(), e.preemptExpr()
-	kv, saturated, err := e.kvSaturation(ctx)
+	kv, queue, saturated, err := e.kvSaturation(ctx)
 	if err != nil || len(kv) == 0 {
-		return nil, err
-	}
-	queue, err := e.engineQueue(ctx)
-	if err != nil {
 		return nil, err
 	}
 	preemptVector, err := e.instant(ctx, preemptQuery)

@@ -39,8 +39,8 @@ func (e *env) latencyExpr() string {
 	)
 }
 
-// runQueueing: TTFT that stays high or well above its usual level for a sustained window
-// while the platform's model and overhead latency stay flat means requests wait inside the
+// runQueueing: TTFT that stays high or well above its usual level for a sustained window (or
+// high for the fast window with requests waiting) while the platform's model and overhead latency stay flat means requests wait inside the
 // engine's own queue. When the KV cache of the same copy is saturated the KV rule already
 // names the cause, so it is not repeated here.
 func runQueueing(ctx context.Context, e *env) ([]Finding, error) {
@@ -50,11 +50,7 @@ func runQueueing(ctx context.Context, e *env) ([]Finding, error) {
 		return nil, err
 	}
 	latQuery := e.latencyExpr()
-	kvMatrix, saturated, err := e.kvSaturation(ctx)
-	if err != nil {
-		return nil, err
-	}
-	queue, err := e.engineQueue(ctx)
+	kvMatrix, queue, saturated, err := e.kvSaturation(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -84,7 +80,8 @@ func runQueueing(ctx context.Context, e *env) ([]Finding, error) {
 			limit = min(high, max(floor, e.cfg.TTFTRiseRatio*usual))
 		}
 		ep := longestRun(s.Values, false, func(v float64) bool { return v >= limit })
-		if !ep.sustained(e, e.cfg.Sustain) {
+		w := meanOr0(queue.waiting[k], ep)
+		if !ep.qualifies(e, e.cfg.Sustain, ep.peak >= high && w >= e.cfg.WaitingRequests) {
 			continue
 		}
 		t := icOrEndpoint(s.Metric)
@@ -97,7 +94,7 @@ func runQueueing(ctx context.Context, e *env) ([]Finding, error) {
 		if !modelLat.normal(e) || !overheadLat.normal(e) {
 			continue // the platform or the model itself slowed down: not engine queueing
 		}
-		w, kvPeak := meanOr0(queue.waiting[k], ep), maxOr0(kv[k], ep)
+		kvPeak := maxOr0(kv[k], ep)
 		sev := Warning
 		if ep.peak >= high && w >= e.cfg.WaitingRequests {
 			sev = Critical

@@ -133,7 +133,11 @@ func (e *env) overload(d *scalingData, s *model.SampleStream, t Target) (Finding
 	if !explicit {
 		need = e.cfg.InferredOverload()
 	}
-	if run.points < 2 || run.lasting(e) < need { // one point is one sample at coarse steps
+	// Far over a known target, the fast window is enough: target tracking scales out within
+	// minutes of such a load.
+	far := explicit && meanOf(run, inside) >= e.cfg.ScalingFarOver*limit
+	slow := run.points >= 2 && run.lasting(e) >= need // one point is one sample at coarse steps
+	if !slow && !run.fast(e, far) {
 		return Finding{}, false
 	}
 	over := fmt.Sprintf("the target %s", num(limit))
@@ -176,6 +180,11 @@ func (e *env) overload(d *scalingData, s *model.SampleStream, t Target) (Finding
 }
 
 const causeNoScaleOut = "Autoscaling did not fire"
+
+// meanOf is the mean of ps within the run.
+func meanOf(run episode, ps []model.SamplePair) float64 {
+	return meanOr0(&model.SampleStream{Values: ps}, run)
+}
 
 // overloadFirst ranks "autoscaling did not fire" on an IC above KV cache saturation or
 // engine queueing of the same severity on that IC when the missing copies explain it: the

@@ -46,6 +46,18 @@ func (ep episode) sustained(e *env, atLeast time.Duration) bool {
 	return ep.points >= 2 && ep.lasting(e) >= min(atLeast, e.end.Sub(e.start)/2)
 }
 
+// qualifies says whether the episode is an incident: sustained for slow, or still going on at
+// the end of the range for SustainFast with a second signal agreeing. The fast window speaks
+// of the present only: a short departure that has ended is a dip.
+func (ep episode) qualifies(e *env, slow time.Duration, confirmed bool) bool {
+	return ep.sustained(e, slow) || ep.fast(e, confirmed)
+}
+
+// fast is the fast window alone: confirmed, still going on, and lasting SustainFast.
+func (ep episode) fast(e *env, confirmed bool) bool {
+	return confirmed && !ep.to.Before(e.end.Add(-e.step)) && ep.sustained(e, e.cfg.SustainFast)
+}
+
 // longestRun finds the longest run of points where cond holds; peak is the largest value
 // (below=false) or the smallest (below=true) in it. Non-finite points break a run.
 func longestRun(ps []model.SamplePair, below bool, cond func(float64) bool) episode {

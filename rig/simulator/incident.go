@@ -1,5 +1,7 @@
 package simulator
 
+import "time"
+
 // Incident is where the scenario played: the resource a diagnosis should point at. Level is
 // "" for healthy, else "inference-component", "instance", "availability-zone" or
 // "instance-type"; Name is that resource; Endpoint is the endpoint it belongs to.
@@ -8,18 +10,62 @@ type Incident struct {
 	Level    string
 	Name     string
 	Endpoint string
+	// Start is when the incident's first signal entered the series: the crash, the first
+	// slow cold start, the first failed launch, the start of the leak's history, else the
+	// scenario's onset. Zero before the first backfill, and for healthy and for a cold
+	// start that has not happened yet.
+	Start time.Time
 }
 
 // Incident reports the target the scenario picked (targets are chosen by rule, so a test
 // with a generated fleet reads them here instead of repeating the rules).
 func (s *Simulator) Incident() Incident {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	in := s.target()
+	if !s.started || in.Level == "" {
+		return in
+	}
+	at := s.incidentFrom
+	switch {
+	case s.crash != nil:
+		at = s.anchor - (s.lead * 2 / 3).Milliseconds()
+	case s.leaking():
+		at = s.origin
+	}
+	for _, ep := range s.eps {
+		for _, g := range ep.groups {
+			if g.slowDownload {
+				at = g.firstSlowStart
+			}
+		}
+	}
+	if at != 0 {
+		in.Start = time.UnixMilli(at).UTC()
+	}
+	return in
+}
+
+func (s *Simulator) leaking() bool {
+	for _, i := range s.insts {
+		if i.leak {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Simulator) target() Incident {
 	in := Incident{Scenario: s.scenario}
 	group := func(g *groupSim) Incident {
 		return Incident{Scenario: s.scenario, Level: "inference-component", Name: g.name, Endpoint: g.ep.cfg.Name}
 	}
+	instance := func(i *instSim) Incident {
+		return Incident{Scenario: s.scenario, Level: "instance", Name: i.id, Endpoint: i.ep.cfg.Name}
+	}
 	switch {
 	case s.crash != nil:
-		return Incident{Scenario: s.scenario, Level: "instance", Name: s.crash.inst.id, Endpoint: s.crash.inst.ep.cfg.Name}
+		return instance(s.crash.inst)
 	case s.ice != nil:
 		return Incident{Scenario: s.scenario, Level: "instance-type", Name: s.ice.typ, Endpoint: s.ice.ep.cfg.Name}
 	}
@@ -34,12 +80,13 @@ func (s *Simulator) Incident() Incident {
 		}
 	}
 	for _, i := range s.insts {
-		degraded := false
-		for _, g := range i.gpus {
-			degraded = degraded || g.degraded
+		if i.leak {
+			return instance(i)
 		}
-		if i.leak || degraded {
-			return Incident{Scenario: s.scenario, Level: "instance", Name: i.id, Endpoint: i.ep.cfg.Name}
+		for _, g := range i.gpus {
+			if g.degraded {
+				return instance(i)
+			}
 		}
 	}
 	return in

@@ -356,6 +356,9 @@ func (s *Simulator) coldStart(w *writer, c *copySim, t int64) float64 {
 	speed := 700 * (0.8 + 0.4*rng.Float64()) // MiB/s from S3
 	if g.slowDownload && s.incident(t) {
 		speed = 40 * (0.8 + 0.4*rng.Float64())
+		if g.firstSlowStart == 0 {
+			g.firstSlowStart = t
+		}
 	}
 	download := weights / speed
 	gpuLoad := weights / (1500 * (0.8 + 0.4*rng.Float64()))

@@ -72,6 +72,7 @@ type groupSim struct {
 	slowDownload        bool
 	forcedColdStarts    []int64 // offsets from the anchor (ms)
 	nextForcedColdStart int
+	firstSlowStart      int64 // ms: the first cold start with a slow download (slow-cold-start)
 }
 
 type copySim struct {

@@ -69,8 +69,54 @@ func TestErrorRule(t *testing.T) {
 			if f.Severity != c.want || f.Target != (Target{Level: LevelEndpoint, Name: "ep-a", Endpoint: "ep-a"}) || !strings.Contains(f.Cause, c.cause) {
 				t.Fatalf("got%s", describe(r.Findings))
 			}
-			if r.Requests != 1 {
-				t.Fatalf("the error rule must batch its signals in one request, made %d", r.Requests)
+			// One request for the traffic; a 4xx spike is judged with the engine queue too,
+			// which the KV and queueing rules send anyway.
+			want := 1
+			if c.cause == "4xx" {
+				want = 2
+			}
+			if r.Requests != want {
+				t.Fatalf("the error rule must batch its signals in %d request(s), made %d", want, r.Requests)
+			}
+		})
+	}
+}
+
+// TestRejectionsAreEvidence: a 4xx spike while requests wait in the saturated engine is the
+// engine turning requests away, evidence of the KV finding, not a finding ranked above it; the
+// same spike with an idle engine stays the callers' warning.
+func TestRejectionsAreEvidence(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		saturated bool
+	}{{"saturated engine", true}, {"idle engine", false}} {
+		t.Run(c.name, func(t *testing.T) {
+			d := newData(t)
+			d.classic(semconv.Invocations, "ep-a", constant(100))
+			d.classic(semconv.Invocation4XXErrors, "ep-a", stepAt(170, 0, 40))
+			kv, waiting := constant(0.2), constant(0)
+			if c.saturated {
+				kv, waiting = stepAt(170, 0.2, 0.97), stepAt(170, 0, 40)
+			}
+			l := engLabels("ep-a", "ic-a", "i-1", "az-1")
+			d.float(lbls(semconv.VLLMKVCacheUsage, l...), kv)
+			d.float(lbls(semconv.VLLMWaiting, l...), waiting)
+			r := diagnose(t, d.querier(), Scope{}, "kv-cache-saturation", "error-spike")
+			if len(r.Findings) == 0 {
+				t.Fatal("no finding")
+			}
+			top := r.Findings[0]
+			if !c.saturated {
+				if top.Rule != "error-spike" || top.Severity != Warning {
+					t.Fatalf("an idle engine's 4xx spike is the callers' warning, got%s", describe(r.Findings))
+				}
+				return
+			}
+			if top.Rule != "kv-cache-saturation" || len(r.Findings) != 1 {
+				t.Fatalf("want the KV finding alone, got%s", describe(r.Findings))
+			}
+			if ev := top.Evidence[len(top.Evidence)-1]; !strings.Contains(ev.What, "4xx") || !strings.Contains(ev.Value, "40 of 100") {
+				t.Fatalf("the 4xx spike is not the KV finding's evidence: %+v", top.Evidence)
 			}
 		})
 	}

@@ -8,6 +8,16 @@ import (
 	"github.com/inferscope/sagemaker-datasource/pkg/semconv"
 )
 
+// burst is b for n minutes from minute k, a outside them.
+func burst(k, n int, a, b float64) func(int) float64 {
+	return func(i int) float64 {
+		if i >= k && i < k+n {
+			return b
+		}
+		return a
+	}
+}
+
 func TestScalingRule(t *testing.T) {
 	cases := []struct {
 		name    string
@@ -25,7 +35,10 @@ func TestScalingRule(t *testing.T) {
 		{"late answer without a known target is not judged", stepAt(100, 6, 20), stepAt(100, 0, 12), map[int]float64{140: 300}, 0, "", 0},
 		{"a slow scale-out on its own", constant(4), constant(0), map[int]float64{50: 1500}, 0, "Slow scaling", Warning},
 		{"steady load", constant(12), constant(0), nil, 0, "", 0},
-		{"short burst over a known target", stepAt(175, 6, 20), stepAt(175, 0, 12), nil, 8, "", 0},
+		// Far over the target, a burst still going on at the end is named within SustainFast
+		// (the fast window); one that has ended without a scale-out is a burst.
+		{"short burst over a known target, ended", burst(170, 5, 6, 20), burst(170, 5, 0, 12), nil, 8, "", 0},
+		{"far over a known target for the fast window", stepAt(175, 6, 20), stepAt(175, 0, 12), nil, 8, "did not fire", Critical},
 		{"scale-out before the overload does not count", stepAt(100, 6, 20), stepAt(100, 0, 12), map[int]float64{20: 200}, 8, "did not fire", Critical},
 		{"20 minutes is a burst, not a failure to scale", stepAt(160, 6, 20), stepAt(160, 0, 12), nil, 0, "", 0},
 		{"idle IC", constant(0), constant(0), nil, 0, "", 0},

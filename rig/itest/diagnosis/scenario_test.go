@@ -85,12 +85,12 @@ func startStackAt(t testing.TB, f *fleet.Fleet, scenario string, hours int, now 
 	if err != nil {
 		t.Fatal(err)
 	}
-	return serveBackfill(t, sim, "us-east-1", now.Add(-time.Duration(hours)*time.Hour), now, time.Minute)
+	return serveBackfill(t, sim, "us-east-1", now.Add(-time.Duration(hours)*time.Hour), now, time.Minute, emulator.Limits{})
 }
 
 // serveBackfill backfills sim over [from, end] at step into a fresh TSDB and serves it through
-// the emulator for region, with "now" at end.
-func serveBackfill(t testing.TB, sim *simulator.Simulator, region string, from, end time.Time, step time.Duration) Querier {
+// the emulator for region, with "now" at end and the given limits (zero: CloudWatch's).
+func serveBackfill(t testing.TB, sim *simulator.Simulator, region string, from, end time.Time, step time.Duration, lim emulator.Limits) Querier {
 	t.Helper()
 	opts := tsdb.DefaultOptions()
 	opts.WALSegmentSize = -1
@@ -102,7 +102,7 @@ func serveBackfill(t testing.TB, sim *simulator.Simulator, region string, from, 
 	if _, err := sim.Backfill(context.Background(), db, from, end, step); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := emulator.New(emulator.Config{Region: region, Now: func() time.Time { return end }}, db)
+	srv, err := emulator.New(emulator.Config{Region: region, Now: func() time.Time { return end }, Limits: lim}, db)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	. "github.com/inferscope/sagemaker-datasource/pkg/diagnosis"
+	"github.com/inferscope/sagemaker-datasource/rig/emulator"
 	"github.com/inferscope/sagemaker-datasource/rig/fleet"
 	"github.com/inferscope/sagemaker-datasource/rig/simulator"
 )
@@ -84,7 +85,7 @@ func genCase(seed uint64, scenario string) scoreCase {
 // fleets' scaling targets are known, so no baseline is needed) and serves it through the
 // emulator for the fleet's region.
 func (c scoreCase) serve(t testing.TB, end time.Time) Querier {
-	return serveBackfill(t, c.sim, c.fleet.Region, end.Add(-c.span-backfillMargin), end, c.period)
+	return serveBackfill(t, c.sim, c.fleet.Region, end.Add(-c.span-backfillMargin), end, c.period, emulator.Limits{})
 }
 
 // expectedRule is the rule that must lead for each scenario.

@@ -45,10 +45,13 @@ func BenchmarkBigAnswerRSS(b *testing.B) {
 	}))
 	defer srv.Close()
 	bin := buildPlugin(b, b.TempDir())
+	// The last mode is the same run's baseline for the plugin's GC setting (pkg/main.go): Go's
+	// default GOGC.
 	modes := []struct {
 		name         string
 		cacheSizeMiB int // < 0: left out, the default cache
-	}{{"cached", -1}, {"uncached", 0}}
+		env          []string
+	}{{"cached", -1, nil}, {"uncached", 0, nil}, {"cached-gogc100", -1, []string{"GOGC=100"}}}
 	type sums struct {
 		growth int64
 		after  time.Duration
@@ -58,7 +61,7 @@ func BenchmarkBigAnswerRSS(b *testing.B) {
 	for b.Loop() {
 		for j := range modes {
 			m := modes[(i+j)%len(modes)]
-			g, after := bigRSSRun(b, bin, srv.URL, m.cacheSizeMiB, t0, points, series, &lastWrite)
+			g, after := bigRSSRun(b, bin, srv.URL, m.cacheSizeMiB, m.env, t0, points, series, &lastWrite)
 			got[(i+j)%len(modes)].growth += g
 			got[(i+j)%len(modes)].after += after
 		}
@@ -75,8 +78,8 @@ func BenchmarkBigAnswerRSS(b *testing.B) {
 
 // bigRSSRun starts a plugin process, warms it up with a small query, then asks the big one
 // and returns the peak RSS growth and the time after the upstream's last write.
-func bigRSSRun(b *testing.B, bin, upstream string, cacheSizeMiB int, t0 time.Time, points, series int, lastWrite *atomic.Int64) (int64, time.Duration) {
-	p := startPlugin(b, bin)
+func bigRSSRun(b *testing.B, bin, upstream string, cacheSizeMiB int, env []string, t0 time.Time, points, series int, lastWrite *atomic.Int64) (int64, time.Duration) {
+	p := startPlugin(b, bin, env...)
 	defer p.Close()
 	jd := map[string]any{"authType": "keys", "defaultRegion": "us-east-1", "endpoint": upstream, "requestsPerSecond": 300}
 	if cacheSizeMiB >= 0 {

@@ -18,8 +18,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/inferscope/sagemaker-datasource/pkg/models"
 	"github.com/inferscope/sagemaker-datasource/pkg/converter"
+	"github.com/inferscope/sagemaker-datasource/pkg/models"
 )
 
 // Defaults of what the settings do not configure; MaxBytes and RefetchWindow default to

@@ -21,9 +21,12 @@ const (
 	DefaultQueryTimeout = 60 * time.Second
 	DefaultHTTPMethod   = http.MethodPost
 	// DefaultMaxConcurrency and DefaultRequestsPerSecond keep one data source well below
-	// CloudWatch's per-account limits, leaving room for other clients.
+	// CloudWatch's per-account limits (30 concurrent, 300 per second), leaving room for
+	// other clients. The limiter never sends more than requestsPerSecond in any one-second
+	// window, so its token buckets give about 14 at once and 18 a second after that at 30
+	// (docs/benchmarks.md, "Renovation").
 	DefaultMaxConcurrency    = 10
-	DefaultRequestsPerSecond = 20
+	DefaultRequestsPerSecond = 30
 	// DefaultCacheSizeMiB bounds the results cache; 0 turns it off.
 	DefaultCacheSizeMiB = 256
 	// DefaultCacheRefetchWindow: the newest part of an answer is fetched again on refresh

@@ -16,7 +16,6 @@ import (
 	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
 	"github.com/inferscope/sagemaker-datasource/pkg/rcache"
 	"github.com/inferscope/sagemaker-datasource/pkg/redact"
-	"github.com/inferscope/sagemaker-datasource/pkg/sigv4"
 )
 
 // Upstream is what the datasource needs from CloudWatch; *promclient.Client implements it
@@ -131,10 +130,9 @@ func New(ctx context.Context, settings backend.DataSourceInstanceSettings, facto
 // region's own).
 func NewClient(_ context.Context, s *models.Settings, ep awsauth.Endpoint, sh Shared) (Upstream, error) {
 	transport := http.DefaultTransport.(*http.Transport).Clone()
-	signed := sigv4.NewRoundTripper(transport, sh.Creds, ep.Region, sigv4.Service, nil, sigv4.WithSecretSink(sh.Seen))
 	c, err := promclient.New(promclient.Options{
 		BaseURL:        ep.URL,
-		Transport:      awsauth.RestrictToEndpoint(signed, ep),
+		Transport:      awsauth.Transport(transport, sh.Creds, ep, sh.Seen),
 		Method:         s.HTTPMethod,
 		QueryTimeout:   s.QueryTimeout,
 		MaxConcurrency: s.MaxConcurrency,

@@ -26,7 +26,6 @@ import (
 	"github.com/inferscope/sagemaker-datasource/pkg/diagnosis"
 	"github.com/inferscope/sagemaker-datasource/pkg/fault"
 	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
-	"github.com/inferscope/sagemaker-datasource/pkg/redact"
 )
 
 // Exit codes, distinct so scripts can tell what to fix.
@@ -322,7 +321,7 @@ var cliNames = fault.Names{
 }
 
 // secrets learns the credentials the signer uses, so no message prints them.
-var secrets = redact.New()
+var secrets = awsauth.NewRedactor()
 
 // message is err as pkg/fault explains it to a user of this command, with the settings
 // named by their flags, redacted like everything the plugin shows.

@@ -15,7 +15,6 @@ import (
 	"github.com/inferscope/sagemaker-datasource/pkg/models"
 	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
 	"github.com/inferscope/sagemaker-datasource/pkg/rcache"
-	"github.com/inferscope/sagemaker-datasource/pkg/redact"
 )
 
 // Upstream is what the datasource needs from CloudWatch; *promclient.Client implements it
@@ -49,9 +48,9 @@ type Datasource struct {
 	awsFactory AWSFactory
 	regionsMu  sync.Mutex
 	regions    map[string]*regionSlot
-	probe      regionProbe      // the regions resource's cached answer
-	redact     *redact.Redactor // the one redaction step; learns what the signer uses
-	unpinLog   func()           // releases this instance's secureJsonData from logSecrets
+	probe      regionProbe       // the regions resource's cached answer
+	redact     *awsauth.Redactor // the one redaction step; learns what the signer uses
+	unpinLog   func()            // releases this instance's secureJsonData from logSecrets
 	dispose    func()
 	uid        string        // keys the results cache, so data sources never share answers
 	cache      *rcache.Cache // nil when jsonData.cacheSizeMiB is 0
@@ -85,7 +84,7 @@ func New(ctx context.Context, settings backend.DataSourceInstanceSettings, facto
 	}
 	// secureJsonData is pinned: no number of rotated credentials, here or in another
 	// instance sharing the log redactor, evicts it. Dispose drops the log's pins.
-	d := &Datasource{redact: redact.New(secure...), healthTimeout: defaultHealthTimeout,
+	d := &Datasource{redact: awsauth.NewRedactor(secure...), healthTimeout: defaultHealthTimeout,
 		factory: factory, awsFactory: o.aws, regions: map[string]*regionSlot{}}
 	d.dispose = d.closeRegions
 	d.unpinLog = logSecrets.Pin(secure...)

@@ -7,7 +7,7 @@ import (
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
-	"github.com/inferscope/sagemaker-datasource/pkg/interval"
+	"github.com/inferscope/sagemaker-datasource/pkg/models"
 	"github.com/inferscope/sagemaker-datasource/pkg/rcache"
 )
 
@@ -23,7 +23,7 @@ var rangeSelector = regexp.MustCompile(`\[\s*([0-9][0-9a-z]*)\s*(?::[^\]]*)?\]`)
 func samplesPerPoint(expr string, sampleInterval time.Duration) int64 {
 	widest := time.Duration(0)
 	for _, m := range rangeSelector.FindAllStringSubmatch(expr, -1) {
-		if d, err := interval.ParseDuration(m[1]); err == nil {
+		if d, err := models.ParseDuration(m[1]); err == nil {
 			widest = max(widest, d)
 		}
 	}

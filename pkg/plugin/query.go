@@ -10,7 +10,6 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
 	"github.com/inferscope/sagemaker-datasource/pkg/converter"
-	"github.com/inferscope/sagemaker-datasource/pkg/interval"
 	"github.com/inferscope/sagemaker-datasource/pkg/models"
 	"github.com/inferscope/sagemaker-datasource/pkg/panics"
 	"github.com/inferscope/sagemaker-datasource/pkg/rcache"
@@ -25,7 +24,7 @@ func (d *Datasource) runPromQL(ctx context.Context, dq backend.DataQuery) backen
 	if err != nil {
 		return problemResponse(refused(backend.DownstreamError(err)))
 	}
-	iv, err := interval.Compute(interval.Params{
+	iv, err := models.ComputeInterval(models.IntervalParams{
 		From:            q.TimeRange.From,
 		To:              q.TimeRange.To,
 		MaxDataPoints:   q.MaxDataPoints,
@@ -98,7 +97,7 @@ func mergeRegions(regions []string, resps []backend.DataResponse) backend.DataRe
 // runPromQLIn runs the range and/or instant query in one region and converts the answers
 // to frames, adding labels to series that lack them. With both, the two calls run at once
 // and their frames share the query's refId and response.
-func (d *Datasource) runPromQLIn(ctx context.Context, rg *regional, q *models.Query, expr string, iv interval.Result, labels data.Labels) backend.DataResponse {
+func (d *Datasource) runPromQLIn(ctx context.Context, rg *regional, q *models.Query, expr string, iv models.Interval, labels data.Labels) backend.DataResponse {
 	var (
 		wg                  sync.WaitGroup
 		rangeResp, instResp backend.DataResponse
@@ -109,8 +108,8 @@ func (d *Datasource) runPromQLIn(ctx context.Context, rg *regional, q *models.Qu
 			defer wg.Done()
 			defer panics.Recover(queryPanicked(q.RefID, &rangeResp))
 			// Aligned to the step (in the panel's time zone) so refreshes hit the same samples.
-			start := interval.Align(q.TimeRange.From, iv.Step, q.UTCOffsetSec)
-			end := interval.Align(q.TimeRange.To, iv.Step, q.UTCOffsetSec)
+			start := models.AlignToStep(q.TimeRange.From, iv.Step, q.UTCOffsetSec)
+			end := models.AlignToStep(q.TimeRange.To, iv.Step, q.UTCOffsetSec)
 			a, served, err := rg.queryRange(ctx, expr, start, end, iv.Step)
 			rangeResp = rg.frames(q, expr, iv, labels, a, err)
 			if rangeResp.Error == nil {
@@ -151,7 +150,7 @@ func (d *Datasource) runPromQLIn(ctx context.Context, rg *regional, q *models.Qu
 
 // frames is the DataResponse of an answer (or of the error that came instead), its frames
 // carrying the query's refId (server-side expressions and alerting look frames up by it).
-func (rg *regional) frames(q *models.Query, expr string, iv interval.Result, labels data.Labels, a *converter.Answer, err error) backend.DataResponse {
+func (rg *regional) frames(q *models.Query, expr string, iv models.Interval, labels data.Labels, a *converter.Answer, err error) backend.DataResponse {
 	var out backend.DataResponse
 	if err == nil {
 		out.Frames, err = a.Frames(converter.Options{Expr: expr, LegendFormat: q.LegendFormat, Step: iv.Step, AddLabels: labels})
@@ -162,7 +161,7 @@ func (rg *regional) frames(q *models.Query, expr string, iv interval.Result, lab
 	if out.Error != nil {
 		// An empty frame keeps the executed query visible in the query inspector next to the error.
 		out.Frames = data.Frames{data.NewFrame("").SetMeta(&data.FrameMeta{
-			ExecutedQueryString: "Expr: " + expr + "\nStep: " + interval.FormatDuration(iv.Step),
+			ExecutedQueryString: "Expr: " + expr + "\nStep: " + models.FormatDuration(iv.Step),
 		})}
 	}
 	for _, f := range out.Frames {

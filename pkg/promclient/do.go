@@ -24,11 +24,24 @@ func (c *Client) do(ctx context.Context, cl class, method string, segments []str
 		defer cancel()
 	}
 	u := c.endpointURL(segments)
-	var lastErr error // the last retryable answer
+	var lastErr error  // the last retryable answer
+	var reading func() // closes the body being decoded and frees its slot, even if decode panics
+	defer func() {
+		if reading != nil {
+			reading()
+		}
+	}()
 	for attempt := 1; ; attempt++ {
-		header, err := c.attempt(ctx, c.classes[cl], method, u, p, decode)
+		resp, done, err := c.attempt(ctx, c.classes[cl], method, u, p)
 		if err == nil {
-			return nil
+			reading = done
+			body := &bodyReader{r: resp.Body, max: c.maxBody}
+			err = readError(ctx, resp, body, decode(body))
+			reading = nil
+			done()
+			if err == nil {
+				return nil
+			}
 		}
 		retryable := false
 		var (
@@ -52,6 +65,10 @@ func (c *Client) do(ctx context.Context, cl class, method string, segments []str
 			return err
 		}
 		lastErr = err
+		var header http.Header // Retry-After, when CloudWatch answered
+		if resp != nil {
+			header = resp.Header
+		}
 		delay, ok := c.backoff(attempt, header)
 		if !ok {
 			return err
@@ -65,46 +82,53 @@ func (c *Client) do(ctx context.Context, cl class, method string, segments []str
 	}
 }
 
-// attempt waits for its turn (rate, concurrency, cheap first), then sends once and reads
-// the answer: a 2xx body through decode (the slot is held until it is read), anything
-// else into an *APIError.
-func (c *Client) attempt(ctx context.Context, sched *scheduler, method string, u *url.URL, p url.Values, decode Decode) (http.Header, error) {
+// attempt waits for its turn (rate, concurrency, cheap first), then sends once. A 2xx
+// answer comes back unread with done, which closes it and frees the slot held while it
+// is read; any other answer is read into an *APIError and comes back closed, for its header.
+func (c *Client) attempt(ctx context.Context, sched *scheduler, method string, u *url.URL, p url.Values) (resp *http.Response, done func(), err error) {
 	release, err := sched.acquire(ctx, requestCost(p))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	defer release()
-
+	defer func() {
+		if err != nil {
+			release()
+		}
+	}()
 	uc := *u
 	req, err := c.newRequest(ctx, method, &uc, p)
 	if err != nil {
-		return nil, fmt.Errorf("promclient: building the request: %w", err)
+		return nil, nil, fmt.Errorf("promclient: building the request: %w", err)
 	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return nil, err
+	if resp, err = c.http.Do(req); err != nil {
+		return nil, nil, err
+	}
+	if resp.StatusCode >= 200 && resp.StatusCode <= 299 {
+		return resp, func() { resp.Body.Close(); release() }, nil
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		body, err := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-		if err != nil && len(body) == 0 {
-			return resp.Header, &BodyError{Status: resp.StatusCode, Cut: true, Err: err}
-		}
-		return resp.Header, parseError(resp.StatusCode, resp.Header, body)
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	if err != nil && len(body) == 0 {
+		return resp, nil, &BodyError{Status: resp.StatusCode, Cut: true, Err: err}
 	}
-	body := &bodyReader{r: resp.Body, max: c.maxBody}
-	err = decode(body)
+	return resp, nil, parseError(resp.StatusCode, resp.Header, body)
+}
+
+// readError types what decoding a 2xx body gave: a broken or oversized read before the
+// decoder's own error (the connection, not the content, is at fault), a malformed answer
+// as a retryable *BodyError, and an *APIError in the envelope with the answer's status.
+func readError(ctx context.Context, resp *http.Response, body *bodyReader, err error) error {
 	switch {
 	case body.err != nil && ctx.Err() != nil:
-		return resp.Header, ctx.Err()
+		return ctx.Err()
 	case errors.As(body.err, new(*TooLargeError)):
-		return resp.Header, body.err
+		return body.err
 	case body.err != nil:
-		return resp.Header, &BodyError{Status: resp.StatusCode, Bytes: body.n, Cut: true, Err: body.err}
+		return &BodyError{Status: resp.StatusCode, Bytes: body.n, Cut: true, Err: body.err}
 	case err == nil:
 		// Let the connection be reused when the reader stopped just short of the end.
 		_, _ = io.CopyN(io.Discard, resp.Body, 4<<10)
-		return resp.Header, nil
+		return nil
 	}
 	var (
 		apiErr *APIError
@@ -115,9 +139,9 @@ func (c *Client) attempt(ctx context.Context, sched *scheduler, method string, u
 		apiErr.Status, apiErr.RequestID = resp.StatusCode, resp.Header.Get("x-amzn-RequestId")
 		apiErr.Cause = classifyCause(apiErr)
 	case errors.As(err, &me):
-		return resp.Header, &BodyError{Status: resp.StatusCode, Bytes: body.n, Err: err}
+		return &BodyError{Status: resp.StatusCode, Bytes: body.n, Err: err}
 	}
-	return resp.Header, err
+	return err
 }
 
 // bodyReader counts a 2xx body, refuses bytes beyond max and remembers the first read

@@ -13,6 +13,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
 )
 
 // SigningService is the SigV4 signing name of CloudWatch (the AMP default "aps" is refused by CloudWatch).
@@ -81,6 +82,43 @@ func Transport(base http.RoundTripper, creds aws.CredentialsProvider, ep Endpoin
 	signer := newSigner(base, creds, ep.Region, SigningService, nil)
 	signer.sink = sink
 	return RestrictToEndpoint(signer, ep)
+}
+
+// RestrictToEndpoint refuses, before anything is signed or sent, requests
+// whose scheme or host differ from the resolved endpoint. Put it outside the
+// signing transport so a stray URL (or a redirect) never gets a signature.
+func RestrictToEndpoint(next http.RoundTripper, ep Endpoint) http.RoundTripper {
+	return &restricted{next: next, ep: ep}
+}
+
+type restricted struct {
+	next http.RoundTripper
+	ep   Endpoint
+}
+
+func (t *restricted) RoundTrip(r *http.Request) (*http.Response, error) {
+	if err := t.ep.Permits(r); err != nil {
+		if r.Body != nil {
+			r.Body.Close()
+		}
+		return nil, err
+	}
+	return t.next.RoundTrip(r)
+}
+
+// Permits refuses (with a downstream error naming the allowed endpoint) a request whose
+// scheme or host is not ep's. Clients that sign inside their own pipeline (the AWS SDK's
+// service clients) call it just before signing, besides RestrictToEndpoint on their transport.
+func (ep Endpoint) Permits(r *http.Request) error {
+	host := strings.ToLower(r.URL.Host)
+	if r.Host != "" {
+		host = strings.ToLower(r.Host)
+	}
+	if r.URL.Scheme != ep.URL.Scheme || host != strings.ToLower(ep.URL.Host) {
+		return backend.DownstreamError(fmt.Errorf("refusing to sign a request for %s://%s: only %s://%s (from %s) is allowed",
+			r.URL.Scheme, host, ep.URL.Scheme, strings.ToLower(ep.URL.Host), ep.Source))
+	}
+	return nil
 }
 
 func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {

@@ -12,7 +12,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"os/signal"
 	"sort"
@@ -27,8 +26,6 @@ import (
 	"github.com/inferscope/sagemaker-datasource/pkg/diagnosis"
 	"github.com/inferscope/sagemaker-datasource/pkg/fault"
 	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
-	"github.com/inferscope/sagemaker-datasource/pkg/redact"
-	"github.com/inferscope/sagemaker-datasource/pkg/sigv4"
 )
 
 // Exit codes, distinct so scripts can tell what to fix.
@@ -289,8 +286,7 @@ func newQuerier(ctx context.Context, s awsauth.Settings) (diagnosis.Querier, fau
 	if err != nil {
 		return nil, fc, errors.New(message(err, fc))
 	}
-	signed := sigv4.NewRoundTripper(http.DefaultTransport, creds, s.Region, sigv4.Service, time.Now, sigv4.WithSecretSink(secrets))
-	c, err := promclient.New(promclient.Options{BaseURL: ep.URL, Transport: awsauth.RestrictToEndpoint(signed, ep), UserAgent: "inferscope-diagnose"})
+	c, err := promclient.New(promclient.Options{BaseURL: ep.URL, Transport: awsauth.Transport(nil, creds, ep, secrets), UserAgent: "inferscope-diagnose"})
 	if err != nil {
 		return nil, fc, err
 	}
@@ -325,7 +321,7 @@ var cliNames = fault.Names{
 }
 
 // secrets learns the credentials the signer uses, so no message prints them.
-var secrets = redact.New()
+var secrets = awsauth.NewRedactor()
 
 // message is err as pkg/fault explains it to a user of this command, with the settings
 // named by their flags, redacted like everything the plugin shows.

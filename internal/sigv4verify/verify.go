@@ -1,10 +1,11 @@
 // Package sigv4verify checks SigV4 signatures the way the AWS front door does, for the
-// emulator and for test fakes of CloudWatch and STS. It lives apart from pkg/sigv4 so the
+// emulator and for test fakes of CloudWatch and STS. It lives apart from pkg/awsauth so the
 // plugin binary never carries it (nothing under pkg/ outside tests imports it).
 //
 // It re-derives SigV4 from the specification on purpose: it shares no code with the SDK
-// signer used by sigv4.NewRoundTripper (only the service name), so tests that sign with one
-// and verify with the other cross-check two implementations.
+// signer used by awsauth.NewSigner, so tests that sign with one and verify with the other
+// cross-check two implementations. It imports nothing of awsauth either, as awsauth's own
+// tests verify with it.
 package sigv4verify
 
 import (
@@ -24,8 +25,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/inferscope/sagemaker-datasource/pkg/sigv4"
 )
 
 const (
@@ -36,6 +35,9 @@ const (
 	DefaultMaxSkew = 5 * time.Minute
 	// DefaultMaxBodyBytes bounds how much body Verify buffers to hash.
 	DefaultMaxBodyBytes = 8 << 20
+	// CloudWatchService is the signing name a Verifier without a Service expects
+	// (awsauth.SigningService; a test holds the two equal).
+	CloudWatchService = "monitoring"
 )
 
 // Credential is one key pair the verifier accepts. A non-empty SessionToken
@@ -143,10 +145,10 @@ func (v *Verifier) verify(r *http.Request) *AuthError {
 	}
 	service := v.Service
 	if service == "" {
-		service = sigv4.Service
+		service = CloudWatchService
 	}
 	if p.service != service {
-		if service == sigv4.Service {
+		if service == CloudWatchService {
 			return forbidden(TypeInvalidSignature, MsgWrongService)
 		}
 		return forbidden(TypeInvalidSignature, "Credential should be scoped to correct service: '%s'.", service)

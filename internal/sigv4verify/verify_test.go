@@ -19,7 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 
-	"github.com/inferscope/sagemaker-datasource/pkg/sigv4"
+	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
 )
 
 const (
@@ -63,8 +63,8 @@ func echoServer(t *testing.T, v *Verifier) *httptest.Server {
 
 func testVerifier() *Verifier {
 	return &Verifier{
-		Region:  testRegion,
-		Service: sigv4.Service,
+		Region: testRegion,
+		// No Service: the default must be the one awsauth signs for.
 		Credentials: map[string]Credential{
 			testKey:         {AccessKeyID: testKey, SecretAccessKey: testSecret},
 			"AKIDWITHTOKEN": {AccessKeyID: "AKIDWITHTOKEN", SecretAccessKey: testSecret, SessionToken: testToken},
@@ -140,7 +140,7 @@ func TestRoundTripperSignaturesVerify(t *testing.T) {
 				r.Header.Set("Via", "1.1 proxy")
 				return http.DefaultTransport.RoundTrip(r)
 			})
-			client := &http.Client{Transport: sigv4.NewRoundTripper(proxy, tc.creds, testRegion, sigv4.Service, fixedClock(testNow))}
+			client := &http.Client{Transport: awsauth.NewSigner(proxy, tc.creds, testRegion, awsauth.SigningService, fixedClock(testNow))}
 
 			u, err := url.Parse(srv.URL + tc.path)
 			if err != nil {
@@ -263,7 +263,7 @@ func TestVerifierRejections(t *testing.T) {
 			}
 			var rt http.RoundTripper = http.DefaultTransport
 			if !tc.unsigned {
-				rt = sigv4.NewRoundTripper(tc.next, tc.creds, tc.region, tc.service, fixedClock(tc.clock))
+				rt = awsauth.NewSigner(tc.next, tc.creds, tc.region, tc.service, fixedClock(tc.clock))
 			}
 			form := url.Values{"query": {`up{"@resource.host.id"="i-1"}`}}
 			req, _ := http.NewRequest(http.MethodPost, srv.URL+"/api/v1/query", strings.NewReader(form.Encode()))
@@ -435,8 +435,8 @@ func signViaWire(t testing.TB, req *http.Request, creds aws.CredentialsProvider)
 		wire = parsed
 		return &http.Response{StatusCode: http.StatusOK, Body: http.NoBody, Request: r}, nil
 	})
-	if _, err := sigv4.NewRoundTripper(capture, creds, testRegion, sigv4.Service, fixedClock(testNow)).RoundTrip(req); err != nil {
-		var ce *sigv4.CredentialsError
+	if _, err := awsauth.NewSigner(capture, creds, testRegion, awsauth.SigningService, fixedClock(testNow)).RoundTrip(req); err != nil {
+		var ce *awsauth.CredentialsError
 		if errors.As(err, &ce) {
 			t.Fatal(err)
 		}

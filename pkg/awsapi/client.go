@@ -16,7 +16,6 @@ import (
 
 	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
 	"github.com/inferscope/sagemaker-datasource/pkg/models"
-	"github.com/inferscope/sagemaker-datasource/pkg/sigv4"
 )
 
 // Limits of one client. Retries mirror promclient's policy (4 attempts, backoff ≤ 4 s).
@@ -54,17 +53,17 @@ type client struct {
 // awsauth.SageMakerEndpoint(ep). Nothing but those two hosts is ever signed for. seen
 // learns every credential the SDK signs with, for redaction. Build it once per data
 // source instance; the result also has CloseIdleConnections for Dispose.
-func New(ctx context.Context, s awsauth.Settings, ep awsauth.Endpoint, seen sigv4.SecretSink) (API, error) {
+func New(ctx context.Context, s awsauth.Settings, ep awsauth.Endpoint, seen awsauth.SecretSink) (API, error) {
 	return newClient(ctx, s, ep, seen, options{})
 }
 
 // NewWithCredentials is New on a credentials provider the caller built (and shares, e.g.
 // between the regions of one data source).
-func NewWithCredentials(creds aws.CredentialsProvider, ep awsauth.Endpoint, seen sigv4.SecretSink) API {
+func NewWithCredentials(creds aws.CredentialsProvider, ep awsauth.Endpoint, seen awsauth.SecretSink) API {
 	return newClientWith(creds, ep, seen, options{})
 }
 
-func newClient(ctx context.Context, s awsauth.Settings, ep awsauth.Endpoint, seen sigv4.SecretSink, o options) (*client, error) {
+func newClient(ctx context.Context, s awsauth.Settings, ep awsauth.Endpoint, seen awsauth.SecretSink, o options) (*client, error) {
 	creds, err := awsauth.NewCredentialsProvider(ctx, s, awsauth.Deps{})
 	if err != nil {
 		return nil, err
@@ -72,7 +71,7 @@ func newClient(ctx context.Context, s awsauth.Settings, ep awsauth.Endpoint, see
 	return newClientWith(creds, ep, seen, o), nil
 }
 
-func newClientWith(creds aws.CredentialsProvider, ep awsauth.Endpoint, seen sigv4.SecretSink, o options) *client {
+func newClientWith(creds aws.CredentialsProvider, ep awsauth.Endpoint, seen awsauth.SecretSink, o options) *client {
 	c := &client{region: ep.Region, timeout: o.callTimeout, parallel: o.describeLimit}
 	if c.timeout <= 0 {
 		c.timeout = callTimeout
@@ -184,16 +183,16 @@ func guard(ep awsauth.Endpoint) func(*middleware.Stack) error {
 // retrieves them for each request) and words failures as the PromQL signer does.
 type sinkingCredentials struct {
 	next aws.CredentialsProvider
-	sink sigv4.SecretSink
+	sink awsauth.SecretSink
 }
 
 func (p *sinkingCredentials) Retrieve(ctx context.Context) (aws.Credentials, error) {
 	creds, err := p.next.Retrieve(ctx)
 	if err != nil {
-		return aws.Credentials{}, &sigv4.CredentialsError{Err: err}
+		return aws.Credentials{}, &awsauth.CredentialsError{Err: err}
 	}
 	if creds.AccessKeyID == "" || creds.SecretAccessKey == "" {
-		return aws.Credentials{}, &sigv4.CredentialsError{}
+		return aws.Credentials{}, &awsauth.CredentialsError{}
 	}
 	if p.sink != nil {
 		p.sink.Add(creds.AccessKeyID, creds.SecretAccessKey, creds.SessionToken)

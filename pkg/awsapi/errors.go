@@ -12,7 +12,7 @@ import (
 	"github.com/aws/smithy-go"
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
-	"github.com/inferscope/sagemaker-datasource/pkg/sigv4"
+	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
 )
 
 // IAM actions of the calls, which also name the operations in messages.
@@ -128,7 +128,7 @@ func classify(action string, err error) error {
 	)
 	// Getting the credentials failed: any answer in the chain is STS's (AssumeRole refused,
 	// say), not the call's, and says nothing about the call's IAM action.
-	var credsErr *sigv4.CredentialsError
+	var credsErr *awsauth.CredentialsError
 	if errors.As(err, &credsErr) || !errors.As(err, &respErr) || respErr.Response == nil {
 		return backend.DownstreamError(fmt.Errorf("%s: %w", action, err))
 	}

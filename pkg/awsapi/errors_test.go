@@ -16,7 +16,7 @@ import (
 	"github.com/aws/smithy-go"
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
-	"github.com/inferscope/sagemaker-datasource/pkg/sigv4"
+	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
 )
 
 // TestAssumeRoleRefusalIsNoMissingCloudWatchPermission: when STS refuses AssumeRole with
@@ -54,7 +54,7 @@ func TestAssumeRoleRefusalIsNoMissingCloudWatchPermission(t *testing.T) {
 	}
 	err := classify(ActionDescribeAlarms, sdkErr)
 	var (
-		ce     *sigv4.CredentialsError
+		ce     *awsauth.CredentialsError
 		op     *smithy.OperationError
 		apiErr smithy.APIError
 	)

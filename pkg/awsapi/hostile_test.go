@@ -21,7 +21,6 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
 	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
-	"github.com/inferscope/sagemaker-datasource/pkg/sigv4"
 )
 
 // validAlarms is a well-formed DescribeAlarms answer, cut or padded by the cases below.
@@ -249,7 +248,7 @@ func TestCredentialsAreReportedAndFailuresWorded(t *testing.T) {
 		{name: "empty", p: aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) { return aws.Credentials{}, nil }), wantErr: true},
 	} {
 		_, err := (&sinkingCredentials{next: tc.p, sink: sink}).Retrieve(context.Background())
-		var ce *sigv4.CredentialsError
+		var ce *awsauth.CredentialsError
 		if tc.wantErr != errors.As(err, &ce) {
 			t.Errorf("%s: error %v, want CredentialsError %v", tc.name, err, tc.wantErr)
 		}

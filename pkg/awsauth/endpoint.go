@@ -1,14 +1,10 @@
 package awsauth
 
 import (
-	"fmt"
 	"net"
-	"net/http"
 	"net/url"
 	"regexp"
 	"strings"
-
-	"github.com/grafana/grafana-plugin-sdk-go/backend"
 )
 
 var (
@@ -137,41 +133,4 @@ func isLoopback(host string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
-}
-
-// RestrictToEndpoint refuses, before anything is signed or sent, requests
-// whose scheme or host differ from the resolved endpoint. Put it outside the
-// signing transport so a stray URL (or a redirect) never gets a signature.
-func RestrictToEndpoint(next http.RoundTripper, ep Endpoint) http.RoundTripper {
-	return &restricted{next: next, ep: ep}
-}
-
-type restricted struct {
-	next http.RoundTripper
-	ep   Endpoint
-}
-
-func (t *restricted) RoundTrip(r *http.Request) (*http.Response, error) {
-	if err := t.ep.Permits(r); err != nil {
-		if r.Body != nil {
-			r.Body.Close()
-		}
-		return nil, err
-	}
-	return t.next.RoundTrip(r)
-}
-
-// Permits refuses (with a downstream error naming the allowed endpoint) a request whose
-// scheme or host is not ep's. Clients that sign inside their own pipeline (the AWS SDK's
-// service clients) call it just before signing, besides RestrictToEndpoint on their transport.
-func (ep Endpoint) Permits(r *http.Request) error {
-	host := strings.ToLower(r.URL.Host)
-	if r.Host != "" {
-		host = strings.ToLower(r.Host)
-	}
-	if r.URL.Scheme != ep.URL.Scheme || host != strings.ToLower(ep.URL.Host) {
-		return backend.DownstreamError(fmt.Errorf("refusing to sign a request for %s://%s: only %s://%s (from %s) is allowed",
-			r.URL.Scheme, host, ep.URL.Scheme, strings.ToLower(ep.URL.Host), ep.Source))
-	}
-	return nil
 }

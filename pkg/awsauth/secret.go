@@ -5,7 +5,7 @@ import (
 	"log/slog"
 )
 
-// secretMark is what every textual form of a non-empty Secret prints.
+// secretMark is what every textual form of a non-empty Secret prints, and what a Redactor puts in place of a secret.
 const secretMark = "[redacted]"
 
 // Secret holds one decrypted secureJsonData value. Every way Go has of turning a value

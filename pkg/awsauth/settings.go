@@ -1,6 +1,6 @@
 // Package awsauth turns the datasource's AWS settings into a credentials
-// provider, applies Grafana's [aws] restrictions, and decides which endpoint
-// requests may be signed for.
+// provider, applies Grafana's [aws] restrictions, decides which endpoint
+// requests may be signed for, and signs them with SigV4.
 package awsauth
 
 import (

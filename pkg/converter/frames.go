@@ -10,7 +10,7 @@ import (
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
-	"github.com/inferscope/sagemaker-datasource/pkg/interval"
+	"github.com/inferscope/sagemaker-datasource/pkg/models"
 	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
 )
 
@@ -179,7 +179,7 @@ func (b *builder) finish(a *Answer) data.Frames {
 		b.frames = append(b.frames, frame)
 	}
 	meta := b.frames[0].Meta
-	meta.ExecutedQueryString = "Expr: " + b.opts.Expr + "\nStep: " + interval.FormatDuration(b.opts.Step)
+	meta.ExecutedQueryString = "Expr: " + b.opts.Expr + "\nStep: " + models.FormatDuration(b.opts.Step)
 	meta.Custom = Custom{ResultType: b.resultType, CalculatedMinStep: b.opts.Step.Milliseconds()}
 	truncated := false
 	for _, w := range a.Warnings {

@@ -19,8 +19,8 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
 	"github.com/inferscope/sagemaker-datasource/pkg/awsapi"
+	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
 	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
-	"github.com/inferscope/sagemaker-datasource/pkg/sigv4"
 )
 
 // Problem is a failure as the user sees it.
@@ -88,7 +88,7 @@ func Explain(err error, c Context) Problem {
 		apiErr   *promclient.APIError
 		bodyErr  *promclient.BodyError
 		tooLarge *promclient.TooLargeError
-		credErr  *sigv4.CredentialsError
+		credErr  *awsauth.CredentialsError
 		malform  *promclient.MalformedError
 		limErr   *promclient.LimitError
 		awsPerm  *awsapi.PermissionError
@@ -206,7 +206,7 @@ func hint(e *promclient.APIError, c Context) string {
 	case promclient.CauseWrongService:
 		return fmt.Sprintf("Wrong service scope: the plugin signs for service %q, which %s does not accept. "+
 			"Point the endpoint at CloudWatch (https://monitoring.<region>.amazonaws.com), not an Amazon Managed Prometheus workspace or another service",
-			sigv4.Service, c.cloudWatch())
+			awsauth.SigningService, c.cloudWatch())
 	case promclient.CauseClockSkew:
 		return "Clock skew: the clock of " + n.Machine + " is more than 5 minutes away from AWS time, so signatures are rejected. " +
 			"Synchronise it (NTP)"

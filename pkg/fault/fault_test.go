@@ -15,8 +15,8 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
 	"github.com/inferscope/sagemaker-datasource/pkg/awsapi"
+	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
 	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
-	"github.com/inferscope/sagemaker-datasource/pkg/sigv4"
 )
 
 // call sends one query through a real promclient to baseURL and returns its error.
@@ -93,7 +93,7 @@ func TestExplain(t *testing.T) {
 			[]string{"broke while the answer arrived", "cut off after 9 bytes", "after 4 attempts"}},
 		{"malformed body", &promclient.BodyError{Status: 200, Err: promclient.Malformed("bad")}, backend.StatusBadGateway, backend.ErrorSourceDownstream, []string{"not a Prometheus API response"}},
 		{"too many points", &promclient.TooLargeError{Limit: 5, Unit: "points"}, backend.StatusBadRequest, backend.ErrorSourceDownstream, []string{"more than 5 points", "raise the step"}},
-		{"credentials", &sigv4.CredentialsError{Err: errors.New("no env")}, backend.StatusUnauthorized, backend.ErrorSourceDownstream, []string{"could not be resolved"}},
+		{"credentials", &awsauth.CredentialsError{Err: errors.New("no env")}, backend.StatusUnauthorized, backend.ErrorSourceDownstream, []string{"could not be resolved"}},
 		{"deadline", fmt.Errorf("x: %w", context.DeadlineExceeded), backend.StatusTimeout, backend.ErrorSourceDownstream, []string{"did not answer in time", cw.Endpoint}},
 		{"our own limiter, not a timeout", fmt.Errorf("x: %w", &promclient.LimitError{RequestsPerSecond: 20, MaxConcurrency: 10, Waited: time.Second}), backend.StatusTooManyRequests, backend.ErrorSourceDownstream,
 			[]string{"the datasource's own request limiter (requestsPerSecond 20, maxConcurrency 10)", "raise requestsPerSecond or maxConcurrency"}},

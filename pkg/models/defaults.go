@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"time"
-
-	"github.com/inferscope/sagemaker-datasource/pkg/interval"
 )
 
 // The defaults of the settings: what an unset jsonData key means. They are stated here only;
@@ -72,9 +70,9 @@ func DefaultsJSON() ([]byte, error) {
 		CacheFreshFor         string  `json:"cacheFreshFor"`
 		CostPerMillionSamples float64 `json:"costPerMillionSamples"`
 	}{
-		interval.FormatDuration(DefaultTimeInterval), interval.FormatDuration(DefaultQueryTimeout), DefaultHTTPMethod,
+		FormatDuration(DefaultTimeInterval), FormatDuration(DefaultQueryTimeout), DefaultHTTPMethod,
 		DefaultMaxConcurrency, DefaultRequestsPerSecond,
-		DefaultCacheSizeMiB, interval.FormatDuration(DefaultCacheRefetchWindow), formatFresh(DefaultCacheFreshFor), DefaultCostPerMillionSamples,
+		DefaultCacheSizeMiB, FormatDuration(DefaultCacheRefetchWindow), formatFresh(DefaultCacheFreshFor), DefaultCostPerMillionSamples,
 	}, "", "  ")
 	if err != nil {
 		return nil, err

@@ -245,6 +245,39 @@ func refName(refID string) string {
 	return refID
 }
 
+// regionField reads a query's region field: a region name, several joined by ",", or a
+// list of them (joined by ","). Absent is "".
+func regionField(refID string, raw json.RawMessage) (string, error) {
+	list, err := stringList(raw)
+	if err != nil {
+		return "", fmt.Errorf("query %s: field \"region\" must be a region name or several joined by \",\", such as \"us-east-1,us-west-2\"", refName(refID))
+	}
+	return strings.Join(list, ","), nil
+}
+
+// stringList reads a JSON array of strings or one string joined by ",": trimmed, empty
+// items dropped.
+func stringList(raw json.RawMessage) ([]string, error) {
+	if isNull(raw) {
+		return nil, nil
+	}
+	var items []string
+	if err := json.Unmarshal(raw, &items); err != nil {
+		var one string
+		if json.Unmarshal(raw, &one) != nil {
+			return nil, err
+		}
+		items = strings.Split(one, ",")
+	}
+	out := items[:0]
+	for _, it := range items {
+		if it = strings.TrimSpace(it); it != "" {
+			out = append(out, it)
+		}
+	}
+	return out, nil
+}
+
 func isNull(raw json.RawMessage) bool {
 	return len(raw) == 0 || string(raw) == "null"
 }

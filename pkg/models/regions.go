@@ -66,29 +66,6 @@ func (s *Settings) loadRegions(jd regionsJSON) []error {
 	return errs
 }
 
-// stringList reads a JSON array of strings or one string joined by ",": trimmed, empty
-// items dropped.
-func stringList(raw json.RawMessage) ([]string, error) {
-	if isNull(raw) {
-		return nil, nil
-	}
-	var items []string
-	if err := json.Unmarshal(raw, &items); err != nil {
-		var one string
-		if json.Unmarshal(raw, &one) != nil {
-			return nil, err
-		}
-		items = strings.Split(one, ",")
-	}
-	out := items[:0]
-	for _, it := range items {
-		if it = strings.TrimSpace(it); it != "" {
-			out = append(out, it)
-		}
-	}
-	return out, nil
-}
-
 // DefaultRegion is the region of queries that name none.
 func (s *Settings) DefaultRegion() string { return awsauth.DefaultRegion(s.Auth) }
 
@@ -173,12 +150,4 @@ func QueryRegion(dq backend.DataQuery) (string, error) {
 	}
 	_ = json.Unmarshal(dq.JSON, &m) // a broken model is the query type's parser to report
 	return regionField(dq.RefID, m.Region)
-}
-
-func regionField(refID string, raw json.RawMessage) (string, error) {
-	list, err := stringList(raw)
-	if err != nil {
-		return "", fmt.Errorf("query %s: field \"region\" must be a region name or several joined by \",\", such as \"us-east-1,us-west-2\"", refName(refID))
-	}
-	return strings.Join(list, ","), nil
 }

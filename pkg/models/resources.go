@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"math"
 	"time"
-
-	"github.com/inferscope/sagemaker-datasource/pkg/interval"
 )
 
 // The bounds of the resource settings (their defaults: defaults.go).
@@ -77,12 +75,12 @@ func (r *Resources) load(jd resourcesJSON) []error {
 		if f.raw == "" || (f.dst == &r.CacheFreshFor && f.raw == freshOneStepWord) {
 			continue
 		}
-		d, err := interval.ParseDuration(f.raw)
+		d, err := ParseDuration(f.raw)
 		switch {
 		case err != nil:
 			errs = append(errs, fmt.Errorf("jsonData.%s: %w", f.key, err))
 		case d < 0 || d > f.limit:
-			errs = append(errs, fmt.Errorf("jsonData.%s %q is out of range: use a duration from 0s to %s, such as %s", f.key, f.raw, interval.FormatDuration(f.limit), f.example))
+			errs = append(errs, fmt.Errorf("jsonData.%s %q is out of range: use a duration from 0s to %s, such as %s", f.key, f.raw, FormatDuration(f.limit), f.example))
 		case d == 0:
 			*f.dst = f.zero
 		default:
@@ -100,10 +98,10 @@ func formatFresh(d time.Duration) string {
 	if d == CacheFreshOneStep {
 		return freshOneStepWord
 	}
-	return interval.FormatDuration(d) // CacheFreshNever: "0s"
+	return FormatDuration(d) // CacheFreshNever: "0s"
 }
 
 func (r Resources) String() string {
 	return fmt.Sprintf("cacheSizeMiB=%d cacheRefetchWindow=%s cacheFreshFor=%s costPerMillionSamples=%g",
-		r.CacheSizeMiB, interval.FormatDuration(r.CacheRefetchWindow), formatFresh(r.CacheFreshFor), r.CostPerMillionSamples)
+		r.CacheSizeMiB, FormatDuration(r.CacheRefetchWindow), formatFresh(r.CacheFreshFor), r.CostPerMillionSamples)
 }

@@ -14,7 +14,6 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
 	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
-	"github.com/inferscope/sagemaker-datasource/pkg/interval"
 )
 
 const maxQueryTimeoutAccepted = 10 * time.Minute
@@ -97,7 +96,7 @@ func LoadSettings(s backend.DataSourceInstanceSettings) (*Settings, error) {
 	if jd.TimeInterval != "" {
 		// "0s" or "0" means no min step was chosen, as an empty field does: keeping
 		// the default keeps rate() windows wider than CloudWatch's one-minute samples.
-		d, err := interval.ParseDuration(jd.TimeInterval)
+		d, err := ParseDuration(jd.TimeInterval)
 		switch {
 		case err != nil:
 			errs = append(errs, fmt.Errorf("jsonData.timeInterval: %w", err))
@@ -107,12 +106,12 @@ func LoadSettings(s backend.DataSourceInstanceSettings) (*Settings, error) {
 	}
 	out.QueryTimeout = DefaultQueryTimeout
 	if jd.QueryTimeout != "" {
-		d, err := interval.ParseDuration(jd.QueryTimeout)
+		d, err := ParseDuration(jd.QueryTimeout)
 		switch {
 		case err != nil:
 			errs = append(errs, fmt.Errorf("jsonData.queryTimeout: %w", err))
 		case d < time.Second || d > maxQueryTimeoutAccepted:
-			errs = append(errs, fmt.Errorf("jsonData.queryTimeout %q is out of range: use a value between 1s and %s, such as 60s", jd.QueryTimeout, interval.FormatDuration(maxQueryTimeoutAccepted)))
+			errs = append(errs, fmt.Errorf("jsonData.queryTimeout %q is out of range: use a value between 1s and %s, such as 60s", jd.QueryTimeout, FormatDuration(maxQueryTimeoutAccepted)))
 		default:
 			out.QueryTimeout = d
 		}
@@ -188,6 +187,6 @@ func jsonTypeProblem(err error) string {
 // String summarises the settings for logs. Secrets only say whether they are set.
 func (s *Settings) String() string {
 	return fmt.Sprintf("Settings{%s timeInterval=%s queryTimeout=%s httpMethod=%s maxConcurrency=%d requestsPerSecond=%g allowedRegions=%v %s}",
-		s.Auth, interval.FormatDuration(s.TimeInterval), interval.FormatDuration(s.QueryTimeout), s.HTTPMethod,
+		s.Auth, FormatDuration(s.TimeInterval), FormatDuration(s.QueryTimeout), s.HTTPMethod,
 		s.MaxConcurrency, s.RequestsPerSecond, s.AllowedRegions, s.Resources)
 }

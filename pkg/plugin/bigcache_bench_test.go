@@ -25,7 +25,7 @@ import (
 )
 
 // The big answers start here and have one point a minute: the plugin's step for a range
-// of n-1 minutes and maxDataPoints n is one minute (interval.Compute), and the range's ends
+// of n-1 minutes and maxDataPoints n is one minute (models.ComputeInterval), and the range's ends
 // are on that grid, so the request is exactly the served answer's grid.
 var bigT0 = time.Unix(1764460800, 0).UTC()
 

@@ -9,16 +9,11 @@ import (
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
-	"github.com/grafana/grafana-plugin-sdk-go/data"
 	"github.com/prometheus/common/model"
 
-	"github.com/inferscope/sagemaker-datasource/pkg/converter"
 	"github.com/inferscope/sagemaker-datasource/pkg/diagnosis"
 	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
-	"github.com/inferscope/sagemaker-datasource/pkg/rcache"
 )
-
-type noCacheKey struct{}
 
 // overLimit picks the failures the results cache keeps for a while: CloudWatch's 422
 // refusals other than throttling, i.e. a query over one of its per-query limits (20 s of
@@ -27,54 +22,6 @@ type noCacheKey struct{}
 func overLimit(err error) bool {
 	var e *promclient.APIError
 	return errors.As(err, &e) && e.Status == http.StatusUnprocessableEntity && !e.Throttled
-}
-
-// withCachePolicy marks ctx to skip the results cache when the request asks for fresh
-// data: alert evaluations (FromAlert), and Grafana's X-Cache-Skip convention.
-func withCachePolicy(ctx context.Context, req *backend.QueryDataRequest) context.Context {
-	if req.Headers["FromAlert"] == "true" || req.GetHTTPHeader("X-Cache-Skip") != "" {
-		return context.WithValue(ctx, noCacheKey{}, true)
-	}
-	return ctx
-}
-
-func (d *Datasource) cacheFor(ctx context.Context) *rcache.Cache {
-	if skip, _ := ctx.Value(noCacheKey{}).(bool); skip {
-		return nil
-	}
-	return d.cache
-}
-
-// queryRange runs a range query, through the results cache when there is one: only the
-// missing parts are fetched, and the answer is assembled from the extent (on a miss it is
-// the fetched answer itself).
-func (rg *regional) queryRange(ctx context.Context, expr string, start, end time.Time, step time.Duration) (*converter.Answer, rcache.Result, error) {
-	fetch := func(ctx context.Context, s, e time.Time) (*converter.Answer, error) {
-		var a converter.Answer
-		return &a, rg.client.QueryRange(ctx, expr, s, e, step, 0, converter.Decode(&a))
-	}
-	c := rg.d.cacheFor(ctx)
-	if c == nil {
-		a, err := fetch(ctx, start, end)
-		return a, rcache.Result{Outcome: rcache.Bypass, Fetches: 1}, err
-	}
-	return c.QueryRange(ctx, rcache.Key{DataSource: rg.cacheID, Expr: expr, Step: step}, start, end, fetch)
-}
-
-// queryInstant runs an instant query, reusing a fresh answer when there is a cache
-// (panels and viewers asking at once share one call). An instant answer's step for the
-// cache's one-step rule is the period CloudWatch publishes at (timeInterval).
-func (rg *regional) queryInstant(ctx context.Context, expr string, t time.Time) (*converter.Answer, rcache.Outcome, error) {
-	fetch := func(ctx context.Context) (*converter.Answer, error) {
-		var a converter.Answer
-		return &a, rg.client.Query(ctx, expr, t, 0, converter.Decode(&a))
-	}
-	c := rg.d.cacheFor(ctx)
-	if c == nil {
-		a, err := fetch(ctx)
-		return a, rcache.Bypass, err
-	}
-	return c.Instant(ctx, rg.cacheID, expr, t, rg.d.sampleInterval(), fetch)
 }
 
 // cachedQueries is one region's diagnosis.Querier: the rules and the threshold fallback
@@ -137,19 +84,4 @@ func (rg *regional) lookup(ctx context.Context, req *backend.CallResourceRequest
 	b, _, err := rg.d.cache.Lookup(ctx, rg.cacheID, request+"?"+key.Encode(), ttl, forward)
 	*into = b
 	return err
-}
-
-// annotateCache shows in the query inspector (frame stats) how the cache served a query.
-func annotateCache(frames data.Frames, r rcache.Result) {
-	if len(frames) == 0 || r.Outcome == "" {
-		return
-	}
-	f := frames[0]
-	if f.Meta == nil {
-		f.Meta = &data.FrameMeta{}
-	}
-	f.Meta.Stats = append(f.Meta.Stats,
-		data.QueryStat{FieldConfig: data.FieldConfig{DisplayName: "Upstream calls (results cache " + string(r.Outcome) + ")"}, Value: float64(r.Fetches)},
-		data.QueryStat{FieldConfig: data.FieldConfig{DisplayName: "Points fetched upstream"}, Value: float64(r.Points)},
-	)
 }

@@ -4,6 +4,7 @@ package plugin
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"sync"
 	"time"
@@ -13,10 +14,9 @@ import (
 
 	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
 	"github.com/inferscope/sagemaker-datasource/pkg/models"
+	"github.com/inferscope/sagemaker-datasource/pkg/panics"
 	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
 	"github.com/inferscope/sagemaker-datasource/pkg/rcache"
-	"github.com/inferscope/sagemaker-datasource/pkg/redact"
-	"github.com/inferscope/sagemaker-datasource/pkg/sigv4"
 )
 
 // Upstream is what the datasource needs from CloudWatch; *promclient.Client implements it
@@ -50,9 +50,9 @@ type Datasource struct {
 	awsFactory AWSFactory
 	regionsMu  sync.Mutex
 	regions    map[string]*regionSlot
-	probe      regionProbe      // the regions resource's cached answer
-	redact     *redact.Redactor // the one redaction step; learns what the signer uses
-	unpinLog   func()           // releases this instance's secureJsonData from logSecrets
+	probe      regionProbe       // the regions resource's cached answer
+	redact     *awsauth.Redactor // the one redaction step; learns what the signer uses
+	unpinLog   func()            // releases this instance's secureJsonData from logSecrets
 	dispose    func()
 	uid        string        // keys the results cache, so data sources never share answers
 	cache      *rcache.Cache // nil when jsonData.cacheSizeMiB is 0
@@ -86,7 +86,7 @@ func New(ctx context.Context, settings backend.DataSourceInstanceSettings, facto
 	}
 	// secureJsonData is pinned: no number of rotated credentials, here or in another
 	// instance sharing the log redactor, evicts it. Dispose drops the log's pins.
-	d := &Datasource{redact: redact.New(secure...), healthTimeout: defaultHealthTimeout,
+	d := &Datasource{redact: awsauth.NewRedactor(secure...), healthTimeout: defaultHealthTimeout,
 		factory: factory, awsFactory: o.aws, regions: map[string]*regionSlot{}}
 	d.dispose = d.closeRegions
 	d.unpinLog = logSecrets.Pin(secure...)
@@ -131,10 +131,9 @@ func New(ctx context.Context, settings backend.DataSourceInstanceSettings, facto
 // region's own).
 func NewClient(_ context.Context, s *models.Settings, ep awsauth.Endpoint, sh Shared) (Upstream, error) {
 	transport := http.DefaultTransport.(*http.Transport).Clone()
-	signed := sigv4.NewRoundTripper(transport, sh.Creds, ep.Region, sigv4.Service, nil, sigv4.WithSecretSink(sh.Seen))
 	c, err := promclient.New(promclient.Options{
 		BaseURL:        ep.URL,
-		Transport:      awsauth.RestrictToEndpoint(signed, ep),
+		Transport:      awsauth.Transport(transport, sh.Creds, ep, sh.Seen),
 		Method:         s.HTTPMethod,
 		QueryTimeout:   s.QueryTimeout,
 		MaxConcurrency: s.MaxConcurrency,
@@ -202,4 +201,51 @@ func (d *Datasource) route(ctx context.Context, dq backend.DataQuery) backend.Da
 func (d *Datasource) Dispose() {
 	d.dispose()
 	d.unpinLog()
+}
+
+// defaultConcurrentQueries is Grafana's own default for concurrent_query_count.
+const defaultConcurrentQueries = 10
+
+// concurrencyLimit is how many queries of one request run at once: Grafana's
+// concurrent_query_count when it reaches the plugin, else the default.
+func concurrencyLimit(ctx context.Context) int {
+	if n, err := backend.GrafanaConfigFromContext(ctx).ConcurrentQueryCount(); err == nil && n > 0 {
+		return n
+	}
+	return defaultConcurrentQueries
+}
+
+// runQueries answers every query of req with run, at most limit at a time. A panic in one
+// query becomes that query's error and leaves the others alone.
+func runQueries(ctx context.Context, req *backend.QueryDataRequest, limit int, run func(context.Context, backend.DataQuery) backend.DataResponse) *backend.QueryDataResponse {
+	results := make([]backend.DataResponse, len(req.Queries))
+	sem := make(chan struct{}, max(limit, 1))
+	var wg sync.WaitGroup
+	for i, q := range req.Queries {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			defer panics.Recover(queryPanicked(q.RefID, &results[i]))
+			results[i] = run(ctx, q)
+		}()
+	}
+	wg.Wait()
+	resp := backend.NewQueryDataResponse()
+	for i, q := range req.Queries {
+		resp.Responses[q.RefID] = results[i]
+	}
+	return resp
+}
+
+// queryPanicked is the panic handler of every goroutine that runs (part of) a query
+// (`defer panics.Recover(queryPanicked(refID, &resp))`): the panic becomes that query's error
+// instead of a crashed plugin process.
+func queryPanicked(refID string, into *backend.DataResponse) func(*panics.Error) {
+	return func(p *panics.Error) {
+		logError("query panicked", "refId", refID, "panic", fmt.Sprint(p.Value), "stack", string(p.Stack))
+		*into = backend.ErrDataResponseWithSource(backend.StatusInternal, backend.ErrorSourcePlugin,
+			fmt.Sprintf("internal error while running query %s; please report it", refID))
+	}
 }

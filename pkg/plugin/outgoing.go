@@ -7,7 +7,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
-	"github.com/inferscope/sagemaker-datasource/pkg/redact"
+	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
 )
 
 // Everything the plugin hands to Grafana passes through this file: query responses,
@@ -17,10 +17,10 @@ import (
 // logSecrets knows the secrets of every datasource instance in this process: log lines
 // are not per datasource. Each instance pins its secureJsonData until disposed, so other
 // instances' credential churn cannot evict it.
-var logSecrets = redact.New()
+var logSecrets = awsauth.NewRedactor()
 
 // sinks fans the signer's credentials out to the instance's redactor and the log's.
-type sinks []*redact.Redactor
+type sinks []*awsauth.Redactor
 
 func (s sinks) Add(secrets ...string) {
 	for _, r := range s {

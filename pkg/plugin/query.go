@@ -3,14 +3,16 @@ package plugin
 import (
 	"context"
 	"errors"
+	"fmt"
+	"regexp"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
 	"github.com/inferscope/sagemaker-datasource/pkg/converter"
-	"github.com/inferscope/sagemaker-datasource/pkg/interval"
 	"github.com/inferscope/sagemaker-datasource/pkg/models"
 	"github.com/inferscope/sagemaker-datasource/pkg/panics"
 	"github.com/inferscope/sagemaker-datasource/pkg/rcache"
@@ -25,7 +27,7 @@ func (d *Datasource) runPromQL(ctx context.Context, dq backend.DataQuery) backen
 	if err != nil {
 		return problemResponse(refused(backend.DownstreamError(err)))
 	}
-	iv, err := interval.Compute(interval.Params{
+	iv, err := models.ComputeInterval(models.IntervalParams{
 		From:            q.TimeRange.From,
 		To:              q.TimeRange.To,
 		MaxDataPoints:   q.MaxDataPoints,
@@ -98,7 +100,7 @@ func mergeRegions(regions []string, resps []backend.DataResponse) backend.DataRe
 // runPromQLIn runs the range and/or instant query in one region and converts the answers
 // to frames, adding labels to series that lack them. With both, the two calls run at once
 // and their frames share the query's refId and response.
-func (d *Datasource) runPromQLIn(ctx context.Context, rg *regional, q *models.Query, expr string, iv interval.Result, labels data.Labels) backend.DataResponse {
+func (d *Datasource) runPromQLIn(ctx context.Context, rg *regional, q *models.Query, expr string, iv models.Interval, labels data.Labels) backend.DataResponse {
 	var (
 		wg                  sync.WaitGroup
 		rangeResp, instResp backend.DataResponse
@@ -109,8 +111,8 @@ func (d *Datasource) runPromQLIn(ctx context.Context, rg *regional, q *models.Qu
 			defer wg.Done()
 			defer panics.Recover(queryPanicked(q.RefID, &rangeResp))
 			// Aligned to the step (in the panel's time zone) so refreshes hit the same samples.
-			start := interval.Align(q.TimeRange.From, iv.Step, q.UTCOffsetSec)
-			end := interval.Align(q.TimeRange.To, iv.Step, q.UTCOffsetSec)
+			start := models.AlignToStep(q.TimeRange.From, iv.Step, q.UTCOffsetSec)
+			end := models.AlignToStep(q.TimeRange.To, iv.Step, q.UTCOffsetSec)
 			a, served, err := rg.queryRange(ctx, expr, start, end, iv.Step)
 			rangeResp = rg.frames(q, expr, iv, labels, a, err)
 			if rangeResp.Error == nil {
@@ -151,7 +153,7 @@ func (d *Datasource) runPromQLIn(ctx context.Context, rg *regional, q *models.Qu
 
 // frames is the DataResponse of an answer (or of the error that came instead), its frames
 // carrying the query's refId (server-side expressions and alerting look frames up by it).
-func (rg *regional) frames(q *models.Query, expr string, iv interval.Result, labels data.Labels, a *converter.Answer, err error) backend.DataResponse {
+func (rg *regional) frames(q *models.Query, expr string, iv models.Interval, labels data.Labels, a *converter.Answer, err error) backend.DataResponse {
 	var out backend.DataResponse
 	if err == nil {
 		out.Frames, err = a.Frames(converter.Options{Expr: expr, LegendFormat: q.LegendFormat, Step: iv.Step, AddLabels: labels})
@@ -162,11 +164,136 @@ func (rg *regional) frames(q *models.Query, expr string, iv interval.Result, lab
 	if out.Error != nil {
 		// An empty frame keeps the executed query visible in the query inspector next to the error.
 		out.Frames = data.Frames{data.NewFrame("").SetMeta(&data.FrameMeta{
-			ExecutedQueryString: "Expr: " + expr + "\nStep: " + interval.FormatDuration(iv.Step),
+			ExecutedQueryString: "Expr: " + expr + "\nStep: " + models.FormatDuration(iv.Step),
 		})}
 	}
 	for _, f := range out.Frames {
 		f.RefID = q.RefID
 	}
 	return out
+}
+
+type noCacheKey struct{}
+
+// withCachePolicy marks ctx to skip the results cache when the request asks for fresh
+// data: alert evaluations (FromAlert), and Grafana's X-Cache-Skip convention.
+func withCachePolicy(ctx context.Context, req *backend.QueryDataRequest) context.Context {
+	if req.Headers["FromAlert"] == "true" || req.GetHTTPHeader("X-Cache-Skip") != "" {
+		return context.WithValue(ctx, noCacheKey{}, true)
+	}
+	return ctx
+}
+
+func (d *Datasource) cacheFor(ctx context.Context) *rcache.Cache {
+	if skip, _ := ctx.Value(noCacheKey{}).(bool); skip {
+		return nil
+	}
+	return d.cache
+}
+
+// queryRange runs a range query, through the results cache when there is one: only the
+// missing parts are fetched, and the answer is assembled from the extent (on a miss it is
+// the fetched answer itself).
+func (rg *regional) queryRange(ctx context.Context, expr string, start, end time.Time, step time.Duration) (*converter.Answer, rcache.Result, error) {
+	fetch := func(ctx context.Context, s, e time.Time) (*converter.Answer, error) {
+		var a converter.Answer
+		return &a, rg.client.QueryRange(ctx, expr, s, e, step, 0, converter.Decode(&a))
+	}
+	c := rg.d.cacheFor(ctx)
+	if c == nil {
+		a, err := fetch(ctx, start, end)
+		return a, rcache.Result{Outcome: rcache.Bypass, Fetches: 1}, err
+	}
+	return c.QueryRange(ctx, rcache.Key{DataSource: rg.cacheID, Expr: expr, Step: step}, start, end, fetch)
+}
+
+// queryInstant runs an instant query, reusing a fresh answer when there is a cache
+// (panels and viewers asking at once share one call). An instant answer's step for the
+// cache's one-step rule is the period CloudWatch publishes at (timeInterval).
+func (rg *regional) queryInstant(ctx context.Context, expr string, t time.Time) (*converter.Answer, rcache.Outcome, error) {
+	fetch := func(ctx context.Context) (*converter.Answer, error) {
+		var a converter.Answer
+		return &a, rg.client.Query(ctx, expr, t, 0, converter.Decode(&a))
+	}
+	c := rg.d.cacheFor(ctx)
+	if c == nil {
+		a, err := fetch(ctx)
+		return a, rcache.Bypass, err
+	}
+	return c.Instant(ctx, rg.cacheID, expr, t, rg.d.sampleInterval(), fetch)
+}
+
+// annotateCache shows in the query inspector (frame stats) how the cache served a query.
+func annotateCache(frames data.Frames, r rcache.Result) {
+	if len(frames) == 0 || r.Outcome == "" {
+		return
+	}
+	f := frames[0]
+	if f.Meta == nil {
+		f.Meta = &data.FrameMeta{}
+	}
+	f.Meta.Stats = append(f.Meta.Stats,
+		data.QueryStat{FieldConfig: data.FieldConfig{DisplayName: "Upstream calls (results cache " + string(r.Outcome) + ")"}, Value: float64(r.Fetches)},
+		data.QueryStat{FieldConfig: data.FieldConfig{DisplayName: "Points fetched upstream"}, Value: float64(r.Points)},
+	)
+}
+
+// defaultSampleInterval is how often CloudWatch metrics are assumed to be sampled when the
+// data source sets no scrape interval (timeInterval).
+const defaultSampleInterval = time.Minute
+
+// rangeSelector finds range-vector windows such as [5m] or subqueries [1h:1m].
+var rangeSelector = regexp.MustCompile(`\[\s*([0-9][0-9a-z]*)\s*(?::[^\]]*)?\]`)
+
+// samplesPerPoint estimates how many stored samples one output point reads: the widest
+// range window over the sample interval, else one (the latest sample).
+func samplesPerPoint(expr string, sampleInterval time.Duration) int64 {
+	widest := time.Duration(0)
+	for _, m := range rangeSelector.FindAllStringSubmatch(expr, -1) {
+		if d, err := models.ParseDuration(m[1]); err == nil {
+			widest = max(widest, d)
+		}
+	}
+	return max(1, int64(widest/sampleInterval))
+}
+
+// sampleInterval is the data source's timeInterval, else defaultSampleInterval.
+func (d *Datasource) sampleInterval() time.Duration {
+	if d.settings != nil && d.settings.TimeInterval > 0 {
+		return d.settings.TimeInterval
+	}
+	return defaultSampleInterval
+}
+
+// annotateCost adds the query's estimated samples scanned and their cost at the
+// configured price to the first frame's stats (the query inspector shows them). Points
+// are what was fetched upstream: the frames' own points when the whole answer came from
+// upstream (fromFrames), else the cache's count. CloudWatch's answers carry no scan
+// statistics, so this is an estimate: points × samples each point reads.
+func (d *Datasource) annotateCost(frames data.Frames, expr string, r rcache.Result, fromFrames bool) {
+	if len(frames) == 0 {
+		return
+	}
+	points := r.Points
+	if fromFrames {
+		points = 0
+		for _, f := range frames {
+			if n, err := f.RowLen(); err == nil {
+				points += int64(n) * int64(max(len(f.Fields)-1, 0))
+			}
+		}
+	}
+	samples := points * samplesPerPoint(expr, d.sampleInterval())
+	price := 0.0
+	if d.settings != nil {
+		price = d.settings.CostPerMillionSamples
+	}
+	f := frames[0]
+	if f.Meta == nil {
+		f.Meta = &data.FrameMeta{}
+	}
+	f.Meta.Stats = append(f.Meta.Stats,
+		data.QueryStat{FieldConfig: data.FieldConfig{DisplayName: "Samples scanned (estimate)"}, Value: float64(samples)},
+		data.QueryStat{FieldConfig: data.FieldConfig{DisplayName: fmt.Sprintf("Estimated cost (USD at $%g per 1M samples, jsonData.costPerMillionSamples)", price), Unit: "currencyUSD"}, Value: float64(samples) / 1e6 * price},
+	)
 }

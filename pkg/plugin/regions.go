@@ -14,7 +14,6 @@ import (
 	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
 	"github.com/inferscope/sagemaker-datasource/pkg/models"
 	"github.com/inferscope/sagemaker-datasource/pkg/panics"
-	"github.com/inferscope/sagemaker-datasource/pkg/sigv4"
 )
 
 // Shared is what the clients of every region of one data source share.
@@ -23,7 +22,7 @@ type Shared struct {
 	// assumed role serve every region).
 	Creds aws.CredentialsProvider
 	// Seen learns every credential signed with, for redaction.
-	Seen sigv4.SecretSink
+	Seen awsauth.SecretSink
 }
 
 // regional is one region's clients: its own endpoint, PromQL client (with its own limiter,

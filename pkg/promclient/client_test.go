@@ -18,7 +18,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
 	"github.com/inferscope/sagemaker-datasource/internal/sigv4verify"
-	"github.com/inferscope/sagemaker-datasource/pkg/sigv4"
+	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
 )
 
 const okBody = `{"status":"success","data":{"resultType":"vector","result":[]}}`
@@ -225,7 +225,7 @@ func TestSignedEndToEnd(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			creds := credentials.NewStaticCredentialsProvider("AKIDTEST", "s3cr3t", "")
-			signer := sigv4.NewRoundTripper(http.DefaultTransport, creds, tc.region, sigv4.Service, func() time.Time { return now })
+			signer := awsauth.NewSigner(http.DefaultTransport, creds, tc.region, awsauth.SigningService, func() time.Time { return now })
 			c, _ := newTestClient(t, verifying, func(o *Options) { o.Transport = signer })
 			calls := []func() error{
 				func() error {

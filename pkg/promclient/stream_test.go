@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // cutBody answers 200 with a Content-Length longer than what it writes, then drops the
@@ -142,5 +143,26 @@ func TestConnectionRefusedIsNotRetried(t *testing.T) {
 	var op *net.OpError
 	if err := c.Query(context.Background(), "up", t0, 0, nil); !errors.As(err, &op) {
 		t.Errorf("err %v, want a *net.OpError", err)
+	}
+}
+
+// TestDecodePanicFreesTheSlot: a decoder that panics (the plugin recovers it per query)
+// still closes the body and frees its slot, so the next call of a one-slot client runs.
+func TestDecodePanicFreesTheSlot(t *testing.T) {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, okBody) })
+	c, _ := newTestClient(t, h, func(o *Options) { o.MaxConcurrency = 1 })
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Error("the decoder's panic did not reach the caller")
+			}
+		}()
+		_ = c.Query(context.Background(), "up", t0, 0, func(io.Reader) error { panic("decoder bug") })
+	}()
+	// The deadline only bounds a failure: a leaked slot would make this call wait for it.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := c.Query(ctx, "up", t0, 0, nil); err != nil {
+		t.Fatalf("the call after a decoder panic: %v", err)
 	}
 }

@@ -18,6 +18,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/inferscope/sagemaker-datasource/pkg/converter"
 	"github.com/inferscope/sagemaker-datasource/pkg/models"
 )
@@ -568,4 +570,42 @@ func mod(a, b int64) int64 {
 // Describe is a short line for the query inspector.
 func (r Result) Describe() string {
 	return "cache " + string(r.Outcome) + ", " + strconv.Itoa(r.Fetches) + " upstream call(s), " + strconv.FormatInt(r.Points, 10) + " points fetched"
+}
+
+// Process-wide counters on the default registry, which the plugin SDK serves to Grafana.
+var (
+	requests = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: "inferscope", Subsystem: "results_cache", Name: "requests_total",
+		Help: "Range queries and lookups served by the results cache, by outcome (hit, partial, miss, bypass, failure_reused).",
+	}, []string{"outcome"})
+	fetches = prometheus.NewCounter(prometheus.CounterOpts{
+		Namespace: "inferscope", Subsystem: "results_cache", Name: "upstream_fetches_total",
+		Help: "Upstream calls the results cache made.",
+	})
+	fetchedPoints = prometheus.NewCounter(prometheus.CounterOpts{
+		Namespace: "inferscope", Subsystem: "results_cache", Name: "fetched_points_total",
+		Help: "Points fetched upstream by the results cache.",
+	})
+	evictions = prometheus.NewCounter(prometheus.CounterOpts{
+		Namespace: "inferscope", Subsystem: "results_cache", Name: "evictions_total",
+		Help: "Entries evicted to keep the results cache within its byte limit.",
+	})
+)
+
+func init() {
+	for _, c := range []prometheus.Collector{requests, fetches, fetchedPoints, evictions} {
+		// Registered once per process; a second registration (tests) is harmless.
+		_ = prometheus.DefaultRegisterer.Register(c)
+	}
+}
+
+func publish(d Stats) {
+	for outcome, n := range map[Outcome]int64{Hit: d.Hits, Partial: d.Partials, Miss: d.Misses, Bypass: d.Bypasses, "failure_reused": d.FailuresReused} {
+		if n > 0 {
+			requests.WithLabelValues(string(outcome)).Add(float64(n))
+		}
+	}
+	fetches.Add(float64(d.Fetches))
+	fetchedPoints.Add(float64(d.FetchedPoints))
+	evictions.Add(float64(d.Evictions))
 }

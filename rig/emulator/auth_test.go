@@ -12,7 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 
 	"github.com/inferscope/sagemaker-datasource/internal/sigv4verify"
-	"github.com/inferscope/sagemaker-datasource/pkg/sigv4"
+	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
 )
 
 const (
@@ -25,7 +25,7 @@ const (
 
 func testVerifier() *sigv4verify.Verifier {
 	return &sigv4verify.Verifier{
-		Service: sigv4.Service,
+		Service: awsauth.SigningService,
 		Credentials: map[string]sigv4verify.Credential{
 			keyID:      {AccessKeyID: keyID, SecretAccessKey: secret},
 			tokenKeyID: {AccessKeyID: tokenKeyID, SecretAccessKey: secret, SessionToken: token},
@@ -46,7 +46,7 @@ func (s signer) client() *http.Client {
 	}
 	creds := credentials.NewStaticCredentialsProvider(s.key, s.secret, s.token)
 	at := func() time.Time { return t0.Add(s.skew) }
-	return &http.Client{Transport: sigv4.NewRoundTripper(nil, creds, s.region, s.service, at)}
+	return &http.Client{Transport: awsauth.NewSigner(nil, creds, s.region, s.service, at)}
 }
 
 func TestSignatures(t *testing.T) {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/credentials"
 
-	"github.com/inferscope/sagemaker-datasource/pkg/sigv4"
+	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
 	"github.com/inferscope/sagemaker-datasource/rig/fleet"
 )
 
@@ -37,8 +37,8 @@ func BenchmarkDashboardQueries(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer st.Close()
-	c := &http.Client{Transport: sigv4.NewRoundTripper(http.DefaultTransport,
-		credentials.NewStaticCredentialsProvider(st.AccessKey, st.SecretKey, ""), st.Region, sigv4.Service, nil)}
+	c := &http.Client{Transport: awsauth.NewSigner(http.DefaultTransport,
+		credentials.NewStaticCredentialsProvider(st.AccessKey, st.SecretKey, ""), st.Region, awsauth.SigningService, nil)}
 	rangeQuery := func(b *testing.B, expr string) {
 		form := url.Values{"query": {expr}, "start": {strconv.FormatInt(st.End.Add(-6*time.Hour).Unix(), 10)},
 			"end": {strconv.FormatInt(st.End.Unix(), 10)}, "step": {"60"}}

@@ -19,8 +19,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 
 	"github.com/inferscope/sagemaker-datasource/internal/sigv4verify"
+	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
 	sc "github.com/inferscope/sagemaker-datasource/pkg/semconv"
-	"github.com/inferscope/sagemaker-datasource/pkg/sigv4"
 	"github.com/inferscope/sagemaker-datasource/rig/fleet"
 )
 
@@ -49,7 +49,7 @@ type answer struct {
 // send posts body to base+path signed for region and service with the stack's keys.
 func send(t *testing.T, m *Multi, base, region, service, path, body string, header http.Header) answer {
 	t.Helper()
-	c := &http.Client{Transport: sigv4.NewRoundTripper(http.DefaultTransport,
+	c := &http.Client{Transport: awsauth.NewSigner(http.DefaultTransport,
 		credentials.NewStaticCredentialsProvider(m.AccessKey, m.SecretKey, ""), region, service, nil)}
 	req, err := http.NewRequest(http.MethodPost, base+path, strings.NewReader(body))
 	if err != nil {
@@ -69,7 +69,7 @@ func send(t *testing.T, m *Multi, base, region, service, path, body string, head
 func instantQuery(t *testing.T, m *Multi, base, region, expr string) answer {
 	t.Helper()
 	form := url.Values{"query": {expr}, "time": {strconv.FormatInt(m.End.Unix(), 10)}}
-	return send(t, m, base, region, sigv4.Service, "/api/v1/query", form.Encode(), http.Header{"Content-Type": {"application/x-www-form-urlencoded"}})
+	return send(t, m, base, region, awsauth.SigningService, "/api/v1/query", form.Encode(), http.Header{"Content-Type": {"application/x-www-form-urlencoded"}})
 }
 
 // regionAccounts asks base, signed for region, which (region, account) pairs the node series
@@ -148,8 +148,8 @@ func TestRouterAnswersTheRegionOfTheSignature(t *testing.T) {
 	for _, tc := range []struct {
 		name, region, service, typ, msg string
 	}{
-		{"unserved region", "eu-west-1", sigv4.Service, sigv4verify.TypeInvalidSignature, sigv4verify.MsgWrongRegion},
-		{"region name in capitals", "US-EAST-1", sigv4.Service, sigv4verify.TypeInvalidSignature, sigv4verify.MsgWrongRegion},
+		{"unserved region", "eu-west-1", awsauth.SigningService, sigv4verify.TypeInvalidSignature, sigv4verify.MsgWrongRegion},
+		{"region name in capitals", "US-EAST-1", awsauth.SigningService, sigv4verify.TypeInvalidSignature, sigv4verify.MsgWrongRegion},
 		{"unsigned", "", "", sigv4verify.TypeMissingToken, "Missing Authentication Token"},
 	} {
 		var a answer

@@ -18,7 +18,7 @@ import (
 	"github.com/prometheus/prometheus/tsdb"
 
 	"github.com/inferscope/sagemaker-datasource/internal/sigv4verify"
-	"github.com/inferscope/sagemaker-datasource/pkg/sigv4"
+	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
 	"github.com/inferscope/sagemaker-datasource/rig/awsemu"
 	"github.com/inferscope/sagemaker-datasource/rig/emulator"
 	"github.com/inferscope/sagemaker-datasource/rig/fleet"
@@ -224,7 +224,7 @@ func build(ctx context.Context, opts Options) (*Stack, error) {
 		Deny:         opts.Deny,
 		Now:          emulatorNow,
 		Verifier: &sigv4verify.Verifier{
-			Region: opts.Region, Service: sigv4.Service,
+			Region: opts.Region, Service: awsauth.SigningService,
 			Credentials: map[string]sigv4verify.Credential{opts.AccessKey: {AccessKeyID: opts.AccessKey, SecretAccessKey: opts.SecretKey}},
 		},
 		Verified:           st.counts.verified,

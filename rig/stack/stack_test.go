@@ -18,7 +18,6 @@ import (
 
 	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
 	"github.com/inferscope/sagemaker-datasource/pkg/models"
-	"github.com/inferscope/sagemaker-datasource/pkg/sigv4"
 	"github.com/inferscope/sagemaker-datasource/rig/simulator"
 )
 
@@ -37,8 +36,8 @@ func start(t *testing.T, scenario string) *Stack {
 // given label's value.
 func instant(t *testing.T, st *Stack, expr, by string) map[string]float64 {
 	t.Helper()
-	c := &http.Client{Transport: sigv4.NewRoundTripper(http.DefaultTransport,
-		credentials.NewStaticCredentialsProvider(st.AccessKey, st.SecretKey, ""), st.Region, sigv4.Service, nil)}
+	c := &http.Client{Transport: awsauth.NewSigner(http.DefaultTransport,
+		credentials.NewStaticCredentialsProvider(st.AccessKey, st.SecretKey, ""), st.Region, awsauth.SigningService, nil)}
 	form := url.Values{"query": {expr}, "time": {strconv.FormatInt(st.End.Unix(), 10)}}
 	resp, err := c.PostForm(st.URL+"/api/v1/query", form)
 	if err != nil {

@@ -14,7 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"go.yaml.in/yaml/v3"
 
-	"github.com/inferscope/sagemaker-datasource/pkg/sigv4"
+	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
 	"github.com/inferscope/sagemaker-datasource/rig/fleet"
 	"github.com/inferscope/sagemaker-datasource/rig/stack"
 )
@@ -23,8 +23,8 @@ import (
 // (0 after a transport error, which it reports).
 func gpuQuery(t *testing.T, url, key, secret, region string) int {
 	t.Helper()
-	c := &http.Client{Transport: sigv4.NewRoundTripper(http.DefaultTransport,
-		credentials.NewStaticCredentialsProvider(key, secret, ""), region, sigv4.Service, nil)}
+	c := &http.Client{Transport: awsauth.NewSigner(http.DefaultTransport,
+		credentials.NewStaticCredentialsProvider(key, secret, ""), region, awsauth.SigningService, nil)}
 	resp, err := c.Get(url + "/api/v1/query?query=DCGM_FI_DEV_GPU_UTIL")
 	if err != nil {
 		t.Error(err)
@@ -177,7 +177,7 @@ func TestDenyFlagReachesTheEmulator(t *testing.T) {
 		func(sv *served) {
 			st := sv.Stack
 			defer cancel()
-			c := &http.Client{Transport: sigv4.NewRoundTripper(http.DefaultTransport,
+			c := &http.Client{Transport: awsauth.NewSigner(http.DefaultTransport,
 				credentials.NewStaticCredentialsProvider(st.AccessKey, st.SecretKey, ""), st.Region, "sagemaker", nil)}
 			for _, op := range []string{"ListEndpoints", "DescribeEndpoint", "ListInferenceComponents"} {
 				req, _ := http.NewRequest(http.MethodPost, st.URL+"/", strings.NewReader(`{"EndpointName":"chat-ic"}`))

@@ -18,9 +18,9 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
+	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
 	"github.com/inferscope/sagemaker-datasource/pkg/dashref"
 	"github.com/inferscope/sagemaker-datasource/pkg/models"
-	"github.com/inferscope/sagemaker-datasource/pkg/sigv4"
 	"github.com/inferscope/sagemaker-datasource/rig/fleet"
 )
 
@@ -54,8 +54,8 @@ type awsOp struct {
 }
 
 var issue11Ops = []awsOp{
-	{"CloudWatch DescribeAlarms", sigv4.Service, "/service/GraniteServiceVersion20100801/operation/DescribeAlarms", cborHeader, []byte{0xa0}},
-	{"CloudWatch DescribeAlarmHistory", sigv4.Service, "/service/GraniteServiceVersion20100801/operation/DescribeAlarmHistory", cborHeader, []byte{0xa0}},
+	{"CloudWatch DescribeAlarms", awsauth.SigningService, "/service/GraniteServiceVersion20100801/operation/DescribeAlarms", cborHeader, []byte{0xa0}},
+	{"CloudWatch DescribeAlarmHistory", awsauth.SigningService, "/service/GraniteServiceVersion20100801/operation/DescribeAlarmHistory", cborHeader, []byte{0xa0}},
 	{"SageMaker ListEndpoints", "sagemaker", "/", http.Header{"X-Amz-Target": {"SageMaker.ListEndpoints"}, "Content-Type": {"application/x-amz-json-1.1"}}, []byte("{}")},
 }
 
@@ -75,7 +75,7 @@ func (f *fleetRun) skipUnlessIssue11Served(t *testing.T) {
 	}
 	creds := credentials.NewStaticCredentialsProvider(f.st.AccessKey, f.st.SecretKey, "")
 	for _, op := range issue11Ops {
-		client := &http.Client{Transport: sigv4.NewRoundTripper(nil, creds, f.st.Region, op.service, nil), Timeout: 30 * time.Second}
+		client := &http.Client{Transport: awsauth.NewSigner(nil, creds, f.st.Region, op.service, nil), Timeout: 30 * time.Second}
 		req, err := http.NewRequestWithContext(context.Background(), http.MethodPost, f.st.URL+op.path, bytes.NewReader(op.body))
 		if err != nil {
 			t.Fatal(err)

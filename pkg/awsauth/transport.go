@@ -1,7 +1,4 @@
-// Package sigv4 signs outgoing requests for CloudWatch's PromQL API with AWS
-// Signature Version 4 and verifies such signatures independently (for the
-// emulator and test fakes).
-package sigv4
+package awsauth
 
 import (
 	"bytes"
@@ -16,10 +13,11 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
 )
 
-// Service is the SigV4 signing name of CloudWatch (the AMP default "aps" is refused by CloudWatch).
-const Service = "monitoring"
+// SigningService is the SigV4 signing name of CloudWatch (the AMP default "aps" is refused by CloudWatch).
+const SigningService = "monitoring"
 
 // emptyPayloadHash is hex(sha256("")), the payload hash of a request without a body.
 const emptyPayloadHash = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
@@ -52,35 +50,75 @@ type roundTripper struct {
 
 // SecretSink learns the credentials each request is actually signed with, whatever their
 // source (keys, default chain, assumed role), so the plugin's redactor can remove them,
-// session token included, from anything shown to users. *redact.Redactor implements it.
+// session token included, from anything shown to users. The plugin's redactors implement it.
 type SecretSink interface{ Add(secrets ...string) }
 
-// Option configures NewRoundTripper.
-type Option func(*roundTripper)
-
-// WithSecretSink tells sink every credential used to sign.
-func WithSecretSink(sink SecretSink) Option { return func(t *roundTripper) { t.sink = sink } }
-
-// NewRoundTripper returns a transport that signs each request last, just
+// NewSigner returns a transport that signs each request last, just
 // before handing it to next. Only the host and x-amz-* headers are signed so
 // that proxies or other middleware adding headers cannot break the
 // signature. A nil next means http.DefaultTransport, an empty service means
-// Service and a nil now means time.Now.
-func NewRoundTripper(next http.RoundTripper, creds aws.CredentialsProvider, region, service string, now func() time.Time, opts ...Option) http.RoundTripper {
+// SigningService and a nil now means time.Now.
+func NewSigner(next http.RoundTripper, creds aws.CredentialsProvider, region, service string, now func() time.Time) http.RoundTripper {
+	return newSigner(next, creds, region, service, now)
+}
+
+func newSigner(next http.RoundTripper, creds aws.CredentialsProvider, region, service string, now func() time.Time) *roundTripper {
 	if next == nil {
 		next = http.DefaultTransport
 	}
 	if service == "" {
-		service = Service
+		service = SigningService
 	}
 	if now == nil {
 		now = time.Now
 	}
-	t := &roundTripper{next: next, creds: creds, region: region, service: service, now: now, signer: v4.NewSigner()}
-	for _, o := range opts {
-		o(t)
+	return &roundTripper{next: next, creds: creds, region: region, service: service, now: now, signer: v4.NewSigner()}
+}
+
+// Transport is the stack every CloudWatch PromQL client sends through: requests for any
+// host but ep's are refused before signing, the rest are signed for ep.Region and handed
+// to base (nil: http.DefaultTransport). sink (may be nil) learns every credential signed with.
+func Transport(base http.RoundTripper, creds aws.CredentialsProvider, ep Endpoint, sink SecretSink) http.RoundTripper {
+	signer := newSigner(base, creds, ep.Region, SigningService, nil)
+	signer.sink = sink
+	return RestrictToEndpoint(signer, ep)
+}
+
+// RestrictToEndpoint refuses, before anything is signed or sent, requests
+// whose scheme or host differ from the resolved endpoint. Put it outside the
+// signing transport so a stray URL (or a redirect) never gets a signature.
+func RestrictToEndpoint(next http.RoundTripper, ep Endpoint) http.RoundTripper {
+	return &restricted{next: next, ep: ep}
+}
+
+type restricted struct {
+	next http.RoundTripper
+	ep   Endpoint
+}
+
+func (t *restricted) RoundTrip(r *http.Request) (*http.Response, error) {
+	if err := t.ep.Permits(r); err != nil {
+		if r.Body != nil {
+			r.Body.Close()
+		}
+		return nil, err
 	}
-	return t
+	return t.next.RoundTrip(r)
+}
+
+// Permits refuses (with a downstream error naming the allowed endpoint) a request whose
+// scheme or host is not ep's. Clients that sign inside their own pipeline (the AWS SDK's
+// service clients) call it just before signing, besides RestrictToEndpoint on their transport.
+func (ep Endpoint) Permits(r *http.Request) error {
+	host := strings.ToLower(r.URL.Host)
+	if r.Host != "" {
+		host = strings.ToLower(r.Host)
+	}
+	if r.URL.Scheme != ep.URL.Scheme || host != strings.ToLower(ep.URL.Host) {
+		return backend.DownstreamError(fmt.Errorf("refusing to sign a request for %s://%s: only %s://%s (from %s) is allowed",
+			r.URL.Scheme, host, ep.URL.Scheme, strings.ToLower(ep.URL.Host), ep.Source))
+	}
+	return nil
 }
 
 func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {

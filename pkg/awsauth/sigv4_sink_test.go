@@ -1,8 +1,9 @@
-package sigv4
+package awsauth
 
 import (
 	"errors"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -38,8 +39,9 @@ func TestSecretSinkAndControlCharacters(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			sink := &recordingSink{}
 			next := &okTransport{}
-			rt := NewRoundTripper(next, credentials.NewStaticCredentialsProvider(tc.key, tc.secret, tc.tok), "us-east-1", "", nil, WithSecretSink(sink))
-			req, _ := http.NewRequest(http.MethodGet, "https://monitoring.us-east-1.amazonaws.com/api/v1/labels", nil)
+			ep := Endpoint{URL: &url.URL{Scheme: "https", Host: "monitoring.us-east-1.amazonaws.com"}, Region: "us-east-1"}
+			rt := Transport(next, credentials.NewStaticCredentialsProvider(tc.key, tc.secret, tc.tok), ep, sink)
+			req, _ := http.NewRequest(http.MethodGet, ep.URL.String()+"/api/v1/labels", nil)
 			_, err := rt.RoundTrip(req)
 			var ce *CredentialsError
 			if tc.wantErr {

@@ -1,4 +1,4 @@
-package sigv4
+package awsauth
 
 import (
 	"net/http"
@@ -34,7 +34,7 @@ func BenchmarkRoundTripBaseline(b *testing.B) {
 }
 
 func BenchmarkRoundTripSigned(b *testing.B) {
-	rt := NewRoundTripper(noop, staticCreds(testKey, testSecret, testToken), testRegion, Service, fixedClock(testNow))
+	rt := NewSigner(noop, staticCreds(testKey, testSecret, testToken), testRegion, SigningService, fixedClock(testNow))
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := rt.RoundTrip(benchRequest(b)); err != nil {

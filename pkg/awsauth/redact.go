@@ -1,10 +1,4 @@
-// Package redact is the one step every string leaving the plugin passes: errors, frame
-// notices and metadata, resource bodies, health messages and log fields. It removes the
-// secrets it has been told about — the datasource's secureJsonData and every credential
-// the signer actually used (keys, default chain, assumed role, session tokens included) —
-// in raw, JSON-escaped and URL-encoded form, and recognises AWS access key ids, session
-// tokens and signatures by pattern in any quoting.
-package redact
+package awsauth
 
 import (
 	"bytes"
@@ -14,9 +8,6 @@ import (
 	"strings"
 	"sync"
 )
-
-// Mark replaces what is removed.
-const Mark = "[redacted]"
 
 // minSecretLen keeps very short values (a stray "1" in secureJsonData) from shredding
 // every message they happen to occur in.
@@ -52,7 +43,12 @@ var hintStart = func() (t [256]bool) {
 	return t
 }()
 
-// Redactor is safe for concurrent use. The zero value knows no secrets but applies the
+// Redactor is the one step every string leaving the plugin passes: errors, frame notices
+// and metadata, resource bodies, health messages and log fields. It removes the secrets it
+// has been told about — the datasource's secureJsonData and every credential the signer
+// actually used (keys, default chain, assumed role, session tokens included) — in raw,
+// JSON-escaped and URL-encoded form, and recognises AWS access key ids, session tokens and
+// signatures by pattern in any quoting. It is safe for concurrent use. The zero value knows no secrets but applies the
 // patterns.
 type Redactor struct {
 	mu       sync.RWMutex
@@ -63,8 +59,8 @@ type Redactor struct {
 	replacer *strings.Replacer
 }
 
-// New returns a redactor that knows secrets for good (pinned).
-func New(secrets ...string) *Redactor {
+// NewRedactor returns a redactor that knows secrets for good (pinned).
+func NewRedactor(secrets ...string) *Redactor {
 	r := &Redactor{}
 	r.Pin(secrets...)
 	return r
@@ -186,7 +182,7 @@ func formsOf(secrets []string) []string {
 func newReplacer(forms []string) *strings.Replacer {
 	pairs := make([]string, 0, 2*len(forms))
 	for _, f := range forms {
-		pairs = append(pairs, f, Mark)
+		pairs = append(pairs, f, secretMark)
 	}
 	return strings.NewReplacer(pairs...)
 }
@@ -205,7 +201,7 @@ func (r *Redactor) String(s string) string {
 		return s
 	}
 	for _, p := range patterns {
-		s = p.ReplaceAllString(s, "${1}"+Mark)
+		s = p.ReplaceAllString(s, "${1}"+secretMark)
 	}
 	return s
 }

@@ -1,4 +1,4 @@
-package sigv4
+package awsauth
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 )
 
 // The signatures themselves are checked against the independent verifier in
-// internal/sigv4verify (which imports this package); these tests cover the signer alone.
+// internal/sigv4verify (whose tests sign with this package); these tests cover the signer alone.
 
 const (
 	testRegion = "us-east-1"
@@ -77,7 +77,7 @@ func TestRoundTripperErrors(t *testing.T) {
 			next := roundTripFunc(func(*http.Request) (*http.Response, error) { called = true; return nil, errors.New("unreachable") })
 			body := &closeRecorder{Reader: strings.NewReader("query=up")}
 			req, _ := http.NewRequest(http.MethodPost, "http://127.0.0.1:1/api/v1/query", body)
-			_, err := NewRoundTripper(next, tc.creds, tc.region, "", nil).RoundTrip(req)
+			_, err := NewSigner(next, tc.creds, tc.region, "", nil).RoundTrip(req)
 			if err == nil {
 				t.Fatal("want an error")
 			}

@@ -1,4 +1,4 @@
-package redact
+package awsauth
 
 import (
 	"encoding/hex"
@@ -76,7 +76,7 @@ func TestRedactsEveryShape(t *testing.T) {
 	for i := range 20 {
 		prefix := []string{"AKIA", "ASIA", "AKID"}[i%3] // AKID: not an AWS prefix, only the known value and Credential= catch it
 		c := randomCreds(r, prefix)
-		known := New()
+		known := NewRedactor()
 		known.Add(c.keyID, c.secret, c.token) // what the signer reports
 		for shape, text := range echoes(c) {
 			got := known.String(text)
@@ -103,7 +103,7 @@ func TestRedactsEveryShape(t *testing.T) {
 }
 
 func TestLeavesOrdinaryTextAlone(t *testing.T) {
-	r := New("s3cr3t-value")
+	r := NewRedactor("s3cr3t-value")
 	for _, s := range []string{
 		"CloudWatch answered HTTP 400 bad_data: parse error at char 5",
 		`{"status":"success","data":["aws.sagemaker.endpoint.name","@resource.host.id"]}`,
@@ -117,7 +117,7 @@ func TestLeavesOrdinaryTextAlone(t *testing.T) {
 			t.Errorf("%q was copied though nothing was removed", s)
 		}
 	}
-	if got := New("1").String("a 1 b"); got != "a 1 b" {
+	if got := NewRedactor("1").String("a 1 b"); got != "a 1 b" {
 		t.Errorf("a one-character secret shredded text: %q", got)
 	}
 }
@@ -126,7 +126,7 @@ func TestLeavesOrdinaryTextAlone(t *testing.T) {
 // this and other datasources never evicts pinned secureJsonData; learned secrets are
 // capped, the least recently seen go first, and one seen again is kept.
 func TestPinnedOutliveRotation(t *testing.T) {
-	r := New("secure-json-data-secret")
+	r := NewRedactor("secure-json-data-secret")
 	release := r.Pin("other-instance-secret")
 	active := "signer-key-in-use-every-hour"
 	for hour := range 48 {
@@ -136,7 +136,7 @@ func TestPinnedOutliveRotation(t *testing.T) {
 		r.Add(active) // a long-term key the signer reports on every request
 	}
 	for _, s := range []string{"secure-json-data-secret", "other-instance-secret", active, "token-02-047"} {
-		if got := r.String("x " + s + " y"); got != "x "+Mark+" y" {
+		if got := r.String("x " + s + " y"); got != "x "+secretMark+" y" {
 			t.Errorf("%s was forgotten: %q", s, got)
 		}
 	}
@@ -151,17 +151,17 @@ func TestPinnedOutliveRotation(t *testing.T) {
 	if got := r.String("other-instance-secret"); got != "other-instance-secret" {
 		t.Errorf("a released pin is still held: %q", got)
 	}
-	if got := r.String("secure-json-data-secret"); got != Mark {
+	if got := r.String("secure-json-data-secret"); got != secretMark {
 		t.Errorf("releasing one pin dropped another: %q", got)
 	}
 }
 
 // TestPinsAreCounted: two holders pin one secret; one releasing keeps it for the other.
 func TestPinsAreCounted(t *testing.T) {
-	r := New()
+	r := NewRedactor()
 	a, b := r.Pin("shared-secret"), r.Pin("shared-secret")
 	a()
-	if got := r.String("shared-secret"); got != Mark {
+	if got := r.String("shared-secret"); got != secretMark {
 		t.Errorf("still pinned by b, but %q", got)
 	}
 	b()
@@ -180,7 +180,7 @@ func TestTokenPatternCrossesJSONEscapes(t *testing.T) {
 		for _, form := range []string{strings.ReplaceAll(tok, "/", `\/`), strings.NewReplacer("/", `\/`, "+", `\u002b`).Replace(tok)} {
 			text := `{"X-Amz-Security-Token":["` + form + `"]}`
 			got := (&Redactor{}).String(text)
-			if want := `{"X-Amz-Security-Token":["` + Mark + `"]}`; got != want {
+			if want := `{"X-Amz-Security-Token":["` + secretMark + `"]}`; got != want {
 				t.Errorf("got %s", got)
 			}
 		}
@@ -194,7 +194,7 @@ func TestBytesFindsEveryForm(t *testing.T) {
 	for range 20 {
 		c := randomCreds(r, "AKID")
 		secret := "Ab+cd/" + c.secret // base64 with both characters that have other forms
-		red := New(secret)
+		red := NewRedactor(secret)
 		for name, form := range map[string]string{
 			"path-escaped":      url.PathEscape(secret),
 			"plus as \\u002b":   strings.ReplaceAll(secret, "+", `\u002b`),
@@ -202,7 +202,7 @@ func TestBytesFindsEveryForm(t *testing.T) {
 		} {
 			body := `{"status":"success","data":["` + form + `"]}`
 			got := string(red.Bytes([]byte(body)))
-			if strings.Contains(got, form) || !strings.Contains(got, Mark) {
+			if strings.Contains(got, form) || !strings.Contains(got, secretMark) {
 				t.Errorf("%s form survives Bytes: %s", name, got)
 			}
 			if got != red.String(body) {

@@ -17,8 +17,10 @@ func (e *env) enrichmentWindow() string {
 	return promDur(min(e.cfg.VendedWindow, e.end.Sub(e.start)))
 }
 
-// enrichmentExpr counts, per account, the instances whose GPUs worked, those of them whose
-// GPU series carry the endpoint label, and the vended Invocations series, in one request.
+// enrichmentExpr counts, per account, the instances in scope whose GPUs worked, those of them
+// whose GPU series carry the endpoint label, and the account's vended Invocations series, in
+// one request. Vended series are not narrowed to the scope: enrichment is the account's switch,
+// and Invocations carries no inference component.
 func (e *env) enrichmentExpr() string {
 	w := e.enrichmentWindow()
 	busy := func(extra ...string) string {
@@ -27,7 +29,7 @@ func (e *env) enrichmentExpr() string {
 	return tagged(
 		[2]string{"busy", busy()},
 		[2]string{"labelled", busy(px.Neq(lEP, ""))},
-		[2]string{"vended", fmt.Sprintf("count %s (count_over_time(%s[%s]))", px.By(lAccount), e.classic(semconv.Invocations), w)},
+		[2]string{"vended", fmt.Sprintf("count %s (count_over_time(%s[%s]))", px.By(lAccount), px.Sel(semconv.Invocations), w)},
 	)
 }
 

@@ -61,9 +61,10 @@ type Config struct {
 	TimeToFullCrit   time.Duration // a growth that fills VRAM sooner than this is critical
 	VRAMDropPct      float64       // % of its level lost within VRAMDropWithin: a sudden drop
 	VRAMDropWithin   time.Duration
-	AZNoTrafficShare float64 // an AZ with instances getting less than this share of its fair traffic has "no traffic"
-	AZSkewRatio      float64 // per-instance traffic of the busiest AZ / quietest AZ at or above this is imbalance
-	AZMinInvocations float64 // fewer invocations per instance than this in a window are too few to judge an AZ's share
+	AZNoTrafficShare float64       // an AZ with instances getting less than this share of its fair traffic has "no traffic"
+	AZSkewRatio      float64       // per-instance traffic of the busiest AZ / quietest AZ at or above this is imbalance
+	AZMinInvocations float64       // fewer invocations per instance than this in a window are too few to judge an AZ's share
+	VendedWindow     time.Duration // busy GPUs without a vended series within this end of the range: enrichment is off
 	ColdStartSlow    time.Duration
 	ColdStartShare   float64 // a phase with at least this share of the cold start dominates it
 	ThroughputRatio  float64 // current tokens/s below this fraction of the range's peak is "far below"
@@ -112,6 +113,7 @@ func DefaultConfig() Config {
 		AZNoTrafficShare: 0.1,
 		AZSkewRatio:      3,
 		AZMinInvocations: 10,
+		VendedWindow:     time.Hour,
 		ColdStartSlow:    5 * time.Minute,
 		ColdStartShare:   0.5,
 		ThroughputRatio:  0.3,
@@ -164,6 +166,7 @@ func (c Config) Validate() error {
 		{"VRAMDropPct", c.VRAMDropPct},
 		{"VRAMDropWithin", float64(c.VRAMDropWithin)},
 		{"AZSkewRatio", c.AZSkewRatio},
+		{"VendedWindow", float64(c.VendedWindow)},
 		{"ColdStartSlow", float64(c.ColdStartSlow)},
 		{"ErrorRateWarn", c.ErrorRateWarn},
 		{"ErrorRateCrit", c.ErrorRateCrit},

@@ -51,6 +51,7 @@ const (
 	LevelInstance     Level = "instance"
 	LevelAZ           Level = "availability-zone"
 	LevelInstanceType Level = "instance-type"
+	LevelAccount      Level = "account"
 )
 
 // Scope selects what Run looks at; empty fields mean "all" (the fleet).

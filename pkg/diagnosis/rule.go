@@ -17,6 +17,7 @@ type rule struct {
 
 // allRules, in evaluation order.
 var allRules = []rule{
+	{id: "enrichment-off", panel: panelTraffic, priority: 95, run: runEnrichment},
 	{id: "vram-drop", panel: panelGPUMemory, priority: 90, run: runVRAMDrop},
 	{id: "gpu-hardware", panel: panelGPUErrors, priority: 88, run: runGPUHardware},
 	{id: iceRuleID, panel: panelICE, priority: 85, run: runICE},

@@ -3,17 +3,17 @@ package simulator
 import "time"
 
 // Incident is where the scenario played: the resource a diagnosis should point at. Level is
-// "" for healthy, else "inference-component", "instance", "availability-zone" or
-// "instance-type"; Name is that resource; Endpoint is the endpoint it belongs to.
+// "" for healthy, else "inference-component", "instance", "availability-zone",
+// "instance-type" or "account"; Name is that resource; Endpoint is the endpoint it belongs to.
 type Incident struct {
 	Scenario string
 	Level    string
 	Name     string
 	Endpoint string
 	// Start is when the incident's first signal entered the series: the crash, the first
-	// slow cold start, the first failed launch, the start of the leak's history, else the
-	// scenario's onset. Zero before the first backfill, and for healthy and for a cold
-	// start that has not happened yet.
+	// slow cold start, the first failed launch, the start of the history (a leak, enrichment
+	// off), else the scenario's onset. Zero before the first backfill, and for healthy and
+	// for a cold start that has not happened yet.
 	Start time.Time
 }
 
@@ -30,7 +30,7 @@ func (s *Simulator) Incident() Incident {
 	switch {
 	case s.crash != nil:
 		at = s.anchor - (s.lead * 2 / 3).Milliseconds()
-	case s.leaking():
+	case s.leaking(), s.noVended:
 		at = s.origin
 	}
 	for _, ep := range s.eps {
@@ -68,6 +68,8 @@ func (s *Simulator) target() Incident {
 		return instance(s.crash.inst)
 	case s.ice != nil:
 		return Incident{Scenario: s.scenario, Level: "instance-type", Name: s.ice.typ, Endpoint: s.ice.ep.cfg.Name}
+	case s.noVended && len(s.eps) > 0:
+		return Incident{Scenario: s.scenario, Level: "account", Name: s.eps[0].acct[1]}
 	}
 	for _, ep := range s.eps {
 		if ep.zeroAZ != "" {

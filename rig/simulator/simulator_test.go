@@ -309,6 +309,7 @@ func TestIncidentNamesTheTarget(t *testing.T) {
 		{"ice-exhaustion", "instance-type", "ml.g5.12xlarge", "chat-ic"},
 		{"model-crash", "instance", "", "summarize"},
 		{"gpu-memory-leak", "instance", "", "chat-ic"},
+		{"enrichment-off", "account", "123456789012", ""},
 	} {
 		s, err := New(fleet.Default(), c.scenario, 42)
 		if err != nil {

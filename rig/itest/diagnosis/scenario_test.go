@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/prometheus/tsdb"
 
 	. "github.com/inferscope/sagemaker-datasource/pkg/diagnosis"
+	"github.com/inferscope/sagemaker-datasource/pkg/semconv"
 	"github.com/inferscope/sagemaker-datasource/rig/emulator"
 	"github.com/inferscope/sagemaker-datasource/rig/fleet"
 	"github.com/inferscope/sagemaker-datasource/rig/simulator"
@@ -134,7 +135,7 @@ var scenarioTable = []expectation{
 	{"ice-exhaustion", "ice-exhaustion", LevelInstanceType, "ml.g5.12xlarge", "chat-ic", Critical},
 	{"engine-queueing", "engine-queueing", LevelIC, "chat-qwen-7b", "chat-ic", Critical},
 	{"gpu-degrade", "gpu-hardware", LevelInstance, "", "chat-ic", Critical},
-	{"enrichment-off", "", "", "", "", Info}, // healthy without vended metrics: rules that need them stay quiet
+	{"enrichment-off", "enrichment-off", LevelAccount, "123456789012", "", Warning},
 }
 
 // TestScenarioTable runs the full diagnosis on every scenario of the default fleet (3 h of
@@ -190,6 +191,9 @@ func TestScenarioTable(t *testing.T) {
 			}
 			if len(f.Evidence) == 0 || f.Evidence[0].Query == "" || f.Evidence[0].Value == "" || f.PanelLink == "" || f.Next == "" {
 				t.Fatalf("top finding lacks evidence, next step or link: %+v", f)
+			}
+			if x.rule == "enrichment-off" && !strings.Contains(f.Summary, semconv.EnrichmentSwitch) {
+				t.Fatalf("enrichment-off does not name the switch to turn on: %s", f.Summary)
 			}
 			// Without the policy targets (the Grafana panel's case) the same cause leads.
 			r2, err := Run(context.Background(), q, Scope{}, scenarioNow.Add(-3*time.Hour), scenarioNow, DefaultConfig())

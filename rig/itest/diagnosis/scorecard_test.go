@@ -92,12 +92,11 @@ func (c scoreCase) serve(t testing.TB, end time.Time) Querier {
 var expectedRule = map[string]string{
 	"kv-saturation": "kv-cache-saturation", "engine-queueing": "engine-queueing", "scaling-not-firing": "scaling",
 	"slow-cold-start": "cold-start", "az-imbalance": "az-traffic", "ice-exhaustion": "ice-exhaustion",
-	"model-crash": "vram-drop", "gpu-memory-leak": "gpu-memory",
+	"model-crash": "vram-drop", "gpu-memory-leak": "gpu-memory", "enrichment-off": "enrichment-off",
 }
 
-// quietScenarios must produce nothing above info: a healthy fleet, and one whose vended
-// metrics are missing because OTel enrichment is off (Save & test reports that, not diagnosis).
-var quietScenarios = map[string]bool{"healthy": true, "enrichment-off": true}
+// quietScenarios must produce nothing above info.
+var quietScenarios = map[string]bool{"healthy": true}
 
 // scored: the scenarios the scorecard can judge. gpu-degrade is left to TestScenarioTable
 // (default fleet), since the simulator does not yet report which GPU it degraded.

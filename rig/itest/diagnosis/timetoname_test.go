@@ -107,7 +107,7 @@ func timeToName(t *testing.T, f *fleet.Fleet, sim *simulator.Simulator, scenario
 	rules := ttnRules(scenario)
 	start := in.Start
 	if start.IsZero() {
-		start = end.Add(-ttnLead) // healthy and enrichment-off: no onset, the same minutes
+		start = end.Add(-ttnLead) // healthy: no onset, the same minutes
 	}
 	cfg := fleetConfig(f)
 	var alarms, leads []string

@@ -219,7 +219,7 @@ func measureBig(b *testing.B, upstream string, bodySize, cacheSizeMiB, series, p
 // BenchmarkBigAnswerCached measures issue 17's big answer (150 series × 1,440 points,
 // about 7.3 MB, served paced in 64 KiB writes) through the plugin's whole query path
 // (QueryData, the production client and converter) with the default results cache
-// (cacheSizeMiB left out: 256 MiB) and without it (cacheSizeMiB 0), in the same run, each
+// (cacheSizeMiB left out: the default) and without it (cacheSizeMiB 0), in the same run, each
 // iteration a new data source per mode so the cache always misses. For each mode: the time
 // from the client reading the body's last byte to QueryData returning the frames ("after",
 // see lastByteUpstream for where it is taken), the total time, and the peak live-heap growth

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
+	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
 	"github.com/prometheus/client_golang/api"
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
@@ -88,9 +89,9 @@ func convertClientGolang(promAPI v1.API) (data.Frames, error) {
 	if !ok {
 		return nil, fmt.Errorf("got %T, want a matrix", value)
 	}
-	a := &Answer{Type: "matrix", Warnings: warnings, Infos: infos}
+	a := &promclient.Answer{Type: "matrix", Warnings: warnings, Infos: infos}
 	for _, stream := range matrix {
-		s := Series{Labels: make(data.Labels, len(stream.Metric))}
+		s := promclient.Series{Labels: make(data.Labels, len(stream.Metric))}
 		for k, v := range stream.Metric {
 			s.Labels[string(k)] = string(v)
 		}
@@ -99,7 +100,7 @@ func convertClientGolang(promAPI v1.API) (data.Frames, error) {
 		}
 		a.Series = append(a.Series, s)
 	}
-	return a.Frames(benchOpts)
+	return Frames(a, benchOpts)
 }
 
 func newBaselineAPI(b testing.TB, body []byte) v1.API {

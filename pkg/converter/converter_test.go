@@ -24,13 +24,13 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
-// read converts an answer into frames as the plugin does: ReadAnswer, then Frames.
+// read converts an answer into frames as the plugin does: promclient.ReadAnswer, then Frames.
 func read(r io.Reader, opts Options) (data.Frames, error) {
-	a, err := ReadAnswer(r, opts.MaxPoints)
+	a, err := promclient.ReadAnswer(r, opts.MaxPoints)
 	if err != nil {
 		return nil, err
 	}
-	return a.Frames(opts)
+	return Frames(a, opts)
 }
 
 // response is how the plugin reports a conversion: frames, or the error as a downstream
@@ -297,12 +297,12 @@ func TestPointCap(t *testing.T) {
 		}
 	}
 	// An answer decoded under a higher cap (a cache assembling parts) is capped by Frames.
-	a, err := ReadAnswer(strings.NewReader(body), 30)
+	a, err := promclient.ReadAnswer(strings.NewReader(body), 30)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var tooLarge *promclient.TooLargeError
-	if frames, err := a.Frames(Options{MaxPoints: 29}); !errors.As(err, &tooLarge) || tooLarge.Limit != 29 || frames != nil {
+	if frames, err := Frames(a, Options{MaxPoints: 29}); !errors.As(err, &tooLarge) || tooLarge.Limit != 29 || frames != nil {
 		t.Errorf("Frames with MaxPoints 29 of 30 points: %d frames, err %v", len(frames), err)
 	}
 }
@@ -347,7 +347,7 @@ func TestFramesLeaveTheAnswerAlone(t *testing.T) {
 		{"metric":{"job":"a"},"values":[[1,"1"],[2,"2"]]},
 		{"metric":{"job":"b"},"values":[[1,"3"],[2,"4"]]},
 		{"metric":{"job":"c"},"values":[[1,"5"],[3,"6"]]}]}}`
-	a, err := ReadAnswer(strings.NewReader(body), 0)
+	a, err := promclient.ReadAnswer(strings.NewReader(body), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -356,7 +356,7 @@ func TestFramesLeaveTheAnswerAlone(t *testing.T) {
 	}
 	before, _ := json.Marshal(a)
 	opts := Options{Expr: "m", AddLabels: data.Labels{"@aws.region": "us-west-2"}}
-	frames, err := a.Frames(opts)
+	frames, err := Frames(a, opts)
 	if err != nil || len(frames) != 3 {
 		t.Fatalf("%d frames, %v", len(frames), err)
 	}
@@ -370,23 +370,8 @@ func TestFramesLeaveTheAnswerAlone(t *testing.T) {
 	if frames[0].Fields[0] != frames[1].Fields[0] || frames[1].Fields[0] == frames[2].Fields[0] {
 		t.Error("series 0 and 1 (same times) should share their time field, series 2 (other times) not")
 	}
-	again, err := a.Frames(opts)
+	again, err := Frames(a, opts)
 	if err != nil || again[2].Fields[1].Labels["job"] != "c" || again[2].Fields[1].At(0).(float64) != 5 {
 		t.Fatalf("frames built again: %v %v", again, err)
-	}
-}
-
-// Decode reads every attempt afresh: a retried answer holds the second attempt only.
-func TestDecodeStartsOverOnEachAttempt(t *testing.T) {
-	good := matrixBody(3, 10)
-	var a Answer
-	if err := Decode(&a)(io.MultiReader(bytes.NewReader(good[:len(good)/2]), iotest.ErrReader(errors.New("connection reset")))); err == nil {
-		t.Fatal("a cut body decoded")
-	}
-	if err := Decode(&a)(bytes.NewReader(good)); err != nil {
-		t.Fatal(err)
-	}
-	if len(a.Series) != 3 || a.Points() != 30 {
-		t.Fatalf("after a retry: %d series, %d points; want 3 and 30", len(a.Series), a.Points())
 	}
 }

@@ -1,3 +1,7 @@
+// Package converter turns decoded Prometheus answers into data frames shaped the way
+// Grafana's panels, Explore and alerting expect from a Prometheus datasource. The frames
+// are built from a promclient.Answer, so a cached Answer gives the same frames as a
+// fetched one.
 package converter
 
 import (
@@ -30,7 +34,7 @@ type Options struct {
 	LegendFormat string
 	// Step is the query step (the range step, or the calculated step of an instant query).
 	Step time.Duration
-	// MaxPoints caps the samples of all frames; 0 means DefaultMaxPoints.
+	// MaxPoints caps the samples of all frames; 0 means promclient.DefaultMaxPoints.
 	MaxPoints int
 	// AddLabels are set on every series (and scalar) that lacks them, before the legend
 	// is formatted, so {{label}} and __auto legends show them (e.g. the region an answer
@@ -43,12 +47,12 @@ type Options struct {
 // frames share none of its memory. Consecutive frames whose samples have the same times
 // share one time field (a time.Time is 24 bytes a point, three times its value): the
 // frames are read only. A *TooLargeError past opts.MaxPoints samples.
-func (a *Answer) Frames(opts Options) (data.Frames, error) {
+func Frames(a *promclient.Answer, opts Options) (data.Frames, error) {
 	if opts.MaxPoints <= 0 {
-		opts.MaxPoints = DefaultMaxPoints
+		opts.MaxPoints = promclient.DefaultMaxPoints
 	}
 	if a.Points() > opts.MaxPoints {
-		return nil, tooLarge(opts.MaxPoints)
+		return nil, &promclient.TooLargeError{Limit: int64(opts.MaxPoints), Unit: "points"}
 	}
 	b := &builder{opts: opts, resultType: a.Type}
 	for _, s := range a.Series {
@@ -137,7 +141,7 @@ func (b *builder) withAdded(labels data.Labels) data.Labels {
 
 // addFloatSeries adds a Time + Value frame. The value field is named after the metric
 // when the series has one, and carries the series' labels.
-func (b *builder) addFloatSeries(labels data.Labels, s Series) {
+func (b *builder) addFloatSeries(labels data.Labels, s promclient.Series) {
 	name := data.TimeSeriesValueFieldName
 	if n, ok := labels["__name__"]; ok && n != "" {
 		name = n
@@ -172,7 +176,7 @@ func (b *builder) legendField(f *data.Field, labels data.Labels) {
 // finish adds what belongs to the answer as a whole to the first frame: the executed
 // query, the step, warnings, infos and the truncation notice. An empty result still
 // yields one frame so this metadata reaches the panel.
-func (b *builder) finish(a *Answer) data.Frames {
+func (b *builder) finish(a *promclient.Answer) data.Frames {
 	if len(b.frames) == 0 {
 		frame := data.NewFrame("")
 		frame.Meta = b.meta()
@@ -272,16 +276,5 @@ func expandLegend(legend string, labels data.Labels) string {
 	return sb.String()
 }
 
-// parseValue reads a sample value as Prometheus writes it: a decimal string, or NaN,
-// +Inf, -Inf.
-func parseValue(raw []byte) (float64, error) {
-	v, err := strconv.ParseFloat(string(raw), 64)
-	if err != nil {
-		s := string(raw)
-		if len(s) > 40 {
-			s = s[:40] + "…"
-		}
-		return 0, formatErrorf("sample value %q is not a number", s)
-	}
-	return v, nil
-}
+// millisToTime is a sample time as the frames hold it.
+func millisToTime(ms int64) time.Time { return time.UnixMilli(ms).UTC() }

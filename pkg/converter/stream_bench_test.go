@@ -88,14 +88,14 @@ func TestStreamedEqualsBuffered(t *testing.T) {
 		t.Fatal(err)
 	}
 	opts := Options{Expr: "x", LegendFormat: "{{gpu}}", Step: 15 * time.Second}
-	var answer Answer
+	var answer promclient.Answer
 	var raw []byte
-	for _, d := range []promclient.Decode{Decode(&answer), promclient.Raw(&raw)} {
+	for _, d := range []promclient.Decode{promclient.DecodeAnswer(&answer), promclient.Raw(&raw)} {
 		if err := c.Query(context.Background(), "x", time.Time{}, 0, d); err != nil {
 			t.Fatal(err)
 		}
 	}
-	streamed, err := answer.Frames(opts)
+	streamed, err := Frames(&answer, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,11 +152,11 @@ func BenchmarkBigAnswer(b *testing.B) {
 		return c.QueryRange(context.Background(), opts.Expr, t0, t0.Add(6*time.Hour), 15*time.Second, 0, decode)
 	}
 	streamed := func() (data.Frames, error) {
-		var a Answer
-		if err := call(Decode(&a)); err != nil {
+		var a promclient.Answer
+		if err := call(promclient.DecodeAnswer(&a)); err != nil {
 			return nil, err
 		}
-		return a.Frames(opts)
+		return Frames(&a, opts)
 	}
 	buffered := func() (data.Frames, error) {
 		var raw []byte

@@ -5,14 +5,13 @@ import (
 	"io"
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
+	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
 	"github.com/prometheus/common/model"
-
-	"github.com/inferscope/sagemaker-datasource/pkg/converter"
 )
 
 // Vector is an instant query's answer as the rules read it: its float samples (the rules
 // ask for no histograms).
-func Vector(a *converter.Answer) (model.Vector, error) {
+func Vector(a *promclient.Answer) (model.Vector, error) {
 	if err := resultType(a, model.ValVector); err != nil {
 		return nil, err
 	}
@@ -26,7 +25,7 @@ func Vector(a *converter.Answer) (model.Vector, error) {
 }
 
 // Matrix is a range query's answer as the rules read it: its float series.
-func Matrix(a *converter.Answer) (model.Matrix, error) {
+func Matrix(a *promclient.Answer) (model.Matrix, error) {
 	if err := resultType(a, model.ValMatrix); err != nil {
 		return nil, err
 	}
@@ -44,7 +43,7 @@ func Matrix(a *converter.Answer) (model.Matrix, error) {
 	return m, nil
 }
 
-func resultType(a *converter.Answer, want model.ValueType) error {
+func resultType(a *promclient.Answer, want model.ValueType) error {
 	if a.Type != want.String() {
 		return fmt.Errorf("CloudWatch answered a %s where a %s was expected", a.Type, want)
 	}
@@ -61,7 +60,7 @@ func metric(labels data.Labels) model.Metric {
 
 // DecodeVector reads an instant-query answer (a 2xx body) into a vector.
 func DecodeVector(body io.Reader) (model.Vector, error) {
-	a, err := converter.ReadAnswer(body, 0)
+	a, err := promclient.ReadAnswer(body, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -70,7 +69,7 @@ func DecodeVector(body io.Reader) (model.Vector, error) {
 
 // DecodeMatrix reads a range-query answer (a 2xx body) into a matrix.
 func DecodeMatrix(body io.Reader) (model.Matrix, error) {
-	a, err := converter.ReadAnswer(body, 0)
+	a, err := promclient.ReadAnswer(body, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -6,13 +6,12 @@ import (
 
 	"github.com/prometheus/common/model"
 
-	"github.com/inferscope/sagemaker-datasource/pkg/converter"
 	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
 )
 
 // promClientQuerier sends the rules' queries through pkg/promclient, which signs them, paces
-// them within CloudWatch's limits, retries throttling and cut-off answers; the converter
-// reads the answer.
+// them within CloudWatch's limits, retries throttling and cut-off answers, and reads
+// the answer.
 type promClientQuerier struct{ c PromClient }
 
 // PromClient is the part of *promclient.Client the querier uses; the datasource passes its
@@ -28,8 +27,8 @@ func NewPromClientQuerier(c PromClient) Querier { return promClientQuerier{c} }
 
 // Instant runs an instant query; no limit is sent, so CloudWatch's maximum applies.
 func (p promClientQuerier) Instant(ctx context.Context, expr string, t time.Time) (model.Vector, error) {
-	var a converter.Answer
-	if err := p.c.Query(ctx, expr, t, 0, converter.Decode(&a)); err != nil {
+	var a promclient.Answer
+	if err := p.c.Query(ctx, expr, t, 0, promclient.DecodeAnswer(&a)); err != nil {
 		return nil, err
 	}
 	return Vector(&a)
@@ -37,8 +36,8 @@ func (p promClientQuerier) Instant(ctx context.Context, expr string, t time.Time
 
 // Range runs a range query.
 func (p promClientQuerier) Range(ctx context.Context, expr string, start, end time.Time, step time.Duration) (model.Matrix, error) {
-	var a converter.Answer
-	if err := p.c.QueryRange(ctx, expr, start, end, step, 0, converter.Decode(&a)); err != nil {
+	var a promclient.Answer
+	if err := p.c.QueryRange(ctx, expr, start, end, step, 0, promclient.DecodeAnswer(&a)); err != nil {
 		return nil, err
 	}
 	return Matrix(&a)

@@ -15,6 +15,7 @@ import (
 	"github.com/inferscope/sagemaker-datasource/pkg/converter"
 	"github.com/inferscope/sagemaker-datasource/pkg/models"
 	"github.com/inferscope/sagemaker-datasource/pkg/panics"
+	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
 	"github.com/inferscope/sagemaker-datasource/pkg/rcache"
 	"github.com/inferscope/sagemaker-datasource/pkg/semconv"
 )
@@ -153,10 +154,10 @@ func (d *Datasource) runPromQLIn(ctx context.Context, rg *regional, q *models.Qu
 
 // frames is the DataResponse of an answer (or of the error that came instead), its frames
 // carrying the query's refId (server-side expressions and alerting look frames up by it).
-func (rg *regional) frames(q *models.Query, expr string, iv models.Interval, labels data.Labels, a *converter.Answer, err error) backend.DataResponse {
+func (rg *regional) frames(q *models.Query, expr string, iv models.Interval, labels data.Labels, a *promclient.Answer, err error) backend.DataResponse {
 	var out backend.DataResponse
 	if err == nil {
-		out.Frames, err = a.Frames(converter.Options{Expr: expr, LegendFormat: q.LegendFormat, Step: iv.Step, AddLabels: labels})
+		out.Frames, err = converter.Frames(a, converter.Options{Expr: expr, LegendFormat: q.LegendFormat, Step: iv.Step, AddLabels: labels})
 	}
 	if err != nil {
 		out = rg.errorResponse(err)
@@ -194,10 +195,10 @@ func (d *Datasource) cacheFor(ctx context.Context) *rcache.Cache {
 // queryRange runs a range query, through the results cache when there is one: only the
 // missing parts are fetched, and the answer is assembled from the extent (on a miss it is
 // the fetched answer itself).
-func (rg *regional) queryRange(ctx context.Context, expr string, start, end time.Time, step time.Duration) (*converter.Answer, rcache.Result, error) {
-	fetch := func(ctx context.Context, s, e time.Time) (*converter.Answer, error) {
-		var a converter.Answer
-		return &a, rg.client.QueryRange(ctx, expr, s, e, step, 0, converter.Decode(&a))
+func (rg *regional) queryRange(ctx context.Context, expr string, start, end time.Time, step time.Duration) (*promclient.Answer, rcache.Result, error) {
+	fetch := func(ctx context.Context, s, e time.Time) (*promclient.Answer, error) {
+		var a promclient.Answer
+		return &a, rg.client.QueryRange(ctx, expr, s, e, step, 0, promclient.DecodeAnswer(&a))
 	}
 	c := rg.d.cacheFor(ctx)
 	if c == nil {
@@ -210,10 +211,10 @@ func (rg *regional) queryRange(ctx context.Context, expr string, start, end time
 // queryInstant runs an instant query, reusing a fresh answer when there is a cache
 // (panels and viewers asking at once share one call). An instant answer's step for the
 // cache's one-step rule is the period CloudWatch publishes at (timeInterval).
-func (rg *regional) queryInstant(ctx context.Context, expr string, t time.Time) (*converter.Answer, rcache.Outcome, error) {
-	fetch := func(ctx context.Context) (*converter.Answer, error) {
-		var a converter.Answer
-		return &a, rg.client.Query(ctx, expr, t, 0, converter.Decode(&a))
+func (rg *regional) queryInstant(ctx context.Context, expr string, t time.Time) (*promclient.Answer, rcache.Outcome, error) {
+	fetch := func(ctx context.Context) (*promclient.Answer, error) {
+		var a promclient.Answer
+		return &a, rg.client.Query(ctx, expr, t, 0, promclient.DecodeAnswer(&a))
 	}
 	c := rg.d.cacheFor(ctx)
 	if c == nil {

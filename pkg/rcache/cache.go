@@ -3,8 +3,8 @@
 // fetches only the new tail plus a re-fetch window for late data, and a zoom or range
 // shift fetches only what is missing; label and variable lookups are kept briefly.
 // Requests for the same extent wait for each other, so identical requests in flight cost
-// one upstream call. Memory is bounded (LRU by bytes). Answers are kept decoded, as the
-// converter read them, and handed out as converter.Answers: a cached answer's frames are
+// one upstream call. Memory is bounded (LRU by bytes). Answers are kept decoded, as
+// promclient reads them, and handed out as promclient.Answers: a cached answer's frames are
 // built exactly as a fetched one's.
 package rcache
 
@@ -20,8 +20,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/inferscope/sagemaker-datasource/pkg/converter"
 	"github.com/inferscope/sagemaker-datasource/pkg/models"
+	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
 )
 
 // Defaults of what the settings do not configure; MaxBytes and RefetchWindow default to
@@ -65,7 +65,7 @@ type Key struct {
 
 // Fetch runs the range query for [start, end] upstream and returns its decoded answer;
 // an error (including a non-2xx answer) is handed back unchanged.
-type Fetch func(ctx context.Context, start, end time.Time) (*converter.Answer, error)
+type Fetch func(ctx context.Context, start, end time.Time) (*promclient.Answer, error)
 
 // Result says how a request was served.
 type Result struct {
@@ -160,7 +160,7 @@ var relative = regexp.MustCompile(`@\s*(start|end)\s*\(\s*\)`)
 // samples); otherwise it is assembled from the extent: series in label order, those
 // without samples in the range left out. Answers other than a matrix are handed over as
 // fetched and not kept. The answer is shared with the cache: read it, never change it.
-func (c *Cache) QueryRange(ctx context.Context, k Key, start, end time.Time, fetch Fetch) (*converter.Answer, Result, error) {
+func (c *Cache) QueryRange(ctx context.Context, k Key, start, end time.Time, fetch Fetch) (*promclient.Answer, Result, error) {
 	step := k.Step.Milliseconds()
 	s, e := start.UnixMilli(), end.UnixMilli()
 	if step <= 0 || e < s || relative.MatchString(k.Expr) {
@@ -199,7 +199,7 @@ func (c *Cache) QueryRange(ctx context.Context, k Key, start, end time.Time, fet
 	}
 	res := Result{Outcome: Hit}
 	whole := len(parts) == 1 && parts[0] == [2]int64{s, e}
-	var fetched *converter.Answer
+	var fetched *promclient.Answer
 	for _, p := range parts {
 		a, err := fetch(ctx, time.UnixMilli(p[0]).UTC(), time.UnixMilli(p[1]).UTC())
 		if err != nil {
@@ -322,7 +322,7 @@ func (c *Cache) servable(ent *entry, now time.Time) (lag int64, ok bool) {
 	return 0, true
 }
 
-func (c *Cache) bypass(ctx context.Context, start, end time.Time, fetch Fetch) (*converter.Answer, Result, error) {
+func (c *Cache) bypass(ctx context.Context, start, end time.Time, fetch Fetch) (*promclient.Answer, Result, error) {
 	a, err := fetch(ctx, start, end)
 	c.count(func(st *Stats) { st.Bypasses++; st.Fetches++ })
 	return a, Result{Outcome: Bypass, Fetches: 1}, err
@@ -332,7 +332,7 @@ func (c *Cache) bypass(ctx context.Context, start, end time.Time, fetch Fetch) (
 // with step as the grid of the one-step rule: the data source's publish period) for a
 // time at most that far from t, else fetches it. The answer is kept as fetched, and
 // shared: read it, never change it.
-func (c *Cache) Instant(ctx context.Context, dataSource, expr string, t time.Time, step time.Duration, fetch func(context.Context) (*converter.Answer, error)) (*converter.Answer, Outcome, error) {
+func (c *Cache) Instant(ctx context.Context, dataSource, expr string, t time.Time, step time.Duration, fetch func(context.Context) (*promclient.Answer, error)) (*promclient.Answer, Outcome, error) {
 	if c.opts.Fresh < 0 || (c.opts.Fresh == 0 && step < time.Millisecond) {
 		a, err := fetch(ctx)
 		c.count(func(st *Stats) { st.Bypasses++; st.Fetches++ })
@@ -352,7 +352,7 @@ func (c *Cache) Instant(ctx context.Context, dataSource, expr string, t time.Tim
 }
 
 // answerSize is an instant answer's memory in bytes.
-func answerSize(a *converter.Answer) int64 {
+func answerSize(a *promclient.Answer) int64 {
 	n := int64(256 + len(a.Text))
 	counted := map[*int64]bool{}
 	for _, s := range a.Series {
@@ -488,7 +488,7 @@ func (e *entry) floor(t int64) int64 { return t - mod(t-e.phase, e.step) }
 
 // merge replaces what the extent holds in [from, to] with a's samples and returns how
 // many samples a brought.
-func (e *entry) merge(a *converter.Answer, from, to int64) int64 {
+func (e *entry) merge(a *promclient.Answer, from, to int64) int64 {
 	for _, s := range e.series {
 		s.Series = without(s.Series, from, to)
 	}
@@ -526,13 +526,13 @@ func (e *entry) trim(s, end int64) {
 
 // answer is the extent's samples in [from, to] as a matrix answer: series in label order,
 // those without samples there left out. It shares the extent's sample arrays.
-func (e *entry) answer(from, to int64) *converter.Answer {
+func (e *entry) answer(from, to int64) *promclient.Answer {
 	sorted := make([]*series, 0, len(e.series))
 	for _, s := range e.series {
 		sorted = append(sorted, s)
 	}
 	slices.SortFunc(sorted, func(a, b *series) int { return compareLabels(a.pairs, b.pairs) })
-	a := &converter.Answer{Type: "matrix", Warnings: slices.Clone(e.warns), Infos: slices.Clone(e.infos)}
+	a := &promclient.Answer{Type: "matrix", Warnings: slices.Clone(e.warns), Infos: slices.Clone(e.infos)}
 	for _, s := range sorted {
 		if in := within(s.Series, from, to); len(in.T) > 0 || len(in.Histograms) > 0 {
 			a.Series = append(a.Series, in)

@@ -93,13 +93,13 @@ func fmtTime(t time.Time) string {
 }
 
 // frames is the JSON of the frames of a body or of a decoded answer.
-func frames[T []byte | *converter.Answer](t *testing.T, answer T, step time.Duration) string {
+func frames[T []byte | *promclient.Answer](t *testing.T, answer T, step time.Duration) string {
 	t.Helper()
-	a, ok := any(answer).(*converter.Answer)
+	a, ok := any(answer).(*promclient.Answer)
 	if !ok {
 		a = decoded(t, any(answer).([]byte))
 	}
-	fr, err := a.Frames(converter.Options{Expr: "m", Step: step})
+	fr, err := converter.Frames(a, converter.Options{Expr: "m", Step: step})
 	if err != nil {
 		t.Fatalf("converter: %v", err)
 	}
@@ -228,13 +228,13 @@ func TestIdenticalRequestsInFlightCoalesce(t *testing.T) {
 	release := make(chan struct{})
 	var calls atomic.Int32
 	inner := w.fetch("m", step)
-	fetch := func(ctx context.Context, s, e time.Time) (*converter.Answer, error) {
+	fetch := func(ctx context.Context, s, e time.Time) (*promclient.Answer, error) {
 		calls.Add(1)
 		<-release
 		return inner(ctx, s, e)
 	}
 	var wg sync.WaitGroup
-	bodies := make([]*converter.Answer, 20)
+	bodies := make([]*promclient.Answer, 20)
 	for i := range bodies {
 		wg.Add(1)
 		go func() {
@@ -292,7 +292,7 @@ func TestDataSourcesAreIsolated(t *testing.T) {
 }
 
 // dataSources is the distinct ds labels of the answer's series.
-func dataSources(a *converter.Answer) string {
+func dataSources(a *promclient.Answer) string {
 	var ds []string
 	for _, s := range a.Series {
 		if !slices.Contains(ds, s.Labels["ds"]) {
@@ -402,7 +402,7 @@ func TestFreshPeriod(t *testing.T) {
 	}
 	n := 0
 	instant := func() Outcome {
-		_, out, _ := c.Instant(context.Background(), "a", "m", w.clock(), step, func(context.Context) (*converter.Answer, error) { n++; return scalarAnswer(float64(n)), nil })
+		_, out, _ := c.Instant(context.Background(), "a", "m", w.clock(), step, func(context.Context) (*promclient.Answer, error) { n++; return scalarAnswer(float64(n)), nil })
 		return out
 	}
 	if get().Outcome != Miss || instant() != Miss {
@@ -418,7 +418,7 @@ func TestFreshPeriod(t *testing.T) {
 	}
 	off := New(Options{Now: w.clock, Fresh: -1})
 	for range 2 {
-		if _, out, _ := off.Instant(context.Background(), "a", "m", w.clock(), step, func(context.Context) (*converter.Answer, error) { return scalarAnswer(0), nil }); out != Bypass {
+		if _, out, _ := off.Instant(context.Background(), "a", "m", w.clock(), step, func(context.Context) (*promclient.Answer, error) { return scalarAnswer(0), nil }); out != Bypass {
 			t.Errorf("fresh period off: instant %s", out)
 		}
 	}
@@ -436,7 +436,7 @@ func TestOneStepRule(t *testing.T) {
 	k := Key{DataSource: "a", Expr: "m", Step: step}
 	n := 0
 	instant := func() Outcome {
-		_, out, _ := c.Instant(context.Background(), "a", "m", w.clock(), step, func(context.Context) (*converter.Answer, error) { n++; return scalarAnswer(float64(n)), nil })
+		_, out, _ := c.Instant(context.Background(), "a", "m", w.clock(), step, func(context.Context) (*promclient.Answer, error) { n++; return scalarAnswer(float64(n)), nil })
 		return out
 	}
 	cold := w.clock()
@@ -663,7 +663,7 @@ func TestKeptInstantFailures(t *testing.T) {
 	}{{0, 1, true}, {30 * time.Second, 1, true}, {60 * time.Second, 1, true}, {100 * time.Second, 2, true}, {220 * time.Second, 3, false}, {230 * time.Second, 3, false}} {
 		now = base.Add(20*time.Second + tc.at)
 		fail = tc.calls < 3
-		_, _, err := c.Instant(context.Background(), "a", "m", now, time.Minute, func(context.Context) (*converter.Answer, error) {
+		_, _, err := c.Instant(context.Background(), "a", "m", now, time.Minute, func(context.Context) (*promclient.Answer, error) {
 			calls++
 			if fail {
 				return nil, errOver
@@ -676,27 +676,27 @@ func TestKeptInstantFailures(t *testing.T) {
 	}
 }
 
-// bodyFetch adapts an upstream that gives a whole body to Fetch: the converter reads it.
+// bodyFetch adapts an upstream that gives a whole body to Fetch: promclient reads it.
 func bodyFetch(f func(ctx context.Context, s, e time.Time) ([]byte, error)) Fetch {
-	return func(ctx context.Context, s, e time.Time) (*converter.Answer, error) {
+	return func(ctx context.Context, s, e time.Time) (*promclient.Answer, error) {
 		b, err := f(ctx, s, e)
 		if err != nil {
 			return nil, err
 		}
-		return converter.ReadAnswer(bytes.NewReader(b), 0)
+		return promclient.ReadAnswer(bytes.NewReader(b), 0)
 	}
 }
 
-func decoded(t *testing.T, body []byte) *converter.Answer {
+func decoded(t *testing.T, body []byte) *promclient.Answer {
 	t.Helper()
-	a, err := converter.ReadAnswer(bytes.NewReader(body), 0)
+	a, err := promclient.ReadAnswer(bytes.NewReader(body), 0)
 	if err != nil {
-		t.Fatalf("converter: %v\n%.2000s", err, body)
+		t.Fatalf("read: %v\n%.2000s", err, body)
 	}
 	return a
 }
 
 // scalarAnswer is an instant answer of one number.
-func scalarAnswer(v float64) *converter.Answer {
-	return &converter.Answer{Type: "scalar", Series: []converter.Series{{T: []int64{0}, V: []float64{v}}}}
+func scalarAnswer(v float64) *promclient.Answer {
+	return &promclient.Answer{Type: "scalar", Series: []promclient.Series{{T: []int64{0}, V: []float64{v}}}}
 }

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/inferscope/sagemaker-datasource/pkg/converter"
+	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
 )
 
 // series is one labelled series of an extent: its samples in time order. The sample
@@ -13,10 +13,10 @@ import (
 // (and series with the same times share their T): a merge or a trim builds new ones.
 type series struct {
 	pairs []string // name, value, name, value... sorted by name: the series' key and order
-	converter.Series
+	promclient.Series
 }
 
-func newSeries(s converter.Series) *series {
+func newSeries(s promclient.Series) *series {
 	names := make([]string, 0, len(s.Labels))
 	for k := range s.Labels {
 		names = append(names, k)
@@ -42,7 +42,7 @@ func compareLabels(a, b []string) int {
 	return len(a) - len(b)
 }
 
-func histTimes(hs []converter.Histogram) []int64 {
+func histTimes(hs []promclient.Histogram) []int64 {
 	ts := make([]int64, len(hs))
 	for i, h := range hs {
 		ts[i] = h.T
@@ -52,7 +52,7 @@ func histTimes(hs []converter.Histogram) []int64 {
 
 // inTimeOrder is s with its samples sorted by time (ties in the order given); s itself
 // when they already are, as Prometheus gives them.
-func inTimeOrder(s converter.Series) converter.Series {
+func inTimeOrder(s promclient.Series) promclient.Series {
 	if !slices.IsSorted(s.T) {
 		order := timeOrder(s.T)
 		s.T, s.V = pick(order, s.T, nil), pick(order, s.V, nil)
@@ -107,7 +107,7 @@ func pick[T any](order []int, a, b []T) []T {
 }
 
 // add merges b's samples (in time order) into s's.
-func (s *series) add(b converter.Series) {
+func (s *series) add(b promclient.Series) {
 	if len(b.T) > 0 {
 		order := merged(s.T, b.T)
 		s.T, s.V = pick(order, s.T, b.T), pick(order, s.V, b.V)
@@ -128,7 +128,7 @@ func span(times []int64, from, to int64) (lo, hi int) {
 }
 
 // without is s less its samples in [from, to]; s's slices themselves when none are there.
-func without(s converter.Series, from, to int64) converter.Series {
+func without(s promclient.Series, from, to int64) promclient.Series {
 	if lo, hi := span(s.T, from, to); lo < hi {
 		s.T, s.V = slices.Concat(s.T[:lo], s.T[hi:]), slices.Concat(s.V[:lo], s.V[hi:])
 	}
@@ -139,7 +139,7 @@ func without(s converter.Series, from, to int64) converter.Series {
 }
 
 // within is s's samples in [from, to], sharing s's memory.
-func within(s converter.Series, from, to int64) converter.Series {
+func within(s promclient.Series, from, to int64) promclient.Series {
 	lo, hi := span(s.T, from, to)
 	s.T, s.V = s.T[lo:hi:hi], s.V[lo:hi:hi]
 	lo, hi = span(histTimes(s.Histograms), from, to)
@@ -179,7 +179,7 @@ func (s *series) size(counted map[*int64]bool) int64 {
 
 // seriesSize is a decoded series' memory in bytes: the labels map and the sample arrays
 // as allocated, a T array in counted not again (series share them).
-func seriesSize(s converter.Series, counted map[*int64]bool) int64 {
+func seriesSize(s promclient.Series, counted map[*int64]bool) int64 {
 	n := int64(136) // the series' slice headers and map header
 	for k, v := range s.Labels {
 		n += int64(len(k)+len(v)) + 48 // the strings, their headers, the map slot

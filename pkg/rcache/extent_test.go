@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/inferscope/sagemaker-datasource/pkg/converter"
+	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
 )
 
 // TestNonMatrixIsHandedOverAsFetched: an answer the extent cannot keep is the answer
@@ -24,10 +25,10 @@ func TestNonMatrixIsHandedOverAsFetched(t *testing.T) {
 	c := New(Options{Now: func() time.Time { return now }})
 	k := Key{DataSource: "a", Expr: "m", Step: step}
 	start, end := time.Unix(1700000000, 0), time.Unix(1700000000+9*60, 0)
-	vector := &converter.Answer{Type: "vector", Series: []converter.Series{{T: []int64{1}, V: []float64{2}}}}
+	vector := &promclient.Answer{Type: "vector", Series: []promclient.Series{{T: []int64{1}, V: []float64{2}}}}
 	calls := 0
 	for i := range 2 {
-		got, res, err := c.QueryRange(context.Background(), k, start, end, func(context.Context, time.Time, time.Time) (*converter.Answer, error) {
+		got, res, err := c.QueryRange(context.Background(), k, start, end, func(context.Context, time.Time, time.Time) (*promclient.Answer, error) {
 			calls++
 			return vector, nil
 		})
@@ -107,7 +108,7 @@ func randAnswer(rng *rand.Rand, from, step int64, n int) []byte {
 		for range rng.IntN(3) {
 			l[[]string{"job", "i", "zone", "é", "a\"b"}[rng.IntN(5)]] = []string{"x", "y", "", "ü\n", "1"}[rng.IntN(5)]
 		}
-		s := ser{labels: l, sorted: newSeries(converter.Series{Labels: l}).pairs}
+		s := ser{labels: l, sorted: newSeries(promclient.Series{Labels: l}).pairs}
 		if seen[strings.Join(s.sorted, "\xff")] {
 			continue
 		}
@@ -204,8 +205,8 @@ func TestExtentRoundTrips(t *testing.T) {
 
 // part is what a fetch of [from, to] would have given: a's samples there, series without
 // any left out.
-func part(a *converter.Answer, from, to int64) *converter.Answer {
-	p := &converter.Answer{Type: a.Type, Warnings: a.Warnings, Infos: a.Infos}
+func part(a *promclient.Answer, from, to int64) *promclient.Answer {
+	p := &promclient.Answer{Type: a.Type, Warnings: a.Warnings, Infos: a.Infos}
 	for _, s := range a.Series {
 		if in := within(s, from, to); len(in.T) > 0 || len(in.Histograms) > 0 {
 			p.Series = append(p.Series, in)
@@ -215,13 +216,13 @@ func part(a *converter.Answer, from, to int64) *converter.Answer {
 }
 
 // exactFrames compares two answers' frames value by value (float64 bits, NaN as NaN).
-func exactFrames(t *testing.T, a, b *converter.Answer) string {
+func exactFrames(t *testing.T, a, b *promclient.Answer) string {
 	t.Helper()
-	fa, err := a.Frames(converter.Options{Expr: "m", Step: time.Minute})
+	fa, err := converter.Frames(a, converter.Options{Expr: "m", Step: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
-	fb, err := b.Frames(converter.Options{Expr: "m", Step: time.Minute})
+	fb, err := converter.Frames(b, converter.Options{Expr: "m", Step: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -296,14 +297,14 @@ func TestSharedTimesCountedOnce(t *testing.T) {
 	const series, points = 100, 1000
 	from, step := int64(1700000000000), int64(60000)
 	to := from + (points-1)*step
-	a := &converter.Answer{Type: "matrix"}
+	a := &promclient.Answer{Type: "matrix"}
 	times := make([]int64, points)
 	for i := range times {
 		times[i] = from + int64(i)*step
 	}
 	for s := range series {
 		v := make([]float64, points)
-		a.Series = append(a.Series, converter.Series{Labels: map[string]string{"i": fmt.Sprint(s)}, T: slices.Clone(times), V: v})
+		a.Series = append(a.Series, promclient.Series{Labels: map[string]string{"i": fmt.Sprint(s)}, T: slices.Clone(times), V: v})
 	}
 	e := &entry{}
 	e.reset()
@@ -328,11 +329,11 @@ func TestSharedTimesCountedOnce(t *testing.T) {
 // TestSamplesKeptInTimeOrder: samples that come out of order are kept in time order (ties
 // in the order given), and the fetched answer itself is left as it came.
 func TestSamplesKeptInTimeOrder(t *testing.T) {
-	a := &converter.Answer{Type: "matrix", Series: []converter.Series{{
+	a := &promclient.Answer{Type: "matrix", Series: []promclient.Series{{
 		Labels:     map[string]string{"i": "1"},
 		T:          []int64{3000, 1000, 2000, 1000},
 		V:          []float64{3, 1, 2, -1},
-		Histograms: []converter.Histogram{{T: 2000}, {T: 1000, Buckets: []converter.Bucket{{Count: 1}}}},
+		Histograms: []promclient.Histogram{{T: 2000}, {T: 1000, Buckets: []promclient.Bucket{{Count: 1}}}},
 	}}}
 	e := &entry{}
 	e.reset()

@@ -50,7 +50,7 @@ func CI() error {
 // Bench runs the benchmarks recorded in docs/benchmarks.md (several minutes).
 func Bench() error {
 	for _, b := range [][]string{ // module directory, package, benchmark, count
-		{".", "./pkg/converter", "BenchmarkMatrix", "3x"},
+		{".", "./pkg/plugin", "BenchmarkMatrix", "3x"},
 		{"rig", "./simulator", "Backfill", "1x"},
 		{"rig", "./stack", "DashboardQueries", "5x"},
 		{"rig", "./itest/diagnosis", "BenchmarkDiagnosis", "5x"},

@@ -225,7 +225,7 @@ func measureBig(b *testing.B, upstream string, bodySize, cacheSizeMiB, series, p
 // see lastByteUpstream for where it is taken), the total time, and the peak live-heap growth
 // over the collected heap before, divided by the bytes the frames' vectors hold. Issue 17's
 // targets: after-last-byte ≤ 0.5× the old buffered path (BenchmarkBigAnswer in
-// pkg/converter measures that baseline), peak heap ≤ 1.5× the frames; cached/uncached-after
+// frames_bench_test.go measures that baseline), peak heap ≤ 1.5× the frames; cached/uncached-after
 // says how far the cached path is from the streamed one. cached-kept-MB is what the cache
 // holds after the query, and cached-peak-less-kept/frames the peak without it.
 func BenchmarkBigAnswerCached(b *testing.B) {

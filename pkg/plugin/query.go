@@ -12,7 +12,6 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
-	"github.com/inferscope/sagemaker-datasource/pkg/converter"
 	"github.com/inferscope/sagemaker-datasource/pkg/models"
 	"github.com/inferscope/sagemaker-datasource/pkg/panics"
 	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
@@ -157,7 +156,7 @@ func (d *Datasource) runPromQLIn(ctx context.Context, rg *regional, q *models.Qu
 func (rg *regional) frames(q *models.Query, expr string, iv models.Interval, labels data.Labels, a *promclient.Answer, err error) backend.DataResponse {
 	var out backend.DataResponse
 	if err == nil {
-		out.Frames, err = converter.Frames(a, converter.Options{Expr: expr, LegendFormat: q.LegendFormat, Step: iv.Step, AddLabels: labels})
+		out.Frames, err = framesOf(a, frameOptions{Expr: expr, LegendFormat: q.LegendFormat, Step: iv.Step, AddLabels: labels})
 	}
 	if err != nil {
 		out = rg.errorResponse(err)

@@ -100,7 +100,7 @@ const (
 	classDiscovery
 )
 
-// Decode reads the body of a 2xx answer while it arrives (converter.Decode, Data, Raw). It
+// Decode reads the body of a 2xx answer while it arrives (DecodeAnswer, Data, Raw). It
 // may run more than once for one call: a body cut off or not a valid answer is retried,
 // and Decode runs again on the new body, so it must start from scratch each time.
 type Decode func(body io.Reader) error

@@ -3,7 +3,6 @@ package rcache
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -14,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/inferscope/sagemaker-datasource/pkg/converter"
 	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
 )
 
@@ -92,33 +90,27 @@ func fmtTime(t time.Time) string {
 	return fmt.Sprintf("%g", float64(t.UnixMilli())/1000)
 }
 
-// frames is the JSON of the frames of a body or of a decoded answer.
-func frames[T []byte | *promclient.Answer](t *testing.T, answer T, step time.Duration) string {
+// rendered is a body's or a decoded answer's content as text, every sample exact (floats
+// in their shortest round-trip form), so a cached answer compares equal to a fetched one
+// only when it holds the same series, labels, samples and notices.
+func rendered[T []byte | *promclient.Answer](t *testing.T, answer T) string {
 	t.Helper()
 	a, ok := any(answer).(*promclient.Answer)
 	if !ok {
 		a = decoded(t, any(answer).([]byte))
 	}
-	fr, err := converter.Frames(a, converter.Options{Expr: "m", Step: step})
-	if err != nil {
-		t.Fatalf("converter: %v", err)
-	}
-	js, err := json.Marshal(fr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(js)
+	return fmt.Sprintf("%+v", *a)
 }
 
 var base = time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC)
 
 func align(t time.Time, step time.Duration) time.Time { return t.Truncate(step) }
 
-// TestFramesIdenticalToUncached: random dashboards' sequences of refreshes, zooms and
-// range shifts (fixed seeds), with late-arriving samples; every cached answer converts to
-// exactly the frames of an uncached query made at the same moment. (The fresh period is
+// TestAnswersIdenticalToUncached: random dashboards' sequences of refreshes, zooms and
+// range shifts (fixed seeds), with late-arriving samples; every cached answer holds exactly
+// what an uncached query made at the same moment holds. (The fresh period is
 // off: within it the cache knowingly serves an answer up to that old.)
-func TestFramesIdenticalToUncached(t *testing.T) {
+func TestAnswersIdenticalToUncached(t *testing.T) {
 	for seed := uint64(1); seed <= 6; seed++ {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, 42))
@@ -145,8 +137,8 @@ func TestFramesIdenticalToUncached(t *testing.T) {
 					t.Fatal(err)
 				}
 				want := w.answer("m", start, end, step, w.clock())
-				if got, exp := frames(t, body, step), frames(t, want, step); got != exp {
-					t.Fatalf("request %d (%s..%s step %s, %s): frames differ\n got %.3000s\nwant %.3000s", i, start.Format(time.TimeOnly), end.Format(time.TimeOnly), step, res.Describe(), got, exp)
+				if got, exp := rendered(t, body), rendered(t, want); got != exp {
+					t.Fatalf("request %d (%s..%s step %s, %s): answers differ\n got %.3000s\nwant %.3000s", i, start.Format(time.TimeOnly), end.Format(time.TimeOnly), step, res.Describe(), got, exp)
 				}
 				fetched += res.Points
 				total += int64(bytes.Count(want, []byte("],[")) + 1)
@@ -214,7 +206,7 @@ func TestLateDataAppearsOnRefresh(t *testing.T) {
 	if n2 <= n1 {
 		t.Fatalf("no late samples appeared: %d then %d points", n1, n2)
 	}
-	if want := w.answer("m", start, end, step, w.clock()); frames(t, second, step) != frames(t, want, step) {
+	if want := w.answer("m", start, end, step, w.clock()); rendered(t, second) != rendered(t, want) {
 		t.Error("after the late samples arrived the cached answer differs from an uncached one")
 	}
 }
@@ -255,9 +247,9 @@ func TestIdenticalRequestsInFlightCoalesce(t *testing.T) {
 		t.Errorf("%d upstream calls for 20 identical requests, want 1", n)
 	}
 	// The request that fetched has the answer as it came; the others the one assembled
-	// from the extent: the same frames.
+	// from the extent: the same content.
 	for i, b := range bodies {
-		if frames(t, b, step) != frames(t, bodies[0], step) {
+		if rendered(t, b) != rendered(t, bodies[0]) {
 			t.Errorf("request %d got a different answer", i)
 		}
 	}
@@ -475,22 +467,22 @@ func TestOneStepRule(t *testing.T) {
 			servedEnd = end.Add(-step)
 		}
 		want := w.answer("m", start, servedEnd, step, cold.Add(tc.asOf))
-		if frames(t, body, step) != frames(t, want, step) {
+		if rendered(t, body) != rendered(t, want) {
 			t.Errorf("+%s: the answer is not the uncached one of %s..%s made at +%s", tc.at, start.Format(time.TimeOnly), servedEnd.Format(time.TimeOnly), tc.asOf)
 		}
 	}
 	// The bound passed: what arrived since the cold load (new steps, late samples) is there.
-	if got, first := frames(t, w.answer("m", base.Add(-58*time.Minute), base.Add(2*time.Minute), step, cold.Add(100*time.Second)), step),
-		frames(t, w.answer("m", base.Add(-58*time.Minute), base.Add(2*time.Minute), step, cold), step); got == first {
+	if got, first := rendered(t, w.answer("m", base.Add(-58*time.Minute), base.Add(2*time.Minute), step, cold.Add(100*time.Second))),
+		rendered(t, w.answer("m", base.Add(-58*time.Minute), base.Add(2*time.Minute), step, cold)); got == first {
 		t.Fatal("the world had no new data after the cold load: the test proves nothing")
 	}
 }
 
-// TestFramesWithinOneStepOfUncached: random refreshes, zooms and range shifts (fixed
+// TestAnswersWithinOneStepOfUncached: random refreshes, zooms and range shifts (fixed
 // seeds) with late samples under the default rule. Every answer is exactly an uncached
 // one made when its newest part was fetched (Result.AsOf), for the request's range or for
 // that range less its newest point, and AsOf is never more than one step boundary back.
-func TestFramesWithinOneStepOfUncached(t *testing.T) {
+func TestAnswersWithinOneStepOfUncached(t *testing.T) {
 	for seed := uint64(1); seed <= 6; seed++ {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, 7))
@@ -523,9 +515,9 @@ func TestFramesWithinOneStepOfUncached(t *testing.T) {
 				if back := align(now, step).Sub(align(res.AsOf, step)); back > step {
 					t.Fatalf("request %d: served as of %s, %s of grid before now %s", i, res.AsOf.Format(time.TimeOnly), back, now.Format(time.TimeOnly))
 				}
-				got := frames(t, body, step)
-				full := frames(t, w.answer("m", start, end, step, res.AsOf), step)
-				short := frames(t, w.answer("m", start, end.Add(-step), step, res.AsOf), step)
+				got := rendered(t, body)
+				full := rendered(t, w.answer("m", start, end, step, res.AsOf))
+				short := rendered(t, w.answer("m", start, end.Add(-step), step, res.AsOf))
 				if got != full && got != short {
 					t.Fatalf("request %d (%s..%s step %s, %s): not an uncached answer as of %s\n got %.2000s\nwant %.2000s", i, start.Format(time.TimeOnly), end.Format(time.TimeOnly), step, res.Describe(), res.AsOf.Format(time.TimeOnly), got, full)
 				}
@@ -579,7 +571,7 @@ func TestFreshnessAnchoredToTheDataStep(t *testing.T) {
 			if tc.lastStep {
 				servedEnd = end.Add(-step)
 			}
-			if frames(t, body, step) != frames(t, w.answer("m", start, servedEnd, step, res.AsOf), step) {
+			if rendered(t, body) != rendered(t, w.answer("m", start, servedEnd, step, res.AsOf)) {
 				t.Errorf("the answer is not the uncached one of %s..%s made at %s", start.Format(time.TimeOnly), servedEnd.Format(time.TimeOnly), res.AsOf.Format(time.TimeOnly))
 			}
 		})

@@ -134,7 +134,7 @@ func TestEveryPanelAnswersFromEveryRegion(t *testing.T) {
 			frames := f.frames(t, dt.with(map[string]string{varRegion: want}))
 			seen := map[string]bool{}
 			for _, fr := range frames {
-				heatmap := fr.Meta != nil && fr.Meta.Type == "heatmap-cells" // pkg/converter's native histograms
+				heatmap := fr.Meta != nil && fr.Meta.Type == "heatmap-cells" // pkg/plugin's frames of native histograms
 				for _, fd := range fr.Fields {
 					// A series' labels are on its value field: a heatmap's bucket counts.
 					if !fd.Type().Numeric() || heatmap && fd.Name != "count" {

@@ -1,8 +1,4 @@
-// Package converter turns decoded Prometheus answers into data frames shaped the way
-// Grafana's panels, Explore and alerting expect from a Prometheus datasource. The frames
-// are built from a promclient.Answer, so a cached Answer gives the same frames as a
-// fetched one.
-package converter
+package plugin
 
 import (
 	"fmt"
@@ -18,15 +14,15 @@ import (
 	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
 )
 
-// Custom is every frame's Meta.Custom. The first frame also carries the calculated step,
+// frameCustom is every frame's Meta.Custom. The first frame also carries the calculated step,
 // which Grafana's frontend needs for its incremental query cache.
-type Custom struct {
+type frameCustom struct {
 	ResultType        string `json:"resultType"`
 	CalculatedMinStep int64  `json:"calculatedMinStep,omitempty"`
 }
 
-// Options carries the query context the frames describe.
-type Options struct {
+// frameOptions carries the query context the frames describe.
+type frameOptions struct {
 	// Expr is the expression as executed (variables expanded). It is shown in the query
 	// inspector and stands in for the legend of a series without labels.
 	Expr string
@@ -42,19 +38,19 @@ type Options struct {
 	AddLabels data.Labels
 }
 
-// Frames builds the answer's frames: one per float series and one per histogram series,
+// framesOf builds the answer's frames: one per float series and one per histogram series,
 // in the answer's order. It does not change the answer (a cached one is shared) and the
 // frames share none of its memory. Consecutive frames whose samples have the same times
 // share one time field (a time.Time is 24 bytes a point, three times its value): the
 // frames are read only. A *TooLargeError past opts.MaxPoints samples.
-func Frames(a *promclient.Answer, opts Options) (data.Frames, error) {
+func framesOf(a *promclient.Answer, opts frameOptions) (data.Frames, error) {
 	if opts.MaxPoints <= 0 {
 		opts.MaxPoints = promclient.DefaultMaxPoints
 	}
 	if a.Points() > opts.MaxPoints {
 		return nil, &promclient.TooLargeError{Limit: int64(opts.MaxPoints), Unit: "points"}
 	}
-	b := &builder{opts: opts, resultType: a.Type}
+	b := &frameBuilder{opts: opts, resultType: a.Type}
 	for _, s := range a.Series {
 		labels := b.withAdded(s.Labels)
 		switch {
@@ -71,11 +67,11 @@ func Frames(a *promclient.Answer, opts Options) (data.Frames, error) {
 	return b.finish(a), nil
 }
 
-// builder accumulates one Answer's frames. times is scratch space for the time fields,
+// frameBuilder accumulates one Answer's frames. times is scratch space for the time fields,
 // reused for every series (data.NewField copies it); last is the last time field built,
 // from lastMs.
-type builder struct {
-	opts       Options
+type frameBuilder struct {
+	opts       frameOptions
 	resultType string
 	frames     data.Frames
 	times      []time.Time
@@ -83,7 +79,7 @@ type builder struct {
 	lastMs     []int64
 }
 
-func (b *builder) frameType() (data.FrameType, data.FrameTypeVersion) {
+func (b *frameBuilder) frameType() (data.FrameType, data.FrameTypeVersion) {
 	switch b.resultType {
 	case "matrix":
 		return data.FrameTypeTimeSeriesMulti, data.FrameTypeVersion{0, 1}
@@ -93,15 +89,15 @@ func (b *builder) frameType() (data.FrameType, data.FrameTypeVersion) {
 	return data.FrameTypeUnknown, data.FrameTypeVersion{}
 }
 
-func (b *builder) meta() *data.FrameMeta {
+func (b *frameBuilder) meta() *data.FrameMeta {
 	typ, version := b.frameType()
-	return &data.FrameMeta{Type: typ, TypeVersion: version, Custom: Custom{ResultType: b.resultType}}
+	return &data.FrameMeta{Type: typ, TypeVersion: version, Custom: frameCustom{ResultType: b.resultType}}
 }
 
 // timeField builds a frame's time field from times in ms, or gives the last one again for
 // the same times; its interval tells Grafana the expected spacing between points (used to
 // break lines at gaps).
-func (b *builder) timeField(name string, ms []int64) *data.Field {
+func (b *frameBuilder) timeField(name string, ms []int64) *data.Field {
 	if b.last != nil && b.last.Name == name && slices.Equal(b.lastMs, ms) {
 		return b.last
 	}
@@ -119,7 +115,7 @@ func (b *builder) timeField(name string, ms []int64) *data.Field {
 
 // withAdded is a copy of labels with the AddLabels it lacks (nil stays nil when nothing
 // is added), so no frame shares a map with the answer.
-func (b *builder) withAdded(labels data.Labels) data.Labels {
+func (b *frameBuilder) withAdded(labels data.Labels) data.Labels {
 	var out data.Labels
 	if labels != nil {
 		out = make(data.Labels, len(labels)+len(b.opts.AddLabels))
@@ -141,7 +137,7 @@ func (b *builder) withAdded(labels data.Labels) data.Labels {
 
 // addFloatSeries adds a Time + Value frame. The value field is named after the metric
 // when the series has one, and carries the series' labels.
-func (b *builder) addFloatSeries(labels data.Labels, s promclient.Series) {
+func (b *frameBuilder) addFloatSeries(labels data.Labels, s promclient.Series) {
 	name := data.TimeSeriesValueFieldName
 	if n, ok := labels["__name__"]; ok && n != "" {
 		name = n
@@ -153,7 +149,7 @@ func (b *builder) addFloatSeries(labels data.Labels, s promclient.Series) {
 	b.frames = append(b.frames, frame)
 }
 
-func (b *builder) addStringResult(t []int64, s string) {
+func (b *frameBuilder) addStringResult(t []int64, s string) {
 	frame := data.NewFrame("",
 		b.timeField(data.TimeSeriesTimeFieldName, t),
 		data.NewField(data.TimeSeriesValueFieldName, nil, []string{s}),
@@ -162,7 +158,7 @@ func (b *builder) addStringResult(t []int64, s string) {
 	b.frames = append(b.frames, frame)
 }
 
-func (b *builder) legendField(f *data.Field, labels data.Labels) {
+func (b *frameBuilder) legendField(f *data.Field, labels data.Labels) {
 	name := displayName(b.opts.LegendFormat, b.opts.Expr, labels)
 	if name == "" {
 		return
@@ -176,7 +172,7 @@ func (b *builder) legendField(f *data.Field, labels data.Labels) {
 // finish adds what belongs to the answer as a whole to the first frame: the executed
 // query, the step, warnings, infos and the truncation notice. An empty result still
 // yields one frame so this metadata reaches the panel.
-func (b *builder) finish(a *promclient.Answer) data.Frames {
+func (b *frameBuilder) finish(a *promclient.Answer) data.Frames {
 	if len(b.frames) == 0 {
 		frame := data.NewFrame("")
 		frame.Meta = b.meta()
@@ -184,7 +180,7 @@ func (b *builder) finish(a *promclient.Answer) data.Frames {
 	}
 	meta := b.frames[0].Meta
 	meta.ExecutedQueryString = "Expr: " + b.opts.Expr + "\nStep: " + models.FormatDuration(b.opts.Step)
-	meta.Custom = Custom{ResultType: b.resultType, CalculatedMinStep: b.opts.Step.Milliseconds()}
+	meta.Custom = frameCustom{ResultType: b.resultType, CalculatedMinStep: b.opts.Step.Milliseconds()}
 	truncated := false
 	for _, w := range a.Warnings {
 		meta.Notices = append(meta.Notices, data.Notice{Severity: data.NoticeSeverityWarning, Text: w})
@@ -278,3 +274,38 @@ func expandLegend(legend string, labels data.Labels) string {
 
 // millisToTime is a sample time as the frames hold it.
 func millisToTime(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
+
+// Native histograms become heatmap-cells frames: one row per bucket per sample, with the
+// bucket's bounds (yMin, yMax), its count and Prometheus' boundary rule (yLayout: 0 open
+// left, 1 open right, 2 open both, 3 closed both). This is the shape Grafana's heatmap
+// panel draws directly, and it keeps exponential buckets exact instead of forcing them
+// onto classic "le" boundaries. A histogram's overall count and sum are recoverable from
+// the buckets and from histogram_count()/histogram_sum() queries, so they are not
+// repeated on every row.
+const frameTypeHeatmapCells data.FrameType = "heatmap-cells"
+
+// addHistogramSeries adds a heatmap-cells frame: one row per bucket per sample.
+func (b *frameBuilder) addHistogramSeries(labels data.Labels, hists []promclient.Histogram) {
+	var xMax []int64
+	var yMin, yMax, count []float64
+	var yLayout []int8
+	for _, h := range hists {
+		for _, bk := range h.Buckets {
+			xMax = append(xMax, h.T)
+			yMin, yMax, count = append(yMin, bk.Lower), append(yMax, bk.Upper), append(count, bk.Count)
+			yLayout = append(yLayout, bk.Rule)
+		}
+	}
+	countField := data.NewField("count", labels, count)
+	frame := data.NewFrame("",
+		b.timeField("xMax", xMax),
+		data.NewField("yMin", nil, yMin),
+		data.NewField("yMax", nil, yMax),
+		countField,
+		data.NewField("yLayout", nil, yLayout),
+	)
+	frame.Meta = b.meta()
+	frame.Meta.Type, frame.Meta.TypeVersion = frameTypeHeatmapCells, data.FrameTypeVersion{}
+	b.legendField(countField, labels)
+	b.frames = append(b.frames, frame)
+}

@@ -1,10 +1,9 @@
-package converter
+package plugin
 
 import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -22,21 +21,19 @@ import (
 	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
-
 // read converts an answer into frames as the plugin does: promclient.ReadAnswer, then Frames.
-func read(r io.Reader, opts Options) (data.Frames, error) {
+func readFrames(r io.Reader, opts frameOptions) (data.Frames, error) {
 	a, err := promclient.ReadAnswer(r, opts.MaxPoints)
 	if err != nil {
 		return nil, err
 	}
-	return Frames(a, opts)
+	return framesOf(a, opts)
 }
 
 // response is how the plugin reports a conversion: frames, or the error as a downstream
 // error (the body came from upstream).
-func response(r io.Reader, opts Options) backend.DataResponse {
-	frames, err := read(r, opts)
+func framesResponse(r io.Reader, opts frameOptions) backend.DataResponse {
+	frames, err := readFrames(r, opts)
 	if err != nil {
 		return backend.DataResponse{Error: err, ErrorSource: backend.ErrorSourceDownstream}
 	}
@@ -45,26 +42,26 @@ func response(r io.Reader, opts Options) backend.DataResponse {
 
 var goldenCases = []struct {
 	file string
-	opts Options
+	opts frameOptions
 }{
-	{"matrix.json", Options{Expr: "vllm:num_requests_running", LegendFormat: "{{aws.sagemaker.endpoint.name}} on {{ @resource.host.id }}{{missing}}", Step: 15 * time.Second}},
-	{"matrix-result-first.json", Options{Expr: "sum by (ep) (x)", LegendFormat: "__auto", Step: time.Minute}},
-	{"vector.json", Options{Expr: "up or vector(42)", Step: 30 * time.Second}},
-	{"scalar.json", Options{Expr: "1+1", Step: 15 * time.Second}},
-	{"string.json", Options{Expr: `"hello"`}},
-	{"histogram-vector.json", Options{Expr: "vllm:time_to_first_token_seconds", LegendFormat: "{{aws.sagemaker.endpoint.name}}", Step: time.Minute}},
-	{"histogram-matrix.json", Options{Expr: "sum_over_time(h[5m])", Step: time.Minute}},
-	{"empty-matrix.json", Options{Expr: "absent_metric", Step: 1500 * time.Millisecond}},
-	{"empty-vector-infos.json", Options{Expr: "min(h)", Step: 15 * time.Second}},
-	{"truncated-warning.json", Options{Expr: "m", LegendFormat: "{{a}}", Step: 15 * time.Second}},
-	{"error-bad-data.json", Options{Expr: "sum("}},
-	{"error-execution-with-data.json", Options{Expr: "x"}},
-	{"error-aws.json", Options{Expr: "x"}},
-	{"error-not-json.txt", Options{Expr: "x"}},
-	{"error-bad-value.json", Options{Expr: "x"}},
-	{"error-result-type.json", Options{Expr: "x"}},
-	{"error-no-result-type.json", Options{Expr: "x"}},
-	{"error-truncated-body.json", Options{Expr: "up"}},
+	{"matrix.json", frameOptions{Expr: "vllm:num_requests_running", LegendFormat: "{{aws.sagemaker.endpoint.name}} on {{ @resource.host.id }}{{missing}}", Step: 15 * time.Second}},
+	{"matrix-result-first.json", frameOptions{Expr: "sum by (ep) (x)", LegendFormat: "__auto", Step: time.Minute}},
+	{"vector.json", frameOptions{Expr: "up or vector(42)", Step: 30 * time.Second}},
+	{"scalar.json", frameOptions{Expr: "1+1", Step: 15 * time.Second}},
+	{"string.json", frameOptions{Expr: `"hello"`}},
+	{"histogram-vector.json", frameOptions{Expr: "vllm:time_to_first_token_seconds", LegendFormat: "{{aws.sagemaker.endpoint.name}}", Step: time.Minute}},
+	{"histogram-matrix.json", frameOptions{Expr: "sum_over_time(h[5m])", Step: time.Minute}},
+	{"empty-matrix.json", frameOptions{Expr: "absent_metric", Step: 1500 * time.Millisecond}},
+	{"empty-vector-infos.json", frameOptions{Expr: "min(h)", Step: 15 * time.Second}},
+	{"truncated-warning.json", frameOptions{Expr: "m", LegendFormat: "{{a}}", Step: 15 * time.Second}},
+	{"error-bad-data.json", frameOptions{Expr: "sum("}},
+	{"error-execution-with-data.json", frameOptions{Expr: "x"}},
+	{"error-aws.json", frameOptions{Expr: "x"}},
+	{"error-not-json.txt", frameOptions{Expr: "x"}},
+	{"error-bad-value.json", frameOptions{Expr: "x"}},
+	{"error-result-type.json", frameOptions{Expr: "x"}},
+	{"error-no-result-type.json", frameOptions{Expr: "x"}},
+	{"error-truncated-body.json", frameOptions{Expr: "up"}},
 }
 
 // TestGolden converts every testdata response and compares the DataResponse with its
@@ -76,13 +73,13 @@ func TestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			dr := response(bytes.NewReader(body), tc.opts)
+			dr := framesResponse(bytes.NewReader(body), tc.opts)
 			name := strings.TrimSuffix(tc.file, filepath.Ext(tc.file)) + ".golden"
 			goldentest.CheckDataResponse(t, "testdata", name, &dr, *update)
 
 			// Reading through a one-byte reader exercises every buffer boundary of the
 			// streaming parser; the outcome must not change.
-			slow := response(iotest.OneByteReader(bytes.NewReader(body)), tc.opts)
+			slow := framesResponse(iotest.OneByteReader(bytes.NewReader(body)), tc.opts)
 			want, _ := json.Marshal(dr)
 			got, _ := json.Marshal(slow)
 			if !bytes.Equal(want, got) {
@@ -113,7 +110,7 @@ func TestErrors(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			frames, err := read(bytes.NewReader(body), Options{})
+			frames, err := readFrames(bytes.NewReader(body), frameOptions{})
 			if err == nil {
 				t.Fatalf("want an error, got %d frames", len(frames))
 			}
@@ -128,7 +125,7 @@ func TestErrors(t *testing.T) {
 			} else if me := new(promclient.MalformedError); !errors.As(err, &me) {
 				t.Errorf("a malformed body must be a *MalformedError (retried as a transient fault): %#v", err)
 			}
-			dr := response(bytes.NewReader(body), Options{})
+			dr := framesResponse(bytes.NewReader(body), frameOptions{})
 			if dr.Error == nil || dr.ErrorSource != backend.ErrorSourceDownstream {
 				t.Errorf("response must carry a downstream error, got %v / %q", dr.Error, dr.ErrorSource)
 			}
@@ -156,7 +153,7 @@ func TestMoreErrorShapes(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.body, func(t *testing.T) {
-			_, err := read(strings.NewReader(tc.body), Options{})
+			_, err := readFrames(strings.NewReader(tc.body), frameOptions{})
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("error = %v, want it to contain %q", err, tc.want)
 			}
@@ -165,7 +162,7 @@ func TestMoreErrorShapes(t *testing.T) {
 }
 
 // vectorBody builds an instant-query response with n series.
-func vectorBody(n int, warnings ...string) string {
+func vectorBodyOf(n int, warnings ...string) string {
 	var sb strings.Builder
 	sb.WriteString(`{"status":"success","data":{"resultType":"vector","result":[`)
 	for i := range n {
@@ -198,7 +195,7 @@ func TestTruncationNotice(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			frames, err := read(strings.NewReader(vectorBody(tc.series, tc.warnings...)), Options{Expr: "m"})
+			frames, err := readFrames(strings.NewReader(vectorBodyOf(tc.series, tc.warnings...)), frameOptions{Expr: "m"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -256,7 +253,7 @@ func TestDisplayName(t *testing.T) {
 
 func TestSpecialValuesAndTimes(t *testing.T) {
 	body := `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{},"values":[[1764496800.001,"NaN"],[1764496800.002,"+Inf"],[1764496800.003,"-Inf"],[-1.5,"0"]]}]}}`
-	frames, err := read(strings.NewReader(body), Options{})
+	frames, err := readFrames(strings.NewReader(body), frameOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,13 +275,13 @@ func TestSpecialValuesAndTimes(t *testing.T) {
 }
 
 func TestPointCap(t *testing.T) {
-	body := string(matrixBody(3, 10)) // 30 points
+	body := string(fleetMatrixBody(3, 10)) // 30 points
 	tests := []struct {
 		max     int
 		wantErr bool
 	}{{29, true}, {30, false}, {0, false}}
 	for _, tc := range tests {
-		frames, err := read(strings.NewReader(body), Options{MaxPoints: tc.max})
+		frames, err := readFrames(strings.NewReader(body), frameOptions{MaxPoints: tc.max})
 		var tooLarge *promclient.TooLargeError
 		if tc.wantErr {
 			if !errors.As(err, &tooLarge) || tooLarge.Unit != "points" || !strings.Contains(err.Error(), "raise the step") {
@@ -302,7 +299,7 @@ func TestPointCap(t *testing.T) {
 		t.Fatal(err)
 	}
 	var tooLarge *promclient.TooLargeError
-	if frames, err := Frames(a, Options{MaxPoints: 29}); !errors.As(err, &tooLarge) || tooLarge.Limit != 29 || frames != nil {
+	if frames, err := framesOf(a, frameOptions{MaxPoints: 29}); !errors.As(err, &tooLarge) || tooLarge.Limit != 29 || frames != nil {
 		t.Errorf("Frames with MaxPoints 29 of 30 points: %d frames, err %v", len(frames), err)
 	}
 }
@@ -315,7 +312,7 @@ func TestAddLabels(t *testing.T) {
 		{"metric":{"__name__":"up","job":"b","@aws.region":"eu-west-1"},"values":[[1,"2"]]},
 		{"metric":{},"values":[[1,"3"]]}]}}`
 	add := data.Labels{"@aws.region": "us-west-2"}
-	frames, err := read(strings.NewReader(body), Options{Expr: "up", LegendFormat: "{{job}} {{@aws.region}}", AddLabels: add})
+	frames, err := readFrames(strings.NewReader(body), frameOptions{Expr: "up", LegendFormat: "{{job}} {{@aws.region}}", AddLabels: add})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -333,7 +330,7 @@ func TestAddLabels(t *testing.T) {
 		t.Errorf("the options' labels were changed: %v", add)
 	}
 	scalar := `{"status":"success","data":{"resultType":"scalar","result":[1,"2"]}}`
-	frames, err = read(strings.NewReader(scalar), Options{Expr: "1+1", AddLabels: add})
+	frames, err = readFrames(strings.NewReader(scalar), frameOptions{Expr: "1+1", AddLabels: add})
 	if err != nil || frames[0].Fields[1].Labels["@aws.region"] != "us-west-2" {
 		t.Errorf("scalar: %v %v", frames, err)
 	}
@@ -355,8 +352,8 @@ func TestFramesLeaveTheAnswerAlone(t *testing.T) {
 		t.Error("series 0 and 1 (same times) should share their times, series 2 (other times) not")
 	}
 	before, _ := json.Marshal(a)
-	opts := Options{Expr: "m", AddLabels: data.Labels{"@aws.region": "us-west-2"}}
-	frames, err := Frames(a, opts)
+	opts := frameOptions{Expr: "m", AddLabels: data.Labels{"@aws.region": "us-west-2"}}
+	frames, err := framesOf(a, opts)
 	if err != nil || len(frames) != 3 {
 		t.Fatalf("%d frames, %v", len(frames), err)
 	}
@@ -370,8 +367,37 @@ func TestFramesLeaveTheAnswerAlone(t *testing.T) {
 	if frames[0].Fields[0] != frames[1].Fields[0] || frames[1].Fields[0] == frames[2].Fields[0] {
 		t.Error("series 0 and 1 (same times) should share their time field, series 2 (other times) not")
 	}
-	again, err := Frames(a, opts)
+	again, err := framesOf(a, opts)
 	if err != nil || again[2].Fields[1].Labels["job"] != "c" || again[2].Fields[1].At(0).(float64) != 5 {
 		t.Fatalf("frames built again: %v %v", again, err)
 	}
+}
+
+// FuzzRead feeds arbitrary bodies and legends. The converter must never panic, and any
+// frames it returns must be well formed: equal-length fields, metadata on every frame and
+// the executed query on the first.
+func FuzzRead(f *testing.F) {
+	f.Fuzz(func(t *testing.T, body []byte, legend string) {
+		frames, err := readFrames(bytes.NewReader(body), frameOptions{Expr: "up", LegendFormat: legend, Step: 15 * time.Second})
+		if err != nil {
+			if frames != nil {
+				t.Fatal("frames returned together with an error")
+			}
+			return
+		}
+		if len(frames) == 0 {
+			t.Fatal("success without a frame")
+		}
+		if frames[0].Meta == nil || frames[0].Meta.ExecutedQueryString == "" {
+			t.Fatal("first frame lacks the executed query")
+		}
+		for i, fr := range frames {
+			if fr.Meta == nil {
+				t.Fatalf("frame %d has no meta", i)
+			}
+			if _, err := fr.RowLen(); err != nil {
+				t.Fatalf("frame %d: %v", i, err)
+			}
+		}
+	})
 }

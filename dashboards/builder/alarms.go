@@ -12,7 +12,7 @@ import (
 	"github.com/inferscope/sagemaker-datasource/pkg/dashref"
 )
 
-// Fields of the `alarms` frame (issue 11 contract) that the panels read.
+// Fields of the `alarms` frame (pkg/health) that the panels read.
 const (
 	fResource   = "resource"
 	fEndpoint   = "endpoint"
@@ -59,7 +59,7 @@ func severityThresholds() *dashboard.ThresholdsConfigBuilder {
 	return thresholds(colorNoAlarm, step{1, "green"}, step{2, colorInsufficient}, step{3, "red"})
 }
 
-// Data links from a row of the issue 11 frames (alarms, inventory), which name the row's
+// Data links from a row of the alarms and inventory frames, which name the row's
 // endpoint, inference component, region and console URL. One link per scope: a data link
 // cannot leave out a variable the row does not name.
 func filterEndpointLink(uid string) map[string]any {

@@ -414,7 +414,7 @@ func TestEndpointColumnsLinkTheConsole(t *testing.T) {
 			if !strings.Contains(string(raw), `"Endpoint"`) || p.Type != "table" {
 				continue
 			}
-			// From the frame's own console URL (issue 11 frames) or built from the row's region.
+			// From the frame's own console URL (the alarms and inventory frames) or built from the row's region.
 			built, _ := json.Marshal("${aws_console}/sagemaker/home?region=" + rowRegion + "#/endpoints/${__value.raw}")
 			console := strings.Contains(string(raw), "${__data.fields.console_url}") ||
 				strings.Contains(string(raw), strings.Trim(string(built), `"`))

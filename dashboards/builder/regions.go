@@ -12,7 +12,7 @@ import (
 	sc "github.com/inferscope/sagemaker-datasource/pkg/semconv"
 )
 
-// Regions and accounts (issue 15). The region is a field of every query, not a label
+// Regions and accounts. The region is a field of every query, not a label
 // filter: the data source sends one signed request per region and adds "@aws.region" to the
 // series of each answer, so aggregations never mix regions and need no `by` for it. The
 // account is a label ("@aws.account") of cross-account data in a monitoring account: every

@@ -32,7 +32,7 @@ var bigT0 = time.Unix(1764460800, 0).UTC()
 const bigStep = time.Minute
 
 // bigMatrixBody is a query_range matrix answer of series × points on the one-minute grid
-// from bigT0 (promtest.CloudWatchMatrix). 150 × 1,440 is the answer issue 17 measured
+// from bigT0 (promtest.CloudWatchMatrix). 150 × 1,440 is the big answer of docs/benchmarks.md
 // (216,000 points, about 7.3 MB).
 func bigMatrixBody(series, points int) []byte {
 	return promtest.CloudWatchMatrix(bigT0, series, points)
@@ -216,7 +216,7 @@ func measureBig(b *testing.B, upstream string, bodySize, cacheSizeMiB, series, p
 	return bigRun{after: done.Sub(time.Unix(0, last)), total: done.Sub(start), peak: p - min(p, base), frames: valueBytes(r.Frames), kept: kept}
 }
 
-// BenchmarkBigAnswerCached measures issue 17's big answer (150 series × 1,440 points,
+// BenchmarkBigAnswerCached measures the big answer (150 series × 1,440 points,
 // about 7.3 MB, served paced in 64 KiB writes) through the plugin's whole query path
 // (QueryData, the production client and converter) with the default results cache
 // (cacheSizeMiB left out: the default) and without it (cacheSizeMiB 0), in the same run, each

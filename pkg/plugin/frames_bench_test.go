@@ -208,7 +208,7 @@ func BenchmarkMatrixRatio(b *testing.B) {
 	b.ReportMetric(float64(oursAllocs)/float64(baseAllocs), "alloc-ratio")
 }
 
-// bigAnswer is a query_range answer of the size issue 17 measured: 150 series × 1,440
+// bigAnswer is a query_range answer of the size docs/benchmarks.md measures: 150 series × 1,440
 // points (216,000 points, about 7.3 MB), values written at full float64 precision.
 func bigAnswer() []byte {
 	return fleetMatrixBodyWith(150, 1440, func(s, p int) string { return fmt.Sprintf("%d.%015d", (s*p)%100, (s*7919+p*104729)%1000000007) })

@@ -99,9 +99,7 @@ func New(ctx context.Context, settings backend.DataSourceInstanceSettings, facto
 	d.settings = s
 	d.uid = settings.UID
 	if s.CacheSizeMiB > 0 {
-		// A re-fetch window of 0s is the smallest one: the cache reads 0 as its default.
-		refetch := max(s.CacheRefetchWindow, time.Nanosecond)
-		d.cache = rcache.New(rcache.Options{MaxBytes: int64(s.CacheSizeMiB) << 20, RefetchWindow: refetch, Fresh: s.CacheFreshFor,
+		d.cache = rcache.New(rcache.Options{MaxBytes: int64(s.CacheSizeMiB) << 20, RefetchWindow: s.CacheRefetchWindow, Fresh: s.CacheFreshFor,
 			KeepFailure: overLimit})
 	}
 	// Endpoints first: a bad endpoint is reported even when the credentials are bad too.

@@ -26,15 +26,16 @@ import (
 	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
 )
 
-// Defaults of what the settings do not configure; MaxBytes and RefetchWindow default to
-// the settings' defaults (pkg/models).
+// Defaults of what the settings do not configure; MaxBytes defaults to the settings'
+// default (pkg/models).
 const (
 	// DefaultLookupTTL bounds how long label and variable lookups are reused: the values
 	// of a dashboard's variables (endpoints, instance types) change far more slowly.
 	DefaultLookupTTL = 5 * time.Minute
 )
 
-// Options configure a Cache; zero values mean the defaults.
+// Options configure a Cache; zero values mean the defaults, except RefetchWindow, which
+// means what jsonData.cacheRefetchWindow does (0: no re-fetch window).
 type Options struct {
 	MaxBytes      int64
 	RefetchWindow time.Duration
@@ -111,9 +112,7 @@ func New(opts Options) *Cache {
 	if opts.MaxBytes <= 0 {
 		opts.MaxBytes = models.DefaultCacheSizeMiB << 20
 	}
-	if opts.RefetchWindow <= 0 {
-		opts.RefetchWindow = models.DefaultCacheRefetchWindow
-	}
+	opts.RefetchWindow = max(opts.RefetchWindow, 0)
 	if opts.LookupTTL <= 0 {
 		opts.LookupTTL = DefaultLookupTTL
 	}

@@ -238,10 +238,6 @@ func annotateCache(frames data.Frames, r rcache.Result) {
 	)
 }
 
-// defaultSampleInterval is how often CloudWatch metrics are assumed to be sampled when the
-// data source sets no scrape interval (timeInterval).
-const defaultSampleInterval = time.Minute
-
 // rangeSelector finds range-vector windows such as [5m] or subqueries [1h:1m].
 var rangeSelector = regexp.MustCompile(`\[\s*([0-9][0-9a-z]*)\s*(?::[^\]]*)?\]`)
 
@@ -257,13 +253,9 @@ func samplesPerPoint(expr string, sampleInterval time.Duration) int64 {
 	return max(1, int64(widest/sampleInterval))
 }
 
-// sampleInterval is the data source's timeInterval, else defaultSampleInterval.
-func (d *Datasource) sampleInterval() time.Duration {
-	if d.settings != nil && d.settings.TimeInterval > 0 {
-		return d.settings.TimeInterval
-	}
-	return defaultSampleInterval
-}
+// sampleInterval is how often the data source's metrics are sampled: its timeInterval
+// (models.DefaultTimeInterval when unset).
+func (d *Datasource) sampleInterval() time.Duration { return d.settings.TimeInterval }
 
 // annotateCost adds the query's estimated samples scanned and their cost at the
 // configured price to the first frame's stats (the query inspector shows them). Points
@@ -284,10 +276,7 @@ func (d *Datasource) annotateCost(frames data.Frames, expr string, r rcache.Resu
 		}
 	}
 	samples := points * samplesPerPoint(expr, d.sampleInterval())
-	price := 0.0
-	if d.settings != nil {
-		price = d.settings.CostPerMillionSamples
-	}
+	price := d.settings.CostPerMillionSamples
 	f := frames[0]
 	if f.Meta == nil {
 		f.Meta = &data.FrameMeta{}

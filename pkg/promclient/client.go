@@ -344,22 +344,11 @@ func (c *Client) do(ctx context.Context, cl class, method string, segments []str
 		defer cancel()
 	}
 	u := c.endpointURL(segments)
-	var lastErr error  // the last retryable answer
-	var reading func() // closes the body being decoded and frees its slot, even if decode panics
-	defer func() {
-		if reading != nil {
-			reading()
-		}
-	}()
+	var lastErr error // the last retryable answer
 	for attempt := 1; ; attempt++ {
 		resp, done, err := c.attempt(ctx, c.classes[cl], method, u, p)
 		if err == nil {
-			reading = done
-			body := &bodyReader{r: resp.Body, max: c.maxBody}
-			err = readError(ctx, resp, body, decode(body))
-			reading = nil
-			done()
-			if err == nil {
+			if err = c.read(ctx, resp, done, decode); err == nil {
 				return nil
 			}
 		}
@@ -432,6 +421,14 @@ func (c *Client) attempt(ctx context.Context, sched *scheduler, method string, u
 		return resp, nil, &BodyError{Status: resp.StatusCode, Cut: true, Err: err}
 	}
 	return resp, nil, parseError(resp.StatusCode, resp.Header, body)
+}
+
+// read hands a 2xx body to decode and types the outcome (readError); done closes the body
+// and frees its slot even when decode panics.
+func (c *Client) read(ctx context.Context, resp *http.Response, done func(), decode Decode) error {
+	defer done()
+	body := &bodyReader{r: resp.Body, max: c.maxBody}
+	return readError(ctx, resp, body, decode(body))
 }
 
 // readError types what decoding a 2xx body gave: a broken or oversized read before the

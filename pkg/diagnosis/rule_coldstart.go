@@ -3,7 +3,8 @@ package diagnosis
 import (
 	"context"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 
 	px "github.com/inferscope/sagemaker-datasource/pkg/promqlexpr"
 	"github.com/inferscope/sagemaker-datasource/pkg/semconv"
@@ -54,11 +55,7 @@ func runColdStart(ctx context.Context, e *env) ([]Finding, error) {
 		}
 		ics[k].phases[label(s.Metric, tagLabel)] = x
 	}
-	keys := make([]string, 0, len(ics))
-	for k := range ics {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(ics))
 	var out []Finding
 	for _, k := range keys {
 		c := ics[k]

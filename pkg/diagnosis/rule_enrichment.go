@@ -3,7 +3,8 @@ package diagnosis
 import (
 	"context"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 
 	px "github.com/inferscope/sagemaker-datasource/pkg/promqlexpr"
 	"github.com/inferscope/sagemaker-datasource/pkg/semconv"
@@ -53,11 +54,7 @@ func runEnrichment(ctx context.Context, e *env) ([]Finding, error) {
 		}
 		counts[a][label(s.Metric, tagLabel)] = float64(s.Value)
 	}
-	accounts := make([]string, 0, len(counts))
-	for a := range counts {
-		accounts = append(accounts, a)
-	}
-	sort.Strings(accounts)
+	accounts := slices.Sorted(maps.Keys(counts))
 	var out []Finding
 	for _, a := range accounts {
 		c := counts[a]

@@ -1,6 +1,7 @@
 // Command frontendjson writes a table the frontend reads from the Go code that owns it:
 // "semconv" is pkg/semconv's metric catalog (src/semconv.json, for the query builder),
-// "defaults" is pkg/models' setting defaults (src/defaults.json, for the config editor).
+// "defaults" is pkg/models' setting defaults (src/defaults.json, for the config editor),
+// "starters" is pkg/starters' starter queries (src/starters.json, for the query editor).
 // go generate in each package writes its file; a test there fails when the file is stale.
 package main
 
@@ -13,11 +14,13 @@ import (
 
 	"github.com/inferscope/sagemaker-datasource/pkg/models"
 	"github.com/inferscope/sagemaker-datasource/pkg/semconv"
+	"github.com/inferscope/sagemaker-datasource/pkg/starters"
 )
 
 var tables = map[string]func() ([]byte, error){
 	"semconv":  semconv.CatalogJSON,
 	"defaults": models.DefaultsJSON,
+	"starters": starters.JSON,
 }
 
 func main() {

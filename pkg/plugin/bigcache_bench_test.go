@@ -22,6 +22,7 @@ import (
 	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
 	"github.com/inferscope/sagemaker-datasource/pkg/models"
 	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
+	"github.com/inferscope/sagemaker-datasource/pkg/rcache"
 )
 
 // The big answers start here and have one point a minute: the plugin's step for a range
@@ -278,7 +279,7 @@ func TestBigAnswerCachedEqualsUncached(t *testing.T) {
 		d, _ := bigDatasource(t, upstream, len(body), size)
 		frames := bigFrames(t, d, series, points)
 		d.Dispose()
-		if want := map[int]string{-1: "miss", 0: "bypass"}[size]; !hasStat(frames, "Upstream calls (results cache "+want+")") {
+		if want := map[int]rcache.Outcome{-1: rcache.Miss, 0: rcache.Bypass}[size]; !hasStat(frames, cacheStatName(want)) {
 			t.Fatalf("cacheSizeMiB %d: the frames do not say the results cache's outcome was %s", size, want)
 		}
 		for _, f := range frames {
@@ -287,7 +288,7 @@ func TestBigAnswerCachedEqualsUncached(t *testing.T) {
 			}
 			var kept []data.QueryStat
 			for _, s := range f.Meta.Stats {
-				if !strings.HasPrefix(s.DisplayName, "Upstream calls (results cache ") && s.DisplayName != "Points fetched upstream" {
+				if !strings.HasPrefix(s.DisplayName, cacheStatPrefix) && s.DisplayName != "Points fetched upstream" {
 					kept = append(kept, s)
 				}
 			}

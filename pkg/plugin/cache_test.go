@@ -66,7 +66,8 @@ func datasourceWith(t *testing.T, jsonData string, fake *fakeUpstream) *Datasour
 }
 
 // framesWithoutStats is a response's frames as JSON, without the per-request statistics
-// (how the cache served it), which is the one thing allowed to differ.
+// (how the cache served it) and the request's description (the range it asked for), the
+// things allowed to differ.
 func framesWithoutStats(t *testing.T, dr backend.DataResponse) string {
 	t.Helper()
 	if dr.Error != nil {
@@ -75,7 +76,7 @@ func framesWithoutStats(t *testing.T, dr backend.DataResponse) string {
 	var out []string
 	for _, f := range dr.Frames {
 		if f.Meta != nil {
-			f.Meta.Stats = nil
+			f.Meta.Stats, f.Meta.ExecutedQueryString = nil, ""
 		}
 		js, err := json.Marshal(f)
 		if err != nil {

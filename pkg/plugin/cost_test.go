@@ -2,11 +2,14 @@ package plugin
 
 import (
 	"context"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
+
+	"github.com/inferscope/sagemaker-datasource/pkg/rcache"
 )
 
 func TestSamplesPerPoint(t *testing.T) {
@@ -64,25 +67,36 @@ func TestCostMeter(t *testing.T) {
 	}
 }
 
-// TestCostMeterInstantFromCache: an instant answer reused from the cache scanned nothing.
+// TestCostMeterInstantFromCache: an instant answer reused from the cache scanned nothing,
+// and its stats say the cache served it without an upstream call.
 func TestCostMeterInstantFromCache(t *testing.T) {
 	var points int
 	d := datasourceWith(t, "", &fakeUpstream{answer: generated(&points)})
 	q := dataQuery("S", `{"expr":"sum(up)","instant":true}`)
 	q.TimeRange = backend.TimeRange{From: time.Now().Add(-time.Hour), To: time.Now()}
 	var got []float64
+	var calls []map[string]float64
 	for range 2 {
 		resp, err := d.QueryData(context.Background(), &backend.QueryDataRequest{Queries: []backend.DataQuery{q}})
 		if err != nil || resp.Responses["S"].Error != nil {
 			t.Fatal(err, resp.Responses["S"].Error)
 		}
+		cache := map[string]float64{}
 		for _, s := range resp.Responses["S"].Frames[0].Meta.Stats {
-			if s.DisplayName == "Samples scanned (estimate)" {
+			switch {
+			case s.DisplayName == "Samples scanned (estimate)":
 				got = append(got, s.Value)
+			case strings.HasPrefix(s.DisplayName, cacheStatPrefix):
+				cache[s.DisplayName] = s.Value
 			}
 		}
+		calls = append(calls, cache)
 	}
 	if len(got) != 2 || got[0] != 1 || got[1] != 0 {
 		t.Errorf("samples scanned %v, want [1 0] (fetched, then reused)", got)
+	}
+	want := []map[string]float64{{cacheStatName(rcache.Miss): 1}, {cacheStatName(rcache.Hit): 0}}
+	if !reflect.DeepEqual(calls, want) {
+		t.Errorf("cache stats %v, want %v", calls, want)
 	}
 }

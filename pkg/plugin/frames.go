@@ -36,6 +36,22 @@ type frameOptions struct {
 	// is formatted, so {{label}} and __auto legends show them (e.g. the region an answer
 	// came from when a query spans regions).
 	AddLabels data.Labels
+	// Start and End are the range asked for (step-aligned); an instant query has only End,
+	// its evaluation time. The query inspector shows them beside the expression.
+	Start, End time.Time
+}
+
+// executedQuery is the query inspector's text for a query: the expression as sent (variables
+// expanded), its step and the range or, for an instant query, the time it was asked at.
+func executedQuery(opts frameOptions) string {
+	s := "Expr: " + opts.Expr + "\nStep: " + models.FormatDuration(opts.Step)
+	switch {
+	case !opts.Start.IsZero():
+		s += "\nRange: " + opts.Start.UTC().Format(time.RFC3339) + " to " + opts.End.UTC().Format(time.RFC3339)
+	case !opts.End.IsZero():
+		s += "\nTime: " + opts.End.UTC().Format(time.RFC3339)
+	}
+	return s
 }
 
 // framesOf builds the answer's frames: one per float series and one per histogram series,
@@ -179,7 +195,7 @@ func (b *frameBuilder) finish(a *promclient.Answer) data.Frames {
 		b.frames = append(b.frames, frame)
 	}
 	meta := b.frames[0].Meta
-	meta.ExecutedQueryString = "Expr: " + b.opts.Expr + "\nStep: " + models.FormatDuration(b.opts.Step)
+	meta.ExecutedQueryString = executedQuery(b.opts)
 	meta.Custom = frameCustom{ResultType: b.resultType, CalculatedMinStep: b.opts.Step.Milliseconds()}
 	truncated := false
 	for _, w := range a.Warnings {

@@ -401,3 +401,27 @@ func FuzzRead(f *testing.F) {
 		}
 	})
 }
+
+// The query inspector's text names the expression as sent, its step and what it asked for:
+// the range of a range query, the time of an instant one.
+func TestExecutedQuery(t *testing.T) {
+	start := time.Date(2026, 6, 5, 12, 0, 0, 0, time.UTC)
+	end := start.Add(time.Hour)
+	local := time.FixedZone("UTC+2", 2*60*60)
+	for _, tc := range []struct {
+		name string
+		opts frameOptions
+		want string
+	}{
+		{"range", frameOptions{Expr: `sum(x{"a.b"="c"})`, Step: time.Minute, Start: start, End: end},
+			"Expr: sum(x{\"a.b\"=\"c\"})\nStep: 1m\nRange: 2026-06-05T12:00:00Z to 2026-06-05T13:00:00Z"},
+		{"range in another zone is shown in UTC", frameOptions{Expr: "x", Step: 30 * time.Second, Start: start.In(local), End: end.In(local)},
+			"Expr: x\nStep: 30s\nRange: 2026-06-05T12:00:00Z to 2026-06-05T13:00:00Z"},
+		{"instant", frameOptions{Expr: "x", Step: time.Minute, End: end}, "Expr: x\nStep: 1m\nTime: 2026-06-05T13:00:00Z"},
+		{"no time (converter only)", frameOptions{Expr: "x", Step: time.Minute}, "Expr: x\nStep: 1m"},
+	} {
+		if got := executedQuery(tc.opts); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}

@@ -114,10 +114,14 @@ func (d *Datasource) runPromQLIn(ctx context.Context, rg *regional, q *models.Qu
 			start := models.AlignToStep(q.TimeRange.From, iv.Step, q.UTCOffsetSec)
 			end := models.AlignToStep(q.TimeRange.To, iv.Step, q.UTCOffsetSec)
 			a, served, err := rg.queryRange(ctx, expr, start, end, iv.Step)
-			rangeResp = rg.frames(q, expr, iv, labels, a, err)
+			rangeResp = rg.frames(q.RefID, frameOptions{Expr: expr, LegendFormat: q.LegendFormat, Step: iv.Step, AddLabels: labels, Start: start, End: end}, a, err)
 			if rangeResp.Error == nil {
+				if served.Outcome == rcache.Bypass {
+					// Passed through: the whole answer came from upstream.
+					served.Points = framePoints(rangeResp.Frames)
+				}
 				annotateCache(rangeResp.Frames, served)
-				d.annotateCost(rangeResp.Frames, expr, served, served.Outcome == rcache.Bypass)
+				d.annotateCost(rangeResp.Frames, expr, served)
 			}
 		}()
 	}
@@ -127,10 +131,15 @@ func (d *Datasource) runPromQLIn(ctx context.Context, rg *regional, q *models.Qu
 			defer wg.Done()
 			defer panics.Recover(queryPanicked(q.RefID, &instResp))
 			a, served, err := rg.queryInstant(ctx, expr, q.TimeRange.To)
-			instResp = rg.frames(q, expr, iv, labels, a, err)
+			instResp = rg.frames(q.RefID, frameOptions{Expr: expr, LegendFormat: q.LegendFormat, Step: iv.Step, AddLabels: labels, End: q.TimeRange.To}, a, err)
 			if instResp.Error == nil {
-				// An instant answer is scanned upstream unless the cache served it.
-				d.annotateCost(instResp.Frames, expr, rcache.Result{Outcome: served}, served != rcache.Hit)
+				// An instant answer is fetched (and scanned) upstream unless the cache served it.
+				r := rcache.Result{Outcome: served}
+				if served != rcache.Hit {
+					r.Fetches, r.Points = 1, framePoints(instResp.Frames)
+				}
+				annotateCache(instResp.Frames, r)
+				d.annotateCost(instResp.Frames, expr, r)
 			}
 		}()
 	}
@@ -153,22 +162,20 @@ func (d *Datasource) runPromQLIn(ctx context.Context, rg *regional, q *models.Qu
 
 // frames is the DataResponse of an answer (or of the error that came instead), its frames
 // carrying the query's refId (server-side expressions and alerting look frames up by it).
-func (rg *regional) frames(q *models.Query, expr string, iv models.Interval, labels data.Labels, a *promclient.Answer, err error) backend.DataResponse {
+func (rg *regional) frames(refID string, opts frameOptions, a *promclient.Answer, err error) backend.DataResponse {
 	var out backend.DataResponse
 	if err == nil {
-		out.Frames, err = framesOf(a, frameOptions{Expr: expr, LegendFormat: q.LegendFormat, Step: iv.Step, AddLabels: labels})
+		out.Frames, err = framesOf(a, opts)
 	}
 	if err != nil {
 		out = rg.errorResponse(err)
 	}
 	if out.Error != nil {
 		// An empty frame keeps the executed query visible in the query inspector next to the error.
-		out.Frames = data.Frames{data.NewFrame("").SetMeta(&data.FrameMeta{
-			ExecutedQueryString: "Expr: " + expr + "\nStep: " + models.FormatDuration(iv.Step),
-		})}
+		out.Frames = data.Frames{data.NewFrame("").SetMeta(&data.FrameMeta{ExecutedQueryString: executedQuery(opts)})}
 	}
 	for _, f := range out.Frames {
-		f.RefID = q.RefID
+		f.RefID = refID
 	}
 	return out
 }
@@ -223,6 +230,12 @@ func (rg *regional) queryInstant(ctx context.Context, expr string, t time.Time) 
 	return c.Instant(ctx, rg.cacheID, expr, t, rg.d.sampleInterval(), fetch)
 }
 
+// cacheStatPrefix starts the name of the stat that says how the results cache served a
+// query; the stat's value is the upstream calls it made for it.
+const cacheStatPrefix = "Results cache: "
+
+func cacheStatName(o rcache.Outcome) string { return cacheStatPrefix + string(o) + " (upstream calls)" }
+
 // annotateCache shows in the query inspector (frame stats) how the cache served a query.
 func annotateCache(frames data.Frames, r rcache.Result) {
 	if len(frames) == 0 || r.Outcome == "" {
@@ -233,7 +246,7 @@ func annotateCache(frames data.Frames, r rcache.Result) {
 		f.Meta = &data.FrameMeta{}
 	}
 	f.Meta.Stats = append(f.Meta.Stats,
-		data.QueryStat{FieldConfig: data.FieldConfig{DisplayName: "Upstream calls (results cache " + string(r.Outcome) + ")"}, Value: float64(r.Fetches)},
+		data.QueryStat{FieldConfig: data.FieldConfig{DisplayName: cacheStatName(r.Outcome)}, Value: float64(r.Fetches)},
 		data.QueryStat{FieldConfig: data.FieldConfig{DisplayName: "Points fetched upstream"}, Value: float64(r.Points)},
 	)
 }
@@ -257,24 +270,26 @@ func samplesPerPoint(expr string, sampleInterval time.Duration) int64 {
 // (models.DefaultTimeInterval when unset).
 func (d *Datasource) sampleInterval() time.Duration { return d.settings.TimeInterval }
 
+// framePoints is how many points the frames hold: rows × value fields.
+func framePoints(frames data.Frames) int64 {
+	var points int64
+	for _, f := range frames {
+		if n, err := f.RowLen(); err == nil {
+			points += int64(n) * int64(max(len(f.Fields)-1, 0))
+		}
+	}
+	return points
+}
+
 // annotateCost adds the query's estimated samples scanned and their cost at the
-// configured price to the first frame's stats (the query inspector shows them). Points
-// are what was fetched upstream: the frames' own points when the whole answer came from
-// upstream (fromFrames), else the cache's count. CloudWatch's answers carry no scan
-// statistics, so this is an estimate: points × samples each point reads.
-func (d *Datasource) annotateCost(frames data.Frames, expr string, r rcache.Result, fromFrames bool) {
+// configured price to the first frame's stats (the query inspector shows them), from the
+// points fetched upstream (r.Points). CloudWatch's answers carry no scan statistics, so
+// this is an estimate: points × samples each point reads.
+func (d *Datasource) annotateCost(frames data.Frames, expr string, r rcache.Result) {
 	if len(frames) == 0 {
 		return
 	}
 	points := r.Points
-	if fromFrames {
-		points = 0
-		for _, f := range frames {
-			if n, err := f.RowLen(); err == nil {
-				points += int64(n) * int64(max(len(f.Fields)-1, 0))
-			}
-		}
-	}
 	samples := points * samplesPerPoint(expr, d.sampleInterval())
 	price := d.settings.CostPerMillionSamples
 	f := frames[0]

@@ -1,8 +1,10 @@
-import { RadioButtonGroup, Stack, Text } from '@grafana/ui';
+import { Button, RadioButtonGroup, Stack, Text } from '@grafana/ui';
 import React, { useMemo, useState } from 'react';
 
 import { HintList } from '../components/HintList';
+import { MetricsBrowser } from '../components/MetricsBrowser';
 import { PromQLEditor } from '../components/PromQLEditor';
+import { StarterQueries } from '../components/StarterQueries';
 import { getHints } from '../hints';
 import { ResourcePrometheusClient } from '../promql/client';
 import { EditorMode } from '../types';
@@ -25,7 +27,8 @@ const MODES = [
 
 /**
  * The PromQL part of the query editor: Builder or Code (the default, and where a query stays
- * when the builder cannot represent it; the reason is shown as builder-refused).
+ * when the builder cannot represent it; the reason is shown as builder-refused). Code has the
+ * metrics browser; an empty query gets the starter queries.
  */
 export function PromQLEditorModes({ expr, editorMode, onChange, onRunQuery, client }: PromQLEditorModesProps) {
   const hints = useMemo(() => getHints(expr), [expr]);
@@ -48,6 +51,12 @@ export function PromQLEditorModes({ expr, editorMode, onChange, onRunQuery, clie
     }
   }
   const mode: EditorMode = editorMode === 'builder' && builderOK ? 'builder' : 'code';
+  const [browsing, setBrowsing] = useState(false);
+  // A starter or the browser's selector is PromQL text: it goes in, in Code, and runs.
+  const putExpr = (v: string) => {
+    onChange({ expr: v, editorMode: 'code' });
+    onRunQuery();
+  };
 
   const switchTo = (next: EditorMode) => {
     if (next === 'code' || expr.trim() === '') {
@@ -69,6 +78,17 @@ export function PromQLEditorModes({ expr, editorMode, onChange, onRunQuery, clie
     <Stack direction="column" gap={1}>
       <Stack direction="row" gap={1} alignItems="center">
         <RadioButtonGroup<EditorMode> size="sm" options={MODES} value={mode} onChange={switchTo} />
+        {mode === 'code' && (
+          <Button
+            size="sm"
+            variant="secondary"
+            icon={browsing ? 'angle-down' : 'angle-right'}
+            aria-expanded={browsing}
+            onClick={() => setBrowsing(!browsing)}
+          >
+            Metrics browser
+          </Button>
+        )}
         {refused && (
           <span data-testid="builder-refused" role="status">
             <Text color="warning">Stays in Code: the builder cannot represent {refused}.</Text>
@@ -87,6 +107,15 @@ export function PromQLEditorModes({ expr, editorMode, onChange, onRunQuery, clie
         />
       ) : (
         <>
+          {browsing && (
+            <MetricsBrowser
+              client={client}
+              onUse={(v) => {
+                setBrowsing(false);
+                putExpr(v);
+              }}
+            />
+          )}
           <PromQLEditor
             value={expr}
             client={client}
@@ -97,6 +126,7 @@ export function PromQLEditorModes({ expr, editorMode, onChange, onRunQuery, clie
           <HintList hints={hints} onFix={(fixed) => onChange({ expr: fixed })} />
         </>
       )}
+      {expr.trim() === '' && <StarterQueries onPick={putExpr} />}
     </Stack>
   );
 }

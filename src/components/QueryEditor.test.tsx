@@ -1,7 +1,8 @@
 import { acceptCompletion, currentCompletions, selectedCompletion, startCompletion } from '@codemirror/autocomplete';
 import { EditorView } from '@codemirror/view';
-import { act, fireEvent, screen, waitFor } from '@testing-library/react';
+import { act, fireEvent, screen, waitFor, within } from '@testing-library/react';
 
+import { EXAMPLES } from '../examples';
 import { fakeResources, testDatasource } from '../testing';
 import { SageQuery } from '../types';
 import { renderQueryEditor } from './testing';
@@ -10,6 +11,7 @@ function setup(initial: SageQuery) {
   const fetcher = fakeResources({
     'api/v1/label/__name__/values': ['vllm:num_requests_running', 'Invocations'],
     'api/v1/labels': ['aws.sagemaker.endpoint.name', 'EndpointName'],
+    'api/v1/series': [{ __name__: 'vllm:num_requests_running', 'aws.sagemaker.endpoint.name': 'chat' }],
   });
   const { changes, onRunQuery, last } = renderQueryEditor(testDatasource(fetcher), initial);
   const view = () =>
@@ -85,5 +87,32 @@ describe('QueryEditor', () => {
     fireEvent.click(screen.getByLabelText('Diagnosis'));
     expect(last().queryType).toBe('diagnosis');
     expect(screen.queryByTestId('promql-editor')).not.toBeInTheDocument();
+  });
+
+  it('offers the starter queries while the query is empty; a click puts one in Code and runs it', () => {
+    const { last, onRunQuery, view } = setup({ refId: 'A', expr: '', editorMode: 'builder' });
+    const starters = screen.getByTestId('starter-queries');
+    for (const ex of EXAMPLES) {
+      expect(within(starters).getByRole('button', { name: ex.title })).toBeInTheDocument();
+      expect(within(starters).getByText(ex.note)).toBeInTheDocument();
+    }
+    const pick = EXAMPLES.find((e) => e.title.startsWith('Cold-start'))!;
+    fireEvent.click(within(starters).getByRole('button', { name: pick.title }));
+    expect(last()).toMatchObject({ expr: pick.expr, editorMode: 'code' });
+    expect(onRunQuery).toHaveBeenCalledTimes(1);
+    expect(view().state.doc.toString()).toBe(pick.expr);
+    expect(screen.queryByTestId('starter-queries')).not.toBeInTheDocument();
+  });
+
+  it('opens the metrics browser in Code and writes the selector it builds', async () => {
+    const { last, onRunQuery } = setup({ refId: 'A', expr: 'up' });
+    expect(screen.queryByTestId('metrics-browser')).not.toBeInTheDocument();
+    fireEvent.click(screen.getByRole('button', { name: 'Metrics browser' }));
+    fireEvent.click(await screen.findByRole('button', { name: /^vllm:num_requests_running/ }));
+    await waitFor(() => expect(screen.getByTestId('browser-selector')).toHaveTextContent('vllm:num_requests_running'));
+    fireEvent.click(screen.getByRole('button', { name: 'Use query' }));
+    expect(last()).toMatchObject({ expr: 'vllm:num_requests_running', editorMode: 'code' });
+    expect(onRunQuery).toHaveBeenCalled();
+    expect(screen.queryByTestId('metrics-browser')).not.toBeInTheDocument();
   });
 });

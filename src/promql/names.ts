@@ -43,6 +43,11 @@ export function labelNameToken(name: string): string {
   return isLegacyLabelName(name) ? name : quoteString(name);
 }
 
+/** A literal for a PromQL (RE2) regular expression: its metacharacters escaped. */
+export function regexEscape(value: string): string {
+  return value.replace(/[\\.+*?()|[\]{}^$]/g, '\\$&');
+}
+
 export type MatchOp = '=' | '!=' | '=~' | '!~';
 
 export interface LabelMatcher {

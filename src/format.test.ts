@@ -44,6 +44,20 @@ describe('framesToTable', () => {
     expect(table.meta?.preferredVisualisationType).toBe('table');
   });
 
+  it("keeps the query inspector's executed query and stats", () => {
+    const a = series('A', { __name__: 'up' }, [[1, 1]]);
+    const b = series('A', { __name__: 'up', x: 'y' }, [[1, 2]]);
+    const stats = [{ displayName: 'Results cache: hit (upstream calls)', value: 0 }];
+    b.meta = { executedQueryString: 'Expr: up\nStep: 1m\nTime: 2026-06-05T13:00:00Z', stats };
+    const table = framesToTable([a, b], 'A', false);
+    expect(table.meta).toEqual({
+      executedQueryString: b.meta.executedQueryString,
+      stats,
+      preferredVisualisationType: 'table',
+    });
+    expect(framesToTable([a], 'A', false).meta).toStrictEqual({ preferredVisualisationType: 'table' });
+  });
+
   it('names the value column by refId when several table queries share a panel', () => {
     const table = framesToTable([series('B', { __name__: 'up' }, [[1, 1]])], 'B', true);
     expect(columns(table)).toContain('Value #B');

@@ -1,4 +1,4 @@
-import { createDataFrame, DataFrame, DataFrameType, Field, FieldType, Labels } from '@grafana/data';
+import { createDataFrame, DataFrame, DataFrameType, Field, FieldType, Labels, QueryResultMeta } from '@grafana/data';
 
 import { runsPromQL } from './queryTypes';
 import { INSTANT_REFID_SUFFIX, SageQuery } from './types';
@@ -48,7 +48,23 @@ export function framesToTable(frames: DataFrame[], refId: string, manyTables: bo
       config: { displayNameFromDS: valueColumnName(refId, manyTables) },
     },
   ];
-  return createDataFrame({ refId, fields, meta: { preferredVisualisationType: 'table' } });
+  return createDataFrame({ refId, fields, meta: { ...inspected(frames), preferredVisualisationType: 'table' } });
+}
+
+/**
+ * What the query inspector shows of a query (the PromQL as sent, the stats), from the frame
+ * the backend put it on, so a view built from the frames keeps it.
+ */
+function inspected(frames: DataFrame[]): QueryResultMeta {
+  const meta = frames.find((f) => f.meta?.executedQueryString !== undefined || f.meta?.stats)?.meta;
+  const out: QueryResultMeta = {};
+  if (meta?.executedQueryString !== undefined) {
+    out.executedQueryString = meta.executedQueryString;
+  }
+  if (meta?.stats) {
+    out.stats = meta.stats;
+  }
+  return out;
 }
 
 function leValue(le: string): number {

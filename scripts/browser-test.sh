@@ -31,7 +31,7 @@ trap cleanup EXIT
 go build -o "$work/gpx_inferscope_sagemaker" ./pkg
 go -C rig build -o "$work/pluginhost" ./cmd/pluginhost
 node e2e/build.mjs
-"$work/pluginhost" --plugin "$work/gpx_inferscope_sagemaker" --page e2e/dist \
+"$work/pluginhost" --plugin "$work/gpx_inferscope_sagemaker" --page e2e/dist --generated-instances 5000 \
   >"$work/host.out" 2>"$E2E_SCREENSHOTS/host.log" &
 host_pid=$!
 # The host prints its address once the emulator's history is backfilled and the plugin is up.

@@ -185,6 +185,21 @@ function describeFrames(frames: DataFrame[]): string {
     .join('\n');
 }
 
+/**
+ * What Grafana's query inspector shows of a response: each frame's executed query (its Query
+ * tab) and stats (its Stats tab), for the frames that carry them.
+ */
+function inspectFrames(frames: DataFrame[]): string {
+  return frames
+    .filter((f) => f.meta?.executedQueryString || f.meta?.stats?.length)
+    .map((f) =>
+      [f.meta?.executedQueryString, ...(f.meta?.stats ?? []).map((s) => `${s.displayName}: ${s.value}`)]
+        .filter(Boolean)
+        .join('\n')
+    )
+    .join('\n\n');
+}
+
 /** A panel's query editor: runs the query through /api/ds/query on Shift+Enter or blur. */
 function QueryPage({ ds }: { ds: SageDatasource }) {
   const [query, setQuery] = useState<SageQuery>({ refId: 'A', ...ds.getDefaultQuery(CoreApp.Explore) } as SageQuery);
@@ -196,11 +211,14 @@ function QueryPage({ ds }: { ds: SageDatasource }) {
     setQuery(q);
   };
   const [result, setResult] = useState('');
+  const [inspected, setInspected] = useState('');
   const range = useState(lastHour)[0];
   const run = async () => {
     setResult('');
+    setInspected('');
     const resp = await lastValueFrom(ds.query(panelRequest([latest.current], CoreApp.Explore)));
     setResult(resp.error ? `error: ${resp.error.message}` : `${resp.data.length} frames\n${describeFrames(resp.data)}`);
+    setInspected(inspectFrames(resp.data));
   };
   return (
     <Stack direction="column" gap={2}>
@@ -214,6 +232,7 @@ function QueryPage({ ds }: { ds: SageDatasource }) {
       />
       <Result testId="expr">{query.expr}</Result>
       <Result testId="query-result">{result}</Result>
+      <Result testId="query-inspector">{inspected}</Result>
     </Stack>
   );
 }

@@ -53,6 +53,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&opts.Scenario, "scenario", "healthy", "incident the simulated fleet plays (rig/simulator/SCENARIOS.md)")
 	fs.Int64Var(&opts.Seed, "seed", 1, "random seed of the simulated fleet")
 	fs.DurationVar(&opts.History, "history", 2*time.Hour, "simulated history backfilled up to now")
+	generated := fs.Int("generated-instances", 0, "also write this many generated instances of "+generatedMetric+" (a label with that many values)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -71,6 +72,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("starting the emulator stack: %w", err)
 	}
 	defer st.Close()
+	if *generated > 0 {
+		if err := appendGenerated(ctx, st, st.DB, *generated, opts.Seed); err != nil {
+			return err
+		}
+	}
 	p, err := pluginproc.Start(*pluginBin)
 	if err != nil {
 		return err

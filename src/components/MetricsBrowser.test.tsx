@@ -66,7 +66,9 @@ describe('MetricsBrowser', () => {
   it('lists the discovered metrics with type, temporality and unit from the catalog', async () => {
     setup();
     // While discovery asks, the catalog is listed; then what it found.
-    expect(await screen.findByRole('button', { name: /^my_custom_metric/ })).toHaveTextContent('not in the catalog');
+    expect(await screen.findByRole('button', { name: /^my_custom_metric/ }, { timeout: 5000 })).toHaveTextContent(
+      'not in the catalog'
+    );
     expect(rows('browser-metric-list')).toHaveLength(3);
     const gpu = screen.getByRole('button', { name: new RegExp(`^${METRIC}`) });
     expect(gpu).toHaveTextContent(`GPU (DCGM) · ${describeMetric(metricInfo(METRIC)!)}`);

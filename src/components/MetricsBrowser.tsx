@@ -51,10 +51,10 @@ function useLoaded<T>(key: string | undefined, load: () => Promise<T>): Loaded<T
   return out && out.key === key ? out.value : { state: 'loading' };
 }
 
-/** Items whose text contains the search (any case). */
-export function matching<T>(items: readonly T[], search: string, text: (t: T) => string): T[] {
-  const s = search.trim().toLowerCase();
-  return s === '' ? [...items] : items.filter((t) => text(t).toLowerCase().includes(s));
+/** The names containing the search (any case). */
+export function matching(names: readonly string[], search: string): string[] {
+  const q = search.trim().toLowerCase();
+  return q === '' ? [...names] : names.filter((n) => n.toLowerCase().includes(q));
 }
 
 /** Label name → distinct values, from the label sets of a metric's series. */
@@ -92,21 +92,22 @@ function aboutMetric(name: string): string {
   return info ? `${familyTitle.get(info.family) ?? info.family} · ${describeMetric(info)}` : 'not in the catalog';
 }
 
-interface CappedProps<T> {
-  items: T[];
-  total: number;
+interface SearchableListProps {
+  names: string[];
+  /** What the names are ("values"): the search box is "Search <noun>". */
   noun: string;
   testId: string;
-  row: (item: T) => React.ReactNode;
-  keyOf: (item: T) => string;
+  row: (name: string) => React.ReactNode;
 }
 
-/** The first ROW_LIMIT items, and a note saying how many the search hides. */
-function CappedList<T>({ items, total, noun, testId, row, keyOf }: CappedProps<T>) {
+/** A search box, then the first ROW_LIMIT names containing it and a note on how many match. */
+function SearchableList({ names, noun, testId, row }: SearchableListProps) {
   const styles = useStyles2(getStyles);
+  const [search, setSearch] = useState('');
+  const items = matching(names, search);
   const shown = items.slice(0, ROW_LIMIT);
-  let note = `${total.toLocaleString('en-US')} ${noun}`;
-  if (items.length < total) {
+  let note = `${names.length.toLocaleString('en-US')} ${noun}`;
+  if (items.length < names.length) {
     note = `${items.length.toLocaleString('en-US')} of ${note} match`;
   }
   if (shown.length < items.length) {
@@ -114,6 +115,12 @@ function CappedList<T>({ items, total, noun, testId, row, keyOf }: CappedProps<T
   }
   return (
     <>
+      <Input
+        aria-label={`Search ${noun}`}
+        placeholder={`Search ${noun}`}
+        value={search}
+        onChange={(e) => setSearch(e.currentTarget.value)}
+      />
       <span data-testid="browser-list-note">
         <Text color="secondary" variant="bodySmall">
           {note}
@@ -121,10 +128,28 @@ function CappedList<T>({ items, total, noun, testId, row, keyOf }: CappedProps<T
       </span>
       <ul className={styles.list} data-testid={testId}>
         {shown.map((item) => (
-          <li key={keyOf(item)}>{row(item)}</li>
+          <li key={item}>{row(item)}</li>
         ))}
       </ul>
     </>
+  );
+}
+
+interface PickRowProps {
+  name: string;
+  about: string;
+  picked: boolean;
+  onPick: () => void;
+}
+
+/** A name to pick, with a line about it. */
+function PickRow({ name, about, picked, onPick }: PickRowProps) {
+  const styles = useStyles2(getStyles);
+  return (
+    <button type="button" className={picked ? styles.picked : styles.row} aria-pressed={picked} onClick={onPick}>
+      <span className={styles.name}>{name}</span>
+      <span className={styles.about}>{about}</span>
+    </button>
   );
 }
 
@@ -137,7 +162,6 @@ export function MetricsBrowser({ client, onUse }: MetricsBrowserProps) {
   const [metric, setMetric] = useState<string | undefined>();
   const [label, setLabel] = useState<string | undefined>();
   const [picked, setPicked] = useState<Map<string, string[]>>(new Map());
-  const [search, setSearch] = useState({ metrics: '', labels: '', values: '' });
 
   const metrics = useLoaded('metrics', () => client.metricNames());
   const series = useLoaded(metric, () => client.series(metric!));
@@ -160,7 +184,6 @@ export function MetricsBrowser({ client, onUse }: MetricsBrowserProps) {
     setMetric(m);
     setLabel(undefined);
     setPicked(new Map());
-    setSearch((s) => ({ ...s, labels: '', values: '' }));
   };
   const toggle = (value: string) => {
     const next = new Map(picked);
@@ -168,44 +191,20 @@ export function MetricsBrowser({ client, onUse }: MetricsBrowserProps) {
     next.set(label!, now.includes(value) ? now.filter((v) => v !== value) : [...now, value]);
     setPicked(next);
   };
-  const searchInput = (key: keyof typeof search, aria: string) => (
-    <Input
-      aria-label={aria}
-      placeholder={aria}
-      value={search[key]}
-      onChange={(e) => {
-        const v = e.currentTarget.value;
-        setSearch((s) => ({ ...s, [key]: v }));
-      }}
-    />
-  );
 
   return (
     <div className={styles.browser} data-testid="metrics-browser">
       <Stack direction="row" gap={2} alignItems="flex-start">
         <div className={styles.column}>
           <Text weight="medium">1. Metric</Text>
-          {searchInput('metrics', 'Search metrics')}
           {metrics?.state === 'failed' && (
             <Failed error={`Metric discovery failed (${metrics.error}); the catalog is offered`} />
           )}
-          <CappedList
-            items={matching(names, search.metrics, (n) => n)}
-            total={names.length}
+          <SearchableList
+            names={names}
             noun="metrics"
             testId="browser-metric-list"
-            keyOf={(n) => n}
-            row={(n) => (
-              <button
-                type="button"
-                className={n === metric ? styles.picked : styles.row}
-                aria-pressed={n === metric}
-                onClick={() => pickMetric(n)}
-              >
-                <span className={styles.name}>{n}</span>
-                <span className={styles.about}>{aboutMetric(n)}</span>
-              </button>
-            )}
+            row={(n) => <PickRow name={n} about={aboutMetric(n)} picked={n === metric} onPick={() => pickMetric(n)} />}
           />
         </div>
         <div className={styles.column}>
@@ -215,28 +214,18 @@ export function MetricsBrowser({ client, onUse }: MetricsBrowserProps) {
           {series?.state === 'failed' && <Failed error={series.error} />}
           {metric && series?.state === 'done' && (
             <>
-              {searchInput('labels', 'Search labels')}
-              <CappedList
-                items={matching(labels, search.labels, (l) => l)}
-                total={labels.length}
+              <SearchableList
+                key={metric}
+                names={labels}
                 noun="labels"
                 testId="browser-label-list"
-                keyOf={(l) => l}
                 row={(l) => (
-                  <button
-                    type="button"
-                    className={l === label ? styles.picked : styles.row}
-                    aria-pressed={l === label}
-                    onClick={() => {
-                      setLabel(l);
-                      setSearch((s) => ({ ...s, values: '' }));
-                    }}
-                  >
-                    <span className={styles.name}>{l}</span>
-                    <span className={styles.about}>
-                      {counts.get(l)} {counts.get(l) === 1 ? 'value' : 'values'}
-                    </span>
-                  </button>
+                  <PickRow
+                    name={l}
+                    about={`${counts.get(l)} ${counts.get(l) === 1 ? 'value' : 'values'}`}
+                    picked={l === label}
+                    onPick={() => setLabel(l)}
+                  />
                 )}
               />
             </>
@@ -249,13 +238,11 @@ export function MetricsBrowser({ client, onUse }: MetricsBrowserProps) {
           {values?.state === 'failed' && <Failed error={values.error} />}
           {label && values?.state === 'done' && (
             <>
-              {searchInput('values', 'Search values')}
-              <CappedList
-                items={matching(values.value, search.values, (v) => v)}
-                total={values.value.length}
+              <SearchableList
+                key={valuesKey}
+                names={values.value}
                 noun="values"
                 testId="browser-value-list"
-                keyOf={(v) => v}
                 row={(v) => (
                   <Checkbox label={v} value={picked.get(label)?.includes(v) ?? false} onChange={() => toggle(v)} />
                 )}

@@ -9,7 +9,15 @@ import { CACHE_TTL_MS, ResourcePrometheusClient } from './client';
 import { insertionFor, insideBraces, withQuotedNames } from './completion';
 import { EXAMPLES } from '../examples';
 import { maskTemplateVariables, parsedState, templateAwareLinter } from './lint';
-import { labelNameToken, quoteString, selector, stringLiteralEnd, unquoteName, unquoteString } from './names';
+import {
+  labelNameToken,
+  quoteString,
+  regexEscape,
+  selector,
+  stringLiteralEnd,
+  unquoteName,
+  unquoteString,
+} from './names';
 
 const METRICS = ['vllm:num_requests_running', 'DCGM_FI_DEV_GPU_UTIL', 'http.server.active_requests'];
 const LABELS = ['__name__', 'aws.sagemaker.endpoint.name', '@resource.host.id', 'EndpointName'];
@@ -77,6 +85,16 @@ describe('names', () => {
     ],
   ] as const)('selector(%s)', (metric, matchers, expected) => {
     expect(selector(metric, [...matchers])).toBe(expected);
+  });
+
+  it.each([
+    ['i-0abc', 'i-0abc'],
+    ['a.b', 'a\\.b'],
+    ['x+(y)|[z]{2}^$*?\\', 'x\\+\\(y\\)\\|\\[z\\]\\{2\\}\\^\\$\\*\\?\\\\'],
+  ])('regexEscape(%s) matches only itself', (value, escaped) => {
+    expect(regexEscape(value)).toBe(escaped);
+    expect(new RegExp(`^(?:${regexEscape(value)})$`).test(value)).toBe(true);
+    expect(new RegExp(`^(?:${regexEscape(value)})$`).test(`${value}x`)).toBe(false);
   });
 
   it.each([

@@ -6,7 +6,7 @@ import React from 'react';
 import { describeMetric, metricInfo } from '../builder/catalog';
 import { ResourcePrometheusClient } from '../promql/client';
 import { parsedState, templateAwareLinter } from '../promql/lint';
-import { labelValuesPath, ResourceClient } from '../resources';
+import { DISCOVERY_LIMIT, labelValuesPath, ResourceClient } from '../resources';
 import { fakeResources } from '../testing';
 import { matchersOf, MetricsBrowser, ROW_LIMIT, valueCounts } from './MetricsBrowser';
 
@@ -82,6 +82,7 @@ describe('MetricsBrowser', () => {
     await screen.findByRole('textbox', { name: 'Search labels' });
     const labels = rows('browser-label-list').map((r) => r.textContent);
     expect(labels).toEqual([`${HOST}5000 values`, `${ENDPOINT}3 values`, 'gpu8 values']);
+    expect(screen.queryByTestId('browser-series-capped')).not.toBeInTheDocument();
     expect(fetcher.calls.filter((c) => c.path === 'api/v1/series').map((c) => c.params['match[]'])).toEqual([[METRIC]]);
   });
 
@@ -125,6 +126,15 @@ describe('MetricsBrowser', () => {
     }
     fireEvent.click(screen.getByRole('button', { name: 'Use query' }));
     expect(onUse).toHaveBeenCalledWith(both);
+  });
+
+  it('says when the counts come from a series answer cut at the discovery limit', async () => {
+    const many = Array.from({ length: DISCOVERY_LIMIT }, (_, i) => ({ __name__: METRIC, [HOST]: `i-${i}` }));
+    const fetcher = fakeResources({ 'api/v1/label/__name__/values': [METRIC], 'api/v1/series': many });
+    render(<MetricsBrowser client={new ResourcePrometheusClient(new ResourceClient(fetcher))} onUse={jest.fn()} />);
+    fireEvent.click(await screen.findByRole('button', { name: new RegExp(`^${METRIC}`) }));
+    expect(await screen.findByTestId('browser-series-capped')).toHaveTextContent('first 10,000 series');
+    expect(rows('browser-label-list').map((r) => r.textContent)).toEqual([`${HOST}10000 values`]);
   });
 
   it('offers the catalog, saying why, when metric discovery fails', async () => {

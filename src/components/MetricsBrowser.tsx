@@ -6,6 +6,7 @@ import React, { useEffect, useMemo, useState } from 'react';
 import { catalogMetrics, describeMetric, FAMILIES, metricInfo } from '../builder/catalog';
 import { ResourcePrometheusClient } from '../promql/client';
 import { LabelMatcher, regexEscape, selector } from '../promql/names';
+import { DISCOVERY_LIMIT } from '../resources';
 
 // The metrics browser of the code editor: pick a metric (type, temporality and unit from the
 // shared catalog), see its labels with how many values each has, tick values, and use the
@@ -214,6 +215,14 @@ export function MetricsBrowser({ client, onUse }: MetricsBrowserProps) {
           {series?.state === 'failed' && <Failed error={series.error} />}
           {metric && series?.state === 'done' && (
             <>
+              {series.value.length >= DISCOVERY_LIMIT && (
+                <span data-testid="browser-series-capped">
+                  <Text color="warning" variant="bodySmall">
+                    Counted from the first {DISCOVERY_LIMIT.toLocaleString('en-US')} series: labels may have more
+                    values.
+                  </Text>
+                </span>
+              )}
               <SearchableList
                 key={metric}
                 names={labels}

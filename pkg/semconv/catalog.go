@@ -21,21 +21,49 @@ const (
 	FamilyControlPlane Family = "control_plane"
 )
 
-// FamilyInfo is a family with the title the editor shows.
+// FamilyInfo is a family with the title the editor shows and the labels its series may
+// carry: ad-hoc filters and Explore's filter for/out add a matcher only to selectors of
+// metrics whose family lists the label, since a matcher on a label a series lacks matches
+// nothing (rig/simulator's tests hold every simulated series to these lists).
 type FamilyInfo struct {
-	ID    Family `json:"id"`
-	Title string `json:"title"`
+	ID     Family   `json:"id"`
+	Title  string   `json:"title"`
+	Labels []string `json:"labels"`
+}
+
+// Labels every series carries (CloudWatch's system labels and the type label).
+var commonLabels = []string{LabelAccount, LabelRegion, LabelType}
+
+// Labels of detailed-observability series: the endpoint's attributes and the host resource.
+var deployedLabels = []string{
+	LabelEndpoint, LabelVariant, LabelInferenceComp, LabelContainerID, LabelContainerName, LabelFramework,
+	LabelHostID, LabelHostType, LabelAZ,
+}
+
+func labelsOf(groups ...[]string) []string {
+	var out []string
+	for _, g := range append([][]string{commonLabels}, groups...) {
+		out = append(out, g...)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // Families in display order.
 var Families = []FamilyInfo{
-	{FamilyVended, "SageMaker vended"},
-	{FamilyVLLM, "vLLM"},
-	{FamilySGLang, "SGLang"},
-	{FamilyDJL, "DJL Serving"},
-	{FamilyDCGM, "GPU (DCGM)"},
-	{FamilyNode, "Host (node exporter)"},
-	{FamilyControlPlane, "Control plane events"},
+	{FamilyVended, "SageMaker vended", labelsOf([]string{
+		LabelScopeName, LabelTemporality, LabelResourceID,
+		DimEndpointName, DimVariantName, DimInferenceComponentName, DimInstanceID, DimContainerID,
+		DimAvailabilityZone, DimInstanceType, DimRegion,
+	})},
+	{FamilyVLLM, "vLLM", labelsOf(deployedLabels, []string{LabelModelName, LabelVLLMEngine, LabelFinishedReason})},
+	{FamilySGLang, "SGLang", labelsOf(deployedLabels, []string{LabelModelName, LabelSGLEngineType, LabelSGLTPRank, LabelSGLPPRank, LabelSGLMoEEPRank})},
+	{FamilyDJL, "DJL Serving", labelsOf(deployedLabels, []string{LabelModelName})},
+	{FamilyDCGM, "GPU (DCGM)", labelsOf(deployedLabels, []string{LabelGPU, LabelGPUUUID, LabelGPUDevice, LabelGPUModelName, LabelGPUPCIBusID})},
+	{FamilyNode, "Host (node exporter)", labelsOf(deployedLabels, []string{LabelCPU, LabelCPUMode, LabelDevice, LabelFSType, LabelMountpoint})},
+	{FamilyControlPlane, "Control plane events", labelsOf(deployedLabels, []string{
+		LabelScalingDirection, LabelOperationType, LabelEventInstanceType, LabelEventAZ,
+	})},
 }
 
 // Temporality of a counter or histogram: a delta sample is one interval's amount (sum it over

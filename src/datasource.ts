@@ -1,22 +1,33 @@
 import {
+  AdHocVariableFilter,
   AnnotationQuery,
   CoreApp,
+  DataFrame,
   DataQuery,
   DataQueryRequest,
   DataQueryResponse,
   DataSourceApi,
+  DataSourceGetTagKeysOptions,
+  DataSourceGetTagValuesOptions,
   DataSourceInstanceSettings,
+  DataSourceWithQueryModificationSupport,
+  DataSourceWithToggleableQueryFiltersSupport,
   LegacyMetricFindQueryOptions,
   MetricFindValue,
+  QueryFilterOptions,
+  QueryFixAction,
   ScopedVars,
   TimeRange,
+  ToggleFilterAction,
 } from '@grafana/data';
 import { DataSourceWithBackend, getTemplateSrv, TemplateSrv } from '@grafana/runtime';
 import { map, Observable, of } from 'rxjs';
 
+import { AdHocResult, applyAdHoc, ignoredNotice, TagLookup } from './adhoc';
 import { framesToEvents, prepareAnnotation, SageAnnotation } from './annotations';
 import { AnnotationQueryEditor } from './components/AnnotationQueryEditor';
 import { applyFormats } from './format';
+import { addMatcher, hasMatcher, removeMatcher, toggleMatcher } from './promql/filters';
 import { lastHour, ResourceClient } from './resources';
 import plugin from './plugin.json';
 import { splitRegions } from './regions';
@@ -103,8 +114,13 @@ export function splitRangeAndInstant(query: SageQuery): SageQuery[] {
   ];
 }
 
-export class SageDatasource extends DataSourceWithBackend<SageQuery, SageOptions> {
+export class SageDatasource
+  extends DataSourceWithBackend<SageQuery, SageOptions>
+  implements DataSourceWithQueryModificationSupport<SageQuery>, DataSourceWithToggleableQueryFiltersSupport<SageQuery>
+{
   readonly resources: ResourceClient;
+  /** Keys and values of ad-hoc filters, cached and shared while in flight. */
+  readonly tags: TagLookup;
   /** The data source's region, for the aws_region() and aws_console() variables. */
   readonly region: string;
 
@@ -120,6 +136,7 @@ export class SageDatasource extends DataSourceWithBackend<SageQuery, SageOptions
     this.interval = instanceSettings.jsonData?.timeInterval || DEFAULTS.timeInterval;
     this.region = instanceSettings.jsonData?.defaultRegion ?? '';
     this.resources = new ResourceClient(this);
+    this.tags = new TagLookup(this.resources);
     this.variables = new SageVariableSupport(this);
     this.annotations = {
       QueryEditor: AnnotationQueryEditor,
@@ -180,8 +197,13 @@ export class SageDatasource extends DataSourceWithBackend<SageQuery, SageOptions
     return this.templateSrv.getVariables().map((v) => `$${v.name}`);
   }
 
-  applyTemplateVariables(query: SageQuery, scopedVars: ScopedVars): SageQuery {
-    return {
+  applyTemplateVariables(query: SageQuery, scopedVars: ScopedVars, filters?: AdHocVariableFilter[]): SageQuery {
+    return this.withFilters(query, scopedVars, filters).query;
+  }
+
+  /** The query interpolated, then narrowed by the dashboard's ad-hoc filters (src/adhoc.ts). */
+  private withFilters(query: SageQuery, scopedVars: ScopedVars, filters?: AdHocVariableFilter[]): AdHocResult {
+    const interpolated = {
       ...query,
       region: this.interpolateRegions(query.region, scopedVars),
       expr: this.interpolate(query.expr, scopedVars),
@@ -190,11 +212,66 @@ export class SageDatasource extends DataSourceWithBackend<SageQuery, SageOptions
       endpoint: this.interpolateNames(query.endpoint, scopedVars),
       inferenceComponent: this.interpolateNames(query.inferenceComponent, scopedVars),
     };
+    return applyAdHoc(interpolated, filters);
   }
 
-  /** Used when a dashboard query opens in Explore: variables resolve before leaving the dashboard. */
-  interpolateVariablesInQueries(queries: SageQuery[], scopedVars: ScopedVars): SageQuery[] {
-    return queries.map((q) => ({ ...this.applyTemplateVariables(q, scopedVars), datasource: this.getRef() }));
+  /** The region an ad-hoc lookup asks about: the first query's first region, else the default. */
+  private tagRegion(queries: SageQuery[] | undefined): string {
+    return queries?.length ? this.firstRegion(queries[0]) : '';
+  }
+
+  /** Label names for a Filters variable, narrowed by its other filters. */
+  getTagKeys(options?: DataSourceGetTagKeysOptions<SageQuery>): Promise<MetricFindValue[]> {
+    return this.tags.keys(this.tagRegion(options?.queries), options?.filters ?? [], options?.timeRange);
+  }
+
+  /** Values of one label for a Filters variable, narrowed by its other filters. */
+  getTagValues(options: DataSourceGetTagValuesOptions<SageQuery>): Promise<MetricFindValue[]> {
+    return this.tags.values(this.tagRegion(options.queries), options.key, options.filters ?? [], options.timeRange);
+  }
+
+  /** Explore's "filter for/out value" on table cells and legends: ADD_FILTER(_OUT) with key and value. */
+  modifyQuery(query: SageQuery, action: QueryFixAction): SageQuery {
+    const key = action.options?.key;
+    const value = action.options?.value;
+    const out = action.type === 'ADD_FILTER_OUT';
+    if (!runsPromQL(query) || !query.expr || !key || value === undefined || !(out || action.type === 'ADD_FILTER')) {
+      return query;
+    }
+    const opposite = { name: key, op: out ? '=' : '!=', value } as const;
+    const expr = addMatcher(removeMatcher(query.expr, opposite), { name: key, op: out ? '!=' : '=', value });
+    return { ...query, expr };
+  }
+
+  getSupportedQueryModifications(): string[] {
+    return ['ADD_FILTER', 'ADD_FILTER_OUT'];
+  }
+
+  /** Filter for/out that a second click undoes; the opposite filter is replaced. */
+  toggleQueryFilter(query: SageQuery, filter: ToggleFilterAction): SageQuery {
+    const { key, value } = filter.options;
+    if (!runsPromQL(query) || !query.expr || !key || value === undefined) {
+      return query;
+    }
+    return { ...query, expr: toggleMatcher(query.expr, key, value, filter.type === 'FILTER_OUT') };
+  }
+
+  /** Whether the query already filters for key = value (Explore shows the toggle as active). */
+  queryHasFilter(query: SageQuery, filter: QueryFilterOptions): boolean {
+    return (
+      Boolean(query.expr) &&
+      runsPromQL(query) &&
+      hasMatcher(query.expr!, { name: filter.key, op: '=', value: filter.value })
+    );
+  }
+
+  /** Used when a dashboard query opens in Explore: variables and ad-hoc filters resolve before leaving the dashboard. */
+  interpolateVariablesInQueries(
+    queries: SageQuery[],
+    scopedVars: ScopedVars,
+    filters?: AdHocVariableFilter[]
+  ): SageQuery[] {
+    return queries.map((q) => ({ ...this.applyTemplateVariables(q, scopedVars, filters), datasource: this.getRef() }));
   }
 
   /** Query history and the inspector show the PromQL itself. */
@@ -207,11 +284,22 @@ export class SageDatasource extends DataSourceWithBackend<SageQuery, SageOptions
   }
 
   query(request: DataQueryRequest<SageQuery>): Observable<DataQueryResponse> {
-    const targets = request.targets.flatMap(splitRangeAndInstant);
+    const split = request.targets.flatMap(splitRangeAndInstant);
     const explore = request.app === CoreApp.Explore;
-    return super
-      .query({ ...request, targets })
-      .pipe(map((response) => ({ ...response, data: applyFormats(response.data ?? [], targets, explore) })));
+    // Ad-hoc filters: a query they leave nothing of is not sent; the others get a notice
+    // naming the filters they ignore.
+    const adhoc = new Map(split.map((t) => [t.refId, this.withFilters(t, request.scopedVars, request.filters)]));
+    const targets = split.filter((t) => !adhoc.get(t.refId)?.empty);
+    const dropped = split.filter((t) => adhoc.get(t.refId)?.empty);
+    return super.query({ ...request, targets }).pipe(
+      map((response) => ({
+        ...response,
+        data: [
+          ...withNotices(applyFormats(response.data ?? [], targets, explore), adhoc),
+          ...dropped.map((t) => emptyFrame(t.refId, adhoc.get(t.refId)!)),
+        ],
+      }))
+    );
   }
 
   /** Keeps the PromQL of queries coming from Prometheus-type datasources; others start empty. */
@@ -253,4 +341,24 @@ export class SageDatasource extends DataSourceWithBackend<SageQuery, SageOptions
     const regions = splitRegions(this.interpolateRegions(stored.region, options?.scopedVars));
     return resolveVariableQuery(interpolated, this.resources, range, this.region, regions);
   }
+}
+
+/** Adds the ignored-filters notice to the frames of each query that ignored some. */
+function withNotices(frames: DataFrame[], adhoc: Map<string, AdHocResult>): DataFrame[] {
+  return frames.map((f) => {
+    const ignored = adhoc.get(f.refId ?? '')?.ignored ?? [];
+    if (!ignored.length) {
+      return f;
+    }
+    return { ...f, meta: { ...f.meta, notices: [...(f.meta?.notices ?? []), ignoredNotice(ignored)] } };
+  });
+}
+
+/** The answer of a query the ad-hoc filters leave nothing of. */
+function emptyFrame(refId: string, result: AdHocResult): DataFrame {
+  const notices = [
+    { severity: 'info' as const, text: `No data: the ad-hoc filter ${result.empty}.` },
+    ...(result.ignored.length ? [ignoredNotice(result.ignored)] : []),
+  ];
+  return { refId, name: refId, fields: [], length: 0, meta: { notices } };
 }

@@ -2,6 +2,7 @@ import { TimeRange } from '@grafana/data';
 import { PrometheusClient } from '@prometheus-io/codemirror-promql';
 import { EqlRegex, EqlSingle, Neq, NeqRegex } from '@prometheus-io/lezer-promql';
 
+import { LookupCache } from '../lookupCache';
 import { ResourceClient } from '../resources';
 import { LabelMatcher, MatchOp, selector } from './names';
 
@@ -31,8 +32,7 @@ function toMatchers(matchers: EditorMatcher[] | undefined): LabelMatcher[] {
     .map((m) => ({ name: m.name, op: OPS.get(m.type)!, value: m.value }));
 }
 
-/** How long discovery answers are reused: CloudWatch allows 10 discovery calls/s per account. */
-export const CACHE_TTL_MS = 60_000;
+export { CACHE_TTL_MS } from '../lookupCache';
 
 export type NameKind = 'metric' | 'label';
 
@@ -42,14 +42,16 @@ export type NameKind = 'metric' | 'label';
  * completion layer can quote dotted names correctly.
  */
 export class ResourcePrometheusClient implements PrometheusClient {
-  private readonly cache = new Map<string, { at: number; value: Promise<unknown> }>();
+  private readonly cache: LookupCache;
   private readonly kinds = new Map<string, NameKind>();
   private range?: TimeRange;
 
   constructor(
     private readonly resources: ResourceClient,
-    private readonly now: () => number = Date.now
-  ) {}
+    now: () => number = Date.now
+  ) {
+    this.cache = new LookupCache(now);
+  }
 
   /** The dashboard range discovery calls cover; the last hour when unset. */
   setRange(range: TimeRange | undefined) {
@@ -59,18 +61,6 @@ export class ResourcePrometheusClient implements PrometheusClient {
   /** Whether a completion label came from the metric list or a label-name list. */
   kindOf(name: string): NameKind | undefined {
     return this.kinds.get(name);
-  }
-
-  private cached<T>(key: string, load: () => Promise<T>): Promise<T> {
-    const hit = this.cache.get(key);
-    if (hit && this.now() - hit.at < CACHE_TTL_MS) {
-      return hit.value as Promise<T>;
-    }
-    const value = load();
-    this.cache.set(key, { at: this.now(), value });
-    // A failed call is not cached, so the next keystroke retries it.
-    value.catch(() => this.cache.delete(key));
-    return value;
   }
 
   private remember(names: string[], kind: NameKind): string[] {
@@ -85,7 +75,7 @@ export class ResourcePrometheusClient implements PrometheusClient {
 
   labelNames(metricName?: string): Promise<string[]> {
     const match = metricName ? [selector(metricName)] : [];
-    return this.cached(`labels|${match.join()}`, () =>
+    return this.cache.get(`labels|${match.join()}`, () =>
       this.resources.labelNames(match, this.range).then((names) =>
         this.remember(
           names.filter((n) => n !== '__name__'),
@@ -99,7 +89,7 @@ export class ResourcePrometheusClient implements PrometheusClient {
     // The matcher being typed (same label, value still partial) must not filter its own values.
     const rest = toMatchers(matchers).filter((m) => m.name !== labelName);
     const match = metricName || rest.length ? [selector(metricName, rest)] : [];
-    return this.cached(`values|${labelName}|${match.join()}`, () =>
+    return this.cache.get(`values|${labelName}|${match.join()}`, () =>
       this.resources.labelValues(labelName, match, this.range)
     );
   }
@@ -111,13 +101,13 @@ export class ResourcePrometheusClient implements PrometheusClient {
 
   series(metricName: string, matchers?: EditorMatcher[], labelName?: string): Promise<Array<Map<string, string>>> {
     const match = [selector(metricName, toMatchers(matchers))];
-    return this.cached(`series|${match.join()}|${labelName ?? ''}`, () =>
+    return this.cache.get(`series|${match.join()}|${labelName ?? ''}`, () =>
       this.resources.series(match, this.range).then((sets) => sets.map((s) => new Map(Object.entries(s))))
     );
   }
 
   metricNames(): Promise<string[]> {
-    return this.cached('metrics', () =>
+    return this.cache.get('metrics', () =>
       this.resources.metricNames([], this.range).then((names) => this.remember(names, 'metric'))
     );
   }

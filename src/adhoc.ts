@@ -1,0 +1,171 @@
+import { dateTime, MetricFindValue, QueryResultMetaNotice, TimeRange } from '@grafana/data';
+
+import { LookupCache } from './lookupCache';
+import { AdHocFilter, applyFilters, filterMatcher } from './promql/filters';
+import { LabelMatcher, selector } from './promql/names';
+import { isDiagnosis, isHealthQuery, runsPromQL } from './queryTypes';
+import { lastHour, ResourceClient } from './resources';
+import { SageQuery } from './types';
+
+// Ad-hoc filters ("Filters" variables): key and value discovery for the pickers, and what the
+// applied filters do to each query type.
+
+/**
+ * Lookups round their range to this step, so that the pickers of every panel and a refresh a
+ * little later ask the same thing and share one answer (the backend rounds to 5 minutes).
+ */
+export const RANGE_STEP_MS = 60_000;
+
+function roundRange(range: TimeRange | undefined): TimeRange {
+  const r = range ?? lastHour();
+  const from = Math.floor(r.from.valueOf() / RANGE_STEP_MS) * RANGE_STEP_MS;
+  const to = Math.ceil(r.to.valueOf() / RANGE_STEP_MS) * RANGE_STEP_MS;
+  return { from: dateTime(from), to: dateTime(to), raw: r.raw };
+}
+
+/**
+ * The selector that narrows a lookup to the series the other filters keep. CloudWatch, like
+ * Prometheus, refuses a selector whose every matcher matches the empty string, so the filters
+ * narrow only when one of them is an equality to a non-empty value.
+ */
+export function lookupMatch(filters: AdHocFilter[], except?: string): string[] {
+  const matchers = filters
+    .filter((f) => f.key !== except)
+    .map(filterMatcher)
+    .filter((m): m is LabelMatcher => m !== undefined && m.name !== '');
+  return matchers.some((m) => m.op === '=' && m.value !== '') ? [selector(undefined, matchers)] : [];
+}
+
+const texts = (values: string[]): MetricFindValue[] => values.map((text) => ({ text, value: text }));
+
+/**
+ * Label names and values for the Filters pickers, through the resource routes. Answers are
+ * kept for a minute and shared while in flight (LookupCache): a dashboard opening with several
+ * filters and panels asks CloudWatch once per distinct lookup.
+ */
+export class TagLookup {
+  private readonly cache: LookupCache;
+
+  constructor(
+    private readonly resources: ResourceClient,
+    now: () => number = Date.now
+  ) {
+    this.cache = new LookupCache(now);
+  }
+
+  keys(region: string, filters: AdHocFilter[], range?: TimeRange): Promise<MetricFindValue[]> {
+    const match = lookupMatch(filters);
+    const r = roundRange(range);
+    const key = ['keys', region, r.from.valueOf(), r.to.valueOf(), ...match].join('\n');
+    return this.cache.get(key, async () => {
+      const names = await this.resources.inRegion(region).labelNames(match, r);
+      return texts(names.filter((n) => n !== '__name__'));
+    });
+  }
+
+  values(region: string, label: string, filters: AdHocFilter[], range?: TimeRange): Promise<MetricFindValue[]> {
+    // The filter being edited must not narrow its own values.
+    const match = lookupMatch(filters, label);
+    const r = roundRange(range);
+    const key = ['values', region, label, r.from.valueOf(), r.to.valueOf(), ...match].join('\n');
+    return this.cache.get(key, async () => texts(await this.resources.inRegion(region).labelValues(label, match, r)));
+  }
+}
+
+/** Labels naming what the diagnosis, alarms and inventory queries filter by, per query field. */
+const FIELD_LABELS = {
+  endpoint: ['aws.sagemaker.endpoint.name', 'EndpointName'],
+  inferenceComponent: ['aws.sagemaker.inference_component.name', 'InferenceComponentName'],
+  region: ['@aws.region', 'Region'],
+} as const;
+
+type NameField = keyof typeof FIELD_LABELS;
+
+const FIELD_NAMES: Record<NameField, string> = {
+  endpoint: 'endpoints',
+  inferenceComponent: 'inference components',
+  region: 'regions',
+};
+
+/** A query's name field as names: "a, b" → [a, b]; empty = any. */
+const splitNames = (value: string | undefined): string[] =>
+  (value ?? '')
+    .split(',')
+    .map((n) => n.trim())
+    .filter(Boolean);
+
+/** What applying ad-hoc filters made of a query. */
+export interface AdHocResult {
+  query: SageQuery;
+  /** Filters the query does not take, one line each, for a frame notice. */
+  ignored: string[];
+  /** Why the filters leave nothing of the query's own endpoints, components or regions; unset when they do not. */
+  empty?: string;
+}
+
+function describe(f: AdHocFilter): string {
+  const value = f.values?.length ? f.values.join(' | ') : f.value;
+  return `${f.key} ${f.operator} ${JSON.stringify(value)}`;
+}
+
+/** The names an equality filter (= or =|) keeps; undefined for any other operator. */
+function keptNames(f: AdHocFilter): string[] | undefined {
+  if (f.operator === '=') {
+    return [f.value];
+  }
+  return f.operator === '=|' ? (f.values?.length ? f.values : [f.value]) : undefined;
+}
+
+/**
+ * Applies ad-hoc filters to an interpolated query. PromQL: each filter's matcher goes into the
+ * selectors of the metrics that carry its label. Diagnosis, alarms, alarm history and
+ * inventory: an equality filter on the endpoint, inference component or region label narrows
+ * that field (to the names both the query and the filter allow). Filters a query cannot take
+ * are listed in ignored.
+ */
+export function applyAdHoc(query: SageQuery, filters: AdHocFilter[] | undefined): AdHocResult {
+  if (!filters?.length) {
+    return { query, ignored: [] };
+  }
+  if (runsPromQL(query)) {
+    const expr = query.expr ?? '';
+    const out = applyFilters(expr, filters);
+    const ignored = out.unsupported.map((f) => `${describe(f)}: PromQL label matchers have no such operator`);
+    for (const f of filters) {
+      if (!out.unsupported.includes(f) && applyFilters(expr, [f]).expr === expr) {
+        ignored.push(`${describe(f)}: no metric of this query carries ${f.key}`);
+      }
+    }
+    return { query: { ...query, expr: out.expr }, ignored };
+  }
+  if (!isDiagnosis(query) && !isHealthQuery(query)) {
+    return { query, ignored: filters.map((f) => `${describe(f)}: this query type takes no filters`) };
+  }
+  const next = { ...query };
+  const ignored: string[] = [];
+  let empty: string | undefined;
+  for (const f of filters) {
+    const field = (Object.keys(FIELD_LABELS) as NameField[]).find((k) =>
+      (FIELD_LABELS[k] as readonly string[]).includes(f.key)
+    );
+    const names = keptNames(f);
+    if (!field || !names) {
+      ignored.push(
+        `${describe(f)}: ${field ? 'only = and one-of filters' : 'only endpoint, inference component and region filters'} narrow this query`
+      );
+      continue;
+    }
+    const current = splitNames(next[field]);
+    const kept = current.length ? current.filter((n) => names.includes(n)) : names;
+    if (kept.length === 0) {
+      empty ??= `${describe(f)} keeps none of the query's ${FIELD_NAMES[field]} (${current.join(', ')})`;
+    }
+    next[field] = kept.join(',');
+  }
+  return { query: next, ignored, empty };
+}
+
+/** The frame notice listing the filters a query ignored. */
+export function ignoredNotice(ignored: string[]): QueryResultMetaNotice {
+  return { severity: 'info', text: `Ad-hoc filters ignored by this query:\n${ignored.join('\n')}` };
+}

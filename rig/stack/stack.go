@@ -280,6 +280,10 @@ func serve(wg *sync.WaitGroup, addr string, h http.Handler) (*http.Server, strin
 // Counts are the requests one region's emulator received and how their signatures fared.
 func (s *Stack) Counts() Counts { return s.counts.read() }
 
+// Discovery returns the discovery requests (series, labels, label values) the emulator
+// answered since t, oldest first: at most the latest 4096.
+func (s *Stack) Discovery(since time.Time) []DiscoveryRequest { return s.counts.discovery.since(since) }
+
 // DataSourceSettings are the jsonData and secureJsonData of a data source that uses this
 // stack: static keys, the stack's region, its URL as the endpoint and, as min step, the
 // spacing of the samples it publishes.

@@ -10,6 +10,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -18,6 +19,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -54,6 +56,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.Int64Var(&opts.Seed, "seed", 1, "random seed of the simulated fleet")
 	fs.DurationVar(&opts.History, "history", 2*time.Hour, "simulated history backfilled up to now")
 	generated := fs.Int("generated-instances", 0, "also write this many generated instances of "+generatedMetric+" (a label with that many values)")
+	nFilter := fs.Int("filter-values", 12, "series of "+filterMetric+" whose "+filterLabel+" holds quotes, backslashes, newlines and UTF-8 (generated from --seed)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -77,6 +80,21 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
+	series := filterSeries(filterValues(opts.Seed, *nFilter), st.Fleet.Account, st.Region)
+	if err := appendFilterSeries(ctx, st.DB, series, st.End.Add(-opts.History), st.End, st.Step); err != nil {
+		return err
+	}
+	keepCtx, stopKeeping := context.WithCancel(ctx)
+	kept := make(chan struct{})
+	go func() {
+		defer close(kept)
+		keepFilterSeries(keepCtx, st.DB, series, st.End, st.Step, func(err error) { fmt.Fprintf(stderr, "pluginhost: %v\n", err) })
+	}()
+	// The appends stop before the stack's TSDB closes.
+	defer func() {
+		stopKeeping()
+		<-kept
+	}()
 	p, err := pluginproc.Start(*pluginBin)
 	if err != nil {
 		return err
@@ -94,7 +112,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: pluginhost.New(p, pluginproc.Context, static, sources...), ReadHeaderTimeout: 10 * time.Second}
+	mux := http.NewServeMux()
+	mux.Handle("/", pluginhost.New(p, pluginproc.Context, static, sources...))
+	// What the emulator's discovery APIs answered since ?since=<Unix ms>: the browser tests
+	// measure the request rate and throttling of ad-hoc filter lookups with it.
+	mux.HandleFunc("GET /emulator/discovery", func(w http.ResponseWriter, r *http.Request) {
+		ms, err := strconv.ParseInt(r.URL.Query().Get("since"), 10, 64)
+		if err != nil {
+			http.Error(w, "since must be Unix milliseconds, e.g. ?since=1764633600000", http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(st.Discovery(time.UnixMilli(ms)))
+	})
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		<-ctx.Done()
 		_ = srv.Close()

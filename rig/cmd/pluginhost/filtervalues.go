@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/prometheus/storage"
 
 	"github.com/inferscope/sagemaker-datasource/pkg/semconv"
+	"github.com/inferscope/sagemaker-datasource/rig/fleet"
 )
 
 // The browser tests' label values that are hard to quote: series of one SGLang metric (no
@@ -52,12 +53,40 @@ func filterValues(seed int64, n int) []string {
 	return out
 }
 
-// filterSeries are the label sets of the generated values in the account and region.
-func filterSeries(values []string, account, region string) []labels.Labels {
+// sglangHome is the endpoint and inference component of the fleet's first SGLang model, so
+// that an endpoint filter keeps the generated series; empty when the fleet runs none.
+func sglangHome(f *fleet.Fleet) (endpoint, component string) {
+	for _, e := range f.Endpoints {
+		if e.Engine == semconv.FrameworkSGLang {
+			return e.Name, ""
+		}
+		for _, ic := range e.InferenceComponents {
+			if ic.Engine == semconv.FrameworkSGLang {
+				return e.Name, ic.Name
+			}
+		}
+	}
+	return "", ""
+}
+
+// filterSeries are the label sets of the generated values in the fleet's account and region,
+// on its first SGLang model's endpoint.
+func filterSeries(values []string, f *fleet.Fleet, region string) []labels.Labels {
+	endpoint, component := sglangHome(f)
 	out := make([]labels.Labels, len(values))
 	for i, v := range values {
-		out[i] = labels.FromStrings(labels.MetricName, filterMetric, semconv.LabelType, semconv.TypeGauge,
-			filterLabel, v, semconv.LabelAccount, account, semconv.LabelRegion, region)
+		b := labels.NewScratchBuilder(8)
+		for _, kv := range [][2]string{
+			{labels.MetricName, filterMetric}, {semconv.LabelType, semconv.TypeGauge}, {filterLabel, v},
+			{semconv.LabelAccount, f.Account}, {semconv.LabelRegion, region},
+			{semconv.LabelEndpoint, endpoint}, {semconv.LabelInferenceComp, component},
+		} {
+			if kv[1] != "" {
+				b.Add(kv[0], kv[1])
+			}
+		}
+		b.Sort()
+		out[i] = b.Labels()
 	}
 	return out
 }

@@ -10,6 +10,8 @@ import (
 
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/tsdb"
+
+	"github.com/inferscope/sagemaker-datasource/rig/fleet"
 )
 
 func TestFilterValuesAreHardToQuoteAndReproducible(t *testing.T) {
@@ -44,7 +46,7 @@ func TestFilterSeriesAreAppendedPerStep(t *testing.T) {
 	defer db.Close()
 	values := filterValues(1, 3)
 	end := time.Unix(1_764_633_600, 0)
-	if err := appendFilterSeries(context.Background(), db, filterSeries(values, "111122223333", "us-east-1"), end.Add(-10*time.Minute), end, time.Minute); err != nil {
+	if err := appendFilterSeries(context.Background(), db, filterSeries(values, fleet.Default(), "us-east-1"), end.Add(-10*time.Minute), end, time.Minute); err != nil {
 		t.Fatal(err)
 	}
 	q, err := db.Querier(math.MinInt64, math.MaxInt64)
@@ -70,5 +72,9 @@ func TestFilterSeriesAreAppendedPerStep(t *testing.T) {
 	want := slices.Sorted(slices.Values(values))
 	if !slices.Equal(got, want) {
 		t.Errorf("values %q, want %q", got, want)
+	}
+	// The default fleet's SGLang model is chat-ic's chat-qwen-7b.
+	if ep, ic := sglangHome(fleet.Default()); ep != "chat-ic" || ic != "chat-qwen-7b" {
+		t.Errorf("SGLang home %s/%s, want chat-ic/chat-qwen-7b", ep, ic)
 	}
 }

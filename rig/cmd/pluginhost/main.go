@@ -80,7 +80,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	series := filterSeries(filterValues(opts.Seed, *nFilter), st.Fleet.Account, st.Region)
+	series := filterSeries(filterValues(opts.Seed, *nFilter), st.Fleet, st.Region)
 	if err := appendFilterSeries(ctx, st.DB, series, st.End.Add(-opts.History), st.End, st.Step); err != nil {
 		return err
 	}

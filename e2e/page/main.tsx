@@ -1,5 +1,5 @@
 // The browser tests' page: mounts one of the plugin's editors (?editor=config|query|variable|
-// annotation) with the real @grafana/ui, @grafana/data and @grafana/runtime, Grafana's
+// annotation|filters) with the real @grafana/ui, @grafana/data and @grafana/runtime, Grafana's
 // services set as Grafana sets them, and getBackendSrv() calling the loopback plugin host
 // (rig/cmd/pluginhost), whose answers come from the plugin binary against the emulator.
 import {
@@ -32,6 +32,7 @@ import plugin from '../../src/plugin.json';
 import { SageOptions, SageQuery, SageSecureJsonData } from '../../src/types';
 import { VariableQuery } from '../../src/variables';
 import { HostBackendSrv } from './backendSrv';
+import { FiltersPage } from './filters';
 
 const params = new URLSearchParams(location.search);
 const editor = params.get('editor') ?? 'query';
@@ -318,6 +319,7 @@ async function main() {
     query: <QueryPage ds={ds} />,
     variable: <VariablePage ds={ds} />,
     annotation: <AnnotationPage ds={ds} />,
+    filters: <FiltersPage ds={ds} />,
   };
   root.render(
     <ThemeContext.Provider value={createTheme({ colors: { mode: 'dark' } })}>

@@ -81,7 +81,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	series := filterSeries(filterValues(opts.Seed, *nFilter), st.Fleet, st.Region)
-	if err := appendFilterSeries(ctx, st.DB, series, st.End.Add(-opts.History), st.End, st.Step); err != nil {
+	// The backfill leaves older time in blocks, which take no appends: the series start where
+	// the head does.
+	from := st.End.Add(-opts.History)
+	if minValid, ok := st.DB.Head().AppendableMinValidTime(); ok {
+		if head := time.UnixMilli(minValid).Add(st.Step).Truncate(st.Step); head.After(from) {
+			from = head
+		}
+	}
+	if err := appendFilterSeries(ctx, st.DB, series, from, st.End, st.Step); err != nil {
 		return err
 	}
 	keepCtx, stopKeeping := context.WithCancel(ctx)

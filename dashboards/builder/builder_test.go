@@ -80,7 +80,11 @@ type dashboardJSON struct {
 			AllValue   string `json:"allValue"`
 			Regex      string `json:"regex"`
 			Hide       int    `json:"hide"`
-			Current    struct {
+			Datasource struct {
+				Type string `json:"type"`
+				UID  string `json:"uid"`
+			} `json:"datasource"`
+			Current struct {
 				Value any `json:"value"`
 			} `json:"current"`
 		} `json:"list"`
@@ -178,7 +182,7 @@ func hasOverride(p panelJSON, id string) bool {
 }
 
 func TestVariables(t *testing.T) {
-	want := []string{dashref.VarDatasource, varRegions, varAccount, dashref.VarEndpoint, dashref.VarIC, dashref.VarAZ, dashref.VarInstance, dashref.VarFramework, dashref.VarModel, dashref.VarPercentile, dashref.VarConsole, dashref.VarAgg}
+	want := []string{dashref.VarDatasource, varRegions, varAccount, dashref.VarEndpoint, dashref.VarIC, dashref.VarAZ, dashref.VarInstance, dashref.VarFramework, dashref.VarModel, varFilters, dashref.VarPercentile, dashref.VarConsole, dashref.VarAgg}
 
 	for file, d := range decodeAll(t) {
 		var names []string
@@ -188,6 +192,11 @@ func TestVariables(t *testing.T) {
 			case "datasource":
 				if v.Query != models.PluginID {
 					t.Errorf("%s: datasource variable of type %v, want %s", file, v.Query, models.PluginID)
+				}
+			case "adhoc":
+				// The filters' keys and values come from the dashboard's data source.
+				if v.Datasource.Type != models.PluginID || v.Datasource.UID != "${"+dashref.VarDatasource+"}" {
+					t.Errorf("%s: ad-hoc variable %s on data source %+v, want ${%s}", file, v.Name, v.Datasource, dashref.VarDatasource)
 				}
 			case "query":
 				q, region := VariableQuery(v.Query)

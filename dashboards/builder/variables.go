@@ -13,6 +13,9 @@ import (
 	sc "github.com/inferscope/sagemaker-datasource/pkg/semconv"
 )
 
+// varFilters is the ad-hoc filters variable.
+const varFilters = "Filters"
+
 // allVarNames lists the variables carried by every deep link, in display order.
 var allVarNames = []string{dashref.VarDatasource, varRegions, varAccount, dashref.VarEndpoint, dashref.VarIC, dashref.VarAZ, dashref.VarInstance, dashref.VarFramework, dashref.VarModel, dashref.VarPercentile, dashref.VarAgg}
 
@@ -150,6 +153,11 @@ func variables() []cog.Builder[dashboard.VariableModel] {
 			"query_result("+countBy([]string{sc.LabelModelName}, scoped(sc.VLLMRunning, re(lEP, vEndpoint), re(lIC, vIC)))+" or "+
 				countBy([]string{sc.LabelModelName}, scoped(sc.SGLangRunning, re(lEP, vEndpoint), re(lIC, vIC)))+")", ".*").
 			Regex(`/` + sc.LabelModelName + `="([^"]+)"/`),
+		// Keys and values come from the data source (getTagKeys/getTagValues); each panel's
+		// PromQL gets the matchers its metrics' labels allow, the diagnosis, alarm and
+		// inventory panels the endpoint, IC and region filters (docs/query-editor.md).
+		dashboard.NewAdHocVariableBuilder(varFilters).Label("Filters").Datasource(dsRef()).
+			Description("Any label CloudWatch lists, e.g. model_name or @resource.host.type: narrows every panel whose metrics carry it; diagnosis, alarm and inventory panels follow endpoint, inference component and region filters."),
 		dashboard.NewCustomVariableBuilder(dashref.VarPercentile).Label(varTitles[dashref.VarPercentile]).
 			Description("Quantile used by every latency panel.").
 			Values(dashboard.StringOrMap{String: cog.ToPtr("P50 : 0.5,P90 : 0.9,P99 : 0.99")}).

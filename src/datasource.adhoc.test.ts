@@ -1,16 +1,8 @@
-import {
-  CoreApp,
-  createDataFrame,
-  DataFrame,
-  DataQueryRequest,
-  dataFrameToJSON,
-  dateTime,
-  FieldType,
-} from '@grafana/data';
-import { BackendSrv, BackendSrvRequest, setBackendSrv } from '@grafana/runtime';
-import { firstValueFrom, of } from 'rxjs';
+import { CoreApp, createDataFrame, DataFrame, DataQueryRequest, dateTime, FieldType } from '@grafana/data';
+import { BackendSrv, setBackendSrv } from '@grafana/runtime';
+import { firstValueFrom } from 'rxjs';
 
-import { fakeResources, testDatasource } from './testing';
+import { answerQueries, fakeResources, testDatasource } from './testing';
 import { SageQuery } from './types';
 
 // The data source's ad-hoc filter and Explore filter-for/out surface, as Grafana calls it.
@@ -87,21 +79,11 @@ describe('Explore filter for / out', () => {
 describe('query with ad-hoc filters', () => {
   beforeEach(() => fetchMock.mockReset());
 
-  function respond(frames: DataFrame[]) {
-    fetchMock.mockImplementation((req: BackendSrvRequest) => {
-      const results: Record<string, { frames: unknown[] }> = {};
-      for (const f of frames) {
-        (results[f.refId!] ??= { frames: [] }).frames.push(dataFrameToJSON(f));
-      }
-      return of({ data: { results }, status: 200, ok: true, config: req });
-    });
-  }
-
   const frame = (refId: string) =>
     createDataFrame({ refId, fields: [{ name: 'resource', type: FieldType.string, values: ['chat'] }] });
 
   it('filters every target, notes what each ignores, and does not send a target left with nothing', async () => {
-    respond([frame('A'), frame('B')]);
+    answerQueries(fetchMock, [frame('A'), frame('B')]);
     const { ds } = setup();
     const request = {
       targets: [

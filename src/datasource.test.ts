@@ -4,17 +4,23 @@ import {
   DataFrame,
   DataQueryRequest,
   DataSourceApi,
-  dataFrameToJSON,
   dateTime,
   FieldType,
   ScopedVars,
 } from '@grafana/data';
-import { BackendSrv, BackendSrvRequest, setBackendSrv } from '@grafana/runtime';
-import { firstValueFrom, of } from 'rxjs';
+import { BackendSrv, setBackendSrv } from '@grafana/runtime';
+import { firstValueFrom } from 'rxjs';
 
 import { SageAnnotation } from './annotations';
 import { escapeForRegex, interpolateValue, SageDatasource } from './datasource';
-import { fakeRegionalResources, fakeTemplateSrv, settings, TemplateVariable, testDatasource } from './testing';
+import {
+  answerQueries,
+  fakeRegionalResources,
+  fakeTemplateSrv,
+  settings,
+  TemplateVariable,
+  testDatasource,
+} from './testing';
 import { DEFAULTS, SageQuery } from './types';
 import { SageVariableSupport } from './variableSupport';
 
@@ -399,15 +405,7 @@ function backendFrame(refId: string, labels: Record<string, string>, values: num
 describe('query', () => {
   beforeEach(() => fetchMock.mockReset());
 
-  function respond(frames: DataFrame[]) {
-    fetchMock.mockImplementation((req: BackendSrvRequest) => {
-      const results: Record<string, { frames: unknown[] }> = {};
-      for (const f of frames) {
-        (results[f.refId!] ??= { frames: [] }).frames.push(dataFrameToJSON(f));
-      }
-      return of({ data: { results }, status: 200, ok: true, config: req });
-    });
-  }
+  const respond = (frames: DataFrame[]) => answerQueries(fetchMock, frames);
 
   const request = (targets: SageQuery[], app = CoreApp.Dashboard) =>
     ({

@@ -1,5 +1,13 @@
-import { DataSourceInstanceSettings, FieldType, ScopedVars, TypedVariableModel } from '@grafana/data';
-import { TemplateSrv } from '@grafana/runtime';
+import {
+  DataFrame,
+  dataFrameToJSON,
+  DataSourceInstanceSettings,
+  FieldType,
+  ScopedVars,
+  TypedVariableModel,
+} from '@grafana/data';
+import { BackendSrvRequest, TemplateSrv } from '@grafana/runtime';
+import { of } from 'rxjs';
 
 import { SageDatasource } from './datasource';
 import { REGIONS_PATH, ResourceFetcher } from './resources';
@@ -174,3 +182,17 @@ export const INVENTORY_FRAME_FIELDS: Array<[string, FieldType]> = [
   ['console_url', FieldType.string],
   ['region', FieldType.string],
 ];
+
+/**
+ * Makes a mocked backendSrv fetch answer /api/ds/query with these frames, by refId, as the
+ * backend does.
+ */
+export function answerQueries(fetchMock: jest.Mock, frames: DataFrame[]) {
+  fetchMock.mockImplementation((req: BackendSrvRequest) => {
+    const results: Record<string, { frames: unknown[] }> = {};
+    for (const f of frames) {
+      (results[f.refId!] ??= { frames: [] }).frames.push(dataFrameToJSON(f));
+    }
+    return of({ data: { results }, status: 200, ok: true, config: req });
+  });
+}

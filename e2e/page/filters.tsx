@@ -3,15 +3,7 @@
 // filter for or out (toggleQueryFilter, modifyQuery). Dashboard: key and value pickers fed by
 // getTagKeys/getTagValues, and panels of every query type run with the chosen filters, each
 // panel making the lookups its filter menus make.
-import {
-  AdHocVariableFilter,
-  CoreApp,
-  DataFrame,
-  DataQueryRequest,
-  dateTime,
-  MetricFindValue,
-  TimeRange,
-} from '@grafana/data';
+import { AdHocVariableFilter, CoreApp, DataFrame, MetricFindValue } from '@grafana/data';
 import { Button, Stack } from '@grafana/ui';
 import React, { useEffect, useState } from 'react';
 import { lastValueFrom } from 'rxjs';
@@ -20,27 +12,7 @@ import { TagLookup } from '../../src/adhoc';
 import { ResourceClient } from '../../src/resources';
 import { SageDatasource } from '../../src/datasource';
 import { SageQuery } from '../../src/types';
-
-function lastHour(): TimeRange {
-  const to = dateTime();
-  return { from: dateTime(to.valueOf() - 60 * 60 * 1000), to, raw: { from: 'now-1h', to: 'now' } };
-}
-
-function request(targets: SageQuery[], app: CoreApp, filters: AdHocVariableFilter[] = []): DataQueryRequest<SageQuery> {
-  return {
-    app,
-    requestId: `e2e-filters-${Date.now()}`,
-    targets,
-    filters,
-    range: lastHour(),
-    interval: '1m',
-    intervalMs: 60_000,
-    maxDataPoints: 500,
-    scopedVars: {},
-    timezone: 'utc',
-    startTime: Date.now(),
-  };
-}
+import { lastHour, panelRequest } from './request';
 
 /** The rows of an instant query's frames: labels and value of each series. */
 function rows(frames: DataFrame[]): Array<{ labels: Record<string, string>; value: number }> {
@@ -75,7 +47,7 @@ function ExplorePane({ ds, initial }: { ds: SageDatasource; initial: string }) {
   const run = async (q: SageQuery) => {
     setQuery(q);
     setResult(undefined);
-    const resp = await lastValueFrom(ds.query(request([q], CoreApp.Explore)));
+    const resp = await lastValueFrom(ds.query(panelRequest([q], CoreApp.Explore)));
     setError(resp.error?.message ?? '');
     setResult(rows(resp.data));
   };
@@ -100,36 +72,20 @@ function ExplorePane({ ds, initial }: { ds: SageDatasource; initial: string }) {
               >
                 <td data-testid="explore-cell">{value}</td>
                 <td>{r.value}</td>
-                <td>
-                  <Button
-                    size="sm"
-                    onClick={() => void run(ds.toggleQueryFilter(query, { type: 'FILTER_FOR', options }))}
-                  >
-                    Filter for value
-                  </Button>
-                  <Button
-                    size="sm"
-                    onClick={() => void run(ds.toggleQueryFilter(query, { type: 'FILTER_OUT', options }))}
-                  >
-                    Filter out value
-                  </Button>
-                </td>
-                <td data-testid="legend-entry">
-                  <Button
-                    size="sm"
-                    variant="secondary"
-                    onClick={() => void run(ds.modifyQuery(query, { type: 'ADD_FILTER', options }))}
-                  >
-                    Legend: filter for
-                  </Button>
-                  <Button
-                    size="sm"
-                    variant="secondary"
-                    onClick={() => void run(ds.modifyQuery(query, { type: 'ADD_FILTER_OUT', options }))}
-                  >
-                    Legend: filter out
-                  </Button>
-                </td>
+                {(
+                  [
+                    ['Filter for value', () => ds.toggleQueryFilter(query, { type: 'FILTER_FOR', options })],
+                    ['Filter out value', () => ds.toggleQueryFilter(query, { type: 'FILTER_OUT', options })],
+                    ['Legend: filter for', () => ds.modifyQuery(query, { type: 'ADD_FILTER', options })],
+                    ['Legend: filter out', () => ds.modifyQuery(query, { type: 'ADD_FILTER_OUT', options })],
+                  ] as Array<[string, () => SageQuery]>
+                ).map(([label, next]) => (
+                  <td key={label}>
+                    <Button size="sm" onClick={() => void run(next())}>
+                      {label}
+                    </Button>
+                  </td>
+                ))}
               </tr>
             );
           })}
@@ -212,7 +168,7 @@ function DashboardPane({ ds }: { ds: SageDatasource }) {
     );
     const failed = settled.filter((r) => r.status === 'rejected').length;
     setLookups(JSON.stringify({ lookups: settled.length, failed, ms: Date.now() - started }));
-    const resp = await lastValueFrom(ds.query(request(PANELS, CoreApp.Dashboard, filters)));
+    const resp = await lastValueFrom(ds.query(panelRequest(PANELS, CoreApp.Dashboard, filters)));
     setPanels(panelResults(resp.data));
   };
   return (

@@ -6,15 +6,12 @@ import {
   AnnotationEvent,
   CoreApp,
   DataFrame,
-  DataQueryRequest,
   DataSourceInstanceSettings,
   DataSourcePluginContextProvider,
   DataSourceSettings,
   createTheme,
-  dateTime,
   EventBusSrv,
   MetricFindValue,
-  TimeRange,
 } from '@grafana/data';
 import { setAppEvents, setBackendSrv, setEchoSrv, setTemplateSrv, TemplateSrv } from '@grafana/runtime';
 import { Alert, Button, GlobalStyles, Stack, ThemeContext } from '@grafana/ui';
@@ -33,6 +30,7 @@ import { SageOptions, SageQuery, SageSecureJsonData } from '../../src/types';
 import { VariableQuery } from '../../src/variables';
 import { HostBackendSrv } from './backendSrv';
 import { FiltersPage } from './filters';
+import { lastHour, panelRequest } from './request';
 
 const params = new URLSearchParams(location.search);
 const editor = params.get('editor') ?? 'query';
@@ -66,12 +64,6 @@ interface HostSettings {
   secureJsonFields: Record<string, boolean>;
 }
 
-function lastHour(): TimeRange {
-  const to = dateTime();
-  const from = dateTime(to.valueOf() - 60 * 60 * 1000);
-  return { from, to, raw: { from: 'now-1h', to: 'now' } };
-}
-
 function instanceSettings(s: HostSettings): DataSourceInstanceSettings<SageOptions> {
   return {
     id: s.id,
@@ -82,23 +74,6 @@ function instanceSettings(s: HostSettings): DataSourceInstanceSettings<SageOptio
     jsonData: s.jsonData,
     readOnly: false,
     meta: { ...plugin, info: { ...plugin.info, logos: plugin.info.logos } } as never,
-  };
-}
-
-/** The request Grafana's query runner sends for one panel query over the last hour. */
-function panelRequest<T extends SageQuery>(targets: T[], app: CoreApp): DataQueryRequest<T> {
-  const range = lastHour();
-  return {
-    app,
-    requestId: `e2e-${Date.now()}`,
-    targets,
-    range,
-    interval: '1m',
-    intervalMs: 60_000,
-    maxDataPoints: 500,
-    scopedVars: {},
-    timezone: 'utc',
-    startTime: Date.now(),
   };
 }
 

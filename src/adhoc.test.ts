@@ -112,6 +112,16 @@ describe('applyAdHoc', () => {
     expect(out.empty).toBeUndefined();
   });
 
+  it('does not call a filter the query already has ignored', () => {
+    const out = applyAdHoc({ refId: 'A', expr: 'vllm:num_requests_running{"aws.sagemaker.endpoint.name"="chat"}' }, [
+      { key: EP, operator: '=', value: 'chat' },
+    ]);
+    expect(out).toEqual({
+      query: { refId: 'A', expr: 'vllm:num_requests_running{"aws.sagemaker.endpoint.name"="chat"}' },
+      ignored: [],
+    });
+  });
+
   it.each(['diagnosis', 'alarms', 'alarmHistory', 'inventory'] as const)(
     'narrows the endpoint, component and region of %s',
     (queryType) => {

@@ -1,7 +1,7 @@
 import { dateTime, MetricFindValue, QueryResultMetaNotice, TimeRange } from '@grafana/data';
 
 import { LookupCache } from './lookupCache';
-import { AdHocFilter, applyFilters, filterMatcher } from './promql/filters';
+import { AdHocFilter, applyFilters, filterMatcher, hasMatcher } from './promql/filters';
 import { LabelMatcher, selector } from './promql/names';
 import { isDiagnosis, isHealthQuery, runsPromQL } from './queryTypes';
 import { lastHour, ResourceClient } from './resources';
@@ -132,7 +132,8 @@ export function applyAdHoc(query: SageQuery, filters: AdHocFilter[] | undefined)
     const out = applyFilters(expr, filters);
     const ignored = out.unsupported.map((f) => `${describe(f)}: PromQL label matchers have no such operator`);
     for (const f of filters) {
-      if (!out.unsupported.includes(f) && applyFilters(expr, [f]).expr === expr) {
+      const m = filterMatcher(f);
+      if (m && !out.unsupported.includes(f) && !hasMatcher(out.expr, m)) {
         ignored.push(`${describe(f)}: no metric of this query carries ${f.key}`);
       }
     }

@@ -27,7 +27,7 @@ import { AdHocResult, applyAdHoc, ignoredNotice, TagLookup } from './adhoc';
 import { framesToEvents, prepareAnnotation, SageAnnotation } from './annotations';
 import { AnnotationQueryEditor } from './components/AnnotationQueryEditor';
 import { applyFormats } from './format';
-import { addMatcher, hasMatcher, removeMatcher, toggleMatcher } from './promql/filters';
+import { addResultMatcher, hasMatcher, removeMatcher, toggleMatcher } from './promql/filters';
 import { lastHour, ResourceClient } from './resources';
 import plugin from './plugin.json';
 import { splitRegions } from './regions';
@@ -239,7 +239,7 @@ export class SageDatasource
       return query;
     }
     const opposite = { name: key, op: out ? '=' : '!=', value } as const;
-    const expr = addMatcher(removeMatcher(query.expr, opposite), { name: key, op: out ? '!=' : '=', value });
+    const expr = addResultMatcher(removeMatcher(query.expr, opposite), { name: key, op: out ? '!=' : '=', value });
     return { ...query, expr };
   }
 

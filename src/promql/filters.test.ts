@@ -133,6 +133,17 @@ describe('toggleMatcher', () => {
     expect(toggleMatcher(once, EP, 'a', false)).toBe('vllm:num_requests_running');
   });
 
+  it('puts a label the catalog does not list for any selector into every selector', () => {
+    // A result row shows the label, so some series carries it: the catalog is incomplete.
+    expect(toggleMatcher('Invocations / node_cpu_seconds_total', '@resource.service.name', 'x', false)).toBe(
+      'Invocations{"@resource.service.name"="x"} / node_cpu_seconds_total{"@resource.service.name"="x"}'
+    );
+    // Where some selector carries it, only those get it.
+    expect(toggleMatcher('Invocations / node_cpu_seconds_total', 'cpu', '0', false)).toBe(
+      'Invocations / node_cpu_seconds_total{cpu="0"}'
+    );
+  });
+
   it('filter out replaces filter for', () => {
     const forA = 'vllm:num_requests_running{"aws.sagemaker.endpoint.name"="a"}';
     expect(toggleMatcher(forA, EP, 'a', true)).toBe('vllm:num_requests_running{"aws.sagemaker.endpoint.name"!="a"}');

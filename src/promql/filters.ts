@@ -110,13 +110,13 @@ export function hasMatcher(expr: string, m: LabelMatcher): boolean {
 }
 
 /**
- * Adds the matcher to every selector whose metric may carry its label (metricCarriesLabel) and
- * that does not have it yet. An expression that does not parse comes back unchanged.
+ * Adds the matcher to every selector whose metric may carry its label (metricCarriesLabel, or
+ * carries) and that does not have it yet. An expression that does not parse comes back unchanged.
  */
-export function addMatcher(expr: string, m: LabelMatcher): string {
+export function addMatcher(expr: string, m: LabelMatcher, carries = metricCarriesLabel): string {
   const edits: Array<{ at: number; text: string }> = [];
   for (const s of selectors(expr) ?? []) {
-    if (!metricCarriesLabel(s.metric, m.name) || s.items.some((i) => same(i.matcher, m))) {
+    if (!carries(s.metric, m.name) || s.items.some((i) => same(i.matcher, m))) {
       continue;
     }
     const last = s.items[s.items.length - 1];
@@ -224,6 +224,16 @@ export function applyFilters(expr: string, filters: AdHocFilter[]): Filtered {
 }
 
 /**
+ * Adds a matcher on a label a result series carries (Explore's filter for/out): where the
+ * catalog says no selector's metric carries it, the catalog is incomplete for this data, and
+ * every selector gets it, as Prometheus does.
+ */
+export function addResultMatcher(expr: string, m: LabelMatcher): string {
+  const out = addMatcher(expr, m);
+  return out !== expr || hasMatcher(expr, m) ? out : addMatcher(expr, m, () => true);
+}
+
+/**
  * Filter for (=) or out (!=) a label value, as Explore's table cells and legends ask: the same
  * matcher present is removed (a toggle), the opposite one is replaced.
  */
@@ -233,5 +243,5 @@ export function toggleMatcher(expr: string, name: string, value: string, out: bo
   if (hasMatcher(expr, wanted)) {
     return removeMatcher(expr, wanted);
   }
-  return addMatcher(removeMatcher(expr, opposite), wanted);
+  return addResultMatcher(removeMatcher(expr, opposite), wanted);
 }

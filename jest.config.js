@@ -23,6 +23,7 @@ const esModules = [
   'ky',
   'nanoid',
   '@react-awesome-query-builder',
+  '@marcbachmann',
 ];
 
 module.exports = {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs everything CI runs: Go vet and tests of both Go modules (the plugin; rig/: emulator,
 # simulated fleet and the integration tests against them),
-# a short fuzz of every Go fuzz target, the frontend's typecheck, lint, tests and build, the
+# a short fuzz of every Go fuzz target, the frontend's typecheck, lint, tests and build,
+# the compatibility of the frontend with the oldest and newest Grafana APIs (levitate), the
 # editors in headless Chromium (scripts/browser-test.sh, when /usr/bin/chromium exists),
 # and the release package check. Usage: scripts/test.sh   (FUZZTIME=10s to fuzz longer)
 set -euo pipefail
@@ -73,6 +74,33 @@ stage "Frontend tests"
 npm test -- --json --outputFile="$logdir/jest.json"
 stage "Frontend build"
 npm run --silent build
+
+# What module.ts imports from @grafana/data, ui and runtime, compared by levitate between the
+# installed versions and (a) the oldest Grafana that plugin.json's grafanaDependency admits,
+# (b) the newest published; a removed or changed export we use fails the stage. Levitate
+# fetches those versions' tarballs from the npm registry (about 90 MB unpacked, into $logdir).
+stage "Grafana API compatibility (levitate)"
+levitate_version=0.17.2 # pinned so a levitate release cannot change CI's verdict unannounced
+min=$(node -p 'require("./src/plugin.json").dependencies.grafanaDependency.match(/\d+\.\d+\.\d+/)?.[0] ?? ""')
+if [ -z "$min" ]; then
+  echo "src/plugin.json dependencies.grafanaDependency names no version x.y.z (e.g. \">=11.6.0\"): write the oldest Grafana supported"
+  exit 1
+fi
+newest=$(npm view @grafana/data version)
+targets=""
+for v in "$min" "$newest"; do
+  for p in data ui runtime; do targets+="${targets:+,}@grafana/$p@$v"; done
+done
+echo "oldest supported Grafana $min (plugin.json), newest published $newest"
+mkdir "$logdir/levitate"
+# LEVITATE_CACHE keeps the installed versions' tarballs for the second target.
+TMPDIR="$logdir/levitate" LEVITATE_CACHE=1 npx --yes "@grafana/levitate@$levitate_version" \
+  is-compatible --markdown --path src/module.ts --target "$targets" 2>&1 | tee "$logdir/levitate.txt"
+# A package levitate cannot fetch or read is one line in its output, and it still exits 0.
+if grep -E 'Could not process the package|Skipping package' "$logdir/levitate.txt"; then
+  echo "levitate did not compare every package above: see its messages"
+  exit 1
+fi
 
 # The editors in headless Chromium against the plugin binary and the emulator; .ci/run
 # installs Debian's chromium, a developer without it gets a notice instead.

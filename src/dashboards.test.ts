@@ -74,7 +74,7 @@ standardTransformersRegistry.setInit(() =>
       id: t.id,
       name: t.name,
       description: t.description ?? '',
-      transformation: t,
+      transformation: () => Promise.resolve(t),
       editor: () => null,
       imageDark: '',
       imageLight: '',

@@ -459,6 +459,14 @@ function NoValue({ p }: { p: PanelModel }) {
 const isTimeSeries = (f: DataFrame) =>
   f.length > 0 && f.fields.some((x) => x.type === FieldType.time) && f.fields.some((x) => x.type === FieldType.number);
 
+/** What every visualisation here draws from: the panel's frames in its inner size. */
+interface VizProps {
+  frames: DataFrame[];
+  width: number;
+  height: number;
+  theme: GrafanaTheme2;
+}
+
 function StatViz({
   p,
   frames,
@@ -466,14 +474,7 @@ function StatViz({
   height,
   theme,
   replaceVariables,
-}: {
-  p: PanelModel;
-  frames: DataFrame[];
-  width: number;
-  height: number;
-  theme: GrafanaTheme2;
-  replaceVariables: InterpolateFunction;
-}) {
+}: VizProps & { p: PanelModel; replaceVariables: InterpolateFunction }) {
   const o = p.options ?? {};
   const values = getFieldDisplayValues({
     data: frames,
@@ -514,17 +515,7 @@ function StatViz({
 }
 
 /** @grafana/ui exports no bar chart: each row's numbers as BarGauges, labelled by the row's text. */
-function BarsViz({
-  frames,
-  width,
-  height,
-  theme,
-}: {
-  frames: DataFrame[];
-  width: number;
-  height: number;
-  theme: GrafanaTheme2;
-}) {
+function BarsViz({ frames, width, height, theme }: VizProps) {
   const bars: Array<{ key: string; field: DataFrame['fields'][number]; row: number; label: string }> = [];
   for (const f of frames) {
     const label = f.fields.find((x) => x.type === FieldType.string);
@@ -596,17 +587,7 @@ function heatmapGrid(f: DataFrame): { times: number[]; rows: string[]; counts: n
  * @grafana/ui exports no heatmap: the buckets are drawn here as cells on a canvas (rows with
  * no count in the range left out), brighter for more, and the panel says so.
  */
-function HeatmapViz({
-  frames,
-  width,
-  height,
-  theme,
-}: {
-  frames: DataFrame[];
-  width: number;
-  height: number;
-  theme: GrafanaTheme2;
-}) {
+function HeatmapViz({ frames, width, height, theme }: VizProps) {
   const ref = React.useRef<HTMLCanvasElement>(null);
   const grid = frames.map(heatmapGrid).find(Boolean);
   useEffect(() => {

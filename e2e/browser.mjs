@@ -86,12 +86,13 @@ export async function expectText(locator, re, timeout = 10_000) {
 export const escapeRegExp = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /**
- * Opens one editor of the test page. The returned errors list collects the page's console
- * errors, uncaught exceptions and failed loads (404, or status ≥ 500; a refused Save & test is a 400 the test expects), for the test to assert empty.
+ * Opens the test page at ?search and waits for the element with testId. The returned errors
+ * list collects the page's console errors, uncaught exceptions and failed loads (404, or
+ * status ≥ 500; a refused Save & test is a 400 the test expects), for the test to assert empty.
  */
-export async function openEditor(browserPromise, editor) {
+export async function openPage(browserPromise, search, testId, viewport = { width: 1200, height: 900 }) {
   const browser = await browserPromise;
-  const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
+  const page = await browser.newPage({ viewport });
   const errors = [];
   page.on('console', (msg) => {
     // A failed load is reported below with its address; "Warning:" lines are React's
@@ -108,9 +109,14 @@ export async function openEditor(browserPromise, editor) {
       errors.push(`${resp.request().method()} ${resp.url()}: ${resp.status()}`);
     }
   });
-  await page.goto(`${hostURL}/?editor=${editor}`);
-  await page.getByTestId(`page-${editor}`).waitFor();
+  await page.goto(`${hostURL}/?${search}`);
+  await page.getByTestId(testId).waitFor();
   return { page, errors };
+}
+
+/** Opens one editor of the test page (?editor=<editor>). */
+export function openEditor(browserPromise, editor) {
+  return openPage(browserPromise, `editor=${editor}`, `page-${editor}`);
 }
 
 /** Writes test-results/browser/<name>.png: a reviewer's view of the state just asserted. */

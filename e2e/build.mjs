@@ -46,7 +46,15 @@ await build({
   // Fonts and images that Grafana's packages import are not needed to test the editors.
   loader: { '.svg': 'empty', '.woff': 'empty', '.woff2': 'empty', '.png': 'empty', '.ttf': 'empty' },
   logLevel: 'warning',
-  plugins: [compatHostApis],
+  plugins: [
+    compatHostApis,
+    {
+      name: 'cjs-default',
+      setup(b) {
+        b.onResolve({ filter: /^react-custom-scrollbars-2$/ }, () => ({ path: join(here, 'page', 'scrollbars.ts') }));
+      },
+    },
+  ],
 });
 await copyFile(join(here, 'page', 'index.html'), join(out, 'index.html'));
 // @grafana/ui's Icon loads its SVGs at run time from public/build/img/icons/, as in Grafana.

@@ -37,7 +37,7 @@ const (
 	// AlertsFile is the provisioning file's name under provisioning/alerting/.
 	AlertsFile = "inferscope-rules.yaml"
 	// PluginRulesDir holds the copies of the rules the plugin serves (relative to the
-	// repository root), rendered for dashref.DatasourceUIDToken; pkg/plugin embeds them.
+	// repository root), rendered for dashref.DatasourceUIDPlaceholder; pkg/plugin embeds them.
 	PluginRulesDir = "pkg/plugin/alertrules"
 	// RunbookBase is where each rule's runbook anchor points.
 	RunbookBase = "https://github.com/inferscope/sagemaker-datasource/blob/main/docs/alerting.md"

@@ -21,8 +21,8 @@ func TestCommittedAlertRulesAreGenerated(t *testing.T) {
 		uid    string
 	}{
 		{"../../provisioning/alerting/" + AlertsFile, FormatFile, AlertDatasourceUID},
-		{"../../" + PluginRulesDir + "/" + PluginRulesFile(FormatFile), FormatFile, dashref.DatasourceUIDToken},
-		{"../../" + PluginRulesDir + "/" + PluginRulesFile(FormatAPI), FormatAPI, dashref.DatasourceUIDToken},
+		{"../../" + PluginRulesDir + "/" + PluginRulesFile(FormatFile), FormatFile, dashref.DatasourceUIDPlaceholder},
+		{"../../" + PluginRulesDir + "/" + PluginRulesFile(FormatAPI), FormatAPI, dashref.DatasourceUIDPlaceholder},
 	}
 	for _, c := range committed {
 		want, err := RenderAlertRules(c.format, c.uid)

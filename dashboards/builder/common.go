@@ -24,15 +24,15 @@ const Tag = "inferscope"
 
 // Units not in the SDK's units package.
 const (
-	unitTokensPerSec = "suffix: tok/s"
-	unitDateTime     = "dateTimeAsIso"
-	unitPercent      = "percent"
-	unitRatio        = "percentunit"
-	unitSeconds      = "s"
-	unitMs           = "ms"
-	unitBytes        = "bytes"
-	unitShort        = "short"
-	unitReqPerSec    = "reqps"
+	unitTokPerSec = "suffix: tok/s"
+	unitDateTime  = "dateTimeAsIso"
+	unitPercent   = "percent"
+	unitRatio     = "percentunit"
+	unitSeconds   = "s"
+	unitMs        = "ms"
+	unitBytes     = "bytes"
+	unitShort     = "short"
+	unitReqPerSec = "reqps"
 )
 
 // dsRef points every panel and target at the dashboard's datasource variable of our type.

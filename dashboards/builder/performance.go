@@ -118,8 +118,8 @@ func instanceTable(id uint32) *table.PanelBuilder {
 		gpusCol(gpu),
 		{engineQuantile("0.5", by, ttftPair, rangeWindow), "TTFT P50", ttft},
 		{engineQuantile("0.99", by, ttftPair, rangeWindow), "TTFT P99", ttft},
-		{engineRate(by, generatedPair, rangeWindow), "Output tok/s avg", props(prop("unit", unitTokensPerSec), prop("decimals", 0))},
-		{overRange(engineRate(by, generatedPair, rateWindow)), "Output tok/s max", props(prop("unit", unitTokensPerSec), prop("decimals", 0))},
+		{engineRate(by, generatedPair, rangeWindow), "Output tok/s avg", props(prop("unit", unitTokPerSec), prop("decimals", 0))},
+		{overRange(engineRate(by, generatedPair, rateWindow)), "Output tok/s max", props(prop("unit", unitTokPerSec), prop("decimals", 0))},
 		{engineGauge("sum", by, runningPair), "Concurrent", props(prop("unit", unitShort))},
 		{overRange(engineGauge("sum", by, runningPair)), "Concurrent max", props(prop("unit", unitShort))},
 		{engineGauge("sum", by, waitingPair), "Waiting", props(prop("unit", unitShort), cellBackground(), thresholdProp("transparent", step{1, "orange"}, step{10, "red"}))},
@@ -229,7 +229,7 @@ func throughputByFramework(id uint32) *timeseries.PanelBuilder {
 	return timeseriesPanel(id, "Token throughput per framework",
 		"Input (prompt) and output (generated) tokens per second, one legend across engines (vLLM, SGLang, DJL). "+
 			"Compare output tok/s with the model's benchmark: 150 observed where the benchmark says 500 means the engine is starved (low batch) or throttled (KV, preemptions). "+
-			"DJL reports one throughput figure, shown with the outputs.", unitTokensPerSec).
+			"DJL reports one throughput figure, shown with the outputs.", unitTokPerSec).
 		WithTarget(promRange("A", engineRate([]string{lFW}, promptPair, rateWindow), "input {{"+lFW+"}}")).
 		WithTarget(promRange("B", or(engineRate([]string{lFW}, generatedPair, rateWindow), djl), "output {{"+lFW+"}}"))
 }
@@ -238,7 +238,7 @@ func throughputByInstance(id uint32) *timeseries.PanelBuilder {
 	perHost := or(engineRate([]string{lHost}, generatedPair, rateWindow), sumBy([]string{lHost}, engine(sc.DJLTokenThroughput)))
 	return timeseriesPanel(id, "Output tokens/s per instance and fleet percentile",
 		"Output tokens per second per instance, plus the selected percentile across instances (dashed). "+
-			"Instances of one model should sit close together; one far below the percentile line is a slow host or is receiving little traffic (check Requests per instance).", unitTokensPerSec).
+			"Instances of one model should sit close together; one far below the percentile line is a slow host or is receiving little traffic (check Requests per instance).", unitTokPerSec).
 		WithTarget(promRange("A", perHost, "{{"+lHost+"}}")).
 		WithTarget(promRange("B", "quantile("+vPercentile+", "+perHost+")", "fleet percentile ($percentile)")).
 		OverrideByQuery("B", []dashboard.DynamicConfigValue{
@@ -328,7 +328,7 @@ func modelTable(id uint32) *table.PanelBuilder {
 	lat := func(q string, p enginePair) string { return engineQuantile(q, byModel, p, rangeWindow) }
 	sec := props(prop("unit", unitSeconds), cellBackground(), thresholdProp("green", step{2, "orange"}, step{5, "red"}))
 	ms := props(prop("unit", unitSeconds), prop("decimals", 3))
-	tps := props(prop("unit", unitTokensPerSec), prop("decimals", 0))
+	tps := props(prop("unit", unitTokPerSec), prop("decimals", 0))
 	errs := sumBy(byModel, or(rate(engine(sc.VLLMRequestSuccess, re(sc.LabelFinishedReason, "abort|error")), rangeWindow), rate(engine(sc.SGLangAborted), rangeWindow)))
 	tb := tablePanel(id, "Models",
 		"One row per served model (and framework) over the time range: requests/s (from the engine's end-to-end histogram), TTFT and ITL P50/P99, "+

@@ -1,5 +1,6 @@
 // The browser tests' page: mounts one of the plugin's editors (?editor=config|query|variable|
-// annotation|filters) with the real @grafana/ui, @grafana/data and @grafana/runtime, Grafana's
+// annotation|filters), or a bundled dashboard (?dashboard=performance|capacity|reliability,
+// dashboard.tsx), with the real @grafana/ui, @grafana/data and @grafana/runtime, Grafana's
 // services set as Grafana sets them, and getBackendSrv() calling the loopback plugin host
 // (rig/cmd/pluginhost), whose answers come from the plugin binary against the emulator.
 import {
@@ -29,11 +30,13 @@ import plugin from '../../src/plugin.json';
 import { SageOptions, SageQuery, SageSecureJsonData } from '../../src/types';
 import { VariableQuery } from '../../src/variables';
 import { HostBackendSrv } from './backendSrv';
+import { DashboardPage } from './dashboard';
 import { FiltersPage } from './filters';
 import { lastHour, panelRequest } from './request';
 
 const params = new URLSearchParams(location.search);
-const editor = params.get('editor') ?? 'query';
+const dashboard = params.get('dashboard');
+const editor = dashboard ? 'dashboard' : (params.get('editor') ?? 'query');
 const uid = params.get('uid') ?? (editor === 'config' ? 'config' : 'sagemaker');
 
 setBackendSrv(new HostBackendSrv());
@@ -296,6 +299,19 @@ async function main() {
     annotation: <AnnotationPage ds={ds} />,
     filters: <FiltersPage ds={ds} />,
   };
+  if (dashboard) {
+    // A dashboard takes the window's width, as Grafana's grid does.
+    const container = document.getElementById('root')!;
+    container.style.maxWidth = 'none';
+    pages.dashboard = (
+      <DashboardPage
+        settings={instanceSettings(settings)}
+        name={dashboard}
+        from={params.get('from') ?? undefined}
+        width={window.innerWidth - 32}
+      />
+    );
+  }
   root.render(
     <ThemeContext.Provider value={createTheme({ colors: { mode: 'dark' } })}>
       <GlobalStyles />

@@ -19,8 +19,8 @@ const (
 	SetEndpoint      Setting = "jsonData.endpoint"
 	SetURL           Setting = "the datasource URL"
 	SetAccessKey     Setting = "secureJsonData.accessKey"
-	SetSecretKey     Setting = "secureJsonData.secretKey"
-	SetSessionToken  Setting = "secureJsonData.sessionToken"
+	SetSecretKey     Setting = "secureJsonData.secretKey"    // #nosec G101 -- the setting's path, named in errors, not a key
+	SetSessionToken  Setting = "secureJsonData.sessionToken" // #nosec G101 -- the setting's path, named in errors, not a token
 )
 
 // SettingError is a problem with settings the user must fix. Its text names the settings

@@ -50,7 +50,7 @@ func alertRules(req *backend.CallResourceRequest) *backend.CallResourceResponse 
 	}
 	switch format := u.Query().Get("format"); format {
 	case "api":
-		return jsonResponse(http.StatusOK, bytes.ReplaceAll(alertRulesAPI, []byte(dashref.DatasourceUIDToken), []byte(uid)))
+		return jsonResponse(http.StatusOK, bytes.ReplaceAll(alertRulesAPI, []byte(dashref.DatasourceUIDPlaceholder), []byte(uid)))
 	case "", "file":
 		return &backend.CallResourceResponse{
 			Status: http.StatusOK,
@@ -58,7 +58,7 @@ func alertRules(req *backend.CallResourceRequest) *backend.CallResourceResponse 
 				"Content-Type":        {"application/yaml"},
 				"Content-Disposition": {`attachment; filename="inferscope-rules.yaml"`},
 			},
-			Body: bytes.ReplaceAll(alertRulesFile, []byte(dashref.DatasourceUIDToken), []byte(uid)),
+			Body: bytes.ReplaceAll(alertRulesFile, []byte(dashref.DatasourceUIDPlaceholder), []byte(uid)),
 		}
 	default:
 		return errorResponseJSON(http.StatusBadRequest, "bad_data",

@@ -54,7 +54,7 @@ func TestAlertRulesResourceServesTheRulesForThisDataSource(t *testing.T) {
 		if string(resp.Body) != string(want) {
 			t.Errorf("%q: the rules served are not the generator's for this uid (regenerate with go run ./dashboards/cmd/gen)", c.query)
 		}
-		if strings.Contains(string(resp.Body), dashref.DatasourceUIDToken) {
+		if strings.Contains(string(resp.Body), dashref.DatasourceUIDPlaceholder) {
 			t.Errorf("%q: the uid token is left in the rules", c.query)
 		}
 		if got := resp.Headers["Content-Type"]; len(got) != 1 || got[0] != c.contentType {

@@ -39,6 +39,7 @@ type Manifest struct {
 			Small string `json:"small"`
 			Large string `json:"large"`
 		} `json:"logos"`
+		Screenshots []Screenshot `json:"screenshots"`
 	} `json:"info"`
 	Includes []struct {
 		Type string `json:"type"`
@@ -48,6 +49,12 @@ type Manifest struct {
 	Dependencies struct {
 		GrafanaDependency string `json:"grafanaDependency"`
 	} `json:"dependencies"`
+}
+
+// Screenshot is one picture the catalog shows on the plugin's page.
+type Screenshot struct {
+	Name string `json:"name"`
+	Path string `json:"path"`
 }
 
 // Platforms are the OS/arch pairs the plugin SDK's BuildAll produces.
@@ -141,6 +148,9 @@ func Check(fsys fs.FS, opts Options) []Problem {
 			add("files", "%s is missing from the build", f)
 		}
 	}
+	for _, p := range CheckScreenshots(fsys, m.Info.Screenshots) {
+		add(p.Rule, "%s", p.Message)
+	}
 	if semverPattern.MatchString(m.Info.Version) {
 		checkChangelog(fsys, m.Info.Version, add)
 	}
@@ -159,6 +169,47 @@ func Check(fsys fs.FS, opts Options) []Problem {
 		}
 	}
 	checkSecrets(fsys, add)
+	return probs
+}
+
+// imageSignatures are the first bytes of the image types the catalog shows (the validator
+// accepts PNG, JPEG and GIF by content, and SVG).
+var imageSignatures = map[string][]byte{
+	".png":  []byte("\x89PNG\r\n\x1a\n"),
+	".jpg":  {0xff, 0xd8, 0xff},
+	".jpeg": {0xff, 0xd8, 0xff},
+	".gif":  []byte("GIF8"),
+}
+
+// CheckScreenshots wants at least one screenshot, each named, present in fsys (the build, or
+// src/ whose img/ the build copies) and an image of the type its name says.
+func CheckScreenshots(fsys fs.FS, shots []Screenshot) []Problem {
+	var probs []Problem
+	add := func(format string, args ...any) {
+		probs = append(probs, Problem{"screenshots", fmt.Sprintf(format, args...)})
+	}
+	if len(shots) == 0 {
+		add("info.screenshots is empty: the catalog shows none (scripts/screenshots.sh makes them)")
+	}
+	for _, s := range shots {
+		if s.Name == "" || s.Path == "" {
+			add("info.screenshots entry %q → %q needs a name and a path", s.Name, s.Path)
+			continue
+		}
+		sig, ok := imageSignatures[strings.ToLower(path.Ext(s.Path))]
+		if !ok {
+			add("screenshot %s is not a .png, .jpg or .gif", s.Path)
+			continue
+		}
+		raw, err := fs.ReadFile(fsys, strings.TrimPrefix(s.Path, "./"))
+		if err != nil {
+			add("screenshot %s is not in the build: put it under src/img/ (scripts/screenshots.sh)", s.Path)
+			continue
+		}
+		if !strings.HasPrefix(string(raw), string(sig)) {
+			add("screenshot %s is not a %s image", s.Path, path.Ext(s.Path))
+		}
+	}
 	return probs
 }
 

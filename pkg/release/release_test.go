@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -19,7 +20,8 @@ const goodManifest = `{
   "info": {"version": "0.1.0", "updated": "2026-11-30", "keywords": ["sagemaker"],
            "author": {"name": "Inferscope", "url": "https://example.com/inferscope"},
            "links": [{"name": "Source", "url": "https://example.com/inferscope/source"}],
-           "logos": {"small": "img/logo.svg", "large": "img/logo-large.svg"}},
+           "logos": {"small": "img/logo.svg", "large": "img/logo-large.svg"},
+           "screenshots": [{"name": "Performance", "path": "img/screenshots/performance.png"}]},
   "includes": [{"type": "dashboard", "name": "Performance", "path": "dashboards/performance.json"}],
   "dependencies": {"grafanaDependency": ">=11.6.0"}
 }`
@@ -35,6 +37,7 @@ func goodDist() fstest.MapFS {
 		"CHANGELOG.md":                         {Data: []byte("# Changelog\n\n## 0.1.0\n\n- First.\n\n## 0.0.1\n")},
 		"img/logo.svg":                         {Data: []byte("<svg/>")},
 		"img/logo-large.svg":                   {Data: []byte("<svg/>")},
+		"img/screenshots/performance.png":      {Data: []byte("\x89PNG\r\n\x1a\n...")},
 		"dashboards/performance.json":          {Data: []byte(`{"uid":"inferscope-performance","title":"Performance"}`)},
 		"gpx_inferscope_sagemaker_linux_amd64": {Data: []byte("ELF"), Mode: 0o755},
 	}
@@ -79,6 +82,16 @@ func TestCheck(t *testing.T) {
 		{name: "relative links in the README", edit: func(m fstest.MapFS) {
 			m["README.md"] = &fstest.MapFile{Data: []byte("# x\nSee [docs](docs/configure.md) and ![shot](/img/a.png).\n")}
 		}, wantRule: []string{"readme", "readme"}},
+		{name: "no screenshots", edit: func(m fstest.MapFS) {
+			m["plugin.json"] = &fstest.MapFile{Data: []byte(strings.Replace(goodManifest, `[{"name": "Performance", "path": "img/screenshots/performance.png"}]`, `[]`, 1))}
+		}, wantRule: []string{"screenshots"}},
+		{name: "listed screenshot missing", edit: func(m fstest.MapFS) { delete(m, "img/screenshots/performance.png") }, wantRule: []string{"screenshots"}},
+		{name: "screenshot that is not a PNG", edit: func(m fstest.MapFS) {
+			m["img/screenshots/performance.png"] = &fstest.MapFile{Data: []byte("<html>")}
+		}, wantRule: []string{"screenshots"}},
+		{name: "screenshot without a name", edit: func(m fstest.MapFS) {
+			m["plugin.json"] = &fstest.MapFile{Data: []byte(strings.Replace(goodManifest, `"name": "Performance", "path"`, `"name": "", "path"`, 1))}
+		}, wantRule: []string{"screenshots"}},
 		{name: "listed dashboard missing", edit: func(m fstest.MapFS) { delete(m, "dashboards/performance.json") }, wantRule: []string{"includes"}},
 		{name: "dashboard without uid", edit: func(m fstest.MapFS) {
 			m["dashboards/performance.json"] = &fstest.MapFile{Data: []byte(`{"title":"P"}`)}
@@ -232,5 +245,42 @@ func TestNodeVersionsAgree(t *testing.T) {
 	readme := read("README.md")
 	if !strings.Contains(readme, "Node.js "+nvmrc) || !strings.Contains(readme, min+" works") {
 		t.Errorf("README.md must name Node.js %s (.nvmrc) and that %s (engines) works", nvmrc, min)
+	}
+}
+
+// TestScreenshotsInSource: every screenshot plugin.json lists is a real image under src/ (the
+// build copies src/img/ into dist/, where Check looks again), every file under
+// src/img/screenshots/ is listed, and together they stay small enough for the zip.
+func TestScreenshotsInSource(t *testing.T) {
+	m, err := ReadManifest("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := os.DirFS("../../src")
+	for _, p := range CheckScreenshots(src, m.Info.Screenshots) {
+		t.Error(p)
+	}
+	listed := map[string]bool{}
+	for _, s := range m.Info.Screenshots {
+		listed[strings.TrimPrefix(s.Path, "./")] = true
+	}
+	files, err := fs.Glob(src, "img/screenshots/*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var total int64
+	for _, f := range files {
+		if !listed[f] {
+			t.Errorf("src/%s is not listed in plugin.json info.screenshots: list it or leave it out of scripts/screenshots.sh", f)
+		}
+		st, err := fs.Stat(src, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		total += st.Size()
+	}
+	const budget = 4 << 20
+	if total > budget {
+		t.Errorf("the screenshots take %d bytes, over %d: fewer or smaller ones keep the plugin's zip small", total, budget)
 	}
 }

@@ -105,7 +105,7 @@ const (
 	VLLMRunning          = "vllm:num_requests_running"
 	VLLMWaiting          = "vllm:num_requests_waiting"
 	VLLMKVCacheUsage     = "vllm:kv_cache_usage_perc" // ratio 0-1
-	VLLMPromptTokens     = "vllm:prompt_tokens_total"
+	VLLMPromptTokens     = "vllm:prompt_tokens_total" // #nosec G101 -- a metric of LLM tokens, not a credential
 	VLLMGenerationTokens = "vllm:generation_tokens_total"
 	VLLMPreemptions      = "vllm:num_preemptions_total"
 	VLLMRequestSuccess   = "vllm:request_success_total"
@@ -121,7 +121,7 @@ const (
 const (
 	SGLangRunning          = "sglang:num_running_reqs"
 	SGLangQueued           = "sglang:num_queue_reqs"
-	SGLangTokenUsage       = "sglang:token_usage" // ratio 0-1
+	SGLangTokenUsage       = "sglang:token_usage" // #nosec G101 -- a metric of KV-cache tokens (ratio 0-1), not a credential
 	SGLangPromptTokens     = "sglang:prompt_tokens_total"
 	SGLangGenerationTokens = "sglang:generation_tokens_total"
 	SGLangRetracted        = "sglang:num_retracted_reqs"

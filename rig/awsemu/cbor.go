@@ -100,7 +100,7 @@ func cborTime(t time.Time) cbor.Value {
 
 func cborInt(n int64) cbor.Value {
 	if n < 0 {
-		return cbor.NegInt(uint64(-(n + 1))) // CBOR stores -1-n
+		return cbor.NegInt(uint64(-(n + 1))) // #nosec G115 -- CBOR stores -1-n, and n < 0 makes it ≥ 0
 	}
 	return cbor.Uint(uint64(n))
 }

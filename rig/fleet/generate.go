@@ -30,7 +30,7 @@ func Generate(r *rand.Rand, maxInstances int) (*Fleet, error) {
 	region := genRegions[r.IntN(len(genRegions))]
 	azs := make([]string, 2+r.IntN(3))
 	for i, s := range r.Perm(4)[:len(azs)] {
-		azs[i] = region + string(rune('a'+s))
+		azs[i] = region + string(rune('a'+s)) // #nosec G115 -- s is below 4
 	}
 	f := &Fleet{Account: fmt.Sprintf("%012d", r.Int64N(1e12)), Region: region, Models: genModels}
 	left := 1 + r.IntN(maxInstances)

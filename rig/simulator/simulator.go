@@ -202,7 +202,7 @@ func (s *Simulator) hash(parts ...string) uint64 {
 	h := fnv.New64a()
 	var b [8]byte
 	for i := range b {
-		b[i] = byte(uint64(s.seed) >> (8 * i))
+		b[i] = byte(uint64(s.seed) >> (8 * i)) // #nosec G115 -- the seed's bytes, one at a time
 	}
 	_, _ = h.Write(b[:])
 	for _, p := range parts {
@@ -246,12 +246,12 @@ func inBurst(key uint64, tr fleet.Traffic, t int64) bool {
 	day := t / dayMs
 	into := t - day*dayMs
 	n := int(tr.BurstsPerDay)
-	if frac := tr.BurstsPerDay - float64(n); float64(mix(key^uint64(day))%1000)/1000 < frac {
+	if frac := tr.BurstsPerDay - float64(n); float64(mix(key^uint64(day))%1000)/1000 < frac { // #nosec G115 -- hash arithmetic on a day number
 		n++
 	}
 	length := int64(tr.BurstMinutes) * 60000
 	for k := 0; k < n; k++ {
-		start := int64(mix(key+uint64(day)*31+uint64(k)*7919) % uint64(dayMs-length))
+		start := int64(mix(key+uint64(day)*31+uint64(k)*7919) % uint64(dayMs-length)) // #nosec G115 -- hash arithmetic; the remainder is below dayMs
 		if into >= start && into < start+length {
 			return true
 		}

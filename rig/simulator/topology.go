@@ -159,7 +159,7 @@ func (s *Simulator) build() error {
 		ep := &endpointSim{cfg: cfg, byAZType: map[string]*azTypeSim{}, events: map[string]*series{}, acct: acct}
 		// Each endpoint has its own random stream so endpoints can be stepped in parallel
 		// and still give the same values for a seed.
-		ep.rng = rand.New(rand.NewPCG(uint64(s.seed), s.hash(cfg.Name, "rng")))
+		ep.rng = rand.New(rand.NewPCG(uint64(s.seed), s.hash(cfg.Name, "rng"))) // #nosec G115 G404 -- a seeded, reproducible simulation: the seed's bits, not a secret
 		ls := &ep.ls
 		ep.arn = fmt.Sprintf("arn:aws:sagemaker:%s:%s:endpoint/%s", f.Region, account, strings.ToLower(cfg.Name))
 		ep.dims = []string{sc.DimEndpointName, cfg.Name, sc.DimVariantName, cfg.Variant}
@@ -283,7 +283,7 @@ func (s *Simulator) buildDCGM(g *gpuSim, owner *copySim, epLabels []string) {
 	u := s.hash(in.id, "gpu", strconv.Itoa(g.index))
 	gpuLabels := []string{
 		sc.LabelGPU, strconv.Itoa(g.index),
-		sc.LabelGPUUUID, fmt.Sprintf("GPU-%08x-%04x-%04x-%04x-%012x", uint32(u), uint16(u>>32), uint16(u>>48), uint16(u>>16), u&0xffffffffffff),
+		sc.LabelGPUUUID, fmt.Sprintf("GPU-%08x-%04x-%04x-%04x-%012x", uint32(u), uint16(u>>32), uint16(u>>48), uint16(u>>16), u&0xffffffffffff), // #nosec G115 -- slices of a hash make the UUID
 		sc.LabelGPUDevice, "nvidia" + strconv.Itoa(g.index),
 		sc.LabelGPUModelName, in.placed.GPUModel,
 		sc.LabelGPUPCIBusID, fmt.Sprintf("00000000:%02X:00.0", 0x10+g.index*0x10),
@@ -304,7 +304,7 @@ func (s *Simulator) buildCopy(g *groupSim, in *instSim, sl fleet.Slot, epLabels,
 		name = ep.cfg.Name
 	}
 	c.containerName = name
-	c.containerID = fmt.Sprintf("%s-%d-%08x", name, sl.Copy, uint32(s.hash(name, strconv.Itoa(sl.Copy), in.id)))
+	c.containerID = fmt.Sprintf("%s-%d-%08x", name, sl.Copy, uint32(s.hash(name, strconv.Itoa(sl.Copy), in.id))) // #nosec G115 -- the low 32 bits of a hash make the id
 	c.labels = append([]string{}, epLabels...)
 	if g.name != "" {
 		c.labels = append(c.labels, sc.LabelInferenceComp, g.name)

@@ -89,7 +89,7 @@ func runAlerts(dir, ds string, check bool) error {
 // token the plugin replaces with its data source's uid.
 func runPluginRules(dir string, check bool) error {
 	for _, f := range []builder.RuleFormat{builder.FormatFile, builder.FormatAPI} {
-		if err := writeRules(filepath.Join(dir, builder.PluginRulesFile(f)), f, dashref.DatasourceUIDToken, check); err != nil {
+		if err := writeRules(filepath.Join(dir, builder.PluginRulesFile(f)), f, dashref.DatasourceUIDPlaceholder, check); err != nil {
 			return err
 		}
 	}

@@ -86,7 +86,7 @@ func TestPluginRulesWriteThenCheck(t *testing.T) {
 	}
 	for _, f := range []builder.RuleFormat{builder.FormatFile, builder.FormatAPI} {
 		b, err := os.ReadFile(filepath.Join(dir, builder.PluginRulesFile(f)))
-		if err != nil || !strings.Contains(string(b), dashref.DatasourceUIDToken) {
+		if err != nil || !strings.Contains(string(b), dashref.DatasourceUIDPlaceholder) {
 			t.Errorf("%s: %v; want the rules for the plugin's token uid", f, err)
 		}
 	}

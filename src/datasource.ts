@@ -189,6 +189,8 @@ export class SageDatasource extends DataSourceWithBackend<SageQuery, SageOptions
       interval: this.interpolate(query.interval, scopedVars, false),
       endpoint: this.interpolateNames(query.endpoint, scopedVars),
       inferenceComponent: this.interpolateNames(query.inferenceComponent, scopedVars),
+      ...(query.account !== undefined && { account: this.interpolateNames(query.account, scopedVars) }),
+      ...(query.gpusPerCopy !== undefined && { gpusPerCopy: this.interpolate(query.gpusPerCopy, scopedVars, false) }),
     };
   }
 

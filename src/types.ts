@@ -37,6 +37,12 @@ export interface SageQuery extends DataQuery {
   inferenceComponent?: string;
   /** Alarms only: resources without any alarm get a state from the engine thresholds. */
   thresholdFallback?: boolean;
+  /** Cost only: the table it answers (spend, tokens, idle, prices, fit; docs/cost.md). */
+  view?: string;
+  /** Cost only: account filter, 12-digit ids joined by ","; empty or All = any. */
+  account?: string;
+  /** Cost view "fit" only: GPUs one more copy needs (the Will it fit? input). */
+  gpusPerCopy?: string;
   /**
    * Every query type: the region(s) to query, several joined by "," (a multi-value variable's
    * values are joined so); empty = the data source's default region.

@@ -16,7 +16,9 @@ func TestParseCostQuery(t *testing.T) {
 	}{
 		{`{}`, "", func(q *CostQuery) bool { return q.View == CostViewSpend && q.GPUsPerCopy == 1 && q.Accounts == nil }},
 		{`{"view":"tokens","account":"111122223333,444455556666","endpoint":"a,b","region":"us-east-1"}`, "",
-			func(q *CostQuery) bool { return q.View == CostViewTokens && len(q.Accounts) == 2 && len(q.Endpoints) == 2 && q.Region == "us-east-1" }},
+			func(q *CostQuery) bool {
+				return q.View == CostViewTokens && len(q.Accounts) == 2 && len(q.Endpoints) == 2 && q.Region == "us-east-1"
+			}},
 		{`{"view":"fit","gpusPerCopy":"4"}`, "", func(q *CostQuery) bool { return q.GPUsPerCopy == 4 }},
 		{`{"view":"fit","gpusPerCopy":"$fit_gpus"}`, "", func(q *CostQuery) bool { return q.GPUsPerCopy == 1 }},
 		{`{"account":"$account"}`, "", func(q *CostQuery) bool { return q.Accounts == nil }},

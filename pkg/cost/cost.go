@@ -235,7 +235,8 @@ const (
 )
 
 // IdleSpend is spend that serves nothing: an instance type's GPUs no copy holds on an
-// endpoint, or one copy serving fewer output tokens per hour than the threshold.
+// endpoint, or one copy whose engine counts tokens serving fewer output tokens per hour
+// than the threshold.
 type IdleSpend struct {
 	Region, Account, Endpoint, IC, Copy, InstanceType, Kind string
 	Price                                                   pricing.Price
@@ -256,8 +257,10 @@ func Idle(in Input, lines []Line) []IdleSpend {
 	for _, l := range lines {
 		kind, tokens := IdleNoCopy, 0.0
 		if !l.Free() {
-			tokens = output[[4]string{l.Account, l.Endpoint, l.IC, l.Copy}]
-			if l.Hours <= 0 || tokens/l.Hours >= in.QuietTokensPerHour {
+			// A copy without token counters (DJL) says nothing about its traffic: not judged.
+			var counted bool
+			tokens, counted = output[[4]string{l.Account, l.Endpoint, l.IC, l.Copy}]
+			if !counted || l.Hours <= 0 || tokens/l.Hours >= in.QuietTokensPerHour {
 				continue
 			}
 			kind = IdleQuiet

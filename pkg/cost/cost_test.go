@@ -263,11 +263,12 @@ func TestRegionsArePricedByTheirOwnList(t *testing.T) {
 }
 
 // TestQuietCopiesAreIdle: a copy serving fewer output tokens an hour than the threshold is
-// idle spend; a busier one is not.
+// idle spend; a busier one is not, nor one whose engine counts no tokens.
 func TestQuietCopiesAreIdle(t *testing.T) {
 	gs := []GPUs{
 		{Endpoint: "e", Host: "h", InstanceType: "ml.g5.12xlarge", IC: "busy", Copy: "c1", T: []int64{0, 3600e3}, N: []float64{2, 2}},
 		{Endpoint: "e", Host: "h", InstanceType: "ml.g5.12xlarge", IC: "quiet", Copy: "c2", T: []int64{0, 3600e3}, N: []float64{2, 2}},
+		{Endpoint: "djl", Host: "h2", InstanceType: "ml.g5.12xlarge", Copy: "c3", T: []int64{0, 3600e3}, N: []float64{4, 4}}, // no token counters
 	}
 	ts := []Tokens{{Endpoint: "e", IC: "busy", Copy: "c1", Output: 2000}, {Endpoint: "e", IC: "quiet", Copy: "c2", Output: 10}}
 	b := pricing.NewBook([]pricing.Price{{InstanceType: "ml.g5.12xlarge", USDPerHour: 8}})

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/inferscope/sagemaker-datasource/pkg/panics"
+	"github.com/inferscope/sagemaker-datasource/pkg/pricing"
 )
 
 // Severity orders findings: critical before warning before info.
@@ -115,6 +116,9 @@ type Finding struct {
 	// began is when the incident window the finding judged began (zero when it judged
 	// none); ranking reads it to tell a cause from its consequence.
 	began time.Time
+	// standing: the finding is a standing condition (idle capacity), not an incident; it
+	// ranks below every incident.
+	standing bool
 	// fromLoad: the saturation the finding reports came from more requests of the usual
 	// size (see env.fromLoad), which missing copies explain.
 	fromLoad bool
@@ -167,7 +171,7 @@ func Run(ctx context.Context, q Querier, scope Scope, start, end time.Time, cfg 
 	if err != nil {
 		return Report{}, err
 	}
-	r, _, err := runRegion(ctx, q, rules, scope, start, end, cfg)
+	r, _, err := runRegion(ctx, q, nil, "", runnable(rules, false), scope, start, end, cfg)
 	return r, err
 }
 
@@ -187,9 +191,9 @@ func prepare(start, end time.Time, cfg Config) ([]rule, error) {
 
 // runRegion runs the rules through one region's querier and ranks its findings; the env it
 // returns (with its memoised querier) lets the cross-region rule reuse the answers.
-func runRegion(ctx context.Context, q Querier, rules []rule, scope Scope, start, end time.Time, cfg Config) (Report, *env, error) {
+func runRegion(ctx context.Context, q Querier, prices func(string) (pricing.Price, error), region string, rules []rule, scope Scope, start, end time.Time, cfg Config) (Report, *env, error) {
 	mq := newMemoQuerier(q)
-	e := &env{q: mq, scope: scope, start: start, end: end, cfg: cfg, warnings: &warnings{seen: map[string]bool{}}}
+	e := &env{q: mq, prices: prices, region: region, scope: scope, start: start, end: end, cfg: cfg, warnings: &warnings{seen: map[string]bool{}}}
 	e.step, e.window = stepFor(end.Sub(start), cfg)
 	if err := e.checkScope(ctx); err != nil {
 		return Report{}, e, err // e counts the request that found the scope missing
@@ -262,6 +266,9 @@ func evaluate(ctx context.Context, r rule, e *env) (fs []Finding, err error) {
 func Rank(fs []Finding) {
 	sort.SliceStable(fs, func(i, j int) bool {
 		a, b := fs[i], fs[j]
+		if a.standing != b.standing {
+			return b.standing // an incident before any standing condition, whatever its severity
+		}
 		if a.Severity != b.Severity {
 			return a.Severity > b.Severity
 		}

@@ -7,6 +7,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
@@ -42,12 +43,6 @@ func NewPrices(_ *models.Settings, ep awsauth.Endpoint, sh Shared) (awsapi.Price
 // costPoints bounds the GPU series' points per query: the step grows with the range.
 const costPoints = 1000
 
-// The labels a cost query groups GPUs and tokens by.
-var (
-	gpuGroups   = []string{sc.LabelAccount, sc.LabelEndpoint, sc.LabelHostID, sc.LabelHostType, sc.LabelInferenceComp, sc.LabelContainerID}
-	tokenGroups = []string{sc.LabelAccount, sc.LabelEndpoint, sc.LabelInferenceComp, sc.LabelContainerID, sc.LabelModelName}
-)
-
 // costQueries are the PromQL of one cost query: GPUs per holder over the range, and the
 // output and input tokens per copy over the whole range.
 type costQueries struct {
@@ -71,15 +66,8 @@ func (d *Datasource) costQueriesOf(q *models.CostQuery) costQueries {
 			m = append(m, px.Re(f.label, strings.Join(f.names, "|")))
 		}
 	}
-	window := "[" + models.FormatDuration(to.Sub(from)) + "]"
-	tokens := func(p px.EnginePair) string {
-		return px.Agg("sum", tokenGroups, px.Or("increase("+px.Sel(p.VLLM, m...)+window+")", "increase("+px.Sel(p.SGLang, m...)+window+")"))
-	}
-	return costQueries{
-		gpus:   px.Agg("count", gpuGroups, px.Sel(sc.DCGMGPUUtil, m...)),
-		output: tokens(px.GenerationTokens), input: tokens(px.PromptTokens),
-		step: step, from: from, to: to,
-	}
+	ex := cost.ExprsFor(models.FormatDuration(to.Sub(from)), m...)
+	return costQueries{gpus: ex.GPUs, output: ex.Output, input: ex.Input, step: step, from: from, to: to}
 }
 
 // runCost answers a cost query: in each region it names, the GPU series and token counts by
@@ -142,9 +130,7 @@ func (rg *regional) costInput(ctx context.Context, cq costQueries) (cost.Input, 
 			return err
 		}
 		for _, s := range a.Series {
-			l := s.Labels
-			in.GPUs = append(in.GPUs, cost.GPUs{Account: l[sc.LabelAccount], Endpoint: l[sc.LabelEndpoint], Host: l[sc.LabelHostID], InstanceType: l[sc.LabelHostType],
-				IC: l[sc.LabelInferenceComp], Copy: l[sc.LabelContainerID], T: s.T, N: s.V})
+			in.GPUs = append(in.GPUs, cost.GPUsOf(func(n string) string { return s.Labels[n] }, s.T, s.V))
 		}
 		return nil
 	}, func() (err error) {
@@ -173,14 +159,7 @@ func (rg *regional) tokens(ctx context.Context, expr string, at time.Time, asInp
 		if len(s.V) == 0 {
 			continue
 		}
-		l, v := s.Labels, s.V[len(s.V)-1]
-		t := cost.Tokens{Account: l[sc.LabelAccount], Endpoint: l[sc.LabelEndpoint], IC: l[sc.LabelInferenceComp], Copy: l[sc.LabelContainerID], Model: l[sc.LabelModelName]}
-		if asInput {
-			t.Input = v
-		} else {
-			t.Output = v
-		}
-		out = append(out, t)
+		out = append(out, cost.TokensOf(func(n string) string { return s.Labels[n] }, s.V[len(s.V)-1], asInput))
 	}
 	return out, nil
 }
@@ -199,6 +178,12 @@ func (rg *regional) book(ctx context.Context) *pricing.Book {
 	}
 	b.AddList(rg.region, list, err)
 	return b
+}
+
+// priceOf is the region's prices for the diagnosis rules, the book read on first use.
+func (rg *regional) priceOf(ctx context.Context) func(string) (pricing.Price, error) {
+	book := sync.OnceValue(func() *pricing.Book { return rg.book(ctx) })
+	return func(instanceType string) (pricing.Price, error) { return book().Lookup(rg.region, instanceType) }
 }
 
 // costFrame is the view's table over the regions' inputs; withRegion adds a region column.

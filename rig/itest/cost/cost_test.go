@@ -17,6 +17,7 @@ import (
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
+	"github.com/inferscope/sagemaker-datasource/pkg/diagnosis"
 	"github.com/inferscope/sagemaker-datasource/pkg/plugin"
 	"github.com/inferscope/sagemaker-datasource/rig/fleet"
 	"github.com/inferscope/sagemaker-datasource/rig/itest/dstest"
@@ -269,4 +270,70 @@ func TestTwoRegionsArePricedPerRegion(t *testing.T) {
 			t.Errorf("a us-west-2 query gave a row of %v", r["Region"])
 		}
 	}
+}
+
+// TestIdleCapacityFinding: diagnosis reports each endpoint's idle spend per day at the same
+// dollars the cost query's idle view gives, with the severity DefaultConfig's thresholds
+// give it, and below every incident.
+func TestIdleCapacityFinding(t *testing.T) {
+	cfg := diagnosis.DefaultConfig()
+	seen := 0
+	for _, scenario := range []string{"healthy", "kv-saturation"} {
+		st := startStack(t, stack.Options{Scenario: scenario})
+		d := datasource(t, st, nil)
+		perDay := map[string]float64{}
+		for _, r := range rows(t, costQuery(t, d, st.End, time.Hour, map[string]any{"view": "idle"})) {
+			perDay[r["Endpoint"].(string)] += r["Idle spend per day"].(float64)
+		}
+		raw, _ := json.Marshal(map[string]any{"queryType": "diagnosis"})
+		resp, err := d.QueryData(context.Background(), &backend.QueryDataRequest{Queries: []backend.DataQuery{{
+			RefID: "A", QueryType: "diagnosis", JSON: raw, TimeRange: backend.TimeRange{From: st.End.Add(-time.Hour), To: st.End},
+		}}})
+		if err != nil || resp.Responses["A"].Error != nil {
+			t.Fatalf("%s: diagnosis: %v %v", scenario, err, resp.Responses["A"].Error)
+		}
+		findings := rows(t, resp.Responses["A"])
+		standing := false
+		for _, r := range findings {
+			cause, sev, summary := r["cause"].(string), r["severity"].(string), r["summary"].(string)
+			if sev == "unknown" {
+				continue // failed rules come last
+			}
+			if cause != "idle capacity" {
+				if standing {
+					t.Errorf("%s: incident %q ranks below idle capacity", scenario, cause)
+				}
+				continue
+			}
+			standing = true
+			seen++
+			t.Logf("%s: %s %s", scenario, sev, summary)
+			ep := strings.TrimPrefix(r["scope"].(string), "endpoint ")
+			want := perDay[ep]
+			wantSev := "info"
+			if want >= cfg.IdleWarnUSDPerDay {
+				wantSev = "warning"
+			}
+			if !strings.HasPrefix(summary, fmt.Sprintf("$%.2f a day of %s", want, ep)) || sev != wantSev || want < cfg.IdleInfoUSDPerDay {
+				t.Errorf("%s: %s %q; the cost query's idle spend is $%.2f a day", scenario, sev, summary, want)
+			}
+		}
+		for ep, v := range perDay {
+			if v >= cfg.IdleInfoUSDPerDay && !slicesContainsFunc(findings, func(r map[string]any) bool { return r["scope"] == "endpoint "+ep }) {
+				t.Errorf("%s: %s idles $%.2f a day and has no finding", scenario, ep, v)
+			}
+		}
+	}
+	if seen == 0 {
+		t.Fatal("no idle capacity finding in either scenario: the test checks nothing")
+	}
+}
+
+func slicesContainsFunc(rs []map[string]any, f func(map[string]any) bool) bool {
+	for _, r := range rs {
+		if f(r) {
+			return true
+		}
+	}
+	return false
 }

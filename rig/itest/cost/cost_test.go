@@ -337,3 +337,38 @@ func slicesContainsFunc(rs []map[string]any, f func(map[string]any) bool) bool {
 	}
 	return false
 }
+
+// TestICEFindingPricesItsFallback: the ICE finding for ml.g5.12xlarge names what falling
+// back costs per instance hour, at the region's list prices, and a fallback without a
+// price as the gap it is.
+func TestICEFindingPricesItsFallback(t *testing.T) {
+	st := startStack(t, stack.Options{Scenario: "ice-exhaustion"})
+	d := datasource(t, st, nil)
+	raw, _ := json.Marshal(map[string]any{"queryType": "diagnosis"})
+	resp, err := d.QueryData(context.Background(), &backend.QueryDataRequest{Queries: []backend.DataQuery{{
+		RefID: "A", QueryType: "diagnosis", JSON: raw, TimeRange: backend.TimeRange{From: st.End.Add(-2 * time.Hour), To: st.End},
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prices := fixturePrices(t)["us-east-1"]
+	from, to := prices["ml.g5.12xlarge"], prices["ml.g6e.12xlarge"]
+	wantDiff := fmt.Sprintf("%+.3f USD/h per instance (%+.0f %%)", to-from, 100*(to-from)/from)
+	found := false
+	for _, r := range rows(t, resp.Responses["A"]) {
+		if !strings.HasPrefix(r["cause"].(string), "ICE") || !strings.Contains(r["scope"].(string), "ml.g5.12xlarge") {
+			continue
+		}
+		found = true
+		ev, next := r["evidence"].(string), r["next step"].(string)
+		if !strings.Contains(ev, "fallback ml.g6e.12xlarge") || !strings.Contains(ev, wantDiff) || !strings.Contains(next, fmt.Sprintf("Falling back to ml.g6e.12xlarge costs %+.3f USD an hour", to-from)) {
+			t.Errorf("ICE finding without its fallback's price (want %s):\nevidence: %s\nnext: %s", wantDiff, ev, next)
+		}
+		if !strings.Contains(ev, "no price for ml.g6.12xlarge in us-east-1") {
+			t.Errorf("the unpriced fallback ml.g6.12xlarge is not shown as a gap: %s", ev)
+		}
+	}
+	if !found {
+		t.Fatal("no ICE finding for ml.g5.12xlarge")
+	}
+}

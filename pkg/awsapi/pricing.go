@@ -19,6 +19,8 @@ import (
 // *PermissionError naming pricing:GetProducts.
 type PriceLister interface {
 	Prices(ctx context.Context, region string) ([]prices.Price, error)
+	// ProbePrices is Save & test's check: one GetProducts call (MaxResults 1), never cached.
+	ProbePrices(ctx context.Context) error
 }
 
 // Price List constants of the GetProducts call.
@@ -67,6 +69,14 @@ func (c *client) Prices(ctx context.Context, region string) ([]prices.Price, err
 	return out, nil
 }
 
+// ProbePrices asks for one product of the region's hosting instances.
+func (c *client) ProbePrices(ctx context.Context) error {
+	_, err := call(ctx, c, ActionGetProducts, func(ctx context.Context) (*pricing.GetProductsOutput, error) {
+		return c.pr.GetProducts(ctx, &pricing.GetProductsInput{ServiceCode: aws.String(serviceSageMaker), FormatVersion: aws.String(priceFormat), MaxResults: aws.Int32(1)})
+	})
+	return err
+}
+
 // CachedPrices keeps each region's list prices for a day (AWS publishes them about once a
 // month); concurrent calls share one upstream call, errors are not kept.
 func CachedPrices(p PriceLister, now func() time.Time) PriceLister {
@@ -86,6 +96,9 @@ func (c *cachedPrices) Prices(ctx context.Context, region string) ([]prices.Pric
 		return c.p.Prices(ctx, region)
 	})
 }
+
+// ProbePrices is not cached: Save & test must see the permission as it is now.
+func (c *cachedPrices) ProbePrices(ctx context.Context) error { return c.p.ProbePrices(ctx) }
 
 // CloseIdleConnections passes Dispose on to the wrapped client.
 func (c *cachedPrices) CloseIdleConnections() {

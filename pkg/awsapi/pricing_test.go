@@ -15,6 +15,8 @@ type countingLister struct {
 	err   error
 }
 
+func (c *countingLister) ProbePrices(context.Context) error { c.calls.Add(1); return c.err }
+
 func (c *countingLister) Prices(_ context.Context, region string) ([]prices.Price, error) {
 	c.calls.Add(1)
 	return []prices.Price{{Region: region, InstanceType: "ml.g5.2xlarge", USDPerHour: 1.5}}, c.err

@@ -372,3 +372,32 @@ func TestICEFindingPricesItsFallback(t *testing.T) {
 		t.Fatal("no ICE finding for ml.g5.12xlarge")
 	}
 }
+
+// TestWithoutGetProducts: denied pricing:GetProducts, Save & test still passes and warns
+// naming the action; the cost query answers, its list-priced rows gaps that name the action,
+// and the price table still prices what it lists.
+func TestWithoutGetProducts(t *testing.T) {
+	st := startStack(t, stack.Options{Scenario: "healthy", Deny: []string{"pricing:GetProducts"}})
+	d := datasource(t, st, map[string]any{"priceTable": []map[string]any{{"instanceType": "ml.g5.2xlarge", "usdPerHour": 1.1}}})
+	res, err := d.CheckHealth(context.Background(), &backend.CheckHealthRequest{})
+	if err != nil || res.Status != backend.HealthStatusOk || !strings.Contains(res.Message, "not allowed pricing:GetProducts") {
+		t.Fatalf("Save & test: %v %v %q", err, res.Status, res.Message)
+	}
+	priced, gaps := 0, 0
+	for _, r := range rows(t, costQuery(t, d, st.End, time.Hour, map[string]any{"view": "spend"})) {
+		switch {
+		case r["Instance type"] == "ml.g5.2xlarge":
+			if math.IsNaN(r["Spend"].(float64)) {
+				t.Errorf("the price table's type has no spend: %v", r)
+			}
+			priced++
+		case math.IsNaN(r["Spend"].(float64)) && strings.Contains(r["Inputs"].(string), "pricing:GetProducts"):
+			gaps++
+		default:
+			t.Errorf("row without a list price neither a gap naming the action: %v", r)
+		}
+	}
+	if priced == 0 || gaps == 0 {
+		t.Errorf("%d priced rows and %d gaps, want both", priced, gaps)
+	}
+}

@@ -201,7 +201,7 @@ export class SageDatasource extends DataSourceWithBackend<SageQuery, SageOptions
 
   /** Query history and the inspector show the PromQL itself. */
   getQueryDisplayText(query: SageQuery): string {
-    if (isDiagnosis(query) || isHealthQuery(query)) {
+    if (isDiagnosis(query) || isHealthQuery(query) || queryTypeOf(query) === 'cost') {
       const label = QUERY_TYPE_OPTIONS.find((o) => o.value === queryTypeOf(query))?.label;
       return `${label}: ${[query.endpoint, query.inferenceComponent].filter(Boolean).join(' / ') || 'all endpoints'}`;
     }

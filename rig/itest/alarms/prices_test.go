@@ -16,12 +16,7 @@ import (
 // prices is the plugin's production Price List client with the stack as its custom endpoint.
 func prices(t *testing.T, st *stack.Stack) awsapi.PriceLister {
 	t.Helper()
-	s := awsauth.Settings{AuthType: "keys", Region: st.Region, Endpoint: st.URL,
-		AccessKey: awsauth.Secret(st.AccessKey), SecretKey: awsauth.Secret(st.SecretKey)}
-	ep, err := awsauth.ResolveEndpoint(s)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, ep := endpoint(t, st)
 	creds, err := awsauth.NewCredentialsProvider(context.Background(), s, awsauth.Deps{})
 	if err != nil {
 		t.Fatal(err)

@@ -222,7 +222,7 @@ func costFrame(view string, ins []cost.Input, gpusPerCopy int, withRegion bool) 
 					str("Account", i.Account), str("Endpoint", i.Endpoint), str("Inference component", i.IC), str("Copy", i.Copy), str("Instance type", i.InstanceType),
 					str("Idle", i.Kind), usd("Price per hour", i.Price.USDPerHour, i.Gap), num("GPU-hours", i.GPUHours), num("Instance-hours", i.InstanceHours),
 					num("Output tokens", i.OutputTokens), usd("Idle spend", i.Spend, i.Gap), usd("Idle spend per day", i.PerDay, i.Gap),
-					str("Inputs", spendInputs(i.InstanceHours, i.Price, i.Spend, i.Gap)+fmt.Sprintf(" over %s days", fmtNum(in.To.Sub(in.From).Hours()/24))))
+					str("Inputs", spendInputs(i.InstanceHours, i.Price, i.Spend, i.Gap)+fmt.Sprintf(" over %s days", fmtNum(round(in.To.Sub(in.From).Hours()/24)))))
 			}
 		case models.CostViewPrices, models.CostViewFit:
 			for _, p := range cost.TypePrices(in) {

@@ -16,10 +16,15 @@ import (
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
+	"github.com/prometheus/prometheus/promql/parser"
 
+	"github.com/inferscope/sagemaker-datasource/pkg/cost"
 	"github.com/inferscope/sagemaker-datasource/pkg/diagnosis"
 	"github.com/inferscope/sagemaker-datasource/pkg/plugin"
+	px "github.com/inferscope/sagemaker-datasource/pkg/promqlexpr"
+	sc "github.com/inferscope/sagemaker-datasource/pkg/semconv"
 	"github.com/inferscope/sagemaker-datasource/rig/fleet"
+	"github.com/inferscope/sagemaker-datasource/rig/itest/cwcheck"
 	"github.com/inferscope/sagemaker-datasource/rig/itest/dstest"
 	"github.com/inferscope/sagemaker-datasource/rig/stack"
 )
@@ -399,5 +404,23 @@ func TestWithoutGetProducts(t *testing.T) {
 	}
 	if priced == 0 || gaps == 0 {
 		t.Errorf("%d priced rows and %d gaps, want both", priced, gaps)
+	}
+}
+
+// TestCostPromQLObeysCloudWatchRules: the cost query's three expressions, with and without
+// filters, parse and break none of CloudWatch's PromQL rules.
+func TestCostPromQLObeysCloudWatchRules(t *testing.T) {
+	p := parser.NewParser(parser.Options{})
+	for _, m := range [][]string{nil, {px.Re(sc.LabelEndpoint, "a|b"), px.Re(sc.LabelAccount, "111122223333")}} {
+		ex := cost.ExprsFor("2h", m...)
+		for _, expr := range []string{ex.GPUs, ex.Output, ex.Input} {
+			ast, err := p.ParseExpr(expr)
+			if err != nil {
+				t.Fatalf("parse: %v\n%s", err, expr)
+			}
+			for _, problem := range cwcheck.Problems(ast) {
+				t.Errorf("%s\n%s", problem, expr)
+			}
+		}
 	}
 }

@@ -73,6 +73,15 @@ export interface SageOptions extends DataSourceJsonData {
   allowedRegions?: string[];
   /** Region → endpoint base URL; a region without one uses endpoint, else AWS's own. */
   regionEndpoints?: Record<string, string>;
+  /** Hourly prices overriding the AWS Price List (docs/cost.md); no region = every region. */
+  priceTable?: PriceEntry[];
+}
+
+/** One jsonData.priceTable entry. */
+export interface PriceEntry {
+  instanceType: string;
+  region?: string;
+  usdPerHour: number;
 }
 
 /** Write-only secrets; Grafana returns only secureJsonFields flags for them. */

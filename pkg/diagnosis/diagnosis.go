@@ -152,6 +152,9 @@ type Report struct {
 	// Requests is the number of upstream queries made (identical queries shared by several
 	// rules are sent once).
 	Requests int `json:"requests"`
+	// Ran is how many rules ran (in each region): those asked for, less the ones that need
+	// prices where there are none.
+	Ran int `json:"-"`
 	// answered counts the regions where at least one rule could query.
 	answered int
 }
@@ -171,7 +174,10 @@ func Run(ctx context.Context, q Querier, scope Scope, start, end time.Time, cfg 
 	if err != nil {
 		return Report{}, err
 	}
-	r, _, err := runRegion(ctx, q, nil, "", runnable(rules, false), scope, start, end, cfg)
+	if rules = runnable(rules, false); len(rules) == 0 {
+		return Report{}, errors.New("diagnosis: the rules asked for need instance prices, which this run does not have: choose others")
+	}
+	r, _, err := runRegion(ctx, q, nil, "", rules, scope, start, end, cfg)
 	return r, err
 }
 
@@ -241,7 +247,7 @@ func runRegion(ctx context.Context, q Querier, prices func(string) (pricing.Pric
 	e.overloadFirst(findings)
 	Rank(findings)
 	sort.Slice(failures, func(i, j int) bool { return failures[i].Rule < failures[j].Rule })
-	return Report{Scope: scope, Start: start, End: end, Findings: findings, Failures: failures, Warnings: e.warnings.list, Requests: mq.requests()}, e, nil
+	return Report{Scope: scope, Start: start, End: end, Findings: findings, Failures: failures, Warnings: e.warnings.list, Requests: mq.requests(), Ran: len(rules)}, e, nil
 }
 
 // ruleFailure records a rule's error with the query that failed, when one did.

@@ -119,6 +119,7 @@ func (r *Report) merge(run regionRun, many bool) {
 		r.Failures = append(r.Failures, RuleFailure{Region: run.name, Error: run.err.Error(), Err: run.err})
 		return
 	}
+	r.Ran = max(r.Ran, run.report.Ran)
 	for _, f := range run.report.Findings {
 		f.Region, f.PanelLink = run.name, regionLink(f.PanelLink, run.name)
 		r.Findings = append(r.Findings, f)

@@ -17,6 +17,7 @@ import (
 	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
 	"github.com/inferscope/sagemaker-datasource/pkg/cost"
 	"github.com/inferscope/sagemaker-datasource/pkg/diagnosis"
+	"github.com/inferscope/sagemaker-datasource/pkg/fault"
 	"github.com/inferscope/sagemaker-datasource/pkg/models"
 	"github.com/inferscope/sagemaker-datasource/pkg/pricing"
 	px "github.com/inferscope/sagemaker-datasource/pkg/promqlexpr"
@@ -93,7 +94,7 @@ func (d *Datasource) runCost(ctx context.Context, dq backend.DataQuery) backend.
 	var (
 		ok     []cost.Input
 		failed []string
-		first  error
+		first  *fault.Problem
 	)
 	for i, err := range errs {
 		if err == nil {
@@ -101,9 +102,13 @@ func (d *Datasource) runCost(ctx context.Context, dq backend.DataQuery) backend.
 			continue
 		}
 		p := rgs[i].explain(err, "cloudwatch:GetMetricData")
-		failed = append(failed, "region "+regions[i]+": "+p.Message)
+		if q.Region == "" {
+			failed = append(failed, p.Message) // the default region, not named
+		} else {
+			failed = append(failed, "region "+regions[i]+": "+p.Message)
+		}
 		if first == nil {
-			first = err
+			first = &p
 		}
 	}
 	var resp backend.DataResponse
@@ -114,8 +119,7 @@ func (d *Datasource) runCost(ctx context.Context, dq backend.DataQuery) backend.
 		resp.Frames = data.Frames{fr}
 	}
 	if first != nil {
-		p := rgs[0].explain(first, "cloudwatch:GetMetricData")
-		resp.Error, resp.Status, resp.ErrorSource = errors.New(strings.Join(failed, "; ")), p.Status, p.Source
+		resp.Error, resp.Status, resp.ErrorSource = errors.New(strings.Join(failed, "; ")), first.Status, first.Source
 	}
 	return resp
 }

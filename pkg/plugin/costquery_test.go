@@ -15,6 +15,7 @@ import (
 	"github.com/inferscope/sagemaker-datasource/pkg/internal/goldentest"
 	"github.com/inferscope/sagemaker-datasource/pkg/models"
 	"github.com/inferscope/sagemaker-datasource/pkg/pricing"
+	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
 )
 
 // costFleet answers the cost query's PromQL for one ml.g5.12xlarge (4 GPUs) over two
@@ -97,5 +98,31 @@ func TestCostQueryFrames(t *testing.T) {
 			}
 			goldentest.CheckDataResponse(t, "testdata", "cost-"+view, &dr, *update)
 		})
+	}
+}
+
+// TestCostQueryFailures: a bad model is refused before anything is sent; CloudWatch
+// failing is the query's error, worded by fault.Explain, with no half-priced table.
+func TestCostQueryFailures(t *testing.T) {
+	start := time.Date(2026, 11, 2, 4, 0, 0, 0, time.UTC)
+	fake := &fakeUpstream{answer: func(c call) (*fakeResponse, error) {
+		return nil, &promclient.APIError{Status: 503, Type: "unavailable", Message: "service unavailable"}
+	}}
+	d := newTestDatasource(t, fake)
+	run := func(model string) backend.DataResponse {
+		resp, err := d.QueryData(context.Background(), &backend.QueryDataRequest{Queries: []backend.DataQuery{{
+			RefID: "A", QueryType: "cost", JSON: []byte(model), TimeRange: backend.TimeRange{From: start, To: start.Add(time.Hour)},
+		}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.Responses["A"]
+	}
+	if dr := run(`{"view":"cheapest"}`); dr.Error == nil || !strings.Contains(dr.Error.Error(), `field "view" "cheapest" is unknown`) || len(fake.Calls()) != 0 {
+		t.Errorf("bad view: %v after %d calls", dr.Error, len(fake.Calls()))
+	}
+	dr := run(`{"view":"spend"}`)
+	if dr.Error == nil || dr.Status/100 != 5 || len(dr.Frames) != 0 || strings.HasPrefix(dr.Error.Error(), "region ") {
+		t.Errorf("upstream failing: %v (status %d, %d frames)", dr.Error, dr.Status, len(dr.Frames))
 	}
 }

@@ -211,6 +211,8 @@ export class SageDatasource
       interval: this.interpolate(query.interval, scopedVars, false),
       endpoint: this.interpolateNames(query.endpoint, scopedVars),
       inferenceComponent: this.interpolateNames(query.inferenceComponent, scopedVars),
+      ...(query.account !== undefined && { account: this.interpolateNames(query.account, scopedVars) }),
+      ...(query.gpusPerCopy !== undefined && { gpusPerCopy: this.interpolate(query.gpusPerCopy, scopedVars, false) }),
     };
     return applyAdHoc(interpolated, filters);
   }
@@ -276,7 +278,7 @@ export class SageDatasource
 
   /** Query history and the inspector show the PromQL itself. */
   getQueryDisplayText(query: SageQuery): string {
-    if (isDiagnosis(query) || isHealthQuery(query)) {
+    if (isDiagnosis(query) || isHealthQuery(query) || queryTypeOf(query) === 'cost') {
       const label = QUERY_TYPE_OPTIONS.find((o) => o.value === queryTypeOf(query))?.label;
       return `${label}: ${[query.endpoint, query.inferenceComponent].filter(Boolean).join(' / ') || 'all endpoints'}`;
     }

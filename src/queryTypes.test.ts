@@ -25,6 +25,7 @@ describe('query types', () => {
       'alarms',
       'alarmHistory',
       'inventory',
+      'cost',
     ]);
     expect(QUERY_TYPE_OPTIONS.every((o) => o.label !== '')).toBe(true);
     expect(QUERY_TYPE_OPTIONS[0].description).toBeUndefined();
@@ -36,6 +37,7 @@ describe('alarms and inventory query types', () => {
     ['alarms', true, false],
     ['alarmHistory', true, true],
     ['inventory', true, true],
+    ['cost', false, false],
     ['diagnosis', false, false],
     ['promql', false, false],
     [undefined, false, false],

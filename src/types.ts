@@ -37,6 +37,12 @@ export interface SageQuery extends DataQuery {
   inferenceComponent?: string;
   /** Alarms only: resources without any alarm get a state from the engine thresholds. */
   thresholdFallback?: boolean;
+  /** Cost only: the table it answers (spend, tokens, idle, prices, fit; docs/cost.md). */
+  view?: string;
+  /** Cost only: account filter, 12-digit ids joined by ","; empty or All = any. */
+  account?: string;
+  /** Cost view "fit" only: GPUs one more copy needs (the Will it fit? input). */
+  gpusPerCopy?: string;
   /**
    * Every query type: the region(s) to query, several joined by "," (a multi-value variable's
    * values are joined so); empty = the data source's default region.
@@ -67,6 +73,15 @@ export interface SageOptions extends DataSourceJsonData {
   allowedRegions?: string[];
   /** Region → endpoint base URL; a region without one uses endpoint, else AWS's own. */
   regionEndpoints?: Record<string, string>;
+  /** Hourly prices overriding the AWS Price List (docs/cost.md); no region = every region. */
+  priceTable?: PriceEntry[];
+}
+
+/** One jsonData.priceTable entry. */
+export interface PriceEntry {
+  instanceType: string;
+  region?: string;
+  usdPerHour: number;
 }
 
 /** Write-only secrets; Grafana returns only secureJsonFields flags for them. */

@@ -42,7 +42,9 @@ func Capacity() *dashboard.DashboardBuilder {
 		WithPanel(gpuThermalPanel(dashref.CapGPUThermal.ID)).WithPanel(throttlePanel(44)).WithPanel(powerPanel(42)).
 		WithPanel(smPanel(43)).WithPanel(interconnectPanel(45)).WithPanel(gpuErrorsTable(dashref.CapGPUErrors.ID)).
 		WithRow(dashboard.NewRowBuilder("Will it fit?").Id(140)).
-		WithPanel(fitTotalStat(48)).WithPanel(fitPerAZStat(49)).WithPanel(fitTable(47)).WithPanel(placementTable(46)).
+		WithPanel(fitTotalStat(48)).WithPanel(fitPerAZStat(49)).WithPanel(fitTable(47)).WithPanel(placementTable(46)).WithPanel(fitCostTable(52)).
+		WithRow(dashboard.NewRowBuilder("Cost").Id(150)).
+		WithPanel(spendTable(53)).WithPanel(tokenCostTable(54)).WithPanel(idleTable(dashref.CapIdleSpend.ID)).WithPanel(pricesTable(56)).
 		WithVariable(fitVar(dashref.VarFitGPUs, "GPUs per copy", "GPUs one copy of the model needs (tensor-parallel degree).", "1")).
 		WithVariable(fitVar(dashref.VarFitMemGiB, "GPU memory per copy (GiB)", "GPU memory one copy needs in total: weights plus the KV cache you want, GiB.", "16"))
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
+	"github.com/aws/aws-sdk-go-v2/service/pricing"
 	"github.com/aws/aws-sdk-go-v2/service/sagemaker"
 	"github.com/aws/smithy-go/middleware"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
@@ -41,6 +42,7 @@ type options struct {
 type client struct {
 	cw        *cloudwatch.Client
 	sm        *sagemaker.Client
+	pr        *pricing.Client // nil unless built by NewPrices
 	region    string
 	timeout   time.Duration
 	parallel  int             // Describe calls at once
@@ -72,6 +74,15 @@ func newClient(ctx context.Context, s awsauth.Settings, ep awsauth.Endpoint, see
 }
 
 func newClientWith(creds aws.CredentialsProvider, ep awsauth.Endpoint, seen awsauth.SecretSink, o options) *client {
+	c, config := newBase(creds, ep, seen, o)
+	c.cw = cloudwatch.NewFromConfig(config(ep))
+	c.sm = sagemaker.NewFromConfig(config(awsauth.SageMakerEndpoint(ep)))
+	return c
+}
+
+// newBase is a client without service clients and the SDK config of a service at an
+// endpoint: each gets its own endpoint, restriction and guard; the rest is shared.
+func newBase(creds aws.CredentialsProvider, ep awsauth.Endpoint, seen awsauth.SecretSink, o options) (*client, func(awsauth.Endpoint) aws.Config) {
 	c := &client{region: ep.Region, timeout: o.callTimeout, parallel: o.describeLimit}
 	if c.timeout <= 0 {
 		c.timeout = callTimeout
@@ -95,10 +106,9 @@ func newClientWith(creds aws.CredentialsProvider, ep awsauth.Endpoint, seen awsa
 			}
 		})
 	}
-	// Each client gets its own endpoint, restriction and guard; the rest is shared. The
-	// config carries no ConfigSources, so nothing from the environment or shared files
+	// The config carries no ConfigSources, so nothing from the environment or shared files
 	// changes where the clients send.
-	config := func(ep awsauth.Endpoint) aws.Config {
+	return c, func(ep awsauth.Endpoint) aws.Config {
 		return aws.Config{
 			Region:       ep.Region,
 			Credentials:  provider,
@@ -109,9 +119,6 @@ func newClientWith(creds aws.CredentialsProvider, ep awsauth.Endpoint, seen awsa
 			APIOptions:   []func(*middleware.Stack) error{guard(ep)},
 		}
 	}
-	c.cw = cloudwatch.NewFromConfig(config(ep))
-	c.sm = sagemaker.NewFromConfig(config(awsauth.SageMakerEndpoint(ep)))
-	return c
 }
 
 // CloseIdleConnections lets the data source's Dispose release its connections.

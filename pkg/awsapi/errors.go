@@ -25,6 +25,7 @@ const (
 	ActionDescribeEndpointConfig     = "sagemaker:DescribeEndpointConfig"
 	ActionListInferenceComponents    = "sagemaker:ListInferenceComponents"
 	ActionDescribeInferenceComponent = "sagemaker:DescribeInferenceComponent"
+	ActionGetProducts                = "pricing:GetProducts"
 )
 
 // Error is a failed AWS call that got an answer (any HTTP status, or a 2xx that could not

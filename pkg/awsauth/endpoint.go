@@ -1,6 +1,7 @@
 package awsauth
 
 import (
+	"fmt"
 	"net"
 	"net/url"
 	"regexp"
@@ -133,4 +134,36 @@ func isLoopback(host string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
+}
+
+// PricingEndpoint is where Price List API calls for ep may go, and the region they are
+// signed for. The Price List API answers in a few regions only and for every region, so
+// when ep is CloudWatch's own host the call goes to the nearest of them
+// (https://api.pricing.<us-east-1|eu-central-1|ap-south-1>.amazonaws.com); a custom
+// endpoint (the emulator) serves it itself, signed for ep's region. The China partition
+// has no Price List endpoint here: the error says to use a price table.
+func PricingEndpoint(ep Endpoint) (Endpoint, error) {
+	if ep.URL == nil {
+		return ep, nil
+	}
+	m := awsHost.FindStringSubmatch(strings.ToLower(ep.URL.Hostname()))
+	if m == nil {
+		return ep, nil
+	}
+	if m[2] != "" {
+		return Endpoint{}, fmt.Errorf("the AWS Price List API is not used for region %s (China partition): list its prices in the price table (jsonData.priceTable)", m[1])
+	}
+	region := PricingRegion(m[1])
+	return Endpoint{URL: &url.URL{Scheme: "https", Host: "api.pricing." + region + ".amazonaws.com"}, Region: region, Source: ep.Source}, nil
+}
+
+// PricingRegion is the Price List API region nearest to region.
+func PricingRegion(region string) string {
+	switch {
+	case strings.HasPrefix(region, "ap-"):
+		return "ap-south-1"
+	case strings.HasPrefix(region, "eu-"), strings.HasPrefix(region, "me-"), strings.HasPrefix(region, "af-"), strings.HasPrefix(region, "il-"):
+		return "eu-central-1"
+	}
+	return "us-east-1"
 }

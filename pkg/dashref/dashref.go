@@ -65,6 +65,7 @@ var (
 	CapGPUMemory         = Panel{Capacity, 2}
 	CapGPUErrors         = Panel{Capacity, 40}
 	CapGPUThermal        = Panel{Capacity, 41}
+	CapIdleSpend         = Panel{Capacity, 55}
 	RelAZDistribution    = Panel{Reliability, 1}
 	RelScaling           = Panel{Reliability, 2}
 	RelColdStart         = Panel{Reliability, 3}
@@ -74,7 +75,7 @@ var (
 // Linkable lists every Panel above (a test keeps it complete).
 func Linkable() []Panel {
 	return []Panel{PerfTTFT, PerfITL, PerfLatencyBreakdown, PerfTraffic, PerfThroughput, PerfEnginePressure, PerfErrors,
-		CapGPUMemory, CapGPUErrors, CapGPUThermal, RelAZDistribution, RelScaling, RelColdStart, RelICE}
+		CapGPUMemory, CapGPUErrors, CapGPUThermal, CapIdleSpend, RelAZDistribution, RelScaling, RelColdStart, RelICE}
 }
 
 // DatasourceUIDPlaceholder stands for the data source's uid in the alert rules the plugin serves

@@ -73,6 +73,12 @@ type Config struct {
 	ErrorRateCrit    float64 // 5xx or model error ratio of a spike: critical
 	ErrorSpikeRatio  float64 // peak ratio / usual ratio at or above this is a spike
 	ErrorMinCount    float64 // fewer errors than this in the peak step are noise (a quiet endpoint's one error is 1%)
+
+	// Idle capacity (USD at the instances' prices; docs/cost.md): spend per day on GPUs no
+	// copy holds and on copies serving fewer than IdleQuietTokensPerHour output tokens an hour.
+	IdleInfoUSDPerDay      float64 // at or above this: an info finding
+	IdleWarnUSDPerDay      float64 // at or above this: a warning
+	IdleQuietTokensPerHour float64
 }
 
 // DefaultConfig returns the documented defaults (README.md, "Thresholds").
@@ -122,6 +128,10 @@ func DefaultConfig() Config {
 		ErrorRateCrit:    0.05,
 		ErrorSpikeRatio:  3,
 		ErrorMinCount:    10,
+
+		IdleInfoUSDPerDay:      24,  // a dollar an hour
+		IdleWarnUSDPerDay:      240, // ten dollars an hour: about one ml.g5.12xlarge idle all day
+		IdleQuietTokensPerHour: 100, // under 0.03 tokens a second: nothing served
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/inferscope/sagemaker-datasource/pkg/panics"
+	"github.com/inferscope/sagemaker-datasource/pkg/pricing"
 )
 
 // Severity orders findings: critical before warning before info.
@@ -115,6 +116,9 @@ type Finding struct {
 	// began is when the incident window the finding judged began (zero when it judged
 	// none); ranking reads it to tell a cause from its consequence.
 	began time.Time
+	// standing: the finding is a standing condition (idle capacity), not an incident; it
+	// ranks below every incident.
+	standing bool
 	// fromLoad: the saturation the finding reports came from more requests of the usual
 	// size (see env.fromLoad), which missing copies explain.
 	fromLoad bool
@@ -148,6 +152,9 @@ type Report struct {
 	// Requests is the number of upstream queries made (identical queries shared by several
 	// rules are sent once).
 	Requests int `json:"requests"`
+	// Ran is how many rules ran (in each region): those asked for, less the ones that need
+	// prices where there are none.
+	Ran int `json:"-"`
 	// answered counts the regions where at least one rule could query.
 	answered int
 }
@@ -167,7 +174,10 @@ func Run(ctx context.Context, q Querier, scope Scope, start, end time.Time, cfg 
 	if err != nil {
 		return Report{}, err
 	}
-	r, _, err := runRegion(ctx, q, rules, scope, start, end, cfg)
+	if rules = runnable(rules, false); len(rules) == 0 {
+		return Report{}, errors.New("diagnosis: the rules asked for need instance prices, which this run does not have: choose others")
+	}
+	r, _, err := runRegion(ctx, q, nil, "", rules, scope, start, end, cfg)
 	return r, err
 }
 
@@ -187,9 +197,9 @@ func prepare(start, end time.Time, cfg Config) ([]rule, error) {
 
 // runRegion runs the rules through one region's querier and ranks its findings; the env it
 // returns (with its memoised querier) lets the cross-region rule reuse the answers.
-func runRegion(ctx context.Context, q Querier, rules []rule, scope Scope, start, end time.Time, cfg Config) (Report, *env, error) {
+func runRegion(ctx context.Context, q Querier, prices func(string) (pricing.Price, error), region string, rules []rule, scope Scope, start, end time.Time, cfg Config) (Report, *env, error) {
 	mq := newMemoQuerier(q)
-	e := &env{q: mq, scope: scope, start: start, end: end, cfg: cfg, warnings: &warnings{seen: map[string]bool{}}}
+	e := &env{q: mq, prices: prices, region: region, scope: scope, start: start, end: end, cfg: cfg, warnings: &warnings{seen: map[string]bool{}}}
 	e.step, e.window = stepFor(end.Sub(start), cfg)
 	if err := e.checkScope(ctx); err != nil {
 		return Report{}, e, err // e counts the request that found the scope missing
@@ -237,7 +247,7 @@ func runRegion(ctx context.Context, q Querier, rules []rule, scope Scope, start,
 	e.overloadFirst(findings)
 	Rank(findings)
 	sort.Slice(failures, func(i, j int) bool { return failures[i].Rule < failures[j].Rule })
-	return Report{Scope: scope, Start: start, End: end, Findings: findings, Failures: failures, Warnings: e.warnings.list, Requests: mq.requests()}, e, nil
+	return Report{Scope: scope, Start: start, End: end, Findings: findings, Failures: failures, Warnings: e.warnings.list, Requests: mq.requests(), Ran: len(rules)}, e, nil
 }
 
 // ruleFailure records a rule's error with the query that failed, when one did.
@@ -262,6 +272,9 @@ func evaluate(ctx context.Context, r rule, e *env) (fs []Finding, err error) {
 func Rank(fs []Finding) {
 	sort.SliceStable(fs, func(i, j int) bool {
 		a, b := fs[i], fs[j]
+		if a.standing != b.standing {
+			return b.standing // an incident before any standing condition, whatever its severity
+		}
 		if a.Severity != b.Severity {
 			return a.Severity > b.Severity
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/prometheus/common/model"
 
+	"github.com/inferscope/sagemaker-datasource/pkg/pricing"
 	px "github.com/inferscope/sagemaker-datasource/pkg/promqlexpr"
 	"github.com/inferscope/sagemaker-datasource/pkg/semconv"
 )
@@ -27,7 +28,9 @@ const (
 
 // env is what a rule sees: the shared (memoised) querier, the scope and the time grid.
 type env struct {
-	q          *memoQuerier // each distinct query sent once per run and region
+	q          *memoQuerier                                     // each distinct query sent once per run and region
+	prices     func(instanceType string) (pricing.Price, error) // nil: no prices
+	region     string                                           // the region's name as RunRegions has it ("" in Run)
 	scope      Scope
 	start, end time.Time
 	cfg        Config

@@ -25,6 +25,7 @@ var (
 	panelScaling          = dashref.RelScaling
 	panelColdStart        = dashref.RelColdStart
 	panelICE              = dashref.RelICE
+	panelIdle             = dashref.CapIdleSpend
 )
 
 // LinkedPanels are the panels the rules' findings link to, one per rule in evaluation order.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/inferscope/sagemaker-datasource/pkg/panics"
+	"github.com/inferscope/sagemaker-datasource/pkg/pricing"
 )
 
 // Region is one region a diagnosis covers: its name (empty when the query names none: the
@@ -17,6 +18,9 @@ type Region struct {
 	Name    string
 	Querier Querier
 	Err     error
+	// Prices is the hourly price of an instance type in the region; nil: no prices, and the
+	// rules that need them (idle capacity, an ICE fallback's price) stay silent.
+	Prices func(instanceType string) (pricing.Price, error)
 }
 
 // regionRun is one region's part of a run.
@@ -57,7 +61,8 @@ func RunRegions(ctx context.Context, regions []Region, scope Scope, start, end t
 			case rg.Querier == nil:
 				run.err = errors.New("diagnosis: no querier for this region")
 			default:
-				run.report, run.e, run.err = runRegion(ctx, rg.Querier, rules, scope, start, end, cfg)
+				rules := runnable(rules, rg.Prices != nil)
+				run.report, run.e, run.err = runRegion(ctx, rg.Querier, rg.Prices, rg.Name, rules, scope, start, end, cfg)
 				run.answered = run.err == nil && len(run.report.Failures) < len(rules)
 			}
 		}()
@@ -114,6 +119,7 @@ func (r *Report) merge(run regionRun, many bool) {
 		r.Failures = append(r.Failures, RuleFailure{Region: run.name, Error: run.err.Error(), Err: run.err})
 		return
 	}
+	r.Ran = max(r.Ran, run.report.Ran)
 	for _, f := range run.report.Findings {
 		f.Region, f.PanelLink = run.name, regionLink(f.PanelLink, run.name)
 		r.Findings = append(r.Findings, f)

@@ -13,6 +13,22 @@ type rule struct {
 	panel    panelRef
 	priority float64
 	run      func(ctx context.Context, e *env) ([]Finding, error)
+	// priced: the rule needs the region's prices; without them it is not run.
+	priced bool
+}
+
+// runnable are the rules that can run with or without prices.
+func runnable(rules []rule, havePrices bool) []rule {
+	if havePrices {
+		return rules
+	}
+	var out []rule
+	for _, r := range rules {
+		if !r.priced {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // allRules, in evaluation order.
@@ -30,6 +46,7 @@ var allRules = []rule{
 	{id: "cold-start", panel: panelColdStart, priority: 50, run: runColdStart},
 	{id: "error-spike", panel: panelErrors, priority: 30, run: runErrors},
 	{id: "throughput-drop", panel: panelThroughput, priority: 20, run: runThroughput},
+	{id: idleRuleID, panel: panelIdle, priority: 5, run: runIdle, priced: true},
 }
 
 // iceRuleID is the ICE rule, which the cross-region ICE rule (crossRegionRuleID) goes with.

@@ -146,6 +146,8 @@ func runICE(ctx context.Context, e *env) ([]Finding, error) {
 			{What: "AZs in use by the fleet", Value: fmt.Sprintf("%d", len(d.azs)), Query: d.azQuery},
 			{What: "endpoints affected", Value: strings.Join(eps, ", "), Query: d.query},
 		}
+		fbEv, fbNext := e.fallbackPrices(it, d)
+		ev = append(ev, fbEv...)
 		if len(missing) == 0 && len(hit) == 1 {
 			// The fleet launches in one AZ only: no capacity anywhere it can place instances,
 			// though the region may have some elsewhere.
@@ -153,7 +155,7 @@ func runICE(ctx context.Context, e *env) ([]Finding, error) {
 				Cause: "ICE in the only AZ in use", Target: t, Severity: Critical, Score: strength(ts.total, 0, 50),
 				Summary:  fmt.Sprintf("%s insufficient-capacity errors for %s in %s, the only AZ the fleet uses: it cannot get this type anywhere it places instances", count(ts.total), it, strings.Join(hit, ", ")),
 				Evidence: ev,
-				Next:     "Let the endpoint place instances in more AZs (subnets in other AZs), or add a second instance type; retrying in the same AZ will not help.",
+				Next:     "Let the endpoint place instances in more AZs (subnets in other AZs), or add a second instance type; retrying in the same AZ will not help." + fbNext,
 			})
 			continue
 		}
@@ -162,7 +164,7 @@ func runICE(ctx context.Context, e *env) ([]Finding, error) {
 				Cause: "ICE: instance type exhausted in every AZ", Target: t, Severity: Critical, Score: strength(ts.total, 0, 50),
 				Summary:  fmt.Sprintf("%s insufficient-capacity errors for %s in all %d AZs: the region is out of this type", count(ts.total), it, len(hit)),
 				Evidence: ev,
-				Next:     "Fall back to another instance type (heterogeneous instance pools), another region, or reserved capacity; retrying in another AZ will not help.",
+				Next:     "Fall back to another instance type (heterogeneous instance pools), another region, or reserved capacity; retrying in another AZ will not help." + fbNext,
 			})
 			continue
 		}
@@ -170,7 +172,7 @@ func runICE(ctx context.Context, e *env) ([]Finding, error) {
 			Cause: "ICE in some AZs", Target: t, Severity: Warning, Score: strength(ts.total, 0, 50),
 			Summary:  fmt.Sprintf("%s insufficient-capacity errors for %s in %s; still available in %s", count(ts.total), it, strings.Join(hit, ", "), strings.Join(missing, ", ")),
 			Evidence: ev,
-			Next:     "Allow the endpoint to place instances in the other AZs (more subnets), or add a second instance type.",
+			Next:     "Allow the endpoint to place instances in the other AZs (more subnets), or add a second instance type." + fbNext,
 		})
 	}
 	return out, nil

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
@@ -53,6 +54,9 @@ type PluginQuery struct {
 	InferenceComponent string         `json:"inferenceComponent,omitempty"`
 	ThresholdFallback  bool           `json:"thresholdFallback,omitempty"` // alarms only
 	Format             string         `json:"format,omitempty"`            // alarmHistory and inventory only
+	Account            string         `json:"account,omitempty"`           // cost only
+	View               string         `json:"view,omitempty"`              // cost only
+	GPUsPerCopy        string         `json:"gpusPerCopy,omitempty"`       // cost view "fit" only
 }
 
 // DataSourceRef names the data source a stored query runs on.
@@ -68,10 +72,16 @@ func (q PluginQuery) Check() error {
 	switch {
 	case q.RefID == "":
 		return errors.New("plugin query: refId is empty; set one so the panel's result is addressable")
-	case q.QueryType != QueryTypeDiagnosis && q.QueryType != QueryTypeAlarms && q.QueryType != QueryTypeAlarmHistory && q.QueryType != QueryTypeInventory:
-		return fmt.Errorf("query %s: queryType %q is not diagnosis, alarms, alarmHistory or inventory", ref, q.QueryType)
+	case q.QueryType != QueryTypeDiagnosis && q.QueryType != QueryTypeAlarms && q.QueryType != QueryTypeAlarmHistory && q.QueryType != QueryTypeInventory && q.QueryType != QueryTypeCost:
+		return fmt.Errorf("query %s: queryType %q is not diagnosis, alarms, alarmHistory, inventory or cost", ref, q.QueryType)
 	case q.ThresholdFallback && q.QueryType != QueryTypeAlarms:
 		return fmt.Errorf("query %s: thresholdFallback applies to alarms queries only", ref)
+	case (q.View != "" || q.Account != "") && q.QueryType != QueryTypeCost:
+		return fmt.Errorf("query %s: view and account apply to cost queries only", ref)
+	case q.QueryType == QueryTypeCost && !slices.Contains(CostViews, q.View):
+		return fmt.Errorf("query %s: view %q is not one of %s", ref, q.View, strings.Join(CostViews, ", "))
+	case q.GPUsPerCopy != "" && q.View != CostViewFit:
+		return fmt.Errorf("query %s: gpusPerCopy applies to the cost view %q only", ref, CostViewFit)
 	}
 	switch q.Format {
 	case "":

@@ -20,10 +20,11 @@ const (
 	QueryTypeAlarms       = "alarms"
 	QueryTypeAlarmHistory = "alarmHistory"
 	QueryTypeInventory    = "inventory"
+	QueryTypeCost         = "cost"
 )
 
 // QueryTypes are the query types the plugin runs, in the order messages name them.
-var QueryTypes = []string{QueryTypePromQL, QueryTypeDiagnosis, QueryTypeAlarms, QueryTypeAlarmHistory, QueryTypeInventory}
+var QueryTypes = []string{QueryTypePromQL, QueryTypeDiagnosis, QueryTypeAlarms, QueryTypeAlarmHistory, QueryTypeInventory, QueryTypeCost}
 
 // QueryTypeOf is the type a query runs as: the request's queryType, else the model's; ""
 // is PromQL. An unknown type is refused, naming the known ones, rather than run as PromQL.
@@ -39,7 +40,7 @@ func QueryTypeOf(dq backend.DataQuery) (string, error) {
 	switch qt {
 	case "", QueryTypePromQL:
 		return QueryTypePromQL, nil
-	case QueryTypeDiagnosis, QueryTypeAlarms, QueryTypeAlarmHistory, QueryTypeInventory:
+	case QueryTypeDiagnosis, QueryTypeAlarms, QueryTypeAlarmHistory, QueryTypeInventory, QueryTypeCost:
 		return qt, nil
 	}
 	return "", fmt.Errorf("query %s: queryType %q is unknown: use %s (or leave it empty for PromQL)",

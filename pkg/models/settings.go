@@ -14,6 +14,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
 	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
+	"github.com/inferscope/sagemaker-datasource/pkg/pricing"
 )
 
 const maxQueryTimeoutAccepted = 10 * time.Minute
@@ -35,6 +36,10 @@ type Settings struct {
 	AllowedRegions []string `json:"allowedRegions,omitempty"`
 
 	Resources // results cache, price (resources.go)
+
+	// PriceTable is jsonData.priceTable: hourly prices of instance types that override the
+	// AWS Price List (prices.go); nil when none are configured.
+	PriceTable []pricing.Price `json:"priceTable,omitempty"`
 }
 
 // jsonData mirrors the stored jsonData. Numbers and durations arrive in whatever shape
@@ -51,6 +56,7 @@ type jsonData struct {
 	HTTPMethod        string          `json:"httpMethod"`
 	MaxConcurrency    json.RawMessage `json:"maxConcurrency"`
 	RequestsPerSecond json.RawMessage `json:"requestsPerSecond"`
+	PriceTable        json.RawMessage `json:"priceTable"`
 	resourcesJSON
 	regionsJSON
 }
@@ -125,6 +131,9 @@ func LoadSettings(s backend.DataSourceInstanceSettings) (*Settings, error) {
 	}
 	errs = append(errs, out.Resources.load(jd.resourcesJSON)...)
 	errs = append(errs, out.loadRegions(jd.regionsJSON)...)
+	if out.PriceTable, err = loadPriceTable(jd.PriceTable); err != nil {
+		errs = append(errs, err)
+	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
@@ -186,7 +195,7 @@ func jsonTypeProblem(err error) string {
 
 // String summarises the settings for logs. Secrets only say whether they are set.
 func (s *Settings) String() string {
-	return fmt.Sprintf("Settings{%s timeInterval=%s queryTimeout=%s httpMethod=%s maxConcurrency=%d requestsPerSecond=%g allowedRegions=%v %s}",
+	return fmt.Sprintf("Settings{%s timeInterval=%s queryTimeout=%s httpMethod=%s maxConcurrency=%d requestsPerSecond=%g allowedRegions=%v %s priceTable=%d entries}",
 		s.Auth, FormatDuration(s.TimeInterval), FormatDuration(s.QueryTimeout), s.HTTPMethod,
-		s.MaxConcurrency, s.RequestsPerSecond, s.AllowedRegions, s.Resources)
+		s.MaxConcurrency, s.RequestsPerSecond, s.AllowedRegions, s.Resources, len(s.PriceTable))
 }

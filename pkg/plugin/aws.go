@@ -24,7 +24,10 @@ type AWSFactory func(ctx context.Context, s *models.Settings, ep awsauth.Endpoin
 // Option changes how New builds a datasource.
 type Option func(*options)
 
-type options struct{ aws AWSFactory }
+type options struct {
+	aws    AWSFactory
+	prices PricesFactory
+}
 
 // WithAWS builds the alarms and inventory client with f instead of NewAWSAPI.
 func WithAWS(f AWSFactory) Option { return func(o *options) { o.aws = f } }

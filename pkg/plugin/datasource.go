@@ -43,19 +43,20 @@ type Datasource struct {
 
 	// home is the default region's clients, built with the instance; other regions are
 	// built on first use (regions.go). Nil while setupErr is set.
-	home       *regional
-	allowed    []string // the regions queries may name (models.Settings.Allowed)
-	shared     Shared
-	factory    ClientFactory
-	awsFactory AWSFactory
-	regionsMu  sync.Mutex
-	regions    map[string]*regionSlot
-	probe      regionProbe       // the regions resource's cached answer
-	redact     *awsauth.Redactor // the one redaction step; learns what the signer uses
-	unpinLog   func()            // releases this instance's secureJsonData from logSecrets
-	dispose    func()
-	uid        string        // keys the results cache, so data sources never share answers
-	cache      *rcache.Cache // nil when jsonData.cacheSizeMiB is 0
+	home          *regional
+	allowed       []string // the regions queries may name (models.Settings.Allowed)
+	shared        Shared
+	factory       ClientFactory
+	awsFactory    AWSFactory
+	pricesFactory PricesFactory
+	regionsMu     sync.Mutex
+	regions       map[string]*regionSlot
+	probe         regionProbe       // the regions resource's cached answer
+	redact        *awsauth.Redactor // the one redaction step; learns what the signer uses
+	unpinLog      func()            // releases this instance's secureJsonData from logSecrets
+	dispose       func()
+	uid           string        // keys the results cache, so data sources never share answers
+	cache         *rcache.Cache // nil when jsonData.cacheSizeMiB is 0
 	// healthTimeout bounds Save & test; tests shorten it.
 	healthTimeout time.Duration
 }
@@ -76,7 +77,7 @@ func NewDatasource(ctx context.Context, settings backend.DataSourceInstanceSetti
 // New builds a datasource with the given client factory; the alarms and inventory client
 // comes from NewAWSAPI unless WithAWS says otherwise.
 func New(ctx context.Context, settings backend.DataSourceInstanceSettings, factory ClientFactory, opts ...Option) (*Datasource, error) {
-	o := options{aws: NewAWSAPI}
+	o := options{aws: NewAWSAPI, prices: NewPrices}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -87,7 +88,7 @@ func New(ctx context.Context, settings backend.DataSourceInstanceSettings, facto
 	// secureJsonData is pinned: no number of rotated credentials, here or in another
 	// instance sharing the log redactor, evicts it. Dispose drops the log's pins.
 	d := &Datasource{redact: awsauth.NewRedactor(secure...), healthTimeout: defaultHealthTimeout,
-		factory: factory, awsFactory: o.aws, regions: map[string]*regionSlot{}}
+		factory: factory, awsFactory: o.aws, pricesFactory: o.prices, regions: map[string]*regionSlot{}}
 	d.dispose = d.closeRegions
 	d.unpinLog = logSecrets.Pin(secure...)
 
@@ -172,6 +173,7 @@ var queryHandlers = map[string]queryHandler{
 	models.QueryTypeAlarms:       healthQuery(models.QueryTypeAlarms),
 	models.QueryTypeAlarmHistory: healthQuery(models.QueryTypeAlarmHistory),
 	models.QueryTypeInventory:    healthQuery(models.QueryTypeInventory),
+	models.QueryTypeCost:         (*Datasource).runCost,
 }
 
 // healthQuery is the handler of an alarms, alarmHistory or inventory query.

@@ -39,6 +39,7 @@ func (d *Datasource) runDiagnosis(ctx context.Context, q backend.DataQuery) back
 		regions[i] = diagnosis.Region{Name: name, Err: err}
 		if err == nil {
 			regions[i].Querier = cachedQueries{rg}
+			regions[i].Prices = rg.priceOf(ctx)
 			built[name] = rg
 		}
 	}

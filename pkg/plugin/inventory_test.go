@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
@@ -14,6 +15,7 @@ import (
 	"github.com/inferscope/sagemaker-datasource/pkg/awsapi"
 	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
 	"github.com/inferscope/sagemaker-datasource/pkg/models"
+	"github.com/inferscope/sagemaker-datasource/pkg/pricing"
 )
 
 func TestInventoryResources(t *testing.T) {
@@ -131,14 +133,27 @@ func TestInventoryWithoutICPermission(t *testing.T) {
 	}
 }
 
+// fakePrices is a Price List client that lists nothing and probes with err.
+type fakePrices struct {
+	err    error
+	probes atomic.Int32
+}
+
+func (f *fakePrices) Prices(context.Context, string) ([]pricing.Price, error) { return nil, f.err }
+func (f *fakePrices) ProbePrices(context.Context) error {
+	f.probes.Add(1)
+	return f.err
+}
+
 // TestCheckHealthOptionalAccess: after the unchanged PromQL checks, Save & test probes the
-// alarms and the inventory with one cheap call each (never the full reads); what is missing
-// is a warning naming the IAM action, never a failure, and a PromQL failure is reported
-// without them.
+// alarms, the inventory and the list prices with one cheap call each (never the full
+// reads); what is missing is a warning naming the IAM action, never a failure, and a PromQL
+// failure is reported without them.
 func TestCheckHealthOptionalAccess(t *testing.T) {
 	probes := []string{"ProbeAlarms", "ProbeInventory"}
 	tests := []struct {
 		name       string
+		pricesErr  error
 		aws        func(*fakeAWS)
 		cw         *fakeCloudWatch
 		wantStatus backend.HealthStatus
@@ -147,15 +162,17 @@ func TestCheckHealthOptionalAccess(t *testing.T) {
 		wantCalls  []string
 	}{
 		{name: "both readable", wantStatus: backend.HealthStatusOk,
-			want: []string{"Connected to CloudWatch", "Can read CloudWatch alarms and SageMaker endpoints."}, wantNot: []string{"Warning"}, wantCalls: probes},
+			want: []string{"Connected to CloudWatch", "Can read CloudWatch alarms and SageMaker endpoints and AWS list prices."}, wantNot: []string{"Warning"}, wantCalls: probes},
+		{name: "no GetProducts", pricesErr: denied("pricing:GetProducts"), wantStatus: backend.HealthStatusOk,
+			want: []string{"Can read CloudWatch alarms and SageMaker endpoints.", "Warning: the data source's credentials are not allowed pricing:GetProducts", "cost panels' list prices"}, wantCalls: probes},
 		{name: "no DescribeAlarms", aws: func(f *fakeAWS) { f.alarmsErr = denied("cloudwatch:DescribeAlarms") }, wantStatus: backend.HealthStatusOk,
-			want: []string{"Can read SageMaker endpoints.", "Warning: the data source's credentials are not allowed cloudwatch:DescribeAlarms", "optional"}, wantCalls: probes},
+			want: []string{"Can read SageMaker endpoints and AWS list prices.", "Warning: the data source's credentials are not allowed cloudwatch:DescribeAlarms", "optional"}, wantCalls: probes},
 		{name: "no ListEndpoints", aws: func(f *fakeAWS) { f.inventoryErr = denied("sagemaker:ListEndpoints") }, wantStatus: backend.HealthStatusOk,
-			want: []string{"Can read CloudWatch alarms.", "not allowed sagemaker:ListEndpoints", "inventory query"}, wantCalls: probes},
+			want: []string{"Can read CloudWatch alarms and AWS list prices.", "not allowed sagemaker:ListEndpoints", "inventory query"}, wantCalls: probes},
 		{name: "neither", aws: func(f *fakeAWS) {
 			f.alarmsErr, f.inventoryErr = denied("cloudwatch:DescribeAlarms"), denied("sagemaker:ListEndpoints")
 		}, wantStatus: backend.HealthStatusOk,
-			want: []string{"not allowed cloudwatch:DescribeAlarms", "not allowed sagemaker:ListEndpoints"}, wantNot: []string{"Can read"}, wantCalls: probes},
+			want: []string{"not allowed cloudwatch:DescribeAlarms", "not allowed sagemaker:ListEndpoints", "Can read AWS list prices."}, wantNot: []string{"Can read CloudWatch", "Can read SageMaker"}, wantCalls: probes},
 		{name: "SageMaker failing otherwise", aws: func(f *fakeAWS) {
 			f.inventoryErr = errors.New("operation error SageMaker: ListEndpoints, StatusCode: 503")
 		},
@@ -176,10 +193,12 @@ func TestCheckHealthOptionalAccess(t *testing.T) {
 			if tt.aws != nil {
 				tt.aws(aws)
 			}
+			prices := &fakePrices{err: tt.pricesErr}
 			d, err := New(context.Background(), cw.settings("us-east-1", fakeAccessKey, fakeSecretKey), NewClient,
 				WithAWS(func(context.Context, *models.Settings, awsauth.Endpoint, Shared) (awsapi.API, error) {
 					return aws, nil
-				}))
+				}),
+				WithPrices(func(*models.Settings, awsauth.Endpoint, Shared) (awsapi.PriceLister, error) { return prices, nil }))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -206,6 +225,13 @@ func TestCheckHealthOptionalAccess(t *testing.T) {
 			slices.Sort(calls)
 			if !slices.Equal(calls, tt.wantCalls) {
 				t.Errorf("AWS calls %v, want %v", calls, tt.wantCalls)
+			}
+			want := int32(0) // the optional checks run once PromQL works
+			if tt.wantCalls != nil {
+				want = 1
+			}
+			if prices.probes.Load() != want {
+				t.Errorf("%d GetProducts probes, want %d", prices.probes.Load(), want)
 			}
 		})
 	}

@@ -36,6 +36,9 @@ type regional struct {
 	// aws reads alarms and the inventory; nil with awsErr when it could not be built.
 	aws    awsapi.API
 	awsErr error
+	// prices reads the region's list prices; nil with pricesErr when it could not be built.
+	prices    awsapi.PriceLister
+	pricesErr error
 	// cacheID keys the region's answers in the results cache: never one region's answer
 	// for another.
 	cacheID string
@@ -114,6 +117,9 @@ func (d *Datasource) buildRegional(ctx context.Context, region string) (*regiona
 	if rg.aws, err = d.awsFactory(ctx, d.settings, ep, d.shared); err != nil {
 		rg.aws, rg.awsErr = nil, err
 	}
+	if rg.prices, err = d.pricesFactory(d.settings, ep, d.shared); err != nil {
+		rg.prices, rg.pricesErr = nil, err
+	}
 	return rg, nil
 }
 
@@ -142,7 +148,7 @@ func (d *Datasource) closeRegions() {
 		if rg == nil {
 			continue
 		}
-		for _, c := range []any{rg.client, rg.aws} {
+		for _, c := range []any{rg.client, rg.aws, rg.prices} {
 			if c, ok := c.(interface{ CloseIdleConnections() }); ok {
 				c.CloseIdleConnections()
 			}

@@ -1,7 +1,8 @@
 // Package awsemu is the emulator's AWS control plane: CloudWatch DescribeAlarms,
 // DescribeAlarmContributors and DescribeAlarmHistory in Smithy RPC v2 CBOR, and SageMaker
 // ListEndpoints, DescribeEndpoint, DescribeEndpointConfig, ListInferenceComponents and
-// DescribeInferenceComponent in awsJson1_1, as aws-sdk-go-v2 (service/cloudwatch v1.75.7,
+// DescribeInferenceComponent in awsJson1_1, the Price List API's GetProducts (pricing.go)
+// in awsJson1_1 too, as aws-sdk-go-v2 (service/cloudwatch v1.75.7,
 // service/sagemaker v1.288.1) sends them. It implements emulator.ControlPlane: the
 // emulator verifies SigV4 for the call's service, denies and injects faults; this package
 // speaks the protocols. Alarms are the fleet's PromQL alarms evaluated on the emulator's
@@ -75,11 +76,14 @@ func (s *Server) Actions() []string {
 	for _, op := range sageMakerOps {
 		out = append(out, "sagemaker:"+op)
 	}
+	for _, op := range pricingOps {
+		out = append(out, "pricing:"+op)
+	}
 	return out
 }
 
-// Route implements emulator.ControlPlane: CloudWatch by its RPC v2 path, SageMaker by its
-// X-Amz-Target.
+// Route implements emulator.ControlPlane: CloudWatch by its RPC v2 path, SageMaker and the
+// Price List API by their X-Amz-Target.
 func (s *Server) Route(r *http.Request) (emulator.Call, bool) {
 	if op, ok := strings.CutPrefix(r.URL.Path, cborPathPrefix); ok {
 		return emulator.Call{Service: svcCloudWatch, Action: "cloudwatch:" + op, Operation: op}, true
@@ -87,13 +91,19 @@ func (s *Server) Route(r *http.Request) (emulator.Call, bool) {
 	if op, ok := strings.CutPrefix(r.Header.Get("X-Amz-Target"), sagemakerTgt); ok {
 		return emulator.Call{Service: svcSageMaker, Action: "sagemaker:" + op, Operation: op}, true
 	}
+	if op, ok := strings.CutPrefix(r.Header.Get("X-Amz-Target"), pricingTgt); ok {
+		return emulator.Call{Service: svcPricing, Action: "pricing:" + op, Operation: op}, true
+	}
 	return emulator.Call{}, false
 }
 
 // Serve implements emulator.ControlPlane.
 func (s *Server) Serve(ctx context.Context, c emulator.Call, body []byte, q emulator.Querier) emulator.Response {
-	if c.Service == svcCloudWatch {
+	switch c.Service {
+	case svcCloudWatch:
 		return s.serveCloudWatch(ctx, c, body, q)
+	case svcPricing:
+		return s.servePricing(c, body)
 	}
 	return s.serveSageMaker(c, body)
 }

@@ -10,6 +10,7 @@ import React, { ChangeEvent } from 'react';
 
 import { DEFAULTS, SageOptions, SageSecureJsonData } from '../types';
 import { AlertRulesSettings } from './AlertRulesSettings';
+import { PriceTableSettings } from './PriceTableSettings';
 import { RegionSettings } from './RegionSettings';
 
 export type Props = DataSourcePluginOptionsEditorProps<SageOptions, SageSecureJsonData>;
@@ -158,6 +159,10 @@ export function ConfigEditor(props: Props) {
           onChange={onNumber('costPerMillionSamples')}
         />
       </FieldSet>
+      <PriceTableSettings
+        value={jsonData.priceTable}
+        onChange={(priceTable) => onOptionsChange({ ...options, jsonData: { ...jsonData, priceTable } })}
+      />
       <AlertRulesSettings uid={options.uid} />
     </>
   );

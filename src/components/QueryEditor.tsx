@@ -7,6 +7,7 @@ import type { SageDatasource } from '../datasource';
 import { ResourcePrometheusClient } from '../promql/client';
 import { isDiagnosis, isHealthQuery, QUERY_TYPE_OPTIONS, QueryType, queryTypeOf } from '../queryTypes';
 import { QueryFormat, SageOptions, SageQuery } from '../types';
+import { CostQueryEditor } from './CostQueryEditor';
 import { HealthQueryEditor } from './HealthQueryEditor';
 import { RegionField } from './RegionField';
 
@@ -75,7 +76,9 @@ export function QueryEditor(props: Props) {
       <InlineFieldRow>
         <RegionField datasource={datasource} query={query} onChange={onChange} onRunQuery={onRunQuery} />
       </InlineFieldRow>
-      {isHealthQuery(query) || isDiagnosis(query) ? (
+      {queryType === 'cost' ? (
+        <CostQueryEditor query={query} onChange={onChange} onRunQuery={onRunQuery} />
+      ) : isHealthQuery(query) || isDiagnosis(query) ? (
         <HealthQueryEditor query={query} onChange={onChange} onRunQuery={onRunQuery} />
       ) : (
         <>

@@ -36,8 +36,8 @@ type noSink struct{}
 
 func (noSink) Add(...string) {}
 
-// client is the plugin's production awsapi client with the stack as its custom endpoint.
-func client(t *testing.T, st *stack.Stack) awsapi.API {
+// endpoint is the auth settings of the stack as a custom endpoint, and that endpoint.
+func endpoint(t *testing.T, st *stack.Stack) (awsauth.Settings, awsauth.Endpoint) {
 	t.Helper()
 	s := awsauth.Settings{AuthType: "keys", Region: st.Region, Endpoint: st.URL,
 		AccessKey: awsauth.Secret(st.AccessKey), SecretKey: awsauth.Secret(st.SecretKey)}
@@ -45,6 +45,13 @@ func client(t *testing.T, st *stack.Stack) awsapi.API {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return s, ep
+}
+
+// client is the plugin's production awsapi client with the stack as its custom endpoint.
+func client(t *testing.T, st *stack.Stack) awsapi.API {
+	t.Helper()
+	s, ep := endpoint(t, st)
 	api, err := awsapi.New(context.Background(), s, ep, noSink{})
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,108 @@
+package awsapi
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/pricing"
+	prtypes "github.com/aws/aws-sdk-go-v2/service/pricing/types"
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+
+	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
+	prices "github.com/inferscope/sagemaker-datasource/pkg/pricing"
+)
+
+// PriceLister reads the on-demand list prices of SageMaker hosting instances in a region
+// (pricing:GetProducts, service AmazonSageMaker). Without the permission it returns a
+// *PermissionError naming pricing:GetProducts.
+type PriceLister interface {
+	Prices(ctx context.Context, region string) ([]prices.Price, error)
+	// ProbePrices is Save & test's check: one GetProducts call (MaxResults 1), never cached.
+	ProbePrices(ctx context.Context) error
+}
+
+// Price List constants of the GetProducts call.
+const (
+	serviceSageMaker  = "AmazonSageMaker"
+	priceFormat       = "aws_v1"
+	pricesPerPage     = 100 // the API's maximum
+	pricesCachedFor   = 24 * time.Hour
+	pricesCacheRegion = "prices\x00"
+)
+
+// NewPrices is the Price List client of a data source's region on its shared credentials:
+// at awsauth.PricingEndpoint(ep), the only host it signs for.
+func NewPrices(creds aws.CredentialsProvider, ep awsauth.Endpoint, seen awsauth.SecretSink) (PriceLister, error) {
+	return newPrices(creds, ep, seen, options{})
+}
+
+func newPrices(creds aws.CredentialsProvider, ep awsauth.Endpoint, seen awsauth.SecretSink, o options) (*client, error) {
+	pep, err := awsauth.PricingEndpoint(ep)
+	if err != nil {
+		return nil, err
+	}
+	c, config := newBase(creds, ep, seen, o)
+	c.pr = pricing.NewFromConfig(config(pep))
+	return c, nil
+}
+
+// Prices pages through GetProducts for the region's hosting instances and parses them.
+func (c *client) Prices(ctx context.Context, region string) ([]prices.Price, error) {
+	var filters []prtypes.Filter
+	for _, f := range prices.Filters(region) {
+		filters = append(filters, prtypes.Filter{Field: aws.String(f[0]), Value: aws.String(f[1]), Type: prtypes.FilterTypeTermMatch})
+	}
+	pages := pricing.NewGetProductsPaginator(c.pr, &pricing.GetProductsInput{
+		ServiceCode: aws.String(serviceSageMaker), Filters: filters,
+		FormatVersion: aws.String(priceFormat), MaxResults: aws.Int32(pricesPerPage),
+	})
+	entries, err := drain(ctx, c, ActionGetProducts, pages, func(p *pricing.GetProductsOutput) []string { return p.PriceList })
+	if err != nil {
+		return nil, err
+	}
+	out, err := prices.ParseProducts(entries)
+	if err != nil {
+		return nil, backend.DownstreamError(&Error{Action: ActionGetProducts, Status: http.StatusOK, Message: err.Error(), Err: err})
+	}
+	return out, nil
+}
+
+// ProbePrices asks for one product of the region's hosting instances.
+func (c *client) ProbePrices(ctx context.Context) error {
+	_, err := call(ctx, c, ActionGetProducts, func(ctx context.Context) (*pricing.GetProductsOutput, error) {
+		return c.pr.GetProducts(ctx, &pricing.GetProductsInput{ServiceCode: aws.String(serviceSageMaker), FormatVersion: aws.String(priceFormat), MaxResults: aws.Int32(1)})
+	})
+	return err
+}
+
+// CachedPrices keeps each region's list prices for a day (AWS publishes them about once a
+// month); concurrent calls share one upstream call, errors are not kept.
+func CachedPrices(p PriceLister, now func() time.Time) PriceLister {
+	if now == nil {
+		now = time.Now
+	}
+	return &cachedPrices{p: p, c: &cached{ttl: pricesCachedFor, now: now, entries: map[string]*entry{}}}
+}
+
+type cachedPrices struct {
+	p PriceLister
+	c *cached
+}
+
+func (c *cachedPrices) Prices(ctx context.Context, region string) ([]prices.Price, error) {
+	return get(ctx, c.c, pricesCacheRegion+region, keepFor[[]prices.Price](c.c.ttl), lenOf[prices.Price], func(ctx context.Context) ([]prices.Price, error) {
+		return c.p.Prices(ctx, region)
+	})
+}
+
+// ProbePrices is not cached: Save & test must see the permission as it is now.
+func (c *cachedPrices) ProbePrices(ctx context.Context) error { return c.p.ProbePrices(ctx) }
+
+// CloseIdleConnections passes Dispose on to the wrapped client.
+func (c *cachedPrices) CloseIdleConnections() {
+	if cl, ok := c.p.(interface{ CloseIdleConnections() }); ok {
+		cl.CloseIdleConnections()
+	}
+}

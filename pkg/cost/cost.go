@@ -1,0 +1,332 @@
+// Package cost is the arithmetic of what a fleet costs, pure: GPU series over time
+// (who holds which GPU of which instance) and token counts, priced by a pricing.Book.
+// An instance's hourly price is apportioned to the copies on it by their share of its
+// GPUs; GPUs no copy holds are idle, and so are copies whose traffic is near zero. Every
+// result carries its inputs (price, hours, tokens), so it can be checked by hand, and a
+// price the book lacks leaves its results missing with the gap's message, never zero.
+package cost
+
+import (
+	"cmp"
+	"maps"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/inferscope/sagemaker-datasource/pkg/pricing"
+)
+
+// GPUs is one group of GPUs over time: how many GPUs of one instance one copy holds
+// (Copy "" = GPUs no copy holds), sampled on the query's step grid.
+type GPUs struct {
+	Account, Endpoint, Host, InstanceType string
+	IC, Copy                              string  // IC "" on single-model endpoints
+	T                                     []int64 // Unix ms, ascending
+	N                                     []float64
+}
+
+// Tokens are a copy's input and output tokens over the range.
+type Tokens struct {
+	Account, Endpoint, IC, Copy, Model string
+	Input, Output                      float64
+}
+
+// Prices answers a region's hourly price of an instance type (*pricing.Book).
+type Prices interface {
+	Lookup(region, instanceType string) (pricing.Price, error)
+}
+
+// Input is one region's data over a range [From, To).
+type Input struct {
+	Region   string
+	From, To time.Time
+	Step     time.Duration // the GPU series' step; a sample stands for [t, t+Step)
+	GPUs     []GPUs
+	Tokens   []Tokens
+	Prices   Prices
+	// QuietTokensPerHour: a copy serving fewer output tokens per hour of its life than this
+	// counts as idle.
+	QuietTokensPerHour float64
+}
+
+// Line is the spend of one holder of GPUs on one instance type: a copy, or (Copy "") the
+// GPUs no copy holds.
+type Line struct {
+	Region, Account, Endpoint, InstanceType, IC, Copy string
+	Price                                             pricing.Price
+	Gap                                               error   // the price is missing: Spend is NaN
+	Hours                                             float64 // how long the holder held GPUs
+	InstanceHours                                     float64 // instance-hours apportioned by GPU share
+	GPUHours                                          float64
+	Spend                                             float64 // USD: InstanceHours × Price
+}
+
+// Free reports whether the line is GPUs no copy holds.
+func (l Line) Free() bool { return l.Copy == "" }
+
+// Lines prices every GPU group of in, merged per (account, endpoint, type, IC, copy), in a
+// stable order. A sample at or past To is not counted.
+func Lines(in Input) []Line {
+	to := in.To.UnixMilli()
+	hours := in.Step.Hours()
+	// GPUs per instance and step: the denominator of each group's share.
+	type hostStep struct {
+		host string
+		t    int64
+	}
+	total := map[hostStep]float64{}
+	for _, g := range in.GPUs {
+		for i, t := range g.T {
+			if t < to {
+				total[hostStep{g.Host, t}] += g.N[i]
+			}
+		}
+	}
+	type key struct{ account, endpoint, typ, ic, copy string }
+	lines := map[key]*Line{}
+	for _, g := range in.GPUs {
+		k := key{g.Account, g.Endpoint, g.InstanceType, g.IC, g.Copy}
+		l := lines[k]
+		if l == nil {
+			l = &Line{Region: in.Region, Account: g.Account, Endpoint: g.Endpoint, InstanceType: g.InstanceType, IC: g.IC, Copy: g.Copy}
+			l.Price, l.Gap = in.Prices.Lookup(in.Region, g.InstanceType)
+			lines[k] = l
+		}
+		for i, t := range g.T {
+			if t >= to || g.N[i] <= 0 {
+				continue
+			}
+			l.Hours += hours
+			l.GPUHours += g.N[i] * hours
+			l.InstanceHours += g.N[i] / total[hostStep{g.Host, t}] * hours
+		}
+	}
+	out := make([]Line, 0, len(lines))
+	for _, l := range lines {
+		l.Spend = l.InstanceHours * l.Price.USDPerHour
+		if l.Gap != nil {
+			l.Spend = math.NaN()
+		}
+		out = append(out, *l)
+	}
+	slices.SortFunc(out, func(a, b Line) int {
+		return cmp.Or(strings.Compare(a.Account, b.Account), strings.Compare(a.Endpoint, b.Endpoint), strings.Compare(a.IC, b.IC),
+			strings.Compare(a.InstanceType, b.InstanceType), strings.Compare(a.Copy, b.Copy))
+	})
+	return out
+}
+
+// Spend is the spend of one endpoint or IC on one instance type, summed over its lines.
+type Spend struct {
+	Region, Account, Endpoint, IC, InstanceType string
+	Price                                       pricing.Price
+	Gap                                         error
+	InstanceHours, GPUHours, Spend              float64
+	IdleSpend                                   float64 // the part no copy holds (an endpoint's row only)
+}
+
+// ByEndpoint sums the lines per (account, endpoint, type): the instances' whole spend.
+func ByEndpoint(lines []Line) []Spend {
+	return group(lines, func(l Line) string { return "" }, func(s *Spend, l Line) {
+		if l.Free() {
+			s.IdleSpend += l.Spend
+		}
+	})
+}
+
+// ByIC sums the lines of copies per (account, endpoint, IC, type); free GPUs are left out.
+func ByIC(lines []Line) []Spend {
+	held := slices.DeleteFunc(slices.Clone(lines), Line.Free)
+	return group(held, func(l Line) string { return l.IC }, nil)
+}
+
+func group(lines []Line, ic func(Line) string, also func(*Spend, Line)) []Spend {
+	var out []Spend
+	index := map[[4]string]int{}
+	for _, l := range lines {
+		k := [4]string{l.Account, l.Endpoint, ic(l), l.InstanceType}
+		i, ok := index[k]
+		if !ok {
+			i = len(out)
+			index[k] = i
+			out = append(out, Spend{Region: l.Region, Account: l.Account, Endpoint: l.Endpoint, IC: ic(l), InstanceType: l.InstanceType, Price: l.Price, Gap: l.Gap})
+		}
+		s := &out[i]
+		s.InstanceHours += l.InstanceHours
+		s.GPUHours += l.GPUHours
+		s.Spend += l.Spend
+		if also != nil {
+			also(s, l)
+		}
+	}
+	return out
+}
+
+// ModelCost is what one model costs on one endpoint or IC per token.
+type ModelCost struct {
+	Region, Account, Endpoint, IC, Model string
+	InstanceTypes                        []string
+	Gap                                  error // a price is missing: Spend and the per-token costs are NaN
+	InstanceHours, Spend                 float64
+	Input, Output                        float64 // tokens
+	PerMillionOutput, PerMillionInput    float64 // USD; NaN without tokens
+}
+
+// PerModel is the spend of each endpoint's or IC's copies (free GPUs are left out: they are
+// idle spend) over its tokens.
+func PerModel(in Input, lines []Line) []ModelCost {
+	type key struct{ account, endpoint, ic string }
+	rows := map[key]*ModelCost{}
+	at := func(k key) *ModelCost {
+		if rows[k] == nil {
+			rows[k] = &ModelCost{Region: in.Region, Account: k.account, Endpoint: k.endpoint, IC: k.ic}
+		}
+		return rows[k]
+	}
+	for _, l := range lines {
+		if l.Free() {
+			continue
+		}
+		r := at(key{l.Account, l.Endpoint, l.IC})
+		r.InstanceHours += l.InstanceHours
+		r.Spend += l.Spend
+		if l.Gap != nil && r.Gap == nil {
+			r.Gap = l.Gap
+		}
+		if !slices.Contains(r.InstanceTypes, l.InstanceType) {
+			r.InstanceTypes = append(r.InstanceTypes, l.InstanceType)
+		}
+	}
+	for _, t := range in.Tokens {
+		r := at(key{t.Account, t.Endpoint, t.IC})
+		r.Input += t.Input
+		r.Output += t.Output
+		if r.Model == "" {
+			r.Model = t.Model
+		}
+	}
+	out := make([]ModelCost, 0, len(rows))
+	for _, k := range slices.SortedFunc(maps.Keys(rows), func(a, b key) int {
+		return cmp.Or(strings.Compare(a.account, b.account), strings.Compare(a.endpoint, b.endpoint), strings.Compare(a.ic, b.ic))
+	}) {
+		r := rows[k]
+		if r.Gap != nil {
+			r.Spend = math.NaN()
+		}
+		r.PerMillionOutput, r.PerMillionInput = perMillion(r.Spend, r.Output), perMillion(r.Spend, r.Input)
+		slices.Sort(r.InstanceTypes)
+		out = append(out, *r)
+	}
+	return out
+}
+
+func perMillion(spend, tokens float64) float64 {
+	if !(tokens > 0) {
+		return math.NaN()
+	}
+	return spend / tokens * 1e6
+}
+
+// Idle kinds.
+const (
+	IdleNoCopy = "GPUs with no copy"
+	IdleQuiet  = "copy with near-zero traffic"
+)
+
+// IdleSpend is spend that serves nothing: an instance type's GPUs no copy holds on an
+// endpoint, or one copy whose engine counts tokens serving fewer output tokens per hour
+// than the threshold.
+type IdleSpend struct {
+	Region, Account, Endpoint, IC, Copy, InstanceType, Kind string
+	Price                                                   pricing.Price
+	Gap                                                     error
+	GPUHours, InstanceHours, Spend                          float64
+	OutputTokens                                            float64 // the copy's, for IdleQuiet
+	PerDay                                                  float64 // Spend over the range's days
+}
+
+// Idle lists the idle spend of the lines, costliest first.
+func Idle(in Input, lines []Line) []IdleSpend {
+	output := map[[4]string]float64{}
+	for _, t := range in.Tokens {
+		output[[4]string{t.Account, t.Endpoint, t.IC, t.Copy}] += t.Output
+	}
+	days := in.To.Sub(in.From).Hours() / 24
+	var out []IdleSpend
+	for _, l := range lines {
+		kind, tokens := IdleNoCopy, 0.0
+		if !l.Free() {
+			// A copy without token counters (DJL) says nothing about its traffic: not judged.
+			var counted bool
+			tokens, counted = output[[4]string{l.Account, l.Endpoint, l.IC, l.Copy}]
+			if !counted || l.Hours <= 0 || tokens/l.Hours >= in.QuietTokensPerHour {
+				continue
+			}
+			kind = IdleQuiet
+		}
+		if l.GPUHours <= 0 {
+			continue
+		}
+		out = append(out, IdleSpend{Region: l.Region, Account: l.Account, Endpoint: l.Endpoint, IC: l.IC, Copy: l.Copy, InstanceType: l.InstanceType,
+			Kind: kind, Price: l.Price, Gap: l.Gap, GPUHours: l.GPUHours, InstanceHours: l.InstanceHours, Spend: l.Spend,
+			OutputTokens: tokens, PerDay: l.Spend / days})
+	}
+	slices.SortStableFunc(out, func(a, b IdleSpend) int { return cmpSpend(b.Spend, a.Spend) })
+	return out
+}
+
+// cmpSpend orders spends with missing (NaN) ones last in a descending sort.
+func cmpSpend(a, b float64) int {
+	switch {
+	case math.IsNaN(a) && math.IsNaN(b):
+		return 0
+	case math.IsNaN(a):
+		return -1
+	case math.IsNaN(b):
+		return 1
+	}
+	return cmp.Compare(a, b)
+}
+
+// TypePrice is the price of an instance type the fleet runs, with its GPUs per instance
+// (the most any of its instances reported).
+type TypePrice struct {
+	Region, InstanceType string
+	GPUs                 int
+	Price                pricing.Price
+	Gap                  error
+}
+
+// TypePrices lists the instance types of in's GPU series with their prices.
+func TypePrices(in Input) []TypePrice {
+	to := in.To.UnixMilli()
+	perHost := map[[2]string]map[int64]float64{} // {type, host} → step → GPUs
+	for _, g := range in.GPUs {
+		k := [2]string{g.InstanceType, g.Host}
+		if perHost[k] == nil {
+			perHost[k] = map[int64]float64{}
+		}
+		for i, t := range g.T {
+			if t < to {
+				perHost[k][t] += g.N[i]
+			}
+		}
+	}
+	gpus := map[string]int{}
+	for k, steps := range perHost {
+		for _, n := range steps {
+			gpus[k[0]] = max(gpus[k[0]], int(n))
+		}
+	}
+	out := make([]TypePrice, 0, len(gpus))
+	for _, typ := range slices.Sorted(maps.Keys(gpus)) {
+		if gpus[typ] == 0 {
+			continue
+		}
+		p := TypePrice{Region: in.Region, InstanceType: typ, GPUs: gpus[typ]}
+		p.Price, p.Gap = in.Prices.Lookup(in.Region, typ)
+		out = append(out, p)
+	}
+	return out
+}

@@ -1,0 +1,107 @@
+package models
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+)
+
+// Views of a cost query: which table it answers.
+const (
+	CostViewSpend  = "spend"  // per endpoint, IC and instance type: instance-hours × price
+	CostViewTokens = "tokens" // per model and IC: USD per million output and input tokens
+	CostViewIdle   = "idle"   // GPUs with no copy and copies with near-zero traffic, per day
+	CostViewPrices = "prices" // the price of each instance type in the fleet, with its source and date
+	CostViewFit    = "fit"    // the hourly cost of one more copy on each instance type (the Will it fit? calculator)
+)
+
+// CostViews are the views, in the order messages name them.
+var CostViews = []string{CostViewSpend, CostViewTokens, CostViewIdle, CostViewPrices, CostViewFit}
+
+// maxGPUsPerCopy bounds the fit view's input: no instance has more GPUs.
+const maxGPUsPerCopy = 64
+
+// CostQuery is a `cost` query.
+type CostQuery struct {
+	RefID, View string
+	// Endpoints, Components and Accounts filter the fleet; nil means any.
+	Endpoints, Components, Accounts []string
+	GPUsPerCopy                     int    // the fit view's copy size; 1 when not given
+	Region                          string // the region field as written; ParseRegions reads it
+	TimeRange                       backend.TimeRange
+}
+
+type rawCostQuery struct {
+	rawHealthQuery
+	Account     json.RawMessage `json:"account"`
+	View        json.RawMessage `json:"view"`
+	GPUsPerCopy json.RawMessage `json:"gpusPerCopy"`
+}
+
+// ParseCostQuery decodes a cost query; errors name the field and the fix.
+func ParseCostQuery(dq backend.DataQuery) (*CostQuery, error) {
+	ref := refName(dq.RefID)
+	js := bytes.TrimSpace(dq.JSON)
+	if len(js) == 0 || string(js) == "null" {
+		js = []byte("{}")
+	}
+	var raw rawCostQuery
+	if err := json.Unmarshal(js, &raw); err != nil {
+		return nil, fmt.Errorf("query %s: the query model is not a JSON object (%s): re-save the panel or fix the dashboard JSON", ref, jsonTypeProblem(err))
+	}
+	q := &CostQuery{RefID: dq.RefID, TimeRange: dq.TimeRange, GPUsPerCopy: 1}
+	var errs []error
+	str := func(name string, raw json.RawMessage) string {
+		v, err := stringField(raw)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("query %s: field %q %w", ref, name, err))
+		}
+		return strings.TrimSpace(v)
+	}
+	names := func(name string, raw json.RawMessage) []string {
+		v, err := ParseNames(str(name, raw))
+		if err != nil {
+			errs = append(errs, fmt.Errorf("query %s: field %q: %w", ref, name, err))
+		}
+		return v
+	}
+	q.Endpoints = names("endpoint", raw.Endpoint)
+	q.Components = names("inferenceComponent", raw.InferenceComponent)
+	q.Accounts = names("account", raw.Account)
+	for _, a := range q.Accounts {
+		if len(a) != 12 || strings.Trim(a, "0123456789") != "" {
+			errs = append(errs, fmt.Errorf("query %s: field \"account\": %q is not an AWS account id: use 12 digits, several joined by \",\"", ref, a))
+		}
+	}
+	q.View = str("view", raw.View)
+	if q.View == "" {
+		q.View = CostViewSpend
+	}
+	if !slices.Contains(CostViews, q.View) {
+		errs = append(errs, fmt.Errorf("query %s: field \"view\" %q is unknown: use one of %s", ref, truncateForMessage(q.View), strings.Join(CostViews, ", ")))
+	}
+	if g := str("gpusPerCopy", raw.GPUsPerCopy); g != "" && !strings.HasPrefix(g, "$") {
+		n, err := strconv.Atoi(g)
+		if err != nil || n < 1 || n > maxGPUsPerCopy {
+			errs = append(errs, fmt.Errorf("query %s: field \"gpusPerCopy\" %q is not a whole number of GPUs from 1 to %d", ref, truncateForMessage(g), maxGPUsPerCopy))
+		}
+		q.GPUsPerCopy = n
+	}
+	var err error
+	if q.Region, err = regionField(dq.RefID, raw.Region); err != nil {
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	if err := CheckTimeRange(q.RefID, q.TimeRange); err != nil {
+		return nil, err
+	}
+	return q, nil
+}

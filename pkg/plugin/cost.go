@@ -1,0 +1,292 @@
+package plugin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+
+	"github.com/inferscope/sagemaker-datasource/pkg/awsapi"
+	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
+	"github.com/inferscope/sagemaker-datasource/pkg/cost"
+	"github.com/inferscope/sagemaker-datasource/pkg/diagnosis"
+	"github.com/inferscope/sagemaker-datasource/pkg/fault"
+	"github.com/inferscope/sagemaker-datasource/pkg/models"
+	"github.com/inferscope/sagemaker-datasource/pkg/pricing"
+	px "github.com/inferscope/sagemaker-datasource/pkg/promqlexpr"
+	sc "github.com/inferscope/sagemaker-datasource/pkg/semconv"
+)
+
+// PricesFactory builds one region's Price List client on the data source's shared
+// credentials; tests inject fakes through WithPrices.
+type PricesFactory func(s *models.Settings, ep awsauth.Endpoint, sh Shared) (awsapi.PriceLister, error)
+
+// WithPrices builds the Price List client with f instead of NewPrices.
+func WithPrices(f PricesFactory) Option { return func(o *options) { o.prices = f } }
+
+// NewPrices is the production PricesFactory: pkg/awsapi's GetProducts client, each region's
+// list kept for a day.
+func NewPrices(_ *models.Settings, ep awsauth.Endpoint, sh Shared) (awsapi.PriceLister, error) {
+	p, err := awsapi.NewPrices(sh.Creds, ep, sh.Seen)
+	if err != nil {
+		return nil, err
+	}
+	return awsapi.CachedPrices(p, nil), nil
+}
+
+// costPoints bounds the GPU series' points per query: the step grows with the range.
+const costPoints = 1000
+
+// costQueries are the PromQL of one cost query: GPUs per holder over the range, and the
+// output and input tokens per copy over the whole range.
+type costQueries struct {
+	gpus, output, input string
+	step                time.Duration
+	from, to            time.Time
+}
+
+func (d *Datasource) costQueriesOf(q *models.CostQuery) costQueries {
+	step := d.sampleInterval()
+	if span := q.TimeRange.To.Sub(q.TimeRange.From); span/step > costPoints {
+		step = (span/costPoints + time.Minute - 1).Truncate(time.Minute)
+	}
+	from, to := models.AlignToStep(q.TimeRange.From, step, 0), models.AlignToStep(q.TimeRange.To, step, 0)
+	var m []string
+	for _, f := range []struct {
+		label string
+		names []string
+	}{{sc.LabelEndpoint, q.Endpoints}, {sc.LabelInferenceComp, q.Components}, {sc.LabelAccount, q.Accounts}} {
+		if len(f.names) > 0 {
+			m = append(m, px.Re(f.label, strings.Join(f.names, "|")))
+		}
+	}
+	ex := cost.ExprsFor(models.FormatDuration(to.Sub(from)), m...)
+	return costQueries{gpus: ex.GPUs, output: ex.Output, input: ex.Input, step: step, from: from, to: to}
+}
+
+// runCost answers a cost query: in each region it names, the GPU series and token counts by
+// PromQL (through the results cache), priced by the region's book (the price table, then the
+// AWS Price List), as the view's table. A region that fails is named in the error; the
+// others' rows stay.
+func (d *Datasource) runCost(ctx context.Context, dq backend.DataQuery) backend.DataResponse {
+	q, err := models.ParseCostQuery(dq)
+	if err != nil {
+		return problemResponse(refused(backend.DownstreamError(err)))
+	}
+	regions, err := d.regionsOf(q.RefID, q.Region)
+	if err != nil {
+		return problemResponse(refused(err))
+	}
+	cq := d.costQueriesOf(q)
+	ins := make([]cost.Input, len(regions))
+	rgs, errs := d.inRegions(ctx, "cost query", regions, func(ctx context.Context, i int, rg *regional) error {
+		in, err := rg.costInput(ctx, cq)
+		ins[i] = in
+		return err
+	})
+	var (
+		ok     []cost.Input
+		failed []string
+		first  *fault.Problem
+	)
+	for i, err := range errs {
+		if err == nil {
+			ok = append(ok, ins[i])
+			continue
+		}
+		p := rgs[i].explain(err, "cloudwatch:GetMetricData")
+		if q.Region == "" {
+			failed = append(failed, p.Message) // the default region, not named
+		} else {
+			failed = append(failed, "region "+regions[i]+": "+p.Message)
+		}
+		if first == nil {
+			first = &p
+		}
+	}
+	var resp backend.DataResponse
+	if len(ok) > 0 {
+		fr := costFrame(q.View, ok, q.GPUsPerCopy, q.Region != "")
+		fr.RefID = q.RefID
+		fr.Meta.ExecutedQueryString = "GPUs: " + cq.gpus + "\nOutput tokens: " + cq.output + "\nInput tokens: " + cq.input + "\nStep: " + models.FormatDuration(cq.step)
+		resp.Frames = data.Frames{fr}
+	}
+	if first != nil {
+		resp.Error, resp.Status, resp.ErrorSource = errors.New(strings.Join(failed, "; ")), first.Status, first.Source
+	}
+	return resp
+}
+
+// costInput reads one region's GPU series, tokens and prices.
+func (rg *regional) costInput(ctx context.Context, cq costQueries) (cost.Input, error) {
+	in := cost.Input{Region: rg.region, From: cq.from, To: cq.to, Step: cq.step, QuietTokensPerHour: diagnosis.DefaultConfig().IdleQuietTokensPerHour}
+	var output, input []cost.Tokens
+	errs := parallel("cost query", func() error {
+		a, _, err := rg.queryRange(ctx, cq.gpus, cq.from, cq.to, cq.step)
+		if err != nil {
+			return err
+		}
+		for _, s := range a.Series {
+			in.GPUs = append(in.GPUs, cost.GPUsOf(func(n string) string { return s.Labels[n] }, s.T, s.V))
+		}
+		return nil
+	}, func() (err error) {
+		output, err = rg.tokens(ctx, cq.output, cq.to, false)
+		return err
+	}, func() (err error) {
+		input, err = rg.tokens(ctx, cq.input, cq.to, true)
+		return err
+	})
+	if err := errors.Join(errs...); err != nil {
+		return in, err
+	}
+	in.Tokens = append(output, input...)
+	in.Prices = rg.book(ctx)
+	return in, nil
+}
+
+// tokens reads a token query's answer as per-copy counts, as output or input tokens.
+func (rg *regional) tokens(ctx context.Context, expr string, at time.Time, asInput bool) ([]cost.Tokens, error) {
+	a, _, err := rg.queryInstant(ctx, expr, at)
+	if err != nil {
+		return nil, err
+	}
+	var out []cost.Tokens
+	for _, s := range a.Series {
+		if len(s.V) == 0 {
+			continue
+		}
+		out = append(out, cost.TokensOf(func(n string) string { return s.Labels[n] }, s.V[len(s.V)-1], asInput))
+	}
+	return out, nil
+}
+
+// book is the region's prices: the settings' price table over the region's list prices. A
+// list that cannot be read (no permission, no endpoint, AWS failing) leaves gaps that say why.
+func (rg *regional) book(ctx context.Context) *pricing.Book {
+	b := pricing.NewBook(rg.d.settings.PriceTable)
+	if rg.prices == nil {
+		b.AddList(rg.region, nil, rg.pricesErr)
+		return b
+	}
+	list, err := rg.prices.Prices(ctx, rg.region)
+	if err != nil {
+		err = errors.New(rg.explain(awsErr(err), awsapi.ActionGetProducts).Message)
+	}
+	b.AddList(rg.region, list, err)
+	return b
+}
+
+// priceOf is the region's prices for the diagnosis rules, the book read on first use.
+func (rg *regional) priceOf(ctx context.Context) func(string) (pricing.Price, error) {
+	book := sync.OnceValue(func() *pricing.Book { return rg.book(ctx) })
+	return func(instanceType string) (pricing.Price, error) { return book().Lookup(rg.region, instanceType) }
+}
+
+// costFrame is the view's table over the regions' inputs; withRegion adds a region column.
+func costFrame(view string, ins []cost.Input, gpusPerCopy int, withRegion bool) *data.Frame {
+	t := newTable(withRegion)
+	for _, in := range ins {
+		lines := cost.Lines(in)
+		switch view {
+		case models.CostViewSpend:
+			for _, s := range cost.ByEndpoint(lines) {
+				t.row(in.Region, s.Gap,
+					str("Account", s.Account), str("Endpoint", s.Endpoint), str("Inference component", "(whole endpoint)"), str("Instance type", s.InstanceType),
+					usd("Price per hour", s.Price.USDPerHour, s.Gap), str("Price source", priceSource(s.Price, s.Gap)),
+					num("Instance-hours", s.InstanceHours), num("GPU-hours", s.GPUHours), usd("Spend", s.Spend, s.Gap), usd("Idle spend", s.IdleSpend, s.Gap),
+					str("Inputs", spendInputs(s.InstanceHours, s.Price, s.Spend, s.Gap)))
+			}
+			for _, s := range cost.ByIC(lines) {
+				t.row(in.Region, s.Gap,
+					str("Account", s.Account), str("Endpoint", s.Endpoint), str("Inference component", orSingle(s.IC)), str("Instance type", s.InstanceType),
+					usd("Price per hour", s.Price.USDPerHour, s.Gap), str("Price source", priceSource(s.Price, s.Gap)),
+					num("Instance-hours", s.InstanceHours), num("GPU-hours", s.GPUHours), usd("Spend", s.Spend, s.Gap), usd("Idle spend", math.NaN(), nil),
+					str("Inputs", spendInputs(s.InstanceHours, s.Price, s.Spend, s.Gap)+" (its GPU share of the instances)"))
+			}
+		case models.CostViewTokens:
+			for _, m := range cost.PerModel(in, lines) {
+				t.row(in.Region, m.Gap,
+					str("Account", m.Account), str("Endpoint", m.Endpoint), str("Inference component", orSingle(m.IC)), str("Model", m.Model),
+					str("Instance types", strings.Join(m.InstanceTypes, ", ")), num("Instance-hours", m.InstanceHours), usd("Spend", m.Spend, m.Gap),
+					num("Output tokens", m.Output), num("Input tokens", m.Input),
+					usd("USD per 1M output tokens", m.PerMillionOutput, m.Gap), usd("USD per 1M input tokens", m.PerMillionInput, m.Gap),
+					str("Inputs", tokenInputs(m)))
+			}
+		case models.CostViewIdle:
+			for _, i := range cost.Idle(in, lines) {
+				t.row(in.Region, i.Gap,
+					str("Account", i.Account), str("Endpoint", i.Endpoint), str("Inference component", i.IC), str("Copy", i.Copy), str("Instance type", i.InstanceType),
+					str("Idle", i.Kind), usd("Price per hour", i.Price.USDPerHour, i.Gap), num("GPU-hours", i.GPUHours), num("Instance-hours", i.InstanceHours),
+					num("Output tokens", i.OutputTokens), usd("Idle spend", i.Spend, i.Gap), usd("Idle spend per day", i.PerDay, i.Gap),
+					str("Inputs", spendInputs(i.InstanceHours, i.Price, i.Spend, i.Gap)+fmt.Sprintf(" over %s days", fmtNum(round(in.To.Sub(in.From).Hours()/24)))))
+			}
+		case models.CostViewPrices, models.CostViewFit:
+			for _, p := range cost.TypePrices(in) {
+				perGPU := p.Price.USDPerHour / float64(p.GPUs)
+				cells := []cell{str("Instance type", p.InstanceType), num("GPUs per instance", float64(p.GPUs)),
+					usd("Price per hour", p.Price.USDPerHour, p.Gap), usd("Price per GPU-hour", perGPU, p.Gap), str("Price source", priceSource(p.Price, p.Gap))}
+				if view == models.CostViewFit {
+					instances := math.Ceil(float64(gpusPerCopy) / float64(p.GPUs))
+					cells = append(cells, num("GPUs per copy", float64(gpusPerCopy)),
+						usd("Copy on free GPUs per hour", perGPU*float64(gpusPerCopy), p.Gap), usd("New instances per hour", instances*p.Price.USDPerHour, p.Gap),
+						str("Inputs", fitInputs(p, gpusPerCopy, instances)))
+				}
+				t.row(in.Region, p.Gap, cells...)
+			}
+		}
+	}
+	return t.frame()
+}
+
+func orSingle(ic string) string {
+	if ic == "" {
+		return "(single model)"
+	}
+	return ic
+}
+
+func priceSource(p pricing.Price, gap error) string {
+	if gap != nil {
+		return "none"
+	}
+	if p.Date.IsZero() {
+		return p.Source
+	}
+	return p.Source + ", " + p.Date.UTC().Format(time.DateOnly)
+}
+
+func fmtNum(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+func fmtUSD(v float64) string { return "$" + strconv.FormatFloat(v, 'f', 2, 64) }
+
+func spendInputs(hours float64, p pricing.Price, spend float64, gap error) string {
+	if gap != nil {
+		return fmt.Sprintf("%s instance-h × no price (%v)", fmtNum(round(hours)), gap)
+	}
+	return fmt.Sprintf("%s instance-h × %s = %s", fmtNum(round(hours)), p.Describe(), fmtUSD(spend))
+}
+
+func tokenInputs(m cost.ModelCost) string {
+	if m.Gap != nil {
+		return fmt.Sprintf("no price (%v)", m.Gap)
+	}
+	return fmt.Sprintf("%s over %s instance-h ÷ %s output tokens × 1M", fmtUSD(m.Spend), fmtNum(round(m.InstanceHours)), fmtNum(math.Round(m.Output)))
+}
+
+func fitInputs(p cost.TypePrice, gpus int, instances float64) string {
+	if p.Gap != nil {
+		return fmt.Sprintf("no price (%v)", p.Gap)
+	}
+	return fmt.Sprintf("%d GPUs × %s ÷ %d GPUs; or %s new instance(s) × $%s/h", gpus, p.Price.Describe(), p.GPUs, fmtNum(instances), fmtNum(p.Price.USDPerHour))
+}
+
+// round keeps hours readable in the inputs: 4 decimals.
+func round(v float64) float64 { return math.Round(v*1e4) / 1e4 }

@@ -1,0 +1,128 @@
+package plugin
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+
+	"github.com/inferscope/sagemaker-datasource/pkg/awsapi"
+	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
+	"github.com/inferscope/sagemaker-datasource/pkg/internal/goldentest"
+	"github.com/inferscope/sagemaker-datasource/pkg/models"
+	"github.com/inferscope/sagemaker-datasource/pkg/pricing"
+	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
+)
+
+// costFleet answers the cost query's PromQL for one ml.g5.12xlarge (4 GPUs) over two
+// hours: a copy of chat-ic holding 2 GPUs, one of quiet-ic holding 1 GPU for the second
+// hour, the rest free; chat-ic generated 1.2M tokens, quiet-ic 20.
+func costFleet(start time.Time) func(c call) (*fakeResponse, error) {
+	end, mid := start.Add(2*time.Hour), start.Add(time.Hour)
+	// series holds gpus(t) GPUs at each minute of [start, end] where it is above zero.
+	series := func(labels string, gpus func(time.Time) int) string {
+		var vals []string
+		for t := start; !t.After(end); t = t.Add(time.Minute) {
+			if n := gpus(t); n > 0 {
+				vals = append(vals, fmt.Sprintf("[%d,\"%d\"]", t.Unix(), n))
+			}
+		}
+		return `{"metric":{` + labels + `},"values":[` + strings.Join(vals, ",") + `]}`
+	}
+	secondHour := func(n int) func(time.Time) int {
+		return func(t time.Time) int {
+			if t.Before(mid) {
+				return 0
+			}
+			return n
+		}
+	}
+	host := `"@aws.account":"111122223333","aws.sagemaker.endpoint.name":"chat","@resource.host.id":"i-1","@resource.host.type":"ml.g5.12xlarge"`
+	gpus := series(host+`,"aws.sagemaker.inference_component.name":"chat-ic","aws.sagemaker.container.id":"c1"`, func(time.Time) int { return 2 }) + `,` +
+		series(host+`,"aws.sagemaker.inference_component.name":"quiet-ic","aws.sagemaker.container.id":"c2"`, secondHour(1)) + `,` +
+		series(host, func(t time.Time) int { return 2 - secondHour(1)(t) })
+	return func(c call) (*fakeResponse, error) {
+		switch {
+		case c.op == "query_range" && strings.Contains(c.expr, "DCGM_FI_DEV_GPU_UTIL"):
+			return okJSON(`{"status":"success","data":{"resultType":"matrix","result":[` + gpus + `]}}`), nil
+		case c.op == "query" && strings.Contains(c.expr, "generation_tokens"):
+			return okJSON(fmt.Sprintf(`{"status":"success","data":{"resultType":"vector","result":[`+
+				`{"metric":{%s,"aws.sagemaker.inference_component.name":"chat-ic","aws.sagemaker.container.id":"c1","model_name":"llama"},"value":[%d,"1200000"]},`+
+				`{"metric":{%s,"aws.sagemaker.inference_component.name":"quiet-ic","aws.sagemaker.container.id":"c2","model_name":"qwen"},"value":[%d,"20"]}]}}`, host, end.Unix(), host, end.Unix())), nil
+		case c.op == "query" && strings.Contains(c.expr, "prompt_tokens"):
+			return okJSON(fmt.Sprintf(`{"status":"success","data":{"resultType":"vector","result":[`+
+				`{"metric":{%s,"aws.sagemaker.inference_component.name":"chat-ic","aws.sagemaker.container.id":"c1","model_name":"llama"},"value":[%d,"3000000"]}]}}`, host, end.Unix())), nil
+		}
+		return nil, fmt.Errorf("unexpected %s %s", c.op, c.expr)
+	}
+}
+
+type listPrices []pricing.Price
+
+func (l listPrices) Prices(context.Context, string) ([]pricing.Price, error) { return l, nil }
+func (l listPrices) ProbePrices(context.Context) error                       { return nil }
+
+// TestCostQueryFrames: the cost views of a small fleet, as golden frames. By hand, at
+// $7.09/h: the instance 2 h = $14.18; chat-ic 2/4 × 2 h = 1 instance-h = $7.09, $5.91 per
+// 1M output tokens; quiet-ic 1/4 × 1 h = $1.7725 (20 tokens: idle); free GPUs
+// 2/4 × 1 h + 1/4 × 1 h = 0.75 instance-h = $5.3175.
+func TestCostQueryFrames(t *testing.T) {
+	start := time.Date(2026, 11, 2, 4, 0, 0, 0, time.UTC)
+	fake := &fakeUpstream{answer: costFleet(start)}
+	list := listPrices{{Region: "us-east-1", InstanceType: "ml.g5.12xlarge", USDPerHour: 7.09, Source: pricing.SourceList, Date: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)}}
+	d, err := New(context.Background(), testSettings(""), func(context.Context, *models.Settings, awsauth.Endpoint, Shared) (Upstream, error) { return fake, nil },
+		WithPrices(func(*models.Settings, awsauth.Endpoint, Shared) (awsapi.PriceLister, error) { return list, nil }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(d.Dispose)
+	for _, view := range models.CostViews {
+		t.Run(view, func(t *testing.T) {
+			raw, _ := json.Marshal(map[string]any{"queryType": "cost", "view": view, "gpusPerCopy": "2"})
+			if view != models.CostViewFit {
+				raw, _ = json.Marshal(map[string]any{"queryType": "cost", "view": view})
+			}
+			resp, err := d.QueryData(context.Background(), &backend.QueryDataRequest{Queries: []backend.DataQuery{{
+				RefID: "A", QueryType: "cost", JSON: raw, TimeRange: backend.TimeRange{From: start, To: start.Add(2 * time.Hour)},
+			}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			dr := resp.Responses["A"]
+			if dr.Error != nil {
+				t.Fatal(dr.Error)
+			}
+			goldentest.CheckDataResponse(t, "testdata", "cost-"+view, &dr, *update)
+		})
+	}
+}
+
+// TestCostQueryFailures: a bad model is refused before anything is sent; CloudWatch
+// failing is the query's error, worded by fault.Explain, with no half-priced table.
+func TestCostQueryFailures(t *testing.T) {
+	start := time.Date(2026, 11, 2, 4, 0, 0, 0, time.UTC)
+	fake := &fakeUpstream{answer: func(c call) (*fakeResponse, error) {
+		return nil, &promclient.APIError{Status: 503, Type: "unavailable", Message: "service unavailable"}
+	}}
+	d := newTestDatasource(t, fake)
+	run := func(model string) backend.DataResponse {
+		resp, err := d.QueryData(context.Background(), &backend.QueryDataRequest{Queries: []backend.DataQuery{{
+			RefID: "A", QueryType: "cost", JSON: []byte(model), TimeRange: backend.TimeRange{From: start, To: start.Add(time.Hour)},
+		}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.Responses["A"]
+	}
+	if dr := run(`{"view":"cheapest"}`); dr.Error == nil || !strings.Contains(dr.Error.Error(), `field "view" "cheapest" is unknown`) || len(fake.Calls()) != 0 {
+		t.Errorf("bad view: %v after %d calls", dr.Error, len(fake.Calls()))
+	}
+	dr := run(`{"view":"spend"}`)
+	if dr.Error == nil || dr.Status/100 != 5 || len(dr.Frames) != 0 || strings.HasPrefix(dr.Error.Error(), "region ") {
+		t.Errorf("upstream failing: %v (status %d, %d frames)", dr.Error, dr.Status, len(dr.Frames))
+	}
+}

@@ -1,0 +1,77 @@
+import { SelectableValue } from '@grafana/data';
+import { InlineField, InlineFieldRow, Input, RadioButtonGroup } from '@grafana/ui';
+import React, { ChangeEvent } from 'react';
+
+import { SageQuery } from '../types';
+import { ScopeFields } from './HealthQueryEditor';
+
+/** The tables a cost query answers (pkg/models CostViews; docs/cost.md). */
+export const COST_VIEWS: Array<SelectableValue<string>> = [
+  { label: 'Spend', value: 'spend', description: 'per endpoint, IC and instance type: instance-hours × price' },
+  { label: 'Per token', value: 'tokens', description: 'USD per million output and input tokens per model and IC' },
+  { label: 'Idle', value: 'idle', description: 'GPUs with no copy and quiet copies, per day' },
+  { label: 'Prices', value: 'prices', description: 'each instance type with its price, source and date' },
+  { label: 'One more copy', value: 'fit', description: 'hourly cost of one more copy of the given GPUs' },
+];
+
+interface Props {
+  query: SageQuery;
+  onChange: (query: SageQuery) => void;
+  onRunQuery?: () => void;
+}
+
+/** The editor of the cost query: view, scope and account filters, and the copy size of the fit view. */
+export function CostQueryEditor({ query, onChange, onRunQuery }: Props) {
+  const view = query.view || 'spend';
+  const text = (key: 'account' | 'gpusPerCopy') => (e: ChangeEvent<HTMLInputElement>) =>
+    onChange({ ...query, [key]: e.currentTarget.value });
+  return (
+    <>
+      <InlineFieldRow>
+        <InlineField label="View" labelWidth={8}>
+          <RadioButtonGroup<string>
+            options={COST_VIEWS}
+            value={view}
+            onChange={(v) => {
+              onChange({ ...query, view: v });
+              onRunQuery?.();
+            }}
+          />
+        </InlineField>
+        {view === 'fit' && (
+          <InlineField
+            label="GPUs per copy"
+            labelWidth={16}
+            tooltip="GPUs one more copy needs; template variables work"
+          >
+            <Input
+              aria-label="GPUs per copy"
+              width={10}
+              placeholder="1"
+              value={query.gpusPerCopy ?? ''}
+              onChange={text('gpusPerCopy')}
+              onBlur={onRunQuery}
+            />
+          </InlineField>
+        )}
+      </InlineFieldRow>
+      <InlineFieldRow>
+        <ScopeFields query={query} onChange={onChange} onRunQuery={onRunQuery} />
+        <InlineField
+          label="Account"
+          labelWidth={10}
+          tooltip='12-digit account ids, several joined by ","; template variables work; empty = all'
+        >
+          <Input
+            aria-label="Account"
+            width={20}
+            placeholder="all"
+            value={query.account ?? ''}
+            onChange={text('account')}
+            onBlur={onRunQuery}
+          />
+        </InlineField>
+      </InlineFieldRow>
+    </>
+  );
+}

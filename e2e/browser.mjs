@@ -110,7 +110,17 @@ export async function openPage(browserPromise, search, testId, viewport = { widt
     }
   });
   await page.goto(`${hostURL}/?${search}`);
-  await page.getByTestId(testId).waitFor();
+  try {
+    await page.getByTestId(testId).waitFor();
+  } catch (e) {
+    // A page that fails to mount never shows the element: its errors and its text say why.
+    const text = await page
+      .locator('body')
+      .innerText({ timeout: 1000 })
+      .catch(() => '');
+    const why = `the page reported: ${errors.join('\n') || 'no errors'}\nthe page shows: ${text.slice(0, 2000)}`;
+    throw new Error(`${e.message}\n${why}`, { cause: e });
+  }
   return { page, errors };
 }
 

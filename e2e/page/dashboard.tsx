@@ -5,6 +5,7 @@
 // dashboard's grid. No Grafana server runs here, so this is the part of Grafana's dashboard
 // that the plugin's answers pass through, not all of it: no tooltips, menus or links.
 import {
+  AdHocVariableFilter,
   applyFieldOverrides,
   CoreApp,
   DataFrame,
@@ -79,6 +80,8 @@ interface VariableModel {
   multi?: boolean;
   allValue?: string | null;
   current?: { text?: string | string[]; value?: string | string[] } | null;
+  /** An ad-hoc (Filters) variable's filters. */
+  filters?: AdHocVariableFilter[];
 }
 
 interface DashboardModel {
@@ -97,12 +100,13 @@ export const DASHBOARDS: Record<string, DashboardModel> = {
 
 const ALL = '$__all';
 
-/** A resolved variable: its options (value → text) and its current value. */
+/** A resolved variable: its options (value → text) and its current value (an ad-hoc one's: its filters). */
 interface Resolved {
   model: VariableModel;
   options: Array<{ text: string; value: string }>;
   value: string | string[];
   text: string;
+  filters?: AdHocVariableFilter[];
 }
 
 type Formatter = (value: string | string[], variable?: VariableModel, fallback?: unknown) => string;
@@ -117,7 +121,11 @@ export class DashboardTemplateSrv implements TemplateSrv {
   readonly vars = new Map<string, Resolved>();
 
   getVariables() {
-    return [...this.vars.values()].map((v) => ({ ...v.model, current: { value: v.value, text: v.text } })) as never;
+    return [...this.vars.values()].map((v) => ({
+      ...v.model,
+      current: { value: v.value, text: v.text },
+      ...(v.filters && { filters: v.filters }),
+    })) as never;
   }
 
   containsTemplate(text?: string) {
@@ -125,6 +133,11 @@ export class DashboardTemplateSrv implements TemplateSrv {
   }
 
   updateTimeRange() {}
+
+  /** The Filters variables' filters, which Grafana hands the data source in the request. */
+  adHocFilters(): AdHocVariableFilter[] {
+    return [...this.vars.values()].flatMap((v) => v.filters ?? []);
+  }
 
   replace(text?: string, scopedVars?: ScopedVars, format?: string | Formatter): string {
     if (!text) {
@@ -234,6 +247,13 @@ function applyRegex(values: MetricFindValue[], regex?: string) {
 /** Resolves the dashboard's variables in order (later ones refer to earlier ones), as Grafana does on load. */
 async function resolveVariables(d: DashboardModel, ds: SageDatasource, srv: DashboardTemplateSrv, range: TimeRange) {
   for (const model of d.templating.list) {
+    if (model.type === 'adhoc') {
+      // No options: the filters as the dashboard stores them (none by default), added by a user in Grafana.
+      const filters = model.filters ?? [];
+      const text = filters.map((f) => `${f.key} ${f.operator} ${f.value}`).join(', ') || 'none';
+      srv.vars.set(model.name, { model, options: [], value: '', text, filters });
+      continue;
+    }
     let options: Array<{ text: string; value: string }>;
     switch (model.type) {
       case 'datasource':
@@ -421,6 +441,7 @@ async function runPanel(
     intervalMs,
     maxDataPoints,
     scopedVars,
+    filters: srv.adHocFilters(),
     timezone: 'utc',
     startTime: Date.now(),
   };

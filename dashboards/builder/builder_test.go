@@ -41,6 +41,12 @@ func TestCommittedJSONIsGenerated(t *testing.T) {
 // panelJSON is the part of a generated panel the structure checks read.
 type panelJSON struct {
 	ID          int    `json:"id"`
+	GridPos     struct {
+		X int `json:"x"`
+		Y int `json:"y"`
+		W int `json:"w"`
+		H int `json:"h"`
+	} `json:"gridPos"`
 	Type        string `json:"type"`
 	Title       string `json:"title"`
 	Description string `json:"description"`
@@ -163,6 +169,39 @@ func TestDashboardStructure(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The foundation SDK places a panel after the previous one and wraps only once a row is full,
+// so a wide panel after a narrow one would stand past Grafana's 24 columns or over another.
+func TestPanelsFitTheGrid(t *testing.T) {
+	for file, d := range decodeAll(t) {
+		t.Run(file, func(t *testing.T) {
+			taken := map[[2]int]string{}
+			for _, p := range d.Panels {
+				g := p.GridPos
+				if g.W <= 0 || g.H <= 0 || g.X < 0 || g.X+g.W > 24 {
+					t.Errorf("panel %q at x=%d w=%d h=%d: outside the 24-column grid", p.Title, g.X, g.W, g.H)
+					continue
+				}
+				if other := place(taken, p.Title, g.X, g.Y, g.W, g.H); other != "" {
+					t.Errorf("panel %q overlaps %q", p.Title, other)
+				}
+			}
+		})
+	}
+}
+
+// place marks the cells of a panel taken, and names the panel already in one of them.
+func place(taken map[[2]int]string, title string, x0, y0, w, h int) string {
+	for x := x0; x < x0+w; x++ {
+		for y := y0; y < y0+h; y++ {
+			if other, ok := taken[[2]int{x, y}]; ok {
+				return other
+			}
+			taken[[2]int{x, y}] = title
+		}
+	}
+	return ""
 }
 
 // numericPanel: every panel except tables showing only text draws numbers.

@@ -164,7 +164,7 @@ func smPanel(id uint32) *timeseries.PanelBuilder {
 			"Low occupancy with high SM active = memory-bound decode, normal for LLMs; both low under load = the engine is starved (check batch size, CPU)."+noteNoEngine, unitRatio).
 		WithTarget(promRange("A", byAgg("avg", gpu(sc.DCGMSMActive)), "SM active {{$agg}}")).
 		WithTarget(promRange("B", byAgg("avg", gpu(sc.DCGMSMOccupancy)), "occupancy {{$agg}}")).
-		Min(0).Max(1).Span(8)
+		Min(0).Max(1).Span(12)
 }
 
 func interconnectPanel(id uint32) *timeseries.PanelBuilder {
@@ -175,7 +175,7 @@ func interconnectPanel(id uint32) *timeseries.PanelBuilder {
 		WithTarget(promRange("A", byAgg("sum", gpu(sc.DCGMPCIeRXBytes)), "PCIe RX {{$agg}}")).
 		WithTarget(promRange("B", byAgg("sum", gpu(sc.DCGMPCIeTXBytes)), "PCIe TX {{$agg}}")).
 		WithTarget(promRange("C", byAgg("sum", rate(gpu(sc.DCGMNVLinkBandwidth), rateWindow)), "NVLink {{$agg}}")).
-		Min(0).Span(8)
+		Min(0).Span(12)
 }
 
 // gpuErrorsTable lists GPUs with any XID or ECC error in the range; every column is limited

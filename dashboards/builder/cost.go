@@ -80,5 +80,5 @@ func fitCostTable(id uint32) *table.PanelBuilder {
 		"For the copy in the inputs above (GPUs per copy): on each instance type the selection runs, its hourly share of an instance when it goes on free GPUs "+
 			"(GPUs × price per GPU-hour; the instance is paid for already, so placing it there turns idle spend into a copy's spend), "+
 			"and the hourly price of the new instances it needs where nothing fits (Copies that fit now = 0)."+noteCost+noteCostFilters).
-		WithTarget(b).Height(7).Span(24).SortBy(sortBy("Copy on free GPUs per hour", false))
+		WithTarget(b).Height(8).Span(12).SortBy(sortBy("Copy on free GPUs per hour", false))
 }

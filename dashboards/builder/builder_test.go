@@ -40,8 +40,8 @@ func TestCommittedJSONIsGenerated(t *testing.T) {
 
 // panelJSON is the part of a generated panel the structure checks read.
 type panelJSON struct {
-	ID          int    `json:"id"`
-	GridPos     struct {
+	ID      int `json:"id"`
+	GridPos struct {
 		X int `json:"x"`
 		Y int `json:"y"`
 		W int `json:"w"`

@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -303,7 +304,7 @@ func TestIdleCapacityFinding(t *testing.T) {
 			}
 		}
 		for ep, v := range perDay {
-			if v >= cfg.IdleInfoUSDPerDay && !slicesContainsFunc(findings, func(r map[string]any) bool { return r["scope"] == "endpoint "+ep }) {
+			if v >= cfg.IdleInfoUSDPerDay && !slices.ContainsFunc(findings, func(r map[string]any) bool { return r["scope"] == "endpoint "+ep }) {
 				t.Errorf("%s: %s idles $%.2f a day and has no finding", scenario, ep, v)
 			}
 		}
@@ -311,15 +312,6 @@ func TestIdleCapacityFinding(t *testing.T) {
 	if seen == 0 {
 		t.Fatal("no idle capacity finding in either scenario: the test checks nothing")
 	}
-}
-
-func slicesContainsFunc(rs []map[string]any, f func(map[string]any) bool) bool {
-	for _, r := range rs {
-		if f(r) {
-			return true
-		}
-	}
-	return false
 }
 
 // TestICEFindingPricesItsFallback: the ICE finding for ml.g5.12xlarge names what falling

@@ -105,7 +105,8 @@ func TestPricesFromAHostileUpstream(t *testing.T) {
 		want   string
 	}{
 		{"HTML instead of JSON", 0, func(int32) (int, string) { return 200, "<html>proxy login</html>" }, "no proxy rewrites answers"},
-		{"an entry that is not JSON", 0, func(int32) (int, string) { return 200, page([]string{entry, "{"}, "") }, "price list entry 1"},
+		// The page is read as it comes: its bad entry ends the listing, more pages or not.
+		{"an entry that is not JSON", 0, func(n int32) (int, string) { return 200, page([]string{entry, "{"}, fmt.Sprint("t", n)) }, "price list entry 1"},
 		{"a huge answer", 1024, func(int32) (int, string) { return 200, page(slices.Repeat([]string{entry}, 20), "") }, "jsonData.priceTable"},
 		{"endless pages", 0, func(n int32) (int, string) { return 200, page([]string{entry}, fmt.Sprint("t", n)) }, "jsonData.priceTable"},
 		{"denied", 0, func(int32) (int, string) {

@@ -109,12 +109,3 @@ func ParseCostQuery(dq backend.DataQuery) (*CostQuery, error) {
 	}
 	return q, nil
 }
-
-// jsonNumber is raw as written when it is a bare JSON number.
-func jsonNumber(raw json.RawMessage) (string, bool) {
-	var f float64
-	if isNull(raw) || json.Unmarshal(raw, &f) != nil {
-		return "", false
-	}
-	return string(bytes.TrimSpace(raw)), true
-}

@@ -64,6 +64,15 @@ type Line struct {
 	Spend                                             float64 // USD: InstanceHours × Price
 }
 
+// priceOf is the region's price of typ. GPU series without an instance type cannot be
+// priced: the gap names the missing label rather than a price to add.
+func priceOf(in Input, typ string) (pricing.Price, error) {
+	if typ == "" {
+		return pricing.Price{}, fmt.Errorf("GPUs without an instance type in %s: their %s series lack the %s label, so no price applies", in.Region, sc.DCGMGPUUtil, sc.LabelHostType)
+	}
+	return in.Prices.Lookup(in.Region, typ)
+}
+
 // Free reports whether the line is GPUs no copy holds.
 func (l Line) Free() bool { return l.Copy == "" }
 
@@ -92,7 +101,7 @@ func Lines(in Input) []Line {
 		l := lines[k]
 		if l == nil {
 			l = &Line{Region: in.Region, Account: g.Account, Endpoint: g.Endpoint, InstanceType: g.InstanceType, IC: g.IC, Copy: g.Copy}
-			l.Price, l.Gap = in.Prices.Lookup(in.Region, g.InstanceType)
+			l.Price, l.Gap = priceOf(in, g.InstanceType)
 			lines[k] = l
 		}
 		for i, t := range g.T {
@@ -345,7 +354,7 @@ func TypePrices(in Input) []TypePrice {
 			continue
 		}
 		p := TypePrice{Region: in.Region, InstanceType: typ, GPUs: gpus[typ]}
-		p.Price, p.Gap = in.Prices.Lookup(in.Region, typ)
+		p.Price, p.Gap = priceOf(in, typ)
 		out = append(out, p)
 	}
 	return out

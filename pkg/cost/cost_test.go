@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/inferscope/sagemaker-datasource/pkg/pricing"
+	sc "github.com/inferscope/sagemaker-datasource/pkg/semconv"
 )
 
 // A generated fleet's timeline: instances launched and terminated, copies placed and
@@ -298,5 +299,19 @@ func TestTokensWithoutGPUsAreNotFree(t *testing.T) {
 	}
 	if unseen.Gap == nil || !strings.Contains(unseen.Gap.Error(), "IC unseen on endpoint e") || !strings.Contains(unseen.Gap.Error(), "DCGM_FI_DEV_GPU_UTIL") {
 		t.Errorf("unseen: gap %v, want one naming the IC and the GPU metric", unseen.Gap)
+	}
+}
+
+// TestGPUsWithoutAnInstanceType: GPU series without the instance type label are a gap that
+// names the label, not a price to add to the table.
+func TestGPUsWithoutAnInstanceType(t *testing.T) {
+	gs := []GPUs{{Endpoint: "e", Host: "h", IC: "ic", Copy: "c1", T: []int64{0}, N: []float64{1}}}
+	in := Input{Region: region, From: time.UnixMilli(0), To: time.UnixMilli(3600e3), Step: time.Hour, GPUs: gs, Prices: pricing.NewBook(nil)}
+	lines := Lines(in)
+	if len(lines) != 1 || !math.IsNaN(lines[0].Spend) || lines[0].Gap == nil || !strings.Contains(lines[0].Gap.Error(), sc.LabelHostType) {
+		t.Fatalf("lines %+v, want one unpriced line whose gap names %s", lines, sc.LabelHostType)
+	}
+	if tp := TypePrices(in); len(tp) != 1 || tp[0].Gap == nil || !strings.Contains(tp[0].Gap.Error(), sc.LabelHostType) {
+		t.Errorf("type prices %+v, want the same gap", tp)
 	}
 }

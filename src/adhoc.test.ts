@@ -145,6 +145,36 @@ describe('applyAdHoc', () => {
     }
   );
 
+  it('narrows the endpoint, component, region and account of a cost query', () => {
+    const out = applyAdHoc({ refId: 'A', queryType: 'cost', view: 'spend', account: '111122223333,444455556666' }, [
+      { key: 'EndpointName', operator: '=', value: 'chat' },
+      { key: 'aws.sagemaker.inference_component.name', operator: '=', value: 'ic-1' },
+      { key: 'Region', operator: '=', value: 'us-west-2' },
+      { key: '@aws.account', operator: '=', value: '444455556666' },
+      { key: 'gpu', operator: '=', value: '0' },
+    ]);
+    expect(out.query).toEqual({
+      refId: 'A',
+      queryType: 'cost',
+      view: 'spend',
+      endpoint: 'chat',
+      inferenceComponent: 'ic-1',
+      region: 'us-west-2',
+      account: '444455556666',
+    });
+    expect(out.ignored).toEqual([
+      'gpu = "0": only endpoint, inference component, region and account filters narrow this query',
+    ]);
+  });
+
+  it('leaves an account filter to the query types without an account field', () => {
+    const out = applyAdHoc({ refId: 'A', queryType: 'alarms' }, [{ key: '@aws.account', operator: '=', value: '1' }]);
+    expect(out.query.account).toBeUndefined();
+    expect(out.ignored).toEqual([
+      '@aws.account = "1": only endpoint, inference component and region filters narrow this query',
+    ]);
+  });
+
   it('says when the filters leave none of the query’s endpoints', () => {
     const out = applyAdHoc({ refId: 'A', queryType: 'alarms', endpoint: 'chat' }, [
       { key: 'EndpointName', operator: '=', value: 'embed' },

@@ -3,7 +3,7 @@ import { dateTime, MetricFindValue, QueryResultMetaNotice, TimeRange } from '@gr
 import { LookupCache } from './lookupCache';
 import { AdHocFilter, applyFilters, filterMatcher, hasMatcher } from './promql/filters';
 import { LabelMatcher, selector } from './promql/names';
-import { isDiagnosis, isHealthQuery, runsPromQL } from './queryTypes';
+import { isDiagnosis, isHealthQuery, queryTypeOf, runsPromQL } from './queryTypes';
 import { lastHour, ResourceClient } from './resources';
 import { SageQuery } from './types';
 
@@ -72,11 +72,12 @@ export class TagLookup {
   }
 }
 
-/** Labels naming what the diagnosis, alarms and inventory queries filter by, per query field. */
+/** Labels naming what the diagnosis, alarms, inventory and cost queries filter by, per query field. */
 const FIELD_LABELS = {
   endpoint: ['aws.sagemaker.endpoint.name', 'EndpointName'],
   inferenceComponent: ['aws.sagemaker.inference_component.name', 'InferenceComponentName'],
   region: ['@aws.region', 'Region'],
+  account: ['@aws.account'],
 } as const;
 
 type NameField = keyof typeof FIELD_LABELS;
@@ -85,7 +86,22 @@ const FIELD_NAMES: Record<NameField, string> = {
   endpoint: 'endpoints',
   inferenceComponent: 'inference components',
   region: 'regions',
+  account: 'accounts',
 };
+
+/** The name fields of a query type that has them, as its ignored-filter notice lists them. */
+function nameFields(query: SageQuery): { fields: NameField[]; listed: string } | undefined {
+  if (queryTypeOf(query) === 'cost') {
+    return {
+      fields: ['endpoint', 'inferenceComponent', 'region', 'account'],
+      listed: 'endpoint, inference component, region and account',
+    };
+  }
+  if (isDiagnosis(query) || isHealthQuery(query)) {
+    return { fields: ['endpoint', 'inferenceComponent', 'region'], listed: 'endpoint, inference component and region' };
+  }
+  return undefined;
+}
 
 /** A query's name field as names: "a, b" → [a, b]; empty = any. */
 const splitNames = (value: string | undefined): string[] =>
@@ -118,10 +134,10 @@ function keptNames(f: AdHocFilter): string[] | undefined {
 
 /**
  * Applies ad-hoc filters to an interpolated query. PromQL: each filter's matcher goes into the
- * selectors of the metrics that carry its label. Diagnosis, alarms, alarm history and
- * inventory: an equality filter on the endpoint, inference component or region label narrows
- * that field (to the names both the query and the filter allow). Filters a query cannot take
- * are listed in ignored.
+ * selectors of the metrics that carry its label. Diagnosis, alarms, alarm history, inventory
+ * and cost: an equality filter on the endpoint, inference component or region label (cost:
+ * also the account) narrows that field (to the names both the query and the filter allow).
+ * Filters a query cannot take are listed in ignored.
  */
 export function applyAdHoc(query: SageQuery, filters: AdHocFilter[] | undefined): AdHocResult {
   if (!filters?.length) {
@@ -139,20 +155,19 @@ export function applyAdHoc(query: SageQuery, filters: AdHocFilter[] | undefined)
     }
     return { query: { ...query, expr: out.expr }, ignored };
   }
-  if (!isDiagnosis(query) && !isHealthQuery(query)) {
+  const named = nameFields(query);
+  if (!named) {
     return { query, ignored: filters.map((f) => `${describe(f)}: this query type takes no filters`) };
   }
   const next = { ...query };
   const ignored: string[] = [];
   let empty: string | undefined;
   for (const f of filters) {
-    const field = (Object.keys(FIELD_LABELS) as NameField[]).find((k) =>
-      (FIELD_LABELS[k] as readonly string[]).includes(f.key)
-    );
+    const field = named.fields.find((k) => (FIELD_LABELS[k] as readonly string[]).includes(f.key));
     const names = keptNames(f);
     if (!field || !names) {
       ignored.push(
-        `${describe(f)}: ${field ? 'only = and one-of filters' : 'only endpoint, inference component and region filters'} narrow this query`
+        `${describe(f)}: ${field ? 'only = and one-of filters' : `only ${named.listed} filters`} narrow this query`
       );
       continue;
     }

@@ -29,10 +29,16 @@ const noteCost = " Prices: the instance type's hourly on-demand price in its reg
 var noteCostFilters = notFiltered("cost follows the GPUs and tokens of the selected endpoints, ICs and accounts; AZ, instance, engine and model filters do not apply.",
 	dashref.VarAZ, dashref.VarInstance, dashref.VarFramework, dashref.VarModel)
 
-func costTable(id uint32, title, desc, view string) *table.PanelBuilder {
-	return tablePanel(id, title, desc+noteCost+noteCostFilters).
+// costTable is a table of a cost view, its costliest rows (by the column costliest) first;
+// costliest "" keeps the view's own order.
+func costTable(id uint32, title, desc, view, costliest string) *table.PanelBuilder {
+	b := tablePanel(id, title, desc+noteCost+noteCostFilters).
 		WithTarget(costTarget("A", view)).Height(9).
 		OverrideByName("Inputs", []dashboard.DynamicConfigValue{prop("custom.width", 420)})
+	if costliest != "" {
+		b.SortBy(sortBy(costliest, true))
+	}
+	return b
 }
 
 func spendTable(id uint32) *table.PanelBuilder {
@@ -40,8 +46,7 @@ func spendTable(id uint32) *table.PanelBuilder {
 		"What the selected instances cost over the time range: per endpoint and instance type (the whole instances, of which Idle spend is the GPUs no copy held), "+
 			"and per inference component (its copies' share of the instances by GPUs held). Spend = instance-hours × price per hour; "+
 			"the Inputs column writes the computation out. An IC spending much more than its traffic warrants: check Cost per million tokens.",
-		models.CostViewSpend).
-		SortBy(sortBy("Spend", true))
+		models.CostViewSpend, "Spend")
 }
 
 func tokenCostTable(id uint32) *table.PanelBuilder {
@@ -49,8 +54,7 @@ func tokenCostTable(id uint32) *table.PanelBuilder {
 		"Each model on its endpoint or IC: the spend of its copies over the range divided by the tokens they generated (output) and read (input), per million. "+
 			"The costliest models per token lead: fewer copies (scale-in), a smaller instance type or a denser placement lower it. "+
 			"No tokens in the range: no value (DJL endpoints export no token counters). GPUs no copy holds are idle spend, not part of any model's cost.",
-		models.CostViewTokens).
-		SortBy(sortBy("USD per 1M output tokens", true)).Span(24)
+		models.CostViewTokens, "USD per 1M output tokens").Span(24)
 }
 
 func idleTable(id uint32) *table.PanelBuilder {
@@ -60,8 +64,7 @@ func idleTable(id uint32) *table.PanelBuilder {
 			"(fewer than %g output tokens an hour they held GPUs), with their spend in the range and per day. "+
 			"GPUs with no copy: scale instances in, or place copies there. Quiet copies: lower the IC's minimum copies. "+
 			"Diagnosis reports idle capacity from $%g a day (info), a warning from $%g.", cfg.IdleQuietTokensPerHour, cfg.IdleInfoUSDPerDay, cfg.IdleWarnUSDPerDay),
-		models.CostViewIdle).
-		SortBy(sortBy("Idle spend per day", true)).Span(12).
+		models.CostViewIdle, "Idle spend per day").Span(12).
 		OverrideByName("Idle spend per day", []dashboard.DynamicConfigValue{cellBackground(),
 			thresholdProp("transparent", step{cfg.IdleInfoUSDPerDay, "blue"}, step{cfg.IdleWarnUSDPerDay, "orange"})})
 }
@@ -69,7 +72,7 @@ func idleTable(id uint32) *table.PanelBuilder {
 func pricesTable(id uint32) *table.PanelBuilder {
 	return costTable(id, "Instance prices",
 		"The hourly price of each instance type the selection runs, per GPU, with its source (AWS Price List and its effective date, or the price table).",
-		models.CostViewPrices).Span(12)
+		models.CostViewPrices, "").Span(12)
 }
 
 // fitCostTable: the hourly cost of the placement the calculator proposes.

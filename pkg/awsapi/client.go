@@ -142,21 +142,37 @@ type paginator[P, O any] interface {
 	NextPage(ctx context.Context, optFns ...func(*O)) (P, error)
 }
 
-// drain reads every page, each one a call (timeout, errors), at most maxPages of them;
-// beyond those it returns the items read with the errPageBound error.
+// drain is eachPage collecting every page's items; beyond maxPages it returns the items
+// read with the errPageBound error.
 func drain[P, O, T any](ctx context.Context, c *client, action string, pages paginator[P, O], items func(P) []T) ([]T, error) {
 	var out []T
+	err := eachPage(ctx, c, action, pages, func(p P) error {
+		out = append(out, items(p)...)
+		return nil
+	})
+	if err != nil && !errors.Is(err, errPageBound) {
+		return nil, err
+	}
+	return out, err
+}
+
+// eachPage reads every page, each one a call (timeout, errors), at most maxPages of them,
+// and hands each to read as it arrives, so no page outlives its reading; an error of read
+// ends the listing with it.
+func eachPage[P, O any](ctx context.Context, c *client, action string, pages paginator[P, O], read func(P) error) error {
 	for n := 0; pages.HasMorePages(); n++ {
 		if n == maxPages {
-			return out, tooManyPages(action)
+			return tooManyPages(action)
 		}
 		page, err := call(ctx, c, action, func(ctx context.Context) (P, error) { return pages.NextPage(ctx) })
 		if err != nil {
-			return nil, err
+			return err
 		}
-		out = append(out, items(page)...)
+		if err := read(page); err != nil {
+			return err
+		}
 	}
-	return out, nil
+	return nil
 }
 
 // httpClient refuses any host but ep's (also a redirect's: none is followed) and caps

@@ -127,5 +127,5 @@ func (c *client) historyPages(ctx context.Context, in *cloudwatch.DescribeAlarmH
 var errPageBound = fmt.Errorf("more than %d pages of results", maxPages)
 
 func tooManyPages(action string) error {
-	return backend.DownstreamError(fmt.Errorf("%s: %w; narrow the request (an alarm name prefix, a shorter time range)", action, errPageBound))
+	return backend.DownstreamError(fmt.Errorf("%s: %w; %s", action, errPageBound, narrowHint(action)))
 }

@@ -74,7 +74,7 @@ func (e *Error) hint() string {
 	var tooLarge *tooLargeError
 	switch {
 	case errors.As(e.Err, &tooLarge):
-		return "narrow the request (an alarm name prefix or names, a shorter time range)"
+		return narrowHint(e.Action)
 	case e.Throttled():
 		return "AWS throttled the call, also on retry: refresh dashboards less often (answers are cached briefly) or ask AWS for a higher API rate"
 	case e.AuthFailed():
@@ -90,6 +90,15 @@ func (e *Error) hint() string {
 		return "AWS failed, also on retry: try again later"
 	}
 	return ""
+}
+
+// narrowHint is the fix for an answer or a listing beyond the client's bounds.
+func narrowHint(action string) string {
+	if action == ActionGetProducts {
+		// No filter narrows SageMaker's hosting prices, a few hundred products.
+		return "SageMaker's price list is far smaller, so check that the endpoint is AWS (or the emulator), or list the prices in the price table (jsonData.priceTable)"
+	}
+	return "narrow the request (an alarm name prefix or names, a shorter time range)"
 }
 
 // authFailures are the codes of a refused signature or unknown credentials; they come

@@ -48,7 +48,8 @@ func newPrices(creds aws.CredentialsProvider, ep awsauth.Endpoint, seen awsauth.
 	return c, nil
 }
 
-// Prices pages through GetProducts for the region's hosting instances and parses them.
+// Prices pages through GetProducts for the region's hosting instances, parsing each page as
+// it comes.
 func (c *client) Prices(ctx context.Context, region string) ([]prices.Price, error) {
 	var filters []prtypes.Filter
 	for _, f := range prices.Filters(region) {
@@ -58,15 +59,17 @@ func (c *client) Prices(ctx context.Context, region string) ([]prices.Price, err
 		ServiceCode: aws.String(serviceSageMaker), Filters: filters,
 		FormatVersion: aws.String(priceFormat), MaxResults: aws.Int32(pricesPerPage),
 	})
-	entries, err := drain(ctx, c, ActionGetProducts, pages, func(p *pricing.GetProductsOutput) []string { return p.PriceList })
+	var list prices.ListReader
+	err := eachPage(ctx, c, ActionGetProducts, pages, func(p *pricing.GetProductsOutput) error {
+		if err := list.Add(p.PriceList); err != nil {
+			return backend.DownstreamError(&Error{Action: ActionGetProducts, Status: http.StatusOK, Message: err.Error(), Err: err})
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	out, err := prices.ParseProducts(entries)
-	if err != nil {
-		return nil, backend.DownstreamError(&Error{Action: ActionGetProducts, Status: http.StatusOK, Message: err.Error(), Err: err})
-	}
-	return out, nil
+	return list.Prices(), nil
 }
 
 // ProbePrices asks for one product of the region's hosting instances.

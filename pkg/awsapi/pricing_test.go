@@ -2,11 +2,20 @@ package awsapi
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
 	prices "github.com/inferscope/sagemaker-datasource/pkg/pricing"
 )
 
@@ -53,5 +62,62 @@ func TestCachedPricesKeepsADay(t *testing.T) {
 	_, _ = fc.Prices(ctx, "us-east-1")
 	if failing.calls.Load() != 2 {
 		t.Errorf("a failure was kept: %d calls", failing.calls.Load())
+	}
+}
+
+// pricesFrom is the Price List client on a custom endpoint that answers every call with
+// answer(n), n counting the calls from 1.
+func pricesFrom(t *testing.T, limit int64, answer func(n int32) (status int, body string)) PriceLister {
+	t.Helper()
+	var n atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		status, body := answer(n.Add(1))
+		w.Header().Set("Content-Type", "application/x-amz-json-1.1")
+		w.WriteHeader(status)
+		_, _ = io.WriteString(w, body)
+	}))
+	t.Cleanup(srv.Close)
+	ep, err := awsauth.ResolveEndpoint(testSettings(srv.URL, testRegion))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := newPrices(credentials.NewStaticCredentialsProvider(testKey, testSecret, testToken), ep, &secrets{}, options{maxAnswerBytes: limit, backoff: noWait})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.CloseIdleConnections)
+	return c
+}
+
+// TestPricesFromAHostileUpstream: whatever the endpoint answers, Prices fails with an error
+// naming pricing:GetProducts and a fix that fits the Price List (never an alarms hint).
+func TestPricesFromAHostileUpstream(t *testing.T) {
+	entry := `{"product":{"productFamily":"ML Instance","attributes":{"regionCode":"us-east-1","instanceName":"ml.g5.2xlarge","component":"Hosting"}},` +
+		`"terms":{"OnDemand":{"o":{"effectiveDate":"2026-11-01T00:00:00Z","priceDimensions":{"r":{"unit":"Hrs","pricePerUnit":{"USD":"1.515"}}}}}}}`
+	page := func(entries []string, next string) string {
+		b, _ := json.Marshal(map[string]any{"FormatVersion": "aws_v1", "PriceList": entries, "NextToken": next})
+		return string(b)
+	}
+	for _, tc := range []struct {
+		name   string
+		limit  int64
+		answer func(int32) (int, string)
+		want   string
+	}{
+		{"HTML instead of JSON", 0, func(int32) (int, string) { return 200, "<html>proxy login</html>" }, "no proxy rewrites answers"},
+		// The page is read as it comes: its bad entry ends the listing, more pages or not.
+		{"an entry that is not JSON", 0, func(n int32) (int, string) { return 200, page([]string{entry, "{"}, fmt.Sprint("t", n)) }, "price list entry 1"},
+		{"a huge answer", 1024, func(int32) (int, string) { return 200, page(slices.Repeat([]string{entry}, 20), "") }, "jsonData.priceTable"},
+		{"endless pages", 0, func(n int32) (int, string) { return 200, page([]string{entry}, fmt.Sprint("t", n)) }, "jsonData.priceTable"},
+		{"denied", 0, func(int32) (int, string) {
+			return 400, `{"__type":"AccessDeniedException","message":"not authorized to perform: pricing:GetProducts"}`
+		}, "add it to the IAM policy"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := pricesFrom(t, tc.limit, tc.answer).Prices(context.Background(), "us-east-1")
+			if err == nil || got != nil || !strings.Contains(err.Error(), ActionGetProducts) || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "alarm") {
+				t.Errorf("prices %v, error %v; want one naming %s and %q", got, err, ActionGetProducts, tc.want)
+			}
+		})
 	}
 }

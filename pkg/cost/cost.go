@@ -8,6 +8,7 @@ package cost
 
 import (
 	"cmp"
+	"fmt"
 	"maps"
 	"math"
 	"slices"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/inferscope/sagemaker-datasource/pkg/pricing"
+	sc "github.com/inferscope/sagemaker-datasource/pkg/semconv"
 )
 
 // GPUs is one group of GPUs over time: how many GPUs of one instance one copy holds
@@ -62,6 +64,15 @@ type Line struct {
 	Spend                                             float64 // USD: InstanceHours × Price
 }
 
+// priceOf is the region's price of typ. GPU series without an instance type cannot be
+// priced: the gap names the missing label rather than a price to add.
+func priceOf(in Input, typ string) (pricing.Price, error) {
+	if typ == "" {
+		return pricing.Price{}, fmt.Errorf("GPUs without an instance type in %s: their %s series lack the %s label, so no price applies", in.Region, sc.DCGMGPUUtil, sc.LabelHostType)
+	}
+	return in.Prices.Lookup(in.Region, typ)
+}
+
 // Free reports whether the line is GPUs no copy holds.
 func (l Line) Free() bool { return l.Copy == "" }
 
@@ -90,7 +101,7 @@ func Lines(in Input) []Line {
 		l := lines[k]
 		if l == nil {
 			l = &Line{Region: in.Region, Account: g.Account, Endpoint: g.Endpoint, InstanceType: g.InstanceType, IC: g.IC, Copy: g.Copy}
-			l.Price, l.Gap = in.Prices.Lookup(in.Region, g.InstanceType)
+			l.Price, l.Gap = priceOf(in, g.InstanceType)
 			lines[k] = l
 		}
 		for i, t := range g.T {
@@ -167,17 +178,19 @@ func group(lines []Line, ic func(Line) string, also func(*Spend, Line)) []Spend 
 type ModelCost struct {
 	Region, Account, Endpoint, IC, Model string
 	InstanceTypes                        []string
-	Gap                                  error // a price is missing: Spend and the per-token costs are NaN
+	Gap                                  error // a price or the GPU series is missing: Spend and the per-token costs are NaN
 	InstanceHours, Spend                 float64
 	Input, Output                        float64 // tokens
 	PerMillionOutput, PerMillionInput    float64 // USD; NaN without tokens
 }
 
 // PerModel is the spend of each endpoint's or IC's copies (free GPUs are left out: they are
-// idle spend) over its tokens.
+// idle spend) over its tokens. Tokens of copies no GPU series shows leave the row's spend
+// missing, with a gap saying so.
 func PerModel(in Input, lines []Line) []ModelCost {
 	type key struct{ account, endpoint, ic string }
 	rows := map[key]*ModelCost{}
+	held := map[key]bool{} // some GPU series shows the row's copies
 	at := func(k key) *ModelCost {
 		if rows[k] == nil {
 			rows[k] = &ModelCost{Region: in.Region, Account: k.account, Endpoint: k.endpoint, IC: k.ic}
@@ -188,7 +201,9 @@ func PerModel(in Input, lines []Line) []ModelCost {
 		if l.Free() {
 			continue
 		}
-		r := at(key{l.Account, l.Endpoint, l.IC})
+		k := key{l.Account, l.Endpoint, l.IC}
+		held[k] = true
+		r := at(k)
 		r.InstanceHours += l.InstanceHours
 		r.Spend += l.Spend
 		if l.Gap != nil && r.Gap == nil {
@@ -211,6 +226,9 @@ func PerModel(in Input, lines []Line) []ModelCost {
 		return cmp.Or(strings.Compare(a.account, b.account), strings.Compare(a.endpoint, b.endpoint), strings.Compare(a.ic, b.ic))
 	}) {
 		r := rows[k]
+		if !held[k] {
+			r.Gap = noGPUs(k.endpoint, k.ic)
+		}
 		if r.Gap != nil {
 			r.Spend = math.NaN()
 		}
@@ -219,6 +237,17 @@ func PerModel(in Input, lines []Line) []ModelCost {
 		out = append(out, *r)
 	}
 	return out
+}
+
+// noGPUs is the gap of a model whose tokens no GPU series accounts for: what its copies
+// held, and so its spend, is unknown.
+func noGPUs(endpoint, ic string) error {
+	scope := "endpoint " + endpoint
+	if ic != "" {
+		scope = "IC " + ic + " on " + scope
+	}
+	return fmt.Errorf("no GPUs of %s in the range: its copies served tokens but no %s series shows them, so its spend is unknown; "+
+		"check that its instances export the DCGM GPU metrics with the copies' inference component and container id", scope, sc.DCGMGPUUtil)
 }
 
 func perMillion(spend, tokens float64) float64 {
@@ -325,7 +354,7 @@ func TypePrices(in Input) []TypePrice {
 			continue
 		}
 		p := TypePrice{Region: in.Region, InstanceType: typ, GPUs: gpus[typ]}
-		p.Price, p.Gap = in.Prices.Lookup(in.Region, typ)
+		p.Price, p.Gap = priceOf(in, typ)
 		out = append(out, p)
 	}
 	return out

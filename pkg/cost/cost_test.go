@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/inferscope/sagemaker-datasource/pkg/pricing"
+	sc "github.com/inferscope/sagemaker-datasource/pkg/semconv"
 )
 
 // A generated fleet's timeline: instances launched and terminated, copies placed and
@@ -197,6 +199,7 @@ func TestLinesEqualAHandComputation(t *testing.T) {
 // TestMissingPriceIsAGapNotZero: an instance type without a price leaves its spend, its
 // endpoint's and its models' costs missing, saying which price is missing.
 func TestMissingPriceIsAGapNotZero(t *testing.T) {
+	unpricedModels := 0
 	for seed := uint64(1); seed <= 10; seed++ {
 		fleet, prices := generate(seed)
 		gs, ts := series(fleet)
@@ -215,20 +218,17 @@ func TestMissingPriceIsAGapNotZero(t *testing.T) {
 			}
 		}
 		for _, m := range PerModel(in, lines) {
-			if slicesContain(m.InstanceTypes, missing) && (!math.IsNaN(m.Spend) || m.Gap == nil) {
-				t.Fatalf("seed %d: model row %s on %v spends %g", seed, m.IC, m.InstanceTypes, m.Spend)
+			if slices.Contains(m.InstanceTypes, missing) {
+				unpricedModels++
+				if !math.IsNaN(m.Spend) || m.Gap == nil {
+					t.Fatalf("seed %d: model row %s on %v spends %g", seed, m.IC, m.InstanceTypes, m.Spend)
+				}
 			}
 		}
 	}
-}
-
-func slicesContain(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
+	if unpricedModels == 0 {
+		t.Fatal("no seed runs a model on the unpriced type: the model rows are not checked")
 	}
-	return false
 }
 
 // TestRegionsArePricedByTheirOwnList: the same fleet in two regions costs each region's
@@ -276,5 +276,42 @@ func TestQuietCopiesAreIdle(t *testing.T) {
 	idle := Idle(in, Lines(in))
 	if len(idle) != 1 || idle[0].IC != "quiet" || idle[0].Kind != IdleQuiet || idle[0].Spend != 8 || idle[0].PerDay != 96 || idle[0].OutputTokens != 10 {
 		t.Fatalf("idle = %+v, want the quiet copy's half of 2 h × $8 = $8, $96 a day", idle)
+	}
+}
+
+// TestTokensWithoutGPUsAreNotFree: a model whose copies served tokens while no GPU series
+// shows them has an unknown spend and cost per token, said as a gap, never $0.
+func TestTokensWithoutGPUsAreNotFree(t *testing.T) {
+	gs := []GPUs{{Endpoint: "e", Host: "h", InstanceType: "ml.g5.12xlarge", IC: "seen", Copy: "c1", T: []int64{0}, N: []float64{4}}}
+	ts := []Tokens{{Endpoint: "e", IC: "seen", Copy: "c1", Output: 1e6}, {Endpoint: "e", IC: "unseen", Copy: "c2", Model: "m", Output: 1e6, Input: 2e6}}
+	b := pricing.NewBook([]pricing.Price{{InstanceType: "ml.g5.12xlarge", USDPerHour: 8}})
+	in := Input{Region: region, From: time.UnixMilli(0), To: time.UnixMilli(3600e3), Step: time.Hour, GPUs: gs, Tokens: ts, Prices: b}
+	rows := PerModel(in, Lines(in))
+	if len(rows) != 2 || rows[0].IC != "seen" || rows[1].IC != "unseen" {
+		t.Fatalf("rows %+v, want seen and unseen", rows)
+	}
+	if seen := rows[0]; seen.Gap != nil || seen.Spend != 8 || seen.PerMillionOutput != 8 {
+		t.Errorf("seen: %+v, want 1 h × $8 over 1M tokens", seen)
+	}
+	unseen := rows[1]
+	if !math.IsNaN(unseen.Spend) || !math.IsNaN(unseen.PerMillionOutput) || !math.IsNaN(unseen.PerMillionInput) {
+		t.Errorf("unseen: spend %g, $/M output %g, input %g; want all missing", unseen.Spend, unseen.PerMillionOutput, unseen.PerMillionInput)
+	}
+	if unseen.Gap == nil || !strings.Contains(unseen.Gap.Error(), "IC unseen on endpoint e") || !strings.Contains(unseen.Gap.Error(), "DCGM_FI_DEV_GPU_UTIL") {
+		t.Errorf("unseen: gap %v, want one naming the IC and the GPU metric", unseen.Gap)
+	}
+}
+
+// TestGPUsWithoutAnInstanceType: GPU series without the instance type label are a gap that
+// names the label, not a price to add to the table.
+func TestGPUsWithoutAnInstanceType(t *testing.T) {
+	gs := []GPUs{{Endpoint: "e", Host: "h", IC: "ic", Copy: "c1", T: []int64{0}, N: []float64{1}}}
+	in := Input{Region: region, From: time.UnixMilli(0), To: time.UnixMilli(3600e3), Step: time.Hour, GPUs: gs, Prices: pricing.NewBook(nil)}
+	lines := Lines(in)
+	if len(lines) != 1 || !math.IsNaN(lines[0].Spend) || lines[0].Gap == nil || !strings.Contains(lines[0].Gap.Error(), sc.LabelHostType) {
+		t.Fatalf("lines %+v, want one unpriced line whose gap names %s", lines, sc.LabelHostType)
+	}
+	if tp := TypePrices(in); len(tp) != 1 || tp[0].Gap == nil || !strings.Contains(tp[0].Gap.Error(), sc.LabelHostType) {
+		t.Errorf("type prices %+v, want the same gap", tp)
 	}
 }

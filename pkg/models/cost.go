@@ -86,7 +86,11 @@ func ParseCostQuery(dq backend.DataQuery) (*CostQuery, error) {
 	if !slices.Contains(CostViews, q.View) {
 		errs = append(errs, fmt.Errorf("query %s: field \"view\" %q is unknown: use one of %s", ref, truncateForMessage(q.View), strings.Join(CostViews, ", ")))
 	}
-	if g := str("gpusPerCopy", raw.GPUsPerCopy); g != "" && !strings.HasPrefix(g, "$") {
+	g, isNumber := jsonNumber(raw.GPUsPerCopy) // hand-written dashboards write a number
+	if !isNumber {
+		g = str("gpusPerCopy", raw.GPUsPerCopy) // the editor writes text, maybe a variable
+	}
+	if g != "" && !strings.HasPrefix(g, "$") {
 		n, err := strconv.Atoi(g)
 		if err != nil || n < 1 || n > maxGPUsPerCopy {
 			errs = append(errs, fmt.Errorf("query %s: field \"gpusPerCopy\" %q is not a whole number of GPUs from 1 to %d", ref, truncateForMessage(g), maxGPUsPerCopy))

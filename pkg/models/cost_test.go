@@ -21,6 +21,8 @@ func TestParseCostQuery(t *testing.T) {
 			}},
 		{`{"view":"fit","gpusPerCopy":"4"}`, "", func(q *CostQuery) bool { return q.GPUsPerCopy == 4 }},
 		{`{"view":"fit","gpusPerCopy":"$fit_gpus"}`, "", func(q *CostQuery) bool { return q.GPUsPerCopy == 1 }},
+		{`{"view":"fit","gpusPerCopy":8}`, "", func(q *CostQuery) bool { return q.GPUsPerCopy == 8 }}, // hand-written dashboards
+		{`{"view":"fit","gpusPerCopy":2.5}`, `field "gpusPerCopy" "2.5" is not a whole number of GPUs from 1 to 64`, nil},
 		{`{"account":"$account"}`, "", func(q *CostQuery) bool { return q.Accounts == nil }},
 		{`{"view":"cheap"}`, `field "view" "cheap" is unknown: use one of spend, tokens, idle, prices, fit`, nil},
 		{`{"account":"12345"}`, `"12345" is not an AWS account id: use 12 digits`, nil},

@@ -294,12 +294,20 @@ func stringField(raw json.RawMessage) (string, error) {
 	return s, nil
 }
 
+// jsonNumber is raw as written when it is a bare JSON number.
+func jsonNumber(raw json.RawMessage) (string, bool) {
+	var f float64
+	if isNull(raw) || json.Unmarshal(raw, &f) != nil {
+		return "", false
+	}
+	return string(bytes.TrimSpace(raw)), true
+}
+
 // intervalField accepts the min step as a string ("30s") or, as some hand-written
 // dashboards have it, a bare number of seconds.
 func intervalField(raw json.RawMessage) (string, error) {
-	var f float64
-	if !isNull(raw) && json.Unmarshal(raw, &f) == nil {
-		return string(bytes.TrimSpace(raw)), nil
+	if n, ok := jsonNumber(raw); ok {
+		return n, nil
 	}
 	s, err := stringField(raw)
 	if err != nil {

@@ -70,17 +70,36 @@ func Filters(region string) [][2]string {
 	return [][2]string{{attrFamily, FamilyMLInstance}, {AttrRegion, region}, {AttrComponent, ComponentHosting}}
 }
 
-// ParseProducts reads GetProducts' PriceList entries and keeps the hourly on-demand USD
-// price of each hosting instance type and region. Entries of other components, units or
-// currencies are skipped; where two entries price one type, the one that took effect last
-// wins. An entry that is not JSON fails the whole list: it is not the API's answer.
+// ParseProducts reads GetProducts' PriceList entries (one ListReader.Add) and keeps the
+// hourly on-demand USD price of each hosting instance type and region.
 func ParseProducts(entries []string) ([]Price, error) {
-	type key struct{ region, typ string }
-	best := map[key]Price{}
-	for i, raw := range entries {
+	var r ListReader
+	if err := r.Add(entries); err != nil {
+		return nil, err
+	}
+	return r.Prices(), nil
+}
+
+// ListReader reads GetProducts' PriceList a page at a time and keeps only the prices, so a
+// long list costs the memory of its prices, not of its entries. The zero value is ready.
+type ListReader struct {
+	best map[[2]string]Price // {region, type}
+	read int                 // entries read so far, to name an entry in messages
+}
+
+// Add reads one page's entries. Entries of other components, units or currencies are
+// skipped; where two entries price one type, the one that took effect last wins. An entry
+// that is not JSON fails the whole list: it is not the API's answer.
+func (r *ListReader) Add(entries []string) error {
+	if r.best == nil {
+		r.best = map[[2]string]Price{}
+	}
+	for _, raw := range entries {
+		i := r.read
+		r.read++
 		var p product
 		if err := json.Unmarshal([]byte(raw), &p); err != nil {
-			return nil, fmt.Errorf("price list entry %d is not a GetProducts product (JSON): %v", i, err)
+			return fmt.Errorf("price list entry %d is not a GetProducts product (JSON): %v", i, err)
 		}
 		a := p.Product.Attributes
 		if p.Product.ProductFamily != FamilyMLInstance || a[AttrComponent] != ComponentHosting || a[AttrInstanceName] == "" || a[AttrRegion] == "" {
@@ -97,22 +116,27 @@ func ParseProducts(entries []string) ([]Price, error) {
 				if dim.Unit != unitHours || err != nil || !(usd > 0) || usd > maxPlausibleHourly {
 					continue
 				}
-				k := key{a[AttrRegion], a[AttrInstanceName]}
-				if old, ok := best[k]; ok && !date.After(old.Date) {
+				k := [2]string{a[AttrRegion], a[AttrInstanceName]}
+				if old, ok := r.best[k]; ok && !date.After(old.Date) {
 					continue
 				}
-				best[k] = Price{Region: k.region, InstanceType: k.typ, USDPerHour: usd, Source: SourceList, Date: date}
+				r.best[k] = Price{Region: k[0], InstanceType: k[1], USDPerHour: usd, Source: SourceList, Date: date}
 			}
 		}
 	}
-	out := make([]Price, 0, len(best))
-	for _, p := range best {
+	return nil
+}
+
+// Prices are the prices read, by region and instance type.
+func (r *ListReader) Prices() []Price {
+	out := make([]Price, 0, len(r.best))
+	for _, p := range r.best {
 		out = append(out, p)
 	}
 	slices.SortFunc(out, func(a, b Price) int {
 		return cmp.Or(strings.Compare(a.Region, b.Region), strings.Compare(a.InstanceType, b.InstanceType))
 	})
-	return out, nil
+	return out
 }
 
 // CheckTable validates a price table (jsonData.priceTable): instance types named as

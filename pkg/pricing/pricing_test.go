@@ -3,6 +3,7 @@ package pricing
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -45,6 +46,19 @@ func TestParseProducts(t *testing.T) {
 	}
 	if _, err := ParseProducts([]string{"<html>"}); err == nil || !strings.Contains(err.Error(), "entry 0") {
 		t.Errorf("a non-JSON entry: err = %v, want one naming entry 0", err)
+	}
+	// Page by page: the same prices, and entries are counted across pages.
+	var r ListReader
+	for page := range slices.Chunk(entries, 2) {
+		if err := r.Add(page); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if paged := r.Prices(); !slices.Equal(paged, got) {
+		t.Errorf("read in pages of 2: %v, want %v", paged, got)
+	}
+	if err := r.Add([]string{"{"}); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("entry %d", len(entries))) {
+		t.Errorf("a non-JSON entry after %d: err = %v, want one naming entry %d", len(entries), err, len(entries))
 	}
 }
 

@@ -2,7 +2,6 @@ package awsemu_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -14,6 +13,7 @@ import (
 	prtypes "github.com/aws/aws-sdk-go-v2/service/pricing/types"
 	"github.com/aws/smithy-go"
 
+	prices "github.com/inferscope/sagemaker-datasource/pkg/pricing"
 	"github.com/inferscope/sagemaker-datasource/rig/stack"
 )
 
@@ -35,18 +35,19 @@ func hostingIn(region string) *pricing.GetProductsInput {
 }
 
 // TestGetProductsPagesTheFixture: the SDK's paginator reads the region's hosting products
-// two at a time, each a PriceList entry in AWS's shape; other regions and components stay out.
+// two at a time, each a PriceList entry the plugin's parser reads as an hourly price; other
+// regions and components stay out.
 func TestGetProductsPagesTheFixture(t *testing.T) {
 	st := start(t, stack.Options{Scenario: "healthy", History: 10 * time.Minute})
 	for _, tc := range []struct {
 		region string
-		want   map[string]string
+		want   map[string]float64
 	}{
-		{"us-east-1", map[string]string{"ml.g5.2xlarge": "1.515", "ml.g5.12xlarge": "7.09", "ml.g6e.12xlarge": "13.117", "ml.p4d.24xlarge": "37.688", "ml.p5.48xlarge": "113.068"}},
-		{"sa-east-1", map[string]string{"ml.g5.2xlarge": "2.3482", "ml.g5.12xlarge": "10.9895", "ml.g6e.12xlarge": "20.3314", "ml.p4d.24xlarge": "58.4164"}},
+		{"us-east-1", map[string]float64{"ml.g5.2xlarge": 1.515, "ml.g5.12xlarge": 7.09, "ml.g6e.12xlarge": 13.117, "ml.p4d.24xlarge": 37.688, "ml.p5.48xlarge": 113.068}},
+		{"sa-east-1", map[string]float64{"ml.g5.2xlarge": 2.3482, "ml.g5.12xlarge": 10.9895, "ml.g6e.12xlarge": 20.3314, "ml.p4d.24xlarge": 58.4164}},
 	} {
 		p := pricing.NewGetProductsPaginator(pricingClient(st, ""), hostingIn(tc.region))
-		got, pages := map[string]string{}, 0
+		got, pages := map[string]float64{}, 0
 		for p.HasMorePages() {
 			page, err := p.NextPage(context.Background())
 			if err != nil {
@@ -56,35 +57,17 @@ func TestGetProductsPagesTheFixture(t *testing.T) {
 				t.Fatalf("page of %d for MaxResults 2", len(page.PriceList))
 			}
 			pages++
-			for _, raw := range page.PriceList {
-				var e struct {
-					Product struct {
-						Attributes map[string]string `json:"attributes"`
-					} `json:"product"`
-					Terms struct {
-						OnDemand map[string]struct {
-							PriceDimensions map[string]struct {
-								Unit         string            `json:"unit"`
-								PricePerUnit map[string]string `json:"pricePerUnit"`
-							} `json:"priceDimensions"`
-						} `json:"OnDemand"`
-					} `json:"terms"`
+			// The plugin's parser keeps hourly on-demand hosting prices only: an entry of
+			// another region, component or unit, or not in AWS's shape, is one fewer price.
+			ps, err := prices.ParseProducts(page.PriceList)
+			if err != nil || len(ps) != len(page.PriceList) {
+				t.Fatalf("%s page %d: %d of %d entries are hosting prices (%v)", tc.region, pages, len(ps), len(page.PriceList), err)
+			}
+			for _, pr := range ps {
+				if pr.Region != tc.region {
+					t.Errorf("%s: a price of %s", tc.region, pr.Region)
 				}
-				if err := json.Unmarshal([]byte(raw), &e); err != nil {
-					t.Fatal(err)
-				}
-				a := e.Product.Attributes
-				if a["regionCode"] != tc.region || a["component"] != "Hosting" {
-					t.Errorf("%s: entry of %s/%s", tc.region, a["regionCode"], a["component"])
-				}
-				for _, term := range e.Terms.OnDemand {
-					for _, d := range term.PriceDimensions {
-						if d.Unit != "Hrs" {
-							t.Errorf("unit %q", d.Unit)
-						}
-						got[a["instanceName"]] = d.PricePerUnit["USD"]
-					}
-				}
+				got[pr.InstanceType] = pr.USDPerHour
 			}
 		}
 		if len(got) != len(tc.want) || pages != (len(tc.want)+1)/2 {
@@ -92,7 +75,7 @@ func TestGetProductsPagesTheFixture(t *testing.T) {
 		}
 		for typ, usd := range tc.want {
 			if got[typ] != usd {
-				t.Errorf("%s %s: %q, want %q", tc.region, typ, got[typ], usd)
+				t.Errorf("%s %s: %v, want %v", tc.region, typ, got[typ], usd)
 			}
 		}
 	}

@@ -1,9 +1,10 @@
 import { SelectableValue } from '@grafana/data';
-import { InlineField, InlineFieldRow, Input, RadioButtonGroup } from '@grafana/ui';
-import React, { ChangeEvent } from 'react';
+import { InlineField, InlineFieldRow, RadioButtonGroup } from '@grafana/ui';
+import React from 'react';
 
 import { SageQuery } from '../types';
 import { ScopeFields } from './HealthQueryEditor';
+import { TextField } from './TextField';
 
 /** The tables a cost query answers (pkg/models CostViews; docs/cost.md). */
 export const COST_VIEWS: Array<SelectableValue<string>> = [
@@ -23,8 +24,7 @@ interface Props {
 /** The editor of the cost query: view, scope and account filters, and the copy size of the fit view. */
 export function CostQueryEditor({ query, onChange, onRunQuery }: Props) {
   const view = query.view || 'spend';
-  const text = (key: 'account' | 'gpusPerCopy') => (e: ChangeEvent<HTMLInputElement>) =>
-    onChange({ ...query, [key]: e.currentTarget.value });
+  const text = (key: 'account' | 'gpusPerCopy') => (value: string) => onChange({ ...query, [key]: value });
   return (
     <>
       <InlineFieldRow>
@@ -39,38 +39,30 @@ export function CostQueryEditor({ query, onChange, onRunQuery }: Props) {
           />
         </InlineField>
         {view === 'fit' && (
-          <InlineField
+          <TextField
             label="GPUs per copy"
             labelWidth={16}
+            width={10}
+            placeholder="1"
             tooltip="GPUs one more copy needs; template variables work"
-          >
-            <Input
-              aria-label="GPUs per copy"
-              width={10}
-              placeholder="1"
-              value={query.gpusPerCopy ?? ''}
-              onChange={text('gpusPerCopy')}
-              onBlur={onRunQuery}
-            />
-          </InlineField>
+            value={query.gpusPerCopy}
+            onChange={text('gpusPerCopy')}
+            onBlur={onRunQuery}
+          />
         )}
       </InlineFieldRow>
       <InlineFieldRow>
         <ScopeFields query={query} onChange={onChange} onRunQuery={onRunQuery} />
-        <InlineField
+        <TextField
           label="Account"
           labelWidth={10}
+          width={20}
+          placeholder="all"
           tooltip='12-digit account ids, several joined by ","; template variables work; empty = all'
-        >
-          <Input
-            aria-label="Account"
-            width={20}
-            placeholder="all"
-            value={query.account ?? ''}
-            onChange={text('account')}
-            onBlur={onRunQuery}
-          />
-        </InlineField>
+          value={query.account}
+          onChange={text('account')}
+          onBlur={onRunQuery}
+        />
       </InlineFieldRow>
     </>
   );

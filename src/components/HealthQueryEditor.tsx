@@ -1,9 +1,10 @@
 import { SelectableValue } from '@grafana/data';
-import { InlineField, InlineFieldRow, InlineSwitch, Input, RadioButtonGroup } from '@grafana/ui';
-import React, { ChangeEvent } from 'react';
+import { InlineField, InlineFieldRow, InlineSwitch, RadioButtonGroup } from '@grafana/ui';
+import React from 'react';
 
 import { hasEventFormat, isDiagnosis, queryTypeOf } from '../queryTypes';
 import { QueryFormat, SageQuery } from '../types';
+import { TextField } from './TextField';
 
 type EventFormat = Extract<QueryFormat, 'table' | 'annotations'>;
 
@@ -25,20 +26,16 @@ interface ScopeProps {
 export function ScopeFields({ query, onChange, onRunQuery }: ScopeProps) {
   const several = isDiagnosis(query) ? '' : ', several joined by ","';
   const field = (key: 'endpoint' | 'inferenceComponent', label: string, labelWidth: number, what: string) => (
-    <InlineField
+    <TextField
       label={label}
       labelWidth={labelWidth}
+      width={30}
+      placeholder="all"
       tooltip={`${what} name${several}; template variables work; empty = all`}
-    >
-      <Input
-        aria-label={label}
-        width={30}
-        placeholder="all"
-        value={query[key] ?? ''}
-        onChange={(e: ChangeEvent<HTMLInputElement>) => onChange({ ...query, [key]: e.currentTarget.value })}
-        onBlur={onRunQuery}
-      />
-    </InlineField>
+      value={query[key]}
+      onChange={(value) => onChange({ ...query, [key]: value })}
+      onBlur={onRunQuery}
+    />
   );
   return (
     <>

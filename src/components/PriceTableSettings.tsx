@@ -10,6 +10,30 @@ export function formatPriceTable(table?: PriceEntry[]): string {
     .join('\n');
 }
 
+/** The most an hour may cost; the backend refuses more (pkg/pricing maxPlausibleHourly). */
+const MAX_USD_PER_HOUR = 10_000;
+
+const LINE_FORMAT =
+  'write "ml.g5.2xlarge 1.21" or "ml.g5.2xlarge us-east-1 1.21" (instance type, optional region, USD per hour)';
+
+/** What is wrong with one line's words, or undefined when they are an entry. */
+function lineProblem(words: string[]): string | undefined {
+  if (words.length === 1) {
+    return `no price after "${words[0]}"`;
+  }
+  if (words.length > 3) {
+    return `${words.length} words`;
+  }
+  if (!/^ml\.[^.]+\.[^.]+$/.test(words[0])) {
+    return `"${words[0]}" is not a SageMaker instance type`;
+  }
+  const usd = Number(words[words.length - 1]);
+  if (!(usd > 0 && usd <= MAX_USD_PER_HOUR)) {
+    return `"${words[words.length - 1]}" is not an hourly price in USD (above 0, at most ${MAX_USD_PER_HOUR})`;
+  }
+  return undefined;
+}
+
 /**
  * Reads the editor's lines into jsonData.priceTable entries, or the first bad line's problem.
  * The backend checks the entries again (pkg/models/prices.go) and names what it refuses.
@@ -22,12 +46,11 @@ export function parsePriceTable(text: string): { table?: PriceEntry[]; error?: s
     if (words.length === 0) {
       continue;
     }
-    const usd = Number(words[words.length - 1]);
-    if ((words.length !== 2 && words.length !== 3) || !(usd > 0)) {
-      return {
-        error: `Line ${i + 1}: write "ml.g5.2xlarge 1.21" or "ml.g5.2xlarge us-east-1 1.21" (instance type, optional region, USD per hour).`,
-      };
+    const problem = lineProblem(words);
+    if (problem) {
+      return { error: `Line ${i + 1}: ${problem}; ${LINE_FORMAT}.` };
     }
+    const usd = Number(words[words.length - 1]);
     table.push(
       words.length === 3
         ? { instanceType: words[0], region: words[1], usdPerHour: usd }

@@ -1,6 +1,6 @@
 import { CoreApp, QueryEditorProps, SelectableValue, TimeRange } from '@grafana/data';
-import { InlineField, InlineFieldRow, Input, RadioButtonGroup, Select, Stack } from '@grafana/ui';
-import React, { ChangeEvent, useEffect, useMemo } from 'react';
+import { InlineField, InlineFieldRow, RadioButtonGroup, Select, Stack } from '@grafana/ui';
+import React, { useEffect, useMemo } from 'react';
 
 import { PromQLEditorModes } from '../builder/EditorModes';
 import type { SageDatasource } from '../datasource';
@@ -10,6 +10,7 @@ import { QueryFormat, SageOptions, SageQuery } from '../types';
 import { CostQueryEditor } from './CostQueryEditor';
 import { HealthQueryEditor } from './HealthQueryEditor';
 import { RegionField } from './RegionField';
+import { TextField } from './TextField';
 
 export type Props = QueryEditorProps<SageDatasource, SageQuery, SageOptions>;
 
@@ -57,7 +58,7 @@ export function QueryEditor(props: Props) {
   const expr = query.expr ?? '';
   const queryType = queryTypeOf(query);
   const change = (patch: Partial<SageQuery>) => onChange({ ...query, ...patch });
-  const text = (key: keyof SageQuery) => (e: ChangeEvent<HTMLInputElement>) => change({ [key]: e.currentTarget.value });
+  const text = (key: 'legendFormat' | 'interval') => (value: string) => change({ [key]: value });
 
   return (
     <Stack direction="column" gap={1}>
@@ -90,32 +91,26 @@ export function QueryEditor(props: Props) {
             onRunQuery={onRunQuery}
           />
           <InlineFieldRow>
-            <InlineField
+            <TextField
               label="Legend"
               labelWidth={10}
+              width={26}
+              placeholder="__auto"
               tooltip='{{label}} templates, e.g. {{aws.sagemaker.endpoint.name}}; "__auto" picks one'
-            >
-              <Input
-                width={26}
-                placeholder="__auto"
-                value={query.legendFormat ?? ''}
-                onChange={text('legendFormat')}
-                onBlur={onRunQuery}
-              />
-            </InlineField>
-            <InlineField
+              value={query.legendFormat}
+              onChange={text('legendFormat')}
+              onBlur={onRunQuery}
+            />
+            <TextField
               label="Min step"
               labelWidth={10}
+              width={10}
+              placeholder="auto"
               tooltip="Lower bound of the step, e.g. 1m; defaults to the data source's Min step"
-            >
-              <Input
-                width={10}
-                placeholder="auto"
-                value={query.interval ?? ''}
-                onChange={text('interval')}
-                onBlur={onRunQuery}
-              />
-            </InlineField>
+              value={query.interval}
+              onChange={text('interval')}
+              onBlur={onRunQuery}
+            />
             <InlineField label="Format" labelWidth={8}>
               <Select<QueryFormat>
                 width={16}

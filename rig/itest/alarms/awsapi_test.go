@@ -12,25 +12,11 @@ import (
 	"github.com/inferscope/sagemaker-datasource/pkg/awsapi"
 	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
 	"github.com/inferscope/sagemaker-datasource/rig/fleet"
+	"github.com/inferscope/sagemaker-datasource/rig/itest/dstest"
 	"github.com/inferscope/sagemaker-datasource/rig/stack"
 )
 
 const affected = "chat-llama-8b" // kv-saturation's IC (rig/simulator/SCENARIOS.md)
-
-// startStack serves a scenario (3 h of history, pinned end).
-func startStack(t *testing.T, o stack.Options) *stack.Stack {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("skipped with -short: backfills a simulated fleet into a TSDB and serves the emulator")
-	}
-	o.History, o.End = 3*time.Hour, stack.PinnedEnd
-	st, err := stack.Start(context.Background(), o)
-	if err != nil {
-		t.Fatalf("starting the emulator stack: %v", err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
-	return st
-}
 
 type noSink struct{}
 
@@ -60,7 +46,7 @@ func client(t *testing.T, st *stack.Stack) awsapi.API {
 }
 
 func TestAWSAPIAgainstTheEmulator(t *testing.T) {
-	st := startStack(t, stack.Options{Scenario: "kv-saturation"})
+	st := dstest.Stack(t, stack.Options{Scenario: "kv-saturation"})
 	api := client(t, st)
 	ctx := context.Background()
 
@@ -132,7 +118,7 @@ func TestAWSAPIAgainstTheEmulator(t *testing.T) {
 }
 
 func TestAWSAPIPermissionErrorsNameTheAction(t *testing.T) {
-	st := startStack(t, stack.Options{Scenario: "healthy", Deny: []string{"cloudwatch:DescribeAlarms", "sagemaker:ListEndpoints"}})
+	st := dstest.Stack(t, stack.Options{Scenario: "healthy", Deny: []string{"cloudwatch:DescribeAlarms", "sagemaker:ListEndpoints"}})
 	api := client(t, st)
 	ctx := context.Background()
 	_, err := api.Alarms(ctx, awsapi.AlarmQuery{})

@@ -10,6 +10,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
 	"github.com/inferscope/sagemaker-datasource/rig/fleet"
+	"github.com/inferscope/sagemaker-datasource/rig/itest/dstest"
 	"github.com/inferscope/sagemaker-datasource/rig/stack"
 )
 
@@ -20,18 +21,11 @@ import (
 // coloured by the alarms that see it, with no stray rows in the alarms' account; only the
 // saturated IC of us-east-1 is in ALARM.
 func TestMonitoringAccountAcrossRegions(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipped with -short: backfills two simulated regions and serves the emulator")
-	}
 	fs := fleet.TwoRegions()
-	m, err := stack.StartRegions(context.Background(), stack.MultiOptions{
+	m := dstest.Regions(t, stack.MultiOptions{
 		Options: stack.Options{Seed: 15, History: 3 * time.Hour, End: stack.PinnedEnd},
 		Regions: []stack.Region{{Fleet: fs[0], Scenario: "kv-saturation"}, {Fleet: fs[1]}},
 	})
-	if err != nil {
-		t.Fatalf("starting the two-region emulator: %v", err)
-	}
-	t.Cleanup(func() { _ = m.Close() })
 	jsonData, secure := m.DataSourceSettings()
 	delete(jsonData, "regionEndpoints") // the router: one endpoint, each request answered as the region it is signed for
 	d := newDatasource(t, jsonData, secure)

@@ -25,7 +25,7 @@ import (
 // the plugin's production clients.
 func start(t *testing.T, o stack.Options) (*stack.Stack, *plugin.Datasource) {
 	t.Helper()
-	st := startStack(t, o)
+	st := dstest.Stack(t, o)
 	jsonData, secure := st.DataSourceSettings()
 	return st, newDatasource(t, jsonData, secure)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/inferscope/sagemaker-datasource/pkg/awsapi"
 	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
 	"github.com/inferscope/sagemaker-datasource/pkg/pricing"
+	"github.com/inferscope/sagemaker-datasource/rig/itest/dstest"
 	"github.com/inferscope/sagemaker-datasource/rig/stack"
 )
 
@@ -32,7 +33,7 @@ func prices(t *testing.T, st *stack.Stack) awsapi.PriceLister {
 // list prices with their date; a region without a type lacks it; denied, the error names
 // pricing:GetProducts.
 func TestPricesAgainstTheEmulator(t *testing.T) {
-	st := startStack(t, stack.Options{Scenario: "healthy"})
+	st := dstest.Stack(t, stack.Options{Scenario: "healthy"})
 	ctx := context.Background()
 	got, err := prices(t, st).Prices(ctx, "us-east-1")
 	if err != nil {
@@ -49,7 +50,7 @@ func TestPricesAgainstTheEmulator(t *testing.T) {
 		t.Errorf("sa-east-1: %v %v, want 4 prices (no ml.p5.48xlarge)", sa, err)
 	}
 
-	denied := startStack(t, stack.Options{Scenario: "healthy", Deny: []string{awsapi.ActionGetProducts}})
+	denied := dstest.Stack(t, stack.Options{Scenario: "healthy", Deny: []string{awsapi.ActionGetProducts}})
 	_, err = prices(t, denied).Prices(ctx, "us-east-1")
 	var perm *awsapi.PermissionError
 	if !errors.As(err, &perm) || perm.Action != "pricing:GetProducts" || !strings.Contains(err.Error(), "add it to the IAM policy") {

@@ -11,6 +11,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
 	"github.com/inferscope/sagemaker-datasource/rig/fleet"
+	"github.com/inferscope/sagemaker-datasource/rig/itest/dstest"
 	"github.com/inferscope/sagemaker-datasource/rig/stack"
 )
 
@@ -28,8 +29,8 @@ func TestTwoRegionsAndAccountsThroughThePlugin(t *testing.T) {
 		f.Region, f.Account = region, account
 		return f
 	}
-	east := startStack(t, stack.Options{Scenario: "kv-saturation", Region: "us-east-1", Fleet: in("us-east-1", eastAccount), AccessKey: keyID, SecretKey: secret})
-	west := startStack(t, stack.Options{Scenario: "healthy", Region: "us-west-2", Fleet: in("us-west-2", westAccount), AccessKey: keyID, SecretKey: secret})
+	east := dstest.Stack(t, stack.Options{Scenario: "kv-saturation", Region: "us-east-1", Fleet: in("us-east-1", eastAccount), AccessKey: keyID, SecretKey: secret})
+	west := dstest.Stack(t, stack.Options{Scenario: "healthy", Region: "us-west-2", Fleet: in("us-west-2", westAccount), AccessKey: keyID, SecretKey: secret})
 	d := newDatasource(t, map[string]any{
 		"authType": "keys", "defaultRegion": "us-east-1", "endpoint": east.URL, "timeInterval": "60s",
 		"regionEndpoints": map[string]string{"us-west-2": west.URL},

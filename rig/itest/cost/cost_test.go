@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -44,20 +45,6 @@ func fixturePrices(t *testing.T) map[string]map[string]float64 {
 		t.Fatal(err)
 	}
 	return f.Hosting
-}
-
-func startStack(t *testing.T, o stack.Options) *stack.Stack {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("skipped with -short: backfills a simulated fleet into a TSDB and serves the emulator")
-	}
-	o.History, o.End = 3*time.Hour, stack.PinnedEnd
-	st, err := stack.Start(context.Background(), o)
-	if err != nil {
-		t.Fatalf("starting the emulator stack: %v", err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
-	return st
 }
 
 func datasource(t *testing.T, st *stack.Stack, extra map[string]any) *plugin.Datasource {
@@ -134,7 +121,7 @@ func TestSpendEqualsAHandComputation(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		st := startStack(t, stack.Options{Fleet: f, Seed: int64(seed)})
+		st := dstest.Stack(t, stack.Options{Fleet: f, Seed: int64(seed)})
 		d := datasource(t, st, nil)
 		want := map[string]float64{}
 		for i := range f.Endpoints {
@@ -182,7 +169,7 @@ func TestSpendEqualsAHandComputation(t *testing.T) {
 // its tokens; a type the price table and the list lack is a visible gap, never zero; the
 // price table overrides the list price.
 func TestTokensAndGaps(t *testing.T) {
-	st := startStack(t, stack.Options{Scenario: "healthy"})
+	st := dstest.Stack(t, stack.Options{Scenario: "healthy"})
 	d := datasource(t, st, map[string]any{"priceTable": []map[string]any{{"instanceType": "ml.g5.12xlarge", "usdPerHour": 5}}})
 	models := rows(t, costQuery(t, d, st.End, time.Hour, map[string]any{"view": "tokens"}))
 	if len(models) == 0 {
@@ -229,7 +216,7 @@ func TestTokensAndGaps(t *testing.T) {
 			f.Endpoints[i].Instances[j].Type = "ml.p5.48xlarge"
 		}
 	}
-	sa := startStack(t, stack.Options{Fleet: f.InRegion("sa-east-1", "-sa")})
+	sa := dstest.Stack(t, stack.Options{Fleet: f.InRegion("sa-east-1", "-sa")})
 	resp := costQuery(t, datasource(t, sa, nil), sa.End, time.Hour, map[string]any{"view": "spend"})
 	for _, r := range rows(t, resp) {
 		if !math.IsNaN(r["Spend"].(float64)) || !strings.Contains(r["Inputs"].(string), "no price for ml.p5.48xlarge in sa-east-1") {
@@ -244,18 +231,11 @@ func TestTokensAndGaps(t *testing.T) {
 // TestTwoRegionsArePricedPerRegion: one query over two regions prices each region's
 // instances at its own list price (us-west-2's fixture is 4 % above us-east-1's).
 func TestTwoRegionsArePricedPerRegion(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipped with -short: backfills two simulated regions")
-	}
 	fs := fleet.TwoRegions()
-	m, err := stack.StartRegions(context.Background(), stack.MultiOptions{
+	m := dstest.Regions(t, stack.MultiOptions{
 		Options: stack.Options{Seed: 11, History: 2 * time.Hour, End: stack.PinnedEnd},
 		Regions: []stack.Region{{Fleet: fs[0]}, {Fleet: fs[1]}},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = m.Close() })
 	jsonData, secure := m.DataSourceSettings()
 	d := dstest.New(t, "cost-regions", jsonData, secure)
 	prices := fixturePrices(t)
@@ -284,7 +264,7 @@ func TestIdleCapacityFinding(t *testing.T) {
 	cfg := diagnosis.DefaultConfig()
 	seen := 0
 	for _, scenario := range []string{"healthy", "kv-saturation"} {
-		st := startStack(t, stack.Options{Scenario: scenario})
+		st := dstest.Stack(t, stack.Options{Scenario: scenario})
 		d := datasource(t, st, nil)
 		perDay := map[string]float64{}
 		for _, r := range rows(t, costQuery(t, d, st.End, time.Hour, map[string]any{"view": "idle"})) {
@@ -324,7 +304,7 @@ func TestIdleCapacityFinding(t *testing.T) {
 			}
 		}
 		for ep, v := range perDay {
-			if v >= cfg.IdleInfoUSDPerDay && !slicesContainsFunc(findings, func(r map[string]any) bool { return r["scope"] == "endpoint "+ep }) {
+			if v >= cfg.IdleInfoUSDPerDay && !slices.ContainsFunc(findings, func(r map[string]any) bool { return r["scope"] == "endpoint "+ep }) {
 				t.Errorf("%s: %s idles $%.2f a day and has no finding", scenario, ep, v)
 			}
 		}
@@ -334,20 +314,11 @@ func TestIdleCapacityFinding(t *testing.T) {
 	}
 }
 
-func slicesContainsFunc(rs []map[string]any, f func(map[string]any) bool) bool {
-	for _, r := range rs {
-		if f(r) {
-			return true
-		}
-	}
-	return false
-}
-
 // TestICEFindingPricesItsFallback: the ICE finding for ml.g5.12xlarge names what falling
 // back costs per instance hour, at the region's list prices, and a fallback without a
 // price as the gap it is.
 func TestICEFindingPricesItsFallback(t *testing.T) {
-	st := startStack(t, stack.Options{Scenario: "ice-exhaustion"})
+	st := dstest.Stack(t, stack.Options{Scenario: "ice-exhaustion"})
 	d := datasource(t, st, nil)
 	raw, _ := json.Marshal(map[string]any{"queryType": "diagnosis"})
 	resp, err := d.QueryData(context.Background(), &backend.QueryDataRequest{Queries: []backend.DataQuery{{
@@ -382,7 +353,7 @@ func TestICEFindingPricesItsFallback(t *testing.T) {
 // naming the action; the cost query answers, its list-priced rows gaps that name the action,
 // and the price table still prices what it lists.
 func TestWithoutGetProducts(t *testing.T) {
-	st := startStack(t, stack.Options{Scenario: "healthy", Deny: []string{"pricing:GetProducts"}})
+	st := dstest.Stack(t, stack.Options{Scenario: "healthy", Deny: []string{"pricing:GetProducts"}})
 	d := datasource(t, st, map[string]any{"priceTable": []map[string]any{{"instanceType": "ml.g5.2xlarge", "usdPerHour": 1.1}}})
 	res, err := d.CheckHealth(context.Background(), &backend.CheckHealthRequest{})
 	if err != nil || res.Status != backend.HealthStatusOk || !strings.Contains(res.Message, "not allowed pricing:GetProducts") {

@@ -29,19 +29,12 @@ var regions = []string{"us-east-1", "us-west-2"}
 // startTwo serves fleet.TwoRegions (us-east-1 plays eastScenario) with per-region listeners.
 func startTwo(t *testing.T, eastScenario string) *stack.Multi {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("skipped with -short: backfills two simulated regions and serves the emulator")
-	}
 	fs := fleet.TwoRegions()
-	m, err := stack.StartRegions(context.Background(), stack.MultiOptions{
+	m := dstest.Regions(t, stack.MultiOptions{
 		Options:         stack.Options{Seed: 11, History: 2 * time.Hour, End: stack.PinnedEnd},
 		Regions:         []stack.Region{{Fleet: fs[0], Scenario: eastScenario}, {Fleet: fs[1]}},
 		RegionListeners: true,
 	})
-	if err != nil {
-		t.Fatalf("starting the two-region emulator: %v", err)
-	}
-	t.Cleanup(func() { _ = m.Close() })
 	return m
 }
 

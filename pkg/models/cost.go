@@ -90,7 +90,11 @@ func ParseCostQuery(dq backend.DataQuery) (*CostQuery, error) {
 	if !isNumber {
 		g = str("gpusPerCopy", raw.GPUsPerCopy) // the editor writes text, maybe a variable
 	}
-	if g != "" && !strings.HasPrefix(g, "$") {
+	if strings.HasPrefix(g, "$") {
+		// Alerting and Explore have no dashboard variables to replace it with; guessing one GPU
+		// would price a different copy than the one asked about.
+		errs = append(errs, fmt.Errorf("query %s: field \"gpusPerCopy\" %q is a variable nothing replaced (alerting and Explore have no dashboard variables): write the number of GPUs", ref, truncateForMessage(g)))
+	} else if g != "" {
 		n, err := strconv.Atoi(g)
 		if err != nil || n < 1 || n > maxGPUsPerCopy {
 			errs = append(errs, fmt.Errorf("query %s: field \"gpusPerCopy\" %q is not a whole number of GPUs from 1 to %d", ref, truncateForMessage(g), maxGPUsPerCopy))

@@ -20,7 +20,7 @@ func TestParseCostQuery(t *testing.T) {
 				return q.View == CostViewTokens && len(q.Accounts) == 2 && len(q.Endpoints) == 2 && q.Region == "us-east-1"
 			}},
 		{`{"view":"fit","gpusPerCopy":"4"}`, "", func(q *CostQuery) bool { return q.GPUsPerCopy == 4 }},
-		{`{"view":"fit","gpusPerCopy":"$fit_gpus"}`, "", func(q *CostQuery) bool { return q.GPUsPerCopy == 1 }},
+		{`{"view":"fit","gpusPerCopy":"$fit_gpus"}`, `field "gpusPerCopy" "$fit_gpus" is a variable nothing replaced`, nil},
 		{`{"view":"fit","gpusPerCopy":8}`, "", func(q *CostQuery) bool { return q.GPUsPerCopy == 8 }}, // hand-written dashboards
 		{`{"view":"fit","gpusPerCopy":2.5}`, `field "gpusPerCopy" "2.5" is not a whole number of GPUs from 1 to 64`, nil},
 		{`{"account":"$account"}`, "", func(q *CostQuery) bool { return q.Accounts == nil }},

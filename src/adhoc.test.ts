@@ -112,6 +112,17 @@ describe('applyAdHoc', () => {
     expect(out.empty).toBeUndefined();
   });
 
+  it('names a filter without a label, and a query that does not parse, as the reasons', () => {
+    expect(applyAdHoc(promql, [{ key: '', operator: '=', value: 'chat' }]).ignored).toEqual([
+      ' = "chat": the filter names no label',
+    ]);
+    const broken = { refId: 'A', expr: 'sum(vllm:num_requests_running' };
+    expect(applyAdHoc(broken, [{ key: EP, operator: '=', value: 'chat' }])).toEqual({
+      query: broken,
+      ignored: ['aws.sagemaker.endpoint.name = "chat": the query is not valid PromQL; fix it and the filter applies'],
+    });
+  });
+
   it('does not call a filter the query already has ignored', () => {
     const out = applyAdHoc({ refId: 'A', expr: 'vllm:num_requests_running{"aws.sagemaker.endpoint.name"="chat"}' }, [
       { key: EP, operator: '=', value: 'chat' },

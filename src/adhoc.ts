@@ -1,7 +1,7 @@
 import { dateTime, MetricFindValue, QueryResultMetaNotice, TimeRange } from '@grafana/data';
 
 import { LookupCache } from './lookupCache';
-import { AdHocFilter, applyFilters, filterMatcher, hasMatcher } from './promql/filters';
+import { AdHocFilter, applyFilters, filterMatcher, hasMatcher, parses } from './promql/filters';
 import { LabelMatcher, selector } from './promql/names';
 import { isDiagnosis, isHealthQuery, queryTypeOf, runsPromQL } from './queryTypes';
 import { lastHour, ResourceClient } from './resources';
@@ -145,8 +145,17 @@ export function applyAdHoc(query: SageQuery, filters: AdHocFilter[] | undefined)
   }
   if (runsPromQL(query)) {
     const expr = query.expr ?? '';
+    if (expr.trim() !== '' && !parses(expr)) {
+      return {
+        query,
+        ignored: filters.map((f) => `${describe(f)}: the query is not valid PromQL; fix it and the filter applies`),
+      };
+    }
     const out = applyFilters(expr, filters);
-    const ignored = out.unsupported.map((f) => `${describe(f)}: PromQL label matchers have no such operator`);
+    const ignored = out.unsupported.map(
+      (f) =>
+        `${describe(f)}: ${f.key === '' ? 'the filter names no label' : 'PromQL label matchers have no such operator'}`
+    );
     for (const f of filters) {
       const m = filterMatcher(f);
       if (m && !out.unsupported.includes(f) && !hasMatcher(out.expr, m)) {

@@ -96,6 +96,11 @@ function selectors(expr: string): Selector[] | undefined {
   return broken ? undefined : out;
 }
 
+/** Whether expr parses as PromQL, so that matchers can be placed in it. */
+export function parses(expr: string): boolean {
+  return selectors(expr) !== undefined;
+}
+
 function same(a: LabelMatcher | undefined, b: LabelMatcher): boolean {
   return a !== undefined && a.name === b.name && a.op === b.op && a.value === b.value;
 }

@@ -49,7 +49,7 @@ stage "Go vet (plugin module, then rig module)"
 go vet "${go_pkgs[@]}"
 go -C rig vet ./...
 
-stage "Go security scan (gosec, as the plugin validator runs it)"
+stage "Go security scan (gosec, validator's rules)"
 # The catalog review runs gosec's HIGH-severity rules over the whole source tree, rig/ included;
 # a false positive keeps `// #nosec <rule> -- <reason>` on its line. Pinned, from the Go proxy.
 go run github.com/securego/gosec/v2/cmd/gosec@v2.30.0 -quiet -severity high \

@@ -382,9 +382,9 @@ func TestWithoutGetProducts(t *testing.T) {
 // filters, parse and break none of CloudWatch's PromQL rules.
 func TestCostPromQLObeysCloudWatchRules(t *testing.T) {
 	p := parser.NewParser(parser.Options{})
-	for _, m := range [][]string{nil, {px.Re(sc.LabelEndpoint, "a|b"), px.Re(sc.LabelAccount, "111122223333")}} {
-		ex := cost.ExprsFor("2h", m...)
-		for _, expr := range []string{ex.GPUs, ex.Output, ex.Input} {
+	for _, m := range []struct{ instance, holder []string }{{}, {[]string{px.Re(sc.LabelEndpoint, "a|b"), px.Re(sc.LabelAccount, "111122223333")}, []string{px.Re(sc.LabelInferenceComp, "c|d")}}} {
+		ex := cost.ExprsFor("2h", m.instance, m.holder)
+		for _, expr := range []string{ex.GPUs, ex.Instances, ex.Output, ex.Input} {
 			ast, err := p.ParseExpr(expr)
 			if err != nil {
 				t.Fatalf("parse: %v\n%s", err, expr)

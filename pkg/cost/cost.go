@@ -203,17 +203,18 @@ type ModelCost struct {
 	InstanceTypes                        []string
 	Gap                                  error // a price or the GPU series is missing: Spend and the per-token costs are NaN
 	InstanceHours, Spend                 float64
-	Input, Output                        float64 // tokens
+	Input, Output                        float64 // tokens; NaN when no engine counted them (DJL)
 	PerMillionOutput, PerMillionInput    float64 // USD; NaN without tokens
 }
 
 // PerModel is the spend of each endpoint's or IC's copies (free GPUs are left out: they are
-// idle spend) over its tokens. Tokens of copies no GPU series shows leave the row's spend
-// missing, with a gap saying so.
+// idle spend) over its tokens, costliest per output token first (SortCostliestPerToken).
+// Tokens of copies no GPU series shows leave the row's spend missing, with a gap saying so.
 func PerModel(in Input, lines []Line) []ModelCost {
 	type key struct{ account, endpoint, ic string }
 	rows := map[key]*ModelCost{}
-	held := map[key]bool{} // some GPU series shows the row's copies
+	held := map[key]bool{}    // some GPU series shows the row's copies
+	counted := map[key]bool{} // some engine counted the row's tokens
 	at := func(k key) *ModelCost {
 		if rows[k] == nil {
 			rows[k] = &ModelCost{Region: in.Region, Account: k.account, Endpoint: k.endpoint, IC: k.ic}
@@ -237,7 +238,9 @@ func PerModel(in Input, lines []Line) []ModelCost {
 		}
 	}
 	for _, t := range in.Tokens {
-		r := at(key{t.Account, t.Endpoint, t.IC})
+		k := key{t.Account, t.Endpoint, t.IC}
+		counted[k] = true
+		r := at(k)
 		r.Input += t.Input
 		r.Output += t.Output
 		if r.Model == "" {
@@ -255,11 +258,25 @@ func PerModel(in Input, lines []Line) []ModelCost {
 		if r.Gap != nil {
 			r.Spend = math.NaN()
 		}
+		if !counted[k] {
+			// Its engine exports no token counters: the count is unknown, not zero.
+			r.Input, r.Output = math.NaN(), math.NaN()
+		}
 		r.PerMillionOutput, r.PerMillionInput = perMillion(r.Spend, r.Output), perMillion(r.Spend, r.Input)
 		slices.Sort(r.InstanceTypes)
 		out = append(out, *r)
 	}
+	SortCostliestPerToken(out)
 	return out
+}
+
+// SortCostliestPerToken orders rows as the tokens panel shows them: the highest USD per 1M
+// output tokens first, then (rows without one) the highest spend; missing values last, and
+// equal rows in their order.
+func SortCostliestPerToken(rows []ModelCost) {
+	slices.SortStableFunc(rows, func(a, b ModelCost) int {
+		return cmp.Or(cmpSpend(b.PerMillionOutput, a.PerMillionOutput), cmpSpend(b.Spend, a.Spend))
+	})
 }
 
 // noGPUs is the gap of a model whose tokens no GPU series accounts for: what its copies

@@ -433,3 +433,48 @@ func TestGPUsPerInstanceAreDistinctGPUs(t *testing.T) {
 		t.Fatal("no copy lingers in any seed: nothing checked")
 	}
 }
+
+// TestTokensOfDJLAreUnknown: a model whose engine counts no tokens (DJL) has its spend, and
+// its tokens and cost per token unknown (NaN), not zero; a counter that counted zero is zero.
+func TestTokensOfDJLAreUnknown(t *testing.T) {
+	gs := []GPUs{
+		{Endpoint: "djl", Host: "h1", InstanceType: "ml.g5.12xlarge", Copy: "c1", T: []int64{0}, N: []float64{4}},
+		{Endpoint: "e", Host: "h2", InstanceType: "ml.g5.12xlarge", IC: "idle-ic", Copy: "c2", T: []int64{0}, N: []float64{4}},
+	}
+	ts := []Tokens{{Endpoint: "e", IC: "idle-ic", Copy: "c2", Model: "m"}} // counted, nothing served
+	b := pricing.NewBook([]pricing.Price{{InstanceType: "ml.g5.12xlarge", USDPerHour: 8}})
+	in := Input{Region: region, From: time.UnixMilli(0), To: time.UnixMilli(3600e3), Step: time.Hour, GPUs: gs, Tokens: ts, Prices: b}
+	rows := PerModel(in, Lines(in))
+	if len(rows) != 2 || rows[0].Endpoint != "djl" || rows[1].IC != "idle-ic" {
+		t.Fatalf("rows %+v, want djl and idle-ic", rows)
+	}
+	djl, idle := rows[0], rows[1]
+	if djl.Spend != 8 || djl.Gap != nil || !math.IsNaN(djl.Output) || !math.IsNaN(djl.Input) || !math.IsNaN(djl.PerMillionOutput) {
+		t.Errorf("djl: %+v, want $8 with unknown tokens and cost per token", djl)
+	}
+	if idle.Output != 0 || idle.Input != 0 || !math.IsNaN(idle.PerMillionOutput) {
+		t.Errorf("idle-ic: %+v, want 0 tokens counted and no cost per token", idle)
+	}
+}
+
+// TestPerModelCostliestFirst: on generated fleets, the model rows come costliest per output
+// token first, the rows without a cost per token after them by spend.
+func TestPerModelCostliestFirst(t *testing.T) {
+	for seed := uint64(1); seed <= 20; seed++ {
+		fleet, prices := generate(seed)
+		gs, ts := series(fleet)
+		in := Input{Region: region, From: t0, To: t0.Add(genSteps * genStep), Step: genStep, GPUs: gs, Instances: instances(fleet), Tokens: ts, Prices: book(prices, "")}
+		rows := PerModel(in, Lines(in))
+		for i := 1; i < len(rows); i++ {
+			a, b := rows[i-1], rows[i]
+			switch {
+			case math.IsNaN(a.PerMillionOutput) && !math.IsNaN(b.PerMillionOutput):
+				t.Errorf("seed %d: %s without a cost per token before %s at %g", seed, a.IC, b.IC, b.PerMillionOutput)
+			case a.PerMillionOutput < b.PerMillionOutput:
+				t.Errorf("seed %d: %s at %g before %s at %g", seed, a.IC, a.PerMillionOutput, b.IC, b.PerMillionOutput)
+			case math.IsNaN(a.PerMillionOutput) && math.IsNaN(b.PerMillionOutput) && a.Spend < b.Spend:
+				t.Errorf("seed %d: %s spending %g before %s spending %g", seed, a.IC, a.Spend, b.IC, b.Spend)
+			}
+		}
+	}
+}

@@ -198,6 +198,7 @@ func (rg *regional) priceOf(ctx context.Context) func(string) (pricing.Price, er
 func costFrame(q *models.CostQuery, ins []cost.Input) *data.Frame {
 	view, gpusPerCopy := q.View, q.GPUsPerCopy
 	t := newTable(q.Region != "")
+	var perModel []cost.ModelCost // every region's, ordered as the panel shows them
 	for _, in := range ins {
 		lines := cost.Lines(in)
 		switch view {
@@ -223,14 +224,7 @@ func costFrame(q *models.CostQuery, ins []cost.Input) *data.Frame {
 					str("Inputs", spendInputs(s.InstanceHours, s.Price, s.Spend, s.Gap)+" (its GPU share of the instances)"))
 			}
 		case models.CostViewTokens:
-			for _, m := range cost.PerModel(in, lines) {
-				t.row(in.Region, m.Gap,
-					str("Account", m.Account), str("Endpoint", m.Endpoint), str("Inference component", orSingle(m.IC)), str("Model", m.Model),
-					str("Instance types", strings.Join(m.InstanceTypes, ", ")), num("Instance-hours", m.InstanceHours), usd("Spend", m.Spend, m.Gap),
-					num("Output tokens", m.Output), num("Input tokens", m.Input),
-					usd("USD per 1M output tokens", m.PerMillionOutput, m.Gap), usd("USD per 1M input tokens", m.PerMillionInput, m.Gap),
-					str("Inputs", tokenInputs(m)))
-			}
+			perModel = append(perModel, cost.PerModel(in, lines)...)
 		case models.CostViewIdle:
 			for _, i := range cost.Idle(in, lines) {
 				t.row(in.Region, i.Gap,
@@ -253,6 +247,15 @@ func costFrame(q *models.CostQuery, ins []cost.Input) *data.Frame {
 				t.row(in.Region, p.Gap, cells...)
 			}
 		}
+	}
+	cost.SortCostliestPerToken(perModel)
+	for _, m := range perModel {
+		t.row(m.Region, m.Gap,
+			str("Account", m.Account), str("Endpoint", m.Endpoint), str("Inference component", orSingle(m.IC)), str("Model", m.Model),
+			str("Instance types", strings.Join(m.InstanceTypes, ", ")), num("Instance-hours", m.InstanceHours), usd("Spend", m.Spend, m.Gap),
+			num("Output tokens", m.Output), num("Input tokens", m.Input),
+			usd("USD per 1M output tokens", m.PerMillionOutput, m.Gap), usd("USD per 1M input tokens", m.PerMillionInput, m.Gap),
+			str("Inputs", tokenInputs(m)))
 	}
 	return t.frame()
 }
@@ -288,6 +291,9 @@ func spendInputs(hours float64, p pricing.Price, spend float64, gap error) strin
 func tokenInputs(m cost.ModelCost) string {
 	if m.Gap != nil {
 		return fmt.Sprintf("no price (%v)", m.Gap)
+	}
+	if math.IsNaN(m.Output) {
+		return fmt.Sprintf("%s over %s instance-h; output tokens unknown: its engine counts none (DJL), so no cost per token", fmtUSD(m.Spend), fmtNum(round(m.InstanceHours)))
 	}
 	return fmt.Sprintf("%s over %s instance-h ÷ %s output tokens × 1M", fmtUSD(m.Spend), fmtNum(round(m.InstanceHours)), fmtNum(math.Round(m.Output)))
 }

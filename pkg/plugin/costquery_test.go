@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/inferscope/sagemaker-datasource/pkg/awsapi"
 	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
+	"github.com/inferscope/sagemaker-datasource/pkg/cost"
 	"github.com/inferscope/sagemaker-datasource/pkg/internal/goldentest"
 	"github.com/inferscope/sagemaker-datasource/pkg/models"
 	"github.com/inferscope/sagemaker-datasource/pkg/pricing"
@@ -181,5 +183,44 @@ func TestCostQueryFailures(t *testing.T) {
 	dr := run(`{"view":"spend"}`)
 	if dr.Error == nil || dr.Status/100 != 5 || len(dr.Frames) != 0 || strings.HasPrefix(dr.Error.Error(), "region ") {
 		t.Errorf("upstream failing: %v (status %d, %d frames)", dr.Error, dr.Status, len(dr.Frames))
+	}
+}
+
+// TestCostTokensFrame: the tokens view over two regions is one frame ordered as its panel
+// sorts (costliest per output token first, whatever the region), and a DJL endpoint's
+// tokens are missing, its Inputs saying they are unknown, never "0 output tokens".
+func TestCostTokensFrame(t *testing.T) {
+	book := pricing.NewBook([]pricing.Price{{InstanceType: "ml.g5.12xlarge", USDPerHour: 8}})
+	input := func(region string, gpus []cost.GPUs, tokens []cost.Tokens) cost.Input {
+		return cost.Input{Region: region, From: time.UnixMilli(0), To: time.UnixMilli(3600e3), Step: time.Hour, GPUs: gpus, Instances: gpus, Tokens: tokens, Prices: book}
+	}
+	holder := func(endpoint, ic, copy string) cost.GPUs {
+		return cost.GPUs{Endpoint: endpoint, Host: endpoint + "-h", InstanceType: "ml.g5.12xlarge", IC: ic, Copy: copy, T: []int64{0}, N: []float64{4}}
+	}
+	ins := []cost.Input{
+		input("us-east-1", []cost.GPUs{holder("cheap", "cheap-ic", "c1"), holder("djl", "", "c2")}, []cost.Tokens{{Endpoint: "cheap", IC: "cheap-ic", Copy: "c1", Output: 8e6}}),
+		input("us-west-2", []cost.GPUs{holder("dear", "dear-ic", "c3")}, []cost.Tokens{{Endpoint: "dear", IC: "dear-ic", Copy: "c3", Output: 1e6}}),
+	}
+	fr := costFrame(&models.CostQuery{View: models.CostViewTokens, Region: "us-east-1,us-west-2"}, ins)
+	col := func(name string) int {
+		for i, f := range fr.Fields {
+			if f.Name == name {
+				return i
+			}
+		}
+		t.Fatalf("no column %q", name)
+		return -1
+	}
+	ep, out, in := fr.Fields[col("Endpoint")], fr.Fields[col("Output tokens")], fr.Fields[col("Inputs")]
+	var order []string
+	for i := range fr.Rows() {
+		order = append(order, ep.At(i).(string))
+	}
+	if want := []string{"dear", "cheap", "djl"}; !slices.Equal(order, want) {
+		t.Errorf("rows %v, want %v ($8/M, $1/M, then no cost per token)", order, want)
+	}
+	djl := slices.Index(order, "djl")
+	if djl < 0 || out.At(djl).(*float64) != nil || !strings.Contains(in.At(djl).(string), "output tokens unknown") || strings.Contains(in.At(djl).(string), "÷ 0") {
+		t.Errorf("djl: output tokens %v, inputs %q; want missing and unknown", out.At(djl), in.At(djl))
 	}
 }

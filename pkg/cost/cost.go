@@ -367,8 +367,8 @@ type TypePrice struct {
 	Gap                  error
 }
 
-// TypePrices lists the instance types of in's GPU series with their prices.
-// The types are those of the instances in.GPUs holds GPUs of.
+// TypePrices lists the instance types of in's GPU series (the instances in.GPUs shows
+// holders on) with their prices.
 func TypePrices(in Input) []TypePrice {
 	typeOf := map[string]string{} // host → type
 	for _, g := range in.GPUs {

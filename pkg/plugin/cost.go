@@ -44,8 +44,8 @@ func NewPrices(_ *models.Settings, ep awsauth.Endpoint, sh Shared) (awsapi.Price
 // costPoints bounds the GPU series' points per query: the step grows with the range.
 const costPoints = 1000
 
-// costQueries are the PromQL of one cost query: GPUs per holder over the range, and the
-// output and input tokens per copy over the whole range.
+// costQueries are the PromQL of one cost query: GPUs per holder and per instance over the
+// range, and the output and input tokens per copy over the whole range.
 type costQueries struct {
 	gpus, instances, output, input string
 	step                           time.Duration

@@ -11,6 +11,7 @@ import {
   MODERN,
   NO_GROUP_PUT,
   Provenance,
+  StoredRule,
 } from './fakeGrafanaAlerting';
 
 /** The rules the backend serves (pkg/plugin/alertrules, the generator's) for data source uid "sm". */
@@ -51,6 +52,16 @@ function grafana(behaviour: GrafanaBehaviour, state: 'fresh' | 'existing' | 'fil
   }
   // A dashboard folder whose title contains ours, so search's word match returns more than the folder.
   fake.folders.set('inferscope', 'Inferscope');
+  // Someone's own rules in some of the groups, which installing must keep.
+  const others: StoredRule[] = [];
+  if (state !== 'fresh') {
+    for (const g of rules.groups.filter(() => rnd() < 0.5)) {
+      const own = { ...g.rules[0], uid: `own-${g.title}`, title: `My own ${g.title} rule`, folderUID: folder };
+      others.push({ rule: own, provenance: rnd() < 0.5 ? '' : 'file' });
+      fake.rules.set(own.uid, { ...others[others.length - 1] });
+      fake.groupIntervals.set(`${folder}/${g.title}`, 60);
+    }
+  }
   for (const r of rules.groups.flatMap((g) => g.rules)) {
     const kind = kinds[Math.floor(rnd() * kinds.length)];
     before.set(r.uid, kind);
@@ -59,7 +70,7 @@ function grafana(behaviour: GrafanaBehaviour, state: 'fresh' | 'existing' | 'fil
       fake.groupIntervals.set(`${folder}/${r.ruleGroup}`, 60);
     }
   }
-  return { fake, rules, before, folder };
+  return { fake, rules, before, folder, others };
 }
 
 const uids = (rs: RuleRef[]) => rs.map((r) => r.uid).sort();
@@ -114,9 +125,10 @@ describe('installRules', () => {
   it.each(matrix)(
     '%s, %s Grafana (seed %d): every rule present, ours editable, file ones untouched',
     async (_n, state, seed, b) => {
-      const { fake, rules, before, folder } = grafana(b, state, seed);
+      const { fake, rules, before, folder, others } = grafana(b, state, seed);
       const report = await installRules(fake, rules);
       expectInstalled(fake, rules, before, folder, report);
+      others.forEach((o) => expect(fake.rules.get(o.rule.uid)).toEqual(o));
       // The folder is created only when neither its uid nor its title exists.
       expect(fake.requests.some((r) => r.method === 'POST' && r.url === '/api/folders')).toBe(state === 'fresh');
       expect(report.folder?.how).toBe(
@@ -126,6 +138,7 @@ describe('installRules', () => {
       const again = await installRules(fake, rules);
       const now = new Map([...before].map(([uid, was]) => [uid, was === 'absent' ? ('' as Before) : was]));
       expectInstalled(fake, rules, now, folder, again);
+      others.forEach((o) => expect(fake.rules.get(o.rule.uid)).toEqual(o));
     }
   );
 
@@ -147,7 +160,7 @@ describe('installRules', () => {
     '%s: one group PUT, then rule by rule',
     async (_name, b) => {
       const { fake, rules } = grafana(b, 'fresh', 1);
-      const groupPuts = () => fake.requests.filter((r) => r.url.includes('/rule-groups/')).length;
+      const groupPuts = () => fake.requests.filter((r) => r.method === 'PUT' && r.url.includes('/rule-groups/')).length;
       const first = await installRules(fake, rules);
       expect(groupPuts()).toBe(1);
       expect(first.groups.map((g) => g.via)).toEqual(
@@ -244,6 +257,21 @@ describe('describeReport', () => {
       expect(line.includes(`left alone ${n} rule`)).toBe(n > 0);
     }
     expect(text.lines.join('\n')).toContain('edit the provisioning file');
+  });
+
+  it("keeps someone's own rule in a group, going in rule by rule, and says so", async () => {
+    const { fake, rules } = grafana(MODERN, 'fresh', 1);
+    const g = rules.groups[1];
+    fake.folders.set(rules.folder.uid, TITLE);
+    const own = { ...g.rules[0], uid: 'own', title: 'My own rule', folderUID: rules.folder.uid };
+    fake.rules.set(own.uid, { rule: own, provenance: '' });
+    const report = await installRules(fake, rules);
+    expect(fake.rules.get('own')).toEqual({ rule: own, provenance: '' });
+    expect(report.groups.map((x) => x.via)).toEqual(rules.groups.map((x) => (x === g ? 'rules' : 'group')));
+    const line = describeReport(report).lines.find((l) => l.startsWith(`${g.title}: `));
+    expect(line).toBe(
+      `${g.title}: created ${g.rules.length} rules (${g.rules.map((r) => r.title).join(', ')}); kept 1 other rule of the group (My own rule), one rule at a time.`
+    );
   });
 
   it('warns when every rule comes from the file and nothing was installed', async () => {

@@ -72,6 +72,8 @@ export interface GroupReport {
   fromFile: RuleRef[];
   /** Installed, but Grafana keeps them read-only (provenance "api") and refused to make them editable. */
   readOnly: RuleRef[];
+  /** Rules in the group that are not the plugin's (added by hand): kept, so the group went in rule by rule. */
+  others: string[];
 }
 
 export interface InstallReport {
@@ -182,6 +184,21 @@ function groupPutCannotCreate(a: ApiAnswer): boolean {
   return a.status === 404 || a.status === 405 || (a.status === 500 && /could not find alert rule/i.test(answerText(a)));
 }
 
+/** The titles of the rules in Grafana's copy of the group that are not in ours (none when the group does not exist). */
+async function otherRules(api: GrafanaApi, group: ApiRuleGroup): Promise<string[]> {
+  const step = `Reading the rule group ${group.title}`;
+  const url = `/api/v1/provisioning/folder/${encodeURIComponent(group.folderUid)}/rule-groups/${encodeURIComponent(group.title)}`;
+  const a = await ask(api, step, { method: 'GET', url });
+  if (a.status === 404) {
+    return [];
+  }
+  if (a.status >= 300) {
+    throw new StepError(step, a.status, answerText(a));
+  }
+  const theirs = (a.data as { rules?: Array<{ uid?: string; title?: string }> } | undefined)?.rules ?? [];
+  return theirs.filter((r) => !group.rules.some((o) => o.uid === r.uid)).map((r) => String(r.title ?? r.uid));
+}
+
 const ref = (r: ApiRule): RuleRef => ({ uid: r.uid, title: r.title, group: r.ruleGroup });
 
 /**
@@ -202,7 +219,7 @@ export async function installRules(api: GrafanaApi, rules: ApiAlertRules): Promi
         folderUid,
         rules: g.rules.map((r) => ({ ...r, folderUID: folderUid })),
       };
-      const out: GroupReport = { title: g.title, created: [], updated: [], fromFile: [], readOnly: [] };
+      const out: GroupReport = { title: g.title, created: [], updated: [], fromFile: [], readOnly: [], others: [] };
       report.groups.push(out);
       const existing = new Map<string, Existing>();
       for (const r of group.rules) {
@@ -216,10 +233,16 @@ export async function installRules(api: GrafanaApi, rules: ApiAlertRules): Promi
       if (mine.length === 0) {
         continue;
       }
-      // A group PUT replaces the whole group, file rules included, which the API may not change. It is
+      // A group PUT replaces the whole group: the file rules in it, which the API may not change, and
+      // rules that are not ours, which it would delete, make the group go in rule by rule. It is also
       // tried only where it has a rule to create: a Grafana that cannot create answers without writing,
       // while on rules that all exist an old one would succeed and make them read-only.
-      if (groupPut && out.fromFile.length === 0 && mine.some((r) => existing.get(r.uid) === undefined)) {
+      let tryGroupPut = groupPut && out.fromFile.length === 0 && mine.some((r) => existing.get(r.uid) === undefined);
+      if (tryGroupPut) {
+        out.others = await otherRules(api, group);
+        tryGroupPut = out.others.length === 0;
+      }
+      if (tryGroupPut) {
         const step = `Installing the rule group ${g.title}`;
         const a = await ask(api, step, {
           method: 'PUT',
@@ -380,6 +403,7 @@ export function describeReport(report: InstallReport): ReportText {
       g.updated.length && `updated ${count(g.updated.length, 'rule')} (${names(g.updated)})`,
       g.fromFile.length &&
         `left alone ${count(g.fromFile.length, 'rule')} provisioned from a file (${names(g.fromFile)})`,
+      g.others.length && `kept ${count(g.others.length, 'other rule')} of the group (${g.others.join(', ')})`,
     ].filter(Boolean);
     const via = g.via === 'group' ? ', with one rule-group request' : g.via === 'rules' ? ', one rule at a time' : '';
     lines.push(`${g.title}: ${parts.join('; ') || 'nothing done'}${parts.length && g.via ? via : ''}.`);

@@ -102,6 +102,15 @@ export class FakeGrafana implements GrafanaApi {
     if (u.pathname.startsWith('/api/v1/provisioning/alert-rules')) {
       return this.rule(req, path[5], disable);
     }
+    if (req.method === 'GET' && path[4] === 'folder' && path[6] === 'rule-groups' && path.length === 8) {
+      const rules = [...this.rules.values()]
+        .filter((s) => s.rule.folderUID === path[5] && s.rule.ruleGroup === path[7])
+        .map((s) => ({ ...s.rule, provenance: s.provenance }));
+      const interval = this.groupIntervals.get(`${path[5]}/${path[7]}`);
+      return rules.length
+        ? json(200, { title: path[7], folderUid: path[5], interval, rules })
+        : message(404, 'rule group not found');
+    }
     if (req.method === 'PUT' && path[4] === 'folder' && path[6] === 'rule-groups' && path.length === 8) {
       return this.group(req, path[5], path[7], disable);
     }

@@ -88,7 +88,7 @@ function expectInstalled(
   const served = rules.groups.flatMap((g) => g.rules);
   expect(report.failure).toBeUndefined();
   expect(report.notInstalled).toEqual([]);
-  expect([...fake.folders.values()].filter((t) => t === TITLE)).toHaveLength(1);
+  expect([...fake.folders].filter(([uid, t]) => t === TITLE && !fake.parents.has(uid))).toHaveLength(1);
   expect(report.folder?.uid).toBe(folder);
   for (const r of served) {
     const stored = fake.rules.get(r.uid);
@@ -198,6 +198,15 @@ describe('installRules', () => {
     expect(report.failure).toBeUndefined();
     expect(report.folder).toEqual({ uid: FILE_FOLDER, title: TITLE, how: 'foundByTitle' });
     expect([...fake.rules.values()].every((s) => s.rule.folderUID === FILE_FOLDER && s.provenance === '')).toBe(true);
+  });
+
+  it('does not take a nested folder of the same title for ours', async () => {
+    const { fake, rules } = grafana(MODERN, 'fresh', 1);
+    fake.folders.set('team-alerts', TITLE);
+    fake.parents.set('team-alerts', 'inferscope');
+    const report = await installRules(fake, rules);
+    expect(report.folder).toEqual({ ...rules.folder, how: 'created' });
+    expect([...fake.rules.values()].every((s) => s.rule.folderUID === rules.folder.uid)).toBe(true);
   });
 
   // Every write (folder, group or rule) of a fresh install fails once in turn: the report must list

@@ -7,7 +7,7 @@
  * What the versions do differently (Grafana's provisioning API documentation and its issues):
  * - `PUT …/folder/<uid>/rule-groups/<group>` with a whole group creates the rules it does not know on
  *   current versions; 9.3 only updates rules whose uid exists and answers 500 "could not find alert
- *   rule" (nothing written); versions before the whole-group PUT answer 404.
+ *   rule" (nothing written); a Grafana without that route answers 404 or 405.
  * - `X-Disable-Provenance: true` (9.3 and newer) keeps API-written rules editable in the UI on
  *   `POST /api/v1/provisioning/alert-rules` and `PUT …/alert-rules/<uid>`; older group PUTs ignore it
  *   and mark every rule of the group "api" (read-only), and before 10.0 a rule marked "api" cannot be
@@ -86,6 +86,9 @@ export interface InstallReport {
 
 const DISABLE_PROVENANCE = { 'X-Disable-Provenance': 'true' };
 const RULES = '/api/v1/provisioning/alert-rules';
+const ruleUrl = (r: ApiRule) => `${RULES}/${encodeURIComponent(r.uid)}`;
+const groupUrl = (g: ApiRuleGroup) =>
+  `/api/v1/provisioning/folder/${encodeURIComponent(g.folderUid)}/rule-groups/${encodeURIComponent(g.title)}`;
 
 type Existing = { provenance: string } | undefined;
 
@@ -144,10 +147,10 @@ async function resolveFolder(
       method: 'GET',
       url: `/api/search?type=dash-folder&query=${encodeURIComponent(want.title)}`,
     });
-    // Search matches words anywhere in the title; only the same title is our folder.
-    const hit = (Array.isArray(a.data) ? (a.data as Array<{ uid?: string; title?: string }>) : []).find(
-      (f) => f.title === want.title && f.uid
-    );
+    // Search matches words anywhere in the title and finds nested folders too (with their parent's
+    // folderUid): ours is the top-level one of the same title, where the file provisioner makes it.
+    const hits = Array.isArray(a.data) ? (a.data as Array<{ uid?: string; title?: string; folderUid?: string }>) : [];
+    const hit = hits.find((f) => f.title === want.title && f.uid && !f.folderUid);
     return hit ? { uid: hit.uid!, title: want.title, how: 'foundByTitle' as const } : undefined;
   };
   const found = await byTitle();
@@ -169,7 +172,7 @@ async function resolveFolder(
 
 async function readRule(api: GrafanaApi, r: ApiRule): Promise<Existing> {
   const step = `Reading the existing rule ${r.title}`;
-  const a = await ask(api, step, { method: 'GET', url: `${RULES}/${encodeURIComponent(r.uid)}` });
+  const a = await ask(api, step, { method: 'GET', url: ruleUrl(r) });
   if (a.status === 404) {
     return undefined;
   }
@@ -187,8 +190,7 @@ function groupPutCannotCreate(a: ApiAnswer): boolean {
 /** The titles of the rules in Grafana's copy of the group that are not in ours (none when the group does not exist). */
 async function otherRules(api: GrafanaApi, group: ApiRuleGroup): Promise<string[]> {
   const step = `Reading the rule group ${group.title}`;
-  const url = `/api/v1/provisioning/folder/${encodeURIComponent(group.folderUid)}/rule-groups/${encodeURIComponent(group.title)}`;
-  const a = await ask(api, step, { method: 'GET', url });
+  const a = await ask(api, step, { method: 'GET', url: groupUrl(group) });
   if (a.status === 404) {
     return [];
   }
@@ -246,7 +248,7 @@ export async function installRules(api: GrafanaApi, rules: ApiAlertRules): Promi
         const step = `Installing the rule group ${g.title}`;
         const a = await ask(api, step, {
           method: 'PUT',
-          url: `/api/v1/provisioning/folder/${encodeURIComponent(folderUid)}/rule-groups/${encodeURIComponent(g.title)}`,
+          url: groupUrl(group),
           data: group,
           headers: DISABLE_PROVENANCE,
         });
@@ -287,25 +289,27 @@ export async function installRules(api: GrafanaApi, rules: ApiAlertRules): Promi
 }
 
 /**
- * Updates an existing rule editable. Grafana before 10.0 refuses to turn a rule marked "api" editable
- * ("cannot change provenance"): it is then updated as it is, and reported read-only.
+ * PUTs a rule editable; resolves false where Grafana refuses because the rule is marked read-only
+ * and it cannot change that (before 10.0: "cannot change provenance from 'api' to ''").
  */
-async function updateRule(api: GrafanaApi, r: ApiRule, out: GroupReport) {
-  const step = `Updating the rule ${r.title} (group ${r.ruleGroup})`;
-  const put = (headers?: Record<string, string>) =>
-    ask(api, step, { method: 'PUT', url: `${RULES}/${encodeURIComponent(r.uid)}`, data: r, headers });
-  const a = await put(DISABLE_PROVENANCE);
+async function putEditable(api: GrafanaApi, step: string, r: ApiRule): Promise<boolean> {
+  const a = await ask(api, step, { method: 'PUT', url: ruleUrl(r), data: r, headers: DISABLE_PROVENANCE });
   if (a.status < 300) {
-    return;
+    return true;
   }
   if (!/provenance/i.test(answerText(a))) {
     throw new StepError(step, a.status, answerText(a));
   }
-  const kept = await put();
-  if (kept.status >= 300) {
-    throw new StepError(step, kept.status, answerText(kept));
+  return false;
+}
+
+/** Updates an existing rule, editable, or where Grafana refuses that, as it is (read-only). */
+async function updateRule(api: GrafanaApi, r: ApiRule, out: GroupReport) {
+  const step = `Updating the rule ${r.title} (group ${r.ruleGroup})`;
+  if (!(await putEditable(api, step, r))) {
+    await expect2xx(api, step, { method: 'PUT', url: ruleUrl(r), data: r });
+    out.readOnly.push(ref(r));
   }
-  out.readOnly.push(ref(r));
 }
 
 /**
@@ -349,20 +353,15 @@ async function settle(
     );
   for (const r of marked) {
     const step = `Making the rule ${r.title} (group ${r.ruleGroup}) editable`;
-    const url = `${RULES}/${encodeURIComponent(r.uid)}`;
-    const a = await ask(api, step, { method: 'PUT', url, data: r, headers: DISABLE_PROVENANCE });
-    if (a.status < 300) {
+    if (await putEditable(api, step, r)) {
       drop(out.readOnly, r);
       continue;
-    }
-    if (!/provenance/i.test(answerText(a))) {
-      throw new StepError(step, a.status, answerText(a));
     }
     if (before.get(r.uid)?.provenance === 'api') {
       continue;
     }
     const list = before.get(r.uid) === undefined ? out.created : out.updated;
-    await expect2xx(api, step, { method: 'DELETE', url });
+    await expect2xx(api, step, { method: 'DELETE', url: ruleUrl(r) });
     drop(list, r);
     drop(out.readOnly, r);
     pending.add(r.uid);

@@ -56,6 +56,7 @@ const message = (status: number, text: string) => json(status, { message: text }
 
 export class FakeGrafana implements GrafanaApi {
   readonly folders = new Map<string, string>(); // uid → title
+  readonly parents = new Map<string, string>(); // nested folder uid → its parent's uid
   readonly rules = new Map<string, StoredRule>(); // uid → rule
   readonly groupIntervals = new Map<string, number>(); // folder uid/group → seconds
   readonly requests: ApiRequest[] = [];
@@ -81,7 +82,7 @@ export class FakeGrafana implements GrafanaApi {
       const hits = [...this.folders].filter(([, title]) => title.toLowerCase().includes(q));
       return json(
         200,
-        hits.map(([uid, title]) => ({ uid, title, type: 'dash-folder' }))
+        hits.map(([uid, title]) => ({ uid, title, type: 'dash-folder', folderUid: this.parents.get(uid) }))
       );
     }
     if (req.method === 'GET' && path.length === 4 && u.pathname.startsWith('/api/folders/')) {
@@ -90,7 +91,9 @@ export class FakeGrafana implements GrafanaApi {
     }
     if (route === 'POST /api/folders') {
       const { uid, title } = req.data as { uid: string; title: string };
-      if ([...this.folders.values()].some((t) => t.toLowerCase() === title.toLowerCase())) {
+      // Titles are unique among a parent's folders (here: the top level, where POST without parentUid creates).
+      const siblings = [...this.folders].filter(([u]) => !this.parents.has(u)).map(([, t]) => t.toLowerCase());
+      if (siblings.includes(title.toLowerCase())) {
         return message(409, 'a folder or dashboard in the general folder with the same name already exists');
       }
       if (this.folders.has(uid)) {

@@ -30,7 +30,9 @@ function grafanaBehind(behaviour: GrafanaBehaviour, served: { status: number; da
     const answer = req.url === RULES_URL ? Promise.resolve(served) : fake.send(req as unknown as ApiRequest);
     return from(answer).pipe(
       mergeMap((a) =>
-        a.status < 300 ? of({ status: a.status, data: a.data, ok: true }) : throwError(() => ({ ...a, statusText: '' }))
+        a.status >= 200 && a.status < 300
+          ? of({ status: a.status, data: a.data, ok: true })
+          : throwError(() => ({ ...a, statusText: '' }))
       )
     );
   };
@@ -100,6 +102,24 @@ describe('AlertRulesSettings', () => {
       screen.getByText(/click Install again: it updates the rules already there and creates the rest/)
     ).toBeInTheDocument();
     expect(fake.rules.size).toBe(2);
+  });
+
+  it('reports a request that got no answer as the step that stopped, after what was done', async () => {
+    const rules = servedRules();
+    const { fake } = grafanaBehind(MODERN, { status: 200, data: rules });
+    const second = rules.groups[1].title;
+    fake.intercept = (req) =>
+      req.method === 'PUT' && req.url.endsWith(`/rule-groups/${second}`) ? { status: 0, data: undefined } : undefined;
+    await clickInstall();
+
+    expect(await screen.findByText('Alert rules partly installed')).toBeInTheDocument();
+    expect(
+      screen.getByText(`Stopped: Installing the rule group ${second} failed: no answer from Grafana`)
+    ).toBeInTheDocument();
+    expect(
+      screen.getByText(new RegExp(`^${rules.groups[0].title}: created ${rules.groups[0].rules.length} rules`))
+    ).toBeInTheDocument();
+    expect(fake.rules.size).toBe(rules.groups[0].rules.length);
   });
 
   it('names the failing read when the data source is not saved', async () => {

@@ -26,11 +26,14 @@ function backendApi(): GrafanaApi {
         const resp = await lastValueFrom(getBackendSrv().fetch({ ...req, showErrorAlert: false }));
         return { status: resp.status, data: resp.data };
       } catch (e) {
-        // No status: no answer (network, aborted); the installer reports it as the step's failure.
-        if (isFetchError(e) && e.status) {
-          return { status: e.status, data: e.data ?? e.statusText };
+        if (!isFetchError(e)) {
+          throw e;
         }
-        throw e;
+        // No status: no answer (network, aborted); the installer reports it as the step's failure.
+        if (!e.status) {
+          throw new Error(e.statusText || 'no answer from Grafana');
+        }
+        return { status: e.status, data: e.data ?? e.statusText };
       }
     },
   };
@@ -51,7 +54,8 @@ export async function installAlertRules(uid: string): Promise<ReportText> {
       severity: 'error',
       title: 'Alert rules not installed',
       lines: [
-        `${step} failed${rules.status ? ` (HTTP ${rules.status})` : ''}: ${answerText(rules)}. Save the data source, then install again.`,
+        `${step} failed${rules.status ? ` (HTTP ${rules.status})` : ''}: ${answerText(rules)}.` +
+          (rules.status === 404 ? ' Save the data source, then install again.' : ''),
         'Nothing was installed.',
       ],
     };

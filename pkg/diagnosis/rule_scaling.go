@@ -208,6 +208,8 @@ func (d *scalingData) noScaleOutNext(ic string, pol Policy, registered bool) str
 		return fmt.Sprintf("%s's scalable target has no target tracking policy: add one on ConcurrentRequestsPerCopy.", ic)
 	case registered && !pol.tracksConcurrency():
 		return fmt.Sprintf("%s's policy tracks %s, not the concurrency that rose: check that metric and its target %s, or track ConcurrentRequestsPerCopy; also ICE events blocking new instances.", ic, pol.Metric, num(pol.Target))
+	case registered && pol.Copies < 0:
+		return fmt.Sprintf("The policy did not scale out: check whether %s is at its max capacity (%d copies; its copies could not be read), then the policy's alarms (CloudWatch, TargetTracking-*) and cooldowns, the scalable target's suspended state, and ICE events blocking new instances.", ic, pol.Max)
 	case registered:
 		return "The policy was below its max capacity and did not scale out: check its alarms (CloudWatch, TargetTracking-*) and cooldowns, the scalable target's suspended state, and ICE events blocking new instances."
 	}

@@ -122,6 +122,8 @@ func TestScalingPolicies(t *testing.T) {
 			causeNoScaleOutText, Critical, "did not scale out", ""},
 		{"over its target at max", policies(map[string]Policy{"ic-a": {Metric: concurrencyMetric, Target: 8, Min: 1, Max: 4, Copies: 4}}),
 			"max capacity", Critical, "MaxCapacity", ""},
+		{"copies unknown", policies(map[string]Policy{"ic-a": {Metric: concurrencyMetric, Target: 8, Min: 1, Max: 4, Copies: -1}}),
+			causeNoScaleOutText, Critical, "check whether ic-a is at its max capacity (4 copies", ""},
 		{"customized concurrency metric", policies(map[string]Policy{"ic-a": {Metric: "ConcurrentRequestsPerCopy", Target: 8, Min: 1, Max: 4, Copies: 1}}),
 			causeNoScaleOutText, Critical, "did not scale out", ""},
 		{"under its own target", policies(map[string]Policy{"ic-a": {Metric: concurrencyMetric, Target: 14, Min: 1, Max: 4, Copies: 4}}),
@@ -154,6 +156,32 @@ func TestScalingPolicies(t *testing.T) {
 }
 
 const causeNoScaleOutText = "did not fire"
+
+// TestScalingWithoutAComparablePolicy: an IC the policies do not cover, or whose policy
+// tracks another metric, is judged against its usual load (tripled for 80 minutes here), and
+// the next step says what the policy read lacks.
+func TestScalingWithoutAComparablePolicy(t *testing.T) {
+	d := newData(t)
+	d.float(lbls(semconv.ConcurrentRequestsPerCopy, semconv.DimInferenceComponentName, "ic-a"), stepAt(100, 6, 20))
+	d.float(lbls(semconv.DCGMGPUUtil, engLabels("ep-a", "ic-a", "i-1", "az-1")...), constant(50))
+	q := d.querier()
+	for _, c := range []struct {
+		name string
+		pol  map[string]Policy
+		next string
+	}{
+		{"no scalable target", map[string]Policy{"ic-b": {Metric: concurrencyMetric, Target: 8, Min: 1, Max: 4, Copies: 1}}, "ic-a has no scalable target"},
+		{"no target tracking policy", map[string]Policy{"ic-a": {Min: 1, Max: 4, Copies: 1}}, "no target tracking policy"},
+		{"another metric", map[string]Policy{"ic-a": {Metric: "SageMakerInferenceComponentInvocationsPerCopy", Target: 3, Min: 1, Max: 4, Copies: 1}}, "tracks SageMakerInferenceComponentInvocationsPerCopy"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := diagnoseRegion(t, Region{Querier: q, Policies: policies(c.pol)}, Scope{}, scalingOnly())
+			if len(r.Findings) != 1 || !strings.Contains(r.Findings[0].Cause, causeNoScaleOutText) || r.Findings[0].Severity != Warning || !strings.Contains(r.Findings[0].Next, c.next) {
+				t.Fatalf("want a warning that autoscaling did not fire, next step %q, got%s", c.next, describe(r.Findings))
+			}
+		})
+	}
+}
 
 // Durations count the time covered, not one step more ("3h1m" on a 3-hour range).
 func TestScalingDurationFitsTheRange(t *testing.T) {

@@ -1,9 +1,9 @@
+import { DataQuery } from '@grafana/schema';
 import {
   AdHocVariableFilter,
   AnnotationQuery,
   CoreApp,
   DataFrame,
-  DataQuery,
   DataQueryRequest,
   DataQueryResponse,
   DataSourceApi,
@@ -304,27 +304,9 @@ export class SageDatasource
     );
   }
 
-  /** Keeps the PromQL of queries coming from Prometheus-type datasources; others start empty. */
+  /** Grafana calls it when a panel or Explore switches to this data source: see importQueries. */
   async importQueries(queries: DataQuery[], originDataSource: DataSourceApi): Promise<SageQuery[]> {
-    if (!PROMQL_DATASOURCE_TYPES.has(originDataSource.meta?.id ?? originDataSource.type)) {
-      return queries.map((q) => ({ ...DEFAULT_QUERY, refId: q.refId }));
-    }
-    return queries.map((q) => {
-      const p = q as SageQuery;
-      return {
-        ...DEFAULT_QUERY,
-        refId: p.refId,
-        hide: p.hide,
-        expr: p.expr ?? '',
-        legendFormat: p.legendFormat ?? DEFAULT_QUERY.legendFormat,
-        interval: p.interval,
-        intervalFactor: p.intervalFactor,
-        format: p.format ?? 'time_series',
-        range: p.range ?? !p.instant,
-        instant: p.instant ?? false,
-        editorMode: 'code',
-      };
-    });
+    return importQueries(queries, originDataSource.meta?.id ?? originDataSource.type);
   }
 
   /**
@@ -363,4 +345,27 @@ function emptyFrame(refId: string, result: AdHocResult): DataFrame {
     ...(result.ignored.length ? [ignoredNotice(result.ignored)] : []),
   ];
   return { refId, name: refId, fields: [], length: 0, meta: { notices } };
+}
+
+/** Keeps the PromQL of queries coming from Prometheus-type datasources; others start empty. */
+export function importQueries(queries: DataQuery[], originType: string): SageQuery[] {
+  if (!PROMQL_DATASOURCE_TYPES.has(originType)) {
+    return queries.map((q) => ({ ...DEFAULT_QUERY, refId: q.refId }));
+  }
+  return queries.map((q) => {
+    const p = q as SageQuery;
+    return {
+      ...DEFAULT_QUERY,
+      refId: p.refId,
+      hide: p.hide,
+      expr: p.expr ?? '',
+      legendFormat: p.legendFormat ?? DEFAULT_QUERY.legendFormat,
+      interval: p.interval,
+      intervalFactor: p.intervalFactor,
+      format: p.format ?? 'time_series',
+      range: p.range ?? !p.instant,
+      instant: p.instant ?? false,
+      editorMode: 'code',
+    };
+  });
 }

@@ -23,7 +23,7 @@ import {
 import { DataSourceWithBackend, getTemplateSrv, TemplateSrv } from '@grafana/runtime';
 import { map, Observable, of } from 'rxjs';
 
-import { AdHocResult, applyAdHoc, ignoredNotice, TagLookup } from './adhoc';
+import { AdHocResult, applyAdHoc, ignoredNotice, nameFieldOf, splitNames, TagLookup } from './adhoc';
 import { framesToEvents, prepareAnnotation, SageAnnotation } from './annotations';
 import { AnnotationQueryEditor } from './components/AnnotationQueryEditor';
 import { applyFormats } from './format';
@@ -232,12 +232,22 @@ export class SageDatasource
     return this.tags.values(this.tagRegion(options.queries), options.key, options.filters ?? [], options.timeRange);
   }
 
-  /** Explore's "filter for/out value" on table cells and legends: ADD_FILTER(_OUT) with key and value. */
+  /**
+   * Explore's "filter for/out value" on table cells and legends: ADD_FILTER(_OUT) with key and
+   * value. PromQL gets the label matcher; a diagnosis, alarms, inventory or cost query is
+   * narrowed to the endpoint, IC, region or account filtered for (its names cannot exclude one).
+   */
   modifyQuery(query: SageQuery, action: QueryFixAction): SageQuery {
     const key = action.options?.key;
     const value = action.options?.value;
     const out = action.type === 'ADD_FILTER_OUT';
-    if (!runsPromQL(query) || !query.expr || !key || value === undefined || !(out || action.type === 'ADD_FILTER')) {
+    if (!key || value === undefined || !(out || action.type === 'ADD_FILTER')) {
+      return query;
+    }
+    if (!runsPromQL(query)) {
+      return out ? query : filterNameFor(query, key, value, false);
+    }
+    if (!query.expr) {
       return query;
     }
     const opposite = { name: key, op: out ? '=' : '!=', value } as const;
@@ -252,7 +262,13 @@ export class SageDatasource
   /** Filter for/out that a second click undoes; the opposite filter is replaced. */
   toggleQueryFilter(query: SageQuery, filter: ToggleFilterAction): SageQuery {
     const { key, value } = filter.options;
-    if (!runsPromQL(query) || !query.expr || !key || value === undefined) {
+    if (!key || value === undefined) {
+      return query;
+    }
+    if (!runsPromQL(query)) {
+      return filter.type === 'FILTER_OUT' ? query : filterNameFor(query, key, value, true);
+    }
+    if (!query.expr) {
       return query;
     }
     return { ...query, expr: toggleMatcher(query.expr, key, value, filter.type === 'FILTER_OUT') };
@@ -260,6 +276,9 @@ export class SageDatasource
 
   /** Whether the query already filters for key = value (Explore shows the toggle as active). */
   queryHasFilter(query: SageQuery, filter: QueryFilterOptions): boolean {
+    if (!runsPromQL(query)) {
+      return hasNameFilter(query, filter.key, filter.value);
+    }
     return (
       Boolean(query.expr) &&
       runsPromQL(query) &&
@@ -368,4 +387,20 @@ export function importQueries(queries: DataQuery[], originType: string): SageQue
       editorMode: 'code',
     };
   });
+}
+
+/** Whether a non-PromQL query is narrowed to exactly this endpoint, IC, region or account. */
+function hasNameFilter(query: SageQuery, key: string, value: string): boolean {
+  const field = nameFieldOf(query, key);
+  const names = field ? splitNames(query[field]) : [];
+  return names.length === 1 && names[0] === value;
+}
+
+/** Narrows a non-PromQL query's name field to value; toggling undoes a filter already set. */
+function filterNameFor(query: SageQuery, key: string, value: string, toggle: boolean): SageQuery {
+  const field = nameFieldOf(query, key);
+  if (!field) {
+    return query;
+  }
+  return { ...query, [field]: toggle && hasNameFilter(query, key, value) ? '' : value };
 }

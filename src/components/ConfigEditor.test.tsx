@@ -59,7 +59,8 @@ function settings(jsonData: SageOptions, secureJsonFields: Record<string, boolea
   } as Settings;
 }
 
-function renderEditor(initial: Settings) {
+/** Renders the page as Grafana does; most tests open its collapsed Advanced section first. */
+function renderEditor(initial: Settings, { advanced = true } = {}) {
   const changes: Settings[] = [];
   function Harness() {
     const [options, setOptions] = useState(initial);
@@ -83,6 +84,9 @@ function renderEditor(initial: Settings) {
       <Harness />
     </DataSourcePluginContextProvider>
   );
+  if (advanced) {
+    fireEvent.click(screen.getByRole('button', { name: 'Expand section Advanced' }));
+  }
   return { changes, last: () => changes[changes.length - 1] };
 }
 
@@ -94,6 +98,22 @@ beforeAll(() => {
 });
 
 describe('ConfigEditor', () => {
+  it('opens with only the connection a new data source needs; the tuning knobs under Advanced', async () => {
+    renderEditor(settings({ authType: 'default' }), { advanced: false });
+    expect(screen.getByLabelText(/^Authentication Provider/)).toBeInTheDocument();
+    expect(screen.getByLabelText(/^Default Region/)).toBeInTheDocument();
+    expect(screen.getByLabelText(/^Endpoint/)).toBeInTheDocument();
+    const knobs = [/^Allowed regions/, /^Min step/, /^Requests per second/, /^Max concurrency/, /^Cache size/];
+    for (const label of knobs) {
+      expect(screen.queryByLabelText(label)).not.toBeInTheDocument();
+    }
+    await userEvent.click(screen.getByRole('button', { name: 'Expand section Advanced' }));
+    for (const label of knobs) {
+      expect(screen.getByLabelText(label)).toBeInTheDocument();
+    }
+    expect(screen.getByLabelText(/^Max concurrency/)).toHaveAttribute('placeholder', String(DEFAULTS.maxConcurrency));
+  });
+
   it('writes the backend keys for the AWS and query settings', async () => {
     const { changes, last } = renderEditor(settings({ authType: 'default', defaultRegion: 'us-east-1' }));
     fireEvent.change(screen.getByLabelText(/^Assume Role ARN/), { target: { value: 'arn:aws:iam::1:role/r' } });

@@ -26,6 +26,11 @@ async function pick(page, comboboxName, option) {
     .filter({ has: page.getByText(option, { exact: true }) })
     .first()
     .click();
+  // A MultiCombobox stays open, with the search typed, for further picks: clear and close it.
+  if ((await page.locator('[role=listbox]:visible').count()) > 0) {
+    await combobox.fill('');
+    await combobox.press('Escape');
+  }
 }
 
 test('builder: metric, filter and aggregation to PromQL, to Code, and back', async () => {

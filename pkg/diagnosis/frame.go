@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
@@ -128,8 +129,67 @@ func scopeValue(field, v string) (string, error) {
 	return v, nil
 }
 
+// endpointList reads a diagnosis query's endpoint: one scope value, or a list of plain names
+// "a,b" (what an ad-hoc filter on a resource tag leaves: the tag's endpoints).
+func endpointList(v string) ([]string, error) {
+	if !strings.Contains(v, ",") || strings.ContainsAny(v, "{}|()") {
+		one, err := scopeValue("endpoint", v)
+		if one == "" {
+			return nil, err
+		}
+		return []string{one}, err
+	}
+	var out []string
+	for _, part := range strings.Split(v, ",") {
+		name, err := scopeValue("endpoint", part)
+		if err != nil || name == "" || strings.HasPrefix(strings.TrimSpace(part), "$") {
+			return nil, fmt.Errorf("diagnosis query: endpoint %q is not a list of endpoint names; write names separated by commas, one endpoint, or All", v)
+		}
+		if !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+	}
+	return out, nil
+}
+
+// runEndpoints diagnoses each endpoint as its own scope and ranks the findings together, so
+// a list of endpoints is diagnosed as each alone would be. A failure of the same rule with
+// the same error in several endpoints is one row.
+func runEndpoints(ctx context.Context, regions []Region, endpoints []string, ic string, start, end time.Time) (Report, error) {
+	out := Report{Scope: Scope{Endpoint: strings.Join(endpoints, ", "), InferenceComponent: ic}, Start: start, End: end, Findings: []Finding{}}
+	seen := map[string]bool{}
+	once := func(key string) bool {
+		dup := seen[key]
+		seen[key] = true
+		return !dup
+	}
+	for _, ep := range endpoints {
+		r, err := RunRegions(ctx, regions, Scope{Endpoint: ep, InferenceComponent: ic}, start, end, DefaultConfig())
+		if err != nil {
+			return Report{}, err
+		}
+		out.Regions, out.Ran = r.Regions, max(out.Ran, r.Ran)
+		out.Findings = append(out.Findings, r.Findings...)
+		for _, f := range r.Failures {
+			if once("failure\x00" + f.Region + "\x00" + f.Rule + "\x00" + f.Error) {
+				out.Failures = append(out.Failures, f)
+			}
+		}
+		for _, w := range r.Warnings {
+			if once("warning\x00" + w) {
+				out.Warnings = append(out.Warnings, w)
+			}
+		}
+		out.Requests += r.Requests
+		out.answered = max(out.answered, r.answered)
+	}
+	Rank(out.Findings)
+	return out, nil
+}
+
 // HandleQuery answers a `diagnosis` query of the datasource: it reads the scope from the
-// query JSON ({"endpoint": ..., "inferenceComponent": ...}), runs every rule with the default
+// query JSON ({"endpoint": ..., "inferenceComponent": ...}; the endpoint may be a list of
+// names, each diagnosed alone, see runEndpoints), runs every rule with the default
 // thresholds over the query's time range and returns the ranked findings as one table frame.
 // Rules that could not be evaluated become rows and warnings on the frame; when none could
 // run, the response carries the first failure, typed, for the datasource's edge to explain (a
@@ -146,14 +206,21 @@ func HandleQuery(ctx context.Context, regions []Region, query backend.DataQuery,
 		}
 	}
 	var scope Scope
-	var err error
-	if scope.Endpoint, err = scopeValue("endpoint", m.Endpoint); err != nil {
+	endpoints, err := endpointList(m.Endpoint)
+	if err != nil {
 		return backend.DataResponse{Error: backend.DownstreamError(err)}
 	}
 	if scope.InferenceComponent, err = scopeValue("inference component", m.InferenceComponent); err != nil {
 		return backend.DataResponse{Error: backend.DownstreamError(err)}
 	}
-	r, err := RunRegions(ctx, regions, scope, query.TimeRange.From, query.TimeRange.To, DefaultConfig())
+	var r Report
+	if len(endpoints) > 1 {
+		r, err = runEndpoints(ctx, regions, endpoints, scope.InferenceComponent, query.TimeRange.From, query.TimeRange.To)
+		scope = r.Scope
+	} else {
+		scope.Endpoint = strings.Join(endpoints, "")
+		r, err = RunRegions(ctx, regions, scope, query.TimeRange.From, query.TimeRange.To, DefaultConfig())
+	}
 	if err != nil {
 		return backend.DataResponse{Error: backend.DownstreamError(err)}
 	}

@@ -19,14 +19,22 @@ import (
 // a failed rule is never silently missing. The cause cell links to the panel holding the
 // evidence. A report of named regions gets a region column; one of several regions names the
 // region in each cause and summary too, as rows of different regions can otherwise read alike.
+// A report with tagged findings gets a tags column after the scope.
 func Frame(r Report) *data.Frame {
 	names := []string{"severity", "cause", "scope", "summary", "evidence", "next step", "link"}
 	withRegion, many := len(r.Regions) > 0, len(r.Regions) > 1
+	withTags := slices.ContainsFunc(r.Findings, func(f Finding) bool { return len(f.Tags) > 0 })
+	if withTags {
+		names = slices.Insert(names, 3, "tags")
+	}
 	if withRegion {
 		names = slices.Insert(names, 2, "region")
 	}
 	cols := map[string][]string{}
-	add := func(region string, row ...string) {
+	add := func(region, tags string, row ...string) {
+		if withTags {
+			row = slices.Insert(row, 3, tags)
+		}
 		if withRegion {
 			row = slices.Insert(row, 2, region)
 		}
@@ -39,12 +47,12 @@ func Frame(r Report) *data.Frame {
 		if many {
 			cause, summary = cause+" ("+f.Region+")", f.Region+": "+summary
 		}
-		add(f.Region, f.Severity.String(), cause, f.Target.String(), summary, evidenceText(f.Evidence), f.Next, f.PanelLink)
+		add(f.Region, tagsText(f.Tags), f.Severity.String(), cause, f.Target.String(), summary, evidenceText(f.Evidence), f.Next, f.PanelLink)
 	}
 	queries := []string{evidenceQueries(r.Findings)}
 	for _, f := range r.Failures {
 		d := f.describe(many)
-		add(f.Region, "unknown", strings.ToUpper(d[:1])+d[1:], r.Scope.String(), f.Error, "", "Retry; if it persists, run the failed query from the query inspector.", "")
+		add(f.Region, "", "unknown", strings.ToUpper(d[:1])+d[1:], r.Scope.String(), f.Error, "", "Retry; if it persists, run the failed query from the query inspector.", "")
 		if f.Query != "" {
 			queries = append(queries, f.Query)
 		}
@@ -224,6 +232,7 @@ func HandleQuery(ctx context.Context, regions []Region, query backend.DataQuery,
 	if err != nil {
 		return backend.DataResponse{Error: backend.DownstreamError(err)}
 	}
+	addTags(ctx, regions, &r)
 	if r.answered == 0 && len(r.Failures) > 0 {
 		return backend.DataResponse{Error: fmt.Errorf("diagnosis: no rule could query the data source: %w", inRegion(r.Failures[0].Region, r.Failures[0].Err))}
 	}

@@ -3,6 +3,7 @@ package diagnosis_test
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -100,5 +101,56 @@ func TestHandleQueryEndpointList(t *testing.T) {
 				t.Errorf("notice %q does not say %q", last, want)
 			}
 		})
+	}
+}
+
+// Each finding shows its resource's tags (its IC's, else its endpoint's), read from the
+// enriched vended metrics; a report without tags has no tags column.
+func TestHandleQueryShowsResourceTags(t *testing.T) {
+	d := newData(t)
+	for _, ep := range []string{"ep-a", "ep-b", "ep-c"} {
+		ic := ""
+		if ep == "ep-c" {
+			ic = "ic-c"
+		}
+		d.float(lbls(semconv.VLLMKVCacheUsage, engLabels(ep, ic, "i-"+ep, "az-1")...), constant(0.97))
+		d.float(lbls(semconv.VLLMWaiting, engLabels(ep, ic, "i-"+ep, "az-1")...), constant(5))
+	}
+	d.float(lbls(semconv.Invocations, semconv.DimEndpointName, "ep-a", TagLabelPrefix+"Team", "data platform", TagLabelPrefix+`it's "q"`, `x.*|{}\`), constant(0))
+	d.float(lbls(semconv.Invocations, semconv.DimEndpointName, "ep-b"), constant(0))
+	d.float(lbls(semconv.Invocations, semconv.DimEndpointName, "ep-c", TagLabelPrefix+"Team", "endpoint's"), constant(0))
+	d.float(lbls(semconv.InvocationsForIC, semconv.DimInferenceComponentName, "ic-c", TagLabelPrefix+"Team", "Ωmega"), constant(0))
+	resp := HandleQuery(context.Background(), []Region{{Querier: d.querier()}}, backend.DataQuery{RefID: "D", QueryType: "diagnosis", JSON: json.RawMessage(`{}`), TimeRange: backend.TimeRange{From: t0, To: tEnd()}}, nil)
+	if resp.Error != nil || len(resp.Frames) != 1 {
+		t.Fatalf("error %v, %d frames", resp.Error, len(resp.Frames))
+	}
+	fr := resp.Frames[0]
+	scope, _ := fr.FieldByName("scope")
+	tags, i := fr.FieldByName("tags")
+	if i < 0 {
+		t.Fatalf("no tags column: %v", fr.Fields)
+	}
+	got := map[string]string{}
+	for row := range scope.Len() {
+		got[scope.At(row).(string)] = tags.At(row).(string)
+	}
+	want := map[string]string{
+		"endpoint ep-a":                   `Team=data platform; it's "q"=x.*|{}\`,
+		"endpoint ep-b":                   "",
+		"inference-component ic-c (ep-c)": "Team=Ωmega",
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("tags by finding %q, want %q", got, want)
+	}
+
+	untagged := newData(t)
+	untagged.float(lbls(semconv.VLLMKVCacheUsage, engLabels("ep-a", "", "i-a", "az-1")...), constant(0.97))
+	untagged.float(lbls(semconv.VLLMWaiting, engLabels("ep-a", "", "i-a", "az-1")...), constant(5))
+	resp = HandleQuery(context.Background(), []Region{{Querier: untagged.querier()}}, backend.DataQuery{RefID: "D", QueryType: "diagnosis", JSON: json.RawMessage(`{}`), TimeRange: backend.TimeRange{From: t0, To: tEnd()}}, nil)
+	if resp.Error != nil || len(resp.Frames) != 1 {
+		t.Fatalf("error %v, %d frames", resp.Error, len(resp.Frames))
+	}
+	if _, i := resp.Frames[0].FieldByName("tags"); i >= 0 {
+		t.Error("a report without tags has a tags column")
 	}
 }

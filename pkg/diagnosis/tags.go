@@ -10,10 +10,6 @@ import (
 	"github.com/inferscope/sagemaker-datasource/pkg/semconv"
 )
 
-// TagLabelPrefix starts the label CloudWatch gives each resource tag on the enriched vended
-// metrics: "@aws.tag.<Key>".
-const TagLabelPrefix = "@aws.tag."
-
 // tagsExpr returns one series per endpoint and per inference component that served in the
 // last rangeSecs seconds, with every label, so their tags, on it.
 func tagsExpr(rangeSecs int64) string {
@@ -33,7 +29,7 @@ func readTags(ctx context.Context, q Querier, r *Report) (resourceTags, error) {
 	for _, s := range vec {
 		tags := map[string]string{}
 		for name, v := range s.Metric {
-			if k, ok := strings.CutPrefix(string(name), TagLabelPrefix); ok && k != "" {
+			if k, ok := strings.CutPrefix(string(name), semconv.LabelTagPrefix); ok && k != "" {
 				tags[k] = string(v)
 			}
 		}

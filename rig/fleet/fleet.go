@@ -116,9 +116,6 @@ const (
 
 var tagFamilies = []string{TagsVended, TagsEngine, TagsDCGM, TagsNode}
 
-// TagLabelPrefix starts the label CloudWatch gives each resource tag: "@aws.tag.<Key>".
-const TagLabelPrefix = "@aws.tag."
-
 // Tagged reports whether series of the family carry resource tags.
 func (f *Fleet) Tagged(family string) bool {
 	if len(f.TagFamilies) == 0 {

@@ -63,7 +63,7 @@ func wantTags(f *fleet.Fleet, l labels.Labels, enriched bool) map[string]string 
 func gotTags(l labels.Labels) map[string]string {
 	out := map[string]string{}
 	l.Range(func(x labels.Label) {
-		if k, ok := strings.CutPrefix(x.Name, fleet.TagLabelPrefix); ok {
+		if k, ok := strings.CutPrefix(x.Name, sc.LabelTagPrefix); ok {
 			out[k] = x.Value
 		}
 	})
@@ -117,7 +117,7 @@ func TestTagMatcherSelectsTheTaggedEndpoints(t *testing.T) {
 						want[o.Name] = true
 					}
 				}
-				expr := fmt.Sprintf(`count by (EndpointName) ({%q, %q=%q})`, sc.Invocations, fleet.TagLabelPrefix+k, v)
+				expr := fmt.Sprintf(`count by (EndpointName) ({%q, %q=%q})`, sc.Invocations, sc.LabelTagPrefix+k, v)
 				got := query(t, db, expr, sc.DimEndpointName)
 				if len(got) != len(want) {
 					t.Errorf("%s: endpoints %v, the fleet file tags %v", expr, got, want)

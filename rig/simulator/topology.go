@@ -241,7 +241,7 @@ func (s *Simulator) tagLabels(tags map[string]string, family string) []string {
 	}
 	out := make([]string, 0, 2*len(tags))
 	for _, k := range slices.Sorted(maps.Keys(tags)) {
-		out = append(out, fleet.TagLabelPrefix+k, tags[k])
+		out = append(out, sc.LabelTagPrefix+k, tags[k])
 	}
 	return out
 }

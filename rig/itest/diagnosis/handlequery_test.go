@@ -116,10 +116,10 @@ func TestHandleQueryShowsResourceTags(t *testing.T) {
 		d.float(lbls(semconv.VLLMKVCacheUsage, engLabels(ep, ic, "i-"+ep, "az-1")...), constant(0.97))
 		d.float(lbls(semconv.VLLMWaiting, engLabels(ep, ic, "i-"+ep, "az-1")...), constant(5))
 	}
-	d.float(lbls(semconv.Invocations, semconv.DimEndpointName, "ep-a", TagLabelPrefix+"Team", "data platform", TagLabelPrefix+`it's "q"`, `x.*|{}\`), constant(0))
+	d.float(lbls(semconv.Invocations, semconv.DimEndpointName, "ep-a", semconv.LabelTagPrefix+"Team", "data platform", semconv.LabelTagPrefix+`it's "q"`, `x.*|{}\`), constant(0))
 	d.float(lbls(semconv.Invocations, semconv.DimEndpointName, "ep-b"), constant(0))
-	d.float(lbls(semconv.Invocations, semconv.DimEndpointName, "ep-c", TagLabelPrefix+"Team", "endpoint's"), constant(0))
-	d.float(lbls(semconv.InvocationsForIC, semconv.DimInferenceComponentName, "ic-c", TagLabelPrefix+"Team", "Ωmega"), constant(0))
+	d.float(lbls(semconv.Invocations, semconv.DimEndpointName, "ep-c", semconv.LabelTagPrefix+"Team", "endpoint's"), constant(0))
+	d.float(lbls(semconv.InvocationsForIC, semconv.DimInferenceComponentName, "ic-c", semconv.LabelTagPrefix+"Team", "Ωmega"), constant(0))
 	resp := HandleQuery(context.Background(), []Region{{Querier: d.querier()}}, backend.DataQuery{RefID: "D", QueryType: "diagnosis", JSON: json.RawMessage(`{}`), TimeRange: backend.TimeRange{From: t0, To: tEnd()}}, nil)
 	if resp.Error != nil || len(resp.Frames) != 1 {
 		t.Fatalf("error %v, %d frames", resp.Error, len(resp.Frames))

@@ -75,7 +75,7 @@ func TestTagFilterResolvesToTheFleetFilesEndpoints(t *testing.T) {
 			t.Logf("%d endpoints, %d tag keys, Team values %v", len(f.Endpoints), len(values), teams)
 			names := stringData(t, callResource(t, d, http.MethodGet, "api/v1/labels?limit=10000&"+window, ""))
 			for k, vs := range values {
-				label := fleet.TagLabelPrefix + k
+				label := semconv.LabelTagPrefix + k
 				if !slices.Contains(names, label) {
 					t.Errorf("labels lack %q: %v", label, names)
 					continue
@@ -87,7 +87,7 @@ func TestTagFilterResolvesToTheFleetFilesEndpoints(t *testing.T) {
 			}
 
 			for team, want := range teams {
-				match := fmt.Sprintf(`Invocations{%s=%s}`, strconv.Quote(fleet.TagLabelPrefix+fleet.TeamKey), strconv.Quote(team))
+				match := fmt.Sprintf(`Invocations{%s=%s}`, strconv.Quote(semconv.LabelTagPrefix+fleet.TeamKey), strconv.Quote(team))
 				got := stringData(t, callResource(t, d, http.MethodGet, "api/v1/label/EndpointName/values?"+window+"&match%5B%5D="+url.QueryEscape(match), ""))
 				if !slices.Equal(sorted(got), sorted(want)) {
 					t.Errorf("Team %q resolves to %v, the fleet file tags %v", team, got, want)

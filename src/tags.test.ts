@@ -242,3 +242,17 @@ describe('query with a tag filter', () => {
     });
   });
 });
+
+describe('the Filters variable offers tag keys and values', () => {
+  it.each(HOSTILE)('key @aws.tag.%s: listed, and its values asked by its escaped name', async (key, value) => {
+    const label = `@aws.tag.${key}`;
+    const path = `api/v1/label/${encodeURIComponent(label)}/values`;
+    const fetcher = fakeResources({ 'api/v1/labels': ['__name__', ENDPOINT_LABEL, label], [path]: [value, 'other'] });
+    const ds = testDatasource(fetcher);
+    expect((await ds.getTagKeys({ filters: [] })).map((k) => k.text)).toContain(label);
+    expect((await ds.getTagValues({ key: label, filters: [] })).map((v) => v.text)).toEqual([value, 'other']);
+    // The path names the label in one segment whatever it holds.
+    expect(fetcher.calls[1].path.split('/')).toHaveLength(5);
+    expect(decodeURIComponent(fetcher.calls[1].path.split('/')[3])).toBe(label);
+  });
+});

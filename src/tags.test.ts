@@ -10,6 +10,9 @@ import { ENDPOINT_LABEL, Resolution, TagResolver } from './tags';
 import { answerQueries, fakeResources, testDatasource } from './testing';
 import { SageQuery } from './types';
 
+const fetchMock = jest.fn();
+setBackendSrv({ fetch: fetchMock } as unknown as BackendSrv);
+
 // Tag filters ("@aws.tag.<Key>") reach every panel: the vended metrics by the tag itself,
 // engine, GPU and host series through the endpoints the tag resolves to.
 
@@ -193,9 +196,6 @@ describe('TagResolver', () => {
 });
 
 describe('query with a tag filter', () => {
-  const fetchMock = jest.fn();
-  setBackendSrv({ fetch: fetchMock } as unknown as BackendSrv);
-
   it('resolves the tag once per region, then sends every panel narrowed, with the notice', async () => {
     answerQueries(
       fetchMock,
@@ -240,6 +240,36 @@ describe('query with a tag filter', () => {
         'Ad-hoc tag filters applied through their endpoints:\n@aws.tag.Owner Name = "data platform": kept to its endpoints a|b, search',
       ],
     });
+  });
+});
+
+describe('discovery cost of a tag filter', () => {
+  it('costs one lookup per filter and region for a whole dashboard, and none on a refresh within the minute', async () => {
+    answerQueries(fetchMock, []);
+    const fetcher = fakeResources({ 'api/v1/label/EndpointName/values': ['search'] });
+    const ds = testDatasource(fetcher);
+    const panel = (i: number, from: number) =>
+      ({
+        targets: [{ refId: 'A', expr: `sum(vllm:num_requests_running) + ${i}`, region: i % 2 ? 'eu-west-1' : '' }],
+        filters: [
+          { key: '@aws.tag.Team', operator: '=', value: 'search' },
+          { key: '@aws.tag.cost.center', operator: '!=', value: 'ml 42' },
+        ],
+        // Each panel computes "now" a few milliseconds apart.
+        range: { from: dateTime(from + i), to: dateTime(from + 3_600_000 + i), raw: { from: 'now-1h', to: 'now' } },
+        app: CoreApp.Dashboard,
+        scopedVars: {},
+        interval: '1m',
+        intervalMs: 60_000,
+        maxDataPoints: 100,
+        requestId: `r${i}`,
+      }) as unknown as DataQueryRequest<SageQuery>;
+    const t = 1_700_000_000_000;
+    await Promise.all(Array.from({ length: 30 }, (_, i) => firstValueFrom(ds.query(panel(i, t)))));
+    // Two filters in two regions.
+    expect(fetcher.calls).toHaveLength(4);
+    await Promise.all(Array.from({ length: 30 }, (_, i) => firstValueFrom(ds.query(panel(i, t + 20)))));
+    expect(fetcher.calls).toHaveLength(4);
   });
 });
 

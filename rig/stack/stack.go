@@ -70,6 +70,7 @@ type Stack struct {
 	Incident  simulator.Incident // where the scenario played
 
 	dir     string
+	arrival arrival      // the TSDB as queries see it (SetArrived)
 	handler http.Handler // the emulator behind the counters
 	control emulator.ControlPlane
 	counts  counters
@@ -207,6 +208,8 @@ func build(ctx context.Context, opts Options) (*Stack, error) {
 		return fail(fmt.Errorf("backfill: %w", err))
 	}
 	db := st.DB
+	st.arrival.Queryable = db
+	st.arrival.set(time.Time{})
 	control, err := awsemu.New(awsemu.Config{
 		Fleet:       opts.Fleet,
 		Origin:      sim.Origin(),
@@ -231,7 +234,7 @@ func build(ctx context.Context, opts Options) (*Stack, error) {
 		Limits:             opts.Limits,
 		Faults:             opts.Faults,
 		NameValuesDisabled: opts.NameValuesDisabled,
-	}, st.DB)
+	}, &st.arrival)
 	var denyErr *emulator.DenyError
 	if errors.As(err, &denyErr) {
 		return fail(&OptionError{"deny", denyErr.Error()})

@@ -106,6 +106,17 @@ func resolve(s Settings, endpointSetting, regionSetting Setting) (Endpoint, erro
 // host, otherwise ep itself (a custom endpoint, such as the emulator, serves both APIs).
 // Pass the result to RestrictToEndpoint so nothing else is signed for.
 func SageMakerEndpoint(ep Endpoint) Endpoint {
+	return regionalEndpoint(ep, "api.sagemaker.")
+}
+
+// CloudTrailEndpoint is where CloudTrail API calls for ep may go:
+// https://cloudtrail.<region>.amazonaws.com(.cn) when ep is CloudWatch's own regional
+// host, otherwise ep itself (the emulator serves LookupEvents too).
+func CloudTrailEndpoint(ep Endpoint) Endpoint { return regionalEndpoint(ep, "cloudtrail.") }
+
+// regionalEndpoint is the regional host of another service (prefix) in ep's region and
+// partition when ep is CloudWatch's own host, else ep.
+func regionalEndpoint(ep Endpoint, prefix string) Endpoint {
 	if ep.URL == nil {
 		return ep
 	}
@@ -113,7 +124,7 @@ func SageMakerEndpoint(ep Endpoint) Endpoint {
 	if m == nil {
 		return ep
 	}
-	u := &url.URL{Scheme: "https", Host: "api.sagemaker." + m[1] + ".amazonaws.com" + m[2]}
+	u := &url.URL{Scheme: "https", Host: prefix + m[1] + ".amazonaws.com" + m[2]}
 	return Endpoint{URL: u, Region: ep.Region, Source: ep.Source}
 }
 

@@ -2,7 +2,7 @@
 // DescribeAlarmContributors and DescribeAlarmHistory in Smithy RPC v2 CBOR, and SageMaker
 // ListEndpoints, DescribeEndpoint, DescribeEndpointConfig, ListInferenceComponents and
 // DescribeInferenceComponent in awsJson1_1, the Price List API's GetProducts (pricing.go)
-// in awsJson1_1 too, as aws-sdk-go-v2 (service/cloudwatch v1.75.7,
+// and CloudTrail's LookupEvents (cloudtrail.go) in awsJson1_1 too, as aws-sdk-go-v2 (service/cloudwatch v1.75.7,
 // service/sagemaker v1.288.1) sends them. It implements emulator.ControlPlane: the
 // emulator verifies SigV4 for the call's service, denies and injects faults; this package
 // speaks the protocols. Alarms are the fleet's PromQL alarms evaluated on the emulator's
@@ -18,6 +18,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"golang.org/x/time/rate"
 
 	"github.com/inferscope/sagemaker-datasource/rig/emulator"
 	"github.com/inferscope/sagemaker-datasource/rig/fleet"
@@ -35,12 +37,16 @@ type Config struct {
 	// Deployments are the current copies and scaling times (simulator.Deployments); nil
 	// uses the fleet's initial copies.
 	Deployments func() []simulator.Deployment
+	// Changes are the fleet's management calls so far (simulator.Changes): LookupEvents
+	// serves them and the inventory shows them. Nil: no changes.
+	Changes func() []simulator.Change
 }
 
 // Server implements emulator.ControlPlane.
 type Server struct {
-	cfg   Config
-	alarm *evaluator
+	cfg     Config
+	alarm   *evaluator
+	lookups *rate.Limiter // LookupEvents' rate, of the one account and region the signer is in
 }
 
 // New checks cfg and builds the control plane.
@@ -51,7 +57,8 @@ func New(cfg Config) (*Server, error) {
 	case cfg.Head == nil || cfg.Origin.IsZero():
 		return nil, errors.New("awsemu: Origin and Head are required (the history's start and the TSDB head time)")
 	}
-	return &Server{cfg: cfg, alarm: newEvaluator(cfg.Fleet.AlarmDefs(), cfg.Fleet.Region, cfg.Fleet.Account, cfg.Origin)}, nil
+	return &Server{cfg: cfg, alarm: newEvaluator(cfg.Fleet.AlarmDefs(), cfg.Fleet.Region, cfg.Fleet.Account, cfg.Origin),
+		lookups: rate.NewLimiter(lookupPerSecond, lookupBurst)}, nil
 }
 
 // Wire constants of the two protocols.
@@ -79,6 +86,9 @@ func (s *Server) Actions() []string {
 	for _, op := range pricingOps {
 		out = append(out, "pricing:"+op)
 	}
+	for _, op := range cloudTrailOps {
+		out = append(out, "cloudtrail:"+op)
+	}
 	return out
 }
 
@@ -94,6 +104,9 @@ func (s *Server) Route(r *http.Request) (emulator.Call, bool) {
 	if op, ok := strings.CutPrefix(r.Header.Get("X-Amz-Target"), pricingTgt); ok {
 		return emulator.Call{Service: svcPricing, Action: "pricing:" + op, Operation: op}, true
 	}
+	if op, ok := strings.CutPrefix(strings.TrimPrefix(r.Header.Get("X-Amz-Target"), cloudTrailFull), cloudTrailTgt); ok {
+		return emulator.Call{Service: svcCloudTrail, Action: "cloudtrail:" + op, Operation: op}, true
+	}
 	return emulator.Call{}, false
 }
 
@@ -104,6 +117,8 @@ func (s *Server) Serve(ctx context.Context, c emulator.Call, body []byte, q emul
 		return s.serveCloudWatch(ctx, c, body, q)
 	case svcPricing:
 		return s.servePricing(c, body)
+	case svcCloudTrail:
+		return s.serveCloudTrail(c, body)
 	}
 	return s.serveSageMaker(c, body)
 }
@@ -134,7 +149,7 @@ func (s *Server) endpoints() []*endpoint {
 	if s.cfg.Deployments != nil {
 		deps = s.cfg.Deployments()
 	}
-	return inventory(s.cfg.Fleet, deps, s.cfg.Origin)
+	return inventory(s.cfg.Fleet, deps, s.changes(), s.cfg.Origin)
 }
 
 // Pagination tokens are opaque to clients: the operation, the offset of the next item and

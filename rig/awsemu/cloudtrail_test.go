@@ -3,6 +3,8 @@ package awsemu_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"strings"
 	"sync"
 	"testing"
@@ -18,6 +20,7 @@ import (
 	"github.com/inferscope/sagemaker-datasource/pkg/awsapi"
 	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
 	"github.com/inferscope/sagemaker-datasource/pkg/changes"
+	"github.com/inferscope/sagemaker-datasource/rig/fleet"
 	"github.com/inferscope/sagemaker-datasource/rig/stack"
 )
 
@@ -219,4 +222,75 @@ func TestLookupEventsDeniedIsNamed(t *testing.T) {
 	if _, err := sm.ListEndpoints(context.Background(), &sagemaker.ListEndpointsInput{}); err != nil {
 		t.Errorf("ListEndpoints with only LookupEvents denied: %v", err)
 	}
+}
+
+// The change history read through the plugin's client ties each incident to its change:
+// bad-deploy's and bad-config's call is the probable cause, within five minutes before
+// the incident's start; benign-deploy's deployment elsewhere is never blamed. On the
+// default fleet and a generated one.
+func TestChangesAttributeTheScenariosIncident(t *testing.T) {
+	for _, tc := range []struct {
+		scenario, event string // event "" : nothing may be blamed
+	}{
+		{"bad-deploy", "UpdateInferenceComponent"},
+		{"bad-config", "UpdateEndpoint"},
+		{"benign-deploy", ""},
+	} {
+		for _, shape := range []uint64{0, 11} {
+			t.Run(fmt.Sprintf("%s/%d", tc.scenario, shape), func(t *testing.T) {
+				t.Parallel()
+				st := startGenerated(t, tc.scenario, shape)
+				in := st.Incident
+				kind := map[string]string{"inference-component": changes.KindComponent, "endpoint": changes.KindEndpoint}[in.Level]
+				if kind == "" || in.Start.IsZero() {
+					t.Fatalf("incident %+v: want an IC or an endpoint with a start", in)
+				}
+				list, err := plugin(t, st).Changes(context.Background(), awsapi.ChangeQuery{From: st.End.Add(-3 * time.Hour), To: st.End})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(list.Changes) == 0 {
+					t.Fatal("no changes in the scenario's history")
+				}
+				causes := changes.Attribute(changes.Signal{Kind: kind, Resource: in.Name, Endpoint: in.Endpoint, Start: in.Start}, list.Changes, changes.DefaultWindow)
+				if tc.event == "" {
+					if len(causes) > 0 {
+						t.Fatalf("%s on %s blamed for %s %s", causes[0].Change.Action, causes[0].Change.Resource, in.Level, in.Name)
+					}
+					return
+				}
+				if len(causes) == 0 {
+					t.Fatalf("nothing blamed for %s %s (start %s) among %+v", in.Level, in.Name, in.Start, list.Changes)
+				}
+				top := causes[0]
+				if top.Change.Action != tc.event || top.Lead > 5*time.Minute || top.Change.Resource != in.Name {
+					t.Errorf("probable cause %s on %s, %v before the start; want %s on %s within 5 minutes", top.Change.Action, top.Change.Resource, top.Lead, tc.event, in.Name)
+				}
+			})
+		}
+	}
+}
+
+// startGenerated starts a stack of the default fleet (shape 0) or of a fleet generated from
+// shape that can play the scenario.
+func startGenerated(t *testing.T, scenario string, shape uint64) *stack.Stack {
+	t.Helper()
+	o := stack.Options{Scenario: scenario, End: stack.PinnedEnd, History: 3 * time.Hour}
+	if shape == 0 {
+		return start(t, o)
+	}
+	r := rand.New(rand.NewPCG(shape, 36))
+	var err error
+	for range 40 {
+		if o.Fleet, err = fleet.Generate(r, 24); err != nil {
+			continue
+		}
+		var st *stack.Stack
+		if st, err = stack.Start(context.Background(), o); err == nil {
+			t.Cleanup(func() { _ = st.Close() })
+			return st
+		}
+	}
+	t.Fatalf("no generated fleet of shape %d plays %s: %v", shape, scenario, err)
+	return nil
 }

@@ -25,6 +25,7 @@ type fakeTrail struct {
 	t        *testing.T
 	verifier sigv4verify.Verifier
 	pagesPer int
+	garbled  string // this event name's records are not JSON
 
 	mu       sync.Mutex
 	throttle int
@@ -71,6 +72,9 @@ func (f *fakeTrail) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	record := fmt.Sprintf(`{"eventTime":"2026-12-07T01:%02d:00Z","eventSource":%q,"eventName":%q,"awsRegion":"us-east-1","eventID":"%s-%d",`+
 		`"recipientAccountId":"111122223333","userIdentity":{"arn":"arn:aws:iam::111122223333:user/dev","accessKeyId":"AKIASECRETKEY0000001"},"requestParameters":%s}`,
 		n, source, name, name, n, req)
+	if name == f.garbled {
+		record = `{"eventName":` // cut off
+	}
 	ev := map[string]any{"EventId": fmt.Sprintf("%s-%d", name, n), "EventName": name, "EventSource": source, "CloudTrailEvent": record}
 	out := map[string]any{"Events": []any{ev}}
 	if n+1 < f.pagesPer {
@@ -138,6 +142,20 @@ func TestChangesPagesEveryEventNameAtTheRegionalHost(t *testing.T) {
 	}
 	if _, err := c.Changes(context.Background(), ChangeQuery{From: time.Now(), To: time.Now().Add(-time.Hour)}); err == nil || !strings.Contains(err.Error(), "end must be after the start") {
 		t.Errorf("an empty range: %v", err)
+	}
+}
+
+func TestChangesSurviveBadRecordsAndEndlessPages(t *testing.T) {
+	f := &fakeTrail{pagesPer: 1, garbled: "DeleteEndpoint"}
+	list, err := newTrailClient(t, f, options{lookupRate: rate.Inf}).Changes(context.Background(), ChangeQuery{From: time.Unix(0, 0), To: time.Now()})
+	if err != nil || list.Unreadable != 1 || len(list.Changes) != countEvents()-1 {
+		t.Fatalf("one unreadable record: %d changes, %d unreadable, %v; want it counted and the rest read", len(list.Changes), list.Unreadable, err)
+	}
+	// A listing whose tokens never end stops at the page bound, named.
+	f = &fakeTrail{pagesPer: 1 << 20}
+	_, err = newTrailClient(t, f, options{lookupRate: rate.Inf}).Changes(context.Background(), ChangeQuery{From: time.Unix(0, 0), To: time.Now()})
+	if err == nil || !strings.Contains(err.Error(), ActionLookupEvents) || !strings.Contains(err.Error(), "shorter time range") || len(f.at) != maxPages {
+		t.Fatalf("endless pages: %d calls, %v; want %d calls and an error naming %s", len(f.at), err, maxPages, ActionLookupEvents)
 	}
 }
 

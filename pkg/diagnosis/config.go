@@ -36,13 +36,11 @@ type Config struct {
 	SustainFast time.Duration
 
 	// KV cache (ratio 0-1 per copy).
-	KVQuantile       float64            // KV usage exceeded this share of the range is "running warm"
-	KVSaturation     float64            // sustained usage at or above this is saturation
-	KVEarlyWarning   float64            // sustained usage at or above this deserves an autoscaling trigger
-	WaitingRequests  float64            // average waiting requests that confirm requests queue
-	ScalingTarget    float64            // ConcurrentRequestsPerCopy target of the scaling policies; 0: unknown, use ScalingRise
-	ScalingTargets   map[string]float64 // per-IC policy targets (override ScalingTarget)
-	ScalingRise      float64            // without a target: load per copy this many times its usual level is overload
+	KVQuantile       float64 // KV usage exceeded this share of the range is "running warm"
+	KVSaturation     float64 // sustained usage at or above this is saturation
+	KVEarlyWarning   float64 // sustained usage at or above this deserves an autoscaling trigger
+	WaitingRequests  float64 // average waiting requests that confirm requests queue
+	ScalingRise      float64 // without the IC's policy (Region.Policies): load per copy this many times its usual level is overload
 	ScalingOverload  time.Duration
 	ScalingFarOver   float64       // against a known target: load per copy this many times it, still going on for SustainFast with no scale-out, is overload already
 	ScalingBaseline  time.Duration // how far before the range the usual load is read from
@@ -135,18 +133,10 @@ func DefaultConfig() Config {
 	}
 }
 
-// InferredOverload is how long load must stay above ScalingRise × its usual level, without a
-// known policy target, to count as overload: longer than ScalingOverload, because ordinary
+// InferredOverload is how long load must stay above ScalingRise × its usual level, without the
+// IC's policy target, to count as overload: longer than ScalingOverload, because ordinary
 // bursts cross an inferred threshold.
 func (c Config) InferredOverload() time.Duration { return 3 * c.ScalingOverload }
-
-// scalingTarget is the policy's ConcurrentRequestsPerCopy target of ic, when one is known.
-func (c Config) scalingTarget(ic string) (float64, bool) {
-	if v, ok := c.ScalingTargets[ic]; ok {
-		return v, true
-	}
-	return c.ScalingTarget, c.ScalingTarget > 0
-}
 
 // Validate reports the first setting that cannot work, naming the field and the fix.
 func (c Config) Validate() error {
@@ -210,11 +200,6 @@ func (c Config) Validate() error {
 	if c.ScalingBaseline > 18*time.Hour {
 		return fmt.Errorf("diagnosis config: ScalingBaseline %s is too long: with a 6-day range it must stay within CloudWatch's 7 days; use 18h or less", c.ScalingBaseline)
 	}
-	for ic, v := range c.ScalingTargets {
-		if !(v > 0) {
-			return fmt.Errorf("diagnosis config: the scaling target of %q must be greater than zero (got %v)", ic, v)
-		}
-	}
 	if c.SustainFast > c.Sustain {
 		return fmt.Errorf("diagnosis config: SustainFast (%s) must not exceed Sustain (%s): it is the fast window", c.SustainFast, c.Sustain)
 	}
@@ -227,8 +212,8 @@ func (c Config) Validate() error {
 	if c.ErrorRateWarn > c.ErrorRateCrit {
 		return errors.New("diagnosis config: ErrorRateWarn must not exceed ErrorRateCrit")
 	}
-	if c.ScalingTarget < 0 || c.ScalingBaseline < 0 || c.ErrorMinCount < 0 || c.TTFTMin < 0 || c.ThroughputMin < 0 || c.MaxFindingsPerRule < 0 {
-		return errors.New("diagnosis config: ScalingTarget, ScalingBaseline, ErrorMinCount, TTFTMin, ThroughputMin and MaxFindingsPerRule must not be negative")
+	if c.ScalingBaseline < 0 || c.ErrorMinCount < 0 || c.TTFTMin < 0 || c.ThroughputMin < 0 || c.MaxFindingsPerRule < 0 {
+		return errors.New("diagnosis config: ScalingBaseline, ErrorMinCount, TTFTMin, ThroughputMin and MaxFindingsPerRule must not be negative")
 	}
 	return nil
 }

@@ -266,7 +266,7 @@ func describeSageMaker(op string, in smNames, eps []*endpoint) (any, *apiErr) {
 						"InferenceComponentName": c.name, "InferenceComponentArn": c.arn, "InferenceComponentStatus": c.status,
 						"EndpointName": c.endpoint, "EndpointArn": c.endpointARN, "VariantName": c.variant,
 						"CreationTime": epoch(c.created), "LastModifiedTime": epoch(c.modified),
-						"Specification": map[string]any{"ModelName": c.model,
+						"Specification": map[string]any{"ModelName": c.model, "Container": map[string]any{"DeployedImage": map[string]any{"SpecifiedImage": c.image}},
 							"ComputeResourceRequirements": map[string]any{"NumberOfAcceleratorDevicesRequired": float64(c.gpus), "MinMemoryRequiredInMb": 1024}},
 						"RuntimeConfig": map[string]any{"CurrentCopyCount": c.copies, "DesiredCopyCount": c.copies},
 					}, nil

@@ -216,6 +216,7 @@ func build(ctx context.Context, opts Options) (*Stack, error) {
 		Origin:      sim.Origin(),
 		Head:        func() time.Time { return time.UnixMilli(db.Head().MaxTime()).UTC() },
 		Deployments: sim.Deployments,
+		Changes:     sim.Changes,
 	})
 	if err != nil {
 		return fail(err)

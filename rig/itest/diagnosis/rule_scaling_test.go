@@ -132,6 +132,10 @@ func TestScalingPolicies(t *testing.T) {
 			"max capacity", Critical, "MaxCapacity", ""},
 		{"copies unknown", policies(map[string]Policy{"ic-a": {Metric: concurrencyMetric, Target: 8, Min: 1, Max: 4, Copies: -1}}),
 			causeNoScaleOutText, Critical, "check whether ic-a was at its max capacity (4 copies; its copies could not be read", ""},
+		{"copies denied", func(context.Context) (*Policies, error) {
+			return &Policies{ICs: map[ICKey]Policy{{IC: "ic-a"}: {Metric: concurrencyMetric, Target: 8, Min: 1, Max: 4, Copies: -1}}, CopiesAt: tEnd(),
+				CopiesErr: errors.New("not allowed sagemaker:DescribeInferenceComponent")}, nil
+		}, causeNoScaleOutText, Critical, "its copies could not be read: not allowed sagemaker:DescribeInferenceComponent", ""},
 		{"customized concurrency metric", policies(map[string]Policy{"ic-a": {Metric: "ConcurrentRequestsPerCopy", Target: 8, Min: 1, Max: 4, Copies: 1}}),
 			causeNoScaleOutText, Critical, "did not scale out", ""},
 		{"under its own target", policies(map[string]Policy{"ic-a": {Metric: concurrencyMetric, Target: 14, Min: 1, Max: 4, Copies: 4}}),

@@ -11,10 +11,10 @@ import (
 	"github.com/inferscope/sagemaker-datasource/pkg/semconv"
 )
 
-// loadExpr: concurrent requests per copy, per account and IC over time (the latest sample within the
-// gauge window, so a coarse publish period leaves no gaps) (the metric IC autoscaling
-// targets; an IC's policy is its account's). It carries only the IC dimension, so the endpoint filter is applied through
-// icEndpointsExpr.
+// loadExpr: concurrent requests per copy, per account and IC over time (the latest sample
+// within the gauge window, so a coarse publish period leaves no gaps) (the metric IC
+// autoscaling targets; an IC's policy is its account's). It carries only the IC dimension, so
+// the endpoint filter is applied through icEndpointsExpr.
 func (e *env) loadExpr() string {
 	var m []string
 	if e.scope.InferenceComponent != "" {

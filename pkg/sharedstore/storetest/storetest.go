@@ -4,15 +4,19 @@
 package storetest
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/inferscope/sagemaker-datasource/pkg/sharedstore/internal/plainping"
 )
@@ -107,6 +111,29 @@ func (s *Server) start() error {
 	}
 	s.Stop()
 	return fmt.Errorf("redis-server did not answer PING within %s", readyWithin)
+}
+
+// StartCluster starts a one-node Redis Cluster owning every slot: enough to check that
+// the keys each script touches share a slot (the server refuses CROSSSLOT scripts even
+// on one node) and that the cluster client routes them.
+func StartCluster(t testing.TB) *Server {
+	t.Helper()
+	s := Start(t, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf")
+	c := redis.NewClient(&redis.Options{Addr: s.Addr, DisableIdentity: true})
+	defer c.Close()
+	ctx := context.Background()
+	if err := c.Do(ctx, "CLUSTER", "ADDSLOTSRANGE", 0, 16383).Err(); err != nil {
+		t.Fatalf("CLUSTER ADDSLOTSRANGE: %v", err)
+	}
+	for deadline := time.Now().Add(readyWithin); ; time.Sleep(20 * time.Millisecond) {
+		info, err := c.ClusterInfo(ctx).Result()
+		if err == nil && strings.Contains(info, "cluster_state:ok") {
+			return s
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the one-node cluster is not ok after %s: %v %s", readyWithin, err, info)
+		}
+	}
 }
 
 // Stop kills the server (paused or not) and waits for it to exit, which frees its port.

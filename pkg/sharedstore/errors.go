@@ -102,10 +102,15 @@ func (s Settings) classify(op, addr string, err error) *Error {
 		e.fix = "the store reached maxmemory under maxmemory-policy noeviction: set maxmemory-policy allkeys-lru (cached extents may be evicted), or give it more memory"
 	case errors.As(err, &recErr) || errors.As(err, &certErr) || errors.As(err, &authErr) || errors.As(err, &hostErr) || errors.As(err, &alertErr) || strings.HasPrefix(msg, "tls: "):
 		e.Kind = TLS
-		if errors.As(err, &recErr) {
+		switch {
+		case errors.As(err, &recErr):
 			e.fix = fmt.Sprintf("the server does not speak TLS: turn off %s, or enable TLS on the server", SetTLS)
-		} else {
-			e.fix = fmt.Sprintf("set %s to the CA that signed the server's certificate and %s to a name the certificate carries", SetTLSCACert, SetTLSServerName)
+		case errors.As(err, &hostErr):
+			e.fix = fmt.Sprintf("set %s to a name the server's certificate carries (for ElastiCache, connect to its endpoint name, not an IP)", SetTLSServerName)
+		case errors.As(err, &authErr):
+			e.fix = fmt.Sprintf("set %s to the CA that signed the server's certificate (empty: the system's roots, enough for ElastiCache and MemoryDB)", SetTLSCACert)
+		default:
+			e.fix = fmt.Sprintf("check %s (the CA that signed the server's certificate) and %s (a name it carries)", SetTLSCACert, SetTLSServerName)
 		}
 	case errors.Is(err, context.DeadlineExceeded) || errors.As(err, &timeoutE) && timeoutE.Timeout():
 		e.Kind = Timeout

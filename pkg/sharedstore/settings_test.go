@@ -1,13 +1,6 @@
 package sharedstore
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
-	"math/big"
 	"strings"
 	"testing"
 	"time"
@@ -16,19 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// selfSignedPEM is a throwaway CA certificate, generated so no key material is committed.
-func selfSignedPEM(t *testing.T) string {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	require.NoError(t, err)
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test CA"}, NotBefore: time.Now(), NotAfter: time.Now().Add(time.Hour), IsCA: true, BasicConstraintsValid: true}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	require.NoError(t, err)
-	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
-}
-
 func TestParseSettings(t *testing.T) {
-	ca := selfSignedPEM(t)
+	ca := newPKI(t).caPEM
 	const secret = "s3cr3t-Pa55"
 	tests := []struct {
 		name    string

@@ -23,13 +23,14 @@ import (
 
 // Server is a redis-server a test started.
 type Server struct {
-	Addr string
-	t    testing.TB
-	bin  string
-	args []string
-	dir  string
-	cmd  *exec.Cmd
-	done chan struct{} // closed when cmd has exited
+	Addr  string
+	t     testing.TB
+	bin   string
+	args  []string
+	dir   string
+	cmd   *exec.Cmd
+	done  chan struct{} // closed when cmd has exited
+	ready func(addr string) error
 }
 
 const readyWithin = 10 * time.Second
@@ -47,6 +48,27 @@ func Binary() string {
 // redis-server the test fails under CI=true and is skipped otherwise.
 func Start(t testing.TB, args ...string) *Server {
 	t.Helper()
+	return start(t, func(port string) []string { return []string{"--port", port} },
+		func(addr string) error { return plainping.Ping(addr, time.Second) }, args)
+}
+
+// StartTLS starts redis-server speaking only TLS, with the certificate and key in PEM
+// files; clients need no certificate of their own.
+func StartTLS(t testing.TB, certFile, keyFile string, args ...string) *Server {
+	t.Helper()
+	return start(t, func(port string) []string {
+		return []string{"--port", "0", "--tls-port", port, "--tls-cert-file", certFile, "--tls-key-file", keyFile, "--tls-auth-clients", "no"}
+	}, func(addr string) error { // the port is bound once the server is ready
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			_ = c.Close()
+		}
+		return err
+	}, args)
+}
+
+func start(t testing.TB, listen func(port string) []string, ready func(addr string) error, args []string) *Server {
+	t.Helper()
 	bin := Binary()
 	if bin == "" {
 		const fix = "redis-server is not installed: apt-get install redis-server (Debian's package; .ci/run installs it)"
@@ -55,7 +77,7 @@ func Start(t testing.TB, args ...string) *Server {
 		}
 		t.Skip(fix)
 	}
-	s := &Server{t: t, bin: bin, dir: t.TempDir()}
+	s := &Server{t: t, bin: bin, dir: t.TempDir(), ready: ready}
 	// A free port can be taken between our probe and the server's bind: try a few.
 	var err error
 	for range 3 {
@@ -64,8 +86,8 @@ func Start(t testing.TB, args ...string) *Server {
 			continue
 		}
 		s.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-		s.args = append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", s.dir,
-			"--save", "", "--appendonly", "no", "--daemonize", "no", "--logfile", filepath.Join(s.dir, "redis.log")}, args...)
+		s.args = append(append(listen(strconv.Itoa(port)), "--bind", "127.0.0.1", "--dir", s.dir,
+			"--save", "", "--appendonly", "no", "--daemonize", "no", "--logfile", filepath.Join(s.dir, "redis.log")), args...)
 		if err = s.start(); err == nil {
 			t.Cleanup(s.Stop)
 			return s
@@ -104,7 +126,7 @@ func (s *Server) start() error {
 			return fmt.Errorf("redis-server exited at start: %s", state)
 		default:
 		}
-		if plainping.Ping(s.Addr, time.Second) == nil {
+		if s.ready(s.Addr) == nil {
 			return nil
 		}
 		time.Sleep(20 * time.Millisecond)

@@ -66,7 +66,6 @@ func Open(s Settings) (*Store, error) {
 		DB:            s.Database,
 		Username:      s.Username,
 		Password:      s.Password,
-		ClientName:    "inferscope",
 		TLSConfig:     s.tlsConfig(),
 		// The deadline is the caller's context (do adds Timeout); the socket timeouts
 		// only back it up for calls that reach the client without one.
@@ -81,7 +80,8 @@ func Open(s Settings) (*Store, error) {
 		MinRetryBackoff: -1,
 		MaxRetryBackoff: -1,
 		DialerRetries:   1,
-		// Redis before 7.2 and some managed servers reject CLIENT SETINFO: a wasted round trip.
+		// CLIENT SETINFO is unknown to Redis before 7.2 and, like CLIENT SETNAME (hence no
+		// ClientName), needs an ACL permission more than docs/high-availability.md asks for.
 		DisableIdentity: true,
 	}
 	opts.Dialer = dialer(s.Timeout, opts.TLSConfig)

@@ -86,7 +86,7 @@ func TestAllowNeverOverAdmits(t *testing.T) {
 	assert.Positive(t, denied.Load(), "the callers asked for more than the budget")
 }
 
-func TestAllowRefusesBadInput(t *testing.T) {
+func TestRefusesBadInput(t *testing.T) {
 	st := &Store{}
 	for _, tc := range []struct {
 		r    Rate
@@ -98,6 +98,16 @@ func TestAllowRefusesBadInput(t *testing.T) {
 	}
 	_, _, err := st.AcquireSlot(context.Background(), queryBudget, 0, time.Second)
 	assert.Error(t, err)
+	// Durations the store counts in ms: 0 would mean an entry or a lease that never expires.
+	ctx := context.Background()
+	_, _, slotErr := st.AcquireSlot(ctx, queryBudget, 1, 0)
+	_, leaseErr := st.Acquire(ctx, "k", time.Microsecond)
+	_, onceErr := st.Once(ctx, "k", Fill{TTL: time.Minute, Lease: time.Minute}, nil)
+	for name, err := range map[string]error{"Set": st.Set(ctx, "k", nil, 0), "slot": slotErr, "lease": leaseErr, "Once": onceErr} {
+		require.Error(t, err, name)
+		assert.Contains(t, err.Error(), "at least 1ms", name)
+		assert.False(t, IsUnavailable(err), name)
+	}
 }
 
 // TestSlots: concurrency slots are shared across replicas, freed on release, and freed

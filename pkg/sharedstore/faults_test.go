@@ -2,6 +2,7 @@ package sharedstore
 
 import (
 	"context"
+	"io"
 	"net"
 	"strconv"
 	"testing"
@@ -185,4 +186,58 @@ func TestHealthNamesRefusedAddress(t *testing.T) {
 	assert.Equal(t, Refused, e.Kind)
 	assert.Contains(t, e.Error(), "127.0.0.1:"+strconv.Itoa(port))
 	assert.Contains(t, e.Error(), "check "+SetAddresses)
+}
+
+// delayProxy forwards TCP to addr and holds every chunk the server sends for delay: a
+// store that answers, but slower than the deadline.
+func delayProxy(t *testing.T, addr string, delay time.Duration) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = l.Close() })
+	go func() {
+		for {
+			client, err := l.Accept()
+			if err != nil {
+				return
+			}
+			server, err := net.Dial("tcp", addr)
+			if err != nil {
+				_ = client.Close()
+				continue
+			}
+			t.Cleanup(func() { _ = client.Close(); _ = server.Close() })
+			go func() { _, _ = io.Copy(server, client) }()
+			go func() {
+				buf := make([]byte, 64<<10)
+				for {
+					n, err := server.Read(buf)
+					if err != nil {
+						_ = client.Close()
+						return
+					}
+					time.Sleep(delay)
+					if _, err := client.Write(buf[:n]); err != nil {
+						return
+					}
+				}
+			}()
+		}
+	}()
+	return l.Addr().String()
+}
+
+// TestSlowStore: a store that answers after the deadline fails operations as a timeout;
+// Save & test still reaches it and says its round trip is over the timeout.
+func TestSlowStore(t *testing.T) {
+	srv := storetest.Start(t)
+	st, _ := faultStore(t, delayProxy(t, srv.Addr, 4*DefaultTimeout))
+	_, _, err := st.Get(context.Background(), "test:k")
+	assert.Equal(t, Timeout, storeError(t, err).Kind)
+
+	h, err := st.Health(context.Background())
+	require.NoError(t, err, "a slow store is reachable")
+	require.Error(t, h.Slow)
+	assert.Contains(t, h.Slow.Error(), SetTimeout)
+	assert.Greater(t, h.RoundTrip, DefaultTimeout)
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/inferscope/sagemaker-datasource/pkg/sharedstore/internal/plainping"
 )
 
@@ -29,11 +31,15 @@ func (h Health) String() string {
 }
 
 // Health connects, reads INFO server and times a PING. The error is an *Error naming the
-// cause and the fix. Success ends any backoff.
+// cause and the fix. Success ends any backoff. It uses a client of its own, with
+// healthDeadline for every timeout, so a store slower than the operations' deadline is
+// reported with its round trip.
 func (st *Store) Health(ctx context.Context) (Health, error) {
 	hctx, cancel := context.WithTimeout(ctx, healthDeadline)
 	defer cancel()
-	info, err := st.rdb.Info(hctx, "server").Result()
+	rdb := redis.NewUniversalClient(st.set.options(healthDeadline))
+	defer rdb.Close()
+	info, err := rdb.Info(hctx, "server").Result()
 	if err != nil {
 		if ctx.Err() != nil {
 			return Health{}, ctx.Err()
@@ -47,7 +53,7 @@ func (st *Store) Health(ctx context.Context) (Health, error) {
 	}
 	h := parseInfo(info)
 	start := time.Now()
-	if err := st.rdb.Ping(hctx).Err(); err != nil {
+	if err := rdb.Ping(hctx).Err(); err != nil {
 		return Health{}, st.set.classify("PING", st.addr(), err)
 	}
 	h.RoundTrip = time.Since(start)

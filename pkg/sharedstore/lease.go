@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"time"
 
@@ -56,6 +57,9 @@ func newToken() string {
 // Acquire takes the lease on the entry at key for ttl: nil (and no error) when another
 // replica holds it.
 func (st *Store) Acquire(ctx context.Context, key string, ttl time.Duration) (*Lease, error) {
+	if err := atLeastMs("lease", ttl); err != nil {
+		return nil, err
+	}
 	l := &Lease{st: st, key: LeaseKey(key), token: newToken()}
 	var got bool
 	err := st.do(ctx, "SET NX", func(ctx context.Context) (err error) {
@@ -95,6 +99,9 @@ const (
 // Await waits at most maxWait, polling every poll, for the value the lease holder of the
 // entry at key publishes. Any outcome but WaitGot means: fetch it yourself.
 func (st *Store) Await(ctx context.Context, key string, maxWait, poll time.Duration) ([]byte, WaitOutcome, error) {
+	if err := atLeastMs("poll", poll); err != nil {
+		return nil, WaitStoreDown, err
+	}
 	lkey := LeaseKey(key)
 	deadline := time.NewTimer(maxWait)
 	defer deadline.Stop()
@@ -157,6 +164,9 @@ type OnceResult struct {
 // and the others read its result. A failing store never fails the call: fetch runs locally
 // and StoreErr says why. Only fetch's own error is returned as an error.
 func (st *Store) Once(ctx context.Context, key string, f Fill, fetch func(context.Context) ([]byte, error)) (OnceResult, error) {
+	if err := errors.Join(atLeastMs("TTL", f.TTL), atLeastMs("lease", f.Lease), atLeastMs("poll", f.Poll)); err != nil {
+		return OnceResult{}, fmt.Errorf("fill settings: %w", err)
+	}
 	self := func(r OnceResult) (OnceResult, error) {
 		v, err := fetch(ctx)
 		if err != nil {

@@ -60,6 +60,12 @@ func Open(s Settings) (*Store, error) {
 	quietOnce.Do(func() { redis.SetLogger(quiet{}) })
 	st := &Store{set: s}
 	st.gate.now = time.Now
+	st.rdb = redis.NewUniversalClient(s.options(s.Timeout))
+	return st, nil
+}
+
+// options are the client's options for operations that take at most timeout.
+func (s Settings) options(timeout time.Duration) *redis.UniversalOptions {
 	opts := &redis.UniversalOptions{
 		Addrs:         s.Addresses,
 		IsClusterMode: s.Cluster,
@@ -70,10 +76,10 @@ func Open(s Settings) (*Store, error) {
 		// The deadline is the caller's context (do adds Timeout); the socket timeouts
 		// only back it up for calls that reach the client without one.
 		ContextTimeoutEnabled: true,
-		DialTimeout:           s.Timeout,
-		ReadTimeout:           s.Timeout,
-		WriteTimeout:          s.Timeout,
-		PoolTimeout:           s.Timeout,
+		DialTimeout:           timeout,
+		ReadTimeout:           timeout,
+		WriteTimeout:          timeout,
+		PoolTimeout:           timeout,
 		// One retry, at once: it renews a pooled connection the server dropped (restart)
 		// within the same deadline; anything longer is the gate's backoff.
 		MaxRetries:      1,
@@ -84,9 +90,8 @@ func Open(s Settings) (*Store, error) {
 		// ClientName), needs an ACL permission more than docs/high-availability.md asks for.
 		DisableIdentity: true,
 	}
-	opts.Dialer = dialer(s.Timeout, opts.TLSConfig)
-	st.rdb = redis.NewUniversalClient(opts)
-	return st, nil
+	opts.Dialer = dialer(timeout, opts.TLSConfig)
+	return opts
 }
 
 // quiet drops go-redis' own log: it prints every failed dial, per operation, while the
@@ -175,6 +180,9 @@ func (st *Store) Get(ctx context.Context, key string) (val []byte, ok bool, err 
 
 // Set writes a key that expires after ttl.
 func (st *Store) Set(ctx context.Context, key string, val []byte, ttl time.Duration) error {
+	if err := atLeastMs("ttl", ttl); err != nil {
+		return err
+	}
 	return st.do(ctx, "SET", func(ctx context.Context) error {
 		return st.rdb.Set(ctx, key, val, ttl).Err()
 	})
@@ -187,4 +195,13 @@ func (st *Store) run(ctx context.Context, op string, sc *redis.Script, keys []st
 		return err
 	})
 	return res, err
+}
+
+// atLeastMs checks a duration the store counts in milliseconds: zero would mean no expiry
+// at all (an entry or a lease that never ends).
+func atLeastMs(what string, d time.Duration) error {
+	if d < time.Millisecond {
+		return fmt.Errorf("%s %s: use at least 1ms", what, d)
+	}
+	return nil
 }

@@ -111,7 +111,7 @@ func Encode(e Extent) ([]byte, error) {
 	b := []byte{magic0, magic1, Version}
 	b = binary.AppendVarint(b, e.Start)
 	b = binary.AppendUvarint(b, uint64(e.Step))
-	b = binary.AppendUvarint(b, uint64((e.End-e.Start)/e.Step))
+	b = binary.AppendUvarint(b, uint64((e.End-e.Start)/e.Step)) // #nosec G115 -- End ≥ Start was checked above
 	b = binary.AppendVarint(b, e.FetchedAt)
 	b = binary.AppendVarint(b, e.Settled)
 	b = binary.AppendUvarint(b, uint64(len(table)))
@@ -132,7 +132,7 @@ func Encode(e Extent) ([]byte, error) {
 			if t < next || t > e.End || (t-e.Start)%e.Step != 0 {
 				return nil, fmt.Errorf("series %d: sample at %d is off the grid %d + k·%d, out of order or past %d", i, t, e.Start, e.Step, e.End)
 			}
-			b = binary.AppendUvarint(b, uint64((t-next)/e.Step))
+			b = binary.AppendUvarint(b, uint64((t-next)/e.Step)) // #nosec G115 -- t ≥ next was checked above
 			next = t + e.Step
 		}
 		var prev uint64
@@ -153,9 +153,9 @@ func appendXOR(b []byte, x uint64) []byte {
 	if x != 0 {
 		tz = bits.TrailingZeros64(x) / 8
 	}
-	b = append(b, byte(lz<<4|tz))
+	b = append(b, byte(lz<<4|tz)) // #nosec G115 -- lz ≤ 8 and tz ≤ 7: one byte
 	for i := 7 - lz; i >= tz; i-- {
-		b = append(b, byte(x>>(8*i)))
+		b = append(b, byte(x>>(8*i))) // #nosec G115 -- the byte is meant to be cut out
 	}
 	return b
 }
@@ -185,10 +185,10 @@ func Decode(b []byte) (Extent, error) {
 	if d.err != nil {
 		return Extent{}, d.err
 	}
-	if step == 0 || step > math.MaxInt64/MaxSteps || steps > MaxSteps || e.Start > math.MaxInt64-int64(step*steps) {
+	if step == 0 || step > math.MaxInt64/MaxSteps || steps > MaxSteps || e.Start > math.MaxInt64-int64(step*steps) { // #nosec G115 -- step·steps ≤ MaxInt64 by the checks before it
 		return Extent{}, malformed("step %d × %d steps from %d", step, steps, e.Start)
 	}
-	e.Step, e.End = int64(step), e.Start+int64(step*steps)
+	e.Step, e.End = int64(step), e.Start+int64(step*steps) // #nosec G115 -- checked on the line above
 	table := make([]string, d.count(1))
 	for i := range table {
 		table[i] = string(d.bytes(d.count(1)))
@@ -221,7 +221,7 @@ func Decode(b []byte) (Extent, error) {
 				break
 			}
 			k += gap
-			s.T[j] = e.Start + int64(k)*e.Step
+			s.T[j] = e.Start + int64(k)*e.Step // #nosec G115 -- k ≤ steps, and Start + steps·Step was checked
 			k++
 		}
 		var prev uint64
@@ -279,11 +279,11 @@ func (d *decoder) varint() int64 {
 // hold is malformed, which bounds what is allocated for it.
 func (d *decoder) count(min int) int {
 	n := d.uvarint()
-	if n > uint64(len(d.b)/min) {
+	if n > uint64(len(d.b)/min) { // #nosec G115 -- a length is never negative
 		d.fail("%d items of at least %d bytes in %d bytes", n, min, len(d.b))
 		return 0
 	}
-	return int(n)
+	return int(n) // #nosec G115 -- n ≤ len(d.b), checked above
 }
 
 func (d *decoder) bytes(n int) []byte {

@@ -202,3 +202,31 @@ func TestOnceKeysAcrossEntries(t *testing.T) {
 		}
 	})
 }
+
+// TestStoreLostDuringFetch: the store goes away while the lease holder fetches: the
+// caller still gets its value, told the store failed; once the store is back (empty,
+// after the backoff) the entry is fetched and shared again.
+func TestStoreLostDuringFetch(t *testing.T) {
+	srv := storetest.Start(t)
+	st, clock := faultStore(t, srv.Addr)
+	ctx := context.Background()
+	r, err := st.Once(ctx, "test:{e7}", testFill, func(context.Context) ([]byte, error) {
+		srv.Stop()
+		return []byte("fetched"), nil
+	})
+	require.NoError(t, err)
+	assert.Equal(t, Fetched, r.Outcome)
+	assert.Equal(t, "fetched", string(r.Value))
+	assert.True(t, IsUnavailable(r.StoreErr), "%v", r.StoreErr)
+
+	srv.Restart()
+	clock.Add(maxBackoff)
+	r, err = st.Once(ctx, "test:{e7}", testFill, func(context.Context) ([]byte, error) { return []byte("again"), nil })
+	require.NoError(t, err)
+	assert.Equal(t, Fetched, r.Outcome)
+	assert.NoError(t, r.StoreErr)
+	r, err = openStore(t, srv.Addr).Once(ctx, "test:{e7}", testFill, func(context.Context) ([]byte, error) { return nil, errors.New("not called") })
+	require.NoError(t, err)
+	assert.Equal(t, FromStore, r.Outcome)
+	assert.Equal(t, "again", string(r.Value))
+}

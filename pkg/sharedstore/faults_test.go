@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
 	"github.com/inferscope/sagemaker-datasource/pkg/sharedstore/storetest"
 )
 
@@ -123,7 +124,7 @@ func TestWrongPassword(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			st, _ := faultStore(t, srv.Addr, func(s *Settings) { s.Username, s.Password = tc.username, tc.password })
+			st, _ := faultStore(t, srv.Addr, func(s *Settings) { s.Username, s.Password = tc.username, awsauth.Secret(tc.password) })
 			_, _, err := st.Get(context.Background(), "test:k")
 			e := storeError(t, err)
 			assert.Equal(t, Auth, e.Kind)

@@ -16,6 +16,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
 )
 
 // The settings' names, as errors name them.
@@ -49,11 +51,11 @@ type Settings struct {
 	Cluster   bool     // a single configuration endpoint of a cluster (ElastiCache cluster mode)
 	Database  int
 	Username  string
-	Password  string `json:"-"`
+	Password  awsauth.Secret
 	TLS       bool
 	// TLSServerName is the name the server's certificate must carry; empty: the address' host.
 	TLSServerName string
-	TLSCACert     string `json:"-"` // PEM; empty: the system's roots
+	TLSCACert     string // PEM; empty: the system's roots
 	KeyPrefix     string
 	Timeout       time.Duration
 }
@@ -95,7 +97,7 @@ func ParseSettings(jsonData []byte, secure map[string]string) (Settings, error) 
 		Cluster:       j.Cluster,
 		Database:      j.Database,
 		Username:      strings.TrimSpace(j.Username),
-		Password:      secure["sharedStorePassword"],
+		Password:      awsauth.Secret(secure["sharedStorePassword"]),
 		TLS:           j.TLS,
 		TLSServerName: strings.TrimSpace(j.TLSServerName),
 		TLSCACert:     strings.TrimSpace(secure["sharedStoreTLSCACert"]),
@@ -128,7 +130,7 @@ func ParseSettings(jsonData []byte, secure map[string]string) (Settings, error) 
 // Validate checks settings built in code as ParseSettings checks those it reads.
 func (s Settings) Validate() error {
 	if !s.Enabled() {
-		if s.Username != "" || s.Password != "" || s.TLS {
+		if s.Username != "" || s.Password.IsSet() || s.TLS {
 			return fmt.Errorf("%s is empty but the store has credentials or TLS set: add the store's host:port (such as redis.internal:6379), or clear the High availability section to use no store", SetAddresses)
 		}
 		return nil
@@ -162,7 +164,7 @@ func (s Settings) Validate() error {
 		// A brace would become the key's cluster hash tag and put every key on one node.
 		errs = append(errs, fmt.Errorf("%s %q contains a brace or a space: use letters, digits and ':' such as %q", SetKeyPrefix, s.KeyPrefix, DefaultKeyPrefix))
 	}
-	if strings.ContainsAny(s.Password, "\r\n") {
+	if strings.ContainsAny(s.Password.Reveal(), "\r\n") {
 		errs = append(errs, fmt.Errorf("%s contains a line break: paste it again as one line", SetPassword))
 	}
 	if s.TLSServerName != "" && !s.TLS {

@@ -1,6 +1,7 @@
 package sharedstore
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -48,6 +49,7 @@ func TestParseSettings(t *testing.T) {
 			if tc.wantErr == nil {
 				require.NoError(t, err)
 				assert.Equal(t, tc.want, got)
+				assert.NotContains(t, fmt.Sprintf("%+v %#v", got, got), secret, "printed settings hide the password")
 				return
 			}
 			require.Error(t, err)

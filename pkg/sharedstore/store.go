@@ -71,7 +71,7 @@ func (s Settings) options(timeout time.Duration) *redis.UniversalOptions {
 		IsClusterMode: s.Cluster,
 		DB:            s.Database,
 		Username:      s.Username,
-		Password:      s.Password,
+		Password:      s.Password.Reveal(),
 		TLSConfig:     s.tlsConfig(),
 		// The deadline is the caller's context (do adds Timeout); the socket timeouts
 		// only back it up for calls that reach the client without one.
@@ -122,9 +122,6 @@ func (st *Store) Stats() Stats {
 		entry.BadChecksum: c.badChecksum.Load(), entry.UnknownVersion: c.unknownVersion.Load(), entry.Malformed: c.malformed.Load(),
 	}}
 }
-
-// Settings are the settings the store was opened with.
-func (st *Store) Settings() Settings { return st.set }
 
 // Unavailable is the failure the store is backing off from (nil when it is in use): the
 // reason a caller shows once as its notice.

@@ -242,3 +242,29 @@ func TestSlowStore(t *testing.T) {
 	assert.Contains(t, h.Slow.Error(), SetTimeout)
 	assert.Greater(t, h.RoundTrip, DefaultTimeout)
 }
+
+// TestClusterDown: the cluster client's failures are typed and back off as one node's do.
+func TestClusterDown(t *testing.T) {
+	srv := storetest.StartCluster(t)
+	st, clock := faultStore(t, srv.Addr, func(s *Settings) { s.Cluster = true })
+	ctx := context.Background()
+	require.NoError(t, st.Set(ctx, "test:{k}", []byte("v"), time.Minute))
+
+	srv.Pause()
+	_, _, err := st.Get(ctx, "test:{k}")
+	assert.Equal(t, Timeout, storeError(t, err).Kind)
+	requireBackingOff(t, st, Timeout)
+
+	// Stopped: the cluster client retries the dead node until the deadline, so operations
+	// time out; Save & test looks behind the timeout and names the refusal.
+	srv.Resume()
+	srv.Stop()
+	clock.Add(maxBackoff)
+	_, _, err = st.Get(ctx, "test:{k}")
+	assert.True(t, IsUnavailable(err), "%v", err)
+	requireBackingOff(t, st, storeError(t, err).Kind)
+	_, err = st.Health(ctx)
+	e := storeError(t, err)
+	assert.Equal(t, Refused, e.Kind, e.Error())
+	assert.Contains(t, e.Error(), "check "+SetAddresses)
+}

@@ -3,6 +3,7 @@ package sharedstore
 import (
 	"context"
 	"fmt"
+	"net"
 	"strings"
 	"time"
 
@@ -45,9 +46,8 @@ func (st *Store) Health(ctx context.Context) (Health, error) {
 			return Health{}, ctx.Err()
 		}
 		e := st.set.classify("INFO", st.addr(), err)
-		// A server without TLS waits for a line end and never answers the handshake.
-		if e.Kind == Timeout && st.set.TLS && plainping.Ping(st.set.Addresses[0], time.Second) == nil {
-			e.Kind, e.fix = TLS, fmt.Sprintf("the server does not speak TLS (it answered a plain PING): turn off %s, or enable TLS on the server", SetTLS)
+		if e.Kind == Timeout {
+			e = st.set.diagnose(e)
 		}
 		return Health{}, e
 	}
@@ -62,6 +62,25 @@ func (st *Store) Health(ctx context.Context) (Health, error) {
 	}
 	st.gate.succeeded()
 	return h, nil
+}
+
+// diagnose looks behind a timeout, which is all a client sees when a cluster client
+// retries a dead node until the deadline, or when a TLS handshake meets a server without
+// TLS (it waits for a line end and never answers).
+func (s Settings) diagnose(e *Error) *Error {
+	addr := s.Addresses[0]
+	c, err := net.DialTimeout("tcp", addr, time.Second)
+	if err != nil {
+		if d := s.classify(e.Op, addr, err); d.Kind != Timeout {
+			return d
+		}
+		return e
+	}
+	_ = c.Close()
+	if s.TLS && plainping.Ping(addr, time.Second) == nil {
+		e.Kind, e.fix = TLS, fmt.Sprintf("the server does not speak TLS (it answered a plain PING): turn off %s, or enable TLS on the server", SetTLS)
+	}
+	return e
 }
 
 // parseInfo reads INFO server's fields. Valkey reports server_name:valkey and

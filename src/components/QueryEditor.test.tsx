@@ -77,6 +77,11 @@ describe('QueryEditor', () => {
 
   it('sets the format', async () => {
     const { last } = setup({ refId: 'A', expr: 'up' });
+    // The label names an id the editor gives the picker: Grafana 11.6's Combobox does not take
+    // the id the field would make up (13's does), so a made-up one would point at nothing there.
+    const input = screen.getByLabelText('Format');
+    expect(input.id).toMatch(/-format$/);
+    expect(screen.getByText('Format').closest('label')).toHaveAttribute('for', input.id);
     fireEvent.keyDown(screen.getByLabelText('Format'), { key: 'ArrowDown' });
     fireEvent.click(await screen.findByText('Heatmap'));
     expect(last().format).toBe('heatmap');

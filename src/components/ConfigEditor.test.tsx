@@ -12,6 +12,7 @@ import React, { useState } from 'react';
 import { regionNameError } from '../regions';
 import { DEFAULTS, SageOptions, SageSecureJsonData } from '../types';
 import { ConfigEditor } from './ConfigEditor';
+import { withComboboxLayout } from './testing';
 
 type Settings = DataSourceSettings<SageOptions, SageSecureJsonData>;
 
@@ -99,6 +100,9 @@ beforeAll(() => {
   config.awsAssumeRoleEnabled = true;
 });
 
+// The tests open Combobox lists.
+withComboboxLayout();
+
 describe('ConfigEditor', () => {
   it('opens with only the connection a new data source needs; the tuning knobs under Advanced', async () => {
     renderEditor(settings({ authType: 'default' }), { advanced: false });
@@ -118,7 +122,11 @@ describe('ConfigEditor', () => {
 
   it.each<[string, SageOptions, boolean]>([
     ['a new data source', {}, false],
-    ['settings at their defaults', { maxConcurrency: DEFAULTS.maxConcurrency, httpMethod: 'POST', timeInterval: '' }, false],
+    [
+      'settings at their defaults',
+      { maxConcurrency: DEFAULTS.maxConcurrency, httpMethod: 'POST', timeInterval: '' },
+      false,
+    ],
     ['no allowed regions', { allowedRegions: [], regionEndpoints: {} }, false],
     ['a tuned knob', { maxConcurrency: 4 }, true],
     ['a tuned duration', { cacheFreshFor: '30s' }, true],
@@ -127,7 +135,9 @@ describe('ConfigEditor', () => {
     ['a price table', { priceTable: [{ instanceType: 'ml.g5.xlarge', usdPerHour: 1.4 }] }, true],
   ])('opens Advanced with %s: %s', (_, jsonData, open) => {
     renderEditor(settings({ authType: 'default', ...jsonData }), { advanced: false });
-    expect(screen.getByRole('button', { name: `${open ? 'Collapse' : 'Expand'} section Advanced` })).toBeInTheDocument();
+    expect(
+      screen.getByRole('button', { name: `${open ? 'Collapse' : 'Expand'} section Advanced` })
+    ).toBeInTheDocument();
     expect(Boolean(screen.queryByLabelText(/^Max concurrency/))).toBe(open);
   });
 

@@ -5,7 +5,7 @@ import { act, fireEvent, screen, waitFor, within } from '@testing-library/react'
 import { EXAMPLES } from '../examples';
 import { fakeResources, testDatasource } from '../testing';
 import { SageQuery } from '../types';
-import { renderQueryEditor } from './testing';
+import { renderQueryEditor, withComboboxLayout } from './testing';
 
 function setup(initial: SageQuery) {
   const fetcher = fakeResources({
@@ -18,6 +18,9 @@ function setup(initial: SageQuery) {
     EditorView.findFromDOM(screen.getByTestId('promql-editor').querySelector('.cm-editor') as HTMLElement)!;
   return { fetcher, changes, onRunQuery, view, last };
 }
+
+// The tests open Combobox lists.
+withComboboxLayout();
 
 describe('QueryEditor', () => {
   it('shows the query in the PromQL editor and writes edits back', () => {

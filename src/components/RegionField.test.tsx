@@ -7,7 +7,7 @@ import { fakeResources, TemplateVariable, testDatasource } from '../testing';
 import { SageQuery } from '../types';
 import { AnnotationQueryEditor } from './AnnotationQueryEditor';
 import { QueryEditor } from './QueryEditor';
-import { renderQueryEditor } from './testing';
+import { renderQueryEditor, withComboboxLayout } from './testing';
 
 const VARIABLES: Record<string, TemplateVariable> = {
   region: { value: ['us-west-2', 'eu-west-1'], multi: true },
@@ -45,6 +45,9 @@ async function pick(option: string) {
   }
   fireEvent.click(hit);
 }
+
+// The tests open Combobox lists.
+withComboboxLayout();
 
 describe('Region picker (PromQL)', () => {
   it('offers the regions resource and the dashboard variables; empty shows the default region', async () => {

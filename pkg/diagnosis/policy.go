@@ -3,7 +3,9 @@ package diagnosis
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/inferscope/sagemaker-datasource/pkg/awsapi"
 )
@@ -27,41 +29,86 @@ func (p Policy) tracksConcurrency() bool {
 	return p.Target > 0 && strings.Contains(p.Metric, "ConcurrentRequestsPerCopy")
 }
 
-// PolicySource reads the current autoscaling of a region's ICs, keyed by IC name; an IC
-// missing from the map has no scalable target. It is asked once per run, by the scaling
-// rule; its error (a missing permission) leaves the rule to judge without the policies.
-type PolicySource func(ctx context.Context) (map[string]Policy, error)
+// Policies are the ICs' autoscaling as one account's credentials read it. Application Auto
+// Scaling answers only for the caller's own account, so an IC of another account (a source
+// account of cross-account observability) has a policy this read cannot see.
+type Policies struct {
+	ICs map[ICKey]Policy
+	// Own are the accounts the read covers: those of the targets' ARNs (the caller's). Empty
+	// when there is no target at all: which account the read covers is then unknown.
+	Own []string
+	// CopiesAt is when the copies were read: they are the copies of that moment.
+	CopiesAt time.Time
+	// CopiesErr is why the copies could not be read (the inventory's error); nil when read.
+	CopiesErr error
+}
+
+// ICKey names an IC across accounts: two accounts may use one name.
+type ICKey struct{ Account, IC string }
+
+// of is ic's policy in account acct: registered when it has a scalable target, readable when
+// the read covers its account. A series without an account label is taken for the caller's
+// (a single-account setup), its IC found by name.
+func (p *Policies) of(acct, ic string) (pol Policy, registered, readable bool) {
+	if p == nil {
+		return Policy{}, false, false
+	}
+	if acct == "" {
+		for k, pol := range p.ICs {
+			if k.IC == ic {
+				return pol, true, true
+			}
+		}
+		return Policy{}, false, true
+	}
+	if !slices.Contains(p.Own, acct) {
+		return Policy{}, false, false
+	}
+	pol, registered = p.ICs[ICKey{acct, ic}]
+	return pol, registered, true
+}
+
+// PolicySource reads the current autoscaling of a region's ICs. It is asked once per run, by
+// the scaling rule; its error (a missing permission) leaves the rule to judge without the
+// policies.
+type PolicySource func(ctx context.Context) (*Policies, error)
 
 // AWSPolicies reads the policies through api (Application Auto Scaling) and the ICs' copies
-// from its inventory; an inventory that cannot be read leaves the copies unknown.
-func AWSPolicies(api awsapi.API) PolicySource {
-	return func(ctx context.Context) (map[string]Policy, error) {
+// from its inventory, as of now() (the emulator's clock in the rig); an inventory that cannot
+// be read leaves the copies unknown, and why.
+func AWSPolicies(api awsapi.API, now func() time.Time) PolicySource {
+	return func(ctx context.Context) (*Policies, error) {
 		targets, err := api.ScalingTargets(ctx)
 		if err != nil {
 			return nil, err
 		}
-		copies := map[string]int{}
-		if inv, err := api.Inventory(ctx); err == nil {
+		copies := map[ICKey]int{}
+		inv, err := api.Inventory(ctx)
+		if err == nil {
 			for _, ep := range inv.Endpoints {
 				for _, ic := range ep.Components {
-					copies[ic.Name] = ic.DesiredCopies
+					copies[ICKey{awsapi.AccountOf(ic.ARN), ic.Name}] = ic.DesiredCopies
 				}
 			}
+			err = inv.ComponentsErr
 		}
-		return policiesOf(targets, copies), nil
+		p := policiesOf(targets, copies)
+		p.CopiesAt, p.CopiesErr = now(), err
+		return p, nil
 	}
 }
 
 // policiesOf keeps the ICs' targets; of several concurrency policies on one IC the lowest
 // target scales out first, so it is the one that counts.
-func policiesOf(targets []awsapi.ScalableTarget, copies map[string]int) map[string]Policy {
-	out := map[string]Policy{}
+func policiesOf(targets []awsapi.ScalableTarget, copies map[ICKey]int) *Policies {
+	out := &Policies{ICs: map[ICKey]Policy{}}
 	for _, t := range targets {
-		if t.Dimension != awsapi.DimensionCopies {
-			continue
+		k := ICKey{t.Account, t.InferenceComponent}
+		if t.Account != "" && !slices.Contains(out.Own, t.Account) {
+			out.Own = append(out.Own, t.Account)
 		}
 		p := Policy{Min: t.Min, Max: t.Max, Copies: -1}
-		if n, ok := copies[t.InferenceComponent]; ok {
+		if n, ok := copies[k]; ok {
 			p.Copies = n
 		}
 		for _, sp := range t.Policies {
@@ -71,15 +118,23 @@ func policiesOf(targets []awsapi.ScalableTarget, copies map[string]int) map[stri
 				p.Metric, p.Target = c.Metric, c.Target
 			}
 		}
-		out[t.InferenceComponent] = p
+		out.ICs[k] = p
 	}
 	return out
+}
+
+// unreadable says why acct's policies are not in the read, for the report's warnings.
+func (p *Policies) unreadable(acct string) string {
+	if len(p.Own) == 0 {
+		return fmt.Sprintf("Application Auto Scaling returned no scalable target, so whether account %s is this data source's own (whose policies it reads) is unknown", acct)
+	}
+	return fmt.Sprintf("autoscaling policies of account %s are not readable with this data source's credentials (Application Auto Scaling answers only for the caller's own account, %s)", acct, strings.Join(p.Own, ", "))
 }
 
 // readPolicies reads the region's policies once per run (the scaling and the queueing rule
 // ask); nil when there is no source or it failed, which the report says: the rules then
 // infer the limit from the load.
-func (e *env) readPolicies(ctx context.Context) map[string]Policy {
+func (e *env) readPolicies(ctx context.Context) *Policies {
 	e.policyOnce.Do(func() {
 		if e.policies == nil {
 			return
@@ -94,8 +149,9 @@ func (e *env) readPolicies(ctx context.Context) map[string]Policy {
 	return e.policyMap
 }
 
-// policyTarget is the IC's policy target when the policy tracks concurrency per copy.
+// policyTarget is the IC's policy target when the policy tracks concurrency per copy. The
+// caller knows the IC by name only: a name two accounts share may give either's.
 func (e *env) policyTarget(ctx context.Context, ic string) (float64, bool) {
-	p := e.readPolicies(ctx)[ic]
+	p, _, _ := e.readPolicies(ctx).of("", ic)
 	return p.Target, p.tracksConcurrency()
 }

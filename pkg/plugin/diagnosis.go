@@ -3,6 +3,7 @@ package plugin
 import (
 	"context"
 	"net/url"
+	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
@@ -42,7 +43,7 @@ func (d *Datasource) runDiagnosis(ctx context.Context, q backend.DataQuery) back
 			regions[i].Querier = cachedQueries{rg}
 			regions[i].Prices = rg.priceOf(ctx)
 			if rg.aws != nil { // without it the scaling rule judges against the usual load
-				regions[i].Policies = diagnosis.AWSPolicies(rg.aws)
+				regions[i].Policies = diagnosis.AWSPolicies(rg.aws, time.Now)
 			}
 			built[name] = rg
 		}

@@ -3,7 +3,9 @@ package awsemu
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -35,12 +37,18 @@ type smNames struct {
 // serveSageMaker answers the SageMaker inventory operations in awsJson1_1.
 func (s *Server) serveSageMaker(c emulator.Call, body []byte) emulator.Response {
 	out, aerr := s.sageMaker(c.Operation, body)
+	return respondJSON(out, aerr, "InternalFailure")
+}
+
+// respondJSON renders an awsJson1_1 answer: the operation's error, else out; internal is the
+// service's error code for a failure of its own (an answer that does not encode).
+func respondJSON(out any, aerr *apiErr, internal string) emulator.Response {
 	if aerr != nil {
 		return jsonError(aerr)
 	}
 	b, err := json.Marshal(out)
 	if err != nil {
-		return jsonError(&apiErr{status: http.StatusInternalServerError, code: "InternalFailure", msg: "encoding the answer failed: " + err.Error()})
+		return jsonError(&apiErr{status: http.StatusInternalServerError, code: internal, msg: "encoding the answer failed: " + err.Error()})
 	}
 	return jsonResponse(http.StatusOK, b, "")
 }
@@ -73,9 +81,67 @@ func (s *Server) sageMaker(op string, body []byte) (any, *apiErr) {
 			return nil, aerr
 		}
 		return describeSageMaker(op, in, eps)
+	case "ListTags":
+		var in smListTagsInput
+		if aerr := decode(&in); aerr != nil {
+			return nil, aerr
+		}
+		return listTags(in, eps)
 	}
 	return nil, &apiErr{status: http.StatusBadRequest, code: "UnknownOperationException",
 		msg: fmt.Sprintf("the emulator does not serve SageMaker %s; it serves %s", op, strings.Join(sageMakerOps, ", "))}
+}
+
+// smListTagsInput is the request of ListTags.
+type smListTagsInput struct {
+	ResourceArn string
+	NextToken   string
+	MaxResults  *int64
+}
+
+type smTag struct{ Key, Value string }
+
+// listTags answers ListTags for an endpoint or inference component ARN, keys in order.
+func listTags(in smListTagsInput, eps []*endpoint) (any, *apiErr) {
+	size, bad := pageSize("MaxResults", in.MaxResults, 50, 50)
+	if bad != "" {
+		return nil, validation("%s", bad)
+	}
+	cur, ok := parseToken("ListTags", in.NextToken)
+	if !ok {
+		return nil, validation("Invalid pagination token: NextToken must come from a previous ListTags answer")
+	}
+	if in.ResourceArn == "" {
+		return nil, validation("ResourceArn is required: pass the ARN of an endpoint or inference component")
+	}
+	var tags map[string]string
+	found := false
+	for _, e := range eps {
+		if e.arn == in.ResourceArn {
+			tags, found = e.tags, true
+		}
+		for _, c := range e.components {
+			if c.arn == in.ResourceArn {
+				tags, found = c.tags, true
+			}
+		}
+	}
+	if !found {
+		return nil, validation("Could not find resource %q; ListTags takes the ARN of an existing endpoint or inference component", in.ResourceArn)
+	}
+	all := make([]smTag, 0, len(tags))
+	for _, k := range slices.Sorted(maps.Keys(tags)) {
+		all = append(all, smTag{k, tags[k]})
+	}
+	items, next := page("ListTags", all, cur, size)
+	out := map[string]any{"Tags": items}
+	if items == nil {
+		out["Tags"] = []smTag{}
+	}
+	if next != "" {
+		out["NextToken"] = next
+	}
+	return out, nil
 }
 
 // listItem is what the list operations filter and sort on.
@@ -206,7 +272,7 @@ func describeSageMaker(op string, in smNames, eps []*endpoint) (any, *apiErr) {
 						"InferenceComponentName": c.name, "InferenceComponentArn": c.arn, "InferenceComponentStatus": c.status,
 						"EndpointName": c.endpoint, "EndpointArn": c.endpointARN, "VariantName": c.variant,
 						"CreationTime": epoch(c.created), "LastModifiedTime": epoch(c.modified),
-						"Specification": map[string]any{"ModelName": c.model,
+						"Specification": map[string]any{"ModelName": c.model, "Container": map[string]any{"DeployedImage": map[string]any{"SpecifiedImage": c.image}},
 							"ComputeResourceRequirements": map[string]any{"NumberOfAcceleratorDevicesRequired": float64(c.gpus), "MinMemoryRequiredInMb": 1024}},
 						"RuntimeConfig": map[string]any{"CurrentCopyCount": c.copies, "DesiredCopyCount": c.copies},
 					}, nil

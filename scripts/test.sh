@@ -4,7 +4,8 @@
 # a short fuzz of every Go fuzz target, the frontend's typecheck, lint, tests and build,
 # the compatibility of the frontend with the oldest and newest Grafana APIs (levitate), the
 # editors in headless Chromium (scripts/browser-test.sh, when /usr/bin/chromium exists),
-# and the release package check. Usage: scripts/test.sh   (FUZZTIME=10s to fuzz longer)
+# and the release package check. Usage: scripts/test.sh   (FUZZTIME=10s to fuzz longer;
+# INFERSCOPE_LONG=1 runs the rig's long sweeps in full, CI runs a daily sample: docs/testing.md)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # Two modules: the plugin (root) and the test rig (rig/: emulator, simulated fleet, the

@@ -20,6 +20,7 @@ import (
 	"github.com/inferscope/sagemaker-datasource/pkg/plugin"
 	sc "github.com/inferscope/sagemaker-datasource/pkg/semconv"
 	"github.com/inferscope/sagemaker-datasource/rig/fleet"
+	"github.com/inferscope/sagemaker-datasource/rig/itest/dstest"
 	"github.com/inferscope/sagemaker-datasource/rig/stack"
 )
 
@@ -63,13 +64,11 @@ type fleetRun struct {
 	points   int64
 }
 
+// Tests only read the stack, so one per scenario serves the whole package (dstest.Shared);
+// each gets its own data source, so no cache carries over between them.
 func startFleet(t *testing.T, scenario string) *fleetRun {
 	t.Helper()
-	st, err := stack.Start(context.Background(), stack.Options{Scenario: scenario, Seed: 42, History: 6 * time.Hour, End: stack.PinnedEnd})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
+	st := dstest.Shared(t, stack.Options{Scenario: scenario, Seed: 42, History: 6 * time.Hour, End: stack.PinnedEnd})
 	jsonData, secure := st.DataSourceSettings()
 	// A new data source's settings: what it takes to reach the stack, nothing tuned (the
 	// stack's provisioning also sets the min step; a user's new data source does not).

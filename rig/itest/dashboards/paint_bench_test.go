@@ -22,6 +22,7 @@ import (
 
 	"github.com/inferscope/sagemaker-datasource/pkg/plugin"
 	"github.com/inferscope/sagemaker-datasource/rig/fleet"
+	"github.com/inferscope/sagemaker-datasource/rig/itest/dstest"
 	"github.com/inferscope/sagemaker-datasource/rig/stack"
 )
 
@@ -48,7 +49,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv(emulatorChildEnv) != "" {
 		os.Exit(serveEmulator())
 	}
-	os.Exit(m.Run())
+	os.Exit(dstest.Main(m)) // closes the stacks the tests shared
 }
 
 // serveEmulator runs the benches' emulator until stdin closes (the parent ended).

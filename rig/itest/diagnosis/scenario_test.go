@@ -271,6 +271,8 @@ func TestHealthyAroundTheClock(t *testing.T) {
 	for h := 0; h < 24; h += 2 {
 		now := time.Date(2026, 12, 1, h, 0, 0, 0, time.UTC)
 		t.Run(now.Format("15:04"), func(t *testing.T) {
+			// Each hour has its own stack.
+			t.Parallel()
 			rg := startRegion(t, fleet.Default(), "healthy", 9, now) // 6 h before the range: the scaling baseline
 			for _, policies := range []PolicySource{nil, rg.Policies} {
 				r, err := diagnoseIn(Region{Querier: rg.Querier, Policies: policies}, Scope{}, now.Add(-3*time.Hour), now, DefaultConfig())
@@ -297,6 +299,7 @@ func TestScenarioRanges(t *testing.T) {
 	}
 	for _, x := range scenarioTable {
 		t.Run(x.scenario, func(t *testing.T) {
+			t.Parallel() // each scenario has its own stack
 			q := startStack(t, fleet.Default(), x.scenario, 6)
 			for _, rng := range []time.Duration{time.Hour, 2 * time.Hour, 6 * time.Hour} {
 				r, err := Run(context.Background(), q, Scope{}, scenarioNow.Add(-rng), scenarioNow, DefaultConfig())

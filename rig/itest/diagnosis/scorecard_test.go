@@ -13,6 +13,7 @@ import (
 	. "github.com/inferscope/sagemaker-datasource/pkg/diagnosis"
 	"github.com/inferscope/sagemaker-datasource/rig/emulator"
 	"github.com/inferscope/sagemaker-datasource/rig/fleet"
+	"github.com/inferscope/sagemaker-datasource/rig/itest/dstest"
 	"github.com/inferscope/sagemaker-datasource/rig/simulator"
 )
 
@@ -20,6 +21,9 @@ const (
 	backfillMargin = 30 * time.Minute // history before the range, for the windows' look-back
 	instanceSteps  = 2500             // instances × backfill steps of the largest case
 )
+
+// scorecardStride: the sample runs every fifth case of each scenario (66 or 77 of 341).
+const scorecardStride = 5
 
 // A scorecard case: a fleet written from scratch, an incident placed at some time before the
 // end of the range, the range and the publish period. Everything derives from the seed.
@@ -129,12 +133,18 @@ func judge(c scoreCase, r Report) (bool, string) {
 // goes to README.md ("Scorecard"). SCORECARD_CASES changes the number of cases per scenario
 // (at most 100), SCORECARD_BLOCK draws another block of seeds (block b uses seeds
 // 1000·scenario + 100·b + 1 …, so blocks never overlap), SCORECARD_SEED runs one case and
-// prints its findings.
+// prints its findings. Without INFERSCOPE_LONG=1 (or one of those) every fifth case runs, a
+// different fifth each day (dstest.Sweep).
 func TestScorecard(t *testing.T) {
 	if testing.Short() {
 		t.Skip("backfills hundreds of generated fleets")
 	}
 	perScenario, block := 31, 0 // 11 scored scenarios × 31 = 341 cases
+	// Without INFERSCOPE_LONG=1 a fifth of each scenario's cases, another fifth each day.
+	sweep, stride := dstest.NewSweep(t), scorecardStride
+	if os.Getenv("SCORECARD_CASES") != "" || os.Getenv("SCORECARD_SEED") != "" {
+		stride = 1 // asked for by number or seed: run exactly those
+	}
 	if n, err := fmt.Sscan(os.Getenv("SCORECARD_CASES"), &perScenario); n == 1 && err == nil {
 		t.Logf("%d cases per scenario", perScenario)
 	}
@@ -165,7 +175,7 @@ func TestScorecard(t *testing.T) {
 			score[sc.Name] = &tally{}
 			for k := range perScenario {
 				seed := uint64(1000*i + 100*block + k + 1)
-				if only := os.Getenv("SCORECARD_SEED"); only != "" && only != fmt.Sprint(seed) {
+				if only := os.Getenv("SCORECARD_SEED"); (only != "" && only != fmt.Sprint(seed)) || !sweep.Takes(k, stride) {
 					continue
 				}
 				t.Run(fmt.Sprint(seed), func(t *testing.T) {

@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
 	"github.com/inferscope/sagemaker-datasource/pkg/awsapi"
 	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
+	"github.com/inferscope/sagemaker-datasource/pkg/fanout"
 	"github.com/inferscope/sagemaker-datasource/pkg/models"
 	"github.com/inferscope/sagemaker-datasource/pkg/panics"
 )
@@ -61,22 +61,11 @@ func parallel(what string, calls ...func() error) []error {
 
 // parallelN is parallel with at most n calls running at a time.
 func parallelN(what string, n int, calls ...func() error) []error {
-	errs := make([]error, len(calls))
-	sem := make(chan struct{}, max(n, 1))
-	var wg sync.WaitGroup
-	for i, call := range calls {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			defer panics.Recover(func(p *panics.Error) {
-				logError(what+" panicked", "panic", fmt.Sprint(p.Value), "stack", string(p.Stack))
-				errs[i] = p
-			})
-			errs[i] = call()
-		}()
+	errs := fanout.Each(context.Background(), n, calls, func(_ context.Context, _ int, call func() error) error { return call() })
+	for _, err := range errs {
+		if p, ok := err.(*panics.Error); ok {
+			logError(what+" panicked", "panic", fmt.Sprint(p.Value), "stack", string(p.Stack))
+		}
 	}
-	wg.Wait()
 	return errs
 }

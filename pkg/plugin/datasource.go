@@ -13,6 +13,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend/instancemgmt"
 
 	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
+	"github.com/inferscope/sagemaker-datasource/pkg/fanout"
 	"github.com/inferscope/sagemaker-datasource/pkg/models"
 	"github.com/inferscope/sagemaker-datasource/pkg/panics"
 	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
@@ -219,33 +220,29 @@ func concurrencyLimit(ctx context.Context) int {
 // query becomes that query's error and leaves the others alone.
 func runQueries(ctx context.Context, req *backend.QueryDataRequest, limit int, run func(context.Context, backend.DataQuery) backend.DataResponse) *backend.QueryDataResponse {
 	results := make([]backend.DataResponse, len(req.Queries))
-	sem := make(chan struct{}, max(limit, 1))
-	var wg sync.WaitGroup
-	for i, q := range req.Queries {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			defer panics.Recover(queryPanicked(q.RefID, &results[i]))
-			results[i] = run(ctx, q)
-		}()
-	}
-	wg.Wait()
+	errs := fanout.Each(ctx, max(limit, 1), req.Queries, func(ctx context.Context, i int, q backend.DataQuery) error {
+		results[i] = run(ctx, q)
+		return nil
+	})
 	resp := backend.NewQueryDataResponse()
 	for i, q := range req.Queries {
+		if errs[i] != nil {
+			results[i] = queryFailed(q.RefID, errs[i])
+		}
 		resp.Responses[q.RefID] = results[i]
 	}
 	return resp
 }
 
-// queryPanicked is the panic handler of every goroutine that runs (part of) a query
-// (`defer panics.Recover(queryPanicked(refID, &resp))`): the panic becomes that query's error
-// instead of a crashed plugin process.
-func queryPanicked(refID string, into *backend.DataResponse) func(*panics.Error) {
-	return func(p *panics.Error) {
+// queryFailed is the response of a query (or part of one) that did not run to its end: a
+// panic becomes an internal error the user can report (its stack goes to the log, not to
+// the panel) instead of a crashed plugin process; a request given up before the query
+// started is the caller's cancellation.
+func queryFailed(refID string, err error) backend.DataResponse {
+	if p, ok := err.(*panics.Error); ok {
 		logError("query panicked", "refId", refID, "panic", fmt.Sprint(p.Value), "stack", string(p.Stack))
-		*into = backend.ErrDataResponseWithSource(backend.StatusInternal, backend.ErrorSourcePlugin,
+		return backend.ErrDataResponseWithSource(backend.StatusInternal, backend.ErrorSourcePlugin,
 			fmt.Sprintf("internal error while running query %s; please report it", refID))
 	}
+	return backend.ErrDataResponseWithSource(backend.StatusTimeout, backend.ErrorSourceDownstream, err.Error())
 }

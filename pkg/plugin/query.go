@@ -6,14 +6,13 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
+	"github.com/inferscope/sagemaker-datasource/pkg/fanout"
 	"github.com/inferscope/sagemaker-datasource/pkg/models"
-	"github.com/inferscope/sagemaker-datasource/pkg/panics"
 	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
 	"github.com/inferscope/sagemaker-datasource/pkg/rcache"
 	"github.com/inferscope/sagemaker-datasource/pkg/semconv"
@@ -50,21 +49,20 @@ func (d *Datasource) runPromQL(ctx context.Context, dq backend.DataQuery) backen
 	// Named regions: one call (pair) per region at once, each answer's series labelled
 	// with the region it came from where they lack the label.
 	resps := make([]backend.DataResponse, len(regions))
-	var wg sync.WaitGroup
-	for i, region := range regions {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer panics.Recover(queryPanicked(q.RefID, &resps[i]))
-			rg, err := d.regional(ctx, region)
-			if err != nil {
-				resps[i] = problemResponse(refused(err))
-				return
-			}
-			resps[i] = d.runPromQLIn(ctx, rg, q, expr, iv, data.Labels{semconv.LabelRegion: region})
-		}()
+	errs := fanout.Each(ctx, 0, regions, func(ctx context.Context, i int, region string) error {
+		rg, err := d.regional(ctx, region)
+		if err != nil {
+			resps[i] = problemResponse(refused(err))
+			return nil
+		}
+		resps[i] = d.runPromQLIn(ctx, rg, q, expr, iv, data.Labels{semconv.LabelRegion: region})
+		return nil
+	})
+	for i, err := range errs {
+		if err != nil {
+			resps[i] = queryFailed(q.RefID, err)
+		}
 	}
-	wg.Wait()
 	return mergeRegions(regions, resps)
 }
 
@@ -102,14 +100,13 @@ func mergeRegions(regions []string, resps []backend.DataResponse) backend.DataRe
 // and their frames share the query's refId and response.
 func (d *Datasource) runPromQLIn(ctx context.Context, rg *regional, q *models.Query, expr string, iv models.Interval, labels data.Labels) backend.DataResponse {
 	var (
-		wg                  sync.WaitGroup
 		rangeResp, instResp backend.DataResponse
+		calls               []func(context.Context) error
+		into                []*backend.DataResponse
 	)
 	if q.Range {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer panics.Recover(queryPanicked(q.RefID, &rangeResp))
+		into = append(into, &rangeResp)
+		calls = append(calls, func(ctx context.Context) error {
 			// Aligned to the step (in the panel's time zone) so refreshes hit the same samples.
 			start := models.AlignToStep(q.TimeRange.From, iv.Step, q.UTCOffsetSec)
 			end := models.AlignToStep(q.TimeRange.To, iv.Step, q.UTCOffsetSec)
@@ -123,13 +120,12 @@ func (d *Datasource) runPromQLIn(ctx context.Context, rg *regional, q *models.Qu
 				annotateCache(rangeResp.Frames, served)
 				d.annotateCost(rangeResp.Frames, expr, served)
 			}
-		}()
+			return nil
+		})
 	}
 	if q.Instant {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer panics.Recover(queryPanicked(q.RefID, &instResp))
+		into = append(into, &instResp)
+		calls = append(calls, func(ctx context.Context) error {
 			a, served, err := rg.queryInstant(ctx, expr, q.TimeRange.To)
 			instResp = rg.frames(q.RefID, frameOptions{Expr: expr, LegendFormat: q.LegendFormat, Step: iv.Step, AddLabels: labels, End: q.TimeRange.To}, a, err)
 			if instResp.Error == nil {
@@ -141,9 +137,14 @@ func (d *Datasource) runPromQLIn(ctx context.Context, rg *regional, q *models.Qu
 				annotateCache(instResp.Frames, r)
 				d.annotateCost(instResp.Frames, expr, r)
 			}
-		}()
+			return nil
+		})
 	}
-	wg.Wait()
+	for i, err := range fanout.Calls(ctx, 0, calls...) {
+		if err != nil {
+			*into[i] = queryFailed(q.RefID, err)
+		}
+	}
 	switch {
 	case !q.Instant:
 		return rangeResp

@@ -10,7 +10,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
-	"github.com/inferscope/sagemaker-datasource/pkg/models"
+	"github.com/inferscope/sagemaker-datasource/pkg/querymodel"
 )
 
 // Frame turns a report into the table the Performance dashboard shows at its top: one row per
@@ -111,7 +111,7 @@ type diagnosisQuery struct {
 // scopeValue maps what a dashboard variable interpolates to: "All" and the usual all-values
 // forms mean no filter; a multi-value selection cannot be one scope.
 func scopeValue(field, v string) (string, error) {
-	if err := models.CheckLen("diagnosis query: "+field, v, models.MaxNameBytes); err != nil {
+	if err := querymodel.CheckLen("diagnosis query: "+field, v, querymodel.MaxNameBytes); err != nil {
 		return "", err
 	}
 	v = strings.TrimSpace(v)

@@ -12,18 +12,6 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 )
 
-// Views of a cost query: which table it answers.
-const (
-	CostViewSpend  = "spend"  // per endpoint, IC and instance type: instance-hours × price
-	CostViewTokens = "tokens" // per model and IC: USD per million output and input tokens
-	CostViewIdle   = "idle"   // GPUs with no copy and copies with near-zero traffic, per day
-	CostViewPrices = "prices" // the price of each instance type in the fleet, with its source and date
-	CostViewFit    = "fit"    // the hourly cost of one more copy on each instance type (the Will it fit? calculator)
-)
-
-// CostViews are the views, in the order messages name them.
-var CostViews = []string{CostViewSpend, CostViewTokens, CostViewIdle, CostViewPrices, CostViewFit}
-
 // maxGPUsPerCopy bounds the fit view's input: no instance has more GPUs.
 const maxGPUsPerCopy = 64
 

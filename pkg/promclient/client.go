@@ -21,8 +21,6 @@ import (
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"golang.org/x/time/rate"
-
-	"github.com/inferscope/sagemaker-datasource/pkg/models"
 )
 
 // CloudWatch's documented maxima for the limit parameter.
@@ -31,10 +29,19 @@ const (
 	MaxDiscoveryLimit = 10000
 )
 
-// Defaults of what the settings do not configure; MaxConcurrency, QueryRPS and Method
-// default to the settings' defaults (pkg/models). DefaultDiscoveryRPS stays below
-// CloudWatch's 10 discovery requests per second per account.
+// Defaults of the client. The first three are also the settings' defaults (pkg/models
+// re-exports them for the config editor); DefaultDiscoveryRPS stays below CloudWatch's 10
+// discovery requests per second per account.
 const (
+	DefaultHTTPMethod = http.MethodPost
+	// DefaultMaxConcurrency and DefaultRequestsPerSecond keep one data source well below
+	// CloudWatch's per-account limits (30 concurrent, 300 per second), leaving room for
+	// other clients. The limiter never sends more than requestsPerSecond in any one-second
+	// window, so its token buckets give about 14 at once and 18 a second after that at 30
+	// (docs/benchmarks.md, "Renovation").
+	DefaultMaxConcurrency    = 10
+	DefaultRequestsPerSecond = 30
+
 	DefaultDiscoveryRPS     = 5
 	DefaultMaxAttempts      = 4
 	DefaultBaseDelay        = 250 * time.Millisecond
@@ -57,16 +64,16 @@ type Options struct {
 	// so it signs the final request). nil means http.DefaultTransport.
 	Transport http.RoundTripper
 	// Method for query, query_range, labels and series: POST (form body) or GET; default
-	// models.DefaultHTTPMethod.
+	// DefaultHTTPMethod.
 	// Label values always use GET, the only method CloudWatch accepts there.
 	Method string
 	// QueryTimeout, when set, bounds each call including retries and is sent as timeout.
 	QueryTimeout time.Duration
 	// MaxConcurrency caps in-flight requests per class (queries, discovery). Default
-	// models.DefaultMaxConcurrency.
+	// DefaultMaxConcurrency.
 	MaxConcurrency int
 	// QueryRPS and DiscoveryRPS cap requests per class in any one-second window; defaults
-	// models.DefaultRequestsPerSecond and DefaultDiscoveryRPS, negative means unlimited.
+	// DefaultRequestsPerSecond and DefaultDiscoveryRPS, negative means unlimited.
 	QueryRPS, DiscoveryRPS float64
 	Retry                  RetryPolicy
 	// Sleep waits between retries; it must return early with ctx's error. Default: a timer.
@@ -115,7 +122,7 @@ func New(opts Options) (*Client, error) {
 	method := strings.ToUpper(strings.TrimSpace(opts.Method))
 	switch method {
 	case "":
-		method = models.DefaultHTTPMethod
+		method = DefaultHTTPMethod
 	case http.MethodPost, http.MethodGet:
 	default:
 		// pkg/models refuses the setting, naming it; reaching this is a programming error.
@@ -159,10 +166,10 @@ func New(opts Options) (*Client, error) {
 		c.now = time.Now
 	}
 	conc := opts.MaxConcurrency
-	fill(&conc, models.DefaultMaxConcurrency)
+	fill(&conc, DefaultMaxConcurrency)
 	for i, rps := range []float64{opts.QueryRPS, opts.DiscoveryRPS} {
 		if rps == 0 || math.IsNaN(rps) {
-			rps = []float64{models.DefaultRequestsPerSecond, DefaultDiscoveryRPS}[i]
+			rps = []float64{DefaultRequestsPerSecond, DefaultDiscoveryRPS}[i]
 		}
 		c.classes[i] = newScheduler(rps, conc)
 	}

@@ -22,16 +22,37 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/inferscope/sagemaker-datasource/pkg/models"
 	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
 )
 
-// Defaults of what the settings do not configure; MaxBytes defaults to the settings'
-// default (pkg/models).
+// Defaults of the cache; the first three are also the settings' defaults (pkg/models
+// re-exports them for the config editor).
 const (
+	// DefaultSizeMiB bounds each data source's results cache; 0 turns it off. The cache
+	// keeps decoded samples, about a quarter of the answers' JSON: the three dashboards of a
+	// 200-instance fleet over 6 h (50 MB of JSON) keep about 13 MB, so 128 MiB holds some ten
+	// such views (other ranges, steps, viewers), and a full cache with the plugin's GC
+	// headroom stays under 200 MB beside Grafana on its host (docs/configure.md).
+	DefaultSizeMiB = 128
+	// DefaultRefetchWindow: the newest part of an answer is fetched again on refresh
+	// until it is this old, since CloudWatch data can arrive minutes late.
+	DefaultRefetchWindow = 10 * time.Minute
+	DefaultFresh         = FreshOneStep
 	// DefaultLookupTTL bounds how long label and variable lookups are reused: the values
 	// of a dashboard's variables (endpoints, instance types) change far more slowly.
 	DefaultLookupTTL = 5 * time.Minute
+)
+
+// Options.Fresh values, as jsonData.cacheFreshFor spells them: a positive duration reuses an
+// answer for that long after it was fetched.
+const (
+	// FreshOneStep ("step", the zero value): an answer is reused until the second
+	// boundary of its step passes after it was fetched (the instant queries' step is
+	// timeInterval). CloudWatch publishes once per period and a step is at least that long,
+	// so a refreshed panel lacks at most its newest point.
+	FreshOneStep time.Duration = 0
+	// FreshNever ("0s"): every request fetches its new tail and the re-fetch window.
+	FreshNever time.Duration = -1
 )
 
 // Options configure a Cache; zero values mean the defaults, except RefetchWindow, which
@@ -41,14 +62,14 @@ type Options struct {
 	RefetchWindow time.Duration
 	// Fresh is how long an answer is served as it is, without asking upstream again
 	// (jsonData.cacheFreshFor as pkg/models reads it):
-	//   - models.CacheFreshOneStep (0, the default): until the second boundary of its step
+	//   - FreshOneStep (0, the default): until the second boundary of its step
 	//     (range) or of the instant step passes after it was fetched. CloudWatch publishes a series once per
 	//     period and the step is at least that period, so in that time at most one new step
 	//     of data can be complete: a served range answer lacks at most the request's newest
 	//     point, and its re-fetch window holds what had arrived when it was fetched;
 	//   - > 0: for that long after it was fetched (serving up to that many newer steps' worth
 	//     of points short), as Grafana's own query caching does;
-	//   - models.CacheFreshNever (< 0): every request fetches its new tail and the re-fetch window.
+	//   - FreshNever (< 0): every request fetches its new tail and the re-fetch window.
 	Fresh     time.Duration
 	LookupTTL time.Duration
 	// KeepFailure picks the failed answers that asking again at once would only repeat (an
@@ -110,7 +131,7 @@ type Cache struct {
 // New builds a cache.
 func New(opts Options) *Cache {
 	if opts.MaxBytes <= 0 {
-		opts.MaxBytes = models.DefaultCacheSizeMiB << 20
+		opts.MaxBytes = DefaultSizeMiB << 20
 	}
 	opts.RefetchWindow = max(opts.RefetchWindow, 0)
 	if opts.LookupTTL <= 0 {

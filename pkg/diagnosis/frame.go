@@ -142,15 +142,26 @@ func HandleQuery(ctx context.Context, regions []Region, query backend.DataQuery,
 	var m diagnosisQuery
 	if len(query.JSON) > 0 {
 		if err := json.Unmarshal(query.JSON, &m); err != nil {
-			return backend.DataResponse{Error: backend.DownstreamErrorf("diagnosis query: the query JSON is invalid (%v); send {\"endpoint\": \"...\", \"inferenceComponent\": \"...\"}", err)}
+			return InvalidQuery(err)
 		}
 	}
+	return HandleScope(ctx, regions, query, m.Endpoint, m.InferenceComponent, explain)
+}
+
+// InvalidQuery is the answer to a diagnosis query whose JSON could not be read.
+func InvalidQuery(err error) backend.DataResponse {
+	return backend.DataResponse{Error: backend.DownstreamErrorf("diagnosis query: the query JSON is invalid (%v); send {\"endpoint\": \"...\", \"inferenceComponent\": \"...\"}", err)}
+}
+
+// HandleScope is HandleQuery for a scope already read from the query's JSON (the plugin
+// decodes a query's JSON once), endpoint and component as written.
+func HandleScope(ctx context.Context, regions []Region, query backend.DataQuery, endpoint, component string, explain func(region string, err error) string) backend.DataResponse {
 	var scope Scope
 	var err error
-	if scope.Endpoint, err = scopeValue("endpoint", m.Endpoint); err != nil {
+	if scope.Endpoint, err = scopeValue("endpoint", endpoint); err != nil {
 		return backend.DataResponse{Error: backend.DownstreamError(err)}
 	}
-	if scope.InferenceComponent, err = scopeValue("inference component", m.InferenceComponent); err != nil {
+	if scope.InferenceComponent, err = scopeValue("inference component", component); err != nil {
 		return backend.DataResponse{Error: backend.DownstreamError(err)}
 	}
 	r, err := RunRegions(ctx, regions, scope, query.TimeRange.From, query.TimeRange.To, DefaultConfig())

@@ -1,7 +1,6 @@
 package models
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -25,23 +24,15 @@ type CostQuery struct {
 	TimeRange                       backend.TimeRange
 }
 
-type rawCostQuery struct {
-	rawHealthQuery
-	Account     json.RawMessage `json:"account"`
-	View        json.RawMessage `json:"view"`
-	GPUsPerCopy json.RawMessage `json:"gpusPerCopy"`
-}
-
 // ParseCostQuery decodes a cost query; errors name the field and the fix.
-func ParseCostQuery(dq backend.DataQuery) (*CostQuery, error) {
+func ParseCostQuery(dq backend.DataQuery) (*CostQuery, error) { return Decode(dq).Cost() }
+
+// Cost reads the model as a cost query (ParseCostQuery).
+func (m *Model) Cost() (*CostQuery, error) {
+	dq, raw := m.dq, &m.raw
 	ref := refName(dq.RefID)
-	js := bytes.TrimSpace(dq.JSON)
-	if len(js) == 0 || string(js) == "null" {
-		js = []byte("{}")
-	}
-	var raw rawCostQuery
-	if err := json.Unmarshal(js, &raw); err != nil {
-		return nil, fmt.Errorf("query %s: the query model is not a JSON object (%s): re-save the panel or fix the dashboard JSON", ref, jsonTypeProblem(err))
+	if m.err != nil {
+		return nil, m.notObject()
 	}
 	q := &CostQuery{RefID: dq.RefID, TimeRange: dq.TimeRange, GPUsPerCopy: 1}
 	var errs []error

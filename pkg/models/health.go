@@ -1,8 +1,6 @@
 package models
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -35,25 +33,18 @@ type HealthQuery struct {
 	TimeRange         backend.TimeRange
 }
 
-type rawHealthQuery struct {
-	Endpoint           json.RawMessage `json:"endpoint"`
-	InferenceComponent json.RawMessage `json:"inferenceComponent"`
-	ThresholdFallback  json.RawMessage `json:"thresholdFallback"`
-	Format             json.RawMessage `json:"format"`
-	Region             json.RawMessage `json:"region"`
-}
-
 // ParseHealthQuery decodes a query of type qt (one of alarms, alarmHistory, inventory).
 // Errors name the field and the fix.
 func ParseHealthQuery(dq backend.DataQuery, qt string) (*HealthQuery, error) {
+	return Decode(dq).Health(qt)
+}
+
+// Health reads the model as a query of type qt (ParseHealthQuery).
+func (m *Model) Health(qt string) (*HealthQuery, error) {
+	dq, raw := m.dq, &m.raw
 	ref := refName(dq.RefID)
-	js := bytes.TrimSpace(dq.JSON)
-	if len(js) == 0 || string(js) == "null" {
-		js = []byte("{}")
-	}
-	var raw rawHealthQuery
-	if err := json.Unmarshal(js, &raw); err != nil {
-		return nil, fmt.Errorf("query %s: the query model is not a JSON object (%s): re-save the panel or fix the dashboard JSON", ref, jsonTypeProblem(err))
+	if m.err != nil {
+		return nil, m.notObject()
 	}
 	q := &HealthQuery{RefID: dq.RefID, QueryType: qt, TimeRange: dq.TimeRange, Format: FormatTable}
 	var errs []error

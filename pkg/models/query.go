@@ -12,26 +12,8 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 )
 
-// QueryTypeOf is the type a query runs as: the request's queryType, else the model's; ""
-// is PromQL. An unknown type is refused, naming the known ones, rather than run as PromQL.
-func QueryTypeOf(dq backend.DataQuery) (string, error) {
-	qt := dq.QueryType
-	if qt == "" {
-		var m struct {
-			QueryType string `json:"queryType"`
-		}
-		_ = json.Unmarshal(dq.JSON, &m) // a broken model is ParseQuery's to report
-		qt = m.QueryType
-	}
-	switch qt {
-	case "", QueryTypePromQL:
-		return QueryTypePromQL, nil
-	case QueryTypeDiagnosis, QueryTypeAlarms, QueryTypeAlarmHistory, QueryTypeInventory, QueryTypeCost:
-		return qt, nil
-	}
-	return "", fmt.Errorf("query %s: queryType %q is unknown: use %s (or leave it empty for PromQL)",
-		refName(dq.RefID), truncateForMessage(qt), strings.Join(QueryTypes, ", "))
-}
+// QueryTypeOf is the type a query runs as (Model.Type).
+func QueryTypeOf(dq backend.DataQuery) (string, error) { return Decode(dq).Type() }
 
 // Time ranges outside these years are not CloudWatch data (it keeps 15 months) and
 // overflow step arithmetic; they are refused with a clear error.
@@ -102,9 +84,11 @@ func (q *Query) RequestInterval() time.Duration {
 	return time.Duration(q.IntervalMs) * time.Millisecond
 }
 
-// rawQuery is the JSON as stored. Fields whose type varies between Grafana versions,
-// provisioning files and hand-written dashboards are decoded leniently.
-type rawQuery struct {
+// rawModel is the JSON as stored: every key of every query type, in one flat struct so that
+// a query's JSON is decoded once (Decode) and a type error names its key. Fields whose type
+// varies between Grafana versions, provisioning files and hand-written dashboards are
+// decoded leniently by their type's parser.
+type rawModel struct {
 	RefID          string          `json:"refId"`
 	QueryType      string          `json:"queryType"`
 	Expr           json.RawMessage `json:"expr"`
@@ -117,18 +101,26 @@ type rawQuery struct {
 	UTCOffsetSec   json.RawMessage `json:"utcOffsetSec"`
 	IntervalMs     json.RawMessage `json:"intervalMs"`
 	MaxDataPoints  json.RawMessage `json:"maxDataPoints"`
+	// alarms, alarmHistory, inventory, cost and diagnosis
+	Endpoint           json.RawMessage `json:"endpoint"`
+	InferenceComponent json.RawMessage `json:"inferenceComponent"`
+	ThresholdFallback  json.RawMessage `json:"thresholdFallback"`
+	Format             json.RawMessage `json:"format"`
+	// cost
+	Account     json.RawMessage `json:"account"`
+	View        json.RawMessage `json:"view"`
+	GPUsPerCopy json.RawMessage `json:"gpusPerCopy"`
 }
 
 // ParseQuery decodes a backend.DataQuery. The time range, interval and max data points on
 // the DataQuery fill in what the JSON lacks. Errors name the field and the fix.
-func ParseQuery(dq backend.DataQuery) (*Query, error) {
-	var raw rawQuery
-	js := bytes.TrimSpace(dq.JSON)
-	if len(js) == 0 || string(js) == "null" {
-		js = []byte("{}")
-	}
-	if err := json.Unmarshal(js, &raw); err != nil {
-		return nil, fmt.Errorf("query %s: the query model is not a JSON object (%s): re-save the panel or fix the dashboard JSON", refName(dq.RefID), jsonTypeProblem(err))
+func ParseQuery(dq backend.DataQuery) (*Query, error) { return Decode(dq).PromQL() }
+
+// PromQL reads the model as a PromQL query (ParseQuery).
+func (m *Model) PromQL() (*Query, error) {
+	dq, raw := m.dq, &m.raw
+	if m.err != nil {
+		return nil, m.notObject()
 	}
 	q := &Query{
 		RefID:         dq.RefID,

@@ -32,8 +32,8 @@ const (
 // region of the query (at most regionsAtOnce regions at a time), each region's alarms joined
 // to its own inventory only, the rows merged into one frame. A region that fails is named in
 // the response's error; the other regions' rows stay.
-func (d *Datasource) runHealthQuery(ctx context.Context, dq backend.DataQuery, qt string) backend.DataResponse {
-	q, err := models.ParseHealthQuery(dq, qt)
+func (d *Datasource) runHealthQuery(ctx context.Context, m *models.Model, qt string) backend.DataResponse {
+	q, err := m.Health(qt)
 	if err != nil {
 		return problemResponse(refused(backend.DownstreamError(err)))
 	}

@@ -75,8 +75,8 @@ func (d *Datasource) costQueriesOf(q *models.CostQuery) costQueries {
 // PromQL (through the results cache), priced by the region's book (the price table, then the
 // AWS Price List), as the view's table. A region that fails is named in the error; the
 // others' rows stay.
-func (d *Datasource) runCost(ctx context.Context, dq backend.DataQuery) backend.DataResponse {
-	q, err := models.ParseCostQuery(dq)
+func (d *Datasource) runCost(ctx context.Context, m *models.Model) backend.DataResponse {
+	q, err := m.Cost()
 	if err != nil {
 		return problemResponse(refused(backend.DownstreamError(err)))
 	}

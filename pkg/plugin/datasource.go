@@ -164,8 +164,8 @@ func (d *Datasource) QueryData(ctx context.Context, req *backend.QueryDataReques
 	return resp, nil
 }
 
-// queryHandler answers one query of a request.
-type queryHandler func(d *Datasource, ctx context.Context, dq backend.DataQuery) backend.DataResponse
+// queryHandler answers one query of a request from its model, decoded once by route.
+type queryHandler func(d *Datasource, ctx context.Context, m *models.Model) backend.DataResponse
 
 // queryHandlers has a handler for each of models.QueryTypes.
 var queryHandlers = map[string]queryHandler{
@@ -179,22 +179,24 @@ var queryHandlers = map[string]queryHandler{
 
 // healthQuery is the handler of an alarms, alarmHistory or inventory query.
 func healthQuery(qt string) queryHandler {
-	return func(d *Datasource, ctx context.Context, dq backend.DataQuery) backend.DataResponse {
-		return d.runHealthQuery(ctx, dq, qt)
+	return func(d *Datasource, ctx context.Context, m *models.Model) backend.DataResponse {
+		return d.runHealthQuery(ctx, m, qt)
 	}
 }
 
 // route runs one query by its type's handler. An unknown type is refused, naming the known
-// ones (models.QueryTypeOf), before the settings' problem, which refuses every other query.
+// ones (Model.Type), before the settings' problem, which refuses every other query. The
+// query's JSON is decoded here, once, and the handler parses that.
 func (d *Datasource) route(ctx context.Context, dq backend.DataQuery) backend.DataResponse {
-	qt, err := models.QueryTypeOf(dq)
+	m := models.Decode(dq)
+	qt, err := m.Type()
 	switch {
 	case err != nil:
 		return problemResponse(refused(backend.DownstreamError(err)))
 	case d.setupErr != nil:
 		return problemResponse(refused(d.setupErr))
 	}
-	return queryHandlers[qt](d, ctx, dq)
+	return queryHandlers[qt](d, ctx, m)
 }
 
 // Dispose releases the instance's idle connections and its secrets' pins in the log

@@ -18,11 +18,12 @@ import (
 // results cache, and their errors reach the same edge as a panel's. A query naming regions
 // runs the rules in each, through that region's client, and ranks the findings together; one
 // naming none runs in the default region and its frame has no region column.
-func (d *Datasource) runDiagnosis(ctx context.Context, q backend.DataQuery) backend.DataResponse {
+func (d *Datasource) runDiagnosis(ctx context.Context, m *models.Model) backend.DataResponse {
+	q := m.Query()
 	if err := models.CheckTimeRange(q.RefID, q.TimeRange); err != nil {
 		return problemResponse(refused(backend.DownstreamError(err)))
 	}
-	field, err := models.QueryRegion(q)
+	field, err := m.Region()
 	if err != nil {
 		return problemResponse(refused(backend.DownstreamError(err)))
 	}
@@ -43,9 +44,12 @@ func (d *Datasource) runDiagnosis(ctx context.Context, q backend.DataQuery) back
 			built[name] = rg
 		}
 	}
-	resp := diagnosis.HandleQuery(ctx, regions, q, func(region string, err error) string {
-		return built[region].explain(err, "cloudwatch:GetMetricData").Message
-	})
+	resp := diagnosis.InvalidQuery(err)
+	if endpoint, component, err := m.Diagnosis(); err == nil {
+		resp = diagnosis.HandleScope(ctx, regions, q, endpoint, component, func(region string, err error) string {
+			return built[region].explain(err, "cloudwatch:GetMetricData").Message
+		})
+	}
 	if resp.Error != nil {
 		// Every region failed; the error is the first region's.
 		return built[names[0]].errorResponse(resp.Error)

@@ -21,8 +21,8 @@ import (
 // runPromQL answers one query: parse the model, work out the step and the $__ variables,
 // then run it in every region it names (see runPromQLIn); a query naming no region runs in
 // the default region, its series without a region label. route has checked the settings.
-func (d *Datasource) runPromQL(ctx context.Context, dq backend.DataQuery) backend.DataResponse {
-	q, err := models.ParseQuery(dq)
+func (d *Datasource) runPromQL(ctx context.Context, m *models.Model) backend.DataResponse {
+	q, err := m.PromQL()
 	if err != nil {
 		return problemResponse(refused(backend.DownstreamError(err)))
 	}

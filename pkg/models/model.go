@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
@@ -42,10 +43,10 @@ func (m *Model) Type() (string, error) {
 	if qt == "" {
 		qt = m.raw.QueryType
 	}
-	switch qt {
-	case "", QueryTypePromQL:
+	switch {
+	case qt == "":
 		return QueryTypePromQL, nil
-	case QueryTypeDiagnosis, QueryTypeAlarms, QueryTypeAlarmHistory, QueryTypeInventory, QueryTypeCost:
+	case slices.Contains(QueryTypes, qt):
 		return qt, nil
 	}
 	return "", fmt.Errorf("query %s: queryType %q is unknown: use %s (or leave it empty for PromQL)",

@@ -17,7 +17,6 @@ import (
 	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
 	"github.com/inferscope/sagemaker-datasource/pkg/cost"
 	"github.com/inferscope/sagemaker-datasource/pkg/diagnosis"
-	"github.com/inferscope/sagemaker-datasource/pkg/fault"
 	"github.com/inferscope/sagemaker-datasource/pkg/models"
 	"github.com/inferscope/sagemaker-datasource/pkg/pricing"
 	px "github.com/inferscope/sagemaker-datasource/pkg/promqlexpr"
@@ -85,43 +84,23 @@ func (d *Datasource) runCost(ctx context.Context, m *models.Model) backend.DataR
 		return problemResponse(refused(err))
 	}
 	cq := d.costQueriesOf(q)
-	ins := make([]cost.Input, len(regions))
-	rgs, errs := d.inRegions(ctx, "cost query", regions, func(ctx context.Context, i int, rg *regional) error {
-		in, err := rg.costInput(ctx, cq)
-		ins[i] = in
-		return err
+	parts := forRegions(ctx, d, q.RefID, regions, func(ctx context.Context, rg *regional) (cost.Input, error) {
+		return rg.costInput(ctx, cq)
 	})
-	var (
-		ok     []cost.Input
-		failed []string
-		first  *fault.Problem
-	)
-	for i, err := range errs {
-		if err == nil {
-			ok = append(ok, ins[i])
-			continue
-		}
-		p := rgs[i].explain(err, "cloudwatch:GetMetricData")
-		if q.Region == "" {
-			failed = append(failed, p.Message) // the default region, not named
-		} else {
-			failed = append(failed, "region "+regions[i]+": "+p.Message)
-		}
-		if first == nil {
-			first = &p
+	var ok []cost.Input
+	for _, p := range parts {
+		if p.failed == nil {
+			ok = append(ok, p.val)
 		}
 	}
-	var resp backend.DataResponse
+	var frames data.Frames
 	if len(ok) > 0 {
 		fr := costFrame(q.View, ok, q.GPUsPerCopy, q.Region != "")
 		fr.RefID = q.RefID
 		fr.Meta.ExecutedQueryString = "GPUs: " + cq.gpus + "\nOutput tokens: " + cq.output + "\nInput tokens: " + cq.input + "\nStep: " + models.FormatDuration(cq.step)
-		resp.Frames = data.Frames{fr}
+		frames = data.Frames{fr}
 	}
-	if first != nil {
-		resp.Error, resp.Status, resp.ErrorSource = errors.New(strings.Join(failed, "; ")), first.Status, first.Source
-	}
-	return resp
+	return mergeFailures(q.Region != "", parts, frames)
 }
 
 // costInput reads one region's GPU series, tokens and prices.
@@ -171,7 +150,7 @@ func (rg *regional) tokens(ctx context.Context, expr string, at time.Time, asInp
 // book is the region's prices: the settings' price table over the region's list prices. A
 // list that cannot be read (no permission, no endpoint, AWS failing) leaves gaps that say why.
 func (rg *regional) book(ctx context.Context) *pricing.Book {
-	b := pricing.NewBook(rg.d.settings.PriceTable)
+	b := pricing.NewBook(rg.priceTable)
 	if rg.prices == nil {
 		b.AddList(rg.region, nil, rg.pricesErr)
 		return b

@@ -44,20 +44,15 @@ type Datasource struct {
 
 	// home is the default region's clients, built with the instance; other regions are
 	// built on first use (regions.go). Nil while setupErr is set.
-	home          *regional
-	allowed       []string // the regions queries may name (models.Settings.Allowed)
-	shared        Shared
-	factory       ClientFactory
-	awsFactory    AWSFactory
-	pricesFactory PricesFactory
-	regionsMu     sync.Mutex
-	regions       map[string]*regionSlot
-	probe         regionProbe       // the regions resource's cached answer
-	redact        *awsauth.Redactor // the one redaction step; learns what the signer uses
-	unpinLog      func()            // releases this instance's secureJsonData from logSecrets
-	dispose       func()
-	uid           string        // keys the results cache, so data sources never share answers
-	cache         *rcache.Cache // nil when jsonData.cacheSizeMiB is 0
+	home      *regional
+	allowed   []string // the regions queries may name (models.Settings.Allowed)
+	build     regionFactory
+	regionsMu sync.Mutex
+	regions   map[string]*regionSlot
+	probe     regionProbe       // the regions resource's cached answer
+	redact    *awsauth.Redactor // the one redaction step; learns what the signer uses
+	unpinLog  func()            // releases this instance's secureJsonData from logSecrets
+	dispose   func()
 	// healthTimeout bounds Save & test; tests shorten it.
 	healthTimeout time.Duration
 }
@@ -89,7 +84,7 @@ func New(ctx context.Context, settings backend.DataSourceInstanceSettings, facto
 	// secureJsonData is pinned: no number of rotated credentials, here or in another
 	// instance sharing the log redactor, evicts it. Dispose drops the log's pins.
 	d := &Datasource{redact: awsauth.NewRedactor(secure...), healthTimeout: defaultHealthTimeout,
-		factory: factory, awsFactory: o.aws, pricesFactory: o.prices, regions: map[string]*regionSlot{}}
+		build: regionFactory{client: factory, aws: o.aws, prices: o.prices}, regions: map[string]*regionSlot{}}
 	d.dispose = d.closeRegions
 	d.unpinLog = logSecrets.Pin(secure...)
 
@@ -99,9 +94,9 @@ func New(ctx context.Context, settings backend.DataSourceInstanceSettings, facto
 		return d, nil
 	}
 	d.settings = s
-	d.uid = settings.UID
+	d.build.settings, d.build.uid = s, settings.UID
 	if s.CacheSizeMiB > 0 {
-		d.cache = rcache.New(rcache.Options{MaxBytes: int64(s.CacheSizeMiB) << 20, RefetchWindow: s.CacheRefetchWindow, Fresh: s.CacheFreshFor,
+		d.build.cache = rcache.New(rcache.Options{MaxBytes: int64(s.CacheSizeMiB) << 20, RefetchWindow: s.CacheRefetchWindow, Fresh: s.CacheFreshFor,
 			KeepFailure: overLimit})
 	}
 	// Endpoints first: a bad endpoint is reported even when the credentials are bad too.
@@ -114,12 +109,12 @@ func New(ctx context.Context, settings backend.DataSourceInstanceSettings, facto
 		d.setupErr = err
 		return d, nil
 	}
-	d.shared = Shared{
+	d.build.shared = Shared{
 		Creds: creds,
 		Seen:  sinks{d.redact, logSecrets},
 	}
 	d.allowed = s.Allowed()
-	if d.home, err = d.buildRegional(ctx, ""); err != nil {
+	if d.home, err = d.build.build(ctx, ""); err != nil {
 		d.setupErr = err
 	}
 	return d, nil
@@ -243,8 +238,13 @@ func runQueries(ctx context.Context, req *backend.QueryDataRequest, limit int, r
 func queryFailed(refID string, err error) backend.DataResponse {
 	if p, ok := err.(*panics.Error); ok {
 		logError("query panicked", "refId", refID, "panic", fmt.Sprint(p.Value), "stack", string(p.Stack))
-		return backend.ErrDataResponseWithSource(backend.StatusInternal, backend.ErrorSourcePlugin,
-			fmt.Sprintf("internal error while running query %s; please report it", refID))
+		return internalError(refID)
 	}
 	return backend.ErrDataResponseWithSource(backend.StatusTimeout, backend.ErrorSourceDownstream, err.Error())
+}
+
+// internalError is the response of a query that met a bug of the plugin (a recovered panic).
+func internalError(refID string) backend.DataResponse {
+	return backend.ErrDataResponseWithSource(backend.StatusInternal, backend.ErrorSourcePlugin,
+		fmt.Sprintf("internal error while running query %s; please report it", refID))
 }

@@ -2,10 +2,8 @@ package plugin
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"regexp"
-	"strings"
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
@@ -39,60 +37,29 @@ func (d *Datasource) runPromQL(ctx context.Context, m *models.Model) backend.Dat
 		return problemResponse(refused(backend.DownstreamError(err)))
 	}
 	expr := iv.Interpolate(q.Expr)
-	if q.Region == "" {
-		return d.runPromQLIn(ctx, d.home, q, expr, iv, nil)
-	}
 	regions, err := d.regionsOf(q.RefID, q.Region)
 	if err != nil {
 		return problemResponse(refused(err))
 	}
-	// Named regions: one call (pair) per region at once, each answer's series labelled
-	// with the region it came from where they lack the label.
-	resps := make([]backend.DataResponse, len(regions))
-	errs := fanout.Each(ctx, 0, regions, func(ctx context.Context, i int, region string) error {
-		rg, err := d.regional(ctx, region)
-		if err != nil {
-			resps[i] = problemResponse(refused(err))
-			return nil
+	// A query naming regions labels each answer's series with the region it came from,
+	// where they lack the label.
+	named := q.Region != ""
+	parts := forRegions(ctx, d, q.RefID, regions, func(ctx context.Context, rg *regional) (data.Frames, error) {
+		var labels data.Labels
+		if named {
+			labels = data.Labels{semconv.LabelRegion: rg.region}
 		}
-		resps[i] = d.runPromQLIn(ctx, rg, q, expr, iv, data.Labels{semconv.LabelRegion: region})
-		return nil
+		resp := d.runPromQLIn(ctx, rg, q, expr, iv, labels)
+		if resp.Error != nil {
+			return nil, &failedResponse{resp}
+		}
+		return resp.Frames, nil
 	})
-	for i, err := range errs {
-		if err != nil {
-			resps[i] = queryFailed(q.RefID, err)
-		}
+	var frames data.Frames
+	for _, p := range parts {
+		frames = append(frames, p.val...)
 	}
-	return mergeRegions(regions, resps)
-}
-
-// mergeRegions is one response from the regions' responses: frames in region order; a
-// region that failed is named in the error ("region us-west-2: …", several joined by "; ")
-// and the other regions' frames are kept. The status is the first failure's.
-func mergeRegions(regions []string, resps []backend.DataResponse) backend.DataResponse {
-	var (
-		out    backend.DataResponse
-		failed []string
-		first  *backend.DataResponse
-	)
-	for i := range resps {
-		r := &resps[i]
-		if r.Error == nil {
-			out.Frames = append(out.Frames, r.Frames...)
-			continue
-		}
-		failed = append(failed, "region "+regions[i]+": "+r.Error.Error())
-		if first == nil {
-			first = r
-		}
-	}
-	if first != nil {
-		out.Error, out.Status, out.ErrorSource = errors.New(strings.Join(failed, "; ")), first.Status, first.ErrorSource
-		if len(out.Frames) == 0 {
-			out.Frames = first.Frames // the executed query, for the inspector
-		}
-	}
-	return out
+	return mergeFailures(named, parts, frames)
 }
 
 // runPromQLIn runs the range and/or instant query in one region and converts the answers
@@ -192,11 +159,11 @@ func withCachePolicy(ctx context.Context, req *backend.QueryDataRequest) context
 	return ctx
 }
 
-func (d *Datasource) cacheFor(ctx context.Context) *rcache.Cache {
+func (rg *regional) cacheFor(ctx context.Context) *rcache.Cache {
 	if skip, _ := ctx.Value(noCacheKey{}).(bool); skip {
 		return nil
 	}
-	return d.cache
+	return rg.cache
 }
 
 // queryRange runs a range query, through the results cache when there is one: only the
@@ -207,7 +174,7 @@ func (rg *regional) queryRange(ctx context.Context, expr string, start, end time
 		var a promclient.Answer
 		return &a, rg.client.QueryRange(ctx, expr, s, e, step, 0, promclient.DecodeAnswer(&a))
 	}
-	c := rg.d.cacheFor(ctx)
+	c := rg.cacheFor(ctx)
 	if c == nil {
 		a, err := fetch(ctx, start, end)
 		return a, rcache.Result{Outcome: rcache.Bypass, Fetches: 1}, err
@@ -223,12 +190,12 @@ func (rg *regional) queryInstant(ctx context.Context, expr string, t time.Time) 
 		var a promclient.Answer
 		return &a, rg.client.Query(ctx, expr, t, 0, promclient.DecodeAnswer(&a))
 	}
-	c := rg.d.cacheFor(ctx)
+	c := rg.cacheFor(ctx)
 	if c == nil {
 		a, err := fetch(ctx)
 		return a, rcache.Bypass, err
 	}
-	return c.Instant(ctx, rg.cacheID, expr, t, rg.d.sampleInterval(), fetch)
+	return c.Instant(ctx, rg.cacheID, expr, t, rg.sampleInterval, fetch)
 }
 
 // cacheStatPrefix starts the name of the stat that says how the results cache served a

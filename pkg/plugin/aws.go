@@ -40,7 +40,11 @@ const awsCacheTTL = 15 * time.Second
 // NewAWSAPI is the production AWSFactory: pkg/awsapi's client on the data source's shared
 // credentials and the region's endpoint, behind its brief per-region cache.
 func NewAWSAPI(_ context.Context, _ *models.Settings, ep awsauth.Endpoint, sh Shared) (awsapi.API, error) {
-	return awsapi.Cached(awsapi.NewWithCredentials(sh.Creds, ep, sh.Seen), awsCacheTTL, nil), nil
+	t, err := sh.transport()
+	if err != nil {
+		return nil, err
+	}
+	return awsapi.Cached(awsapi.NewWithCredentials(sh.Creds, ep, sh.Seen, awsapi.WithTransport(t)), awsCacheTTL, nil), nil
 }
 
 // awsErr marks a failure of an AWS call as the user's side (AWS, the network, the IAM

@@ -33,7 +33,11 @@ func WithPrices(f PricesFactory) Option { return func(o *options) { o.prices = f
 // NewPrices is the production PricesFactory: pkg/awsapi's GetProducts client, each region's
 // list kept for a day.
 func NewPrices(_ *models.Settings, ep awsauth.Endpoint, sh Shared) (awsapi.PriceLister, error) {
-	p, err := awsapi.NewPrices(sh.Creds, ep, sh.Seen)
+	t, err := sh.transport()
+	if err != nil {
+		return nil, err
+	}
+	p, err := awsapi.NewPrices(sh.Creds, ep, sh.Seen, awsapi.WithTransport(t))
 	if err != nil {
 		return nil, err
 	}

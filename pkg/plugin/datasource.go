@@ -109,9 +109,15 @@ func New(ctx context.Context, settings backend.DataSourceInstanceSettings, facto
 		d.setupErr = err
 		return d, nil
 	}
+	proxied, err := proxyTransport(ctx, settings)
+	if err != nil {
+		d.setupErr = err
+		return d, nil
+	}
 	d.build.shared = Shared{
-		Creds: creds,
-		Seen:  sinks{d.redact, logSecrets},
+		Creds:     creds,
+		Seen:      sinks{d.redact, logSecrets},
+		Transport: proxied,
 	}
 	d.allowed = s.Allowed()
 	if d.home, err = d.build.build(ctx, ""); err != nil {
@@ -125,7 +131,10 @@ func New(ctx context.Context, settings backend.DataSourceInstanceSettings, facto
 // signing for the region last, and the traffic-shaping client on top (its limiter the
 // region's own).
 func NewClient(_ context.Context, s *models.Settings, ep awsauth.Endpoint, sh Shared) (Upstream, error) {
-	transport := http.DefaultTransport.(*http.Transport).Clone()
+	transport, err := sh.transport()
+	if err != nil {
+		return nil, err
+	}
 	c, err := promclient.New(promclient.Options{
 		BaseURL:        ep.URL,
 		Transport:      awsauth.Transport(transport, sh.Creds, ep, sh.Seen),

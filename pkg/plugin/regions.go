@@ -3,6 +3,7 @@ package plugin
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"net/url"
 	"slices"
 	"sync"
@@ -26,6 +27,19 @@ type Shared struct {
 	Creds aws.CredentialsProvider
 	// Seen learns every credential signed with, for redaction.
 	Seen awsauth.SecretSink
+	// Transport makes a client's innermost transport (each client its own, so Dispose
+	// closes its idle connections): HTTPS_PROXY and the rest of the environment's proxy
+	// settings, and the secure socks proxy when Grafana gives the data source one. nil
+	// means a clone of http.DefaultTransport.
+	Transport func() (*http.Transport, error)
+}
+
+// transport is sh.Transport's, or a clone of http.DefaultTransport (which reads HTTPS_PROXY).
+func (sh Shared) transport() (*http.Transport, error) {
+	if sh.Transport == nil {
+		return http.DefaultTransport.(*http.Transport).Clone(), nil
+	}
+	return sh.Transport()
 }
 
 // regional is one region's handle: its own endpoint, PromQL client (with its own limiter,

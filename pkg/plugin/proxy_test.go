@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
@@ -165,5 +166,17 @@ func TestSecureSocksProxy(t *testing.T) {
 				t.Errorf("the alarms query's connection through the proxy: %v, want %v (proxy saw %v)", more, tt.enabled, socks.seen())
 			}
 		})
+	}
+}
+
+// A proxy username that is not a string is refused with the key and the fix, not a panic.
+func TestSecureSocksProxyUsernameType(t *testing.T) {
+	s := testSettings(`{"authType":"keys","defaultRegion":"us-east-1","endpoint":"http://127.0.0.1:9","enableSecureSocksProxy":true,"secureSocksProxyUsername":5}`)
+	ctx := backend.WithGrafanaConfig(context.Background(), backend.NewGrafanaCfg(map[string]string{
+		proxy.PluginSecureSocksProxyEnabled: "true", proxy.PluginSecureSocksProxyAllowInsecure: "true",
+	}))
+	d := newRealDatasource(t, ctx, s)
+	if d.setupErr == nil || !strings.Contains(d.setupErr.Error(), "secureSocksProxyUsername must be a string") {
+		t.Errorf("setup error %v, want one naming secureSocksProxyUsername", d.setupErr)
 	}
 }

@@ -226,7 +226,7 @@ func runRegion(ctx context.Context, q Querier, prices func(string) (pricing.Pric
 				fs[i].PanelLink = panelLink(r.panel, fs[i].Target, start, end)
 			}
 		}
-		findings = append(findings, capFindings(fs, cfg.MaxFindingsPerRule)...)
+		findings = append(findings, capFindings(fs, maxFindingsPerRule)...)
 	}
 	findings = foldRejections(findings)
 	e.overloadFirst(findings)

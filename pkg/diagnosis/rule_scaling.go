@@ -135,7 +135,7 @@ func (e *env) overload(d *scalingData, s *model.SampleStream, t Target) (Finding
 	}
 	// Far over a known target, the fast window is enough: target tracking scales out within
 	// minutes of such a load.
-	far := explicit && meanOf(run, inside) >= e.cfg.ScalingFarOver*limit
+	far := explicit && meanOf(run, inside) >= scalingFarOver*limit
 	slow := run.points >= 2 && run.lasting(e) >= need // one point is one sample at coarse steps
 	if !slow && !run.fast(e, far) {
 		return Finding{}, false
@@ -172,7 +172,7 @@ func (e *env) overload(d *scalingData, s *model.SampleStream, t Target) (Finding
 	// long before the policy's own.
 	// Event times are known to a step: only a delay beyond that counts.
 	delay := first.at.Sub(run.from)
-	if !explicit || delay-e.step < e.cfg.SlowScaling {
+	if !explicit || delay-e.step < slowScalingAfter {
 		return Finding{}, false
 	}
 	ev = append(ev, Evidence{What: "first scale-out after the load rose", Value: fmt.Sprintf("%s later at %s (took %s)", fmtDur(delay), e.clock(first.at), secs(first.dur)), Query: d.eventsQuery})
@@ -227,7 +227,7 @@ func (e *env) slowScaleOuts(d *scalingData, reported map[string]bool) []Finding 
 				worst = &evs[i]
 			}
 		}
-		if worst == nil || worst.dur < e.cfg.SlowScaling.Seconds() {
+		if worst == nil || worst.dur < slowScalingAfter.Seconds() {
 			continue
 		}
 		t := Target{Level: LevelIC, Name: name, Endpoint: ep, InferenceComponent: name}

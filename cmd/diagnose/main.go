@@ -14,7 +14,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -22,8 +21,10 @@ import (
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
+	"github.com/inferscope/sagemaker-datasource/pkg/awsapi"
 	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
 	"github.com/inferscope/sagemaker-datasource/pkg/diagnosis"
+	"github.com/inferscope/sagemaker-datasource/pkg/diagnosis/awspolicy"
 	"github.com/inferscope/sagemaker-datasource/pkg/fault"
 	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
 )
@@ -51,37 +52,14 @@ func main() {
 
 // options is everything the flags set.
 type options struct {
-	scope          diagnosis.Scope
-	from, to       string
-	since          time.Duration
-	auth           awsauth.Settings
-	format         string
-	timeout        time.Duration
-	grafanaURL     string
-	scalingTargets targets
-	rules          string
-}
-
-// targets collects repeated --scaling-target ic=value flags.
-type targets map[string]float64
-
-func (t targets) String() string {
-	keys := make([]string, 0, len(t))
-	for k, v := range t {
-		keys = append(keys, k+"="+strconv.FormatFloat(v, 'f', -1, 64))
-	}
-	sort.Strings(keys)
-	return strings.Join(keys, ",")
-}
-
-func (t targets) Set(s string) error {
-	ic, v, ok := strings.Cut(s, "=")
-	f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-	if !ok || strings.TrimSpace(ic) == "" || err != nil || !(f > 0) {
-		return fmt.Errorf("want IC=TARGET with a positive number, e.g. chat-llama-8b=14 (got %q)", s)
-	}
-	t[strings.TrimSpace(ic)] = f
-	return nil
+	scope      diagnosis.Scope
+	from, to   string
+	since      time.Duration
+	auth       awsauth.Settings
+	format     string
+	timeout    time.Duration
+	grafanaURL string
+	rules      string
 }
 
 func newFlags(o *options, stderr io.Writer) *flag.FlagSet {
@@ -104,7 +82,6 @@ func newFlags(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.format, "format", "text", "output: text (for a terminal) or json")
 	fs.DurationVar(&o.timeout, "timeout", 2*time.Minute, "give up after this long")
 	fs.StringVar(&o.grafanaURL, "grafana-url", "", "Grafana base URL to make the panel links absolute, e.g. http://localhost:3000")
-	fs.Var(o.scalingTargets, "scaling-target", "an IC's autoscaling target concurrency per copy, IC=VALUE (repeatable); without it overload is judged against the IC's usual load")
 	fs.StringVar(&o.rules, "rules", "", "comma-separated rules to run; default all: "+strings.Join(diagnosis.RuleIDs(), ", "))
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "Usage: diagnose [flags]")
@@ -125,7 +102,7 @@ func (e usageError) Error() string { return e.msg }
 
 // parse reads the flags and environment and returns the options and the time range.
 func parse(args []string, stderr io.Writer, getenv func(string) string, now time.Time) (*options, time.Time, time.Time, error) {
-	o := &options{scalingTargets: targets{}}
+	o := &options{}
 	fs := newFlags(o, stderr)
 	if err := fs.Parse(args); err != nil {
 		return nil, time.Time{}, time.Time{}, err
@@ -206,7 +183,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		return exitUsage
 	}
 	cfg := diagnosis.DefaultConfig()
-	cfg.ScalingTargets = o.scalingTargets
 	for _, id := range strings.Split(o.rules, ",") {
 		if id = strings.TrimSpace(id); id != "" {
 			cfg.Rules = append(cfg.Rules, id)
@@ -218,12 +194,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	}
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
-	q, fc, err := newQuerier(ctx, o.auth)
+	region, fc, err := newRegion(ctx, o.auth)
 	if err != nil {
 		fmt.Fprintln(stderr, "diagnose:", err)
 		return exitUsage
 	}
-	r, err := diagnosis.Run(ctx, q, o.scope, start, end, cfg)
+	r, err := diagnosis.RunRegions(ctx, []diagnosis.Region{region}, o.scope, start, end, cfg)
 	var noData *diagnosis.ScopeError
 	switch {
 	case errors.As(err, &noData):
@@ -262,16 +238,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	return exitOK
 }
 
-// newQuerier builds the same chain as the plugin: credentials, endpoint safety check, SigV4
-// signing (service monitoring), then the paced, retrying client. The context it returns
-// lets messages name the endpoint and region the flags gave.
-func newQuerier(ctx context.Context, s awsauth.Settings) (diagnosis.Querier, fault.Context, error) {
+// newRegion builds the same chain as the plugin: credentials, endpoint safety check, SigV4
+// signing (service monitoring), then the paced, retrying client; and, on the same
+// credentials, the autoscaling policies the scaling rule judges against (Application Auto
+// Scaling; without the permission the report says it judged without them). The context it
+// returns lets messages name the endpoint and region the flags gave.
+func newRegion(ctx context.Context, s awsauth.Settings) (diagnosis.Region, fault.Context, error) {
 	if s.Region == "" {
-		return nil, fault.Context{}, errors.New("no region: pass --region (the region requests are signed for, e.g. us-east-1)")
+		return diagnosis.Region{}, fault.Context{}, errors.New("no region: pass --region (the region requests are signed for, e.g. us-east-1)")
 	}
 	ep, err := awsauth.ResolveEndpoint(s)
 	if err != nil {
-		return nil, fault.Context{}, errors.New(message(err, fault.Context{Names: cliNames}))
+		return diagnosis.Region{}, fault.Context{}, errors.New(message(err, fault.Context{Names: cliNames}))
 	}
 	fc := fault.Context{Endpoint: ep.URL.Redacted(), Region: ep.Region, Names: cliNames}
 	// Outside Grafana there is no [aws] section to honour: every auth type is allowed.
@@ -280,13 +258,13 @@ func newQuerier(ctx context.Context, s awsauth.Settings) (diagnosis.Querier, fau
 	}))
 	creds, err := awsauth.NewCredentialsProvider(ctx, s, awsauth.Deps{})
 	if err != nil {
-		return nil, fc, errors.New(message(err, fc))
+		return diagnosis.Region{}, fc, errors.New(message(err, fc))
 	}
 	c, err := promclient.New(promclient.Options{BaseURL: ep.URL, Transport: awsauth.Transport(nil, creds, ep, secrets), UserAgent: "inferscope-diagnose"})
 	if err != nil {
-		return nil, fc, err
+		return diagnosis.Region{}, fc, err
 	}
-	return diagnosis.NewPromClientQuerier(c), fc, nil
+	return diagnosis.Region{Querier: diagnosis.NewPromClientQuerier(c), Policies: awspolicy.Source(awsapi.NewWithCredentials(creds, ep, secrets))}, fc, nil
 }
 
 // flagNames are this command's names for the settings pkg/awsauth's messages name.

@@ -37,7 +37,6 @@ func TestFlagErrors(t *testing.T) {
 		{"bad time", []string{"--from", "yesterday"}, `--from: "yesterday" is neither RFC 3339`},
 		{"empty range", []string{"--from", "2026-11-30T15:00:00Z"}, "the time range is empty"},
 		{"negative since", []string{"--since", "-1h"}, "--since must be positive"},
-		{"bad scaling target", []string{"--scaling-target", "chat=-3"}, "want IC=TARGET with a positive number"},
 		{"positional", []string{"chat-ic"}, `unexpected argument "chat-ic"`},
 		{"unknown rule", []string{"--region", "us-east-1", "--rules", "kv"}, `unknown rule "kv"`},
 		{"bad region", []string{"--region", "mars"}, `--region "mars" is not an AWS region name`},
@@ -63,7 +62,7 @@ func TestHelp(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("--help exits %d", code)
 	}
-	for _, f := range []string{"-endpoint", "-ic", "-from", "-to", "-since", "-url", "-region", "-auth-type", "-access-key", "-secret-key", "-session-token", "-profile", "-assume-role-arn", "-external-id", "-format", "-scaling-target"} {
+	for _, f := range []string{"-endpoint", "-ic", "-from", "-to", "-since", "-url", "-region", "-auth-type", "-access-key", "-secret-key", "-session-token", "-profile", "-assume-role-arn", "-external-id", "-format"} {
 		if !strings.Contains(errOut, f+" ") {
 			t.Errorf("--help does not document %s", f)
 		}

@@ -1,6 +1,6 @@
-// Package awsapi reads CloudWatch alarm state and the SageMaker inventory (endpoints,
-// variants, inference components) over the data source's credential chain, with the same
-// endpoint safety as the PromQL path. It is the seam between the plugin's health model and
+// Package awsapi reads CloudWatch alarm state, the SageMaker inventory (endpoints,
+// variants, inference components) and its autoscaling policies over the data source's
+// credential chain, with the same endpoint safety as the PromQL path. It is the seam between the plugin's health model and
 // AWS: the plugin and its tests see only API, so tests inject fakes.
 package awsapi
 
@@ -35,6 +35,14 @@ type API interface {
 	// but the error.
 	ProbeAlarms(ctx context.Context) error
 	ProbeInventory(ctx context.Context) error
+	// ScalingTargets are the region's SageMaker scalable targets (IC copies, variant
+	// instances) with their scaling policies (DescribeScalableTargets,
+	// DescribeScalingPolicies). The permission is optional: without it the diagnosis judges
+	// overload without the policy.
+	ScalingTargets(ctx context.Context) ([]ScalableTarget, error)
+	// ProbeScaling is Save & test's check of them: one DescribeScalableTargets and one
+	// DescribeScalingPolicies (MaxResults 1 each).
+	ProbeScaling(ctx context.Context) error
 }
 
 // AlarmQuery narrows DescribeAlarms.

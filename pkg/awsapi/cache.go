@@ -100,6 +100,20 @@ func (c *cached) Inventory(ctx context.Context) (Inventory, error) {
 	}, c.api.Inventory)
 }
 
+// ScalingTargets is kept as long as the inventory: policies change as seldom.
+func (c *cached) ScalingTargets(ctx context.Context) ([]ScalableTarget, error) {
+	return get(ctx, c, "scaling", keepFor[[]ScalableTarget](inventoryFactor*c.ttl), func(ts []ScalableTarget) int {
+		n := 1
+		for _, t := range ts {
+			n += 1 + len(t.Policies)
+		}
+		return n
+	}, c.api.ScalingTargets)
+}
+
+// ProbeScaling is not cached, like ProbeAlarms.
+func (c *cached) ProbeScaling(ctx context.Context) error { return c.api.ProbeScaling(ctx) }
+
 // ProbeAlarms is not cached: Save & test must see the permissions as they are now.
 func (c *cached) ProbeAlarms(ctx context.Context) error { return c.api.ProbeAlarms(ctx) }
 

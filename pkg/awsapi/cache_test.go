@@ -66,6 +66,11 @@ func (a *countingAPI) Inventory(ctx context.Context) (Inventory, error) {
 	return Inventory{Region: "us-east-1", Endpoints: []Endpoint{{Name: "e"}}}, a.hit(ctx, "Inventory")
 }
 
+func (a *countingAPI) ScalingTargets(ctx context.Context) ([]ScalableTarget, error) {
+	return []ScalableTarget{{ResourceID: "inference-component/a"}}, a.hit(ctx, "ScalingTargets")
+}
+
+func (a *countingAPI) ProbeScaling(ctx context.Context) error   { return a.hit(ctx, "ProbeScaling") }
 func (a *countingAPI) ProbeAlarms(ctx context.Context) error    { return a.hit(ctx, "ProbeAlarms") }
 func (a *countingAPI) ProbeInventory(ctx context.Context) error { return a.hit(ctx, "ProbeInventory") }
 
@@ -101,6 +106,13 @@ func TestCacheTTLAndKeys(t *testing.T) {
 			api.Inventory(ctx)
 			time.Sleep(time.Second)
 			api.Inventory(ctx)
+		}},
+		{name: "scaling targets kept four ttls", method: "ScalingTargets", want: 2, steps: func(api API) {
+			api.ScalingTargets(ctx)
+			time.Sleep(59 * time.Second)
+			api.ScalingTargets(ctx)
+			time.Sleep(time.Second)
+			api.ScalingTargets(ctx)
 		}},
 		{name: "history by range", method: "History", want: 2, steps: func(api API) {
 			api.History(ctx, h(t0))

@@ -9,6 +9,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	aas "github.com/aws/aws-sdk-go-v2/service/applicationautoscaling"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 	"github.com/aws/aws-sdk-go-v2/service/pricing"
 	"github.com/aws/aws-sdk-go-v2/service/sagemaker"
@@ -38,10 +39,12 @@ type options struct {
 	describeLimit  int // concurrent Describe calls; describeLimit when 0
 }
 
-// client is the production API over the SDK's CloudWatch and SageMaker clients.
+// client is the production API over the SDK's CloudWatch, SageMaker and Application Auto
+// Scaling clients.
 type client struct {
 	cw        *cloudwatch.Client
 	sm        *sagemaker.Client
+	aas       *aas.Client
 	pr        *pricing.Client // nil unless built by NewPrices
 	region    string
 	timeout   time.Duration
@@ -52,7 +55,8 @@ type client struct {
 // New builds the production API for a data source: credentials from
 // awsauth.NewCredentialsProvider (every auth type, assume role, Grafana's [aws] gating),
 // CloudWatch at ep (the region's monitoring host or the custom endpoint), SageMaker at
-// awsauth.SageMakerEndpoint(ep). Nothing but those two hosts is ever signed for. seen
+// awsauth.SageMakerEndpoint(ep), Application Auto Scaling at awsauth.AutoScalingEndpoint(ep).
+// Nothing but those hosts is ever signed for. seen
 // learns every credential the SDK signs with, for redaction. Build it once per data
 // source instance; the result also has CloseIdleConnections for Dispose.
 func New(ctx context.Context, s awsauth.Settings, ep awsauth.Endpoint, seen awsauth.SecretSink) (API, error) {
@@ -98,6 +102,7 @@ func newClientWith(creds aws.CredentialsProvider, ep awsauth.Endpoint, seen awsa
 	c, config := newBase(creds, ep, seen, o)
 	c.cw = cloudwatch.NewFromConfig(config(ep))
 	c.sm = sagemaker.NewFromConfig(config(awsauth.SageMakerEndpoint(ep)))
+	c.aas = aas.NewFromConfig(config(awsauth.AutoScalingEndpoint(ep)))
 	return c
 }
 

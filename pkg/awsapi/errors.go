@@ -26,6 +26,8 @@ const (
 	ActionListInferenceComponents    = "sagemaker:ListInferenceComponents"
 	ActionDescribeInferenceComponent = "sagemaker:DescribeInferenceComponent"
 	ActionGetProducts                = "pricing:GetProducts"
+	ActionDescribeScalableTargets    = "application-autoscaling:DescribeScalableTargets"
+	ActionDescribeScalingPolicies    = "application-autoscaling:DescribeScalingPolicies"
 )
 
 // Error is a failed AWS call that got an answer (any HTTP status, or a 2xx that could not

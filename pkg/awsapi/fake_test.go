@@ -22,7 +22,7 @@ import (
 
 // The fake answers as the services do on the wire: CloudWatch in Smithy RPC v2 CBOR at
 // /service/GraniteServiceVersion20100801/operation/<Op>, SageMaker in awsJson1_1 at / with
-// X-Amz-Target, each checking the SigV4 signature for its own service and the region.
+// X-Amz-Target, Application Auto Scaling likewise, each checking the SigV4 signature for its own service and the region.
 
 const (
 	testRegion = "us-east-1"
@@ -46,7 +46,8 @@ type fakeAWS struct {
 	verifier map[string]*sigv4verify.Verifier // by SigV4 service name
 	cw       map[string]func(in cbor.Map) reply
 	sm       map[string]func(in map[string]any) reply
-	prefix   string // the custom endpoint's path, if it has one
+	aas      map[string]func(in map[string]any) reply // Application Auto Scaling
+	prefix   string                                   // the custom endpoint's path, if it has one
 
 	mu    sync.Mutex
 	calls []string // "CloudWatch.<Op>" / "SageMaker.<Op>" in arrival order
@@ -58,11 +59,13 @@ func newFake(t testing.TB, region string) *fakeAWS {
 	return &fakeAWS{
 		t: t,
 		verifier: map[string]*sigv4verify.Verifier{
-			"monitoring": {Region: region, Service: "monitoring", Credentials: creds},
-			"sagemaker":  {Region: region, Service: "sagemaker", Credentials: creds},
+			"monitoring":              {Region: region, Service: "monitoring", Credentials: creds},
+			"sagemaker":               {Region: region, Service: "sagemaker", Credentials: creds},
+			"application-autoscaling": {Region: region, Service: "application-autoscaling", Credentials: creds},
 		},
 		cw:    map[string]func(cbor.Map) reply{},
 		sm:    map[string]func(map[string]any) reply{},
+		aas:   map[string]func(map[string]any) reply{},
 		hosts: map[string]bool{},
 	}
 }
@@ -125,30 +128,38 @@ func (f *fakeAWS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		f.write(w, h(in), "application/cbor", func(v any) []byte { return cbor.Encode(v.(cbor.Value)) })
 	case path == "/" && strings.HasPrefix(r.Header.Get("X-Amz-Target"), "SageMaker."):
-		op := strings.TrimPrefix(r.Header.Get("X-Amz-Target"), "SageMaker.")
-		if ct := r.Header.Get("Content-Type"); ct != "application/x-amz-json-1.1" {
-			f.t.Errorf("SageMaker %s: content type %q", op, ct)
-		}
-		if err := f.verifier["sagemaker"].Verify(r); err != nil {
-			f.reportAuth("SageMaker "+op, err)
-			sigv4verify.WriteAuthError(w, err)
-			return
-		}
-		f.record("SageMaker."+op, r.Host)
-		in := map[string]any{}
-		if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
-			f.t.Errorf("SageMaker %s: request body: %v", op, err)
-		}
-		h := f.sm[op]
-		if h == nil {
-			f.t.Errorf("unexpected SageMaker operation %s", op)
-			return
-		}
-		f.write(w, h(in), "application/x-amz-json-1.1", func(v any) []byte { b, _ := json.Marshal(v); return b })
+		f.serveJSON(w, r, "SageMaker", "sagemaker", f.sm)
+	case path == "/" && strings.HasPrefix(r.Header.Get("X-Amz-Target"), "AnyScaleFrontendService."):
+		f.serveJSON(w, r, "AnyScaleFrontendService", "application-autoscaling", f.aas)
 	default:
 		f.t.Errorf("unexpected request %s %s (target %q)", r.Method, r.URL, r.Header.Get("X-Amz-Target"))
 		w.WriteHeader(http.StatusNotFound)
 	}
+}
+
+// serveJSON answers an awsJson1_1 call of the service whose X-Amz-Target prefix is name,
+// signed for signing.
+func (f *fakeAWS) serveJSON(w http.ResponseWriter, r *http.Request, name, signing string, handlers map[string]func(map[string]any) reply) {
+	op := strings.TrimPrefix(r.Header.Get("X-Amz-Target"), name+".")
+	if ct := r.Header.Get("Content-Type"); ct != "application/x-amz-json-1.1" {
+		f.t.Errorf("%s %s: content type %q", name, op, ct)
+	}
+	if err := f.verifier[signing].Verify(r); err != nil {
+		f.reportAuth(name+" "+op, err)
+		sigv4verify.WriteAuthError(w, err)
+		return
+	}
+	f.record(name+"."+op, r.Host)
+	in := map[string]any{}
+	if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
+		f.t.Errorf("%s %s: request body: %v", name, op, err)
+	}
+	h := handlers[op]
+	if h == nil {
+		f.t.Errorf("unexpected %s operation %s", name, op)
+		return
+	}
+	f.write(w, h(in), "application/x-amz-json-1.1", func(v any) []byte { b, _ := json.Marshal(v); return b })
 }
 
 // reportAuth fails the test for a refused signature, but not for a request whose client

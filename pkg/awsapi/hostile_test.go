@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	aas "github.com/aws/aws-sdk-go-v2/service/applicationautoscaling"
 	"github.com/aws/aws-sdk-go-v2/service/sagemaker"
 	"github.com/aws/smithy-go"
 	"github.com/aws/smithy-go/encoding/cbor"
@@ -186,9 +187,9 @@ func TestRegionHosts(t *testing.T) {
 		endpoint string
 		want     []string
 	}{
-		{region: "us-east-1", want: []string{"monitoring.us-east-1.amazonaws.com", "api.sagemaker.us-east-1.amazonaws.com"}},
-		{region: "cn-north-1", want: []string{"monitoring.cn-north-1.amazonaws.com.cn", "api.sagemaker.cn-north-1.amazonaws.com.cn"}},
-		{region: "eu-west-1", endpoint: "https://monitoring.eu-west-1.amazonaws.com", want: []string{"monitoring.eu-west-1.amazonaws.com", "api.sagemaker.eu-west-1.amazonaws.com"}},
+		{region: "us-east-1", want: []string{"monitoring.us-east-1.amazonaws.com", "api.sagemaker.us-east-1.amazonaws.com", "application-autoscaling.us-east-1.amazonaws.com"}},
+		{region: "cn-north-1", want: []string{"monitoring.cn-north-1.amazonaws.com.cn", "api.sagemaker.cn-north-1.amazonaws.com.cn", "application-autoscaling.cn-north-1.amazonaws.com.cn"}},
+		{region: "eu-west-1", endpoint: "https://monitoring.eu-west-1.amazonaws.com", want: []string{"monitoring.eu-west-1.amazonaws.com", "api.sagemaker.eu-west-1.amazonaws.com", "application-autoscaling.eu-west-1.amazonaws.com"}},
 		{region: "us-west-2", endpoint: "https://aws-proxy.internal.example", want: []string{"aws-proxy.internal.example"}},
 	} {
 		t.Run(tc.region, func(t *testing.T) {
@@ -196,11 +197,17 @@ func TestRegionHosts(t *testing.T) {
 			f.cw["DescribeAlarms"] = func(cbor.Map) reply { return reply{body: cbor.Map{}} }
 			f.sm["ListEndpoints"] = func(map[string]any) reply { return reply{body: map[string]any{}} }
 			f.sm["ListInferenceComponents"] = func(map[string]any) reply { return reply{body: map[string]any{}} }
+			for _, op := range []string{"DescribeScalableTargets", "DescribeScalingPolicies"} {
+				f.aas[op] = func(map[string]any) reply { return reply{body: map[string]any{}} }
+			}
 			c, _ := clientFor(t, testSettings(tc.endpoint, tc.region), options{base: inMemory{f}})
 			if _, err := c.Alarms(context.Background(), AlarmQuery{}); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := c.Inventory(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.ScalingTargets(context.Background()); err != nil {
 				t.Fatal(err)
 			}
 			if len(f.hosts) != len(tc.want) {
@@ -224,6 +231,12 @@ func TestNothingElseIsSigned(t *testing.T) {
 	})
 	if err == nil || !strings.Contains(err.Error(), "refusing to sign a request for https://evil.example.com") {
 		t.Errorf("error %v, want the foreign host refused", err)
+	}
+	_, err = c.aas.DescribeScalableTargets(context.Background(), &aas.DescribeScalableTargetsInput{ServiceNamespace: "sagemaker"}, func(o *aas.Options) {
+		o.BaseEndpoint = aws.String("https://evil.example.com")
+	})
+	if err == nil || !strings.Contains(err.Error(), "refusing to sign a request for https://evil.example.com") {
+		t.Errorf("Application Auto Scaling: error %v, want the foreign host refused", err)
 	}
 	// The transport refuses too, for anything not going through the SDK's pipeline.
 	hc := httpClient(refuseAll{t}, mustEndpoint(t, testRegion), 1024)

@@ -2,6 +2,7 @@ package awsapi
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -51,18 +52,11 @@ func newPrices(creds aws.CredentialsProvider, ep awsauth.Endpoint, seen awsauth.
 // Prices pages through GetProducts for the region's hosting instances, parsing each page as
 // it comes.
 func (c *client) Prices(ctx context.Context, region string) ([]prices.Price, error) {
-	var filters []prtypes.Filter
-	for _, f := range prices.Filters(region) {
-		filters = append(filters, prtypes.Filter{Field: aws.String(f[0]), Value: aws.String(f[1]), Type: prtypes.FilterTypeTermMatch})
-	}
-	pages := pricing.NewGetProductsPaginator(c.pr, &pricing.GetProductsInput{
-		ServiceCode: aws.String(serviceSageMaker), Filters: filters,
-		FormatVersion: aws.String(priceFormat), MaxResults: aws.Int32(pricesPerPage),
-	})
+	pages := pricing.NewGetProductsPaginator(c.pr, hostingProducts(region, pricesPerPage))
 	var list prices.ListReader
 	err := eachPage(ctx, c, ActionGetProducts, pages, func(p *pricing.GetProductsOutput) error {
 		if err := list.Add(p.PriceList); err != nil {
-			return backend.DownstreamError(&Error{Action: ActionGetProducts, Status: http.StatusOK, Message: err.Error(), Err: err})
+			return unreadable(err)
 		}
 		return nil
 	})
@@ -72,12 +66,38 @@ func (c *client) Prices(ctx context.Context, region string) ([]prices.Price, err
 	return list.Prices(), nil
 }
 
-// ProbePrices asks for one product of the region's hosting instances.
+// hostingProducts asks for region's real-time hosting instances, n per page.
+func hostingProducts(region string, n int32) *pricing.GetProductsInput {
+	var filters []prtypes.Filter
+	for _, f := range prices.Filters(region) {
+		filters = append(filters, prtypes.Filter{Field: aws.String(f[0]), Value: aws.String(f[1]), Type: prtypes.FilterTypeTermMatch})
+	}
+	return &pricing.GetProductsInput{ServiceCode: aws.String(serviceSageMaker), Filters: filters, FormatVersion: aws.String(priceFormat), MaxResults: aws.Int32(n)}
+}
+
+// unreadable is a Price List answer that came (HTTP 200) but cannot be read as prices.
+func unreadable(err error) error {
+	return backend.DownstreamError(&Error{Action: ActionGetProducts, Status: http.StatusOK, Message: err.Error(), Err: err})
+}
+
+// ProbePrices asks for one product of the region's hosting instances and reads its price:
+// an answer that is not a product with an hourly USD price is a broken list, and the cost
+// panels would show only gaps from it, so it fails the check.
 func (c *client) ProbePrices(ctx context.Context) error {
-	_, err := call(ctx, c, ActionGetProducts, func(ctx context.Context) (*pricing.GetProductsOutput, error) {
-		return c.pr.GetProducts(ctx, &pricing.GetProductsInput{ServiceCode: aws.String(serviceSageMaker), FormatVersion: aws.String(priceFormat), MaxResults: aws.Int32(1)})
+	out, err := call(ctx, c, ActionGetProducts, func(ctx context.Context) (*pricing.GetProductsOutput, error) {
+		return c.pr.GetProducts(ctx, hostingProducts(c.region, 1))
 	})
-	return err
+	if err != nil {
+		return err
+	}
+	list, err := prices.ParseProducts(out.PriceList)
+	if err == nil && len(list) == 0 {
+		err = fmt.Errorf("the list's answer for %s (%d product(s)) has no hosting instance with an hourly USD price", c.region, len(out.PriceList))
+	}
+	if err != nil {
+		return unreadable(err)
+	}
+	return nil
 }
 
 // CachedPrices keeps each region's list prices for a day (AWS publishes them about once a

@@ -121,3 +121,44 @@ func TestPricesFromAHostileUpstream(t *testing.T) {
 		})
 	}
 }
+
+// TestProbePricesReadsAProduct: Save & test's probe passes only when the list's answer
+// holds a hosting instance with an hourly USD price; an answer that is not one fails,
+// naming pricing:GetProducts and what is wrong, and a denial stays a permission error.
+func TestProbePricesReadsAProduct(t *testing.T) {
+	product := func(usd string) string {
+		return `{"product":{"productFamily":"ML Instance","attributes":{"regionCode":"` + testRegion + `","instanceName":"ml.g5.2xlarge","component":"Hosting"}},` +
+			`"terms":{"OnDemand":{"o":{"effectiveDate":"2026-11-01T00:00:00Z","priceDimensions":{"r":{"unit":"Hrs","pricePerUnit":{"USD":"` + usd + `"}}}}}}}`
+	}
+	page := func(entries ...string) (int, string) {
+		b, _ := json.Marshal(map[string]any{"FormatVersion": "aws_v1", "PriceList": entries})
+		return 200, string(b)
+	}
+	for _, tc := range []struct {
+		name   string
+		answer func() (int, string)
+		want   string // "" = passes
+	}{
+		{"a priced product", func() (int, string) { return page(product("1.515")) }, ""},
+		{"an entry that is not JSON", func() (int, string) { return page(`{"product":`) }, "price list entry 0 is not a GetProducts product"},
+		{"a price that is not a number", func() (int, string) { return page(product("n/a")) }, "no hosting instance with an hourly USD price"},
+		{"no product", func() (int, string) { return page() }, "(0 product(s)) has no hosting instance"},
+		{"HTML instead of JSON", func() (int, string) { return 200, "<html>proxy login</html>" }, "no proxy rewrites answers"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := pricesFrom(t, 0, func(int32) (int, string) { return tc.answer() }).ProbePrices(context.Background())
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("probe failed: %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), ActionGetProducts) || !strings.Contains(err.Error(), tc.want)):
+				t.Errorf("probe error %v, want one naming %s and %q", err, ActionGetProducts, tc.want)
+			}
+		})
+	}
+	denied := pricesFrom(t, 0, func(int32) (int, string) {
+		return 400, `{"__type":"AccessDeniedException","message":"not authorized to perform: pricing:GetProducts"}`
+	})
+	if err := denied.ProbePrices(context.Background()); !IsPermission(err) {
+		t.Errorf("denied: %v, want a permission error", err)
+	}
+}

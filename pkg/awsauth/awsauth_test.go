@@ -382,27 +382,31 @@ func TestRestrictToEndpoint(t *testing.T) {
 	}
 }
 
-func TestSageMakerEndpoint(t *testing.T) {
+func TestServiceEndpoints(t *testing.T) {
 	for _, tc := range []struct {
-		name    string
-		s       Settings
-		wantURL string
+		name              string
+		s                 Settings
+		wantSM, wantScale string
 	}{
-		{name: "region only", s: Settings{Region: "us-east-1"}, wantURL: "https://api.sagemaker.us-east-1.amazonaws.com"},
-		{name: "CloudWatch URL", s: Settings{DatasourceURL: "https://monitoring.eu-west-1.amazonaws.com"}, wantURL: "https://api.sagemaker.eu-west-1.amazonaws.com"},
-		{name: "CloudWatch host as endpoint", s: Settings{Endpoint: "https://MONITORING.us-west-2.amazonaws.com", Region: "us-west-2"}, wantURL: "https://api.sagemaker.us-west-2.amazonaws.com"},
-		{name: "china partition", s: Settings{Region: "cn-north-1"}, wantURL: "https://api.sagemaker.cn-north-1.amazonaws.com.cn"},
-		{name: "custom endpoint serves both", s: Settings{Endpoint: "https://proxy.internal.example/aws", Region: "us-east-1"}, wantURL: "https://proxy.internal.example/aws"},
-		{name: "emulator on loopback", s: Settings{Endpoint: "http://127.0.0.1:9090", Region: "us-east-1"}, wantURL: "http://127.0.0.1:9090"},
+		{"region only", Settings{Region: "us-east-1"}, "https://api.sagemaker.us-east-1.amazonaws.com", "https://application-autoscaling.us-east-1.amazonaws.com"},
+		{"CloudWatch URL", Settings{DatasourceURL: "https://monitoring.eu-west-1.amazonaws.com"}, "https://api.sagemaker.eu-west-1.amazonaws.com", "https://application-autoscaling.eu-west-1.amazonaws.com"},
+		{"CloudWatch host as endpoint", Settings{Endpoint: "https://MONITORING.us-west-2.amazonaws.com", Region: "us-west-2"}, "https://api.sagemaker.us-west-2.amazonaws.com", "https://application-autoscaling.us-west-2.amazonaws.com"},
+		{"china partition", Settings{Region: "cn-north-1"}, "https://api.sagemaker.cn-north-1.amazonaws.com.cn", "https://application-autoscaling.cn-north-1.amazonaws.com.cn"},
+		{"custom endpoint serves all", Settings{Endpoint: "https://proxy.internal.example/aws", Region: "us-east-1"}, "https://proxy.internal.example/aws", "https://proxy.internal.example/aws"},
+		{"emulator on loopback", Settings{Endpoint: "http://127.0.0.1:9090", Region: "us-east-1"}, "http://127.0.0.1:9090", "http://127.0.0.1:9090"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ep, err := ResolveEndpoint(tc.s)
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := SageMakerEndpoint(ep)
-			if got.URL.String() != tc.wantURL || got.Region != ep.Region {
-				t.Errorf("got %s in %s, want %s in %s", got.URL, got.Region, tc.wantURL, ep.Region)
+			for _, c := range []struct {
+				got  Endpoint
+				want string
+			}{{SageMakerEndpoint(ep), tc.wantSM}, {AutoScalingEndpoint(ep), tc.wantScale}} {
+				if c.got.URL.String() != c.want || c.got.Region != ep.Region {
+					t.Errorf("got %s in %s, want %s in %s", c.got.URL, c.got.Region, c.want, ep.Region)
+				}
 			}
 		})
 	}

@@ -105,7 +105,18 @@ func resolve(s Settings, endpointSetting, regionSetting Setting) (Endpoint, erro
 // https://api.sagemaker.<region>.amazonaws.com(.cn) when ep is CloudWatch's own regional
 // host, otherwise ep itself (a custom endpoint, such as the emulator, serves both APIs).
 // Pass the result to RestrictToEndpoint so nothing else is signed for.
-func SageMakerEndpoint(ep Endpoint) Endpoint {
+func SageMakerEndpoint(ep Endpoint) Endpoint { return regionalService(ep, "api.sagemaker") }
+
+// AutoScalingEndpoint is where Application Auto Scaling calls for ep may go: the region's
+// https://application-autoscaling.<region>.amazonaws.com(.cn), or ep itself when it is a
+// custom endpoint, as SageMakerEndpoint.
+func AutoScalingEndpoint(ep Endpoint) Endpoint {
+	return regionalService(ep, "application-autoscaling")
+}
+
+// regionalService is the host of service (its DNS prefix) in ep's region and partition
+// when ep is CloudWatch's own regional host, else ep.
+func regionalService(ep Endpoint, service string) Endpoint {
 	if ep.URL == nil {
 		return ep
 	}
@@ -113,7 +124,7 @@ func SageMakerEndpoint(ep Endpoint) Endpoint {
 	if m == nil {
 		return ep
 	}
-	u := &url.URL{Scheme: "https", Host: "api.sagemaker." + m[1] + ".amazonaws.com" + m[2]}
+	u := &url.URL{Scheme: "https", Host: service + "." + m[1] + ".amazonaws.com" + m[2]}
 	return Endpoint{URL: u, Region: ep.Region, Source: ep.Source}
 }
 

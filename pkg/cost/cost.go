@@ -45,8 +45,11 @@ type Input struct {
 	From, To time.Time
 	Step     time.Duration // the GPU series' step; a sample stands for [t, t+Step)
 	GPUs     []GPUs
-	Tokens   []Tokens
-	Prices   Prices
+	// Instances are each instance's distinct GPUs over time (IC and Copy ""): the
+	// denominator of a holder's share, whatever holders GPUs narrows to.
+	Instances []GPUs
+	Tokens    []Tokens
+	Prices    Prices
 	// QuietTokensPerHour: a copy serving fewer output tokens per hour of its life than this
 	// counts as idle.
 	QuietTokensPerHour float64
@@ -73,6 +76,32 @@ func priceOf(in Input, typ string) (pricing.Price, error) {
 	return in.Prices.Lookup(in.Region, typ)
 }
 
+// hostStep is one instance at one step.
+type hostStep struct {
+	host string
+	t    int64
+}
+
+// instanceGPUs is each instance's GPUs per step before To: distinct are its distinct GPUs
+// (in.Instances), held what its holders (in.GPUs) hold.
+func instanceGPUs(in Input) (distinct, held map[hostStep]float64) {
+	to := in.To.UnixMilli()
+	distinct, held = map[hostStep]float64{}, map[hostStep]float64{}
+	for _, set := range []struct {
+		gs  []GPUs
+		sum map[hostStep]float64
+	}{{in.Instances, distinct}, {in.GPUs, held}} {
+		for _, g := range set.gs {
+			for i, t := range g.T {
+				if t < to {
+					set.sum[hostStep{g.Host, t}] += g.N[i]
+				}
+			}
+		}
+	}
+	return distinct, held
+}
+
 // Free reports whether the line is GPUs no copy holds.
 func (l Line) Free() bool { return l.Copy == "" }
 
@@ -81,18 +110,12 @@ func (l Line) Free() bool { return l.Copy == "" }
 func Lines(in Input) []Line {
 	to := in.To.UnixMilli()
 	hours := in.Step.Hours()
-	// GPUs per instance and step: the denominator of each group's share.
-	type hostStep struct {
-		host string
-		t    int64
-	}
-	total := map[hostStep]float64{}
-	for _, g := range in.GPUs {
-		for i, t := range g.T {
-			if t < to {
-				total[hostStep{g.Host, t}] += g.N[i]
-			}
-		}
+	// The denominator of a share: the instance's distinct GPUs, or what its holders hold
+	// where that is more (two holders' samples of one GPU at the same instant), so that
+	// shares never add up past the instance.
+	total, held := instanceGPUs(in)
+	for k, n := range held {
+		total[k] = max(total[k], n)
 	}
 	type key struct{ account, endpoint, typ, ic, copy string }
 	lines := map[key]*Line{}
@@ -180,17 +203,18 @@ type ModelCost struct {
 	InstanceTypes                        []string
 	Gap                                  error // a price or the GPU series is missing: Spend and the per-token costs are NaN
 	InstanceHours, Spend                 float64
-	Input, Output                        float64 // tokens
+	Input, Output                        float64 // tokens; NaN when no engine counted them (DJL)
 	PerMillionOutput, PerMillionInput    float64 // USD; NaN without tokens
 }
 
 // PerModel is the spend of each endpoint's or IC's copies (free GPUs are left out: they are
-// idle spend) over its tokens. Tokens of copies no GPU series shows leave the row's spend
-// missing, with a gap saying so.
+// idle spend) over its tokens, costliest per output token first (SortCostliestPerToken).
+// Tokens of copies no GPU series shows leave the row's spend missing, with a gap saying so.
 func PerModel(in Input, lines []Line) []ModelCost {
 	type key struct{ account, endpoint, ic string }
 	rows := map[key]*ModelCost{}
-	held := map[key]bool{} // some GPU series shows the row's copies
+	held := map[key]bool{}    // some GPU series shows the row's copies
+	counted := map[key]bool{} // some engine counted the row's tokens
 	at := func(k key) *ModelCost {
 		if rows[k] == nil {
 			rows[k] = &ModelCost{Region: in.Region, Account: k.account, Endpoint: k.endpoint, IC: k.ic}
@@ -214,7 +238,9 @@ func PerModel(in Input, lines []Line) []ModelCost {
 		}
 	}
 	for _, t := range in.Tokens {
-		r := at(key{t.Account, t.Endpoint, t.IC})
+		k := key{t.Account, t.Endpoint, t.IC}
+		counted[k] = true
+		r := at(k)
 		r.Input += t.Input
 		r.Output += t.Output
 		if r.Model == "" {
@@ -232,11 +258,25 @@ func PerModel(in Input, lines []Line) []ModelCost {
 		if r.Gap != nil {
 			r.Spend = math.NaN()
 		}
+		if !counted[k] {
+			// Its engine exports no token counters: the count is unknown, not zero.
+			r.Input, r.Output = math.NaN(), math.NaN()
+		}
 		r.PerMillionOutput, r.PerMillionInput = perMillion(r.Spend, r.Output), perMillion(r.Spend, r.Input)
 		slices.Sort(r.InstanceTypes)
 		out = append(out, *r)
 	}
+	SortCostliestPerToken(out)
 	return out
+}
+
+// SortCostliestPerToken orders rows as the tokens panel shows them: the highest USD per 1M
+// output tokens first, then (rows without one) the highest spend; missing values last, and
+// equal rows in their order.
+func SortCostliestPerToken(rows []ModelCost) {
+	slices.SortStableFunc(rows, func(a, b ModelCost) int {
+		return cmp.Or(cmpSpend(b.PerMillionOutput, a.PerMillionOutput), cmpSpend(b.Spend, a.Spend))
+	})
 }
 
 // noGPUs is the gap of a model whose tokens no GPU series accounts for: what its copies
@@ -319,7 +359,7 @@ func cmpSpend(a, b float64) int {
 }
 
 // TypePrice is the price of an instance type the fleet runs, with its GPUs per instance
-// (the most any of its instances reported).
+// (the most distinct GPUs any of its instances reported).
 type TypePrice struct {
 	Region, InstanceType string
 	GPUs                 int
@@ -327,26 +367,21 @@ type TypePrice struct {
 	Gap                  error
 }
 
-// TypePrices lists the instance types of in's GPU series with their prices.
+// TypePrices lists the instance types of in's GPU series (the instances in.GPUs shows
+// holders on) with their prices.
 func TypePrices(in Input) []TypePrice {
-	to := in.To.UnixMilli()
-	perHost := map[[2]string]map[int64]float64{} // {type, host} → step → GPUs
+	typeOf := map[string]string{} // host → type
 	for _, g := range in.GPUs {
-		k := [2]string{g.InstanceType, g.Host}
-		if perHost[k] == nil {
-			perHost[k] = map[int64]float64{}
-		}
-		for i, t := range g.T {
-			if t < to {
-				perHost[k][t] += g.N[i]
-			}
-		}
+		typeOf[g.Host] = g.InstanceType
 	}
+	// Distinct GPUs where the input has them; without, what the holders hold.
+	distinct, held := instanceGPUs(in)
 	gpus := map[string]int{}
-	for k, steps := range perHost {
-		for _, n := range steps {
-			gpus[k[0]] = max(gpus[k[0]], int(n))
+	for k, n := range held {
+		if d, ok := distinct[k]; ok {
+			n = d
 		}
+		gpus[typeOf[k.host]] = max(gpus[typeOf[k.host]], int(n))
 	}
 	out := make([]TypePrice, 0, len(gpus))
 	for _, typ := range slices.Sorted(maps.Keys(gpus)) {

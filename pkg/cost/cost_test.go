@@ -79,6 +79,20 @@ func generate(seed uint64) ([]genInstance, map[string]float64) {
 	return out, prices
 }
 
+// instances are each instance's distinct GPUs while it lives, as the Instances query
+// returns them.
+func instances(fleet []genInstance) []GPUs {
+	var out []GPUs
+	for _, in := range fleet {
+		g := GPUs{Account: "111122223333", Endpoint: in.endpoint, Host: in.host, InstanceType: in.typ.name}
+		for s := in.from; s < in.until; s++ {
+			g.T, g.N = append(g.T, t0.Add(time.Duration(s)*genStep).UnixMilli()), append(g.N, float64(in.typ.gpus))
+		}
+		out = append(out, g)
+	}
+	return out
+}
+
 // series are the GPU groups the cost query's PromQL returns for the timeline: per copy
 // its GPUs while it lives, per instance its free GPUs at the steps it has any.
 func series(fleet []genInstance) ([]GPUs, []Tokens) {
@@ -313,5 +327,154 @@ func TestGPUsWithoutAnInstanceType(t *testing.T) {
 	}
 	if tp := TypePrices(in); len(tp) != 1 || tp[0].Gap == nil || !strings.Contains(tp[0].Gap.Error(), sc.LabelHostType) {
 		t.Errorf("type prices %+v, want the same gap", tp)
+	}
+}
+
+// TestComponentFilterKeepsItsShare: read narrowed to one IC's copies (as a component filter
+// narrows the GPU and token queries) over the same instances, each IC's spend, hours and
+// cost per token equal its row of the whole fleet's: its instances' GPU totals stay whole.
+func TestComponentFilterKeepsItsShare(t *testing.T) {
+	checked := 0
+	for seed := uint64(1); seed <= 20; seed++ {
+		fleet, prices := generate(seed)
+		gs, ts := series(fleet)
+		insts := instances(fleet)
+		whole := Input{Region: region, From: t0, To: t0.Add(genSteps * genStep), Step: genStep, GPUs: gs, Instances: insts, Tokens: ts, Prices: book(prices, "")}
+		lines := Lines(whole)
+		byIC := map[string][]Spend{}
+		for _, s := range ByIC(lines) {
+			byIC[s.IC] = append(byIC[s.IC], s)
+		}
+		models := map[string]ModelCost{}
+		for _, m := range PerModel(whole, lines) {
+			models[m.IC] = m
+		}
+		for ic, want := range byIC {
+			narrowed := whole
+			narrowed.GPUs = slices.DeleteFunc(slices.Clone(gs), func(g GPUs) bool { return g.IC != ic })
+			narrowed.Tokens = slices.DeleteFunc(slices.Clone(ts), func(t Tokens) bool { return t.IC != ic })
+			nl := Lines(narrowed)
+			got := ByIC(nl)
+			if len(got) != len(want) {
+				t.Fatalf("seed %d IC %s: %d rows, want %d", seed, ic, len(got), len(want))
+			}
+			for i := range got {
+				if !near(got[i].Spend, want[i].Spend) || !near(got[i].InstanceHours, want[i].InstanceHours) || !near(got[i].GPUHours, want[i].GPUHours) {
+					t.Errorf("seed %d IC %s on %s: filtered %g USD %g instance-h %g GPU-h, whole fleet %g USD %g instance-h %g GPU-h",
+						seed, ic, got[i].InstanceType, got[i].Spend, got[i].InstanceHours, got[i].GPUHours, want[i].Spend, want[i].InstanceHours, want[i].GPUHours)
+				}
+			}
+			pm := PerModel(narrowed, nl)
+			if len(pm) != 1 || !(near(pm[0].PerMillionOutput, models[ic].PerMillionOutput) || math.IsNaN(models[ic].PerMillionOutput) && math.IsNaN(pm[0].PerMillionOutput)) {
+				t.Errorf("seed %d IC %s: per model %+v, whole fleet %+v", seed, ic, pm, models[ic])
+			}
+			checked++
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no IC in any seed: nothing checked")
+	}
+}
+
+// TestGPUsPerInstanceAreDistinctGPUs: when two holders show one GPU at the same instant
+// (a copy's series and the free one's, as a handover can leave them), an instance type's
+// GPUs per instance are still its distinct GPUs, and each endpoint's spend still its
+// instances × price × hours: the holders' shares never add up past the instance.
+func TestGPUsPerInstanceAreDistinctGPUs(t *testing.T) {
+	doubled := 0
+	for seed := uint64(1); seed <= 20; seed++ {
+		fleet, prices := generate(seed)
+		gs, _ := series(fleet)
+		until := map[string]int64{} // host → the end of its life, Unix ms
+		for _, inst := range fleet {
+			until[inst.host] = t0.Add(time.Duration(inst.until) * genStep).UnixMilli()
+		}
+		// Every copy that leaves before its instance is still shown, for up to 5 steps, on
+		// top of the GPUs that replaced it.
+		for i, g := range gs {
+			if g.Copy == "" || len(g.T) == 0 {
+				continue
+			}
+			last := g.T[len(g.T)-1]
+			for k := int64(1); k <= 5 && last+k*genStep.Milliseconds() < until[g.Host]; k++ {
+				gs[i].T, gs[i].N = append(gs[i].T, last+k*genStep.Milliseconds()), append(gs[i].N, g.N[len(g.N)-1])
+				doubled++
+			}
+		}
+		in := Input{Region: region, From: t0, To: t0.Add(genSteps * genStep), Step: genStep, GPUs: gs, Instances: instances(fleet), Prices: book(prices, "")}
+		want := map[string]int{}
+		for _, inst := range fleet {
+			want[inst.typ.name] = inst.typ.gpus
+		}
+		tps := TypePrices(in)
+		for _, tp := range tps {
+			if tp.GPUs != want[tp.InstanceType] {
+				t.Errorf("seed %d: %s has %d GPUs per instance, want %d", seed, tp.InstanceType, tp.GPUs, want[tp.InstanceType])
+			}
+		}
+		if len(tps) != len(want) {
+			t.Errorf("seed %d: prices of %d types, want %d", seed, len(tps), len(want))
+		}
+		spend := map[string]float64{}
+		for _, s := range ByEndpoint(Lines(in)) {
+			spend[s.Endpoint] += s.Spend
+		}
+		wantEP := map[string]float64{}
+		for _, inst := range fleet {
+			wantEP[inst.endpoint] += float64(inst.until-inst.from) * genStep.Hours() * prices[inst.typ.name]
+		}
+		for ep, w := range wantEP {
+			if !near(spend[ep], w) {
+				t.Errorf("seed %d endpoint %s: spend %g, want %g", seed, ep, spend[ep], w)
+			}
+		}
+	}
+	if doubled == 0 {
+		t.Fatal("no copy lingers in any seed: nothing checked")
+	}
+}
+
+// TestTokensOfDJLAreUnknown: a model whose engine counts no tokens (DJL) has its spend, and
+// its tokens and cost per token unknown (NaN), not zero; a counter that counted zero is zero.
+func TestTokensOfDJLAreUnknown(t *testing.T) {
+	gs := []GPUs{
+		{Endpoint: "djl", Host: "h1", InstanceType: "ml.g5.12xlarge", Copy: "c1", T: []int64{0}, N: []float64{4}},
+		{Endpoint: "e", Host: "h2", InstanceType: "ml.g5.12xlarge", IC: "idle-ic", Copy: "c2", T: []int64{0}, N: []float64{4}},
+	}
+	ts := []Tokens{{Endpoint: "e", IC: "idle-ic", Copy: "c2", Model: "m"}} // counted, nothing served
+	b := pricing.NewBook([]pricing.Price{{InstanceType: "ml.g5.12xlarge", USDPerHour: 8}})
+	in := Input{Region: region, From: time.UnixMilli(0), To: time.UnixMilli(3600e3), Step: time.Hour, GPUs: gs, Tokens: ts, Prices: b}
+	rows := PerModel(in, Lines(in))
+	if len(rows) != 2 || rows[0].Endpoint != "djl" || rows[1].IC != "idle-ic" {
+		t.Fatalf("rows %+v, want djl and idle-ic", rows)
+	}
+	djl, idle := rows[0], rows[1]
+	if djl.Spend != 8 || djl.Gap != nil || !math.IsNaN(djl.Output) || !math.IsNaN(djl.Input) || !math.IsNaN(djl.PerMillionOutput) {
+		t.Errorf("djl: %+v, want $8 with unknown tokens and cost per token", djl)
+	}
+	if idle.Output != 0 || idle.Input != 0 || !math.IsNaN(idle.PerMillionOutput) {
+		t.Errorf("idle-ic: %+v, want 0 tokens counted and no cost per token", idle)
+	}
+}
+
+// TestPerModelCostliestFirst: on generated fleets, the model rows come costliest per output
+// token first, the rows without a cost per token after them by spend.
+func TestPerModelCostliestFirst(t *testing.T) {
+	for seed := uint64(1); seed <= 20; seed++ {
+		fleet, prices := generate(seed)
+		gs, ts := series(fleet)
+		in := Input{Region: region, From: t0, To: t0.Add(genSteps * genStep), Step: genStep, GPUs: gs, Instances: instances(fleet), Tokens: ts, Prices: book(prices, "")}
+		rows := PerModel(in, Lines(in))
+		for i := 1; i < len(rows); i++ {
+			a, b := rows[i-1], rows[i]
+			switch {
+			case math.IsNaN(a.PerMillionOutput) && !math.IsNaN(b.PerMillionOutput):
+				t.Errorf("seed %d: %s without a cost per token before %s at %g", seed, a.IC, b.IC, b.PerMillionOutput)
+			case a.PerMillionOutput < b.PerMillionOutput:
+				t.Errorf("seed %d: %s at %g before %s at %g", seed, a.IC, a.PerMillionOutput, b.IC, b.PerMillionOutput)
+			case math.IsNaN(a.PerMillionOutput) && math.IsNaN(b.PerMillionOutput) && a.Spend < b.Spend:
+				t.Errorf("seed %d: %s spending %g before %s spending %g", seed, a.IC, a.Spend, b.IC, b.Spend)
+			}
+		}
 	}
 }

@@ -26,12 +26,10 @@ type Config struct {
 	SeriesLimit int
 
 	// KV cache (ratio 0-1 per copy).
-	KVQuantile       float64            // KV usage exceeded this share of the range is "running warm"
-	KVSaturation     float64            // sustained usage at or above this is saturation
-	WaitingRequests  float64            // average waiting requests that confirm requests queue
-	ScalingTarget    float64            // ConcurrentRequestsPerCopy target of the scaling policies; 0: unknown, use ScalingRise
-	ScalingTargets   map[string]float64 // per-IC policy targets (override ScalingTarget)
-	ScalingRise      float64            // without a target: load per copy this many times its usual level is overload
+	KVQuantile       float64 // KV usage exceeded this share of the range is "running warm"
+	KVSaturation     float64 // sustained usage at or above this is saturation
+	WaitingRequests  float64 // average waiting requests that confirm requests queue
+	ScalingRise      float64 // without the IC's policy (Region.Policies): load per copy this many times its usual level is overload
 	ScalingOverload  time.Duration
 	ScalingBaseline  time.Duration // how far before the range the usual load is read from
 	TTFTHigh         time.Duration // P99 TTFT at or above this is high whatever its history
@@ -87,18 +85,10 @@ func DefaultConfig() Config {
 	}
 }
 
-// InferredOverload is how long load must stay above ScalingRise × its usual level, without a
-// known policy target, to count as overload: longer than ScalingOverload, because ordinary
+// InferredOverload is how long load must stay above ScalingRise × its usual level, without the
+// IC's policy target, to count as overload: longer than ScalingOverload, because ordinary
 // bursts cross an inferred threshold.
 func (c Config) InferredOverload() time.Duration { return 3 * c.ScalingOverload }
-
-// scalingTarget is the policy's ConcurrentRequestsPerCopy target of ic, when one is known.
-func (c Config) scalingTarget(ic string) (float64, bool) {
-	if v, ok := c.ScalingTargets[ic]; ok {
-		return v, true
-	}
-	return c.ScalingTarget, c.ScalingTarget > 0
-}
 
 // Validate reports the first setting that cannot work, naming the field and the fix.
 func (c Config) Validate() error {
@@ -143,11 +133,6 @@ func (c Config) Validate() error {
 	if c.ScalingBaseline > 18*time.Hour {
 		return fmt.Errorf("diagnosis config: ScalingBaseline %s is too long: with a 6-day range it must stay within CloudWatch's 7 days; use 18h or less", c.ScalingBaseline)
 	}
-	for ic, v := range c.ScalingTargets {
-		if !(v > 0) {
-			return fmt.Errorf("diagnosis config: the scaling target of %q must be greater than zero (got %v)", ic, v)
-		}
-	}
 	if kvEarlyWarning > c.KVSaturation {
 		return fmt.Errorf("diagnosis config: KVSaturation must be at least the early warning level, %v", kvEarlyWarning)
 	}
@@ -157,8 +142,8 @@ func (c Config) Validate() error {
 	if errorRateWarn > c.ErrorRateCrit {
 		return fmt.Errorf("diagnosis config: ErrorRateCrit must be at least the warning level, %v", errorRateWarn)
 	}
-	if c.ScalingTarget < 0 || c.ScalingBaseline < 0 || c.ErrorMinCount < 0 {
-		return errors.New("diagnosis config: ScalingTarget, ScalingBaseline and ErrorMinCount must not be negative")
+	if c.ScalingBaseline < 0 || c.ErrorMinCount < 0 {
+		return errors.New("diagnosis config: ScalingBaseline and ErrorMinCount must not be negative")
 	}
 	return nil
 }

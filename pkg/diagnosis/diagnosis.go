@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/inferscope/sagemaker-datasource/pkg/fanout"
-	"github.com/inferscope/sagemaker-datasource/pkg/pricing"
 )
 
 // Severity orders findings: critical before warning before info.
@@ -176,7 +175,7 @@ func Run(ctx context.Context, q Querier, scope Scope, start, end time.Time, cfg 
 	if rules = runnable(rules, false); len(rules) == 0 {
 		return Report{}, errors.New("diagnosis: the rules asked for need instance prices, which this run does not have: choose others")
 	}
-	r, _, err := runRegion(ctx, q, nil, "", rules, scope, start, end, cfg)
+	r, _, err := runRegion(ctx, Region{Querier: q}, rules, scope, start, end, cfg)
 	return r, err
 }
 
@@ -196,9 +195,9 @@ func prepare(start, end time.Time, cfg Config) ([]rule, error) {
 
 // runRegion runs the rules through one region's querier and ranks its findings; the env it
 // returns (with its memoised querier) lets the cross-region rule reuse the answers.
-func runRegion(ctx context.Context, q Querier, prices func(string) (pricing.Price, error), region string, rules []rule, scope Scope, start, end time.Time, cfg Config) (Report, *env, error) {
-	mq := newMemoQuerier(q)
-	e := &env{q: mq, prices: prices, region: region, scope: scope, start: start, end: end, cfg: cfg, warnings: &warnings{seen: map[string]bool{}}}
+func runRegion(ctx context.Context, rg Region, rules []rule, scope Scope, start, end time.Time, cfg Config) (Report, *env, error) {
+	mq := newMemoQuerier(rg.Querier)
+	e := &env{q: mq, prices: rg.Prices, policies: rg.Policies, region: rg.Name, scope: scope, start: start, end: end, cfg: cfg, warnings: &warnings{seen: map[string]bool{}}}
 	e.step, e.window = stepFor(end.Sub(start), cfg)
 	if err := e.checkScope(ctx); err != nil {
 		return Report{}, e, err // e counts the request that found the scope missing

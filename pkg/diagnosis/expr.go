@@ -30,7 +30,10 @@ const (
 type env struct {
 	q          *memoQuerier                                     // each distinct query sent once per run and region
 	prices     func(instanceType string) (pricing.Price, error) // nil: no prices
-	region     string                                           // the region's name as RunRegions has it ("" in Run)
+	policies   PolicySource                                     // nil: none read
+	policyOnce sync.Once
+	policyMap  map[string]Policy // readPolicies' answer
+	region     string            // the region's name as RunRegions has it ("" in Run)
 	scope      Scope
 	start, end time.Time
 	cfg        Config

@@ -18,7 +18,7 @@ var (
 		"ml.p4d.24xlarge":  {"ml.p4de.24xlarge", "ml.p5.48xlarge"}, // 8 × A100 40 GB → 8 × A100 80 GB, 8 × H100 80 GB
 		"ml.p4de.24xlarge": {"ml.p5.48xlarge"},
 		"ml.p5.48xlarge":   {"ml.p5e.48xlarge", "ml.p5en.48xlarge"}, // 8 × H100 → 8 × H200
-		"ml.g6e.12xlarge":  {"ml.p4d.24xlarge"},                     // 4 × L40S 192 GB → 8 × A100 320 GB
+		"ml.g6e.12xlarge":  {"ml.g6e.24xlarge"},                     // 4 × L40S, more vCPUs and memory
 	}
 )
 

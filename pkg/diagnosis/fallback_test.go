@@ -26,6 +26,35 @@ func TestFallbacks(t *testing.T) {
 	}
 }
 
+// gpusPerInstance are SageMaker's GPU instance types' GPUs (AWS's instance type pages).
+var gpusPerInstance = func() map[string]int {
+	m := map[string]int{"ml.p4d.24xlarge": 8, "ml.p4de.24xlarge": 8, "ml.p5.48xlarge": 8, "ml.p5e.48xlarge": 8, "ml.p5en.48xlarge": 8}
+	for _, family := range []string{"g4dn", "g5", "g6", "g6e"} {
+		for size, n := range map[string]int{"xlarge": 1, "2xlarge": 1, "4xlarge": 1, "8xlarge": 1, "16xlarge": 1, "12xlarge": 4, "24xlarge": 4, "48xlarge": 8} {
+			if family == "g4dn" && (size == "24xlarge" || size == "48xlarge") {
+				continue // no such g4dn sizes
+			}
+			m["ml."+family+"."+size] = n
+		}
+	}
+	return m
+}()
+
+// TestFallbacksKeepTheGPUs: every fallback of every GPU type has the GPUs per instance of
+// the type it replaces (a copy placed for 4 GPUs fits 4, and the price compares like for
+// like), as docs/cost.md says.
+func TestFallbacksKeepTheGPUs(t *testing.T) {
+	for typ, n := range gpusPerInstance {
+		for _, fb := range fallbacks(typ) {
+			if m, ok := gpusPerInstance[fb]; !ok {
+				t.Errorf("%s falls back to %s, whose GPUs this test does not know: add it to gpusPerInstance", typ, fb)
+			} else if m != n {
+				t.Errorf("%s (%d GPUs) falls back to %s (%d GPUs)", typ, n, fb, m)
+			}
+		}
+	}
+}
+
 // TestFallbackPrices: each fallback not itself exhausted is priced against the exhausted
 // type (by hand: $13.117 − $7.09 = +$6.027 an hour, +85 %); one without a price is the
 // gap; without prices there is no evidence.

@@ -20,6 +20,9 @@ type Region struct {
 	// Prices is the hourly price of an instance type in the region; nil: no prices, and the
 	// rules that need them (idle capacity, an ICE fallback's price) stay silent.
 	Prices func(instanceType string) (pricing.Price, error)
+	// Policies reads the ICs' autoscaling policies; nil: none, and the scaling rule judges
+	// overload against each IC's usual load.
+	Policies PolicySource
 }
 
 // regionRun is one region's part of a run.
@@ -55,7 +58,7 @@ func RunRegions(ctx context.Context, regions []Region, scope Scope, start, end t
 			run.err = errors.New("diagnosis: no querier for this region")
 		default:
 			rules := runnable(rules, rg.Prices != nil)
-			run.report, run.e, run.err = runRegion(ctx, rg.Querier, rg.Prices, rg.Name, rules, scope, start, end, cfg)
+			run.report, run.e, run.err = runRegion(ctx, rg, rules, scope, start, end, cfg)
 			run.answered = run.err == nil && len(run.report.Failures) < len(rules)
 		}
 		return nil

@@ -24,26 +24,32 @@ func (b boundPrices) Lookup(_, instanceType string) (pricing.Price, error) { ret
 // idleInput reads the cost query's inputs over the range (pkg/cost's PromQL, narrowed to
 // the scope) for pkg/cost's arithmetic.
 func (e *env) idleInput(ctx context.Context) (cost.Input, cost.Exprs, error) {
-	var m []string
+	// The component scope narrows whose GPUs are read, not the instances' GPU totals.
+	var instance, holder []string
 	if e.scope.Endpoint != "" {
-		m = append(m, px.Eq(lEP, e.scope.Endpoint))
+		instance = append(instance, px.Eq(lEP, e.scope.Endpoint))
 	}
 	if e.scope.InferenceComponent != "" {
-		m = append(m, px.Eq(lIC, e.scope.InferenceComponent))
+		holder = append(holder, px.Eq(lIC, e.scope.InferenceComponent))
 	}
-	ex := cost.ExprsFor(e.rng(), m...)
+	ex := cost.ExprsFor(e.rng(), instance, holder)
 	start, end := onGrid(e.start, e.end, e.step)
 	in := cost.Input{Region: e.region, From: start, To: end, Step: e.step, Prices: boundPrices(e.prices), QuietTokensPerHour: e.cfg.IdleQuietTokensPerHour}
-	gpus, err := e.matrix(ctx, ex.GPUs)
-	if err != nil {
-		return in, ex, err
-	}
-	for _, s := range gpus {
-		t, n := make([]int64, len(s.Values)), make([]float64, len(s.Values))
-		for i, p := range s.Values {
-			t[i], n[i] = int64(p.Timestamp), float64(p.Value)
+	for _, q := range []struct {
+		expr string
+		into *[]cost.GPUs
+	}{{ex.GPUs, &in.GPUs}, {ex.Instances, &in.Instances}} {
+		gpus, err := e.matrix(ctx, q.expr)
+		if err != nil {
+			return in, ex, err
 		}
-		in.GPUs = append(in.GPUs, cost.GPUsOf(labelsOf(s.Metric), t, n))
+		for _, s := range gpus {
+			t, n := make([]int64, len(s.Values)), make([]float64, len(s.Values))
+			for i, p := range s.Values {
+				t[i], n[i] = int64(p.Timestamp), float64(p.Value)
+			}
+			*q.into = append(*q.into, cost.GPUsOf(labelsOf(s.Metric), t, n))
+		}
 	}
 	for _, q := range []struct {
 		expr  string

@@ -13,8 +13,8 @@ import (
 	sc "github.com/inferscope/sagemaker-datasource/pkg/semconv"
 )
 
-// idleFleet answers the idle rule's queries: GPU holders constant over the range, and each
-// copy's output tokens.
+// idleFleet answers the idle rule's queries: GPU holders constant over the range, each
+// instance's GPUs (the sum of its holders'), and each copy's output tokens.
 type idleFleet struct {
 	emptyQuerier
 	holders []idleHolder
@@ -30,16 +30,25 @@ func (f idleFleet) Range(_ context.Context, expr string, start, end time.Time, s
 	if !strings.Contains(expr, sc.DCGMGPUUtil) {
 		return model.Matrix{}, nil
 	}
+	perHolder := strings.Contains(expr, "timestamp(") // else the GPUs per instance
 	var m model.Matrix
+	hosts := map[string]*model.SampleStream{}
 	for _, h := range f.holders {
 		s := &model.SampleStream{Metric: model.Metric{sc.LabelAccount: "111122223333", sc.LabelEndpoint: model.LabelValue(h.endpoint),
 			sc.LabelHostID: model.LabelValue(h.host), sc.LabelHostType: model.LabelValue(h.typ)}}
-		if h.copy != "" {
+		if h.copy != "" && perHolder {
 			s.Metric[sc.LabelInferenceComp], s.Metric[sc.LabelContainerID] = model.LabelValue(h.ic), model.LabelValue(h.copy)
+		}
+		if prev := hosts[h.host]; prev != nil && !perHolder {
+			for i := range prev.Values {
+				prev.Values[i].Value += model.SampleValue(h.gpus)
+			}
+			continue
 		}
 		for t := start; !t.After(end); t = t.Add(step) {
 			s.Values = append(s.Values, model.SamplePair{Timestamp: model.TimeFromUnixNano(t.UnixNano()), Value: model.SampleValue(h.gpus)})
 		}
+		hosts[h.host] = s
 		m = append(m, s)
 	}
 	return m, nil

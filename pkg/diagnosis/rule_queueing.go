@@ -116,7 +116,7 @@ func runQueueing(ctx context.Context, e *env) ([]Finding, error) {
 		// targets per copy is full: more copies are the fix. One that queues while running
 		// fewer is held back by its own engine limit (a low max running requests), however its
 		// few running compare with a quiet usual. Without a known target it cannot tell.
-		target, known := e.cfg.scalingTarget(t.Name)
+		target, known := e.policyTarget(ctx, t.Name)
 		fromLoad = fromLoad && known && meanOr0(queue.running[k], ep) >= target
 		ev = append(ev, load...)
 		out = append(out, Finding{

@@ -47,6 +47,7 @@ type scaleEvent struct {
 // endpoint, for events without an IC).
 type scalingData struct {
 	loadQuery, eventsQuery string
+	policies               map[string]Policy // nil: not read (no source, or it failed)
 	load                   model.Matrix
 	endpointOf             map[string]string // IC -> endpoint (from the GPUs it owns)
 	scaleOuts              map[string][]scaleEvent
@@ -73,6 +74,7 @@ func (e *env) readScaling(ctx context.Context) (*scalingData, error) {
 	for _, s := range owners {
 		d.endpointOf[label(s.Metric, lIC)] = label(s.Metric, lEP)
 	}
+	d.policies = e.readPolicies(ctx)
 	for _, s := range events {
 		if label(s.Metric, semconv.LabelScalingDirection) != semconv.ScaleOut {
 			continue
@@ -87,9 +89,11 @@ func (e *env) readScaling(ctx context.Context) (*scalingData, error) {
 	return d, nil
 }
 
-// runScaling: load per copy above the target for longer than ScalingOverload with no
-// scale-out afterwards means autoscaling did not fire (no policy, wrong metric, max capacity
-// reached, or ICE); a scale-out that took longer than SlowScaling is slow scaling.
+// runScaling: load per copy above the IC's policy target for longer than ScalingOverload
+// (or far above it for SustainFast) means autoscaling did not fire when the IC is below its
+// max capacity (no scale-out afterwards), and that the IC outgrew its max capacity when it is
+// at it; without the policy, a rise to ScalingRise × the usual load for InferredOverload
+// stands for it. A scale-out that took longer than SlowScaling is slow scaling.
 func runScaling(ctx context.Context, e *env) ([]Finding, error) {
 	d, err := e.readScaling(ctx)
 	if err != nil || d == nil {
@@ -112,13 +116,15 @@ func runScaling(ctx context.Context, e *env) ([]Finding, error) {
 }
 
 // overload judges one IC's load: above its limit for ScalingOverload with no scale-out, or
-// with a late one against a known target.
+// with a late one against a known target, or at its max capacity.
 func (e *env) overload(d *scalingData, s *model.SampleStream, t Target) (Finding, bool) {
 	ic := t.Name
-	// The policy's target when configured; otherwise a rise well above the IC's own usual
-	// load (its first quartile over the range and the baseline before it, the level
+	// The policy's target when it tracks this load; otherwise a rise well above the IC's own
+	// usual load (its first quartile over the range and the baseline before it, the level
 	// autoscaling normally holds).
-	limit, explicit := e.cfg.scalingTarget(ic)
+	pol, registered := d.policies[ic]
+	explicit := pol.TracksConcurrency()
+	limit := pol.Target
 	usual := quantile(values(s), 0.25)
 	if !explicit {
 		if !(usual > 0) {
@@ -140,18 +146,31 @@ func (e *env) overload(d *scalingData, s *model.SampleStream, t Target) (Finding
 	if !slow && !run.fast(e, far) {
 		return Finding{}, false
 	}
-	over := fmt.Sprintf("the target %s", num(limit))
+	over := fmt.Sprintf("its policy's target %s", num(limit))
 	if !explicit {
 		over = fmt.Sprintf("%s× its usual %s", num(e.cfg.ScalingRise), num1(usual))
+	}
+	ev := []Evidence{
+		{What: "concurrent requests per copy above " + over, Value: fmt.Sprintf("peak %s, %s (%s)", num1(run.peak), run.when(e), fmtDur(run.lasting(e))), Query: d.loadQuery},
+	}
+	if registered {
+		ev = append(ev, Evidence{What: "scaling policy (Application Auto Scaling)", Value: pol.String()})
+	}
+	// At its max capacity, still over target now: scaling out cannot help, a larger max can.
+	// The copies are today's, so only an overload that lasts to the end of the range is judged.
+	if explicit && pol.Copies >= 0 && pol.Copies >= pol.Max && !run.to.Before(e.end.Add(-e.step)) {
+		return Finding{
+			Cause: causeAtMax, Target: t, Severity: Critical, Score: strength(run.peak/limit, 1, 5), began: run.from,
+			Summary:  fmt.Sprintf("%s runs at its max capacity (%d copies) and load per copy stayed above %s for %s (peak %s)", ic, pol.Max, over, fmtDur(run.lasting(e)), num1(run.peak)),
+			Evidence: ev,
+			Next:     "Raise the scalable target's MaxCapacity (application-autoscaling register-scalable-target) and make room for the copies: add instances to the endpoint (its managed instance scaling max) or use a larger instance type.",
+		}, true
 	}
 	var first *scaleEvent
 	for i, ev := range d.scaleOuts[ic] {
 		if !ev.at.Before(run.from.Add(-e.step)) && (first == nil || ev.at.Before(first.at)) {
 			first = &d.scaleOuts[ic][i]
 		}
-	}
-	ev := []Evidence{
-		{What: "concurrent requests per copy above " + over, Value: fmt.Sprintf("peak %s, %s (%s)", num1(run.peak), run.when(e), fmtDur(run.lasting(e))), Query: d.loadQuery},
 	}
 	if first == nil {
 		ev = append(ev, Evidence{What: "scale-out events since the load rose", Value: "0", Query: d.eventsQuery})
@@ -165,7 +184,7 @@ func (e *env) overload(d *scalingData, s *model.SampleStream, t Target) (Finding
 			Cause: causeNoScaleOut, Target: t, Severity: sev, Score: strength(run.peak/limit, 1, 5), began: run.from,
 			Summary:  fmt.Sprintf("Load per copy of %s stayed above %s for %s (peak %s) with no scale-out", ic, over, fmtDur(run.lasting(e)), num1(run.peak)),
 			Evidence: ev,
-			Next:     "Check the scaling policy (registered target, metric ConcurrentRequestsPerCopy / InvocationsPerCopy, target value, cooldowns), the max capacity, and ICE events blocking new instances.",
+			Next:     d.noScaleOutNext(ic, pol, registered),
 		}, true
 	}
 	// A delay counts only against a known target: an inferred threshold can be crossed
@@ -179,7 +198,40 @@ func (e *env) overload(d *scalingData, s *model.SampleStream, t Target) (Finding
 	return slowScaling(t, ic, delay, ev), true
 }
 
-const causeNoScaleOut = "Autoscaling did not fire"
+// noScaleOutNext is what to check when the policy did not scale out, by what the policy
+// read says.
+func (d *scalingData) noScaleOutNext(ic string, pol Policy, registered bool) string {
+	switch {
+	case d.policies != nil && !registered:
+		return fmt.Sprintf("%s has no scalable target in Application Auto Scaling: register one (sagemaker:inference-component:DesiredCopyCount) with a target tracking policy on ConcurrentRequestsPerCopy.", ic)
+	case registered && pol.Target == 0:
+		return fmt.Sprintf("%s's scalable target has no target tracking policy: add one on ConcurrentRequestsPerCopy.", ic)
+	case registered && !pol.TracksConcurrency():
+		return fmt.Sprintf("%s's policy tracks %s, not the concurrency that rose: check that metric and its target %s, or track ConcurrentRequestsPerCopy; also ICE events blocking new instances.", ic, pol.Metric, num(pol.Target))
+	case registered && pol.Copies < 0:
+		return fmt.Sprintf("The policy did not scale out: check whether %s is at its max capacity (%d copies; its copies could not be read), then the policy's alarms (CloudWatch, TargetTracking-*) and cooldowns, the scalable target's suspended state, and ICE events blocking new instances.", ic, pol.Max)
+	case registered:
+		return "The policy was below its max capacity and did not scale out: check its alarms (CloudWatch, TargetTracking-*) and cooldowns, the scalable target's suspended state, and ICE events blocking new instances."
+	}
+	return "Check the scaling policy (registered target, metric ConcurrentRequestsPerCopy / InvocationsPerCopy, target value, cooldowns), the max capacity, and ICE events blocking new instances."
+}
+
+// String is the policy as the evidence shows it.
+func (p Policy) String() string {
+	s := fmt.Sprintf("min %d, max %d copies", p.Min, p.Max)
+	if p.Copies >= 0 {
+		s += fmt.Sprintf(", %d now", p.Copies)
+	}
+	if p.Target > 0 {
+		return fmt.Sprintf("target %s %s; %s", num(p.Target), p.Metric, s)
+	}
+	return "no target tracking policy; " + s
+}
+
+const (
+	causeNoScaleOut = "Autoscaling did not fire"
+	causeAtMax      = "Scaled to its max capacity and still over target"
+)
 
 // meanOf is the mean of ps within the run.
 func meanOf(run episode, ps []model.SamplePair) float64 {
@@ -195,7 +247,7 @@ func meanOf(run episode, ps []model.SamplePair) float64 {
 // has its own cause and stays first.
 func (e *env) overloadFirst(fs []Finding) {
 	for i := range fs {
-		if fs[i].Cause != causeNoScaleOut {
+		if fs[i].Cause != causeNoScaleOut && fs[i].Cause != causeAtMax {
 			continue
 		}
 		for _, c := range fs {

@@ -20,6 +20,8 @@ type fakeAWS struct {
 	contributors                                         map[string][]awsapi.Contributor
 	history                                              []awsapi.Transition
 	inventory                                            awsapi.Inventory
+	scaling                                              []awsapi.ScalableTarget
+	scalingErr                                           error
 	alarmsErr, contributorsErr, historyErr, inventoryErr error
 	panicIn                                              string
 
@@ -74,6 +76,16 @@ func (f *fakeAWS) ProbeAlarms(context.Context) error {
 func (f *fakeAWS) ProbeInventory(context.Context) error {
 	f.record("ProbeInventory")
 	return f.inventoryErr
+}
+
+func (f *fakeAWS) ScalingTargets(context.Context) ([]awsapi.ScalableTarget, error) {
+	f.record("ScalingTargets")
+	return f.scaling, f.scalingErr
+}
+
+func (f *fakeAWS) ProbeScaling(context.Context) error {
+	f.record("ProbeScaling")
+	return f.scalingErr
 }
 
 // newAWSDatasource builds a datasource over a fake PromQL upstream and a fake AWS API.

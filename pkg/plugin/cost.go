@@ -47,12 +47,12 @@ func NewPrices(_ *models.Settings, ep awsauth.Endpoint, sh Shared) (awsapi.Price
 // costPoints bounds the GPU series' points per query: the step grows with the range.
 const costPoints = 1000
 
-// costQueries are the PromQL of one cost query: GPUs per holder over the range, and the
-// output and input tokens per copy over the whole range.
+// costQueries are the PromQL of one cost query: GPUs per holder and per instance over the
+// range, and the output and input tokens per copy over the whole range.
 type costQueries struct {
-	gpus, output, input string
-	step                time.Duration
-	from, to            time.Time
+	gpus, instances, output, input string
+	step                           time.Duration
+	from, to                       time.Time
 }
 
 func (d *Datasource) costQueriesOf(q *models.CostQuery) costQueries {
@@ -61,17 +61,17 @@ func (d *Datasource) costQueriesOf(q *models.CostQuery) costQueries {
 		step = (span/costPoints + time.Minute - 1).Truncate(time.Minute)
 	}
 	from, to := models.AlignToStep(q.TimeRange.From, step, 0), models.AlignToStep(q.TimeRange.To, step, 0)
-	var m []string
-	for _, f := range []struct {
-		label string
-		names []string
-	}{{sc.LabelEndpoint, q.Endpoints}, {sc.LabelInferenceComp, q.Components}, {sc.LabelAccount, q.Accounts}} {
-		if len(f.names) > 0 {
-			m = append(m, px.Re(f.label, strings.Join(f.names, "|")))
+	matchers := func(label string, names []string) []string {
+		if len(names) == 0 {
+			return nil
 		}
+		return []string{px.Re(label, strings.Join(names, "|"))}
 	}
-	ex := cost.ExprsFor(models.FormatDuration(to.Sub(from)), m...)
-	return costQueries{gpus: ex.GPUs, output: ex.Output, input: ex.Input, step: step, from: from, to: to}
+	// Endpoints and accounts own whole instances; a component filter narrows only whose
+	// GPUs and tokens are read, not the instances' GPU totals (its share stays its share).
+	ex := cost.ExprsFor(models.FormatDuration(to.Sub(from)),
+		append(matchers(sc.LabelEndpoint, q.Endpoints), matchers(sc.LabelAccount, q.Accounts)...), matchers(sc.LabelInferenceComp, q.Components))
+	return costQueries{gpus: ex.GPUs, instances: ex.Instances, output: ex.Output, input: ex.Input, step: step, from: from, to: to}
 }
 
 // runCost answers a cost query: in each region it names, the GPU series and token counts by
@@ -99,9 +99,9 @@ func (d *Datasource) runCost(ctx context.Context, m *models.Model) backend.DataR
 	}
 	var frames data.Frames
 	if len(ok) > 0 {
-		fr := costFrame(q.View, ok, q.GPUsPerCopy, q.Region != "")
+		fr := costFrame(q, ok)
 		fr.RefID = q.RefID
-		fr.Meta.ExecutedQueryString = "GPUs: " + cq.gpus + "\nOutput tokens: " + cq.output + "\nInput tokens: " + cq.input + "\nStep: " + models.FormatDuration(cq.step)
+		fr.Meta.ExecutedQueryString = "GPUs: " + cq.gpus + "\nGPUs per instance: " + cq.instances + "\nOutput tokens: " + cq.output + "\nInput tokens: " + cq.input + "\nStep: " + models.FormatDuration(cq.step)
 		frames = data.Frames{fr}
 	}
 	return mergeFailures(q.Region != "", parts, frames)
@@ -111,16 +111,19 @@ func (d *Datasource) runCost(ctx context.Context, m *models.Model) backend.DataR
 func (rg *regional) costInput(ctx context.Context, cq costQueries) (cost.Input, error) {
 	in := cost.Input{Region: rg.region, From: cq.from, To: cq.to, Step: cq.step, QuietTokensPerHour: diagnosis.DefaultConfig().IdleQuietTokensPerHour}
 	var output, input []cost.Tokens
-	errs := parallel("cost query", func() error {
-		a, _, err := rg.queryRange(ctx, cq.gpus, cq.from, cq.to, cq.step)
-		if err != nil {
-			return err
+	gpus := func(expr string, into *[]cost.GPUs) func() error {
+		return func() error {
+			a, _, err := rg.queryRange(ctx, expr, cq.from, cq.to, cq.step)
+			if err != nil {
+				return err
+			}
+			for _, s := range a.Series {
+				*into = append(*into, cost.GPUsOf(func(n string) string { return s.Labels[n] }, s.T, s.V))
+			}
+			return nil
 		}
-		for _, s := range a.Series {
-			in.GPUs = append(in.GPUs, cost.GPUsOf(func(n string) string { return s.Labels[n] }, s.T, s.V))
-		}
-		return nil
-	}, func() (err error) {
+	}
+	errs := parallel("cost query", gpus(cq.gpus, &in.GPUs), gpus(cq.instances, &in.Instances), func() (err error) {
 		output, err = rg.tokens(ctx, cq.output, cq.to, false)
 		return err
 	}, func() (err error) {
@@ -173,14 +176,23 @@ func (rg *regional) priceOf(ctx context.Context) func(string) (pricing.Price, er
 	return func(instanceType string) (pricing.Price, error) { return book().Lookup(rg.region, instanceType) }
 }
 
-// costFrame is the view's table over the regions' inputs; withRegion adds a region column.
-func costFrame(view string, ins []cost.Input, gpusPerCopy int, withRegion bool) *data.Frame {
-	t := newTable(withRegion)
+// costFrame is the view's table over the regions' inputs; a query naming its region adds a
+// region column.
+func costFrame(q *models.CostQuery, ins []cost.Input) *data.Frame {
+	view, gpusPerCopy := q.View, q.GPUsPerCopy
+	t := newTable(q.Region != "")
+	var perModel []cost.ModelCost // every region's, ordered as the panel shows them
 	for _, in := range ins {
 		lines := cost.Lines(in)
 		switch view {
 		case models.CostViewSpend:
-			for _, s := range cost.ByEndpoint(lines) {
+			// Filtered by component, the lines are those components' copies only: summed per
+			// endpoint they would pass for the whole endpoint's spend.
+			whole := cost.ByEndpoint(lines)
+			if len(q.Components) > 0 {
+				whole = nil
+			}
+			for _, s := range whole {
 				t.row(in.Region, s.Gap,
 					str("Account", s.Account), str("Endpoint", s.Endpoint), str("Inference component", "(whole endpoint)"), str("Instance type", s.InstanceType),
 					usd("Price per hour", s.Price.USDPerHour, s.Gap), str("Price source", priceSource(s.Price, s.Gap)),
@@ -195,14 +207,7 @@ func costFrame(view string, ins []cost.Input, gpusPerCopy int, withRegion bool) 
 					str("Inputs", spendInputs(s.InstanceHours, s.Price, s.Spend, s.Gap)+" (its GPU share of the instances)"))
 			}
 		case models.CostViewTokens:
-			for _, m := range cost.PerModel(in, lines) {
-				t.row(in.Region, m.Gap,
-					str("Account", m.Account), str("Endpoint", m.Endpoint), str("Inference component", orSingle(m.IC)), str("Model", m.Model),
-					str("Instance types", strings.Join(m.InstanceTypes, ", ")), num("Instance-hours", m.InstanceHours), usd("Spend", m.Spend, m.Gap),
-					num("Output tokens", m.Output), num("Input tokens", m.Input),
-					usd("USD per 1M output tokens", m.PerMillionOutput, m.Gap), usd("USD per 1M input tokens", m.PerMillionInput, m.Gap),
-					str("Inputs", tokenInputs(m)))
-			}
+			perModel = append(perModel, cost.PerModel(in, lines)...)
 		case models.CostViewIdle:
 			for _, i := range cost.Idle(in, lines) {
 				t.row(in.Region, i.Gap,
@@ -225,6 +230,15 @@ func costFrame(view string, ins []cost.Input, gpusPerCopy int, withRegion bool) 
 				t.row(in.Region, p.Gap, cells...)
 			}
 		}
+	}
+	cost.SortCostliestPerToken(perModel)
+	for _, m := range perModel {
+		t.row(m.Region, m.Gap,
+			str("Account", m.Account), str("Endpoint", m.Endpoint), str("Inference component", orSingle(m.IC)), str("Model", m.Model),
+			str("Instance types", strings.Join(m.InstanceTypes, ", ")), num("Instance-hours", m.InstanceHours), usd("Spend", m.Spend, m.Gap),
+			num("Output tokens", m.Output), num("Input tokens", m.Input),
+			usd("USD per 1M output tokens", m.PerMillionOutput, m.Gap), usd("USD per 1M input tokens", m.PerMillionInput, m.Gap),
+			str("Inputs", tokenInputs(m)))
 	}
 	return t.frame()
 }
@@ -260,6 +274,9 @@ func spendInputs(hours float64, p pricing.Price, spend float64, gap error) strin
 func tokenInputs(m cost.ModelCost) string {
 	if m.Gap != nil {
 		return fmt.Sprintf("no price (%v)", m.Gap)
+	}
+	if math.IsNaN(m.Output) {
+		return fmt.Sprintf("%s over %s instance-h; output tokens unknown: its engine counts none (DJL), so no cost per token", fmtUSD(m.Spend), fmtNum(round(m.InstanceHours)))
 	}
 	return fmt.Sprintf("%s over %s instance-h ÷ %s output tokens × 1M", fmtUSD(m.Spend), fmtNum(round(m.InstanceHours)), fmtNum(math.Round(m.Output)))
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/inferscope/sagemaker-datasource/pkg/awsapi"
 	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
+	"github.com/inferscope/sagemaker-datasource/pkg/cost"
 	"github.com/inferscope/sagemaker-datasource/pkg/internal/goldentest"
 	"github.com/inferscope/sagemaker-datasource/pkg/models"
 	"github.com/inferscope/sagemaker-datasource/pkg/pricing"
@@ -42,13 +45,31 @@ func costFleet(start time.Time) func(c call) (*fakeResponse, error) {
 		}
 	}
 	host := `"@aws.account":"111122223333","aws.sagemaker.endpoint.name":"chat","@resource.host.id":"i-1","@resource.host.type":"ml.g5.12xlarge"`
-	gpus := series(host+`,"aws.sagemaker.inference_component.name":"chat-ic","aws.sagemaker.container.id":"c1"`, func(time.Time) int { return 2 }) + `,` +
-		series(host+`,"aws.sagemaker.inference_component.name":"quiet-ic","aws.sagemaker.container.id":"c2"`, secondHour(1)) + `,` +
-		series(host, func(t time.Time) int { return 2 - secondHour(1)(t) })
+	// The holders' query answers the components its matcher keeps (none: all, and the free GPUs).
+	holders := func(expr string) string {
+		var out []string
+		for _, h := range []struct {
+			ic, labels string
+			gpus       func(time.Time) int
+		}{
+			{"chat-ic", `,"aws.sagemaker.inference_component.name":"chat-ic","aws.sagemaker.container.id":"c1"`, func(time.Time) int { return 2 }},
+			{"quiet-ic", `,"aws.sagemaker.inference_component.name":"quiet-ic","aws.sagemaker.container.id":"c2"`, secondHour(1)},
+			{"", "", func(t time.Time) int { return 2 - secondHour(1)(t) }},
+		} {
+			filtered := strings.Contains(expr, `"aws.sagemaker.inference_component.name"=~`)
+			if !filtered || h.ic != "" && strings.Contains(expr, `"aws.sagemaker.inference_component.name"=~"`+h.ic+`"`) {
+				out = append(out, series(host+h.labels, h.gpus))
+			}
+		}
+		return strings.Join(out, ",")
+	}
+	instance := series(host, func(time.Time) int { return 4 })
 	return func(c call) (*fakeResponse, error) {
 		switch {
-		case c.op == "query_range" && strings.Contains(c.expr, "DCGM_FI_DEV_GPU_UTIL"):
-			return okJSON(`{"status":"success","data":{"resultType":"matrix","result":[` + gpus + `]}}`), nil
+		case c.op == "query_range" && strings.Contains(c.expr, "DCGM_FI_DEV_GPU_UTIL") && strings.Contains(c.expr, "timestamp("):
+			return okJSON(`{"status":"success","data":{"resultType":"matrix","result":[` + holders(c.expr) + `]}}`), nil
+		case c.op == "query_range" && strings.Contains(c.expr, "DCGM_FI_DEV_GPU_UTIL") && !strings.Contains(c.expr, "inference_component.name\"=~"):
+			return okJSON(`{"status":"success","data":{"resultType":"matrix","result":[` + instance + `]}}`), nil
 		case c.op == "query" && strings.Contains(c.expr, "generation_tokens"):
 			return okJSON(fmt.Sprintf(`{"status":"success","data":{"resultType":"vector","result":[`+
 				`{"metric":{%s,"aws.sagemaker.inference_component.name":"chat-ic","aws.sagemaker.container.id":"c1","model_name":"llama"},"value":[%d,"1200000"]},`+
@@ -72,14 +93,7 @@ func (l listPrices) ProbePrices(context.Context) error                       { r
 // 2/4 × 1 h + 1/4 × 1 h = 0.75 instance-h = $5.3175.
 func TestCostQueryFrames(t *testing.T) {
 	start := time.Date(2026, 11, 2, 4, 0, 0, 0, time.UTC)
-	fake := &fakeUpstream{answer: costFleet(start)}
-	list := listPrices{{Region: "us-east-1", InstanceType: "ml.g5.12xlarge", USDPerHour: 7.09, Source: pricing.SourceList, Date: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)}}
-	d, err := New(context.Background(), testSettings(""), func(context.Context, *models.Settings, awsauth.Endpoint, Shared) (Upstream, error) { return fake, nil },
-		WithPrices(func(*models.Settings, awsauth.Endpoint, Shared) (awsapi.PriceLister, error) { return list, nil }))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(d.Dispose)
+	d := costDatasource(t, start)
 	for _, view := range models.CostViews {
 		t.Run(view, func(t *testing.T) {
 			raw, _ := json.Marshal(map[string]any{"queryType": "cost", "view": view, "gpusPerCopy": "2"})
@@ -98,6 +112,51 @@ func TestCostQueryFrames(t *testing.T) {
 			}
 			goldentest.CheckDataResponse(t, "testdata", "cost-"+view, &dr, *update)
 		})
+	}
+}
+
+// costDatasource answers cost queries from costFleet at $7.09/h for ml.g5.12xlarge.
+func costDatasource(t *testing.T, start time.Time) *Datasource {
+	t.Helper()
+	fake := &fakeUpstream{answer: costFleet(start)}
+	list := listPrices{{Region: "us-east-1", InstanceType: "ml.g5.12xlarge", USDPerHour: 7.09, Source: pricing.SourceList, Date: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)}}
+	d, err := New(context.Background(), testSettings(""), func(context.Context, *models.Settings, awsauth.Endpoint, Shared) (Upstream, error) { return fake, nil },
+		WithPrices(func(*models.Settings, awsauth.Endpoint, Shared) (awsapi.PriceLister, error) { return list, nil }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(d.Dispose)
+	return d
+}
+
+// TestCostComponentFilter: filtered to quiet-ic, the spend view shows quiet-ic's share of
+// the whole instance (1/4 × 1 h × $7.09 = $1.7725, as unfiltered) and no whole-endpoint
+// row, which would be quiet-ic's spend under the endpoint's name.
+func TestCostComponentFilter(t *testing.T) {
+	start := time.Date(2026, 11, 2, 4, 0, 0, 0, time.UTC)
+	d := costDatasource(t, start)
+	raw, _ := json.Marshal(map[string]any{"queryType": "cost", "view": "spend", "inferenceComponent": "quiet-ic"})
+	resp, err := d.QueryData(context.Background(), &backend.QueryDataRequest{Queries: []backend.DataQuery{{
+		RefID: "A", QueryType: "cost", JSON: raw, TimeRange: backend.TimeRange{From: start, To: start.Add(2 * time.Hour)},
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dr := resp.Responses["A"]
+	if dr.Error != nil || len(dr.Frames) != 1 {
+		t.Fatalf("%v, %d frames", dr.Error, len(dr.Frames))
+	}
+	fr := dr.Frames[0]
+	ic, spend := fr.Fields[2], fr.Fields[8]
+	if fr.Fields[2].Name != "Inference component" || spend.Name != "Spend" {
+		t.Fatalf("columns %s, %s", ic.Name, spend.Name)
+	}
+	n, _ := fr.RowLen()
+	if n != 1 || ic.At(0) != "quiet-ic" {
+		t.Fatalf("%d rows, first %v; want quiet-ic alone", n, ic.At(0))
+	}
+	if got, _ := spend.ConcreteAt(0); got == nil || math.Abs(got.(float64)-1.7725) > 1e-9 {
+		t.Errorf("quiet-ic spends %v, want $1.7725", got)
 	}
 }
 
@@ -124,5 +183,44 @@ func TestCostQueryFailures(t *testing.T) {
 	dr := run(`{"view":"spend"}`)
 	if dr.Error == nil || dr.Status/100 != 5 || len(dr.Frames) != 0 || strings.HasPrefix(dr.Error.Error(), "region ") {
 		t.Errorf("upstream failing: %v (status %d, %d frames)", dr.Error, dr.Status, len(dr.Frames))
+	}
+}
+
+// TestCostTokensFrame: the tokens view over two regions is one frame ordered as its panel
+// sorts (costliest per output token first, whatever the region), and a DJL endpoint's
+// tokens are missing, its Inputs saying they are unknown, never "0 output tokens".
+func TestCostTokensFrame(t *testing.T) {
+	book := pricing.NewBook([]pricing.Price{{InstanceType: "ml.g5.12xlarge", USDPerHour: 8}})
+	input := func(region string, gpus []cost.GPUs, tokens []cost.Tokens) cost.Input {
+		return cost.Input{Region: region, From: time.UnixMilli(0), To: time.UnixMilli(3600e3), Step: time.Hour, GPUs: gpus, Instances: gpus, Tokens: tokens, Prices: book}
+	}
+	holder := func(endpoint, ic, copy string) cost.GPUs {
+		return cost.GPUs{Endpoint: endpoint, Host: endpoint + "-h", InstanceType: "ml.g5.12xlarge", IC: ic, Copy: copy, T: []int64{0}, N: []float64{4}}
+	}
+	ins := []cost.Input{
+		input("us-east-1", []cost.GPUs{holder("cheap", "cheap-ic", "c1"), holder("djl", "", "c2")}, []cost.Tokens{{Endpoint: "cheap", IC: "cheap-ic", Copy: "c1", Output: 8e6}}),
+		input("us-west-2", []cost.GPUs{holder("dear", "dear-ic", "c3")}, []cost.Tokens{{Endpoint: "dear", IC: "dear-ic", Copy: "c3", Output: 1e6}}),
+	}
+	fr := costFrame(&models.CostQuery{View: models.CostViewTokens, Region: "us-east-1,us-west-2"}, ins)
+	col := func(name string) int {
+		for i, f := range fr.Fields {
+			if f.Name == name {
+				return i
+			}
+		}
+		t.Fatalf("no column %q", name)
+		return -1
+	}
+	ep, out, in := fr.Fields[col("Endpoint")], fr.Fields[col("Output tokens")], fr.Fields[col("Inputs")]
+	var order []string
+	for i := range fr.Rows() {
+		order = append(order, ep.At(i).(string))
+	}
+	if want := []string{"dear", "cheap", "djl"}; !slices.Equal(order, want) {
+		t.Errorf("rows %v, want %v ($8/M, $1/M, then no cost per token)", order, want)
+	}
+	djl := slices.Index(order, "djl")
+	if djl < 0 || out.At(djl).(*float64) != nil || !strings.Contains(in.At(djl).(string), "output tokens unknown") || strings.Contains(in.At(djl).(string), "÷ 0") {
+		t.Errorf("djl: output tokens %v, inputs %q; want missing and unknown", out.At(djl), in.At(djl))
 	}
 }

@@ -10,12 +10,14 @@ import (
 	"github.com/inferscope/sagemaker-datasource/pkg/consolelinks"
 	"github.com/inferscope/sagemaker-datasource/pkg/dashref"
 	"github.com/inferscope/sagemaker-datasource/pkg/diagnosis"
+	"github.com/inferscope/sagemaker-datasource/pkg/diagnosis/awspolicy"
 	"github.com/inferscope/sagemaker-datasource/pkg/models"
 )
 
 // runDiagnosis answers a `diagnosis` query: the rules of pkg/diagnosis run their PromQL
 // through this datasource's clients, so they share its credentials, limits, retries and
-// results cache, and their errors reach the same edge as a panel's. A query naming regions
+// results cache, and their errors reach the same edge as a panel's; the scaling rule reads
+// the ICs' autoscaling policies through its AWS client (cached like the inventory). A query naming regions
 // runs the rules in each, through that region's client, and ranks the findings together; one
 // naming none runs in the default region and its frame has no region column.
 func (d *Datasource) runDiagnosis(ctx context.Context, m *models.Model) backend.DataResponse {
@@ -41,6 +43,9 @@ func (d *Datasource) runDiagnosis(ctx context.Context, m *models.Model) backend.
 		if err == nil {
 			regions[i].Querier = cachedQueries{rg}
 			regions[i].Prices = rg.priceOf(ctx)
+			if rg.aws != nil { // without it the scaling rule judges against the usual load
+				regions[i].Policies = awspolicy.Source(rg.aws)
+			}
 			built[name] = rg
 		}
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
+	"github.com/inferscope/sagemaker-datasource/pkg/awsapi"
 	"github.com/inferscope/sagemaker-datasource/pkg/diagnosis"
 	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
 	"github.com/inferscope/sagemaker-datasource/pkg/semconv"
@@ -244,5 +245,73 @@ func TestDiagnosisRegionFailures(t *testing.T) {
 	}
 	if now := len(east.Calls()) + len(west.Calls()); now != sent {
 		t.Errorf("a bad region sent %d queries", now-sent)
+	}
+}
+
+// TestDiagnosisReadsScalingPolicies: the diagnosis query judges an IC against the policy its
+// AWS client reads: at its max capacity the cause is the capacity; below it, the policy
+// that did not scale out; without the permission, the usual load (and a notice says so).
+func TestDiagnosisReadsScalingPolicies(t *testing.T) {
+	load := func(c call) (*fakeResponse, error) {
+		switch {
+		case c.op == "query_range" && strings.Contains(c.expr, semconv.ConcurrentRequestsPerCopy):
+			var pts []string
+			for at := c.start; !at.After(c.end); at = at.Add(c.step) {
+				pts = append(pts, fmt.Sprintf(`[%d,"12"]`, at.Unix()))
+			}
+			return okJSON(fmt.Sprintf(`{"status":"success","data":{"resultType":"matrix","result":[{"metric":{%q:"ic-a"},"values":[%s]}]}}`,
+				semconv.DimInferenceComponentName, strings.Join(pts, ","))), nil
+		case c.op == "query" && strings.Contains(c.expr, semconv.DCGMGPUUtil):
+			return okJSON(fmt.Sprintf(`{"status":"success","data":{"resultType":"vector","result":[{"metric":{%q:"chat",%q:"ic-a"},"value":[%d,"1"]}]}}`,
+				semconv.LabelEndpoint, semconv.LabelInferenceComp, c.t.Unix())), nil
+		case c.op == "query":
+			return okJSON(`{"status":"success","data":{"resultType":"vector","result":[]}}`), nil
+		}
+		return okJSON(`{"status":"success","data":{"resultType":"matrix","result":[]}}`), nil
+	}
+	policy := []awsapi.ScalableTarget{{ResourceID: "inference-component/ic-a", Dimension: awsapi.DimensionCopies, InferenceComponent: "ic-a", Min: 1, Max: 4,
+		Policies: []awsapi.ScalingPolicy{{Type: "TargetTrackingScaling", Metric: "SageMakerInferenceComponentConcurrentRequestsPerCopyHighResolution", Target: 8}}}}
+	inventory := func(copies int) awsapi.Inventory {
+		return awsapi.Inventory{Endpoints: []awsapi.Endpoint{{Name: "chat", Components: []awsapi.Component{{Name: "ic-a", Endpoint: "chat", DesiredCopies: copies}}}}}
+	}
+	for _, tc := range []struct {
+		name        string
+		aws         *fakeAWS
+		cause, note string
+	}{
+		{"at max", &fakeAWS{scaling: policy, inventory: inventory(4)}, "Scaled to its max capacity and still over target", ""},
+		{"below max", &fakeAWS{scaling: policy, inventory: inventory(2)}, "Autoscaling did not fire", ""},
+		// A steady 12 is its own usual level: nothing to say without the policy.
+		{"no permission", &fakeAWS{scalingErr: &awsapi.PermissionError{Action: awsapi.ActionDescribeScalableTargets, Err: fmt.Errorf("denied")}}, "", "autoscaling policies could not be read"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := newAWSDatasource(t, &fakeUpstream{answer: load}, tc.aws)
+			q := dataQuery("D", `{"queryType":"diagnosis"}`)
+			q.QueryType = "diagnosis"
+			resp, err := d.QueryData(context.Background(), &backend.QueryDataRequest{Queries: []backend.DataQuery{q}})
+			if err != nil || resp.Responses["D"].Error != nil || len(resp.Responses["D"].Frames) != 1 {
+				t.Fatalf("diagnosis failed: %v %v", err, resp.Responses["D"].Error)
+			}
+			f := resp.Responses["D"].Frames[0]
+			causes := frameColumn(t, f, "cause")
+			if tc.cause != "" && (len(causes) == 0 || causes[0] != tc.cause) {
+				t.Errorf("causes %q, want %q first", causes, tc.cause)
+			}
+			if tc.cause == "" && len(causes) > 0 {
+				t.Errorf("causes %q, want none", causes)
+			}
+			var notes []string
+			if f.Meta != nil {
+				for _, n := range f.Meta.Notices {
+					notes = append(notes, n.Text)
+				}
+			}
+			if tc.note != "" && !strings.Contains(strings.Join(notes, "\n"), tc.note) {
+				t.Errorf("notices %q lack %q", notes, tc.note)
+			}
+			if !slices.Contains(tc.aws.Calls(), "ScalingTargets") {
+				t.Errorf("AWS calls %v: the policies were not read", tc.aws.Calls())
+			}
+		})
 	}
 }

@@ -146,8 +146,8 @@ func (rg *regional) healthError(err error, action string) *backend.CheckHealthRe
 	return &backend.CheckHealthResult{Status: backend.HealthStatusError, Message: rg.explain(err, action).Message}
 }
 
-// checkOptional makes one cheap DescribeAlarms, ListEndpoints and GetProducts call and says
-// what works. A missing permission names the IAM action; any failure is a warning, as the
+// checkOptional makes one cheap DescribeAlarms, ListEndpoints, autoscaling and GetProducts
+// call and says what works. A missing permission names the IAM action; any failure is a warning, as the
 // PromQL panels work without them.
 func (rg *regional) checkOptional(ctx context.Context) string {
 	if rg.aws == nil {
@@ -156,6 +156,7 @@ func (rg *regional) checkOptional(ctx context.Context) string {
 	errs := parallel("Save & test",
 		func() error { return rg.aws.ProbeAlarms(ctx) },
 		func() error { return rg.aws.ProbeInventory(ctx) },
+		func() error { return rg.aws.ProbeScaling(ctx) },
 		func() error {
 			if rg.prices == nil {
 				return rg.pricesErr
@@ -168,6 +169,7 @@ func (rg *regional) checkOptional(ctx context.Context) string {
 	}{
 		{awsapi.ActionDescribeAlarms, "the alarms and alarmHistory queries and the alarm colours of the health tiles", "CloudWatch alarms"},
 		{awsapi.ActionListEndpoints, "the inventory query, the inventory variables and tiles for endpoints without alarms", "SageMaker endpoints"},
+		{awsapi.ActionDescribeScalableTargets, "the diagnosis to judge autoscaling against each component's own policy; without it, against 2× its usual load", "autoscaling policies"},
 		{awsapi.ActionGetProducts, "the cost panels' list prices (a price table in the settings still prices what it lists)", "AWS list prices"},
 	} {
 		switch err := errs[i]; {

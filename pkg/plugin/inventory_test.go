@@ -150,7 +150,7 @@ func (f *fakePrices) ProbePrices(context.Context) error {
 // reads); what is missing is a warning naming the IAM action, never a failure, and a PromQL
 // failure is reported without them.
 func TestCheckHealthOptionalAccess(t *testing.T) {
-	probes := []string{"ProbeAlarms", "ProbeInventory"}
+	probes := []string{"ProbeAlarms", "ProbeInventory", "ProbeScaling"}
 	tests := []struct {
 		name       string
 		pricesErr  error
@@ -162,17 +162,19 @@ func TestCheckHealthOptionalAccess(t *testing.T) {
 		wantCalls  []string
 	}{
 		{name: "both readable", wantStatus: backend.HealthStatusOk,
-			want: []string{"Connected to CloudWatch", "Can read CloudWatch alarms and SageMaker endpoints and AWS list prices."}, wantNot: []string{"Warning"}, wantCalls: probes},
+			want: []string{"Connected to CloudWatch", "Can read CloudWatch alarms and SageMaker endpoints and autoscaling policies and AWS list prices."}, wantNot: []string{"Warning"}, wantCalls: probes},
 		{name: "no GetProducts", pricesErr: denied("pricing:GetProducts"), wantStatus: backend.HealthStatusOk,
-			want: []string{"Can read CloudWatch alarms and SageMaker endpoints.", "Warning: the data source's credentials are not allowed pricing:GetProducts", "cost panels' list prices"}, wantCalls: probes},
+			want: []string{"Can read CloudWatch alarms and SageMaker endpoints and autoscaling policies.", "Warning: the data source's credentials are not allowed pricing:GetProducts", "cost panels' list prices"}, wantCalls: probes},
 		{name: "no DescribeAlarms", aws: func(f *fakeAWS) { f.alarmsErr = denied("cloudwatch:DescribeAlarms") }, wantStatus: backend.HealthStatusOk,
-			want: []string{"Can read SageMaker endpoints and AWS list prices.", "Warning: the data source's credentials are not allowed cloudwatch:DescribeAlarms", "optional"}, wantCalls: probes},
+			want: []string{"Can read SageMaker endpoints and autoscaling policies and AWS list prices.", "Warning: the data source's credentials are not allowed cloudwatch:DescribeAlarms", "optional"}, wantCalls: probes},
 		{name: "no ListEndpoints", aws: func(f *fakeAWS) { f.inventoryErr = denied("sagemaker:ListEndpoints") }, wantStatus: backend.HealthStatusOk,
-			want: []string{"Can read CloudWatch alarms and AWS list prices.", "not allowed sagemaker:ListEndpoints", "inventory query"}, wantCalls: probes},
+			want: []string{"Can read CloudWatch alarms and autoscaling policies and AWS list prices.", "not allowed sagemaker:ListEndpoints", "inventory query"}, wantCalls: probes},
 		{name: "neither", aws: func(f *fakeAWS) {
 			f.alarmsErr, f.inventoryErr = denied("cloudwatch:DescribeAlarms"), denied("sagemaker:ListEndpoints")
 		}, wantStatus: backend.HealthStatusOk,
-			want: []string{"not allowed cloudwatch:DescribeAlarms", "not allowed sagemaker:ListEndpoints", "Can read AWS list prices."}, wantNot: []string{"Can read CloudWatch", "Can read SageMaker"}, wantCalls: probes},
+			want: []string{"not allowed cloudwatch:DescribeAlarms", "not allowed sagemaker:ListEndpoints", "Can read autoscaling policies and AWS list prices."}, wantNot: []string{"Can read CloudWatch", "Can read SageMaker"}, wantCalls: probes},
+		{name: "no autoscaling policies", aws: func(f *fakeAWS) { f.scalingErr = denied("application-autoscaling:DescribeScalingPolicies") }, wantStatus: backend.HealthStatusOk,
+			want: []string{"Can read CloudWatch alarms and SageMaker endpoints and AWS list prices.", "not allowed application-autoscaling:DescribeScalingPolicies", "2× its usual load"}, wantCalls: probes},
 		{name: "SageMaker failing otherwise", aws: func(f *fakeAWS) {
 			f.inventoryErr = errors.New("operation error SageMaker: ListEndpoints, StatusCode: 503")
 		},

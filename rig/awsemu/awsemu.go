@@ -2,8 +2,9 @@
 // DescribeAlarmContributors and DescribeAlarmHistory in Smithy RPC v2 CBOR, and SageMaker
 // ListEndpoints, DescribeEndpoint, DescribeEndpointConfig, ListInferenceComponents and
 // DescribeInferenceComponent in awsJson1_1, the Price List API's GetProducts (pricing.go)
-// in awsJson1_1 too, as aws-sdk-go-v2 (service/cloudwatch v1.75.7,
-// service/sagemaker v1.288.1) sends them. It implements emulator.ControlPlane: the
+// and Application Auto Scaling's DescribeScalableTargets and DescribeScalingPolicies
+// (autoscaling.go) in awsJson1_1 too, as aws-sdk-go-v2 (service/cloudwatch v1.75.7,
+// service/sagemaker v1.288.1, service/applicationautoscaling v1.51.12) sends them. It implements emulator.ControlPlane: the
 // emulator verifies SigV4 for the call's service, denies and injects faults; this package
 // speaks the protocols. Alarms are the fleet's PromQL alarms evaluated on the emulator's
 // engine; the inventory is the fleet with the simulator's copy counts.
@@ -79,11 +80,14 @@ func (s *Server) Actions() []string {
 	for _, op := range pricingOps {
 		out = append(out, "pricing:"+op)
 	}
+	for _, op := range autoScalingOps {
+		out = append(out, svcAutoScaling+":"+op)
+	}
 	return out
 }
 
-// Route implements emulator.ControlPlane: CloudWatch by its RPC v2 path, SageMaker and the
-// Price List API by their X-Amz-Target.
+// Route implements emulator.ControlPlane: CloudWatch by its RPC v2 path, SageMaker, the
+// Price List API and Application Auto Scaling by their X-Amz-Target.
 func (s *Server) Route(r *http.Request) (emulator.Call, bool) {
 	if op, ok := strings.CutPrefix(r.URL.Path, cborPathPrefix); ok {
 		return emulator.Call{Service: svcCloudWatch, Action: "cloudwatch:" + op, Operation: op}, true
@@ -93,6 +97,9 @@ func (s *Server) Route(r *http.Request) (emulator.Call, bool) {
 	}
 	if op, ok := strings.CutPrefix(r.Header.Get("X-Amz-Target"), pricingTgt); ok {
 		return emulator.Call{Service: svcPricing, Action: "pricing:" + op, Operation: op}, true
+	}
+	if op, ok := strings.CutPrefix(r.Header.Get("X-Amz-Target"), autoScalingTgt); ok {
+		return emulator.Call{Service: svcAutoScaling, Action: svcAutoScaling + ":" + op, Operation: op}, true
 	}
 	return emulator.Call{}, false
 }
@@ -104,6 +111,8 @@ func (s *Server) Serve(ctx context.Context, c emulator.Call, body []byte, q emul
 		return s.serveCloudWatch(ctx, c, body, q)
 	case svcPricing:
 		return s.servePricing(c, body)
+	case svcAutoScaling:
+		return s.serveAutoScaling(c, body)
 	}
 	return s.serveSageMaker(c, body)
 }

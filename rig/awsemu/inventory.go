@@ -28,6 +28,9 @@ type component struct {
 	name, arn, endpoint, endpointARN, variant, status, model string
 	gpus, copies                                             int
 	created, modified                                        time.Time
+	// The autoscaling registered for it (autoscaling.go): copies and target per copy.
+	minCopies, maxCopies int
+	target               float64
 }
 
 // Status values SageMaker reports for running endpoints and ICs.
@@ -58,7 +61,8 @@ func inventory(f *fleet.Fleet, deps []simulator.Deployment, origin time.Time) []
 			c := &component{
 				name: ic.Name, arn: arn(f, fe, "inference-component", ic.Name), endpoint: fe.Name, endpointARN: e.arn,
 				variant: fe.Variant, status: statusInService, model: ic.Model, gpus: ic.GPUsPerCopy, copies: ic.Copies,
-				created: e.modified.Add(time.Duration(j+1) * 7 * time.Minute),
+				created:   e.modified.Add(time.Duration(j+1) * 7 * time.Minute),
+				minCopies: ic.MinCopies, maxCopies: ic.MaxCopies, target: ic.TargetConcurrencyPerCopy,
 			}
 			c.modified = c.created
 			if d, ok := byIC[fe.Name+"/"+ic.Name]; ok {

@@ -22,6 +22,10 @@ type Fleet struct {
 	Endpoints []Endpoint `yaml:"endpoints"`
 	// Alarms are CloudWatch PromQL alarms the emulator evaluates; nil means DefaultAlarms.
 	Alarms []Alarm `yaml:"alarms,omitempty"`
+	// RebalanceMinutes > 0 moves one copy of each IC with an idle slot every that many
+	// minutes: it stops on its GPUs and a new copy starts on an idle slot, on another
+	// instance where there is one (SageMaker rebalancing, a replaced copy). 0: never.
+	RebalanceMinutes int `yaml:"rebalance_minutes,omitempty"`
 }
 
 // Model is what a copy serves. Sizes drive GPU memory and KV capacity; token counts and

@@ -54,6 +54,7 @@ func TestParseErrorsNameLineProblemAndFix(t *testing.T) {
 `, 16, []string{`endpoint "ep" is defined twice`}},
 		{"sme without instances", strings.Replace(validBase, "endpoints:\n", "endpoints:\n  - name: lonely\n    model: m\n    engine: djl\n    traffic: {base_rps: 1}\n", 1), 7, []string{"has no instances", "add an instance group"}},
 		{"empty", "", 1, []string{"empty"}},
+		{"negative rebalance", strings.Replace(validBase, "region: us-east-1\n", "region: us-east-1\nrebalance_minutes: -5\n", 1), 3, []string{"rebalance_minutes -5 is negative", "use 0"}},
 		{"bad endpoint account", strings.Replace(validBase, "  - name: ep\n", "  - name: ep\n    account: \"4242\"\n", 1), 8, []string{`endpoints[0].account: account "4242" is not 12 digits`, "leave it out for the fleet's account"}},
 	}
 	for _, tt := range tests {

@@ -156,6 +156,9 @@ func (v *validator) fleet(f *Fleet) {
 		v.endpoint(f, fmt.Sprintf("endpoints[%d]", i), &f.Endpoints[i], endpoints, ics)
 	}
 	v.alarms(f)
+	if f.RebalanceMinutes < 0 {
+		v.add("rebalance_minutes", "use 0 (copies stay) or the minutes between moves", "rebalance_minutes %d is negative", f.RebalanceMinutes)
+	}
 }
 
 func (v *validator) model(p string, m *Model, seen map[string]bool) {

@@ -2,10 +2,14 @@ package simulator
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"testing"
 
+	"github.com/prometheus/prometheus/tsdb"
+
 	sc "github.com/inferscope/sagemaker-datasource/pkg/semconv"
+	"github.com/inferscope/sagemaker-datasource/rig/fleet"
 )
 
 // gpu-degrade: exactly one GPU runs hot and thermally throttled with a double-bit ECC error
@@ -82,5 +86,51 @@ func TestVendedVariantsAddUp(t *testing.T) {
 		if tot <= 0 || p != tot {
 			t.Errorf("%s = %g, want %s = %g", c.parts, p, c.total, tot)
 		}
+	}
+}
+
+// TestRebalanceMovesCopies: with rebalance_minutes, copies of ICs with idle slots leave
+// their GPUs and new ones start elsewhere over the history, on other instances too, while
+// each IC keeps its number of copies and every instance its GPUs; without it no copy moves.
+func TestRebalanceMovesCopies(t *testing.T) {
+	held := func(db *tsdb.DB, window string) map[string]float64 {
+		return query(t, db, `count by ("`+sc.LabelInferenceComp+`") (count by ("`+sc.LabelInferenceComp+`", "`+sc.LabelContainerID+`", "`+sc.LabelHostID+`") (last_over_time(`+
+			sc.DCGMGPUUtil+`{"`+sc.LabelInferenceComp+`"!=""}[`+window+`])))`, sc.LabelInferenceComp)
+	}
+	still := backfilled(t, "healthy", 2)
+	f := fleet.Default()
+	f.RebalanceMinutes = 10
+	moving := backfillFleet(t, f, "healthy", 2)
+	before, now, stayed := held(moving, "2h"), held(moving, "1m"), held(still, "1m")
+	moved := 0
+	for ic, n := range now {
+		if n != stayed[ic] {
+			t.Errorf("%s holds GPUs with %v copies, %v without rebalancing", ic, n, stayed[ic])
+		}
+		if before[ic] > n {
+			moved++
+		}
+	}
+	if moved == 0 {
+		t.Errorf("no IC's copies moved in 2 h: over the history %v, now %v", before, now)
+	}
+	if s := held(still, "2h"); len(s) == 0 || !maps.Equal(s, stayed) {
+		t.Errorf("without rebalancing the copies moved: over the history %v, now %v", s, stayed)
+	}
+	gpus := query(t, moving, `count by ("`+sc.LabelHostID+`") (count by ("`+sc.LabelHostID+`", gpu) (last_over_time(`+sc.DCGMGPUUtil+`[1m])))`, sc.LabelHostID)
+	want := map[string]float64{}
+	for _, e := range f.Endpoints {
+		for _, g := range e.Instances {
+			for range g.Count {
+				want[fmt.Sprint(g.GPUs)]++
+			}
+		}
+	}
+	got := map[string]float64{}
+	for _, n := range gpus {
+		got[fmt.Sprint(n)]++
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("instances by GPUs %v, the fleet file's %v", got, want)
 	}
 }

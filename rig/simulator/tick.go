@@ -28,6 +28,7 @@ func (s *Simulator) tickEndpoint(w *writer, ep *endpointSim, t int64, dt float64
 			}
 		} else {
 			s.autoscale(w, g, t)
+			s.rebalance(w, g, t)
 			s.forcedColdStart(w, g, t)
 		}
 		s.stepGroup(w, g, t, dt)
@@ -319,6 +320,29 @@ func (s *Simulator) autoscale(w *writer, g *groupSim, t int64) {
 		g.lastScale = t
 		s.scalingEvent(w, g, t, 1, 25+20*g.ep.rng.Float64())
 	}
+}
+
+// rebalance moves one copy of an IC every Fleet.RebalanceMinutes when it has an idle slot:
+// the copy stops on its GPUs, and a new one starts on an idle slot, on another instance
+// where there is one. Which copy moves turns with time, so every copy moves in turn. A
+// scenario's forced cold starts keep their copies in place.
+func (s *Simulator) rebalance(w *writer, g *groupSim, t int64) {
+	every := int64(s.f.RebalanceMinutes) * 60000
+	if every <= 0 || g.ic == nil || g.active == 0 || g.active == len(g.slots) || len(g.forcedColdStarts) > 0 || (t-s.origin)%every != 0 {
+		return
+	}
+	leave := int((t-s.origin)/every) % g.active
+	from, to := g.slots[leave], g.active
+	for i := g.active; i < len(g.slots); i++ {
+		if g.slots[i].inst != from.inst {
+			to = i
+			break
+		}
+	}
+	g.slots[leave], g.slots[to] = g.slots[to], g.slots[leave]
+	from.active = false
+	g.slots[leave].restart()
+	s.coldStart(w, g.slots[leave], t)
 }
 
 // restart starts a copy's engine from zero, as a new container does.

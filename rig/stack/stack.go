@@ -206,6 +206,7 @@ func build(ctx context.Context, opts Options) (*Stack, error) {
 	if st.Stats, err = sim.Backfill(ctx, st.DB, st.End.Add(-opts.History), st.End, opts.Step); err != nil {
 		return fail(fmt.Errorf("backfill: %w", err))
 	}
+	st.Incident = sim.Incident() // its Start is known once the history is there
 	db := st.DB
 	control, err := awsemu.New(awsemu.Config{
 		Fleet:       opts.Fleet,

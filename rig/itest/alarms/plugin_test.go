@@ -143,14 +143,18 @@ func TestHealthyFleetHasNothingInAlarm(t *testing.T) {
 }
 
 func TestDeniedActionIsASaveAndTestWarning(t *testing.T) {
-	_, d := start(t, stack.Options{Scenario: "healthy", Deny: []string{"sagemaker:ListEndpoints"}})
-	res, err := d.CheckHealth(context.Background(), &backend.CheckHealthRequest{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Status != backend.HealthStatusOk || !strings.Contains(res.Message, "Warning") || !strings.Contains(res.Message, "sagemaker:ListEndpoints") ||
-		strings.Contains(res.Message, "cloudwatch:DescribeAlarms") {
-		t.Errorf("health %v: %s", res.Status, res.Message)
+	for _, action := range []string{"sagemaker:ListEndpoints", "application-autoscaling:DescribeScalableTargets", "application-autoscaling:DescribeScalingPolicies"} {
+		t.Run(action, func(t *testing.T) {
+			_, d := start(t, stack.Options{Scenario: "healthy", Deny: []string{action}})
+			res, err := d.CheckHealth(context.Background(), &backend.CheckHealthRequest{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Status != backend.HealthStatusOk || !strings.Contains(res.Message, "Warning") || !strings.Contains(res.Message, action) ||
+				strings.Contains(res.Message, "cloudwatch:DescribeAlarms") || strings.Count(res.Message, "Warning") != 1 {
+				t.Errorf("health %v: %s", res.Status, res.Message)
+			}
+		})
 	}
 }
 

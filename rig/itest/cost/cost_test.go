@@ -349,6 +349,17 @@ func TestICEFindingPricesItsFallback(t *testing.T) {
 	}
 }
 
+// TestSaveAndTestReadsAListPrice: with every permission, Save & test says it can read the
+// list prices only after reading one: its probe asks the emulator's Price List for a hosting
+// instance of the data source's region and parses the price.
+func TestSaveAndTestReadsAListPrice(t *testing.T) {
+	st := dstest.Stack(t, stack.Options{Scenario: "healthy"})
+	res, err := datasource(t, st, nil).CheckHealth(context.Background(), &backend.CheckHealthRequest{})
+	if err != nil || res.Status != backend.HealthStatusOk || !strings.Contains(res.Message, "AWS list prices") || strings.Contains(res.Message, "Warning") {
+		t.Fatalf("Save & test: %v %v %q", err, res.Status, res.Message)
+	}
+}
+
 // TestWithoutGetProducts: denied pricing:GetProducts, Save & test still passes and warns
 // naming the action; the cost query answers, its list-priced rows gaps that name the action,
 // and the price table still prices what it lists.
@@ -382,9 +393,9 @@ func TestWithoutGetProducts(t *testing.T) {
 // filters, parse and break none of CloudWatch's PromQL rules.
 func TestCostPromQLObeysCloudWatchRules(t *testing.T) {
 	p := parser.NewParser(parser.Options{})
-	for _, m := range [][]string{nil, {px.Re(sc.LabelEndpoint, "a|b"), px.Re(sc.LabelAccount, "111122223333")}} {
-		ex := cost.ExprsFor("2h", m...)
-		for _, expr := range []string{ex.GPUs, ex.Output, ex.Input} {
+	for _, m := range []struct{ instance, holder []string }{{}, {[]string{px.Re(sc.LabelEndpoint, "a|b"), px.Re(sc.LabelAccount, "111122223333")}, []string{px.Re(sc.LabelInferenceComp, "c|d")}}} {
+		ex := cost.ExprsFor("2h", m.instance, m.holder)
+		for _, expr := range []string{ex.GPUs, ex.Instances, ex.Output, ex.Input} {
 			ast, err := p.ParseExpr(expr)
 			if err != nil {
 				t.Fatalf("parse: %v\n%s", err, expr)

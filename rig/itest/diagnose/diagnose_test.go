@@ -122,3 +122,45 @@ func TestAgainstEmulator(t *testing.T) {
 		}
 	})
 }
+
+// TestScalingNamedFromThePolicy: as users run it (`--since 1h`, default configuration), the
+// command reads the IC's autoscaling policy with its credentials and names "autoscaling did
+// not fire" a few minutes after the overload began; without the permission it cannot yet
+// (the inferred limit needs 30 minutes) and says why.
+func TestScalingNamedFromThePolicy(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the emulator stack")
+	}
+	bin := gobuild.Build(t, "github.com/inferscope/sagemaker-datasource/cmd/diagnose", t.TempDir(), "diagnose")
+	for _, tc := range []struct {
+		name string
+		deny []string
+		want []string // in stdout
+		not  string
+	}{
+		{"with the policy", nil, []string{" 1. CRITICAL Autoscaling did not fire", "scaling policy (Application Auto Scaling): target 16", "max 4"}, "warning: autoscaling policies"},
+		{"policies denied", []string{"application-autoscaling:DescribeScalableTargets"}, []string{"warning: autoscaling policies could not be read", "application-autoscaling:DescribeScalableTargets"}, "Autoscaling did not fire"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st, err := stack.Start(context.Background(), stack.Options{Scenario: "scaling-not-firing", Seed: 42, History: 3 * time.Hour, End: stack.PinnedEnd, Deny: tc.deny})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = st.Close() })
+			at := st.Incident.Start.Add(5 * time.Minute)
+			code, out, errOut := runCommand(t, bin, map[string]string{"AWS_ACCESS_KEY_ID": st.AccessKey, "AWS_SECRET_ACCESS_KEY": st.SecretKey},
+				"--url", st.URL, "--region", st.Region, "--to", at.Format(time.RFC3339), "--since", "1h")
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errOut)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("S+5m: output lacks %q:\n%s", w, out)
+				}
+			}
+			if strings.Contains(out, tc.not) {
+				t.Errorf("S+5m: output has %q:\n%s", tc.not, out)
+			}
+		})
+	}
+}

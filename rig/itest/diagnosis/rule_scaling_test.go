@@ -1,6 +1,8 @@
 package diagnosis_test
 
 import (
+	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -24,7 +26,7 @@ func TestScalingRule(t *testing.T) {
 		load    func(int) float64
 		waiting func(int) float64
 		outs    map[int]float64 // minute -> e2e_duration (s)
-		target  float64         // configured policy target; 0 infers from the load
+		target  float64         // the policy's ConcurrentRequestsPerCopy target; 0: no policy read, infer from the load
 		cause   string
 		sev     Severity
 	}{
@@ -54,9 +56,11 @@ func TestScalingRule(t *testing.T) {
 			if c.outs != nil {
 				d.event(lbls(semconv.ScalingE2EDuration, semconv.LabelEndpoint, "ep-a", semconv.LabelInferenceComp, "ic-a", semconv.LabelScalingDirection, semconv.ScaleOut), c.outs)
 			}
-			cfg := DefaultConfig()
-			cfg.Rules, cfg.ScalingTarget = []string{"scaling"}, c.target
-			r := diagnoseWith(t, d.querier(), Scope{Endpoint: "ep-a"}, cfg)
+			var pol PolicySource
+			if c.target > 0 {
+				pol = policies(map[string]Policy{"ic-a": {Metric: concurrencyMetric, Target: c.target, Min: 1, Max: 4, Copies: 2}})
+			}
+			r := diagnoseRegion(t, Region{Querier: d.querier(), Policies: pol}, Scope{Endpoint: "ep-a"}, scalingOnly())
 			if c.cause == "" {
 				if len(r.Findings) != 0 {
 					t.Fatalf("want none, got%s", describe(r.Findings))
@@ -71,18 +75,111 @@ func TestScalingRule(t *testing.T) {
 	}
 }
 
-func TestScalingTargetPerIC(t *testing.T) {
+// concurrencyMetric is the predefined metric of IC target tracking on concurrency.
+const concurrencyMetric = "SageMakerInferenceComponentConcurrentRequestsPerCopyHighResolution"
+
+func policies(m map[string]Policy) PolicySource {
+	return func(context.Context) (map[string]Policy, error) { return m, nil }
+}
+
+func scalingOnly() Config {
+	cfg := DefaultConfig()
+	cfg.Rules = []string{"scaling"}
+	return cfg
+}
+
+// diagnoseRegion is diagnoseWith over a region with its policies, as the plugin and
+// cmd/diagnose run it.
+func diagnoseRegion(t testing.TB, rg Region, scope Scope, cfg Config) Report {
+	t.Helper()
+	r, err := RunRegions(context.Background(), []Region{rg}, scope, t0, tEnd(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range r.Failures {
+		t.Errorf("rule %s failed: %s", f.Rule, f.Error)
+	}
+	return r
+}
+
+// TestScalingPolicies: each IC is judged against its own policy when the policy tracks the
+// concurrency the rule reads; at its max capacity the cause is the capacity, not the policy;
+// a policy that cannot be read leaves the inferred limit, and the report says so.
+func TestScalingPolicies(t *testing.T) {
 	d := newData(t)
 	d.float(lbls(semconv.ConcurrentRequestsPerCopy, semconv.DimInferenceComponentName, "ic-a"), constant(12))
+	d.float(lbls(semconv.DCGMGPUUtil, engLabels("ep-a", "ic-a", "i-1", "az-1")...), constant(50))
 	q := d.querier()
-	cfg := DefaultConfig()
-	cfg.Rules, cfg.ScalingTarget = []string{"scaling"}, 8
-	if r := diagnoseWith(t, q, Scope{}, cfg); len(r.Findings) != 1 {
-		t.Fatalf("12 per copy over the target 8 must fire, got%s", describe(r.Findings))
+	cases := []struct {
+		name    string
+		src     PolicySource
+		cause   string // "" none
+		sev     Severity
+		next    string // part of the next step
+		warning string // part of a report warning
+	}{
+		{"over its target, below max", policies(map[string]Policy{"ic-a": {Metric: concurrencyMetric, Target: 8, Min: 1, Max: 4, Copies: 2}}),
+			causeNoScaleOutText, Critical, "did not scale out", ""},
+		{"over its target at max", policies(map[string]Policy{"ic-a": {Metric: concurrencyMetric, Target: 8, Min: 1, Max: 4, Copies: 4}}),
+			"max capacity", Critical, "MaxCapacity", ""},
+		{"copies unknown", policies(map[string]Policy{"ic-a": {Metric: concurrencyMetric, Target: 8, Min: 1, Max: 4, Copies: -1}}),
+			causeNoScaleOutText, Critical, "check whether ic-a is at its max capacity (4 copies", ""},
+		{"customized concurrency metric", policies(map[string]Policy{"ic-a": {Metric: "ConcurrentRequestsPerCopy", Target: 8, Min: 1, Max: 4, Copies: 1}}),
+			causeNoScaleOutText, Critical, "did not scale out", ""},
+		{"under its own target", policies(map[string]Policy{"ic-a": {Metric: concurrencyMetric, Target: 14, Min: 1, Max: 4, Copies: 4}}),
+			"", 0, "", ""},
+		// A steady load is its own usual level: without a comparable target nothing fires.
+		{"policy on another metric", policies(map[string]Policy{"ic-a": {Metric: "SageMakerInferenceComponentInvocationsPerCopy", Target: 2, Min: 1, Max: 4, Copies: 1}}),
+			"", 0, "", ""},
+		{"policies unreadable", func(context.Context) (map[string]Policy, error) {
+			return nil, errors.New("not allowed application-autoscaling:DescribeScalableTargets")
+		},
+			"", 0, "", "could not be read"},
 	}
-	cfg.ScalingTargets = map[string]float64{"ic-a": 14}
-	if r := diagnoseWith(t, q, Scope{}, cfg); len(r.Findings) != 0 {
-		t.Fatalf("12 per copy under its own target 14 must not fire, got%s", describe(r.Findings))
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := diagnoseRegion(t, Region{Querier: q, Policies: c.src}, Scope{}, scalingOnly())
+			if c.warning != "" && !strings.Contains(strings.Join(r.Warnings, "\n"), c.warning) {
+				t.Errorf("warnings %q lack %q", r.Warnings, c.warning)
+			}
+			if c.cause == "" {
+				if len(r.Findings) != 0 {
+					t.Fatalf("want none, got%s", describe(r.Findings))
+				}
+				return
+			}
+			if len(r.Findings) != 1 || !strings.Contains(r.Findings[0].Cause, c.cause) || r.Findings[0].Severity != c.sev || !strings.Contains(r.Findings[0].Next, c.next) {
+				t.Fatalf("want %s %q (next: %q), got%s", c.sev, c.cause, c.next, describe(r.Findings))
+			}
+		})
+	}
+}
+
+const causeNoScaleOutText = "did not fire"
+
+// TestScalingWithoutAComparablePolicy: an IC the policies do not cover, or whose policy
+// tracks another metric, is judged against its usual load (tripled for 80 minutes here), and
+// the next step says what the policy read lacks.
+func TestScalingWithoutAComparablePolicy(t *testing.T) {
+	d := newData(t)
+	d.float(lbls(semconv.ConcurrentRequestsPerCopy, semconv.DimInferenceComponentName, "ic-a"), stepAt(100, 6, 20))
+	d.float(lbls(semconv.DCGMGPUUtil, engLabels("ep-a", "ic-a", "i-1", "az-1")...), constant(50))
+	q := d.querier()
+	for _, c := range []struct {
+		name string
+		pol  map[string]Policy
+		next string
+	}{
+		{"no scalable target", map[string]Policy{"ic-b": {Metric: concurrencyMetric, Target: 8, Min: 1, Max: 4, Copies: 1}}, "ic-a has no scalable target"},
+		{"no target tracking policy", map[string]Policy{"ic-a": {Min: 1, Max: 4, Copies: 1}}, "no target tracking policy"},
+		{"another metric", map[string]Policy{"ic-a": {Metric: "SageMakerInferenceComponentInvocationsPerCopy", Target: 3, Min: 1, Max: 4, Copies: 1}}, "tracks SageMakerInferenceComponentInvocationsPerCopy"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := diagnoseRegion(t, Region{Querier: q, Policies: policies(c.pol)}, Scope{}, scalingOnly())
+			if len(r.Findings) != 1 || !strings.Contains(r.Findings[0].Cause, causeNoScaleOutText) || r.Findings[0].Severity != Warning || !strings.Contains(r.Findings[0].Next, c.next) {
+				t.Fatalf("want a warning that autoscaling did not fire, next step %q, got%s", c.next, describe(r.Findings))
+			}
+		})
 	}
 }
 
@@ -91,9 +188,7 @@ func TestScalingDurationFitsTheRange(t *testing.T) {
 	d := newData(t)
 	d.float(lbls(semconv.ConcurrentRequestsPerCopy, semconv.DimInferenceComponentName, "ic-a"), constant(12))
 	d.float(lbls(semconv.DCGMGPUUtil, engLabels("ep-a", "ic-a", "i-1", "az-1")...), constant(50))
-	cfg := DefaultConfig()
-	cfg.Rules, cfg.ScalingTarget = []string{"scaling"}, 8
-	r := diagnoseWith(t, d.querier(), Scope{}, cfg)
+	r := diagnoseRegion(t, Region{Querier: d.querier(), Policies: policies(map[string]Policy{"ic-a": {Metric: concurrencyMetric, Target: 8, Min: 1, Max: 4, Copies: 1}})}, Scope{}, scalingOnly())
 	if len(r.Findings) != 1 || !strings.Contains(r.Findings[0].Summary, "for 3h (") {
 		t.Fatalf("want one finding lasting the whole 3h range, got%s", describe(r.Findings))
 	}

@@ -14,11 +14,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/tsdb"
 
+	"github.com/inferscope/sagemaker-datasource/internal/sigv4verify"
+	"github.com/inferscope/sagemaker-datasource/pkg/awsapi"
+	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
 	. "github.com/inferscope/sagemaker-datasource/pkg/diagnosis"
+	"github.com/inferscope/sagemaker-datasource/pkg/diagnosis/awspolicy"
 	"github.com/inferscope/sagemaker-datasource/pkg/semconv"
+	"github.com/inferscope/sagemaker-datasource/rig/awsemu"
 	"github.com/inferscope/sagemaker-datasource/rig/emulator"
 	"github.com/inferscope/sagemaker-datasource/rig/fleet"
 	"github.com/inferscope/sagemaker-datasource/rig/simulator"
@@ -77,21 +83,31 @@ var scenarioNow = time.Date(2026, 11, 30, 14, 30, 0, 0, time.UTC)
 // startStack backfills hours of f under scenario (seed 42, one-minute steps) and serves it
 // through the emulator on loopback.
 func startStack(t testing.TB, f *fleet.Fleet, scenario string, hours int) Querier {
-	return startStackAt(t, f, scenario, hours, scenarioNow)
+	return startRegion(t, f, scenario, hours, scenarioNow).Querier
 }
 
 func startStackAt(t testing.TB, f *fleet.Fleet, scenario string, hours int, now time.Time) Querier {
+	return startRegion(t, f, scenario, hours, now).Querier
+}
+
+// startRegion is startStackAt with the fleet's autoscaling policies, read as the plugin
+// reads them.
+func startRegion(t testing.TB, f *fleet.Fleet, scenario string, hours int, now time.Time) Region {
 	t.Helper()
 	sim, err := simulator.New(f, scenario, 42)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return serveBackfill(t, sim, "us-east-1", now.Add(-time.Duration(hours)*time.Hour), now, time.Minute, emulator.Limits{})
+	return serveRegion(t, sim, f, now.Add(-time.Duration(hours)*time.Hour), now, time.Minute, emulator.Limits{})
 }
 
-// serveBackfill backfills sim over [from, end] at step into a fresh TSDB and serves it through
-// the emulator for region, with "now" at end and the given limits (zero: CloudWatch's).
-func serveBackfill(t testing.TB, sim *simulator.Simulator, region string, from, end time.Time, step time.Duration, lim emulator.Limits) Querier {
+// serveRegion backfills sim over [from, end] at step into a fresh TSDB and serves it through
+// the emulator for the fleet's region, with "now" at end and the given limits (zero:
+// CloudWatch's), as a user reaches AWS: every call SigV4-signed and verified, PromQL over
+// HTTP and the autoscaling policies (with the ICs' copies) through pkg/awsapi, the plugin's
+// client, from the emulator's control plane. Nothing of the fleet file reaches the
+// diagnosis but what AWS would tell.
+func serveRegion(t testing.TB, sim *simulator.Simulator, f *fleet.Fleet, from, end time.Time, step time.Duration, lim emulator.Limits) Region {
 	t.Helper()
 	opts := tsdb.DefaultOptions()
 	opts.WALSegmentSize = -1
@@ -103,13 +119,31 @@ func serveBackfill(t testing.TB, sim *simulator.Simulator, region string, from, 
 	if _, err := sim.Backfill(context.Background(), db, from, end, step); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := emulator.New(emulator.Config{Region: region, Now: func() time.Time { return end }, Limits: lim}, db)
+	control, err := awsemu.New(awsemu.Config{Fleet: f, Origin: sim.Origin(), Head: func() time.Time { return end }, Deployments: sim.Deployments})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const key, secret = "AKIDDIAGNOSISTEST001", "diagnosis/test/secret/0123456789abcdefghij"
+	srv, err := emulator.New(emulator.Config{Region: f.Region, Account: f.Account, Now: func() time.Time { return end }, Limits: lim, ControlPlane: control,
+		Verifier: &sigv4verify.Verifier{Region: f.Region, Service: awsauth.SigningService, Credentials: map[string]sigv4verify.Credential{key: {AccessKeyID: key, SecretAccessKey: secret}}},
+	}, db)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ts := httptest.NewServer(srv)
 	t.Cleanup(ts.Close)
-	return httpQuerier{base: ts.URL, c: ts.Client()}
+	u, err := url.Parse(ts.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep, creds := awsauth.Endpoint{URL: u, Region: f.Region}, credentials.NewStaticCredentialsProvider(key, secret, "")
+	signed := &http.Client{Transport: awsauth.Transport(ts.Client().Transport, creds, ep, nil)}
+	return Region{Querier: httpQuerier{base: ts.URL, c: signed}, Policies: awspolicy.Source(awsapi.NewWithCredentials(creds, ep, nil))}
+}
+
+// diagnoseIn runs the diagnosis over one region, as cmd/diagnose and the plugin do.
+func diagnoseIn(rg Region, scope Scope, start, end time.Time, cfg Config) (Report, error) {
+	return RunRegions(context.Background(), []Region{rg}, scope, start, end, cfg)
 }
 
 // expectation: the cause ranked first for a scenario and where it must point.
@@ -156,8 +190,8 @@ func TestScenarioTable(t *testing.T) {
 		}
 		delete(known, x.scenario)
 		t.Run(x.scenario, func(t *testing.T) {
-			q := startStack(t, fleet.Default(), x.scenario, 3)
-			r, err := Run(context.Background(), q, Scope{}, scenarioNow.Add(-3*time.Hour), scenarioNow, fleetConfig(fleet.Default()))
+			rg := startRegion(t, fleet.Default(), x.scenario, 3, scenarioNow)
+			r, err := diagnoseIn(rg, Scope{}, scenarioNow.Add(-3*time.Hour), scenarioNow, DefaultConfig())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -195,10 +229,11 @@ func TestScenarioTable(t *testing.T) {
 			if x.rule == "enrichment-off" && !strings.Contains(f.Summary, semconv.EnrichmentSwitch) {
 				t.Fatalf("enrichment-off does not name the switch to turn on: %s", f.Summary)
 			}
-			// Without the policy targets (the Grafana panel's case) the same cause leads.
-			r2, err := Run(context.Background(), q, Scope{}, scenarioNow.Add(-3*time.Hour), scenarioNow, DefaultConfig())
+			// Without the policies (credentials without the Application Auto Scaling
+			// permission) the same cause leads.
+			r2, err := Run(context.Background(), rg.Querier, Scope{}, scenarioNow.Add(-3*time.Hour), scenarioNow, DefaultConfig())
 			if err != nil || len(r2.Findings) == 0 || r2.Findings[0].Rule != x.rule || r2.Findings[0].Target != f.Target {
-				t.Fatalf("without scaling targets the top finding changes:%s", describe(r2.Findings))
+				t.Fatalf("without the scaling policies the top finding changes:%s", describe(r2.Findings))
 			}
 		})
 	}
@@ -211,21 +246,8 @@ func TestScenarioTable(t *testing.T) {
 	}
 }
 
-// fleetConfig is the default configuration plus the fleet's scaling policy targets, as a user
-// who knows their policies passes them (cmd/diagnose --scaling-target).
-func fleetConfig(f *fleet.Fleet) Config {
-	cfg := DefaultConfig()
-	cfg.ScalingTargets = map[string]float64{}
-	for _, ep := range f.Endpoints {
-		for _, ic := range ep.InferenceComponents {
-			cfg.ScalingTargets[ic.Name] = ic.TargetConcurrencyPerCopy
-		}
-	}
-	return cfg
-}
-
 // TestHealthyAroundTheClock: the healthy fleet's diurnal load, bursts and autoscaling at
-// any hour must not look like an incident, with the policy targets known or not.
+// any hour must not look like an incident, with the policies read or not.
 func TestHealthyAroundTheClock(t *testing.T) {
 	if testing.Short() {
 		t.Skip("backfills several simulated fleets")
@@ -233,15 +255,15 @@ func TestHealthyAroundTheClock(t *testing.T) {
 	for h := 0; h < 24; h += 2 {
 		now := time.Date(2026, 12, 1, h, 0, 0, 0, time.UTC)
 		t.Run(now.Format("15:04"), func(t *testing.T) {
-			q := startStackAt(t, fleet.Default(), "healthy", 9, now) // 6 h before the range: the scaling baseline
-			for _, cfg := range []Config{DefaultConfig(), fleetConfig(fleet.Default())} {
-				r, err := Run(context.Background(), q, Scope{}, now.Add(-3*time.Hour), now, cfg)
+			rg := startRegion(t, fleet.Default(), "healthy", 9, now) // 6 h before the range: the scaling baseline
+			for _, policies := range []PolicySource{nil, rg.Policies} {
+				r, err := diagnoseIn(Region{Querier: rg.Querier, Policies: policies}, Scope{}, now.Add(-3*time.Hour), now, DefaultConfig())
 				if err != nil {
 					t.Fatal(err)
 				}
 				for _, f := range r.Findings {
 					if f.Severity > Info {
-						t.Errorf("healthy fleet at %s (targets known: %v):%s", now.Format("15:04"), cfg.ScalingTargets != nil, describe(r.Findings))
+						t.Errorf("healthy fleet at %s (policies read: %v):%s", now.Format("15:04"), policies != nil, describe(r.Findings))
 						break
 					}
 				}

@@ -1,7 +1,6 @@
 package diagnosis_test
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -82,10 +81,10 @@ func genCase(seed uint64, scenario string) scoreCase {
 }
 
 // serve backfills the case's history (the range and the windows' look-back before it; the
-// fleets' scaling targets are known, so no baseline is needed) and serves it through the
+// fleets' scaling policies are read, so no baseline is needed) and serves it through the
 // emulator for the fleet's region.
-func (c scoreCase) serve(t testing.TB, end time.Time) Querier {
-	return serveBackfill(t, c.sim, c.fleet.Region, end.Add(-c.span-backfillMargin), end, c.period, emulator.Limits{})
+func (c scoreCase) serve(t testing.TB, end time.Time) Region {
+	return serveRegion(t, c.sim, c.fleet, end.Add(-c.span-backfillMargin), end, c.period, emulator.Limits{})
 }
 
 // expectedRule is the rule that must lead for each scenario.
@@ -171,11 +170,10 @@ func TestScorecard(t *testing.T) {
 					t.Parallel()
 					c := genCase(seed, sc.Name)
 					caseEnd := end.Add(-time.Duration(seed%24) * time.Hour) // any hour of the day
-					cfg := fleetConfig(c.fleet)
 					t0 := time.Now()
-					q := c.serve(t, caseEnd)
+					rg := c.serve(t, caseEnd)
 					t1 := time.Now()
-					r, err := Run(context.Background(), q, Scope{}, caseEnd.Add(-c.span), caseEnd, cfg)
+					r, err := diagnoseIn(rg, Scope{}, caseEnd.Add(-c.span), caseEnd, DefaultConfig())
 					t2 := time.Now()
 					if err != nil {
 						t.Fatalf("%s: %v", c, err)

@@ -1,7 +1,6 @@
 package diagnosis_test
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -32,11 +31,21 @@ const (
 // seed and scenario (a draw that cannot play the scenario is drawn again).
 var ttnFleets = []uint64{0, 7, 19, 31}
 
+// ttnAtMax is scaling-not-firing on a fleet whose overloaded IC cannot scale: its scalable
+// target's min and max are its copies. The policy is not at fault, the capacity is.
+const ttnAtMax = "scaling-at-max"
+
+// ttnCauses name the two scaling incidents apart: the rule alone does not.
+var ttnCauses = map[string]string{"scaling-not-firing": "Autoscaling did not fire", ttnAtMax: "Scaled to its max capacity and still over target"}
+
 // ttnRules are the rules that name each scenario: the scorecard's, and the GPU rules for a
 // degrading GPU (its thermal throttling or its rising corrected errors).
 func ttnRules(scenario string) []string {
 	if scenario == "gpu-degrade" {
 		return []string{"gpu-hardware", "gpu-thermal"}
+	}
+	if scenario == ttnAtMax {
+		return []string{"scaling"}
 	}
 	if r := expectedRule[scenario]; r != "" {
 		return []string{r}
@@ -56,8 +65,35 @@ type ttnResult struct {
 }
 
 // ttnSim draws the case's fleet and simulator: the default fleet for shape 0, else a
-// generated fleet that can play the scenario.
+// generated fleet that can play the scenario. For ttnAtMax it plays scaling-not-firing with
+// the overloaded IC pinned at its copies.
 func ttnSim(shape uint64, scenario string, scenarioIndex int) (*fleet.Fleet, *simulator.Simulator, error) {
+	if scenario != ttnAtMax {
+		return drawSim(shape, scenario, scenarioIndex)
+	}
+	f, sim, err := drawSim(shape, "scaling-not-firing", scenarioIndex)
+	if err != nil {
+		return nil, nil, err
+	}
+	ic := sim.Incident().Name
+	for i := range f.Endpoints {
+		for j := range f.Endpoints[i].InferenceComponents {
+			if c := &f.Endpoints[i].InferenceComponents[j]; c.Name == ic {
+				c.MinCopies, c.MaxCopies = c.Copies, c.Copies
+			}
+		}
+	}
+	seed := int64(shape)
+	if shape == 0 {
+		seed = 42
+	}
+	if sim, err = simulator.NewWithLead(f, "scaling-not-firing", seed, ttnLead); err == nil && sim.Incident().Name != ic {
+		err = fmt.Errorf("pinning %s at its copies moved the incident to %s", ic, sim.Incident().Name)
+	}
+	return f, sim, err
+}
+
+func drawSim(shape uint64, scenario string, scenarioIndex int) (*fleet.Fleet, *simulator.Simulator, error) {
 	if shape == 0 {
 		f := fleet.Default()
 		sim, err := simulator.NewWithLead(f, scenario, 42, ttnLead)
@@ -87,12 +123,14 @@ func unaffected(f Finding, in simulator.Incident) bool {
 	return in.Endpoint == "" || (ep != "" && ep != in.Endpoint)
 }
 
-func namedFirst(fs []Finding, rules []string, in simulator.Incident) bool {
+func namedFirst(fs []Finding, scenario string, rules []string, in simulator.Incident) bool {
 	if len(fs) == 0 || len(rules) == 0 {
 		return false
 	}
 	top := fs[0]
-	return top.Severity > Info && slices.Contains(rules, top.Rule) && string(top.Target.Level) == in.Level && top.Target.Name == in.Name
+	cause := ttnCauses[scenario]
+	return top.Severity > Info && slices.Contains(rules, top.Rule) && string(top.Target.Level) == in.Level && top.Target.Name == in.Name &&
+		(cause == "" || top.Cause == cause)
 }
 
 // timeToName evaluates one case every minute from S+ttnBefore until its cause is named first
@@ -102,14 +140,14 @@ func timeToName(t *testing.T, f *fleet.Fleet, sim *simulator.Simulator, scenario
 	end := scenarioNow
 	// Fifty diagnoses in a row outrun the account's query rate, which a user's one at a time
 	// does not: the rate limit is off.
-	q := serveBackfill(t, sim, f.Region, end.Add(-ttnHistory), end, time.Minute, emulator.Limits{QueryTPS: -1})
+	rg := serveRegion(t, sim, f, end.Add(-ttnHistory), end, time.Minute, emulator.Limits{QueryTPS: -1})
 	in := sim.Incident()
 	rules := ttnRules(scenario)
 	start := in.Start
 	if start.IsZero() {
 		start = end.Add(-ttnLead) // healthy: no onset, the same minutes
 	}
-	cfg := fleetConfig(f)
+	cfg := DefaultConfig() // the production configuration: the policies come from AWS (the emulator)
 	var alarms, leads []string
 	ledBy := "" // the table's note of the first false lead
 	for k := ttnBefore; k <= ttnAfter; k++ {
@@ -117,14 +155,14 @@ func timeToName(t *testing.T, f *fleet.Fleet, sim *simulator.Simulator, scenario
 		if at.After(end) {
 			break
 		}
-		r, err := Run(context.Background(), q, Scope{}, at.Add(-time.Hour), at, cfg)
+		r, err := diagnoseIn(rg, Scope{}, at.Add(-time.Hour), at, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, x := range r.Failures {
 			t.Errorf("S%+dm: rule %s failed: %s", k, x.Rule, x.Error)
 		}
-		if k >= 0 && namedFirst(r.Findings, rules, in) {
+		if k >= 0 && namedFirst(r.Findings, scenario, rules, in) {
 			return ttnResult{minute: k, named: true, leads: leads, cell: fmt.Sprint(k) + ledBy}
 		}
 		if top := r.Findings; k >= 0 && len(rules) > 0 && len(top) > 0 && top[0].Severity > Info && !unaffected(top[0], in) {
@@ -165,7 +203,7 @@ func TestTimeToName(t *testing.T) {
 		names   []string
 	)
 	t.Run("cases", func(t *testing.T) {
-		for i, sc := range simulator.Scenarios() {
+		for i, sc := range append(simulator.Scenarios(), simulator.Scenario{Name: ttnAtMax}) {
 			names = append(names, sc.Name)
 			results[sc.Name] = map[uint64]ttnResult{}
 			for _, shape := range ttnFleets {

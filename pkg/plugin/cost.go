@@ -14,7 +14,6 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
 	"github.com/inferscope/sagemaker-datasource/pkg/awsapi"
-	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
 	"github.com/inferscope/sagemaker-datasource/pkg/cost"
 	"github.com/inferscope/sagemaker-datasource/pkg/diagnosis"
 	"github.com/inferscope/sagemaker-datasource/pkg/models"
@@ -22,27 +21,6 @@ import (
 	px "github.com/inferscope/sagemaker-datasource/pkg/promqlexpr"
 	sc "github.com/inferscope/sagemaker-datasource/pkg/semconv"
 )
-
-// PricesFactory builds one region's Price List client on the data source's shared
-// credentials; tests inject fakes through WithPrices.
-type PricesFactory func(s *models.Settings, ep awsauth.Endpoint, sh Shared) (awsapi.PriceLister, error)
-
-// WithPrices builds the Price List client with f instead of NewPrices.
-func WithPrices(f PricesFactory) Option { return func(o *options) { o.prices = f } }
-
-// NewPrices is the production PricesFactory: pkg/awsapi's GetProducts client, each region's
-// list kept for a day.
-func NewPrices(_ *models.Settings, ep awsauth.Endpoint, sh Shared) (awsapi.PriceLister, error) {
-	t, err := sh.transport()
-	if err != nil {
-		return nil, err
-	}
-	p, err := awsapi.NewPrices(sh.Creds, ep, sh.Seen, awsapi.WithTransport(t))
-	if err != nil {
-		return nil, err
-	}
-	return awsapi.CachedPrices(p, nil), nil
-}
 
 // costPoints bounds the GPU series' points per query: the step grows with the range.
 const costPoints = 1000

@@ -5,7 +5,6 @@ package plugin
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"sync"
 	"time"
 
@@ -16,24 +15,8 @@ import (
 	"github.com/inferscope/sagemaker-datasource/pkg/fanout"
 	"github.com/inferscope/sagemaker-datasource/pkg/models"
 	"github.com/inferscope/sagemaker-datasource/pkg/panics"
-	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
 	"github.com/inferscope/sagemaker-datasource/pkg/rcache"
 )
-
-// Upstream is what the datasource needs from CloudWatch; *promclient.Client implements it
-// and tests substitute fakes. A 2xx body goes to decode as it arrives.
-type Upstream interface {
-	Query(ctx context.Context, expr string, t time.Time, limit int, decode promclient.Decode) error
-	QueryRange(ctx context.Context, expr string, start, end time.Time, step time.Duration, limit int, decode promclient.Decode) error
-	Labels(ctx context.Context, matchers []string, start, end time.Time, limit int, decode promclient.Decode) error
-	LabelValues(ctx context.Context, name string, matchers []string, start, end time.Time, limit int, decode promclient.Decode) error
-	Series(ctx context.Context, matchers []string, start, end time.Time, limit int, decode promclient.Decode) error
-}
-
-// ClientFactory builds one region's upstream client for validated settings and the
-// endpoint the region resolves to, on what the data source's regions share (credentials,
-// the redaction sink that learns every credential the signer uses).
-type ClientFactory func(ctx context.Context, s *models.Settings, ep awsauth.Endpoint, sh Shared) (Upstream, error)
 
 // Datasource is one configured datasource. Settings problems do not fail its creation:
 // they are kept in setupErr and reported by Save & test and by every query and resource
@@ -125,38 +108,6 @@ func New(ctx context.Context, settings backend.DataSourceInstanceSettings, facto
 	}
 	return d, nil
 }
-
-// NewClient is the production ClientFactory: the shared credentials (gated by Grafana's
-// [aws] settings), a transport that refuses any host but the region's endpoint, SigV4
-// signing for the region last, and the traffic-shaping client on top (its limiter the
-// region's own).
-func NewClient(_ context.Context, s *models.Settings, ep awsauth.Endpoint, sh Shared) (Upstream, error) {
-	transport, err := sh.transport()
-	if err != nil {
-		return nil, err
-	}
-	c, err := promclient.New(promclient.Options{
-		BaseURL:        ep.URL,
-		Transport:      awsauth.Transport(transport, sh.Creds, ep, sh.Seen),
-		Method:         s.HTTPMethod,
-		QueryTimeout:   s.QueryTimeout,
-		MaxConcurrency: s.MaxConcurrency,
-		QueryRPS:       s.RequestsPerSecond,
-		UserAgent:      models.PluginID,
-	})
-	if err != nil {
-		return nil, err
-	}
-	return closingClient{Client: c, transport: transport}, nil
-}
-
-// closingClient lets Dispose close the instance's idle connections.
-type closingClient struct {
-	*promclient.Client
-	transport *http.Transport
-}
-
-func (c closingClient) CloseIdleConnections() { c.transport.CloseIdleConnections() }
 
 // QueryData runs the queries of a request in parallel, bounded by Grafana's
 // concurrent_query_count, each by its queryType; what it returns is redacted. Alerting

@@ -3,13 +3,11 @@ package plugin
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"net/url"
 	"slices"
 	"sync"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
 	"github.com/inferscope/sagemaker-datasource/pkg/awsapi"
@@ -19,28 +17,6 @@ import (
 	"github.com/inferscope/sagemaker-datasource/pkg/pricing"
 	"github.com/inferscope/sagemaker-datasource/pkg/rcache"
 )
-
-// Shared is what the clients of every region of one data source share.
-type Shared struct {
-	// Creds is the data source's credentials provider, built once (its cache and any
-	// assumed role serve every region).
-	Creds aws.CredentialsProvider
-	// Seen learns every credential signed with, for redaction.
-	Seen awsauth.SecretSink
-	// Transport makes a client's innermost transport (each client its own, so Dispose
-	// closes its idle connections): HTTPS_PROXY and the rest of the environment's proxy
-	// settings, and the secure socks proxy when Grafana gives the data source one. nil
-	// means a clone of http.DefaultTransport.
-	Transport func() (*http.Transport, error)
-}
-
-// transport is sh.Transport's, or a clone of http.DefaultTransport (which reads HTTPS_PROXY).
-func (sh Shared) transport() (*http.Transport, error) {
-	if sh.Transport == nil {
-		return http.DefaultTransport.(*http.Transport).Clone(), nil
-	}
-	return sh.Transport()
-}
 
 // regional is one region's handle: its own endpoint, PromQL client (with its own limiter,
 // as CloudWatch's limits are per region), AWS API client, prices and cache id, and what of
@@ -65,18 +41,6 @@ type regional struct {
 	sampleInterval time.Duration
 	// priceTable is the settings' price table, over the region's list prices.
 	priceTable []pricing.Price
-}
-
-// regionFactory builds region handles: the one place a region's clients come from. Its
-// seams (PromQL client, AWS API, prices) are where tests put their fakes.
-type regionFactory struct {
-	settings *models.Settings
-	shared   Shared
-	uid      string        // keys the results cache, so data sources never share answers
-	cache    *rcache.Cache // nil when jsonData.cacheSizeMiB is 0
-	client   ClientFactory
-	aws      AWSFactory
-	prices   PricesFactory
 }
 
 // regionSlot builds a region's clients once, whoever asks first.
@@ -132,31 +96,6 @@ func (d *Datasource) regionsOf(refID, field string) ([]string, error) {
 		return nil, d.setupErr
 	}
 	return models.ParseRegions(refID, field, d.settings)
-}
-
-// build makes a region's handle: its endpoint by the settings' rules, the PromQL client,
-// the AWS API client (its failure kept in awsErr; PromQL works without it) and the price
-// list (likewise).
-func (f *regionFactory) build(ctx context.Context, region string) (*regional, error) {
-	ep, err := awsauth.ResolveRegionEndpoint(f.settings.Auth, region)
-	if err != nil {
-		return nil, err
-	}
-	client, err := f.client(ctx, f.settings, ep, f.shared)
-	if err != nil {
-		return nil, err
-	}
-	// The default region is suffixed too: rcache joins id and expression with NUL, which an
-	// expression may contain, so a bare uid would let "us-west-2\x00up" reach us-west-2's "up".
-	rg := &regional{region: ep.Region, endpoint: ep, client: client, cacheID: f.uid + "\x00" + ep.Region,
-		cache: f.cache, sampleInterval: f.settings.TimeInterval, priceTable: f.settings.PriceTable}
-	if rg.aws, err = f.aws(ctx, f.settings, ep, f.shared); err != nil {
-		rg.aws, rg.awsErr = nil, err
-	}
-	if rg.prices, err = f.prices(f.settings, ep, f.shared); err != nil {
-		rg.prices, rg.pricesErr = nil, err
-	}
-	return rg, nil
 }
 
 // checkEndpoints resolves the endpoint of every region queries may name, the default

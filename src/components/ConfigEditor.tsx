@@ -5,7 +5,8 @@ import {
   SelectableValue,
 } from '@grafana/data';
 import { ConnectionConfig } from '@grafana/aws-sdk';
-import { Field, FieldSet, Input, RadioButtonGroup, SecretInput } from '@grafana/ui';
+import { config } from '@grafana/runtime';
+import { Field, FieldSet, Input, RadioButtonGroup, SecretInput, SecureSocksProxySettings } from '@grafana/ui';
 import React, { ChangeEvent } from 'react';
 
 import { DEFAULTS, SageOptions, SageSecureJsonData } from '../types';
@@ -76,6 +77,11 @@ export function ConfigEditor(props: Props) {
         jsonData={jsonData}
         onChange={(patch) => onOptionsChange({ ...options, jsonData: { ...jsonData, ...patch } })}
       />
+      {/* Grafana's secure socks proxy, offered only when grafana.ini enables it; the backend
+          sends the PromQL and AWS calls through it (pkg/plugin/proxy.go). */}
+      {config.secureSocksDSProxyEnabled && (
+        <SecureSocksProxySettings options={options} onOptionsChange={onOptionsChange} />
+      )}
       <FieldSet label="Query settings">
         <InputField
           id="timeInterval"

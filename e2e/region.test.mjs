@@ -94,7 +94,11 @@ test('region picker: options from the plugin, a query and completion in the pick
   await page.getByRole('button', { name: 'Remove' }).first().click();
   await picker.click();
   await picker.fill('us-east1');
-  await page.keyboard.press('Enter');
+  // A typed name is the list's "Use custom value" row.
+  await page
+    .getByRole('option')
+    .filter({ has: page.getByText('us-east1', { exact: true }) })
+    .click();
   await page.getByText('"us-east1" is not an AWS region name (like us-east-1); did you mean us-east-1?').waitFor();
   await expectText(result, new RegExp(`^error: .*${escapeRegExp('region "us-east1" is not an AWS region name')}`));
   await screenshot(page, 'region-3-typo');

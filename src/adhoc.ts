@@ -72,12 +72,21 @@ export class TagLookup {
   }
 }
 
-/** Labels naming what the diagnosis, alarms, inventory and cost queries filter by, per query field. */
+/**
+ * Labels naming what the diagnosis, alarms, inventory and cost queries filter by, per query
+ * field, and their frames' columns of the same (alarms and inventory: endpoint…; cost:
+ * Endpoint…), which Explore's filter for/out passes as the key.
+ */
 const FIELD_LABELS = {
-  endpoint: ['aws.sagemaker.endpoint.name', 'EndpointName'],
-  inferenceComponent: ['aws.sagemaker.inference_component.name', 'InferenceComponentName'],
-  region: ['@aws.region', 'Region'],
-  account: ['@aws.account'],
+  endpoint: ['aws.sagemaker.endpoint.name', 'EndpointName', 'endpoint', 'Endpoint'],
+  inferenceComponent: [
+    'aws.sagemaker.inference_component.name',
+    'InferenceComponentName',
+    'inference_component',
+    'Inference component',
+  ],
+  region: ['@aws.region', 'Region', 'region'],
+  account: ['@aws.account', 'account', 'Account'],
 } as const;
 
 type NameField = keyof typeof FIELD_LABELS;
@@ -103,8 +112,16 @@ function nameFields(query: SageQuery): { fields: NameField[]; listed: string } |
   return undefined;
 }
 
+/**
+ * The field of a diagnosis, alarms, inventory or cost query that a label or column narrows
+ * (endpoint, inference component, region, account); undefined for PromQL and other keys.
+ */
+export function nameFieldOf(query: SageQuery, key: string): NameField | undefined {
+  return nameFields(query)?.fields.find((k) => (FIELD_LABELS[k] as readonly string[]).includes(key));
+}
+
 /** A query's name field as names: "a, b" → [a, b]; empty = any. */
-const splitNames = (value: string | undefined): string[] =>
+export const splitNames = (value: string | undefined): string[] =>
   (value ?? '')
     .split(',')
     .map((n) => n.trim())
@@ -172,7 +189,7 @@ export function applyAdHoc(query: SageQuery, filters: AdHocFilter[] | undefined)
   const ignored: string[] = [];
   let empty: string | undefined;
   for (const f of filters) {
-    const field = named.fields.find((k) => (FIELD_LABELS[k] as readonly string[]).includes(f.key));
+    const field = nameFieldOf(query, f.key);
     const names = keptNames(f);
     if (!field || !names) {
       ignored.push(

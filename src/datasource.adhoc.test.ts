@@ -69,10 +69,39 @@ describe('Explore filter for / out', () => {
     expect(ds.queryHasFilter(off, { key: EP, value })).toBe(false);
   });
 
-  it('leaves non-PromQL queries alone', () => {
-    const alarms: SageQuery = { refId: 'A', queryType: 'alarms' };
-    expect(ds.toggleQueryFilter(alarms, { type: 'FILTER_OUT', options: { key: EP, value } })).toBe(alarms);
-    expect(ds.queryHasFilter(alarms, { key: EP, value })).toBe(false);
+  // The non-PromQL types' frames name endpoints, ICs, regions and accounts in columns (alarms
+  // and inventory: endpoint…; cost: Endpoint…) or labels; a filter for one narrows that field.
+  it.each([
+    ['alarms', 'endpoint', 'chat', 'endpoint'],
+    ['inventory', 'inference_component', 'ic-1', 'inferenceComponent'],
+    ['alarmHistory', EP, 'chat', 'endpoint'],
+    ['diagnosis', 'aws.sagemaker.inference_component.name', 'ic-1', 'inferenceComponent'],
+    ['cost', 'Endpoint', 'chat', 'endpoint'],
+    ['cost', 'Account', '123456789012', 'account'],
+    ['cost', 'Region', 'eu-west-1', 'region'],
+  ] as const)('%s: filter for %s narrows the query, a second toggle undoes it', (queryType, key, name, field) => {
+    const query: SageQuery = { refId: 'A', queryType, [field]: 'other,' + name };
+    const forIt = ds.modifyQuery(query, { type: 'ADD_FILTER', options: { key, value: name } });
+    expect(forIt).toEqual({ ...query, [field]: name });
+    expect(ds.queryHasFilter(forIt, { key, value: name })).toBe(true);
+    expect(ds.queryHasFilter(query, { key, value: name })).toBe(false);
+    const on = ds.toggleQueryFilter(query, { type: 'FILTER_FOR', options: { key, value: name } });
+    expect(on).toEqual(forIt);
+    const off = ds.toggleQueryFilter(on, { type: 'FILTER_FOR', options: { key, value: name } });
+    expect(off).toEqual({ ...query, [field]: '' });
+    expect(ds.queryHasFilter(off, { key, value: name })).toBe(false);
+  });
+
+  it.each([
+    ['a filter out: the names cannot exclude one', 'alarms', 'ADD_FILTER_OUT', 'endpoint'],
+    ['a column that names no endpoint, IC, region or account', 'alarms', 'ADD_FILTER', 'state'],
+    ['the account on a type without one', 'inventory', 'ADD_FILTER', 'account'],
+  ] as const)('leaves a non-PromQL query alone for %s', (_, queryType, type, key) => {
+    const query: SageQuery = { refId: 'A', queryType, endpoint: 'chat' };
+    expect(ds.modifyQuery(query, { type, options: { key, value: 'x' } })).toBe(query);
+    const toggle = type === 'ADD_FILTER' ? 'FILTER_FOR' : 'FILTER_OUT';
+    expect(ds.toggleQueryFilter(query, { type: toggle, options: { key, value: 'x' } })).toBe(query);
+    expect(ds.queryHasFilter(query, { key, value: 'x' })).toBe(false);
   });
 });
 

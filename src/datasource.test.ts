@@ -1,18 +1,9 @@
-import {
-  CoreApp,
-  createDataFrame,
-  DataFrame,
-  DataQueryRequest,
-  DataSourceApi,
-  dateTime,
-  FieldType,
-  ScopedVars,
-} from '@grafana/data';
+import { CoreApp, createDataFrame, DataFrame, DataQueryRequest, dateTime, FieldType, ScopedVars } from '@grafana/data';
 import { BackendSrv, setBackendSrv } from '@grafana/runtime';
 import { firstValueFrom } from 'rxjs';
 
 import { SageAnnotation } from './annotations';
-import { escapeForRegex, interpolateValue, SageDatasource } from './datasource';
+import { escapeForRegex, importQueries, interpolateValue, SageDatasource } from './datasource';
 import {
   answerQueries,
   fakeRegionalResources,
@@ -207,7 +198,6 @@ describe('Explore helpers', () => {
 });
 
 describe('importQueries', () => {
-  const origin = (id: string) => ({ type: id, meta: { id } }) as unknown as DataSourceApi;
   const promQuery = {
     refId: 'A',
     expr: 'sum(up)',
@@ -219,8 +209,8 @@ describe('importQueries', () => {
     exemplar: true,
   };
 
-  it.each(['prometheus', 'grafana-amazonprometheus-datasource'])('keeps the PromQL from %s', async (id) => {
-    const [q] = await newDatasource().importQueries([promQuery], origin(id));
+  it.each(['prometheus', 'grafana-amazonprometheus-datasource'])('keeps the PromQL from %s', (id) => {
+    const [q] = importQueries([promQuery], id);
     expect(q).toEqual({
       refId: 'A',
       expr: 'sum(up)',
@@ -235,11 +225,8 @@ describe('importQueries', () => {
     });
   });
 
-  it('starts empty from other datasource types', async () => {
-    const [q] = await newDatasource().importQueries(
-      [{ refId: 'B', expr: 'count_over_time({job="x"}[1m])' } as SageQuery],
-      origin('loki')
-    );
+  it('starts empty from other datasource types', () => {
+    const [q] = importQueries([{ refId: 'B', expr: 'count_over_time({job="x"}[1m])' } as SageQuery], 'loki');
     expect(q).toMatchObject({ refId: 'B', expr: '' });
   });
 });

@@ -1,9 +1,9 @@
+import { DataQuery } from '@grafana/schema';
 import {
   AdHocVariableFilter,
   AnnotationQuery,
   CoreApp,
   DataFrame,
-  DataQuery,
   DataQueryRequest,
   DataQueryResponse,
   DataSourceApi,
@@ -23,7 +23,7 @@ import {
 import { DataSourceWithBackend, getTemplateSrv, TemplateSrv } from '@grafana/runtime';
 import { map, Observable, of } from 'rxjs';
 
-import { AdHocResult, applyAdHoc, ignoredNotice, TagLookup } from './adhoc';
+import { AdHocResult, applyAdHoc, ignoredNotice, nameFieldOf, splitNames, TagLookup } from './adhoc';
 import { framesToEvents, prepareAnnotation, SageAnnotation } from './annotations';
 import { AnnotationQueryEditor } from './components/AnnotationQueryEditor';
 import { applyFormats } from './format';
@@ -232,12 +232,22 @@ export class SageDatasource
     return this.tags.values(this.tagRegion(options.queries), options.key, options.filters ?? [], options.timeRange);
   }
 
-  /** Explore's "filter for/out value" on table cells and legends: ADD_FILTER(_OUT) with key and value. */
+  /**
+   * Explore's "filter for/out value" on table cells and legends: ADD_FILTER(_OUT) with key and
+   * value. PromQL gets the label matcher; a diagnosis, alarms, inventory or cost query is
+   * narrowed to the endpoint, IC, region or account filtered for (its names cannot exclude one).
+   */
   modifyQuery(query: SageQuery, action: QueryFixAction): SageQuery {
     const key = action.options?.key;
     const value = action.options?.value;
     const out = action.type === 'ADD_FILTER_OUT';
-    if (!runsPromQL(query) || !query.expr || !key || value === undefined || !(out || action.type === 'ADD_FILTER')) {
+    if (!key || value === undefined || !(out || action.type === 'ADD_FILTER')) {
+      return query;
+    }
+    if (!runsPromQL(query)) {
+      return out ? query : filterNameFor(query, key, value, false);
+    }
+    if (!query.expr) {
       return query;
     }
     const opposite = { name: key, op: out ? '=' : '!=', value } as const;
@@ -252,7 +262,13 @@ export class SageDatasource
   /** Filter for/out that a second click undoes; the opposite filter is replaced. */
   toggleQueryFilter(query: SageQuery, filter: ToggleFilterAction): SageQuery {
     const { key, value } = filter.options;
-    if (!runsPromQL(query) || !query.expr || !key || value === undefined) {
+    if (!key || value === undefined) {
+      return query;
+    }
+    if (!runsPromQL(query)) {
+      return filter.type === 'FILTER_OUT' ? query : filterNameFor(query, key, value, true);
+    }
+    if (!query.expr) {
       return query;
     }
     return { ...query, expr: toggleMatcher(query.expr, key, value, filter.type === 'FILTER_OUT') };
@@ -260,6 +276,9 @@ export class SageDatasource
 
   /** Whether the query already filters for key = value (Explore shows the toggle as active). */
   queryHasFilter(query: SageQuery, filter: QueryFilterOptions): boolean {
+    if (!runsPromQL(query)) {
+      return hasNameFilter(query, filter.key, filter.value);
+    }
     return (
       Boolean(query.expr) &&
       runsPromQL(query) &&
@@ -304,27 +323,9 @@ export class SageDatasource
     );
   }
 
-  /** Keeps the PromQL of queries coming from Prometheus-type datasources; others start empty. */
+  /** Grafana calls it when a panel or Explore switches to this data source: see importQueries. */
   async importQueries(queries: DataQuery[], originDataSource: DataSourceApi): Promise<SageQuery[]> {
-    if (!PROMQL_DATASOURCE_TYPES.has(originDataSource.meta?.id ?? originDataSource.type)) {
-      return queries.map((q) => ({ ...DEFAULT_QUERY, refId: q.refId }));
-    }
-    return queries.map((q) => {
-      const p = q as SageQuery;
-      return {
-        ...DEFAULT_QUERY,
-        refId: p.refId,
-        hide: p.hide,
-        expr: p.expr ?? '',
-        legendFormat: p.legendFormat ?? DEFAULT_QUERY.legendFormat,
-        interval: p.interval,
-        intervalFactor: p.intervalFactor,
-        format: p.format ?? 'time_series',
-        range: p.range ?? !p.instant,
-        instant: p.instant ?? false,
-        editorMode: 'code',
-      };
-    });
+    return importQueries(queries, originDataSource.meta?.id ?? originDataSource.type);
   }
 
   /**
@@ -363,4 +364,43 @@ function emptyFrame(refId: string, result: AdHocResult): DataFrame {
     ...(result.ignored.length ? [ignoredNotice(result.ignored)] : []),
   ];
   return { refId, name: refId, fields: [], length: 0, meta: { notices } };
+}
+
+/** Keeps the PromQL of queries coming from Prometheus-type datasources; others start empty. */
+export function importQueries(queries: DataQuery[], originType: string): SageQuery[] {
+  if (!PROMQL_DATASOURCE_TYPES.has(originType)) {
+    return queries.map((q) => ({ ...DEFAULT_QUERY, refId: q.refId }));
+  }
+  return queries.map((q) => {
+    const p = q as SageQuery;
+    return {
+      ...DEFAULT_QUERY,
+      refId: p.refId,
+      hide: p.hide,
+      expr: p.expr ?? '',
+      legendFormat: p.legendFormat ?? DEFAULT_QUERY.legendFormat,
+      interval: p.interval,
+      intervalFactor: p.intervalFactor,
+      format: p.format ?? 'time_series',
+      range: p.range ?? !p.instant,
+      instant: p.instant ?? false,
+      editorMode: 'code',
+    };
+  });
+}
+
+/** Whether a non-PromQL query is narrowed to exactly this endpoint, IC, region or account. */
+function hasNameFilter(query: SageQuery, key: string, value: string): boolean {
+  const field = nameFieldOf(query, key);
+  const names = field ? splitNames(query[field]) : [];
+  return names.length === 1 && names[0] === value;
+}
+
+/** Narrows a non-PromQL query's name field to value; toggling undoes a filter already set. */
+function filterNameFor(query: SageQuery, key: string, value: string, toggle: boolean): SageQuery {
+  const field = nameFieldOf(query, key);
+  if (!field) {
+    return query;
+  }
+  return { ...query, [field]: toggle && hasNameFilter(query, key, value) ? '' : value };
 }

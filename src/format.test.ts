@@ -88,6 +88,35 @@ describe('bucketsToHeatmap', () => {
     expect(column(heatmap, '+Inf')).toEqual([4, 5]);
   });
 
+  it("keeps the query inspector's PromQL, stats and the notices on every heatmap", () => {
+    const notice = { severity: 'info' as const, text: 'the ad-hoc filter az=x is ignored' };
+    const withMeta = (f: DataFrame, executedQueryString?: string): DataFrame => ({
+      ...f,
+      meta: {
+        executedQueryString,
+        stats: executedQueryString ? [{ displayName: 'samples', value: 3 }] : undefined,
+        notices: [notice],
+      },
+    });
+    const out = bucketsToHeatmap(
+      [
+        withMeta(series('A', { __name__: 'b', le: '1', ep: 'x' }, [[1, 1]]), 'sum by (le, ep) (rate(b[5m]))'),
+        withMeta(series('A', { __name__: 'b', le: '+Inf', ep: 'x' }, [[1, 2]])),
+        withMeta(series('A', { __name__: 'b', le: '1', ep: 'y' }, [[1, 3]])),
+      ],
+      'A'
+    );
+    expect(out).toHaveLength(2);
+    for (const heatmap of out) {
+      expect(heatmap.meta).toEqual({
+        type: DataFrameType.HeatmapRows,
+        executedQueryString: 'sum by (le, ep) (rate(b[5m]))',
+        stats: [{ displayName: 'samples', value: 3 }],
+        notices: [notice],
+      });
+    }
+  });
+
   it('keeps one heatmap per label set and passes native histogram frames through', () => {
     const native = createDataFrame({ refId: 'A', meta: { type: DataFrameType.HeatmapCells }, fields: [] });
     const out = bucketsToHeatmap(

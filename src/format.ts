@@ -52,8 +52,9 @@ export function framesToTable(frames: DataFrame[], refId: string, manyTables: bo
 }
 
 /**
- * What the query inspector shows of a query (the PromQL as sent, the stats), from the frame
- * the backend put it on, so a view built from the frames keeps it.
+ * What the query inspector and the panel show of a query (the PromQL as sent, the stats, the
+ * notices), from the frames the backend put it on, so a view built from the frames keeps it.
+ * Notices repeated on several frames are kept once.
  */
 function inspected(frames: DataFrame[]): QueryResultMeta {
   const meta = frames.find((f) => f.meta?.executedQueryString !== undefined || f.meta?.stats)?.meta;
@@ -63,6 +64,10 @@ function inspected(frames: DataFrame[]): QueryResultMeta {
   }
   if (meta?.stats) {
     out.stats = meta.stats;
+  }
+  const notices = new Map(frames.flatMap((f) => f.meta?.notices ?? []).map((n) => [`${n.severity} ${n.text}`, n]));
+  if (notices.size) {
+    out.notices = [...notices.values()];
   }
   return out;
 }
@@ -88,15 +93,19 @@ function groupKey(labels: Labels): string {
 export function bucketsToHeatmap(frames: DataFrame[], refId: string): DataFrame[] {
   const passthrough: DataFrame[] = [];
   const groups = new Map<string, Series[]>();
+  const bucketFrames: DataFrame[] = [];
   for (const frame of frames) {
     const s = seriesOf(frame);
     if (!s || s.labels.le === undefined || Number.isNaN(leValue(s.labels.le))) {
       passthrough.push(frame);
       continue;
     }
+    bucketFrames.push(frame);
     const key = groupKey(s.labels);
     groups.set(key, [...(groups.get(key) ?? []), s]);
   }
+  // The query inspector reads the PromQL and the notices from the frames: each heatmap keeps them.
+  const meta = inspected(bucketFrames);
   const heatmaps = Array.from(groups.values()).map((buckets) => {
     buckets.sort((a, b) => leValue(a.labels.le) - leValue(b.labels.le));
     const times = Array.from(new Set(buckets.flatMap((b) => b.times))).sort((a, b) => a - b);
@@ -117,7 +126,7 @@ export function bucketsToHeatmap(frames: DataFrame[], refId: string): DataFrame[
       refId,
       name: buckets[0].labels.__name__,
       fields,
-      meta: { type: DataFrameType.HeatmapRows },
+      meta: { ...meta, type: DataFrameType.HeatmapRows },
     });
   });
   return [...heatmaps, ...passthrough];

@@ -381,6 +381,10 @@ func TestLinks(t *testing.T) {
 			if inPanel && !strings.Contains(u, "${__url_time_range}") {
 				t.Errorf("%s: data link %q drops the time range", g.File, u)
 			}
+			// A drill-down from a row (inventory, scope and instance tables) keeps the ad-hoc filters.
+			if inPanel && !strings.Contains(u, dashref.FiltersParam) {
+				t.Errorf("%s: data link %q drops the ad-hoc filters (%s)", g.File, u, dashref.FiltersParam)
+			}
 			for _, m := range fieldLabelRef.FindAllStringSubmatch(u, -1) {
 				if label(m[1]) != m[1] && !regexp.MustCompile(`^\["[^"]+"\]$`).MatchString(m[1]) {
 					t.Errorf("%s: link %q reads label %s without the bracket form", g.File, u, m[1])

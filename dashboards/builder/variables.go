@@ -14,10 +14,10 @@ import (
 )
 
 // varFilters is the ad-hoc filters variable.
-const varFilters = "Filters"
+const varFilters = dashref.VarFilters
 
 // allVarNames lists the variables carried by every deep link, in display order.
-var allVarNames = []string{dashref.VarDatasource, varRegions, varAccount, dashref.VarEndpoint, dashref.VarIC, dashref.VarAZ, dashref.VarInstance, dashref.VarFramework, dashref.VarModel, dashref.VarPercentile, dashref.VarAgg}
+var allVarNames = []string{dashref.VarDatasource, varRegions, varAccount, dashref.VarEndpoint, dashref.VarIC, dashref.VarAZ, dashref.VarInstance, dashref.VarFramework, dashref.VarModel, varFilters, dashref.VarPercentile, dashref.VarAgg}
 
 // varTitles are the variables' labels on the dashboards.
 var varTitles = map[string]string{

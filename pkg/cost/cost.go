@@ -48,8 +48,14 @@ type Input struct {
 	// Instances are each instance's distinct GPUs over time (IC and Copy ""): the
 	// denominator of a holder's share, whatever holders GPUs narrows to.
 	Instances []GPUs
-	Tokens    []Tokens
-	Prices    Prices
+	// NoGPULabel are the instances whose DCGM series lack the gpu label (N 1 at the steps
+	// they do): their GPUs can only be counted as their holders' series.
+	NoGPULabel []GPUs
+	// Narrowed: GPUs and Tokens are some holders' only (a component filter), so what the
+	// holders hold is not an instance's total.
+	Narrowed bool
+	Tokens   []Tokens
+	Prices   Prices
 	// QuietTokensPerHour: a copy serving fewer output tokens per hour of its life than this
 	// counts as idle.
 	QuietTokensPerHour float64
@@ -102,12 +108,36 @@ func instanceGPUs(in Input) (distinct, held map[hostStep]float64) {
 	return distinct, held
 }
 
+// unlabelled are the instances of in.NoGPULabel whose GPUs in cannot count: the holders'
+// series stand for them only when GPUs holds every holder (no component filter).
+func unlabelled(in Input) map[string]bool {
+	out := map[string]bool{}
+	if !in.Narrowed {
+		return out
+	}
+	for _, g := range in.NoGPULabel {
+		out[g.Host] = true
+	}
+	return out
+}
+
+// noGPULabelError is the gap of a holder on such an instance: its share is unknown.
+type noGPULabelError struct{ host string }
+
+func (e noGPULabelError) Error() string {
+	return fmt.Sprintf("the %s series of instance %s lack the %s label, so its GPUs are counted as series, and filtered by inference component "+
+		"only that component's series are read: its share of the instance is unknown; clear the component filter, or have the DCGM exporter "+
+		"keep the %s label", sc.DCGMGPUUtil, e.host, sc.LabelGPU, sc.LabelGPU)
+}
+
 // Free reports whether the line is GPUs no copy holds.
 func (l Line) Free() bool { return l.Copy == "" }
 
 // Lines prices every GPU group of in, merged per (account, endpoint, type, IC, copy), in a
-// stable order. A sample at or past To is not counted.
+// stable order. A sample at or past To is not counted. A holder on an instance whose GPUs
+// cannot be counted (unlabelled) has a gap and no instance-hours.
 func Lines(in Input) []Line {
+	noLabel := unlabelled(in)
 	to := in.To.UnixMilli()
 	hours := in.Step.Hours()
 	// The denominator of a share: the instance's distinct GPUs, or what its holders hold
@@ -127,6 +157,9 @@ func Lines(in Input) []Line {
 			l.Price, l.Gap = priceOf(in, g.InstanceType)
 			lines[k] = l
 		}
+		if noLabel[g.Host] {
+			l.Gap = noGPULabelError{g.Host} // before a missing price: with one, the spend is still unknown
+		}
 		for i, t := range g.T {
 			if t >= to || g.N[i] <= 0 {
 				continue
@@ -141,6 +174,9 @@ func Lines(in Input) []Line {
 		l.Spend = l.InstanceHours * l.Price.USDPerHour
 		if l.Gap != nil {
 			l.Spend = math.NaN()
+		}
+		if _, ok := l.Gap.(noGPULabelError); ok {
+			l.InstanceHours = math.NaN()
 		}
 		out = append(out, *l)
 	}
@@ -359,7 +395,8 @@ func cmpSpend(a, b float64) int {
 }
 
 // TypePrice is the price of an instance type the fleet runs, with its GPUs per instance
-// (the most distinct GPUs any of its instances reported).
+// (the most distinct GPUs any of its instances reported; 0 when they cannot be counted,
+// with a gap saying why).
 type TypePrice struct {
 	Region, InstanceType string
 	GPUs                 int
@@ -374,14 +411,20 @@ func TypePrices(in Input) []TypePrice {
 	for _, g := range in.GPUs {
 		typeOf[g.Host] = g.InstanceType
 	}
-	// Distinct GPUs where the input has them; without, what the holders hold.
+	// Distinct GPUs where the instance's series have gpu labels (two holders' samples of one
+	// GPU at one instant are still one GPU); without (in.NoGPULabel), what the holders hold.
 	distinct, held := instanceGPUs(in)
-	gpus := map[string]int{}
+	gpus, gaps := map[string]int{}, map[string]error{}
+	noLabel := unlabelled(in)
 	for k, n := range held {
-		if d, ok := distinct[k]; ok {
+		typ := typeOf[k.host]
+		if d := distinct[k]; d > 0 {
 			n = d
 		}
-		gpus[typeOf[k.host]] = max(gpus[typeOf[k.host]], int(n))
+		gpus[typ] = max(gpus[typ], int(n))
+		if noLabel[k.host] {
+			gaps[typ] = noGPULabelError{k.host}
+		}
 	}
 	out := make([]TypePrice, 0, len(gpus))
 	for _, typ := range slices.Sorted(maps.Keys(gpus)) {
@@ -390,6 +433,10 @@ func TypePrices(in Input) []TypePrice {
 		}
 		p := TypePrice{Region: in.Region, InstanceType: typ, GPUs: gpus[typ]}
 		p.Price, p.Gap = priceOf(in, typ)
+		if gaps[typ] != nil {
+			// A component's series are not its instances' GPUs: unknown, not that count.
+			p.GPUs, p.Gap = 0, gaps[typ]
+		}
 		out = append(out, p)
 	}
 	return out

@@ -24,6 +24,14 @@ const (
 	VarAgg        = "agg"
 )
 
+// VarFilters is the ad-hoc filters variable. Links carry it as ${Filters:queryparam}
+// (var-Filters=<key>|<op>|<value> per filter), so a drill-down keeps the user's filters.
+const VarFilters = "Filters"
+
+// FiltersParam is the data-link template of VarFilters' URL parameters. Where no such
+// variable exists (Explore) Grafana leaves it as it is, a parameter dashboards ignore.
+const FiltersParam = "${" + VarFilters + ":queryparam}"
+
 // VarQueryRegion is the region(s) every query of a dashboard is sent to (the query's
 // region field, "$region"), so a link can open a panel on one region.
 const VarQueryRegion = "region"

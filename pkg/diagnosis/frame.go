@@ -10,6 +10,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
+	"github.com/inferscope/sagemaker-datasource/pkg/dashref"
 	"github.com/inferscope/sagemaker-datasource/pkg/querymodel"
 )
 
@@ -56,7 +57,8 @@ func Frame(r Report) *data.Frame {
 	for _, c := range names {
 		fields = append(fields, data.NewField(c, nil, append([]string{}, cols[c]...)))
 	}
-	fields[2].Config = &data.FieldConfig{Links: []data.DataLink{{Title: "Open the panel with the evidence", URL: "${__data.fields.link}"}}}
+	// The finding's link sets its own scope; the dashboard's ad-hoc filters go along.
+	fields[2].Config = &data.FieldConfig{Links: []data.DataLink{{Title: "Open the panel with the evidence", URL: "${__data.fields.link}&" + dashref.FiltersParam}}}
 	fr := data.NewFrame("diagnosis", fields...)
 	fr.Meta = &data.FrameMeta{PreferredVisualization: data.VisTypeTable, ExecutedQueryString: strings.TrimSpace(strings.Join(queries, "\n"))}
 	return fr

@@ -49,8 +49,8 @@ func TestFrame(t *testing.T) {
 	if r1 := row(1); r1[0] != int64(2) || r1[3] != "endpoint ep-b" {
 		t.Fatalf("row 1 = %v", r1)
 	}
-	if c := fr.Fields[2].Config; c == nil || len(c.Links) != 1 || !strings.Contains(c.Links[0].URL, "link") {
-		t.Fatalf("the cause column must link to the panel: %+v", c)
+	if c := fr.Fields[2].Config; c == nil || len(c.Links) != 1 || c.Links[0].URL != "${__data.fields.link}&${Filters:queryparam}" {
+		t.Fatalf("the cause column must link to the panel, keeping the ad-hoc filters: %+v", c)
 	}
 	if fr.Meta.ExecutedQueryString != "q1\nq2" {
 		t.Fatalf("executed queries %q, want the distinct evidence queries", fr.Meta.ExecutedQueryString)

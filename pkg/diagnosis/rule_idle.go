@@ -32,38 +32,29 @@ func (e *env) idleInput(ctx context.Context) (cost.Input, cost.Exprs, error) {
 	if e.scope.InferenceComponent != "" {
 		holder = append(holder, px.Eq(lIC, e.scope.InferenceComponent))
 	}
-	ex := cost.ExprsFor(e.rng(), instance, holder)
+	ex := cost.ExprsFor(e.rng(), e.step, instance, holder)
 	start, end := onGrid(e.start, e.end, e.step)
 	in := cost.Input{Region: e.region, From: start, To: end, Step: e.step, Prices: boundPrices(e.prices), QuietTokensPerHour: e.cfg.IdleQuietTokensPerHour}
-	for _, q := range []struct {
-		expr string
-		into *[]cost.GPUs
-	}{{ex.GPUs, &in.GPUs}, {ex.Instances, &in.Instances}} {
-		gpus, err := e.matrix(ctx, q.expr)
-		if err != nil {
-			return in, ex, err
-		}
-		for _, s := range gpus {
+	in, err := cost.Read(ctx, in, ex, e.cfg.SeriesLimit, func(ctx context.Context, expr string) (cost.Answer, error) {
+		m, err := e.matrix(ctx, expr)
+		var a cost.Answer
+		for _, s := range m {
 			t, n := make([]int64, len(s.Values)), make([]float64, len(s.Values))
 			for i, p := range s.Values {
 				t[i], n[i] = int64(p.Timestamp), float64(p.Value)
 			}
-			*q.into = append(*q.into, cost.GPUsOf(labelsOf(s.Metric), t, n))
+			a.Series = append(a.Series, cost.Series{Labels: labelsOf(s.Metric), T: t, V: n})
 		}
-	}
-	for _, q := range []struct {
-		expr  string
-		input bool
-	}{{ex.Output, false}, {ex.Input, true}} {
-		v, err := e.instant(ctx, q.expr)
-		if err != nil {
-			return in, ex, err
-		}
+		return a, err
+	}, func(ctx context.Context, expr string) (cost.Answer, error) {
+		v, err := e.instant(ctx, expr)
+		var a cost.Answer
 		for _, s := range v {
-			in.Tokens = append(in.Tokens, cost.TokensOf(labelsOf(s.Metric), float64(s.Value), q.input))
+			a.Series = append(a.Series, cost.Series{Labels: labelsOf(s.Metric), T: []int64{int64(s.Timestamp)}, V: []float64{float64(s.Value)}})
 		}
-	}
-	return in, ex, nil
+		return a, err
+	})
+	return in, ex, err
 }
 
 func labelsOf(m model.Metric) func(string) string {

@@ -2,6 +2,7 @@ package diagnosis
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/prometheus/common/model"
 
+	"github.com/inferscope/sagemaker-datasource/pkg/cost"
 	"github.com/inferscope/sagemaker-datasource/pkg/pricing"
 	sc "github.com/inferscope/sagemaker-datasource/pkg/semconv"
 )
@@ -30,7 +32,7 @@ func (f idleFleet) Range(_ context.Context, expr string, start, end time.Time, s
 	if !strings.Contains(expr, sc.DCGMGPUUtil) {
 		return model.Matrix{}, nil
 	}
-	perHolder := strings.Contains(expr, "timestamp(") // else the GPUs per instance
+	perHolder := strings.Contains(expr, "group_left") // else the GPUs per instance
 	var m model.Matrix
 	hosts := map[string]*model.SampleStream{}
 	for _, h := range f.holders {
@@ -111,5 +113,30 @@ func TestIdleFindings(t *testing.T) {
 		return strings.HasPrefix(w, "idle capacity: no price for ml.x.large in us-east-1")
 	}) {
 		t.Errorf("warnings %v, want the unpriced type", e.warnings.list)
+	}
+}
+
+// TestIdleCutAnswerIsAnError: when the holders' answer reaches the series limit (it may be
+// cut), the rule fails with the cut named instead of judging shares with missing holders;
+// one series below the limit, it runs.
+func TestIdleCutAnswerIsAnError(t *testing.T) {
+	fleet := idleFleet{holders: []idleHolder{
+		{endpoint: "big", host: "h1", typ: "ml.p4d.24xlarge", ic: "ic", copy: "c1", gpus: 2, output: 1e6},
+		{endpoint: "big", host: "h1", typ: "ml.p4d.24xlarge", gpus: 6},
+		{endpoint: "big", host: "h2", typ: "ml.p4d.24xlarge", gpus: 8},
+	}}
+	book := pricing.NewBook([]pricing.Price{{InstanceType: "ml.p4d.24xlarge", USDPerHour: 40}})
+	end := time.Date(2026, 3, 1, 3, 0, 0, 0, time.UTC)
+	for _, limit := range []int{len(fleet.holders), len(fleet.holders) + 1} {
+		cfg := DefaultConfig()
+		cfg.SeriesLimit = limit
+		e := &env{q: newMemoQuerier(fleet), prices: func(typ string) (pricing.Price, error) { return book.Lookup("us-east-1", typ) }, region: "us-east-1",
+			start: end.Add(-3 * time.Hour), end: end, cfg: cfg, warnings: &warnings{seen: map[string]bool{}}}
+		e.step, e.window = stepFor(3*time.Hour, e.cfg)
+		fs, err := runIdle(context.Background(), e)
+		var cut *cost.TruncatedError
+		if cutAt := limit == len(fleet.holders); cutAt != errors.As(err, &cut) || !cutAt && len(fs) != 1 {
+			t.Errorf("limit %d, %d holder series: findings %+v, error %v; want the cut as the error: %v", limit, len(fleet.holders), fs, err, cutAt)
+		}
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/inferscope/sagemaker-datasource/pkg/diagnosis"
 	"github.com/inferscope/sagemaker-datasource/pkg/models"
 	"github.com/inferscope/sagemaker-datasource/pkg/pricing"
+	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
 	px "github.com/inferscope/sagemaker-datasource/pkg/promqlexpr"
 	sc "github.com/inferscope/sagemaker-datasource/pkg/semconv"
 )
@@ -28,9 +29,9 @@ const costPoints = 1000
 // costQueries are the PromQL of one cost query: GPUs per holder and per instance over the
 // range, and the output and input tokens per copy over the whole range.
 type costQueries struct {
-	gpus, instances, output, input string
-	step                           time.Duration
-	from, to                       time.Time
+	cost.Exprs
+	step     time.Duration
+	from, to time.Time
 }
 
 func (d *Datasource) costQueriesOf(q *models.CostQuery) costQueries {
@@ -47,9 +48,9 @@ func (d *Datasource) costQueriesOf(q *models.CostQuery) costQueries {
 	}
 	// Endpoints and accounts own whole instances; a component filter narrows only whose
 	// GPUs and tokens are read, not the instances' GPU totals (its share stays its share).
-	ex := cost.ExprsFor(models.FormatDuration(to.Sub(from)),
+	ex := cost.ExprsFor(models.FormatDuration(to.Sub(from)), step,
 		append(matchers(sc.LabelEndpoint, q.Endpoints), matchers(sc.LabelAccount, q.Accounts)...), matchers(sc.LabelInferenceComp, q.Components))
-	return costQueries{gpus: ex.GPUs, instances: ex.Instances, output: ex.Output, input: ex.Input, step: step, from: from, to: to}
+	return costQueries{Exprs: ex, step: step, from: from, to: to}
 }
 
 // runCost answers a cost query: in each region it names, the GPU series and token counts by
@@ -79,57 +80,46 @@ func (d *Datasource) runCost(ctx context.Context, m *models.Model) backend.DataR
 	if len(ok) > 0 {
 		fr := costFrame(q, ok)
 		fr.RefID = q.RefID
-		fr.Meta.ExecutedQueryString = "GPUs: " + cq.gpus + "\nGPUs per instance: " + cq.instances + "\nOutput tokens: " + cq.output + "\nInput tokens: " + cq.input + "\nStep: " + models.FormatDuration(cq.step)
+		fr.Meta.ExecutedQueryString = "GPUs: " + cq.GPUs + "\nGPUs per instance: " + cq.Instances + "\nOutput tokens: " + cq.Output + "\nInput tokens: " + cq.Input + "\nStep: " + models.FormatDuration(cq.step)
 		frames = data.Frames{fr}
 	}
 	return mergeFailures(q.Region != "", parts, frames)
 }
 
-// costInput reads one region's GPU series, tokens and prices.
+// costInput reads one region's GPU series, tokens and prices. An answer cut at the series
+// limit fails the region, naming the fix (the user's to narrow, not the plugin's).
 func (rg *regional) costInput(ctx context.Context, cq costQueries) (cost.Input, error) {
 	in := cost.Input{Region: rg.region, From: cq.from, To: cq.to, Step: cq.step, QuietTokensPerHour: diagnosis.DefaultConfig().IdleQuietTokensPerHour}
-	var output, input []cost.Tokens
-	gpus := func(expr string, into *[]cost.GPUs) func() error {
-		return func() error {
-			a, _, err := rg.queryRange(ctx, expr, cq.from, cq.to, cq.step)
-			if err != nil {
-				return err
-			}
-			for _, s := range a.Series {
-				*into = append(*into, cost.GPUsOf(func(n string) string { return s.Labels[n] }, s.T, s.V))
-			}
-			return nil
+	answer := func(a *promclient.Answer) cost.Answer {
+		var out cost.Answer
+		for _, s := range a.Series {
+			out.Series = append(out.Series, cost.Series{Labels: func(n string) string { return s.Labels[n] }, T: s.T, V: s.V})
 		}
+		out.Cut = cutWarning(a)
+		return out
 	}
-	errs := parallel("cost query", gpus(cq.gpus, &in.GPUs), gpus(cq.instances, &in.Instances), func() (err error) {
-		output, err = rg.tokens(ctx, cq.output, cq.to, false)
-		return err
-	}, func() (err error) {
-		input, err = rg.tokens(ctx, cq.input, cq.to, true)
-		return err
+	in, err := cost.Read(ctx, in, cq.Exprs, promclient.MaxQueryLimit, func(ctx context.Context, expr string) (cost.Answer, error) {
+		a, _, err := rg.queryRange(ctx, expr, cq.from, cq.to, cq.step)
+		if err != nil {
+			return cost.Answer{}, err
+		}
+		return answer(a), nil
+	}, func(ctx context.Context, expr string) (cost.Answer, error) {
+		a, _, err := rg.queryInstant(ctx, expr, cq.to)
+		if err != nil {
+			return cost.Answer{}, err
+		}
+		return answer(a), nil
 	})
-	if err := errors.Join(errs...); err != nil {
+	var cut *cost.TruncatedError
+	if errors.As(err, &cut) {
+		err = backend.DownstreamError(err)
+	}
+	if err != nil {
 		return in, err
 	}
-	in.Tokens = append(output, input...)
 	in.Prices = rg.book(ctx)
 	return in, nil
-}
-
-// tokens reads a token query's answer as per-copy counts, as output or input tokens.
-func (rg *regional) tokens(ctx context.Context, expr string, at time.Time, asInput bool) ([]cost.Tokens, error) {
-	a, _, err := rg.queryInstant(ctx, expr, at)
-	if err != nil {
-		return nil, err
-	}
-	var out []cost.Tokens
-	for _, s := range a.Series {
-		if len(s.V) == 0 {
-			continue
-		}
-		out = append(out, cost.TokensOf(func(n string) string { return s.Labels[n] }, s.V[len(s.V)-1], asInput))
-	}
-	return out, nil
 }
 
 // book is the region's prices: the settings' price table over the region's list prices. A
@@ -196,11 +186,15 @@ func costFrame(q *models.CostQuery, ins []cost.Input) *data.Frame {
 			}
 		case models.CostViewPrices, models.CostViewFit:
 			for _, p := range cost.TypePrices(in) {
-				perGPU := p.Price.USDPerHour / float64(p.GPUs)
-				cells := []cell{str("Instance type", p.InstanceType), num("GPUs per instance", float64(p.GPUs)),
+				gpus := float64(p.GPUs)
+				if p.GPUs == 0 {
+					gpus = math.NaN() // not counted: the gap says why
+				}
+				perGPU := p.Price.USDPerHour / gpus
+				cells := []cell{str("Instance type", p.InstanceType), num("GPUs per instance", gpus),
 					usd("Price per hour", p.Price.USDPerHour, p.Gap), usd("Price per GPU-hour", perGPU, p.Gap), str("Price source", priceSource(p.Price, p.Gap))}
 				if view == models.CostViewFit {
-					instances := math.Ceil(float64(gpusPerCopy) / float64(p.GPUs))
+					instances := math.Ceil(float64(gpusPerCopy) / gpus)
 					cells = append(cells, num("GPUs per copy", float64(gpusPerCopy)),
 						usd("Copy on free GPUs per hour", perGPU*float64(gpusPerCopy), p.Gap), usd("New instances per hour", instances*p.Price.USDPerHour, p.Gap),
 						str("Inputs", fitInputs(p, gpusPerCopy, instances)))
@@ -243,6 +237,9 @@ func fmtNum(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 func fmtUSD(v float64) string { return "$" + strconv.FormatFloat(v, 'f', 2, 64) }
 
 func spendInputs(hours float64, p pricing.Price, spend float64, gap error) string {
+	if gap != nil && math.IsNaN(hours) {
+		return fmt.Sprintf("no instance-hours (%v)", gap)
+	}
 	if gap != nil {
 		return fmt.Sprintf("%s instance-h × no price (%v)", fmtNum(round(hours)), gap)
 	}
@@ -251,17 +248,17 @@ func spendInputs(hours float64, p pricing.Price, spend float64, gap error) strin
 
 func tokenInputs(m cost.ModelCost) string {
 	if m.Gap != nil {
-		return fmt.Sprintf("no price (%v)", m.Gap)
+		return fmt.Sprintf("unknown (%v)", m.Gap)
 	}
 	if math.IsNaN(m.Output) {
-		return fmt.Sprintf("%s over %s instance-h; output tokens unknown: its engine counts none (DJL), so no cost per token", fmtUSD(m.Spend), fmtNum(round(m.InstanceHours)))
+		return fmt.Sprintf("%s over %s instance-h; output tokens unknown: no token counters (e.g. DJL), so no cost per token", fmtUSD(m.Spend), fmtNum(round(m.InstanceHours)))
 	}
 	return fmt.Sprintf("%s over %s instance-h ÷ %s output tokens × 1M", fmtUSD(m.Spend), fmtNum(round(m.InstanceHours)), fmtNum(math.Round(m.Output)))
 }
 
 func fitInputs(p cost.TypePrice, gpus int, instances float64) string {
 	if p.Gap != nil {
-		return fmt.Sprintf("no price (%v)", p.Gap)
+		return fmt.Sprintf("unknown (%v)", p.Gap)
 	}
 	return fmt.Sprintf("%d GPUs × %s ÷ %d GPUs; or %s new instance(s) × $%s/h", gpus, p.Price.Describe(), p.GPUs, fmtNum(instances), fmtNum(p.Price.USDPerHour))
 }

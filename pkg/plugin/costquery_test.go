@@ -66,7 +66,7 @@ func costFleet(start time.Time) func(c call) (*fakeResponse, error) {
 	instance := series(host, func(time.Time) int { return 4 })
 	return func(c call) (*fakeResponse, error) {
 		switch {
-		case c.op == "query_range" && strings.Contains(c.expr, "DCGM_FI_DEV_GPU_UTIL") && strings.Contains(c.expr, "timestamp("):
+		case c.op == "query_range" && strings.Contains(c.expr, "DCGM_FI_DEV_GPU_UTIL") && strings.Contains(c.expr, "group_left"):
 			return okJSON(`{"status":"success","data":{"resultType":"matrix","result":[` + holders(c.expr) + `]}}`), nil
 		case c.op == "query_range" && strings.Contains(c.expr, "DCGM_FI_DEV_GPU_UTIL") && !strings.Contains(c.expr, "inference_component.name\"=~"):
 			return okJSON(`{"status":"success","data":{"resultType":"matrix","result":[` + instance + `]}}`), nil
@@ -118,7 +118,13 @@ func TestCostQueryFrames(t *testing.T) {
 // costDatasource answers cost queries from costFleet at $7.09/h for ml.g5.12xlarge.
 func costDatasource(t *testing.T, start time.Time) *Datasource {
 	t.Helper()
-	fake := &fakeUpstream{answer: costFleet(start)}
+	return costDatasourceOf(t, costFleet(start))
+}
+
+// costDatasourceOf is costDatasource with the upstream answering by answer.
+func costDatasourceOf(t *testing.T, answer func(c call) (*fakeResponse, error)) *Datasource {
+	t.Helper()
+	fake := &fakeUpstream{answer: answer}
 	list := listPrices{{Region: "us-east-1", InstanceType: "ml.g5.12xlarge", USDPerHour: 7.09, Source: pricing.SourceList, Date: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)}}
 	d, err := New(context.Background(), testSettings(""), func(context.Context, *models.Settings, awsauth.Endpoint, Shared) (Upstream, error) { return fake, nil },
 		WithPrices(func(*models.Settings, awsauth.Endpoint, Shared) (awsapi.PriceLister, error) { return list, nil }))
@@ -160,6 +166,71 @@ func TestCostComponentFilter(t *testing.T) {
 	}
 }
 
+// TestCostCutOrRefusedAnswers: an answer CloudWatch cut at its series limit (its warning,
+// or as many series as the limit) fails the cost query with a message naming the limit and
+// the fix, never a table of wrong shares or unknown tokens; CloudWatch refusing a function
+// of the cost PromQL (timestamp) reaches the user with its own message.
+func TestCostCutOrRefusedAnswers(t *testing.T) {
+	start := time.Date(2026, 11, 2, 4, 0, 0, 0, time.UTC)
+	fleet := costFleet(start)
+	many := func(n int) string {
+		var out []string
+		for i := range n {
+			out = append(out, fmt.Sprintf(`{"metric":{"aws.sagemaker.container.id":"c%d"},"value":[%d,"1"]}`, i, start.Add(2*time.Hour).Unix()))
+		}
+		return `{"status":"success","data":{"resultType":"vector","result":[` + strings.Join(out, ",") + `]}}`
+	}
+	for _, tc := range []struct {
+		name   string
+		answer func(c call) (*fakeResponse, error) // nil: the fleet's
+		want   []string
+	}{
+		{"holders cut, with the warning", func(c call) (*fakeResponse, error) {
+			if !strings.Contains(c.expr, "group_left") {
+				return nil, nil
+			}
+			return okJSON(`{"status":"success","data":{"resultType":"matrix","result":[]},"warnings":["PromQL query result truncated to 500 series"]}`), nil
+		}, []string{"500 series", "narrow it to fewer endpoints", "shorter time range"}},
+		{"output tokens at the limit", func(c call) (*fakeResponse, error) {
+			if !strings.Contains(c.expr, "generation_tokens") {
+				return nil, nil
+			}
+			return okJSON(many(promclient.MaxQueryLimit)), nil
+		}, []string{"500 series", "generation_tokens", "narrow it to fewer endpoints"}},
+		{"timestamp refused", func(c call) (*fakeResponse, error) {
+			if !strings.Contains(c.expr, "timestamp(") {
+				return nil, nil
+			}
+			return nil, &promclient.APIError{Status: 400, Type: "bad_data", Message: `unknown function "timestamp"`}
+		}, []string{`unknown function "timestamp"`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := costDatasourceOf(t, func(c call) (*fakeResponse, error) {
+				if r, err := tc.answer(c); r != nil || err != nil {
+					return r, err
+				}
+				return fleet(c)
+			})
+			raw, _ := json.Marshal(map[string]any{"queryType": "cost", "view": "tokens"})
+			resp, err := d.QueryData(context.Background(), &backend.QueryDataRequest{Queries: []backend.DataQuery{{
+				RefID: "A", QueryType: "cost", JSON: raw, TimeRange: backend.TimeRange{From: start, To: start.Add(2 * time.Hour)},
+			}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			dr := resp.Responses["A"]
+			if dr.Error == nil || len(dr.Frames) != 0 || dr.Status/100 != 4 {
+				t.Fatalf("error %v, status %d, %d frames; want the query failed (4xx) and no table", dr.Error, dr.Status, len(dr.Frames))
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(dr.Error.Error(), w) {
+					t.Errorf("error %q does not say %q", dr.Error, w)
+				}
+			}
+		})
+	}
+}
+
 // TestCostQueryFailures: a bad model is refused before anything is sent; CloudWatch
 // failing is the query's error, worded by fault.Explain, with no half-priced table.
 func TestCostQueryFailures(t *testing.T) {
@@ -188,7 +259,8 @@ func TestCostQueryFailures(t *testing.T) {
 
 // TestCostTokensFrame: the tokens view over two regions is one frame ordered as its panel
 // sorts (costliest per output token first, whatever the region), and a DJL endpoint's
-// tokens are missing, its Inputs saying they are unknown, never "0 output tokens".
+// tokens are missing, its Inputs saying they are unknown for want of token counters (DJL
+// is an example, not the only engine without), never "0 output tokens".
 func TestCostTokensFrame(t *testing.T) {
 	book := pricing.NewBook([]pricing.Price{{InstanceType: "ml.g5.12xlarge", USDPerHour: 8}})
 	input := func(region string, gpus []cost.GPUs, tokens []cost.Tokens) cost.Input {
@@ -220,7 +292,7 @@ func TestCostTokensFrame(t *testing.T) {
 		t.Errorf("rows %v, want %v ($8/M, $1/M, then no cost per token)", order, want)
 	}
 	djl := slices.Index(order, "djl")
-	if djl < 0 || out.At(djl).(*float64) != nil || !strings.Contains(in.At(djl).(string), "output tokens unknown") || strings.Contains(in.At(djl).(string), "÷ 0") {
+	if djl < 0 || out.At(djl).(*float64) != nil || !strings.Contains(in.At(djl).(string), "output tokens unknown: no token counters (e.g. DJL)") || strings.Contains(in.At(djl).(string), "÷ 0") {
 		t.Errorf("djl: output tokens %v, inputs %q; want missing and unknown", out.At(djl), in.At(djl))
 	}
 }

@@ -197,20 +197,21 @@ func (b *frameBuilder) finish(a *promclient.Answer) data.Frames {
 	meta := b.frames[0].Meta
 	meta.ExecutedQueryString = executedQuery(b.opts)
 	meta.Custom = frameCustom{ResultType: b.resultType, CalculatedMinStep: b.opts.Step.Milliseconds()}
-	truncated := false
 	for _, w := range a.Warnings {
 		meta.Notices = append(meta.Notices, data.Notice{Severity: data.NoticeSeverityWarning, Text: w})
-		if strings.Contains(strings.ToLower(w), "truncated") {
-			truncated = true
-		}
 	}
 	for _, i := range a.Infos {
 		meta.Notices = append(meta.Notices, data.Notice{Severity: data.NoticeSeverityInfo, Text: i})
 	}
-	if truncated || (a.Type == "matrix" || a.Type == "vector") && len(a.Series) >= promclient.MaxQueryLimit {
+	if cutWarning(a) || (a.Type == "matrix" || a.Type == "vector") && len(a.Series) >= promclient.MaxQueryLimit {
 		meta.Notices = append(meta.Notices, data.Notice{Severity: data.NoticeSeverityWarning, Text: truncationText})
 	}
 	return b.frames
+}
+
+// cutWarning reports whether the upstream warned that it truncated the answer.
+func cutWarning(a *promclient.Answer) bool {
+	return slices.ContainsFunc(a.Warnings, func(w string) bool { return strings.Contains(strings.ToLower(w), "truncated") })
 }
 
 var truncationText = fmt.Sprintf("Result truncated at %d series, the most CloudWatch returns for one query: some series are missing. "+

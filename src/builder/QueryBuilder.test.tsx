@@ -46,7 +46,7 @@ async function settle() {
   await act(async () => {});
 }
 
-/** Opens a Grafana Select by its aria-label, types to search, and picks the option. */
+/** Opens a Combobox by its accessible name, types to search, and picks the option. */
 async function choose(scope: HTMLElement, label: string, option: string) {
   const input = within(scope).getByLabelText(label);
   fireEvent.focus(input);
@@ -223,7 +223,10 @@ describe('QueryBuilder', () => {
     ]);
     await settle();
     fireEvent.keyDown(within(screen.getByTestId('operand-0')).getByLabelText('Or metrics'), { key: 'ArrowDown' });
-    const offered = (await screen.findAllByRole('option')).map((o) => o.querySelector('span')?.textContent);
+    // An option shows its label and the catalog's description; the label alone is compared.
+    const offered = (await screen.findAllByRole('option')).map(
+      (o) => o.querySelector('[class*="combobox-option-label"]')?.textContent
+    );
     expect(offered).toContain('sglang:prompt_tokens_total');
     expect(offered).toContain('my_custom_metric');
     expect(offered).not.toContain('Invocations');
@@ -266,22 +269,36 @@ describe('QueryBuilder', () => {
   });
 });
 
+/** The picker's options as [group, values] in their order. */
+function byGroup(options: Array<{ group?: string; value: string }>): Array<[string, string[]]> {
+  const groups: Array<[string, string[]]> = [];
+  for (const o of options) {
+    const last = groups[groups.length - 1];
+    if (last && last[0] === o.group) {
+      last[1].push(o.value);
+    } else {
+      groups.push([o.group ?? '', [o.value]]);
+    }
+  }
+  return groups;
+}
+
 describe('metric picker', () => {
   it('offers the catalog metrics discovery found, grouped by family, and the others apart', () => {
-    const { groups, note } = groupMetrics([
+    const { options, note } = groupMetrics([
       'Invocations',
       'vllm:prompt_tokens_total',
       'DCGM_FI_DEV_GPU_UTIL',
       'custom_total',
     ]);
     expect(note).toBeUndefined();
-    expect(groups.map((g) => [g.label, g.options.map((o: { value: string }) => o.value)])).toEqual([
+    expect(byGroup(options)).toEqual([
       ['SageMaker vended', ['Invocations']],
       ['vLLM', ['vllm:prompt_tokens_total']],
       ['GPU (DCGM)', ['DCGM_FI_DEV_GPU_UTIL']],
       ['Other', ['custom_total']],
     ]);
-    expect(groups[0].options[0].description).toBe('counter · delta · count');
+    expect(options[0].description).toBe('counter · delta · count');
   });
 
   it('says discovery failed, with the error, rather than that it found nothing', async () => {
@@ -297,18 +314,19 @@ describe('metric picker', () => {
 
   it('offers the whole catalog when discovery stops at its limit (the list is then partial)', () => {
     const names = Array.from({ length: DISCOVERY_LIMIT }, (_, i) => `custom_${i}`);
-    const { groups, note } = groupMetrics(names);
-    expect(note).toBe(`Metric discovery stopped at ${DISCOVERY_LIMIT} names: showing the whole catalog`);
-    const vended = groups.find((g) => g.label === 'SageMaker vended')!;
-    expect(vended.options.map((o: { value: string }) => o.value)).toContain('ModelLatency');
-    expect(groups.find((g) => g.label === 'Other')!.options).toHaveLength(DISCOVERY_LIMIT);
+    const groups = new Map(byGroup(groupMetrics(names).options));
+    expect(groupMetrics(names).note).toBe(
+      `Metric discovery stopped at ${DISCOVERY_LIMIT} names: showing the whole catalog`
+    );
+    expect(groups.get('SageMaker vended')).toContain('ModelLatency');
+    expect(groups.get('Other')).toHaveLength(DISCOVERY_LIMIT);
   });
 
   it('falls back to the whole catalog when discovery finds nothing, and says so', () => {
     expect(groupMetrics(undefined).note).toBeUndefined(); // still asking
-    const { groups, note } = groupMetrics([]);
+    const { options, note } = groupMetrics([]);
     expect(note).toMatch(/whole catalog/);
-    expect(groups.map((g) => g.label)).toEqual([
+    expect(byGroup(options).map(([group]) => group)).toEqual([
       'SageMaker vended',
       'vLLM',
       'SGLang',

@@ -1,8 +1,19 @@
-import { SelectableValue } from '@grafana/data';
 import { getTemplateSrv } from '@grafana/runtime';
-import { Button, IconButton, InlineField, InlineFieldRow, Input, MultiSelect, Select, Stack, Text } from '@grafana/ui';
+import {
+  Button,
+  Combobox,
+  ComboboxOption,
+  IconButton,
+  InlineField,
+  InlineFieldRow,
+  Input,
+  MultiCombobox,
+  Stack,
+  Text,
+} from '@grafana/ui';
 import React, { useEffect, useMemo, useState } from 'react';
 
+import { Named } from '../components/Named';
 import { editorMatchers, ResourcePrometheusClient } from '../promql/client';
 import { LabelMatcher, MatchOp } from '../promql/names';
 import { DISCOVERY_LIMIT } from '../resources';
@@ -146,15 +157,19 @@ function ChainEditor({ query, onChange, client, metrics, onRunQuery, prefix = ''
         <div key={j} data-testid={`operand-${prefix}${j + 1}`}>
           <InlineFieldRow>
             <InlineField label="Operator" labelWidth={14}>
-              <Select<BinaryOp>
-                aria-label={`Operator ${j + 1}`}
-                width={12}
-                options={BINARY_OPS.map((op) => ({ label: op, value: op }))}
-                value={r.op}
-                onChange={(v) =>
-                  onChange({ ...query, rest: query.rest.map((x, k) => (k === j ? { ...x, op: v.value! } : x)) })
-                }
-              />
+              <Named name={`Operator ${j + 1}`}>
+                {(id) => (
+                  <Combobox<BinaryOp>
+                    aria-labelledby={id}
+                    width={12}
+                    options={BINARY_OPS.map((op) => ({ label: op, value: op }))}
+                    value={r.op}
+                    onChange={(v) =>
+                      onChange({ ...query, rest: query.rest.map((x, k) => (k === j ? { ...x, op: v.value } : x)) })
+                    }
+                  />
+                )}
+              </Named>
             </InlineField>
             <IconButton
               name="trash-alt"
@@ -193,7 +208,8 @@ function ChainEditor({ query, onChange, client, metrics, onRunQuery, prefix = ''
   );
 }
 
-type MetricOptions = { groups: Array<SelectableValue<string>>; note?: string };
+/** The metric picker's options, each with its family as group (the catalog's order). */
+type MetricOptions = { options: Array<ComboboxOption<string>>; note?: string };
 
 /**
  * Catalog metrics the data source has, grouped by family; discovered names the catalog lacks go
@@ -201,22 +217,19 @@ type MetricOptions = { groups: Array<SelectableValue<string>>; note?: string };
  * failed (failure says why), found nothing, or stopped at its limit (the list is then partial).
  */
 export function groupMetrics(discovered: string[] | undefined, failure?: string): MetricOptions {
-  const option = (name: string) => {
+  const option = (group: string) => (name: string) => {
     const info = metricInfo(name);
-    return { label: name, value: name, description: info ? describeMetric(info) : undefined };
+    return { label: name, value: name, group, description: info ? describeMetric(info) : undefined };
   };
   const complete = discovered !== undefined && discovered.length > 0 && discovered.length < DISCOVERY_LIMIT;
   const have = complete ? new Set(discovered) : undefined;
-  const groups: Array<SelectableValue<string>> = FAMILIES.map((f) => ({
-    label: f.title,
-    options: catalogMetrics()
+  const options = FAMILIES.flatMap((f) =>
+    catalogMetrics()
       .filter((m) => m.family === f.id && (!have || have.has(m.name)))
-      .map((m) => option(m.name)),
-  })).filter((g) => g.options.length > 0);
+      .map((m) => option(f.title)(m.name))
+  );
   const other = (discovered ?? []).filter((n) => !metricInfo(n)).sort();
-  if (other.length) {
-    groups.push({ label: 'Other', options: other.map(option) });
-  }
+  options.push(...other.map(option('Other')));
   let note: string | undefined;
   if (failure !== undefined) {
     note = `Metric discovery failed (${failure}): showing the whole catalog`;
@@ -225,7 +238,7 @@ export function groupMetrics(discovered: string[] | undefined, failure?: string)
   } else if (discovered && !complete) {
     note = `Metric discovery stopped at ${discovered.length} names: showing the whole catalog`;
   }
-  return { groups, note };
+  return { options, note };
 }
 
 function useMetricOptions(client: ResourcePrometheusClient): MetricOptions {
@@ -247,16 +260,11 @@ function useMetricOptions(client: ResourcePrometheusClient): MetricOptions {
  * The metrics that may be read like p's own under its aggregation: the range function and
  * the histogram reading must apply to them too (so never a delta metric under rate).
  */
-export function alternativeOptions(
-  groups: Array<SelectableValue<string>>,
-  p: Pipeline
-): Array<SelectableValue<string>> {
+export function alternativeOptions(options: Array<ComboboxOption<string>>, p: Pipeline): Array<ComboboxOption<string>> {
   const histogram = p.quantile !== undefined || p.histogramFn !== undefined;
   const fits = (m: string) =>
     m !== p.metric && (!p.range || rangeFnsFor(m).includes(p.range.fn)) && (!histogram || takesQuantile(m));
-  return groups
-    .map((g) => ({ ...g, options: (g.options as Array<SelectableValue<string>>).filter((o) => fits(o.value!)) }))
-    .filter((g) => g.options.length > 0);
+  return options.filter((o) => fits(o.value));
 }
 
 /** Names of the dashboard's template variables, as $name, for filter values. */
@@ -271,7 +279,7 @@ function templateVariables(): string[] {
   }
 }
 
-const MATCH_OPS: Array<SelectableValue<MatchOp>> = (['=', '!=', '=~', '!~'] as MatchOp[]).map((op) => ({
+const MATCH_OPS: Array<ComboboxOption<MatchOp>> = (['=', '!=', '=~', '!~'] as MatchOp[]).map((op) => ({
   label: op,
   value: op,
 }));
@@ -318,15 +326,18 @@ function PipelineEditor({ pipeline: p, client, metrics, onChange }: PipelineEdit
     <Stack direction="column" gap={0.5}>
       <InlineFieldRow>
         <InlineField label="Metric" labelWidth={14} grow>
-          <Select<string>
-            aria-label="Metric"
-            placeholder="Search metrics"
-            options={metrics.groups}
-            value={p.metric ? { label: p.metric, value: p.metric } : null}
-            allowCustomValue
-            onCreateOption={(v) => onChange(defaultPipeline(v, p.matchers))}
-            onChange={(v) => onChange(defaultPipeline(v.value ?? '', p.matchers))}
-          />
+          <Named name="Metric">
+            {(id) => (
+              <Combobox<string>
+                aria-labelledby={id}
+                placeholder="Search metrics"
+                options={metrics.options}
+                value={p.metric || null}
+                createCustomValue
+                onChange={(v) => onChange(defaultPipeline(v.value, p.matchers))}
+              />
+            )}
+          </Named>
         </InlineField>
         {info && (
           <span data-testid="metric-kind">
@@ -377,18 +388,22 @@ function PipelineEditor({ pipeline: p, client, metrics, onChange }: PipelineEdit
                 : 'rate/increase for counters and histograms, *_over_time for gauges'
             }
           >
-            <Select<RangeFn | ''>
-              aria-label="Range function"
-              width={20}
-              options={[{ label: 'none', value: '' }, ...fns.map((f) => ({ label: f, value: f }))]}
-              value={p.range?.fn ?? ''}
-              onChange={(v) =>
-                onChange({
-                  ...p,
-                  range: v.value ? { fn: v.value, window: p.range?.window ?? '$__rate_interval' } : undefined,
-                })
-              }
-            />
+            <Named name="Range function">
+              {(id) => (
+                <Combobox<RangeFn | ''>
+                  aria-labelledby={id}
+                  width={20}
+                  options={[{ label: 'none', value: '' }, ...fns.map((f) => ({ label: f, value: f }))]}
+                  value={p.range?.fn ?? ''}
+                  onChange={(v) =>
+                    onChange({
+                      ...p,
+                      range: v.value ? { fn: v.value, window: p.range?.window ?? '$__rate_interval' } : undefined,
+                    })
+                  }
+                />
+              )}
+            </Named>
           </InlineField>
           {p.range && (
             <InlineField
@@ -410,27 +425,31 @@ function PipelineEditor({ pipeline: p, client, metrics, onChange }: PipelineEdit
       {p.metric && (
         <InlineFieldRow>
           <InlineField label="Aggregation" labelWidth={14}>
-            <Select<AggOp | ''>
-              aria-label="Aggregation"
-              width={14}
-              options={[{ label: 'none', value: '' }, ...AGG_OPS.map((op) => ({ label: op, value: op }))]}
-              value={p.agg?.op ?? ''}
-              onChange={(v) => {
-                const op = v.value;
-                onChange({
-                  ...p,
-                  alternatives: op ? p.alternatives : undefined,
-                  agg: op
-                    ? {
-                        op,
-                        by: p.agg?.by ?? [],
-                        without: p.agg?.without,
-                        param: aggTakesParam(op) ? (p.agg?.param ?? '5') : undefined,
-                      }
-                    : undefined,
-                });
-              }}
-            />
+            <Named name="Aggregation">
+              {(id) => (
+                <Combobox<AggOp | ''>
+                  aria-labelledby={id}
+                  width={14}
+                  options={[{ label: 'none', value: '' }, ...AGG_OPS.map((op) => ({ label: op, value: op }))]}
+                  value={p.agg?.op ?? ''}
+                  onChange={(v) => {
+                    const op = v.value;
+                    onChange({
+                      ...p,
+                      alternatives: op ? p.alternatives : undefined,
+                      agg: op
+                        ? {
+                            op,
+                            by: p.agg?.by ?? [],
+                            without: p.agg?.without,
+                            param: aggTakesParam(op) ? (p.agg?.param ?? '5') : undefined,
+                          }
+                        : undefined,
+                    });
+                  }}
+                />
+              )}
+            </Named>
           </InlineField>
           {p.agg && aggTakesParam(p.agg.op) && (
             <InlineField
@@ -453,30 +472,36 @@ function PipelineEditor({ pipeline: p, client, metrics, onChange }: PipelineEdit
               labelWidth={6}
               tooltip="Further metrics read with the same filters and function under this aggregation, e.g. the SGLang counterpart of a vLLM metric"
             >
-              <MultiSelect<string>
-                aria-label="Or metrics"
-                width={30}
-                options={alternativeOptions(metrics.groups, p)}
-                value={p.alternatives ?? []}
-                allowCustomValue
-                onCreateOption={(v) => onChange({ ...p, alternatives: [...(p.alternatives ?? []), v] })}
-                onChange={(v) => {
-                  const alternatives = v.map((x) => x.value!);
-                  onChange({ ...p, alternatives: alternatives.length ? alternatives : undefined });
-                }}
-              />
+              <Named name="Or metrics">
+                {(id) => (
+                  <MultiCombobox<string>
+                    aria-labelledby={id}
+                    width={30}
+                    options={alternativeOptions(metrics.options, p)}
+                    value={p.alternatives ?? []}
+                    createCustomValue
+                    onChange={(v) => {
+                      const alternatives = v.map((x) => x.value);
+                      onChange({ ...p, alternatives: alternatives.length ? alternatives : undefined });
+                    }}
+                  />
+                )}
+              </Named>
             </InlineField>
           )}
           {p.agg && (
             <InlineField label={p.agg.without ? 'without' : 'by'} labelWidth={8} grow>
-              <MultiSelect<string>
-                aria-label={p.agg.without ? 'Group without' : 'Group by'}
-                options={labelOptions}
-                value={p.agg.by}
-                allowCustomValue
-                onCreateOption={(v) => onChange({ ...p, agg: { ...p.agg!, by: [...p.agg!.by, v] } })}
-                onChange={(v) => onChange({ ...p, agg: { ...p.agg!, by: v.map((x) => x.value!) } })}
-              />
+              <Named name={p.agg.without ? 'Group without' : 'Group by'}>
+                {(id) => (
+                  <MultiCombobox<string>
+                    aria-labelledby={id}
+                    options={labelOptions}
+                    value={p.agg!.by}
+                    createCustomValue
+                    onChange={(v) => onChange({ ...p, agg: { ...p.agg!, by: v.map((x) => x.value) } })}
+                  />
+                )}
+              </Named>
             </InlineField>
           )}
         </InlineFieldRow>
@@ -488,19 +513,25 @@ function PipelineEditor({ pipeline: p, client, metrics, onChange }: PipelineEdit
             labelWidth={14}
             tooltip="Reads the native histogram: a quantile, or its average, count or sum (histogram_avg suits vended latencies without buckets)"
           >
-            <Select<string>
-              aria-label="Histogram function"
-              width={22}
-              options={['', 'histogram_quantile', ...HISTOGRAM_FNS].map((f) => ({ label: f || 'none', value: f }))}
-              value={p.quantile !== undefined ? 'histogram_quantile' : (p.histogramFn ?? '')}
-              onChange={(v) =>
-                onChange({
-                  ...p,
-                  quantile: v.value === 'histogram_quantile' ? (p.quantile ?? '0.99') : undefined,
-                  histogramFn: HISTOGRAM_FNS.includes(v.value as HistogramFn) ? (v.value as HistogramFn) : undefined,
-                })
-              }
-            />
+            <Named name="Histogram function">
+              {(id) => (
+                <Combobox<string>
+                  aria-labelledby={id}
+                  width={22}
+                  options={['', 'histogram_quantile', ...HISTOGRAM_FNS].map((f) => ({ label: f || 'none', value: f }))}
+                  value={p.quantile !== undefined ? 'histogram_quantile' : (p.histogramFn ?? '')}
+                  onChange={(v) =>
+                    onChange({
+                      ...p,
+                      quantile: v.value === 'histogram_quantile' ? (p.quantile ?? '0.99') : undefined,
+                      histogramFn: HISTOGRAM_FNS.includes(v.value as HistogramFn)
+                        ? (v.value as HistogramFn)
+                        : undefined,
+                    })
+                  }
+                />
+              )}
+            </Named>
           </InlineField>
           {p.quantile !== undefined && (
             <InlineField
@@ -530,7 +561,7 @@ interface LabelFilterProps {
   others: LabelMatcher[];
   metric: string;
   client: ResourcePrometheusClient;
-  labelOptions: Array<SelectableValue<string>>;
+  labelOptions: Array<ComboboxOption<string>>;
   onChange: (m: Partial<LabelMatcher>) => void;
   onRemove: () => void;
 }
@@ -560,34 +591,44 @@ function LabelFilter({
     <div data-testid={`label-filter-${index}`}>
       <InlineFieldRow>
         <InlineField label={`Filter ${n}`} labelWidth={14}>
-          <Select<string>
-            aria-label={`Filter ${n} label`}
-            width={36}
-            placeholder="label"
-            options={labelOptions}
-            value={m.name ? { label: m.name, value: m.name } : null}
-            allowCustomValue
-            onCreateOption={(v) => onChange({ name: v })}
-            onChange={(v) => onChange({ name: v.value ?? '' })}
-          />
+          <Named name={`Filter ${n} label`}>
+            {(id) => (
+              <Combobox<string>
+                aria-labelledby={id}
+                width={36}
+                placeholder="label"
+                options={labelOptions}
+                value={m.name || null}
+                createCustomValue
+                onChange={(v) => onChange({ name: v.value })}
+              />
+            )}
+          </Named>
         </InlineField>
-        <Select<MatchOp>
-          aria-label={`Filter ${n} operator`}
-          width={8}
-          options={MATCH_OPS}
-          value={m.op}
-          onChange={(v) => onChange({ op: v.value })}
-        />
-        <Select<string>
-          aria-label={`Filter ${n} value`}
-          width={30}
-          placeholder="value"
-          options={valueOptions}
-          value={m.value !== '' ? { label: m.value, value: m.value } : null}
-          allowCustomValue
-          onCreateOption={(v) => onChange({ value: v })}
-          onChange={(v) => onChange({ value: v.value ?? '' })}
-        />
+        <Named name={`Filter ${n} operator`}>
+          {(id) => (
+            <Combobox<MatchOp>
+              aria-labelledby={id}
+              width={8}
+              options={MATCH_OPS}
+              value={m.op}
+              onChange={(v) => onChange({ op: v.value })}
+            />
+          )}
+        </Named>
+        <Named name={`Filter ${n} value`}>
+          {(id) => (
+            <Combobox<string>
+              aria-labelledby={id}
+              width={30}
+              placeholder="value"
+              options={valueOptions}
+              value={m.value !== '' ? m.value : null}
+              createCustomValue
+              onChange={(v) => onChange({ value: v.value })}
+            />
+          )}
+        </Named>
         <IconButton name="times" aria-label={`Remove filter ${n}`} onClick={onRemove} />
       </InlineFieldRow>
     </div>

@@ -49,7 +49,6 @@ function settings(jsonData: SageOptions, secureJsonFields: Record<string, boolea
     access: 'proxy',
     url: '',
     user: '',
-    database: '',
     basicAuth: false,
     basicAuthUser: '',
     isDefault: false,
@@ -61,7 +60,8 @@ function settings(jsonData: SageOptions, secureJsonFields: Record<string, boolea
   } as Settings;
 }
 
-function renderEditor(initial: Settings) {
+/** Renders the page as Grafana does; most tests open its collapsed Advanced section first. */
+function renderEditor(initial: Settings, { advanced = true } = {}) {
   const changes: Settings[] = [];
   function Harness() {
     const [options, setOptions] = useState(initial);
@@ -85,6 +85,9 @@ function renderEditor(initial: Settings) {
       <Harness />
     </DataSourcePluginContextProvider>
   );
+  if (advanced) {
+    fireEvent.click(screen.getByRole('button', { name: 'Expand section Advanced' }));
+  }
   return { changes, last: () => changes[changes.length - 1] };
 }
 
@@ -96,6 +99,22 @@ beforeAll(() => {
 });
 
 describe('ConfigEditor', () => {
+  it('opens with only the connection a new data source needs; the tuning knobs under Advanced', async () => {
+    renderEditor(settings({ authType: 'default' }), { advanced: false });
+    expect(screen.getByLabelText(/^Authentication Provider/)).toBeInTheDocument();
+    expect(screen.getByLabelText(/^Default Region/)).toBeInTheDocument();
+    expect(screen.getByLabelText(/^Endpoint/)).toBeInTheDocument();
+    const knobs = [/^Allowed regions/, /^Min step/, /^Requests per second/, /^Max concurrency/, /^Cache size/];
+    for (const label of knobs) {
+      expect(screen.queryByLabelText(label)).not.toBeInTheDocument();
+    }
+    await userEvent.click(screen.getByRole('button', { name: 'Expand section Advanced' }));
+    for (const label of knobs) {
+      expect(screen.getByLabelText(label)).toBeInTheDocument();
+    }
+    expect(screen.getByLabelText(/^Max concurrency/)).toHaveAttribute('placeholder', String(DEFAULTS.maxConcurrency));
+  });
+
   it('writes the backend keys for the AWS and query settings', async () => {
     const { changes, last } = renderEditor(settings({ authType: 'default', defaultRegion: 'us-east-1' }));
     fireEvent.change(screen.getByLabelText(/^Assume Role ARN/), { target: { value: 'arn:aws:iam::1:role/r' } });
@@ -194,7 +213,8 @@ describe('ConfigEditor regions', () => {
     fireEvent.focus(input);
     fireEvent.keyDown(input, { key: 'ArrowDown' });
     fireEvent.change(input, { target: { value: text } });
-    fireEvent.keyDown(input, { key: 'Enter' });
+    const options = await screen.findAllByRole('option');
+    fireEvent.click(options.find((o) => o.textContent?.startsWith(text)) ?? options[0]);
   }
 
   it('offers the PromQL regions and takes others, writing allowedRegions', async () => {
@@ -224,8 +244,7 @@ describe('ConfigEditor regions', () => {
 
   it('drops the key when the last allowed region is removed', () => {
     const { last } = renderEditor(settings({ authType: 'default', allowedRegions: ['us-west-2'] }));
-    const field = screen.getByLabelText('Allowed regions').closest('[class*="input-wrapper"]') ?? document.body;
-    fireEvent.click(within(field as HTMLElement).getByLabelText('Remove'));
+    fireEvent.click(screen.getByLabelText('Remove us-west-2'));
     expect(last().jsonData.allowedRegions).toBeUndefined();
   });
 

@@ -5,6 +5,7 @@ import {
   SelectableValue,
 } from '@grafana/data';
 import { ConnectionConfig } from '@grafana/aws-sdk';
+import { ConfigSection } from '@grafana/plugin-ui';
 import { config } from '@grafana/runtime';
 import { Field, FieldSet, Input, RadioButtonGroup, SecretInput, SecureSocksProxySettings } from '@grafana/ui';
 import React, { ChangeEvent } from 'react';
@@ -73,102 +74,111 @@ export function ConfigEditor(props: Props) {
           />
         </Field>
       )}
-      <RegionSettings
-        jsonData={jsonData}
-        onChange={(patch) => onOptionsChange({ ...options, jsonData: { ...jsonData, ...patch } })}
-      />
       {/* Grafana's secure socks proxy, offered only when grafana.ini enables it; the backend
           sends the PromQL and AWS calls through it (pkg/plugin/proxy.go). */}
       {config.secureSocksDSProxyEnabled && (
         <SecureSocksProxySettings options={options} onOptionsChange={onOptionsChange} />
       )}
-      <FieldSet label="Query settings">
-        <InputField
-          id="timeInterval"
-          label="Min step"
-          description={`Lower bound of the step of every query. Empty = ${DEFAULTS.timeInterval}: CloudWatch stores one sample per minute.`}
-          placeholder={DEFAULTS.timeInterval}
-          value={jsonData.timeInterval ?? ''}
-          onChange={onUpdateDatasourceJsonDataOption(props, 'timeInterval')}
+      {/* Every knob below has a working default (shown as the placeholder): a new data source
+          needs only the connection above, so they start collapsed. */}
+      <ConfigSection
+        title="Advanced"
+        description="Allowed regions, query pacing, the results cache and prices. Empty fields use the defaults shown."
+        isCollapsible
+        isInitiallyOpen={false}
+      >
+        <RegionSettings
+          jsonData={jsonData}
+          onChange={(patch) => onOptionsChange({ ...options, jsonData: { ...jsonData, ...patch } })}
         />
-        <InputField
-          id="queryTimeout"
-          label="Query timeout"
-          description={`Per request, retries included (default ${DEFAULTS.queryTimeout}). CloudWatch stops queries after 20s.`}
-          placeholder={DEFAULTS.queryTimeout}
-          value={jsonData.queryTimeout ?? ''}
-          onChange={onUpdateDatasourceJsonDataOption(props, 'queryTimeout')}
-        />
-        <Field label="HTTP method" description="POST keeps long queries out of URLs; label values always use GET.">
-          <RadioButtonGroup<'POST' | 'GET'>
-            options={HTTP_METHODS}
-            value={jsonData.httpMethod ?? DEFAULTS.httpMethod}
-            onChange={(v) => onOptionsChange({ ...options, jsonData: { ...jsonData, httpMethod: v } })}
+        <FieldSet label="Query settings">
+          <InputField
+            id="timeInterval"
+            label="Min step"
+            description={`Lower bound of the step of every query. Empty = ${DEFAULTS.timeInterval}: CloudWatch stores one sample per minute.`}
+            placeholder={DEFAULTS.timeInterval}
+            value={jsonData.timeInterval ?? ''}
+            onChange={onUpdateDatasourceJsonDataOption(props, 'timeInterval')}
           />
-        </Field>
-        <InputField
-          id="requestsPerSecond"
-          label="Requests per second"
-          description={`Queries per second this data source sends to CloudWatch (default ${DEFAULTS.requestsPerSecond}; CloudWatch allows 300 per account). Discovery calls (labels, series, variable values) have their own pace of 5 per second. Throttled calls are retried.`}
-          type="number"
-          min={0}
-          placeholder={String(DEFAULTS.requestsPerSecond)}
-          value={jsonData.requestsPerSecond ?? ''}
-          onChange={onNumber('requestsPerSecond')}
+          <InputField
+            id="queryTimeout"
+            label="Query timeout"
+            description={`Per request, retries included (default ${DEFAULTS.queryTimeout}). CloudWatch stops queries after 20s.`}
+            placeholder={DEFAULTS.queryTimeout}
+            value={jsonData.queryTimeout ?? ''}
+            onChange={onUpdateDatasourceJsonDataOption(props, 'queryTimeout')}
+          />
+          <Field label="HTTP method" description="POST keeps long queries out of URLs; label values always use GET.">
+            <RadioButtonGroup<'POST' | 'GET'>
+              options={HTTP_METHODS}
+              value={jsonData.httpMethod ?? DEFAULTS.httpMethod}
+              onChange={(v) => onOptionsChange({ ...options, jsonData: { ...jsonData, httpMethod: v } })}
+            />
+          </Field>
+          <InputField
+            id="requestsPerSecond"
+            label="Requests per second"
+            description={`Queries per second this data source sends to CloudWatch (default ${DEFAULTS.requestsPerSecond}; CloudWatch allows 300 per account). Discovery calls (labels, series, variable values) have their own pace of 5 per second. Throttled calls are retried.`}
+            type="number"
+            min={0}
+            placeholder={String(DEFAULTS.requestsPerSecond)}
+            value={jsonData.requestsPerSecond ?? ''}
+            onChange={onNumber('requestsPerSecond')}
+          />
+          <InputField
+            id="maxConcurrency"
+            label="Max concurrency"
+            description={`Requests in flight at once from this data source, for queries and for discovery calls each (default ${DEFAULTS.maxConcurrency}; CloudWatch allows 30 per account).`}
+            type="number"
+            min={1}
+            placeholder={String(DEFAULTS.maxConcurrency)}
+            value={jsonData.maxConcurrency ?? ''}
+            onChange={onNumber('maxConcurrency')}
+          />
+        </FieldSet>
+        <FieldSet label="Results cache">
+          <InputField
+            id="cacheSizeMiB"
+            label="Cache size (MiB)"
+            description={`Memory for cached query results and variable lookups, shared by all viewers. 0 turns the cache off. Default ${DEFAULTS.cacheSizeMiB}.`}
+            type="number"
+            min={0}
+            placeholder={String(DEFAULTS.cacheSizeMiB)}
+            value={jsonData.cacheSizeMiB ?? ''}
+            onChange={onNumber('cacheSizeMiB')}
+          />
+          <InputField
+            id="cacheRefetchWindow"
+            label="Re-fetch window"
+            description={`Whenever the cache asks CloudWatch for an answer's new points, it also fetches again the part that is younger than this, because CloudWatch data can arrive minutes late. Default ${DEFAULTS.cacheRefetchWindow}.`}
+            placeholder={DEFAULTS.cacheRefetchWindow}
+            value={jsonData.cacheRefetchWindow ?? ''}
+            onChange={onUpdateDatasourceJsonDataOption(props, 'cacheRefetchWindow')}
+          />
+          <InputField
+            id="cacheFreshFor"
+            label="Reuse answers for"
+            description={`Default ${DEFAULTS.cacheFreshFor}: an answer is reused without asking CloudWatch until the second boundary of its step (instant queries: of the min step) has passed since it was fetched, e.g. 60 to 120 s for a 60 s step. A refreshed panel then lacks at most its newest point, and late data in the re-fetch window shows up by the next fetch. A duration such as 30s reuses answers for that long instead; 0s never reuses them (every refresh asks for new points and the re-fetch window).`}
+            placeholder={DEFAULTS.cacheFreshFor}
+            value={jsonData.cacheFreshFor ?? ''}
+            onChange={onUpdateDatasourceJsonDataOption(props, 'cacheFreshFor')}
+          />
+          <InputField
+            id="costPerMillionSamples"
+            label="Price per million samples (USD)"
+            description={`For the cost estimate in the query inspector. Default ${DEFAULTS.costPerMillionSamples}, as reported for CloudWatch PromQL API queries; check your AWS pricing.`}
+            type="number"
+            min={0}
+            placeholder={String(DEFAULTS.costPerMillionSamples)}
+            value={jsonData.costPerMillionSamples ?? ''}
+            onChange={onNumber('costPerMillionSamples')}
+          />
+        </FieldSet>
+        <PriceTableSettings
+          value={jsonData.priceTable}
+          onChange={(priceTable) => onOptionsChange({ ...options, jsonData: { ...jsonData, priceTable } })}
         />
-        <InputField
-          id="maxConcurrency"
-          label="Max concurrency"
-          description={`Requests in flight at once from this data source, for queries and for discovery calls each (default ${DEFAULTS.maxConcurrency}; CloudWatch allows 30 per account).`}
-          type="number"
-          min={1}
-          placeholder={String(DEFAULTS.maxConcurrency)}
-          value={jsonData.maxConcurrency ?? ''}
-          onChange={onNumber('maxConcurrency')}
-        />
-      </FieldSet>
-      <FieldSet label="Results cache">
-        <InputField
-          id="cacheSizeMiB"
-          label="Cache size (MiB)"
-          description={`Memory for cached query results and variable lookups, shared by all viewers. 0 turns the cache off. Default ${DEFAULTS.cacheSizeMiB}.`}
-          type="number"
-          min={0}
-          placeholder={String(DEFAULTS.cacheSizeMiB)}
-          value={jsonData.cacheSizeMiB ?? ''}
-          onChange={onNumber('cacheSizeMiB')}
-        />
-        <InputField
-          id="cacheRefetchWindow"
-          label="Re-fetch window"
-          description={`Whenever the cache asks CloudWatch for an answer's new points, it also fetches again the part that is younger than this, because CloudWatch data can arrive minutes late. Default ${DEFAULTS.cacheRefetchWindow}.`}
-          placeholder={DEFAULTS.cacheRefetchWindow}
-          value={jsonData.cacheRefetchWindow ?? ''}
-          onChange={onUpdateDatasourceJsonDataOption(props, 'cacheRefetchWindow')}
-        />
-        <InputField
-          id="cacheFreshFor"
-          label="Reuse answers for"
-          description={`Default ${DEFAULTS.cacheFreshFor}: an answer is reused without asking CloudWatch until the second boundary of its step (instant queries: of the min step) has passed since it was fetched, e.g. 60 to 120 s for a 60 s step. A refreshed panel then lacks at most its newest point, and late data in the re-fetch window shows up by the next fetch. A duration such as 30s reuses answers for that long instead; 0s never reuses them (every refresh asks for new points and the re-fetch window).`}
-          placeholder={DEFAULTS.cacheFreshFor}
-          value={jsonData.cacheFreshFor ?? ''}
-          onChange={onUpdateDatasourceJsonDataOption(props, 'cacheFreshFor')}
-        />
-        <InputField
-          id="costPerMillionSamples"
-          label="Price per million samples (USD)"
-          description={`For the cost estimate in the query inspector. Default ${DEFAULTS.costPerMillionSamples}, as reported for CloudWatch PromQL API queries; check your AWS pricing.`}
-          type="number"
-          min={0}
-          placeholder={String(DEFAULTS.costPerMillionSamples)}
-          value={jsonData.costPerMillionSamples ?? ''}
-          onChange={onNumber('costPerMillionSamples')}
-        />
-      </FieldSet>
-      <PriceTableSettings
-        value={jsonData.priceTable}
-        onChange={(priceTable) => onOptionsChange({ ...options, jsonData: { ...jsonData, priceTable } })}
-      />
+      </ConfigSection>
       <AlertRulesSettings uid={options.uid} />
     </>
   );

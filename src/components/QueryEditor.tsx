@@ -1,5 +1,5 @@
 import { CoreApp, QueryEditorProps, SelectableValue, TimeRange } from '@grafana/data';
-import { InlineField, InlineFieldRow, RadioButtonGroup, Select, Stack } from '@grafana/ui';
+import { Combobox, ComboboxOption, InlineField, InlineFieldRow, RadioButtonGroup, Stack } from '@grafana/ui';
 import React, { useEffect, useMemo } from 'react';
 
 import { PromQLEditorModes } from '../builder/EditorModes';
@@ -14,7 +14,7 @@ import { TextField } from './TextField';
 
 export type Props = QueryEditorProps<SageDatasource, SageQuery, SageOptions>;
 
-export const FORMATS: Array<SelectableValue<QueryFormat>> = [
+export const FORMATS: Array<ComboboxOption<QueryFormat>> = [
   { label: 'Time series', value: 'time_series' },
   { label: 'Table', value: 'table' },
   { label: 'Heatmap', value: 'heatmap', description: 'Classic le buckets become heatmap rows' },
@@ -112,9 +112,8 @@ export function QueryEditor(props: Props) {
               onBlur={onRunQuery}
             />
             <InlineField label="Format" labelWidth={8}>
-              <Select<QueryFormat>
+              <Combobox<QueryFormat>
                 width={16}
-                aria-label="Format"
                 options={FORMATS}
                 value={query.format ?? 'time_series'}
                 onChange={(v) => {

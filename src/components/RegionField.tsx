@@ -1,8 +1,8 @@
-import { SelectableValue } from '@grafana/data';
-import { InlineField, MultiSelect } from '@grafana/ui';
-import React, { useEffect, useState } from 'react';
+import { ComboboxOption, InlineField, MultiCombobox } from '@grafana/ui';
+import React, { useEffect, useRef, useState } from 'react';
 
 import type { SageDatasource } from '../datasource';
+import { Named } from './Named';
 import { regionErrors, splitRegions } from '../regions';
 
 /** Any query with a region field: SageQuery, or a variable query. */
@@ -34,7 +34,7 @@ function useRegions(datasource: SageDatasource): Found {
   return found;
 }
 
-const option = (value: string): SelectableValue<string> => ({ label: value, value });
+const option = (value: string): ComboboxOption<string> => ({ label: value, value });
 
 interface RegionsSelectProps {
   label: string;
@@ -42,23 +42,35 @@ interface RegionsSelectProps {
   options: string[];
   values: string[];
   placeholder: string;
-  noOptionsMessage?: string;
+  /** Shown in the list as a row that cannot be picked, e.g. why the list is empty. */
+  notice?: string;
   onChange: (values: string[]) => void;
 }
 
 /** Several regions as plain strings: picked from the options or typed. */
-export function RegionsSelect({ label, options, values, onChange, ...rest }: RegionsSelectProps) {
+export function RegionsSelect({ label, width, options, values, notice, onChange, ...rest }: RegionsSelectProps) {
+  // MultiCombobox has no message for an empty list: a notice is an info row instead.
+  const rows = options.map(option);
+  if (notice) {
+    rows.push({ label: notice, value: '', infoOption: true });
+  }
   return (
-    <MultiSelect<string>
-      {...rest}
-      aria-label={label}
-      allowCustomValue
-      options={options.map(option)}
-      value={values.map(option)}
-      onChange={(items: Array<SelectableValue<string>>) =>
-        onChange(items.map((i) => (i.value ?? '').trim()).filter(Boolean))
-      }
-    />
+    <Named name={label}>
+      {(id) => (
+        <MultiCombobox<string>
+          {...rest}
+          aria-labelledby={id}
+          // A fixed width shows one region and "+n"; growing with its pills shows them all.
+          width="auto"
+          minWidth={width}
+          maxWidth={2 * width}
+          createCustomValue
+          options={rows}
+          value={values}
+          onChange={(items) => onChange(items.map((i) => i.value.trim()).filter(Boolean))}
+        />
+      )}
+    </Named>
   );
 }
 
@@ -72,6 +84,11 @@ export function RegionField<Q extends { region?: string }>({ datasource, query, 
   const values = splitRegions(query.region);
   const options = Array.from(new Set([...found.regions, ...datasource.variableOptions(), ...values]));
   const errors = regionErrors(values, true);
+  // The region last handed to onChange, or the query's once it re-renders with another.
+  const written = useRef(query.region ?? '');
+  useEffect(() => {
+    written.current = query.region ?? '';
+  }, [query.region]);
   return (
     <InlineField
       label="Region"
@@ -86,9 +103,15 @@ export function RegionField<Q extends { region?: string }>({ datasource, query, 
         options={options}
         values={values}
         placeholder={datasource.region ? `default (${datasource.region})` : 'default region'}
-        noOptionsMessage={found.error ? `No regions: ${found.error}` : 'Type a region name'}
+        notice={found.error && `No regions: ${found.error}; type a region name`}
         onChange={(regions) => {
-          onChange({ ...query, region: regions.join(',') });
+          const region = regions.join(',');
+          // MultiCombobox can report one pick twice (a click in Chromium): run the query once.
+          if (region === written.current) {
+            return;
+          }
+          written.current = region;
+          onChange({ ...query, region });
           onRunQuery?.();
         }}
       />

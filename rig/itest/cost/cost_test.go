@@ -389,12 +389,12 @@ func TestWithoutGetProducts(t *testing.T) {
 	}
 }
 
-// TestCostPromQLObeysCloudWatchRules: the cost query's three expressions, with and without
+// TestCostPromQLObeysCloudWatchRules: the cost query's four expressions, with and without
 // filters, parse and break none of CloudWatch's PromQL rules.
 func TestCostPromQLObeysCloudWatchRules(t *testing.T) {
 	p := parser.NewParser(parser.Options{})
 	for _, m := range []struct{ instance, holder []string }{{}, {[]string{px.Re(sc.LabelEndpoint, "a|b"), px.Re(sc.LabelAccount, "111122223333")}, []string{px.Re(sc.LabelInferenceComp, "c|d")}}} {
-		ex := cost.ExprsFor("2h", m.instance, m.holder)
+		ex := cost.ExprsFor("2h", time.Minute, m.instance, m.holder)
 		for _, expr := range []string{ex.GPUs, ex.Instances, ex.Output, ex.Input} {
 			ast, err := p.ParseExpr(expr)
 			if err != nil {

@@ -1,10 +1,11 @@
 import { dateTime, MetricFindValue, QueryResultMetaNotice, TimeRange } from '@grafana/data';
 
 import { LookupCache } from './lookupCache';
-import { AdHocFilter, applyFilters, filterMatcher, hasMatcher, parses } from './promql/filters';
+import { AdHocFilter, addMatcher, applyFilters, filterMatcher, hasMatcher, parses } from './promql/filters';
 import { LabelMatcher, selector } from './promql/names';
 import { isDiagnosis, isHealthQuery, queryTypeOf, runsPromQL } from './queryTypes';
 import { lastHour, ResourceClient } from './resources';
+import { catalogLabel, endpointMatcher, isTagLabel, metricCarriesTags, narrowedByEndpoint, Resolve } from './tags';
 import { SageQuery } from './types';
 
 // Ad-hoc filters ("Filters" variables): key and value discovery for the pickers, and what the
@@ -16,7 +17,7 @@ import { SageQuery } from './types';
  */
 export const RANGE_STEP_MS = 60_000;
 
-function roundRange(range: TimeRange | undefined): TimeRange {
+export function roundRange(range: TimeRange | undefined): TimeRange {
   const r = range ?? lastHour();
   const from = Math.floor(r.from.valueOf() / RANGE_STEP_MS) * RANGE_STEP_MS;
   const to = Math.ceil(r.to.valueOf() / RANGE_STEP_MS) * RANGE_STEP_MS;
@@ -134,6 +135,8 @@ export interface AdHocResult {
   ignored: string[];
   /** Why the filters leave nothing of the query's own endpoints, components or regions; unset when they do not. */
   empty?: string;
+  /** How tag filters were applied through their endpoints, one line each, for a frame notice. */
+  applied?: string[];
 }
 
 function describe(f: AdHocFilter): string {
@@ -154,9 +157,11 @@ function keptNames(f: AdHocFilter): string[] | undefined {
  * selectors of the metrics that carry its label. Diagnosis, alarms, alarm history, inventory
  * and cost: an equality filter on the endpoint, inference component or region label (cost:
  * also the account) narrows that field (to the names both the query and the filter allow).
+ * A resource tag filter ("@aws.tag.<Key>") goes into the selectors of the metrics that carry
+ * tags, and reaches the others, and the name fields, through the endpoints resolve gives it.
  * Filters a query cannot take are listed in ignored.
  */
-export function applyAdHoc(query: SageQuery, filters: AdHocFilter[] | undefined): AdHocResult {
+export function applyAdHoc(query: SageQuery, filters: AdHocFilter[] | undefined, resolve?: Resolve): AdHocResult {
   if (!filters?.length) {
     return { query, ignored: [] };
   }
@@ -168,18 +173,54 @@ export function applyAdHoc(query: SageQuery, filters: AdHocFilter[] | undefined)
         ignored: filters.map((f) => `${describe(f)}: the query is not valid PromQL; fix it and the filter applies`),
       };
     }
-    const out = applyFilters(expr, filters);
+    // Tag filters are applied below, through their endpoints where the series carry no tags.
+    const tags = filters.filter((f) => isTagLabel(f.key) && filterMatcher(f));
+    const plain = filters.filter((f) => !tags.includes(f));
+    // A label no family of the catalog lists goes into every selector, as Prometheus does.
+    const everywhere = plain.filter(
+      (f) => f.key !== '' && !isTagLabel(f.key) && !catalogLabel(f.key) && filterMatcher(f)
+    );
+    const out = applyFilters(
+      expr,
+      plain.filter((f) => !everywhere.includes(f))
+    );
+    let next = everywhere.reduce((e, f) => addMatcher(e, filterMatcher(f)!, () => true), out.expr);
     const ignored = out.unsupported.map(
       (f) =>
         `${describe(f)}: ${f.key === '' ? 'the filter names no label' : 'PromQL label matchers have no such operator'}`
     );
-    for (const f of filters) {
+    for (const f of plain) {
       const m = filterMatcher(f);
-      if (m && !out.unsupported.includes(f) && !hasMatcher(out.expr, m)) {
+      if (m && !out.unsupported.includes(f) && !hasMatcher(next, m)) {
         ignored.push(`${describe(f)}: no metric of this query carries ${f.key}`);
       }
     }
-    return { query: { ...query, expr: out.expr }, ignored };
+    const applied: string[] = [];
+    for (const f of tags) {
+      const m = filterMatcher(f)!;
+      const tagged = addMatcher(next, m, metricCarriesTags);
+      // Whether some selector carries no tags but can be narrowed by endpoint.
+      const narrowable = addMatcher(tagged, endpointMatcher([]), narrowedByEndpoint) !== tagged;
+      const r = resolve?.(f);
+      if (narrowable && r && 'endpoints' in r) {
+        next = addMatcher(tagged, endpointMatcher(r.endpoints), narrowedByEndpoint);
+        const kept = r.endpoints.length
+          ? `its endpoints ${r.endpoints.join(', ')}`
+          : 'its endpoints, none in this range';
+        applied.push(`${describe(f)}: series without resource tags kept to ${kept}`);
+        continue;
+      }
+      next = tagged;
+      if (narrowable) {
+        const why = r && 'error' in r ? `: ${r.error}` : '';
+        ignored.push(
+          `${describe(f)}: series without resource tags are not narrowed; its endpoints could not be looked up${why}`
+        );
+      } else if (!hasMatcher(next, m)) {
+        ignored.push(`${describe(f)}: no metric of this query carries ${f.key}`);
+      }
+    }
+    return { query: { ...query, expr: next }, ignored, ...(applied.length && { applied }) };
   }
   const named = nameFields(query);
   if (!named) {
@@ -187,10 +228,25 @@ export function applyAdHoc(query: SageQuery, filters: AdHocFilter[] | undefined)
   }
   const next = { ...query };
   const ignored: string[] = [];
+  const applied: string[] = [];
   let empty: string | undefined;
   for (const f of filters) {
-    const field = nameFieldOf(query, f.key);
-    const names = keptNames(f);
+    let field = nameFieldOf(query, f.key);
+    let names = keptNames(f);
+    if (isTagLabel(f.key) && filterMatcher(f)) {
+      // A tag narrows the endpoint field to the endpoints it resolves to.
+      const r = resolve?.(f);
+      if (!r || 'error' in r) {
+        ignored.push(`${describe(f)}: its endpoints could not be looked up${r ? `: ${r.error}` : ''}`);
+        continue;
+      }
+      if (r.endpoints.length === 0) {
+        empty ??= `${describe(f)} matches no endpoint in this range`;
+      } else {
+        applied.push(`${describe(f)}: kept to its endpoints ${r.endpoints.join(', ')}`);
+      }
+      [field, names] = ['endpoint', r.endpoints];
+    }
     if (!field || !names) {
       ignored.push(
         `${describe(f)}: ${field ? 'only = and one-of filters' : `only ${named.listed} filters`} narrow this query`
@@ -204,7 +260,12 @@ export function applyAdHoc(query: SageQuery, filters: AdHocFilter[] | undefined)
     }
     next[field] = kept.join(',');
   }
-  return { query: next, ignored, empty };
+  return { query: next, ignored, empty, ...(applied.length && { applied }) };
+}
+
+/** The frame notice saying how tag filters reached the series without tags. */
+export function appliedNotice(applied: string[]): QueryResultMetaNotice {
+  return { severity: 'info', text: `Ad-hoc tag filters applied through their endpoints:\n${applied.join('\n')}` };
 }
 
 /** The frame notice listing the filters a query ignored. */

@@ -21,9 +21,18 @@ import {
   ToggleFilterAction,
 } from '@grafana/data';
 import { DataSourceWithBackend, getTemplateSrv, TemplateSrv } from '@grafana/runtime';
-import { map, Observable, of } from 'rxjs';
+import { from, map, mergeMap, Observable, of } from 'rxjs';
 
-import { AdHocResult, applyAdHoc, ignoredNotice, nameFieldOf, splitNames, TagLookup } from './adhoc';
+import {
+  AdHocResult,
+  applyAdHoc,
+  appliedNotice,
+  ignoredNotice,
+  nameFieldOf,
+  roundRange,
+  splitNames,
+  TagLookup,
+} from './adhoc';
 import { framesToEvents, prepareAnnotation, SageAnnotation } from './annotations';
 import { AnnotationQueryEditor } from './components/AnnotationQueryEditor';
 import { applyFormats } from './format';
@@ -32,6 +41,7 @@ import { lastHour, ResourceClient } from './resources';
 import plugin from './plugin.json';
 import { splitRegions } from './regions';
 import { isDiagnosis, isHealthQuery, QUERY_TYPE_OPTIONS, queryTypeOf, runsPromQL } from './queryTypes';
+import { isTagLabel, TagResolver } from './tags';
 import { DEFAULT_QUERY, DEFAULTS, INSTANT_REFID_SUFFIX, SageOptions, SageQuery } from './types';
 import {
   isInventoryVariableQuery,
@@ -121,6 +131,7 @@ export class SageDatasource
   readonly resources: ResourceClient;
   /** Keys and values of ad-hoc filters, cached and shared while in flight. */
   readonly tags: TagLookup;
+  readonly tagResolver: TagResolver;
   /** The data source's region, for the aws_region() and aws_console() variables. */
   readonly region: string;
 
@@ -137,6 +148,7 @@ export class SageDatasource
     this.region = instanceSettings.jsonData?.defaultRegion ?? '';
     this.resources = new ResourceClient(this);
     this.tags = new TagLookup(this.resources);
+    this.tagResolver = new TagResolver(this.resources);
     this.variables = new SageVariableSupport(this);
     this.annotations = {
       QueryEditor: AnnotationQueryEditor,
@@ -214,7 +226,8 @@ export class SageDatasource
       ...(query.account !== undefined && { account: this.interpolateNames(query.account, scopedVars) }),
       ...(query.gpusPerCopy !== undefined && { gpusPerCopy: this.interpolate(query.gpusPerCopy, scopedVars, false) }),
     };
-    return applyAdHoc(interpolated, filters);
+    const region = this.firstRegion(interpolated);
+    return applyAdHoc(interpolated, filters, (f) => this.tagResolver.resolved(region, f));
   }
 
   /** The region an ad-hoc lookup asks about: the first query's first region, else the default. */
@@ -306,6 +319,19 @@ export class SageDatasource
 
   query(request: DataQueryRequest<SageQuery>): Observable<DataQueryResponse> {
     const split = request.targets.flatMap(splitRangeAndInstant);
+    // Tag filters are resolved to their endpoints first (one lookup per filter and region),
+    // so that applyTemplateVariables finds the answers settled.
+    const tagFilters = (request.filters ?? []).filter((f) => isTagLabel(f.key));
+    if (tagFilters.length === 0) {
+      return this.send(request, split);
+    }
+    const regions = [...new Set(split.map((t) => this.firstRegion(t, request.scopedVars)))];
+    const range = roundRange(request.range);
+    const lookups = regions.flatMap((r) => tagFilters.map((f) => this.tagResolver.resolve(r, f, range)));
+    return from(Promise.all(lookups)).pipe(mergeMap(() => this.send(request, split)));
+  }
+
+  private send(request: DataQueryRequest<SageQuery>, split: SageQuery[]): Observable<DataQueryResponse> {
     const explore = request.app === CoreApp.Explore;
     // Ad-hoc filters: a query they leave nothing of is not sent; the others get a notice
     // naming the filters they ignore.
@@ -349,11 +375,15 @@ export class SageDatasource
 /** Adds the ignored-filters notice to the frames of each query that ignored some. */
 function withNotices(frames: DataFrame[], adhoc: Map<string, AdHocResult>): DataFrame[] {
   return frames.map((f) => {
-    const ignored = adhoc.get(f.refId ?? '')?.ignored ?? [];
-    if (!ignored.length) {
+    const result = adhoc.get(f.refId ?? '');
+    const notices = [
+      ...(result?.applied?.length ? [appliedNotice(result.applied)] : []),
+      ...(result?.ignored.length ? [ignoredNotice(result.ignored)] : []),
+    ];
+    if (!notices.length) {
       return f;
     }
-    return { ...f, meta: { ...f.meta, notices: [...(f.meta?.notices ?? []), ignoredNotice(ignored)] } };
+    return { ...f, meta: { ...f.meta, notices: [...(f.meta?.notices ?? []), ...notices] } };
   });
 }
 

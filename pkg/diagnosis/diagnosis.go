@@ -111,6 +111,9 @@ type Finding struct {
 	Evidence  []Evidence `json:"evidence"`
 	Next      string     `json:"next"`
 	PanelLink string     `json:"panelLink"`
+	// Tags are the resource tags of the finding's IC, else its endpoint (HandleQuery reads
+	// them from the enriched vended metrics); nil without.
+	Tags map[string]string `json:"tags,omitempty"`
 	// began is when the incident window the finding judged began (zero when it judged
 	// none); ranking reads it to tell a cause from its consequence.
 	began time.Time

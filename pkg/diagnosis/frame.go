@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
@@ -19,14 +20,22 @@ import (
 // a failed rule is never silently missing. The cause cell links to the panel holding the
 // evidence. A report of named regions gets a region column; one of several regions names the
 // region in each cause and summary too, as rows of different regions can otherwise read alike.
+// A report with tagged findings gets a tags column after the scope.
 func Frame(r Report) *data.Frame {
 	names := []string{"severity", "cause", "scope", "summary", "evidence", "next step", "link"}
 	withRegion, many := len(r.Regions) > 0, len(r.Regions) > 1
+	withTags := slices.ContainsFunc(r.Findings, func(f Finding) bool { return len(f.Tags) > 0 })
+	if withTags {
+		names = slices.Insert(names, 3, "tags")
+	}
 	if withRegion {
 		names = slices.Insert(names, 2, "region")
 	}
 	cols := map[string][]string{}
-	add := func(region string, row ...string) {
+	add := func(region, tags string, row ...string) {
+		if withTags {
+			row = slices.Insert(row, 3, tags)
+		}
 		if withRegion {
 			row = slices.Insert(row, 2, region)
 		}
@@ -39,12 +48,12 @@ func Frame(r Report) *data.Frame {
 		if many {
 			cause, summary = cause+" ("+f.Region+")", f.Region+": "+summary
 		}
-		add(f.Region, f.Severity.String(), cause, f.Target.String(), summary, evidenceText(f.Evidence), f.Next, f.PanelLink)
+		add(f.Region, tagsText(f.Tags), f.Severity.String(), cause, f.Target.String(), summary, evidenceText(f.Evidence), f.Next, f.PanelLink)
 	}
 	queries := []string{evidenceQueries(r.Findings)}
 	for _, f := range r.Failures {
 		d := f.describe(many)
-		add(f.Region, "unknown", strings.ToUpper(d[:1])+d[1:], r.Scope.String(), f.Error, "", "Retry; if it persists, run the failed query from the query inspector.", "")
+		add(f.Region, "", "unknown", strings.ToUpper(d[:1])+d[1:], r.Scope.String(), f.Error, "", "Retry; if it persists, run the failed query from the query inspector.", "")
 		if f.Query != "" {
 			queries = append(queries, f.Query)
 		}
@@ -130,8 +139,67 @@ func scopeValue(field, v string) (string, error) {
 	return v, nil
 }
 
+// endpointList reads a diagnosis query's endpoint: one scope value, or a list of plain names
+// "a,b" (what an ad-hoc filter on a resource tag leaves: the tag's endpoints).
+func endpointList(v string) ([]string, error) {
+	if !strings.Contains(v, ",") || strings.ContainsAny(v, "{}|()") {
+		one, err := scopeValue("endpoint", v)
+		if one == "" {
+			return nil, err
+		}
+		return []string{one}, err
+	}
+	var out []string
+	for _, part := range strings.Split(v, ",") {
+		name, err := scopeValue("endpoint", part)
+		if err != nil || name == "" || strings.HasPrefix(strings.TrimSpace(part), "$") {
+			return nil, fmt.Errorf("diagnosis query: endpoint %q is not a list of endpoint names; write names separated by commas, one endpoint, or All", v)
+		}
+		if !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+	}
+	return out, nil
+}
+
+// runEndpoints diagnoses each endpoint as its own scope and ranks the findings together, so
+// a list of endpoints is diagnosed as each alone would be. A failure of the same rule with
+// the same error in several endpoints is one row.
+func runEndpoints(ctx context.Context, regions []Region, endpoints []string, ic string, start, end time.Time) (Report, error) {
+	out := Report{Scope: Scope{Endpoint: strings.Join(endpoints, ", "), InferenceComponent: ic}, Start: start, End: end, Findings: []Finding{}}
+	seen := map[string]bool{}
+	once := func(key string) bool {
+		dup := seen[key]
+		seen[key] = true
+		return !dup
+	}
+	for _, ep := range endpoints {
+		r, err := RunRegions(ctx, regions, Scope{Endpoint: ep, InferenceComponent: ic}, start, end, DefaultConfig())
+		if err != nil {
+			return Report{}, err
+		}
+		out.Regions, out.Ran = r.Regions, max(out.Ran, r.Ran)
+		out.Findings = append(out.Findings, r.Findings...)
+		for _, f := range r.Failures {
+			if once("failure\x00" + f.Region + "\x00" + f.Rule + "\x00" + f.Error) {
+				out.Failures = append(out.Failures, f)
+			}
+		}
+		for _, w := range r.Warnings {
+			if once("warning\x00" + w) {
+				out.Warnings = append(out.Warnings, w)
+			}
+		}
+		out.Requests += r.Requests
+		out.answered = max(out.answered, r.answered)
+	}
+	Rank(out.Findings)
+	return out, nil
+}
+
 // HandleQuery answers a `diagnosis` query of the datasource: it reads the scope from the
-// query JSON ({"endpoint": ..., "inferenceComponent": ...}), runs every rule with the default
+// query JSON ({"endpoint": ..., "inferenceComponent": ...}; the endpoint may be a list of
+// names, each diagnosed alone, see runEndpoints), runs every rule with the default
 // thresholds over the query's time range and returns the ranked findings as one table frame.
 // Rules that could not be evaluated become rows and warnings on the frame; when none could
 // run, the response carries the first failure, typed, for the datasource's edge to explain (a
@@ -159,17 +227,25 @@ func InvalidQuery(err error) backend.DataResponse {
 // decodes a query's JSON once), endpoint and component as written.
 func HandleScope(ctx context.Context, regions []Region, query backend.DataQuery, endpoint, component string, explain func(region string, err error) string) backend.DataResponse {
 	var scope Scope
-	var err error
-	if scope.Endpoint, err = scopeValue("endpoint", endpoint); err != nil {
+	endpoints, err := endpointList(endpoint)
+	if err != nil {
 		return backend.DataResponse{Error: backend.DownstreamError(err)}
 	}
 	if scope.InferenceComponent, err = scopeValue("inference component", component); err != nil {
 		return backend.DataResponse{Error: backend.DownstreamError(err)}
 	}
-	r, err := RunRegions(ctx, regions, scope, query.TimeRange.From, query.TimeRange.To, DefaultConfig())
+	var r Report
+	if len(endpoints) > 1 {
+		r, err = runEndpoints(ctx, regions, endpoints, scope.InferenceComponent, query.TimeRange.From, query.TimeRange.To)
+		scope = r.Scope
+	} else {
+		scope.Endpoint = strings.Join(endpoints, "")
+		r, err = RunRegions(ctx, regions, scope, query.TimeRange.From, query.TimeRange.To, DefaultConfig())
+	}
 	if err != nil {
 		return backend.DataResponse{Error: backend.DownstreamError(err)}
 	}
+	addTags(ctx, regions, &r)
 	if r.answered == 0 && len(r.Failures) > 0 {
 		return backend.DataResponse{Error: fmt.Errorf("diagnosis: no rule could query the data source: %w", inRegion(r.Failures[0].Region, r.Failures[0].Err))}
 	}

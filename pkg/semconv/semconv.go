@@ -31,6 +31,9 @@ const (
 	LabelScopeName   = "@instrumentation.@name"
 	LabelType        = "__type__"
 	LabelTemporality = "__temporality__"
+	// LabelTagPrefix starts the label CloudWatch gives each resource tag on enriched vended
+	// metrics: "@aws.tag.<Key>".
+	LabelTagPrefix = "@aws.tag."
 )
 
 // Values of LabelFramework.

@@ -65,7 +65,7 @@ const (
 
 var (
 	cloudWatchOps = []string{"DescribeAlarms", "DescribeAlarmContributors", "DescribeAlarmHistory"}
-	sageMakerOps  = []string{"ListEndpoints", "DescribeEndpoint", "DescribeEndpointConfig", "ListInferenceComponents", "DescribeInferenceComponent"}
+	sageMakerOps  = []string{"ListEndpoints", "DescribeEndpoint", "DescribeEndpointConfig", "ListInferenceComponents", "DescribeInferenceComponent", "ListTags"}
 )
 
 // Actions implements emulator.ControlPlane.

@@ -17,6 +17,7 @@ type endpoint struct {
 	variant                   variant
 	model                     string // single-model endpoints: the SageMaker model name
 	components                []*component
+	tags                      map[string]string
 }
 
 type variant struct {
@@ -28,6 +29,7 @@ type component struct {
 	name, arn, endpoint, endpointARN, variant, status, model string
 	gpus, copies                                             int
 	created, modified                                        time.Time
+	tags                                                     map[string]string
 	// The autoscaling registered for it (autoscaling.go): copies and target per copy.
 	minCopies, maxCopies int
 	target               float64
@@ -52,6 +54,7 @@ func inventory(f *fleet.Fleet, deps []simulator.Deployment, origin time.Time) []
 			name: fe.Name, arn: arn(f, fe, "endpoint", fe.Name), status: statusInService, config: fe.Name + "-config",
 			created: created, modified: created.Add(12 * time.Minute),
 			variant: variant{name: fe.Variant, instanceType: fe.Instances[0].Type, instances: fe.InstanceCount()},
+			tags:    fe.Tags,
 		}
 		if !fe.IsIC() {
 			e.model = fe.Model
@@ -62,7 +65,7 @@ func inventory(f *fleet.Fleet, deps []simulator.Deployment, origin time.Time) []
 				name: ic.Name, arn: arn(f, fe, "inference-component", ic.Name), endpoint: fe.Name, endpointARN: e.arn,
 				variant: fe.Variant, status: statusInService, model: ic.Model, gpus: ic.GPUsPerCopy, copies: ic.Copies,
 				created:   e.modified.Add(time.Duration(j+1) * 7 * time.Minute),
-				minCopies: ic.MinCopies, maxCopies: ic.MaxCopies, target: ic.TargetConcurrencyPerCopy,
+				minCopies: ic.MinCopies, maxCopies: ic.MaxCopies, target: ic.TargetConcurrencyPerCopy, tags: ic.Tags,
 			}
 			c.modified = c.created
 			if d, ok := byIC[fe.Name+"/"+ic.Name]; ok {

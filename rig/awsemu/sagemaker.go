@@ -3,7 +3,9 @@ package awsemu
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -73,9 +75,67 @@ func (s *Server) sageMaker(op string, body []byte) (any, *apiErr) {
 			return nil, aerr
 		}
 		return describeSageMaker(op, in, eps)
+	case "ListTags":
+		var in smListTagsInput
+		if aerr := decode(&in); aerr != nil {
+			return nil, aerr
+		}
+		return listTags(in, eps)
 	}
 	return nil, &apiErr{status: http.StatusBadRequest, code: "UnknownOperationException",
 		msg: fmt.Sprintf("the emulator does not serve SageMaker %s; it serves %s", op, strings.Join(sageMakerOps, ", "))}
+}
+
+// smListTagsInput is the request of ListTags.
+type smListTagsInput struct {
+	ResourceArn string
+	NextToken   string
+	MaxResults  *int64
+}
+
+type smTag struct{ Key, Value string }
+
+// listTags answers ListTags for an endpoint or inference component ARN, keys in order.
+func listTags(in smListTagsInput, eps []*endpoint) (any, *apiErr) {
+	size, bad := pageSize("MaxResults", in.MaxResults, 50, 50)
+	if bad != "" {
+		return nil, validation("%s", bad)
+	}
+	cur, ok := parseToken("ListTags", in.NextToken)
+	if !ok {
+		return nil, validation("Invalid pagination token: NextToken must come from a previous ListTags answer")
+	}
+	if in.ResourceArn == "" {
+		return nil, validation("ResourceArn is required: pass the ARN of an endpoint or inference component")
+	}
+	var tags map[string]string
+	found := false
+	for _, e := range eps {
+		if e.arn == in.ResourceArn {
+			tags, found = e.tags, true
+		}
+		for _, c := range e.components {
+			if c.arn == in.ResourceArn {
+				tags, found = c.tags, true
+			}
+		}
+	}
+	if !found {
+		return nil, validation("Could not find resource %q; ListTags takes the ARN of an existing endpoint or inference component", in.ResourceArn)
+	}
+	all := make([]smTag, 0, len(tags))
+	for _, k := range slices.Sorted(maps.Keys(tags)) {
+		all = append(all, smTag{k, tags[k]})
+	}
+	items, next := page("ListTags", all, cur, size)
+	out := map[string]any{"Tags": items}
+	if items == nil {
+		out["Tags"] = []smTag{}
+	}
+	if next != "" {
+		out["NextToken"] = next
+	}
+	return out, nil
 }
 
 // listItem is what the list operations filter and sort on.

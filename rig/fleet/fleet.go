@@ -26,6 +26,11 @@ type Fleet struct {
 	// minutes: it stops on its GPUs and a new copy starts on an idle slot, on another
 	// instance where there is one (SageMaker rebalancing, a replaced copy). 0: never.
 	RebalanceMinutes int `yaml:"rebalance_minutes,omitempty"`
+	// TagFamilies are the series families that carry the "@aws.tag.<Key>" labels of their
+	// resource while OTel enrichment is on. CloudWatch documents them on the enriched vended
+	// metrics only; whether OTLP-ingested families get them is not documented, so tests
+	// choose. Empty means [vended].
+	TagFamilies []string `yaml:"tag_families,omitempty"`
 }
 
 // Model is what a copy serves. Sizes drive GPU memory and KV capacity; token counts and
@@ -52,6 +57,8 @@ type Endpoint struct {
 	Instances           []InstanceGroup      `yaml:"instances"`
 	InferenceComponents []InferenceComponent `yaml:"inference_components"`
 	Traffic             Traffic              `yaml:"traffic"`
+	// Tags are the endpoint's resource tags (SageMaker AddTags), Key → Value.
+	Tags map[string]string `yaml:"tags,omitempty"`
 }
 
 // InstanceGroup is Count identical instances in one AZ.
@@ -76,6 +83,8 @@ type InferenceComponent struct {
 	MaxCopies                int     `yaml:"max_copies"`
 	TargetConcurrencyPerCopy float64 `yaml:"target_concurrency_per_copy"`
 	Traffic                  Traffic `yaml:"traffic"`
+	// Tags are the component's own resource tags; AWS does not copy the endpoint's.
+	Tags map[string]string `yaml:"tags,omitempty"`
 }
 
 // Traffic is requests per second shaped by a daily sine wave and seeded bursts.
@@ -96,6 +105,24 @@ const (
 )
 
 var engines = []string{EngineVLLM, EngineSGLang, EngineDJL}
+
+// Families that can carry resource tags (Fleet.TagFamilies).
+const (
+	TagsVended = "vended" // the enriched vended SageMaker metrics
+	TagsEngine = "engine" // vLLM, SGLang and DJL series
+	TagsDCGM   = "dcgm"
+	TagsNode   = "node" // node exporter series
+)
+
+var tagFamilies = []string{TagsVended, TagsEngine, TagsDCGM, TagsNode}
+
+// Tagged reports whether series of the family carry resource tags.
+func (f *Fleet) Tagged(family string) bool {
+	if len(f.TagFamilies) == 0 {
+		return family == TagsVended
+	}
+	return slices.Contains(f.TagFamilies, family)
+}
 
 //go:embed default.yaml
 var defaultYAML []byte

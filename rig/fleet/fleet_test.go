@@ -55,6 +55,9 @@ func TestParseErrorsNameLineProblemAndFix(t *testing.T) {
 		{"sme without instances", strings.Replace(validBase, "endpoints:\n", "endpoints:\n  - name: lonely\n    model: m\n    engine: djl\n    traffic: {base_rps: 1}\n", 1), 7, []string{"has no instances", "add an instance group"}},
 		{"empty", "", 1, []string{"empty"}},
 		{"negative rebalance", strings.Replace(validBase, "region: us-east-1\n", "region: us-east-1\nrebalance_minutes: -5\n", 1), 3, []string{"rebalance_minutes -5 is negative", "use 0"}},
+		{"reserved tag key", strings.Replace(validBase, "  - name: ep\n", "  - name: ep\n    tags: {\"aws:owner\": x}\n", 1), 8, []string{`endpoints[0].tags: tag key "aws:owner" starts with aws:`, "remove the aws: prefix"}},
+		{"empty tag key", strings.Replace(validBase, "        copies: 2\n", "        copies: 2\n        tags: {\"\": x}\n", 1), 15, []string{`inference_components[0].tags: tag key "" has 0 characters`, "1 to 128"}},
+		{"unknown tag family", strings.Replace(validBase, "region: us-east-1\n", "region: us-east-1\ntag_families: [vended, gpu]\n", 1), 3, []string{`tag_families[1]: unknown tag family "gpu"`, "vended, engine, dcgm, node"}},
 		{"bad endpoint account", strings.Replace(validBase, "  - name: ep\n", "  - name: ep\n    account: \"4242\"\n", 1), 8, []string{`endpoints[0].account: account "4242" is not 12 digits`, "leave it out for the fleet's account"}},
 	}
 	for _, tt := range tests {

@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -156,6 +159,11 @@ func (v *validator) fleet(f *Fleet) {
 		v.endpoint(f, fmt.Sprintf("endpoints[%d]", i), &f.Endpoints[i], endpoints, ics)
 	}
 	v.alarms(f)
+	for i, fam := range f.TagFamilies {
+		if !slices.Contains(tagFamilies, fam) {
+			v.add(fmt.Sprintf("tag_families[%d]", i), "use "+strings.Join(tagFamilies, ", ")+" or leave tag_families out for vended only", "unknown tag family %q", fam)
+		}
+	}
 	if f.RebalanceMinutes < 0 {
 		v.add("rebalance_minutes", "use 0 (copies stay) or the minutes between moves", "rebalance_minutes %d is negative", f.RebalanceMinutes)
 	}
@@ -199,6 +207,7 @@ func (v *validator) endpoint(f *Fleet, p string, e *Endpoint, seen, ics map[stri
 	if e.Account != "" && !accountRE.MatchString(e.Account) {
 		v.add(p+".account", "write the 12-digit account id in quotes, or leave it out for the fleet's account", "account %q is not 12 digits", e.Account)
 	}
+	v.tags(p+".tags", e.Tags)
 	if len(e.Instances) == 0 {
 		v.add(p+".instances", "add an instance group (type, az, count, gpus, gpu_memory_mib)", "endpoint %q has no instances", e.Name)
 	}
@@ -243,6 +252,7 @@ func (v *validator) component(f *Fleet, e *Endpoint, p string, ic *InferenceComp
 		v.add(p+".name", "inference component names must be unique in the account", "inference component %q is defined twice", ic.Name)
 	}
 	seen[ic.Name] = true
+	v.tags(p+".tags", ic.Tags)
 	if ic.GPUsPerCopy > maxGPUs {
 		v.add(p+".gpus_per_copy", fmt.Sprintf("use at most %d (the largest instance of %s)", maxGPUs, e.Name), "a copy needs %d GPUs but no instance has that many", ic.GPUsPerCopy)
 	}
@@ -280,6 +290,25 @@ func (v *validator) engineAndModel(f *Fleet, p, engine, model string, gpus int, 
 		if usable := gpus * g.GPUMemoryMiB * 9 / 10; m.WeightsMiB > usable {
 			v.add(p+".model", "use more GPUs per copy, larger GPUs or a smaller model", "model %q needs %d MiB but %d GPU(s) of %s leave %d MiB", model, m.WeightsMiB, gpus, g.Type, usable)
 			return
+		}
+	}
+}
+
+// tags checks AWS's tag limits: keys of 1-128 and values of up to 256 UTF-8 characters, no
+// "aws:" prefix. The character set is wider than AWS's on purpose: quotes and other
+// characters AWS refuses test that label names and values are escaped wherever they go.
+func (v *validator) tags(p string, tags map[string]string) {
+	for _, k := range slices.Sorted(maps.Keys(tags)) {
+		val := tags[k]
+		switch {
+		case !utf8.ValidString(k) || !utf8.ValidString(val):
+			v.add(p, "write keys and values in UTF-8", "tag %q is not valid UTF-8", k)
+		case k == "" || utf8.RuneCountInString(k) > 128:
+			v.add(p, "use a key of 1 to 128 characters", "tag key %q has %d characters", k, utf8.RuneCountInString(k))
+		case strings.HasPrefix(strings.ToLower(k), "aws:"):
+			v.add(p, "remove the aws: prefix; AWS reserves it", "tag key %q starts with aws:", k)
+		case utf8.RuneCountInString(val) > 256:
+			v.add(p, "use a value of at most 256 characters", "the value of tag %q has %d characters", k, utf8.RuneCountInString(val))
 		}
 	}
 }

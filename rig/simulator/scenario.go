@@ -15,6 +15,9 @@ type Scenario struct {
 	Name    string
 	Summary string
 	apply   func(s *Simulator) error
+	// noEnrichment: the account has OTel enrichment off, so no vended series and no tag
+	// labels; known before the series are built.
+	noEnrichment bool
 }
 
 var scenarios = []*Scenario{
@@ -27,7 +30,7 @@ var scenarios = []*Scenario{
 	{Name: "slow-cold-start", Summary: "IC copies provisioned recently spend most of their cold start downloading the model", apply: applySlowColdStart},
 	{Name: "ice-exhaustion", Summary: "insufficient capacity errors for one instance type in every AZ", apply: applyICE},
 	{Name: "gpu-degrade", Summary: "one GPU overheats: temperature climbs past 87 °C, clocks throttle (thermal), corrected ECC errors climb and a double-bit error raises XID 48; the copy on it decodes slower", apply: applyGPUDegrade},
-	{Name: "enrichment-off", Summary: "healthy fleet in an account where OTel enrichment of vended metrics is off: engine, DCGM and host series arrive, Invocations, latencies and the other vended metrics do not", apply: func(s *Simulator) error { s.noVended = true; return nil }},
+	{Name: "enrichment-off", Summary: "healthy fleet in an account where OTel enrichment of vended metrics is off: engine, DCGM and host series arrive, Invocations, latencies and the other vended metrics do not, and no series carries resource tag labels", apply: func(*Simulator) error { return nil }, noEnrichment: true},
 	{Name: "engine-queueing", Summary: "one SGLang IC's engine holds requests in its queue: TTFT and waiting up while ModelLatency, OverheadLatency and KV look normal", apply: applyEngineQueueing},
 }
 

@@ -72,7 +72,7 @@ func NewWithLead(f *fleet.Fleet, scenario string, seed int64, lead time.Duration
 	if sc == nil {
 		return nil, fmt.Errorf("unknown scenario %q; choose one of %s", scenario, scenarioNames())
 	}
-	s := &Simulator{f: f, seed: seed, lead: lead, scenario: sc.Name, workers: runtime.GOMAXPROCS(0), events: map[string]*series{}}
+	s := &Simulator{f: f, seed: seed, lead: lead, scenario: sc.Name, workers: runtime.GOMAXPROCS(0), events: map[string]*series{}, noVended: sc.noEnrichment}
 	if err := s.build(); err != nil {
 		return nil, err
 	}

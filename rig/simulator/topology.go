@@ -2,7 +2,9 @@ package simulator
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -27,8 +29,9 @@ type endpointSim struct {
 	// Per-endpoint state, so that endpoints step in parallel.
 	rng    *rand.Rand
 	ls     labelSet
-	acct   []string           // @aws.account (the endpoint's) and @aws.region
-	events map[string]*series // sparse event series, built on first use
+	acct   []string            // @aws.account (the endpoint's) and @aws.region
+	tags   map[string][]string // fleet tag family → the endpoint's "@aws.tag.<Key>" label pairs on it
+	events map[string]*series  // sparse event series, built on first use
 }
 
 type azTypeSim struct {
@@ -156,7 +159,10 @@ func (s *Simulator) build() error {
 		}
 		account := f.AccountOf(cfg)
 		acct := []string{sc.LabelAccount, account, sc.LabelRegion, f.Region}
-		ep := &endpointSim{cfg: cfg, byAZType: map[string]*azTypeSim{}, events: map[string]*series{}, acct: acct}
+		ep := &endpointSim{cfg: cfg, byAZType: map[string]*azTypeSim{}, events: map[string]*series{}, acct: acct, tags: map[string][]string{}}
+		for _, fam := range []string{fleet.TagsVended, fleet.TagsEngine, fleet.TagsDCGM, fleet.TagsNode} {
+			ep.tags[fam] = s.tagLabels(cfg.Tags, fam)
+		}
 		// Each endpoint has its own random stream so endpoints can be stepped in parallel
 		// and still give the same values for a seed.
 		ep.rng = rand.New(rand.NewPCG(uint64(s.seed), s.hash(cfg.Name, "rng"))) // #nosec G115 G404 -- a seeded, reproducible simulation: the seed's bits, not a secret
@@ -164,7 +170,7 @@ func (s *Simulator) build() error {
 		ep.arn = fmt.Sprintf("arn:aws:sagemaker:%s:%s:endpoint/%s", f.Region, account, strings.ToLower(cfg.Name))
 		ep.dims = []string{sc.DimEndpointName, cfg.Name, sc.DimVariantName, cfg.Variant}
 		epLabels := []string{sc.LabelEndpoint, cfg.Name, sc.LabelVariant, cfg.Variant}
-		vend := []string{sc.LabelScopeName, sc.ScopeSageMakerVended, sc.LabelTemporality, sc.TemporalityDelta, sc.LabelResourceID, ep.arn}
+		vend := append([]string{sc.LabelScopeName, sc.ScopeSageMakerVended, sc.LabelTemporality, sc.TemporalityDelta, sc.LabelResourceID, ep.arn}, ep.tags[fleet.TagsVended]...)
 		ep.invoke = newVendedCounts(ls, sc.Invocations, sc.Invocation4XXErrors, sc.Invocation5XXErrors, sc.InvocationModelErrors, ep.dims, vend, acct)
 		ep.latency = newLatencyPair(ls, sc.ModelLatency, sc.OverheadLatency, ep.dims, vend, acct)
 		ep.firstChunk = newLatencyPair(ls, sc.FirstChunkModelLatency, sc.FirstChunkOverheadLatency, ep.dims, vend, acct)
@@ -200,7 +206,7 @@ func (s *Simulator) build() error {
 				g := s.newGroup(ep, ic.Name, ic.Engine, *f.ModelByName(ic.Model), ic.Traffic)
 				g.ic, g.active, g.scaling = ic, ic.Copies, true
 				icARN := fmt.Sprintf("arn:aws:sagemaker:%s:%s:inference-component/%s", f.Region, account, strings.ToLower(ic.Name))
-				icVend := []string{sc.LabelScopeName, sc.ScopeSageMakerVended, sc.LabelTemporality, sc.TemporalityDelta, sc.LabelResourceID, icARN}
+				icVend := append([]string{sc.LabelScopeName, sc.ScopeSageMakerVended, sc.LabelTemporality, sc.TemporalityDelta, sc.LabelResourceID, icARN}, s.tagLabels(ic.Tags, fleet.TagsVended)...)
 				icDims := []string{sc.DimInferenceComponentName, ic.Name}
 				g.invoke = newVendedCounts(ls, sc.InvocationsForIC, sc.Invocation4XXErrorsForIC, sc.Invocation5XXErrorsForIC, "", icDims, icVend, acct)
 				g.latency = newLatencyPair(ls, sc.ModelLatencyForIC, sc.OverheadLatencyForIC, icDims, icVend, acct)
@@ -225,6 +231,19 @@ func (s *Simulator) build() error {
 		s.eps = append(s.eps, ep)
 	}
 	return nil
+}
+
+// tagLabels are a resource's tags as "@aws.tag.<Key>" label pairs when series of the family
+// carry them: only with enrichment on, and only on the fleet's tag families.
+func (s *Simulator) tagLabels(tags map[string]string, family string) []string {
+	if s.noVended || !s.f.Tagged(family) {
+		return nil
+	}
+	out := make([]string, 0, 2*len(tags))
+	for _, k := range slices.Sorted(maps.Keys(tags)) {
+		out = append(out, sc.LabelTagPrefix+k, tags[k])
+	}
+	return out
 }
 
 func (s *Simulator) newGroup(ep *endpointSim, name, engine string, m fleet.Model, t fleet.Traffic) *groupSim {
@@ -262,7 +281,7 @@ func (p *latencyPair) observe(n uint64, modelUS, sigma, overheadUS float64) {
 
 func (s *Simulator) buildNode(in *instSim, epLabels []string) {
 	ls := &in.ep.ls
-	base := [][]string{in.host, epLabels, in.ep.acct}
+	base := [][]string{in.host, epLabels, in.ep.acct, in.ep.tags[fleet.TagsNode]}
 	for c := 0; c < 4; c++ {
 		for m, mode := range cpuModes {
 			in.cpu[c][m] = ls.make(sc.NodeCPUSeconds, sc.TypeCounter, append(base, []string{sc.LabelCPU, strconv.Itoa(c), sc.LabelCPUMode, mode})...)
@@ -292,7 +311,7 @@ func (s *Simulator) buildDCGM(g *gpuSim, owner *copySim, epLabels []string) {
 	if owner != nil {
 		dst, extra = &g.owned, owner.labels
 	}
-	dst.build(ls, gpuLabels, extra, in.host, in.ep.acct)
+	dst.build(ls, gpuLabels, extra, in.host, in.ep.acct, in.ep.tags[fleet.TagsDCGM])
 }
 
 func (s *Simulator) buildCopy(g *groupSim, in *instSim, sl fleet.Slot, epLabels, vend []string) {
@@ -330,7 +349,7 @@ func (s *Simulator) buildCopy(g *groupSim, in *instSim, sl fleet.Slot, epLabels,
 	c.kvTokens = kvMiB * n * 1024 / g.model.KVKiBPerToken
 
 	eng := s.engineLabels(c)
-	hostAcct := [][]string{c.labels, in.host, ep.acct}
+	hostAcct := [][]string{c.labels, in.host, ep.acct, ep.tags[fleet.TagsEngine]}
 	switch g.engine {
 	case fleet.EngineVLLM:
 		all := append([][]string{eng}, hostAcct...)

@@ -264,7 +264,7 @@ func newRegion(ctx context.Context, s awsauth.Settings) (diagnosis.Region, fault
 	if err != nil {
 		return diagnosis.Region{}, fc, err
 	}
-	return diagnosis.Region{Querier: diagnosis.NewPromClientQuerier(c), Policies: awspolicy.Source(awsapi.NewWithCredentials(creds, ep, secrets))}, fc, nil
+	return diagnosis.Region{Querier: diagnosis.NewPromClientQuerier(c), Policies: awspolicy.Source(awsapi.NewWithCredentials(creds, ep, secrets), time.Now)}, fc, nil
 }
 
 // flagNames are this command's names for the settings pkg/awsauth's messages name.

@@ -94,6 +94,10 @@ const (
 	baselineOffset = time.Hour
 	// fastPending: a fast-window condition must hold this long to page.
 	fastPending = 2 * time.Minute
+	// leakStep × leakSteps is how long one GPU's memory must have grown without a pause
+	// before the growth rule counts it; a step lies within one interval.
+	leakStep  = 5 * time.Minute
+	leakSteps = 3
 )
 
 // alertRules lists the reading-rule alerts; cfg supplies every threshold.
@@ -108,32 +112,41 @@ func alertRules(cfg diagnosis.Config) []alertRule {
 	// Engine queueing: TTFT P99 per endpoint/IC, unless the KV cache explains it (the KV rule
 	// fires) or the platform's model latency rose against an hour before (not the engine).
 	ttft := func(p, kvm string) string {
-		return "(" + quantile("0.99", epIC, sel(p), rangeOf(alertWindow)) + ") and" + onEPIC + "(" + kv(kvm) + " < " + floatText(cfg.KVSaturation) + ")"
+		return "(" + quantile("0.99", epIC, sel(p), rangeOf(alertWindow)) + " >= 0) and" + onEPIC + "(" + kv(kvm) + " < " + floatText(cfg.KVSaturation) + ")"
 	}
 	latencyRise := func(metric, dim string) string {
 		now := "histogram_quantile(0.99, " + deltaSum([]string{dim}, sel(metric), rangeOf(alertWindow)) + ")"
 		before := "histogram_quantile(0.99, " + deltaSum([]string{dim}, sel(metric), rangeOf(alertWindow)+" offset "+durText(baselineOffset)) + ")"
-		return "(" + now + " / " + before + " >= " + floatText(cfg.LatencyNormal) + ")"
+		return "(" + now + " / (" + before + " > 0) >= " + floatText(cfg.LatencyNormal) + ")"
 	}
 	queueing := "(" + or(ttft(sc.VLLMTTFT, sc.VLLMKVCacheUsage), ttft(sc.SGLangTTFT, sc.SGLangTokenUsage)) + ")" +
 		" unless on (" + label(lIC) + ") " + labelCopy(latencyRise(sc.ModelLatencyForIC, sc.DimInferenceComponentName), lIC, sc.DimInferenceComponentName) +
 		" unless on (" + label(lEP) + ") " + labelCopy(latencyRise(sc.ModelLatency, sc.DimEndpointName), lEP, sc.DimEndpointName)
 
-	// GPU memory per instance and IC (the IC owning the GPUs): the hours until its free
-	// memory runs out at the slow window's rate, where the fast window grows too. A copy
-	// loading onto a GPU is one step up, which leaves the fast window before the pending
-	// period ends; a leak keeps both growing.
+	// GPU memory per instance and IC (the IC owning the GPUs): the hours until a GPU's free
+	// memory runs out at the slow window's rate, for the GPUs whose free memory fell in each
+	// of the last leakSteps intervals of leakStep. Each term compares one series (one holder
+	// of one GPU) with itself, so a copy joining or leaving a host (a series appearing or
+	// going stale) never counts, and a copy loading is one step in one interval, not growth
+	// in all of them; only a holder whose memory keeps growing (a leak) satisfies it. The
+	// first GPU to fill crashes its copy, hence min.
 	fbBy := []string{lEP, lIC, lHost}
-	onFB := " on (" + labels(fbBy...) + ") "
-	free := sumBy(fbBy, sel(sc.DCGMFBFree))
-	lostPerHour := func(w time.Duration) string {
-		return "(" + free + " - " + sumBy(fbBy, fmt.Sprintf("predict_linear(%s%s, 3600)", sel(sc.DCGMFBFree), rangeOf(w))) + ")"
+	free := sel(sc.DCGMFBFree)
+	offsetFree := func(k int) string {
+		if k == 0 {
+			return free
+		}
+		return free + " offset " + durText(time.Duration(k)*leakStep)
 	}
-	growth := "(" + free + " / " + lostPerHour(time.Hour) + " > 0)" + " and" + onFB + "(" + lostPerHour(alertWindow) + " > 0)"
+	growth := "(" + free + " / (deriv(" + free + rangeOf(time.Hour) + ") * -3600 > 0))"
+	for k := range leakSteps {
+		growth += " and (" + offsetFree(k+1) + " - " + offsetFree(k) + " > 0)"
+	}
+	growth = agg("min", fbBy, growth)
 
 	// VRAM drop: percentage points lost within VRAMDropWithin on any GPU of an instance, on
 	// an endpoint returning 5xx or model errors at the same time.
-	gpuDrop := maxBy(fbBy, fmt.Sprintf("100 * (max_over_time(%s%s) - %s) / (%s + %s)",
+	gpuDrop := maxBy(fbBy, fmt.Sprintf("100 * (max_over_time(%s%s) - %s) / (%s + %s > 0)",
 		sel(sc.DCGMFBUsed), rangeOf(cfg.VRAMDropWithin), sel(sc.DCGMFBUsed), sel(sc.DCGMFBUsed), sel(sc.DCGMFBFree)))
 	erroring := func(metric string) string {
 		return "(" + deltaSum([]string{sc.DimEndpointName}, sel(metric), rangeOf(alertWindow)) + " > 0)"
@@ -165,7 +178,7 @@ func alertRules(cfg diagnosis.Config) []alertRule {
 	perInstance := "((" + invocs + " / " + instances + ") or (0 * " + instances + "))"
 	fair := "(" + sumBy([]string{sc.DimEndpointName}, invocs) + " / " + sumBy([]string{sc.DimEndpointName}, instances) + ")"
 	onEP := " on (" + label(sc.DimEndpointName) + ") "
-	azShare := perInstance + " /" + onEP + "group_left () " + fair +
+	azShare := perInstance + " /" + onEP + "group_left () (" + fair + " > 0)" +
 		" and" + onEP + "(" + countBy([]string{sc.DimEndpointName}, instances) + " >= 2)" +
 		" and" + onEP + "(" + fair + " >= " + floatText(cfg.AZMinInvocations) + ")"
 
@@ -187,7 +200,7 @@ func alertRules(cfg diagnosis.Config) []alertRule {
 	// 5xx ratio per endpoint, with at least ErrorMinCount errors (one error of a quiet
 	// endpoint is not an incident).
 	errs := deltaSum([]string{sc.DimEndpointName}, sel(sc.Invocation5XXErrors), rangeOf(alertWindow))
-	errRatio := "(" + errs + " / " + deltaSum([]string{sc.DimEndpointName}, sel(sc.Invocations), rangeOf(alertWindow)) + ")" +
+	errRatio := "(" + errs + " / (" + deltaSum([]string{sc.DimEndpointName}, sel(sc.Invocations), rangeOf(alertWindow)) + " > 0))" +
 		" and" + onEP + "(" + errs + " >= " + floatText(cfg.ErrorMinCount) + ")"
 
 	// Autoscaling: load per copy over the fast window against the IC's usual level (first
@@ -202,7 +215,7 @@ func alertRules(cfg diagnosis.Config) []alertRule {
 	// which name the limit; at that point more copies are not the whole answer, so this rule
 	// covers load the engines still absorb while the policy fails to act.
 	queued := labelCopy(or(waiting(sc.VLLMWaiting)+" >= "+floatText(cfg.WaitingRequests), waiting(sc.SGLangQueued)+" >= "+floatText(cfg.WaitingRequests)), icDim, lIC)
-	scaling := "(" + load + " / " + usual + ") unless on (" + label(icDim) + ") " + scaleOuts + " unless on (" + label(icDim) + ") " + queued
+	scaling := "(" + load + " / (" + usual + " > 0)) unless on (" + label(icDim) + ") " + scaleOuts + " unless on (" + label(icDim) + ") " + queued
 
 	host, ic, ep := `{{ index $labels "@resource.host.id" }}`, `{{ index $labels "aws.sagemaker.inference_component.name" }}`, `{{ index $labels "aws.sagemaker.endpoint.name" }}`
 	gpuOf := `GPU {{ index $labels "gpu" }} of ` + host
@@ -217,7 +230,7 @@ func alertRules(cfg diagnosis.Config) []alertRule {
 			evidence: dashref.PerfTTFT, resource: []resourceLabel{resEndpoint, resIC}, anchor: "engine-queueing",
 			summary: "TTFT P99 of " + ic + " on " + ep + " is " + reduced("humanizeDuration") + " while model latency and KV cache stay normal: requests wait in the engine's queue"},
 		{uid: "inferscope-gpu-memory-growth", title: "GPU memory growing toward full", group: groupCapacity,
-			expr: growth, window: time.Hour, reducer: "last", op: "lt", threshold: cfg.TimeToFullCrit.Hours(), pending: alertWindow, severity: sevCritical,
+			expr: growth, window: time.Hour, reducer: "last", op: "lt", threshold: cfg.TimeToFullCrit.Hours(), pending: fastWindow, severity: sevCritical,
 			evidence: dashref.CapGPUMemory, resource: []resourceLabel{resEndpoint, resIC, resInstance}, anchor: "gpu-memory-growth",
 			summary: "GPU memory of " + ic + " on " + host + " keeps growing: full in " + reduced(`printf "%.1f"`) + " h at the last hour's rate"},
 		{uid: "inferscope-vram-drop", title: "Sudden GPU memory drop with errors", group: groupCapacity,

@@ -72,7 +72,8 @@ type sloSpec struct {
 func latencyBad(p enginePair) func(w, target string, s func(string) string) string {
 	return func(w, target string, s func(string) string) string {
 		f := func(m string) string {
-			return "1 - histogram_fraction(0, " + target + ", " + sumBy([]string{lEP, lIC}, rate(s(m), w)) + ")"
+			// No request in w: the fraction is NaN, and there is no share to report.
+			return "1 - (histogram_fraction(0, " + target + ", " + sumBy([]string{lEP, lIC}, rate(s(m), w)) + ") >= 0)"
 		}
 		return or(f(p.VLLM), f(p.SGLang))
 	}
@@ -81,7 +82,7 @@ func latencyBad(p enginePair) func(w, target string, s func(string) string) stri
 // errorBad is the 5xx share of invocations per endpoint over w, labelled like engine series
 // so the dashboard and alerts treat it as one more endpoint SLO.
 func errorBad(w, _ string, s func(string) string) string {
-	ratio := deltaSum([]string{sc.DimEndpointName}, s(sc.Invocation5XXErrors), w) + " / " + deltaSum([]string{sc.DimEndpointName}, s(sc.Invocations), w)
+	ratio := deltaSum([]string{sc.DimEndpointName}, s(sc.Invocation5XXErrors), w) + " / (" + deltaSum([]string{sc.DimEndpointName}, s(sc.Invocations), w) + " > 0)"
 	return sumBy([]string{lEP}, labelCopy("("+ratio+")", lEP, sc.DimEndpointName))
 }
 

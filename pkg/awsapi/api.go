@@ -35,9 +35,9 @@ type API interface {
 	// but the error.
 	ProbeAlarms(ctx context.Context) error
 	ProbeInventory(ctx context.Context) error
-	// ScalingTargets are the region's SageMaker scalable targets (IC copies, variant
-	// instances) with their scaling policies (DescribeScalableTargets,
-	// DescribeScalingPolicies). The permission is optional: without it the diagnosis judges
+	// ScalingTargets are the region's IC copy scalable targets of the caller's account (the
+	// only one Application Auto Scaling answers for) with their scaling policies
+	// (DescribeScalableTargets, DescribeScalingPolicies). The permission is optional: without it the diagnosis judges
 	// overload without the policy.
 	ScalingTargets(ctx context.Context) ([]ScalableTarget, error)
 	// ProbeScaling is Save & test's check of them: one DescribeScalableTargets and one

@@ -4,49 +4,42 @@ import (
 	"context"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/arn"
 	aas "github.com/aws/aws-sdk-go-v2/service/applicationautoscaling"
 	aastypes "github.com/aws/aws-sdk-go-v2/service/applicationautoscaling/types"
 )
 
-// The SageMaker dimensions Application Auto Scaling scales: an inference component's copies
-// and a variant's instances.
-const (
-	DimensionCopies    = string(aastypes.ScalableDimensionSageMakerInferenceComponentDesiredCopyCount)
-	DimensionInstances = string(aastypes.ScalableDimensionSageMakerVariantDesiredInstanceCount)
-)
+// DimensionCopies is the SageMaker dimension the diagnosis judges: an inference component's
+// copies.
+const DimensionCopies = string(aastypes.ScalableDimensionSageMakerInferenceComponentDesiredCopyCount)
 
-// ScalableTarget is one registered scalable target of SageMaker with its policies.
+// ScalableTarget is one registered scalable target of an IC's copies with its policies.
 type ScalableTarget struct {
-	// ResourceID is AWS's: inference-component/<name> or endpoint/<name>/variant/<name>.
-	ResourceID string
-	Dimension  string // DimensionCopies or DimensionInstances
-	// InferenceComponent is set for a DimensionCopies target, Endpoint and Variant for a
-	// DimensionInstances one.
-	InferenceComponent, Endpoint, Variant string
-	Min, Max                              int
-	Policies                              []ScalingPolicy
+	// ResourceID is AWS's: inference-component/<name>.
+	ResourceID, InferenceComponent string
+	// Account is the account in the target's ARN: Application Auto Scaling answers only for
+	// the caller's own, so this is the account whose targets the read covers.
+	Account  string
+	Min, Max int
+	Policies []ScalingPolicy
 }
 
-// ScalingPolicy is one scaling policy of a target. Target tracking policies carry the
-// metric they track and its target value; step scaling ones only their type.
+// ScalingPolicy is what the diagnosis reads of a target tracking policy: the metric it
+// tracks and its target value; other policy types have neither.
 type ScalingPolicy struct {
-	Name, Type string // Type: TargetTrackingScaling, StepScaling, PredictiveScaling
 	// Metric is the predefined metric type (e.g.
 	// SageMakerInferenceComponentConcurrentRequestsPerCopyHighResolution) or the customized
 	// metric's name (e.g. ConcurrentRequestsPerCopy); "" when the policy tracks none.
-	Metric           string
-	Target           float64
-	ScaleOutCooldown time.Duration
-	DisableScaleIn   bool
+	Metric string
+	Target float64
 }
 
 // scalingPerPage is the largest page both Describe calls accept.
 const scalingPerPage = 50
 
-// ScalingTargets lists the region's SageMaker scalable targets and attaches their
+// ScalingTargets lists the region's IC scalable targets and attaches their
 // policies: DescribeScalableTargets, then DescribeScalingPolicies, each paged.
 func (c *client) ScalingTargets(ctx context.Context) ([]ScalableTarget, error) {
 	ns := aastypes.ServiceNamespaceSagemaker
@@ -67,34 +60,28 @@ func (c *client) ScalingTargets(ctx context.Context) ([]ScalableTarget, error) {
 	return scalableTargetsOf(raw, policies), nil
 }
 
-// scalableTargetsOf keeps the SageMaker dimensions the diagnosis judges, each with its
-// policies, sorted by resource.
+// scalableTargetsOf keeps the IC copy targets, each with its policies, sorted by resource.
 func scalableTargetsOf(raw []aastypes.ScalableTarget, policies []aastypes.ScalingPolicy) []ScalableTarget {
 	var out []ScalableTarget
 	at := map[string]int{}
 	for _, r := range raw {
-		dim := string(r.ScalableDimension)
-		if dim != DimensionCopies && dim != DimensionInstances {
+		id := aws.ToString(r.ResourceId)
+		ic, ok := strings.CutPrefix(id, "inference-component/")
+		if string(r.ScalableDimension) != DimensionCopies || !ok || ic == "" || strings.Contains(ic, "/") {
 			continue
 		}
-		t := ScalableTarget{ResourceID: aws.ToString(r.ResourceId), Dimension: dim,
-			Min: int(aws.ToInt32(r.MinCapacity)), Max: int(aws.ToInt32(r.MaxCapacity))}
-		if !t.parseResource() {
-			continue
-		}
-		at[t.ResourceID+"\x00"+dim] = len(out)
-		out = append(out, t)
+		at[id] = len(out)
+		out = append(out, ScalableTarget{ResourceID: id, InferenceComponent: ic, Account: AccountOf(aws.ToString(r.ScalableTargetARN)),
+			Min: int(aws.ToInt32(r.MinCapacity)), Max: int(aws.ToInt32(r.MaxCapacity))})
 	}
 	for _, p := range policies {
-		i, ok := at[aws.ToString(p.ResourceId)+"\x00"+string(p.ScalableDimension)]
-		if !ok {
+		i, ok := at[aws.ToString(p.ResourceId)]
+		if !ok || string(p.ScalableDimension) != DimensionCopies {
 			continue // a policy of a target deregistered meanwhile, or another dimension
 		}
-		sp := ScalingPolicy{Name: aws.ToString(p.PolicyName), Type: string(p.PolicyType)}
+		var sp ScalingPolicy
 		if tt := p.TargetTrackingScalingPolicyConfiguration; tt != nil {
 			sp.Target = aws.ToFloat64(tt.TargetValue)
-			sp.ScaleOutCooldown = time.Duration(aws.ToInt32(tt.ScaleOutCooldown)) * time.Second
-			sp.DisableScaleIn = aws.ToBool(tt.DisableScaleIn)
 			switch {
 			case tt.PredefinedMetricSpecification != nil:
 				sp.Metric = string(tt.PredefinedMetricSpecification.PredefinedMetricType)
@@ -104,25 +91,17 @@ func scalableTargetsOf(raw []aastypes.ScalableTarget, policies []aastypes.Scalin
 		}
 		out[i].Policies = append(out[i].Policies, sp)
 	}
-	slices.SortFunc(out, func(a, b ScalableTarget) int {
-		return strings.Compare(a.ResourceID+"\x00"+a.Dimension, b.ResourceID+"\x00"+b.Dimension)
-	})
+	slices.SortFunc(out, func(a, b ScalableTarget) int { return strings.Compare(a.ResourceID, b.ResourceID) })
 	return out
 }
 
-// parseResource names the IC or the endpoint and variant of the resource id; false for an
-// id of neither shape.
-func (t *ScalableTarget) parseResource() bool {
-	parts := strings.Split(t.ResourceID, "/")
-	switch {
-	case t.Dimension == DimensionCopies && len(parts) == 2 && parts[0] == "inference-component" && parts[1] != "":
-		t.InferenceComponent = parts[1]
-		return true
-	case t.Dimension == DimensionInstances && len(parts) == 4 && parts[0] == "endpoint" && parts[2] == "variant" && parts[1] != "" && parts[3] != "":
-		t.Endpoint, t.Variant = parts[1], parts[3]
-		return true
+// AccountOf is the account id an ARN carries ("" for no ARN or one without an account).
+func AccountOf(s string) string {
+	a, err := arn.Parse(s)
+	if err != nil {
+		return ""
 	}
-	return false
+	return a.AccountID
 }
 
 // ProbeScaling lists one scalable target and one policy: Save & test's check of the

@@ -14,29 +14,28 @@ import (
 
 // scalingFleet answers DescribeScalableTargets and DescribeScalingPolicies for a drawn set
 // of SageMaker targets (IC copies, variant instances and a dimension the diagnosis does not
-// judge), two per page, and returns what ScalingTargets must make of them.
+// judge), two per page, and returns what ScalingTargets must make of them: the IC targets
+// with the account of their ARN.
 func scalingFleet(f *fakeAWS, r *rand.Rand) []ScalableTarget {
 	var targets, policies []map[string]any
 	var want []ScalableTarget
+	account := fmt.Sprintf("%012d", r.IntN(1e12))
 	for i := range 2 + r.IntN(9) {
 		min, max := 1+r.IntN(3), 4+r.IntN(8)
-		var t ScalableTarget
+		id, dim := fmt.Sprintf("inference-component/ic-%02d", i), DimensionCopies
 		switch r.IntN(3) {
-		case 0:
-			t = ScalableTarget{ResourceID: fmt.Sprintf("inference-component/ic-%02d", i), Dimension: DimensionCopies, InferenceComponent: fmt.Sprintf("ic-%02d", i)}
-		case 1:
-			t = ScalableTarget{ResourceID: fmt.Sprintf("endpoint/ep-%02d/variant/AllTraffic", i), Dimension: DimensionInstances, Endpoint: fmt.Sprintf("ep-%02d", i), Variant: "AllTraffic"}
-		default: // provisioned concurrency of a serverless variant: not listed
-			targets = append(targets, map[string]any{"ServiceNamespace": "sagemaker", "ResourceId": fmt.Sprintf("endpoint/sl-%02d/variant/v", i),
-				"ScalableDimension": "sagemaker:variant:DesiredProvisionedConcurrency", "MinCapacity": 1, "MaxCapacity": 2, "RoleARN": "arn:role", "CreationTime": 1.7e9})
-			continue
+		case 1: // a variant's instances: not judged, so not listed
+			id, dim = fmt.Sprintf("endpoint/ep-%02d/variant/AllTraffic", i), "sagemaker:variant:DesiredInstanceCount"
+		case 2: // provisioned concurrency of a serverless variant: not listed
+			id, dim = fmt.Sprintf("endpoint/sl-%02d/variant/v", i), "sagemaker:variant:DesiredProvisionedConcurrency"
 		}
-		t.Min, t.Max = min, max
-		targets = append(targets, map[string]any{"ServiceNamespace": "sagemaker", "ResourceId": t.ResourceID, "ScalableDimension": t.Dimension,
-			"MinCapacity": min, "MaxCapacity": max, "RoleARN": "arn:role", "CreationTime": 1.7e9})
+		targets = append(targets, map[string]any{"ServiceNamespace": "sagemaker", "ResourceId": id, "ScalableDimension": dim,
+			"MinCapacity": min, "MaxCapacity": max, "RoleARN": "arn:role", "CreationTime": 1.7e9,
+			"ScalableTargetARN": fmt.Sprintf("arn:aws:application-autoscaling:%s:%s:scalable-target/%016x", testRegion, account, i)})
+		t := ScalableTarget{ResourceID: id, InferenceComponent: strings.TrimPrefix(id, "inference-component/"), Account: account, Min: min, Max: max}
 		for j := range r.IntN(3) {
-			p := ScalingPolicy{Name: fmt.Sprintf("p%d-%d", i, j), Type: "TargetTrackingScaling", Target: float64(1 + r.IntN(20)), ScaleOutCooldown: time.Duration(r.IntN(600)) * time.Second}
-			spec := map[string]any{"TargetValue": p.Target, "ScaleOutCooldown": int(p.ScaleOutCooldown.Seconds())}
+			p := ScalingPolicy{Target: float64(1 + r.IntN(20))}
+			typ, spec := "TargetTrackingScaling", map[string]any{"TargetValue": p.Target, "ScaleOutCooldown": r.IntN(600)}
 			switch r.IntN(3) {
 			case 0:
 				p.Metric = "SageMakerInferenceComponentConcurrentRequestsPerCopyHighResolution"
@@ -45,18 +44,19 @@ func scalingFleet(f *fakeAWS, r *rand.Rand) []ScalableTarget {
 				p.Metric = "ConcurrentRequestsPerCopy"
 				spec["CustomizedMetricSpecification"] = map[string]any{"MetricName": p.Metric, "Namespace": "AWS/SageMaker", "Statistic": "Average"}
 			default:
-				p = ScalingPolicy{Name: p.Name, Type: "StepScaling"}
-				spec = nil
+				p, typ, spec = ScalingPolicy{}, "StepScaling", nil
 			}
-			policy := map[string]any{"PolicyName": p.Name, "PolicyARN": "arn:policy", "PolicyType": p.Type, "ServiceNamespace": "sagemaker",
-				"ResourceId": t.ResourceID, "ScalableDimension": t.Dimension, "CreationTime": 1.7e9}
+			policy := map[string]any{"PolicyName": fmt.Sprintf("p%d-%d", i, j), "PolicyARN": "arn:policy", "PolicyType": typ, "ServiceNamespace": "sagemaker",
+				"ResourceId": id, "ScalableDimension": dim, "CreationTime": 1.7e9}
 			if spec != nil {
 				policy["TargetTrackingScalingPolicyConfiguration"] = spec
 			}
 			policies = append(policies, policy)
 			t.Policies = append(t.Policies, p)
 		}
-		want = append(want, t)
+		if dim == DimensionCopies {
+			want = append(want, t)
+		}
 	}
 	// A policy whose target was deregistered between the two listings is left out.
 	policies = append(policies, map[string]any{"PolicyName": "orphan", "PolicyARN": "arn:orphan", "PolicyType": "TargetTrackingScaling", "ServiceNamespace": "sagemaker",
@@ -84,7 +84,8 @@ func scalingFleet(f *fakeAWS, r *rand.Rand) []ScalableTarget {
 }
 
 // TestScalingTargetsPagesAndJoins: every page of both listings is read, each policy lands on
-// its target with its metric, target value and cooldown, other dimensions are left out.
+// its target with its metric and target value, the target carries its ARN's account, other
+// dimensions are left out.
 func TestScalingTargetsPagesAndJoins(t *testing.T) {
 	for seed := range uint64(6) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {

@@ -10,11 +10,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	aas "github.com/aws/aws-sdk-go-v2/service/applicationautoscaling"
+	"github.com/aws/aws-sdk-go-v2/service/cloudtrail"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 	"github.com/aws/aws-sdk-go-v2/service/pricing"
 	"github.com/aws/aws-sdk-go-v2/service/sagemaker"
 	"github.com/aws/smithy-go/middleware"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
+	"golang.org/x/time/rate"
 
 	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
 	"github.com/inferscope/sagemaker-datasource/pkg/models"
@@ -36,7 +38,8 @@ type options struct {
 	backoff        retry.BackoffDelayer // the SDK's jittered exponential backoff when nil
 	callTimeout    time.Duration
 	maxAnswerBytes int64
-	describeLimit  int // concurrent Describe calls; describeLimit when 0
+	describeLimit  int        // concurrent Describe calls; describeLimit when 0
+	lookupRate     rate.Limit // LookupEvents calls a second; lookupRate when 0
 }
 
 // client is the production API over the SDK's CloudWatch, SageMaker and Application Auto
@@ -45,7 +48,8 @@ type client struct {
 	cw        *cloudwatch.Client
 	sm        *sagemaker.Client
 	aas       *aas.Client
-	pr        *pricing.Client // nil unless built by NewPrices
+	pr        *pricing.Client    // nil unless built by NewPrices
+	ct        *cloudtrail.Client // nil unless built by NewChanges
 	region    string
 	timeout   time.Duration
 	parallel  int             // Describe calls at once

@@ -100,6 +100,9 @@ func narrowHint(action string) string {
 		// No filter narrows SageMaker's hosting prices, a few hundred products.
 		return "SageMaker's price list is far smaller, so check that the endpoint is AWS (or the emulator), or list the prices in the price table (jsonData.priceTable)"
 	}
+	if action == ActionLookupEvents {
+		return "choose a shorter time range: the range holds more change events than the plugin pages through"
+	}
 	return "narrow the request (an alarm name prefix or names, a shorter time range)"
 }
 

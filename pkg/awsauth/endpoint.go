@@ -114,6 +114,11 @@ func AutoScalingEndpoint(ep Endpoint) Endpoint {
 	return regionalService(ep, "application-autoscaling")
 }
 
+// CloudTrailEndpoint is where CloudTrail API calls for ep may go:
+// https://cloudtrail.<region>.amazonaws.com(.cn), or ep itself when it is a custom endpoint
+// (the emulator serves LookupEvents too), as SageMakerEndpoint.
+func CloudTrailEndpoint(ep Endpoint) Endpoint { return regionalService(ep, "cloudtrail") }
+
 // regionalService is the host of service (its DNS prefix) in ep's region and partition
 // when ep is CloudWatch's own regional host, else ep.
 func regionalService(ep Endpoint, service string) Endpoint {

@@ -32,8 +32,8 @@ type env struct {
 	prices     func(instanceType string) (pricing.Price, error) // nil: no prices
 	policies   PolicySource                                     // nil: none read
 	policyOnce sync.Once
-	policyMap  map[string]Policy // readPolicies' answer
-	region     string            // the region's name as RunRegions has it ("" in Run)
+	policyMap  *Policies // readPolicies' answer
+	region     string    // the region's name as RunRegions has it ("" in Run)
 	scope      Scope
 	start, end time.Time
 	cfg        Config

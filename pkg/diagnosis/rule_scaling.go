@@ -11,16 +11,16 @@ import (
 	"github.com/inferscope/sagemaker-datasource/pkg/semconv"
 )
 
-// loadExpr: concurrent requests per copy, per IC over time (the latest sample within the
-// gauge window, so a coarse publish period leaves no gaps) (the metric IC autoscaling
-// targets). It carries only the IC dimension, so the endpoint filter is applied through
-// icEndpointsExpr.
+// loadExpr: concurrent requests per copy, per account and IC over time (the latest sample
+// within the gauge window, so a coarse publish period leaves no gaps) (the metric IC
+// autoscaling targets; an IC's policy is its account's). It carries only the IC dimension, so
+// the endpoint filter is applied through icEndpointsExpr.
 func (e *env) loadExpr() string {
 	var m []string
 	if e.scope.InferenceComponent != "" {
 		m = append(m, px.Eq(semconv.DimInferenceComponentName, e.scope.InferenceComponent))
 	}
-	return fmt.Sprintf("max %s (last_over_time(%s[%s]))", px.By(semconv.DimInferenceComponentName), px.Sel(semconv.ConcurrentRequestsPerCopy, m...), promDur(e.window))
+	return fmt.Sprintf("max %s (last_over_time(%s[%s]))", px.By(semconv.LabelAccount, semconv.DimInferenceComponentName), px.Sel(semconv.ConcurrentRequestsPerCopy, m...), promDur(e.window))
 }
 
 // icEndpointsExpr: which endpoint each IC belongs to (GPUs owned by an IC carry both labels).
@@ -47,7 +47,7 @@ type scaleEvent struct {
 // endpoint, for events without an IC).
 type scalingData struct {
 	loadQuery, eventsQuery string
-	policies               map[string]Policy // nil: not read (no source, or it failed)
+	policies               *Policies // nil: not read (no source, or it failed)
 	load                   model.Matrix
 	endpointOf             map[string]string // IC -> endpoint (from the GPUs it owns)
 	scaleOuts              map[string][]scaleEvent
@@ -107,7 +107,7 @@ func runScaling(ctx context.Context, e *env) ([]Finding, error) {
 		if e.scope.Endpoint != "" && (!known || ep != e.scope.Endpoint) {
 			continue // another endpoint's IC
 		}
-		if f, ok := e.overload(d, s, Target{Level: LevelIC, Name: ic, Endpoint: ep, InferenceComponent: ic}); ok {
+		if f, ok := e.overload(d, s, label(s.Metric, semconv.LabelAccount), Target{Level: LevelIC, Name: ic, Endpoint: ep, InferenceComponent: ic}); ok {
 			out = append(out, f)
 			reported[ic] = true
 		}
@@ -115,14 +115,14 @@ func runScaling(ctx context.Context, e *env) ([]Finding, error) {
 	return append(out, e.slowScaleOuts(d, reported)...), nil
 }
 
-// overload judges one IC's load: above its limit for ScalingOverload with no scale-out, or
-// with a late one against a known target, or at its max capacity.
-func (e *env) overload(d *scalingData, s *model.SampleStream, t Target) (Finding, bool) {
+// overload judges the load of one IC of account acct: above its limit for ScalingOverload
+// with no scale-out, or with a late one against a known target, or at its max capacity.
+func (e *env) overload(d *scalingData, s *model.SampleStream, acct string, t Target) (Finding, bool) {
 	ic := t.Name
 	// The policy's target when it tracks this load; otherwise a rise well above the IC's own
 	// usual load (its first quartile over the range and the baseline before it, the level
 	// autoscaling normally holds).
-	pol, registered := d.policies[ic]
+	pol, registered, readable := d.policies.of(acct, ic)
 	explicit := pol.TracksConcurrency()
 	limit := pol.Target
 	usual := quantile(values(s), 0.25)
@@ -153,12 +153,24 @@ func (e *env) overload(d *scalingData, s *model.SampleStream, t Target) (Finding
 	ev := []Evidence{
 		{What: "concurrent requests per copy above " + over, Value: fmt.Sprintf("peak %s, %s (%s)", num1(run.peak), run.when(e), fmtDur(run.lasting(e))), Query: d.loadQuery},
 	}
+	if d.policies != nil && !readable {
+		e.warnings.add(fmt.Sprintf("%s, so the overload of its components is judged against %s× their usual load", d.policies.unreadable(acct), num(e.cfg.ScalingRise)))
+	}
+	// The copies were read when the policies were: they are the copies at the range's end
+	// only when the overload lasts to it and it is now (within two steps of the read).
+	var copiesWhy string
 	if registered {
+		copiesWhy = d.copiesUnknown(pol)
+		if copiesWhy == "" && (run.to.Before(e.end.Add(-e.step)) || e.end.Before(d.policies.CopiesAt.Add(-2*e.step))) {
+			copiesWhy = fmt.Sprintf("its copies at that time are unknown: %d is its count now", pol.Copies)
+		}
 		ev = append(ev, Evidence{What: "scaling policy (Application Auto Scaling)", Value: pol.String()})
+		if copiesWhy != "" {
+			ev = append(ev, Evidence{What: "copies at the time", Value: copiesWhy})
+		}
 	}
 	// At its max capacity, still over target now: scaling out cannot help, a larger max can.
-	// The copies are today's, so only an overload that lasts to the end of the range is judged.
-	if explicit && pol.Copies >= 0 && pol.Copies >= pol.Max && !run.to.Before(e.end.Add(-e.step)) {
+	if explicit && copiesWhy == "" && pol.Copies >= pol.Max {
 		return Finding{
 			Cause: causeAtMax, Target: t, Severity: Critical, Score: strength(run.peak/limit, 1, 5), began: run.from,
 			Summary:  fmt.Sprintf("%s runs at its max capacity (%d copies) and load per copy stayed above %s for %s (peak %s)", ic, pol.Max, over, fmtDur(run.lasting(e)), num1(run.peak)),
@@ -184,7 +196,7 @@ func (e *env) overload(d *scalingData, s *model.SampleStream, t Target) (Finding
 			Cause: causeNoScaleOut, Target: t, Severity: sev, Score: strength(run.peak/limit, 1, 5), began: run.from,
 			Summary:  fmt.Sprintf("Load per copy of %s stayed above %s for %s (peak %s) with no scale-out", ic, over, fmtDur(run.lasting(e)), num1(run.peak)),
 			Evidence: ev,
-			Next:     d.noScaleOutNext(ic, pol, registered),
+			Next:     d.noScaleOutNext(ic, acct, pol, registered, readable, copiesWhy),
 		}, true
 	}
 	// A delay counts only against a known target: an inferred threshold can be crossed
@@ -198,18 +210,36 @@ func (e *env) overload(d *scalingData, s *model.SampleStream, t Target) (Finding
 	return slowScaling(t, ic, delay, ev), true
 }
 
-// noScaleOutNext is what to check when the policy did not scale out, by what the policy
-// read says.
-func (d *scalingData) noScaleOutNext(ic string, pol Policy, registered bool) string {
+// copiesUnknown says why the read has no copy count for pol, a registered IC's policy ("" when
+// it has one).
+func (d *scalingData) copiesUnknown(pol Policy) string {
 	switch {
+	case pol.Copies >= 0:
+		return ""
+	case d.policies.CopiesErr != nil:
+		return "its copies could not be read: " + d.policies.CopiesErr.Error()
+	}
+	return "its copies could not be read"
+}
+
+// noScaleOutNext is what to check when the policy did not scale out, by what the policy
+// read says; copiesWhy is why the copies at the time are unknown ("" when known).
+func (d *scalingData) noScaleOutNext(ic, acct string, pol Policy, registered, readable bool, copiesWhy string) string {
+	switch {
+	case d.policies != nil && !readable:
+		where := fmt.Sprintf("%s is in account %s, whose autoscaling this data source's credentials cannot read", ic, acct)
+		if len(d.policies.Own) == 0 {
+			where = fmt.Sprintf("Application Auto Scaling returned no scalable target: if account %s is this data source's own, register one for %s (sagemaker:inference-component:DesiredCopyCount) with a target tracking policy on ConcurrentRequestsPerCopy; otherwise it is a source account whose autoscaling these credentials cannot read", acct, ic)
+		}
+		return where + ": check its scaling policy there (registered target, metric ConcurrentRequestsPerCopy, target value, cooldowns), the max capacity, and ICE events blocking new instances."
 	case d.policies != nil && !registered:
 		return fmt.Sprintf("%s has no scalable target in Application Auto Scaling: register one (sagemaker:inference-component:DesiredCopyCount) with a target tracking policy on ConcurrentRequestsPerCopy.", ic)
 	case registered && pol.Target == 0:
 		return fmt.Sprintf("%s's scalable target has no target tracking policy: add one on ConcurrentRequestsPerCopy.", ic)
 	case registered && !pol.TracksConcurrency():
 		return fmt.Sprintf("%s's policy tracks %s, not the concurrency that rose: check that metric and its target %s, or track ConcurrentRequestsPerCopy; also ICE events blocking new instances.", ic, pol.Metric, num(pol.Target))
-	case registered && pol.Copies < 0:
-		return fmt.Sprintf("The policy did not scale out: check whether %s is at its max capacity (%d copies; its copies could not be read), then the policy's alarms (CloudWatch, TargetTracking-*) and cooldowns, the scalable target's suspended state, and ICE events blocking new instances.", ic, pol.Max)
+	case registered && copiesWhy != "":
+		return fmt.Sprintf("The policy did not scale out: check whether %s was at its max capacity (%d copies; %s), then the policy's alarms (CloudWatch, TargetTracking-*) and cooldowns, the scalable target's suspended state, and ICE events blocking new instances.", ic, pol.Max, copiesWhy)
 	case registered:
 		return "The policy was below its max capacity and did not scale out: check its alarms (CloudWatch, TargetTracking-*) and cooldowns, the scalable target's suspended state, and ICE events blocking new instances."
 	}

@@ -3,6 +3,7 @@ package plugin
 import (
 	"context"
 	"net/url"
+	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
@@ -44,13 +45,15 @@ func (d *Datasource) runDiagnosis(ctx context.Context, m *models.Model) backend.
 			regions[i].Querier = cachedQueries{rg}
 			regions[i].Prices = rg.priceOf(ctx)
 			if rg.aws != nil { // without it the scaling rule judges against the usual load
-				regions[i].Policies = awspolicy.Source(rg.aws)
+				regions[i].Policies = awspolicy.Source(rg.aws, time.Now)
 			}
 			built[name] = rg
 		}
 	}
-	resp := diagnosis.InvalidQuery(err)
-	if endpoint, component, err := m.Diagnosis(); err == nil {
+	var resp backend.DataResponse
+	if endpoint, component, err := m.Diagnosis(); err != nil {
+		resp = diagnosis.InvalidQuery(err)
+	} else {
 		resp = diagnosis.HandleScope(ctx, regions, q, endpoint, component, func(region string, err error) string {
 			return built[region].explain(err, "cloudwatch:GetMetricData").Message
 		})

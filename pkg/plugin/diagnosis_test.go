@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
@@ -249,8 +250,9 @@ func TestDiagnosisRegionFailures(t *testing.T) {
 }
 
 // TestDiagnosisReadsScalingPolicies: the diagnosis query judges an IC against the policy its
-// AWS client reads: at its max capacity the cause is the capacity; below it, the policy
-// that did not scale out; without the permission, the usual load (and a notice says so).
+// AWS client reads: at its max capacity now the cause is the capacity; below it, or over a
+// past range (today's copies say nothing of then), the policy that did not scale out;
+// without the permission, the usual load (and a notice says so).
 func TestDiagnosisReadsScalingPolicies(t *testing.T) {
 	load := func(c call) (*fakeResponse, error) {
 		switch {
@@ -269,25 +271,32 @@ func TestDiagnosisReadsScalingPolicies(t *testing.T) {
 		}
 		return okJSON(`{"status":"success","data":{"resultType":"matrix","result":[]}}`), nil
 	}
-	policy := []awsapi.ScalableTarget{{ResourceID: "inference-component/ic-a", Dimension: awsapi.DimensionCopies, InferenceComponent: "ic-a", Min: 1, Max: 4,
-		Policies: []awsapi.ScalingPolicy{{Type: "TargetTrackingScaling", Metric: "SageMakerInferenceComponentConcurrentRequestsPerCopyHighResolution", Target: 8}}}}
+	policy := []awsapi.ScalableTarget{{ResourceID: "inference-component/ic-a", InferenceComponent: "ic-a", Min: 1, Max: 4,
+		Policies: []awsapi.ScalingPolicy{{Metric: "SageMakerInferenceComponentConcurrentRequestsPerCopyHighResolution", Target: 8}}}}
 	inventory := func(copies int) awsapi.Inventory {
 		return awsapi.Inventory{Endpoints: []awsapi.Endpoint{{Name: "chat", Components: []awsapi.Component{{Name: "ic-a", Endpoint: "chat", DesiredCopies: copies}}}}}
 	}
 	for _, tc := range []struct {
 		name        string
 		aws         *fakeAWS
+		past        bool // the range ended a day ago
 		cause, note string
 	}{
-		{"at max", &fakeAWS{scaling: policy, inventory: inventory(4)}, "Scaled to its max capacity and still over target", ""},
-		{"below max", &fakeAWS{scaling: policy, inventory: inventory(2)}, "Autoscaling did not fire", ""},
+		{"at max", &fakeAWS{scaling: policy, inventory: inventory(4)}, false, "Scaled to its max capacity and still over target", ""},
+		{"at max now, a past range", &fakeAWS{scaling: policy, inventory: inventory(4)}, true, "Autoscaling did not fire", ""},
+		{"below max", &fakeAWS{scaling: policy, inventory: inventory(2)}, false, "Autoscaling did not fire", ""},
 		// A steady 12 is its own usual level: nothing to say without the policy.
-		{"no permission", &fakeAWS{scalingErr: &awsapi.PermissionError{Action: awsapi.ActionDescribeScalableTargets, Err: fmt.Errorf("denied")}}, "", "autoscaling policies could not be read"},
+		{"no permission", &fakeAWS{scalingErr: &awsapi.PermissionError{Action: awsapi.ActionDescribeScalableTargets, Err: fmt.Errorf("denied")}}, false, "", "autoscaling policies could not be read"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d := newAWSDatasource(t, &fakeUpstream{answer: load}, tc.aws)
 			q := dataQuery("D", `{"queryType":"diagnosis"}`)
 			q.QueryType = "diagnosis"
+			to := time.Now()
+			if tc.past {
+				to = to.Add(-24 * time.Hour)
+			}
+			q.TimeRange = backend.TimeRange{From: to.Add(-3 * time.Hour), To: to}
 			resp, err := d.QueryData(context.Background(), &backend.QueryDataRequest{Queries: []backend.DataQuery{q}})
 			if err != nil || resp.Responses["D"].Error != nil || len(resp.Responses["D"].Frames) != 1 {
 				t.Fatalf("diagnosis failed: %v %v", err, resp.Responses["D"].Error)
@@ -313,5 +322,25 @@ func TestDiagnosisReadsScalingPolicies(t *testing.T) {
 				t.Errorf("AWS calls %v: the policies were not read", tc.aws.Calls())
 			}
 		})
+	}
+}
+
+// A diagnosis scope that is not a string is refused with the query JSON's problem and the
+// shape to send, not run.
+func TestDiagnosisScopeNotAString(t *testing.T) {
+	fake := &fakeUpstream{}
+	d := newTestDatasource(t, fake)
+	resp, err := d.QueryData(context.Background(), &backend.QueryDataRequest{Queries: []backend.DataQuery{
+		dataQuery("A", `{"queryType":"diagnosis","endpoint":5}`),
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := resp.Responses["A"]
+	if r.Error == nil || !strings.Contains(r.Error.Error(), "the query JSON is invalid (json: cannot unmarshal number") || r.Status != backend.StatusBadRequest {
+		t.Errorf("got status %d, error %v; want 400 naming the invalid JSON", r.Status, r.Error)
+	}
+	if n := len(fake.Calls()); n != 0 {
+		t.Errorf("%d upstream calls for a refused query", n)
 	}
 }

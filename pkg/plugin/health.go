@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
 	"github.com/inferscope/sagemaker-datasource/pkg/awsapi"
+	"github.com/inferscope/sagemaker-datasource/pkg/diagnosis"
 	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
 	"github.com/inferscope/sagemaker-datasource/pkg/semconv"
 )
@@ -169,7 +171,8 @@ func (rg *regional) checkOptional(ctx context.Context) string {
 	}{
 		{awsapi.ActionDescribeAlarms, "the alarms and alarmHistory queries and the alarm colours of the health tiles", "CloudWatch alarms"},
 		{awsapi.ActionListEndpoints, "the inventory query, the inventory variables and tiles for endpoints without alarms", "SageMaker endpoints"},
-		{awsapi.ActionDescribeScalableTargets, "the diagnosis to judge autoscaling against each component's own policy; without it, against 2× its usual load", "autoscaling policies"},
+		{awsapi.ActionDescribeScalableTargets, fmt.Sprintf("the diagnosis to judge autoscaling against each component's own policy; without it, against %s× its usual load",
+			strconv.FormatFloat(diagnosis.DefaultConfig().ScalingRise, 'f', -1, 64)), "autoscaling policies"},
 		{awsapi.ActionGetProducts, "the cost panels' list prices (a price table in the settings still prices what it lists)", "AWS list prices"},
 	} {
 		switch err := errs[i]; {

@@ -14,7 +14,8 @@ import (
 // AnyScaleFrontendService.<Op>, signed for "application-autoscaling". Each fleet IC is a
 // scalable target (its copies, min_copies..max_copies) with one target tracking policy on
 // concurrent requests per copy at its target_concurrency_per_copy, as the simulator scales it
-// (5-minute scale-out, 15-minute scale-in cooldowns).
+// (5-minute scale-out, 15-minute scale-in cooldowns). Only the ICs of the caller's account
+// (the fleet's) are listed, as AWS lists only the caller's own.
 const (
 	autoScalingTgt  = "AnyScaleFrontendService."
 	svcAutoScaling  = "application-autoscaling"
@@ -38,14 +39,7 @@ type aasInput struct {
 
 func (s *Server) serveAutoScaling(c emulator.Call, body []byte) emulator.Response {
 	out, aerr := s.autoScaling(c.Operation, body)
-	if aerr != nil {
-		return jsonError(aerr)
-	}
-	b, err := json.Marshal(out)
-	if err != nil {
-		return jsonError(&apiErr{status: http.StatusInternalServerError, code: "InternalServiceException", msg: "encoding the answer failed: " + err.Error()})
-	}
-	return jsonResponse(http.StatusOK, b, "")
+	return respondJSON(out, aerr, "InternalServiceException")
 }
 
 func (s *Server) autoScaling(op string, body []byte) (any, *apiErr) {
@@ -71,11 +65,13 @@ func (s *Server) autoScaling(op string, body []byte) (any, *apiErr) {
 		return nil, &apiErr{status: http.StatusBadRequest, code: "InvalidNextTokenException", msg: "the NextToken is not one this operation gave"}
 	}
 	var targets, policies []map[string]any
-	// Only SageMaker has scalable targets here; another namespace has none.
+	// Only SageMaker has scalable targets here; another namespace has none. AWS answers for
+	// the caller's account only: the signing key's owner, the fleet's account (the emulator
+	// verifies one key), never a source account of cross-account observability.
 	for _, e := range s.endpoints() {
 		for _, c := range e.components {
 			id := "inference-component/" + c.name
-			if in.ServiceNamespace != "sagemaker" || (in.ScalableDimension != "" && in.ScalableDimension != dimCopies) ||
+			if accountOfARN(c.arn) != s.cfg.Fleet.Account || in.ServiceNamespace != "sagemaker" || (in.ScalableDimension != "" && in.ScalableDimension != dimCopies) ||
 				(len(in.ResourceIds) > 0 && !slices.Contains(in.ResourceIds, id)) || (in.ResourceId != "" && in.ResourceId != id) {
 				continue
 			}

@@ -30,23 +30,33 @@ func autoScaling(st *stack.Stack, opts ...func(*aws.Config)) *aas.Client {
 	return aas.NewFromConfig(cfg, func(o *aas.Options) { o.BaseEndpoint = aws.String(st.URL) })
 }
 
-// TestAutoScalingServesTheFleet: on generated fleets, the SDK pages through one scalable
-// target per IC with the fleet's min and max copies and one target tracking policy at its
-// target concurrency; the production client (pkg/awsapi) reads the same.
+// TestAutoScalingServesTheFleet: on generated fleets and the two multi-account ones, the SDK
+// pages through one scalable target per IC of the caller's account (the fleet's: AWS answers
+// for no other) with the fleet's min and max copies and one target tracking policy at its
+// target concurrency; the production client (pkg/awsapi) reads the same, with that account.
 func TestAutoScalingServesTheFleet(t *testing.T) {
+	fleets := map[string]*fleet.Fleet{}
 	for _, seed := range []uint64{3, 5, 8} {
-		t.Run(fmt.Sprint(seed), func(t *testing.T) {
-			f, err := fleet.Generate(rand.New(rand.NewPCG(seed, 1)), 12)
-			if err != nil {
-				t.Fatal(err)
-			}
+		f, err := fleet.Generate(rand.New(rand.NewPCG(seed, 1)), 12)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fleets[fmt.Sprint(seed)] = f
+	}
+	for _, f := range fleet.TwoRegions() {
+		fleets[f.Region] = f
+	}
+	for name, f := range fleets {
+		t.Run(name, func(t *testing.T) {
 			st := start(t, stack.Options{Fleet: f, History: 10 * time.Minute})
 			c := autoScaling(st)
 			ctx := context.Background()
 			want := map[string]fleet.InferenceComponent{}
-			for _, e := range f.Endpoints {
+			for i, e := range f.Endpoints {
 				for _, ic := range e.InferenceComponents {
-					want["inference-component/"+ic.Name] = ic
+					if f.AccountOf(&f.Endpoints[i]) == f.Account {
+						want["inference-component/"+ic.Name] = ic
+					}
 				}
 			}
 			seen := map[string]bool{}
@@ -100,7 +110,7 @@ func TestAutoScalingServesTheFleet(t *testing.T) {
 			}
 			for _, x := range targets {
 				ic := want[x.ResourceID]
-				if x.InferenceComponent != ic.Name || x.Max != ic.MaxCopies || len(x.Policies) != 1 || x.Policies[0].Target != ic.TargetConcurrencyPerCopy {
+				if x.InferenceComponent != ic.Name || x.Account != f.Account || x.Max != ic.MaxCopies || len(x.Policies) != 1 || x.Policies[0].Target != ic.TargetConcurrencyPerCopy {
 					t.Errorf("pkg/awsapi read %+v, fleet %+v", x, ic)
 				}
 			}

@@ -3,11 +3,13 @@
 // ListEndpoints, DescribeEndpoint, DescribeEndpointConfig, ListInferenceComponents and
 // DescribeInferenceComponent in awsJson1_1, the Price List API's GetProducts (pricing.go)
 // and Application Auto Scaling's DescribeScalableTargets and DescribeScalingPolicies
-// (autoscaling.go) in awsJson1_1 too, as aws-sdk-go-v2 (service/cloudwatch v1.75.7,
-// service/sagemaker v1.288.1, service/applicationautoscaling v1.51.12) sends them. It implements emulator.ControlPlane: the
-// emulator verifies SigV4 for the call's service, denies and injects faults; this package
-// speaks the protocols. Alarms are the fleet's PromQL alarms evaluated on the emulator's
-// engine; the inventory is the fleet with the simulator's copy counts.
+// (autoscaling.go) and CloudTrail's LookupEvents (cloudtrail.go) in awsJson1_1 too, as
+// aws-sdk-go-v2 (service/cloudwatch v1.75.7, service/sagemaker v1.288.1,
+// service/applicationautoscaling v1.51.12, service/cloudtrail v1.56.0) sends them. It
+// implements emulator.ControlPlane: the emulator verifies SigV4 for the call's service,
+// denies and injects faults; this package speaks the protocols. Alarms are the fleet's
+// PromQL alarms evaluated on the emulator's engine; the inventory is the fleet with the
+// simulator's copy counts and changes.
 package awsemu
 
 import (
@@ -19,6 +21,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"golang.org/x/time/rate"
 
 	"github.com/inferscope/sagemaker-datasource/rig/emulator"
 	"github.com/inferscope/sagemaker-datasource/rig/fleet"
@@ -36,12 +40,16 @@ type Config struct {
 	// Deployments are the current copies and scaling times (simulator.Deployments); nil
 	// uses the fleet's initial copies.
 	Deployments func() []simulator.Deployment
+	// Changes are the fleet's management calls so far (simulator.Changes): LookupEvents
+	// serves them and the inventory shows them. Nil: no changes.
+	Changes func() []simulator.Change
 }
 
 // Server implements emulator.ControlPlane.
 type Server struct {
-	cfg   Config
-	alarm *evaluator
+	cfg     Config
+	alarm   *evaluator
+	lookups *rate.Limiter // LookupEvents' rate, of the one account and region the signer is in
 }
 
 // New checks cfg and builds the control plane.
@@ -52,7 +60,8 @@ func New(cfg Config) (*Server, error) {
 	case cfg.Head == nil || cfg.Origin.IsZero():
 		return nil, errors.New("awsemu: Origin and Head are required (the history's start and the TSDB head time)")
 	}
-	return &Server{cfg: cfg, alarm: newEvaluator(cfg.Fleet.AlarmDefs(), cfg.Fleet.Region, cfg.Fleet.Account, cfg.Origin)}, nil
+	return &Server{cfg: cfg, alarm: newEvaluator(cfg.Fleet.AlarmDefs(), cfg.Fleet.Region, cfg.Fleet.Account, cfg.Origin),
+		lookups: rate.NewLimiter(lookupPerSecond, lookupBurst)}, nil
 }
 
 // Wire constants of the two protocols.
@@ -83,11 +92,14 @@ func (s *Server) Actions() []string {
 	for _, op := range autoScalingOps {
 		out = append(out, svcAutoScaling+":"+op)
 	}
+	for _, op := range cloudTrailOps {
+		out = append(out, "cloudtrail:"+op)
+	}
 	return out
 }
 
 // Route implements emulator.ControlPlane: CloudWatch by its RPC v2 path, SageMaker, the
-// Price List API and Application Auto Scaling by their X-Amz-Target.
+// Price List API, Application Auto Scaling and CloudTrail by their X-Amz-Target.
 func (s *Server) Route(r *http.Request) (emulator.Call, bool) {
 	if op, ok := strings.CutPrefix(r.URL.Path, cborPathPrefix); ok {
 		return emulator.Call{Service: svcCloudWatch, Action: "cloudwatch:" + op, Operation: op}, true
@@ -101,6 +113,9 @@ func (s *Server) Route(r *http.Request) (emulator.Call, bool) {
 	if op, ok := strings.CutPrefix(r.Header.Get("X-Amz-Target"), autoScalingTgt); ok {
 		return emulator.Call{Service: svcAutoScaling, Action: svcAutoScaling + ":" + op, Operation: op}, true
 	}
+	if op, ok := strings.CutPrefix(strings.TrimPrefix(r.Header.Get("X-Amz-Target"), cloudTrailFull), cloudTrailTgt); ok {
+		return emulator.Call{Service: svcCloudTrail, Action: "cloudtrail:" + op, Operation: op}, true
+	}
 	return emulator.Call{}, false
 }
 
@@ -113,6 +128,8 @@ func (s *Server) Serve(ctx context.Context, c emulator.Call, body []byte, q emul
 		return s.servePricing(c, body)
 	case svcAutoScaling:
 		return s.serveAutoScaling(c, body)
+	case svcCloudTrail:
+		return s.serveCloudTrail(c, body)
 	}
 	return s.serveSageMaker(c, body)
 }
@@ -143,7 +160,7 @@ func (s *Server) endpoints() []*endpoint {
 	if s.cfg.Deployments != nil {
 		deps = s.cfg.Deployments()
 	}
-	return inventory(s.cfg.Fleet, deps, s.cfg.Origin)
+	return inventory(s.cfg.Fleet, deps, s.changes(), s.cfg.Origin)
 }
 
 // Pagination tokens are opaque to clients: the operation, the offset of the next item and

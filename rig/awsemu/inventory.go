@@ -27,6 +27,7 @@ type variant struct {
 
 type component struct {
 	name, arn, endpoint, endpointARN, variant, status, model string
+	image                                                    string
 	gpus, copies                                             int
 	created, modified                                        time.Time
 	tags                                                     map[string]string
@@ -41,7 +42,8 @@ const statusInService = "InService"
 // inventory builds the region's endpoints from the fleet and the simulator's current copy
 // counts and scaling times. Creation times are spread deterministically over the days
 // before the history (origin), so listing by CreationTime has an order to keep.
-func inventory(f *fleet.Fleet, deps []simulator.Deployment, origin time.Time) []*endpoint {
+// The changes made so far set endpoints' configs and ICs' images, and their modified times.
+func inventory(f *fleet.Fleet, deps []simulator.Deployment, changes []simulator.Change, origin time.Time) []*endpoint {
 	byIC := map[string]simulator.Deployment{}
 	for _, d := range deps {
 		byIC[d.Endpoint+"/"+d.IC] = d
@@ -64,6 +66,7 @@ func inventory(f *fleet.Fleet, deps []simulator.Deployment, origin time.Time) []
 			c := &component{
 				name: ic.Name, arn: arn(f, fe, "inference-component", ic.Name), endpoint: fe.Name, endpointARN: e.arn,
 				variant: fe.Variant, status: statusInService, model: ic.Model, gpus: ic.GPUsPerCopy, copies: ic.Copies,
+				image:     simulator.Image(f.Region, ic.Engine, simulator.BaseImageVersion),
 				created:   e.modified.Add(time.Duration(j+1) * 7 * time.Minute),
 				minCopies: ic.MinCopies, maxCopies: ic.MaxCopies, target: ic.TargetConcurrencyPerCopy, tags: ic.Tags,
 			}
@@ -76,6 +79,7 @@ func inventory(f *fleet.Fleet, deps []simulator.Deployment, origin time.Time) []
 			}
 			e.components = append(e.components, c)
 		}
+		applyChanges(e, changes)
 		out = append(out, e)
 	}
 	return out
@@ -90,4 +94,21 @@ func stableHash(s string) uint64 {
 	h := fnv.New64a()
 	_, _ = h.Write([]byte(s))
 	return h.Sum64()
+}
+
+// applyChanges sets what the changes to e and its ICs set, in time order.
+func applyChanges(e *endpoint, changes []simulator.Change) {
+	for _, ch := range changes {
+		if ch.Endpoint != e.name {
+			continue
+		}
+		if ch.IC == "" && ch.Config != "" {
+			e.config, e.modified = ch.Config, ch.Time
+		}
+		for _, c := range e.components {
+			if c.name == ch.IC && ch.Image != "" {
+				c.image, c.modified = ch.Image, ch.Time
+			}
+		}
+	}
 }

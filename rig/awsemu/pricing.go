@@ -113,14 +113,7 @@ func (s *Server) servePricing(c emulator.Call, body []byte) emulator.Response {
 		}
 	}
 	out, aerr := getProducts(in)
-	if aerr != nil {
-		return jsonError(aerr)
-	}
-	b, err := json.Marshal(out)
-	if err != nil {
-		return jsonError(&apiErr{status: http.StatusInternalServerError, code: "InternalErrorException", msg: "encoding the answer failed: " + err.Error()})
-	}
-	return jsonResponse(http.StatusOK, b, "")
+	return respondJSON(out, aerr, "InternalErrorException")
 }
 
 func getProducts(in getProductsInput) (map[string]any, *apiErr) {

@@ -37,12 +37,18 @@ type smNames struct {
 // serveSageMaker answers the SageMaker inventory operations in awsJson1_1.
 func (s *Server) serveSageMaker(c emulator.Call, body []byte) emulator.Response {
 	out, aerr := s.sageMaker(c.Operation, body)
+	return respondJSON(out, aerr, "InternalFailure")
+}
+
+// respondJSON renders an awsJson1_1 answer: the operation's error, else out; internal is the
+// service's error code for a failure of its own (an answer that does not encode).
+func respondJSON(out any, aerr *apiErr, internal string) emulator.Response {
 	if aerr != nil {
 		return jsonError(aerr)
 	}
 	b, err := json.Marshal(out)
 	if err != nil {
-		return jsonError(&apiErr{status: http.StatusInternalServerError, code: "InternalFailure", msg: "encoding the answer failed: " + err.Error()})
+		return jsonError(&apiErr{status: http.StatusInternalServerError, code: internal, msg: "encoding the answer failed: " + err.Error()})
 	}
 	return jsonResponse(http.StatusOK, b, "")
 }
@@ -266,7 +272,7 @@ func describeSageMaker(op string, in smNames, eps []*endpoint) (any, *apiErr) {
 						"InferenceComponentName": c.name, "InferenceComponentArn": c.arn, "InferenceComponentStatus": c.status,
 						"EndpointName": c.endpoint, "EndpointArn": c.endpointARN, "VariantName": c.variant,
 						"CreationTime": epoch(c.created), "LastModifiedTime": epoch(c.modified),
-						"Specification": map[string]any{"ModelName": c.model,
+						"Specification": map[string]any{"ModelName": c.model, "Container": map[string]any{"DeployedImage": map[string]any{"SpecifiedImage": c.image}},
 							"ComputeResourceRequirements": map[string]any{"NumberOfAcceleratorDevicesRequired": float64(c.gpus), "MinMemoryRequiredInMb": 1024}},
 						"RuntimeConfig": map[string]any{"CurrentCopyCount": c.copies, "DesiredCopyCount": c.copies},
 					}, nil

@@ -24,6 +24,16 @@ func backfilled(t testing.TB, scenario string, hours int) *tsdb.DB {
 // backfillFleet opens a TSDB in a temp dir and backfills hours of f (seed 42).
 func backfillFleet(t testing.TB, f *fleet.Fleet, scenario string, hours int) *tsdb.DB {
 	t.Helper()
+	sim, err := New(f, scenario, 42)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return backfillSim(t, sim, hours)
+}
+
+// backfillSim opens a TSDB in a temp dir and backfills hours of sim up to testNow.
+func backfillSim(t testing.TB, sim *Simulator, hours int) *tsdb.DB {
+	t.Helper()
 	opts := tsdb.DefaultOptions()
 	opts.WALSegmentSize = -1
 	db, err := tsdb.Open(t.TempDir(), nil, nil, opts, nil)
@@ -31,10 +41,6 @@ func backfillFleet(t testing.TB, f *fleet.Fleet, scenario string, hours int) *ts
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = db.Close() })
-	sim, err := New(f, scenario, 42)
-	if err != nil {
-		t.Fatal(err)
-	}
 	if _, err := sim.Backfill(context.Background(), db, testNow.Add(-time.Duration(hours)*time.Hour), testNow, time.Minute); err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,7 @@ package simulator
 import "time"
 
 // Incident is where the scenario played: the resource a diagnosis should point at. Level is
-// "" for healthy, else "inference-component", "instance", "availability-zone",
+// "" for healthy, else "inference-component", "endpoint", "instance", "availability-zone",
 // "instance-type" or "account"; Name is that resource; Endpoint is the endpoint it belongs to.
 type Incident struct {
 	Scenario string
@@ -75,8 +75,11 @@ func (s *Simulator) target() Incident {
 		if ep.zeroAZ != "" {
 			return Incident{Scenario: s.scenario, Level: "availability-zone", Name: ep.zeroAZ, Endpoint: ep.cfg.Name}
 		}
+		if ep.failShare > 0 {
+			return Incident{Scenario: s.scenario, Level: "endpoint", Name: ep.cfg.Name, Endpoint: ep.cfg.Name}
+		}
 		for _, g := range ep.groups {
-			if g.noScaling || g.slowDownload {
+			if g.noScaling || g.slowDownload || g.itlFactor > 1 {
 				return group(g)
 			}
 		}

@@ -32,6 +32,9 @@ var scenarios = []*Scenario{
 	{Name: "gpu-degrade", Summary: "one GPU overheats: temperature climbs past 87 °C, clocks throttle (thermal), corrected ECC errors climb and a double-bit error raises XID 48; the copy on it decodes slower", apply: applyGPUDegrade},
 	{Name: "enrichment-off", Summary: "healthy fleet in an account where OTel enrichment of vended metrics is off: engine, DCGM and host series arrive, Invocations, latencies and the other vended metrics do not, and no series carries resource tag labels", apply: func(*Simulator) error { return nil }, noEnrichment: true},
 	{Name: "engine-queueing", Summary: "one SGLang IC's engine holds requests in its queue: TTFT and waiting up while ModelLatency, OverheadLatency and KV look normal", apply: applyEngineQueueing},
+	{Name: "bad-deploy", Summary: "an UpdateInferenceComponent puts a new image on one vLLM IC two minutes before its decoding slows: ITL and TTFT up on that IC only", apply: applyBadDeploy},
+	{Name: "bad-config", Summary: "an UpdateEndpoint moves one endpoint to a new endpoint config two minutes before 30% of its requests start failing (5XX, model errors)", apply: applyBadConfig},
+	{Name: "benign-deploy", Summary: "an image update with no effect on an IC of one endpoint while engine-queueing starts on an IC of another, five minutes later", apply: applyBenignDeploy},
 }
 
 // Scenarios lists every scenario in a stable order.

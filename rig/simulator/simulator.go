@@ -40,6 +40,7 @@ type Simulator struct {
 	crash                *copySim
 	ice                  *iceSim
 	noVended             bool // enrichment-off
+	changes              []*plannedChange
 }
 
 // IncidentLead is how long before the end of the backfilled history incidents start, so

@@ -310,6 +310,9 @@ func TestIncidentNamesTheTarget(t *testing.T) {
 		{"model-crash", "instance", "", "summarize"},
 		{"gpu-memory-leak", "instance", "", "chat-ic"},
 		{"enrichment-off", "account", "123456789012", ""},
+		{"bad-deploy", "inference-component", "chat-llama-8b", "chat-ic"},
+		{"bad-config", "endpoint", "summarize", "summarize"},
+		{"benign-deploy", "inference-component", "chat-qwen-7b", "chat-ic"},
 	} {
 		s, err := New(fleet.Default(), c.scenario, 42)
 		if err != nil {

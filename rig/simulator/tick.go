@@ -57,6 +57,7 @@ func (g *groupSim) params(incident bool) engineParams {
 	if incident {
 		p.prompt *= g.promptFactor
 		p.maxSeqs = float64(g.maxSeqs)
+		p.itl *= g.itlFactor
 	}
 	return p
 }
@@ -82,6 +83,11 @@ func (s *Simulator) stepGroup(w *writer, g *groupSim, t int64, dt float64) {
 		e4 := poisson(ep.rng, lambda*dt*share4xx)
 		e5 := poisson(ep.rng, lambda*dt*share5xx)
 		em := poisson(ep.rng, lambda*dt*shareModelError)
+		if inc && ep.failShare > 0 {
+			// The bad config's variant fails its share of requests as model errors (5XX).
+			bad := min(arrivals, poisson(ep.rng, lambda*dt*ep.failShare))
+			e5, em = e5+bad, em+bad
+		}
 		if s.crashed(c, t) {
 			// The container is gone: every request routed here fails, the engine is silent.
 			e5, em = arrivals, arrivals

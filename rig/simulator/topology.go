@@ -26,6 +26,7 @@ type endpointSim struct {
 	byAZType   map[string]*azTypeSim
 	azTypes    []*azTypeSim // byAZType in a stable order
 	zeroAZ     string       // az-imbalance: this AZ receives no traffic during the incident
+	failShare  float64      // bad-config: this share of requests fails during the incident
 	// Per-endpoint state, so that endpoints step in parallel.
 	rng    *rand.Rand
 	ls     labelSet
@@ -75,7 +76,8 @@ type groupSim struct {
 	slowDownload        bool
 	forcedColdStarts    []int64 // offsets from the anchor (ms)
 	nextForcedColdStart int
-	firstSlowStart      int64 // ms: the first cold start with a slow download (slow-cold-start)
+	firstSlowStart      int64   // ms: the first cold start with a slow download (slow-cold-start)
+	itlFactor           float64 // bad-deploy: decoding is this much slower (1 = not)
 }
 
 type copySim struct {
@@ -247,7 +249,7 @@ func (s *Simulator) tagLabels(tags map[string]string, family string) []string {
 }
 
 func (s *Simulator) newGroup(ep *endpointSim, name, engine string, m fleet.Model, t fleet.Traffic) *groupSim {
-	return &groupSim{ep: ep, name: name, engine: engine, model: m, traffic: t, key: s.hash(ep.cfg.Name, name, "traffic"), promptFactor: 1, maxSeqs: m.MaxNumSeqs,
+	return &groupSim{ep: ep, name: name, engine: engine, model: m, traffic: t, key: s.hash(ep.cfg.Name, name, "traffic"), promptFactor: 1, itlFactor: 1, maxSeqs: m.MaxNumSeqs,
 		prefixHit: 0.15 + 0.5*float64(s.hash(ep.cfg.Name, name, "prefix")%1000)/1000}
 }
 

@@ -70,6 +70,7 @@ type Stack struct {
 	Incident  simulator.Incident // where the scenario played
 
 	dir     string
+	arrival arrival      // the TSDB as queries see it (SetArrived)
 	handler http.Handler // the emulator behind the counters
 	control emulator.ControlPlane
 	counts  counters
@@ -208,11 +209,14 @@ func build(ctx context.Context, opts Options) (*Stack, error) {
 	}
 	st.Incident = sim.Incident() // its Start is known once the history is there
 	db := st.DB
+	st.arrival.Queryable = db
+	st.arrival.set(time.Time{})
 	control, err := awsemu.New(awsemu.Config{
 		Fleet:       opts.Fleet,
 		Origin:      sim.Origin(),
 		Head:        func() time.Time { return time.UnixMilli(db.Head().MaxTime()).UTC() },
 		Deployments: sim.Deployments,
+		Changes:     sim.Changes,
 	})
 	if err != nil {
 		return fail(err)
@@ -232,7 +236,7 @@ func build(ctx context.Context, opts Options) (*Stack, error) {
 		Limits:             opts.Limits,
 		Faults:             opts.Faults,
 		NameValuesDisabled: opts.NameValuesDisabled,
-	}, st.DB)
+	}, &st.arrival)
 	var denyErr *emulator.DenyError
 	if errors.As(err, &denyErr) {
 		return fail(&OptionError{"deny", denyErr.Error()})

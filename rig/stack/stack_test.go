@@ -120,6 +120,21 @@ var scenarioChecks = map[string][]check{
 		{`histogram_avg(sum by (InferenceComponentName) (sum_over_time(ModelLatencyForIc{InferenceComponentName="chat-llama-8b"}[15m]))) / 1e6`, "InferenceComponentName",
 			below("chat-llama-8b", 6), below("chat-llama-8b", 6)},
 	},
+	// The deployed IC decodes 2.5× slower than its sibling of the same model; healthy, the two
+	// are alike.
+	"bad-deploy": {
+		{`histogram_avg(sum(rate({"vllm:inter_token_latency_seconds", ` + ic + `="chat-llama-8b"}[30m]))) / histogram_avg(sum(rate({"vllm:inter_token_latency_seconds", ` + ic + `="code-llama-8b"}[30m])))`, "",
+			above("", 2), below("", 1.3)},
+	},
+	"bad-config": {
+		{`sum(sum_over_time(Invocation5XXErrors{EndpointName="summarize"}[30m])) / sum(sum_over_time(Invocations{EndpointName="summarize"}[30m]))`, "",
+			above("", 0.2), below("", 0.01)},
+	},
+	// The unrelated incident plays as engine-queueing does.
+	"benign-deploy": {
+		{`histogram_quantile(0.5, sum by (` + ic + `) (rate({"sglang:time_to_first_token_seconds", ` + ic + `="chat-qwen-7b"}[10m])))`, "aws.sagemaker.inference_component.name",
+			above("chat-qwen-7b", 2), below("chat-qwen-7b", 0.5)},
+	},
 	"engine-queueing": {
 		{`histogram_quantile(0.5, sum by (` + ic + `) (rate({"sglang:time_to_first_token_seconds", ` + ic + `="chat-qwen-7b"}[10m])))`, "aws.sagemaker.inference_component.name",
 			above("chat-qwen-7b", 2), below("chat-qwen-7b", 0.5)},

@@ -54,7 +54,12 @@ describe('AlertRulesSettings', () => {
       await clickInstall();
 
       const n = rules.groups.reduce((sum, g) => sum + g.rules.length, 0);
-      expect(await screen.findByText('Alert rules installed')).toBeInTheDocument();
+      // Grafana 9.3 creates the groups rule by rule, with its default interval: the title asks to check them.
+      expect(
+        await screen.findByText(
+          b === MODERN ? 'Alert rules installed' : /^Alert rules installed, \d+ groups? to check$/
+        )
+      ).toBeInTheDocument();
       expect(
         screen.getByText(
           `Installed ${n} alert rules in the folder Inferscope alerts, querying this data source: ${n} created, 0 updated.`
@@ -132,6 +137,19 @@ describe('AlertRulesSettings', () => {
         'Reading the rules from the data source failed (HTTP 404): Data source not found. Save the data source, then install again.'
       )
     ).toBeInTheDocument();
+  });
+
+  it('shows a 200 that is not the rules (a proxy page) as a failed read, not as nothing', async () => {
+    const { fake } = grafanaBehind(MODERN, { status: 200, data: '<html><body>Sign in to the proxy</body></html>' });
+    await clickInstall();
+
+    expect(await screen.findByText('Alert rules not installed')).toBeInTheDocument();
+    expect(
+      screen.getByText(
+        /^Stopped: Reading the rules from the data source failed: not the plugin's rules \(a text answer/
+      )
+    ).toBeInTheDocument();
+    expect(fake.requests).toEqual([]);
   });
 
   it('links the provisioning file rendered for this data source', () => {

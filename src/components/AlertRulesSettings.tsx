@@ -73,6 +73,13 @@ export function AlertRulesSettings({ uid }: { uid: string }) {
     setOutcome(undefined);
     try {
       setOutcome(await installAlertRules(uid));
+    } catch (e) {
+      // installRules reports its failures; this is anything else, which must not pass unseen.
+      setOutcome({
+        severity: 'error',
+        title: 'Alert rules not installed',
+        lines: [`Installing failed: ${e instanceof Error ? e.message : String(e)}`],
+      });
     } finally {
       setBusy(false);
     }

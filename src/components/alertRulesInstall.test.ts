@@ -110,9 +110,13 @@ function expectInstalled(
   expect(all(report, 'updated')).toEqual(with_((b) => b === '' || b === 'api'));
   expect(all(report, 'fromFile')).toEqual(with_((b) => b === 'file'));
   expect(all(report, 'readOnly')).toEqual(with_((b) => b === 'api' && !fake.behaviour.apiToNone));
-  // Each group's interval: the group PUT sets it, a rule POST into a new group gets Grafana's default (1m).
+  // Each group's interval: the group PUT sets it; a group created rule by rule keeps Grafana's default
+  // (the fake's 10 s, not the plugin's 60 s), and the report says so for every group that went in that way.
   for (const g of rules.groups) {
-    expect(fake.groupIntervals.get(`${folder}/${g.title}`)).toBe(g.interval);
+    const got = fake.groupIntervals.get(`${folder}/${g.title}`);
+    const out = report.groups.find((x) => x.title === g.title);
+    expect(out?.interval).toEqual(got === g.interval || out?.via !== 'rules' ? undefined : { want: g.interval, got });
+    expect(got === g.interval || out?.via === 'rules').toBe(true);
   }
 }
 
@@ -244,7 +248,64 @@ describe('installRules', () => {
   }
 });
 
+describe('installRules on a body that is not the rules', () => {
+  const folder = { uid: 'f', title: 'F' };
+  it.each([
+    ['a proxy page', '<html><body>Sign in to the proxy</body></html>', 'a text answer: "<html><body>Sign in'],
+    ['null', null, 'null instead of an object'],
+    ['an older backend', { rules: [] }, 'no folder uid and title'],
+    ['groups not a list', { folder, groups: 'x' }, 'no list of groups'],
+    ['a rule without a uid', { folder, groups: [{ title: 'g', rules: [{ title: 't', ruleGroup: 'g' }] }] }, '(g)'],
+  ])('%s: a failure of reading the rules, nothing sent', async (_name, body, detail) => {
+    const fake = new FakeGrafana(MODERN);
+    const report = await installRules(fake, body as unknown as ApiAlertRules);
+    expect(report.failure?.step).toBe('Reading the rules from the data source');
+    expect(report.failure?.detail).toContain("not the plugin's rules (");
+    expect(report.failure?.detail).toContain(detail);
+    expect(fake.requests).toEqual([]);
+    expect(describeReport(report)).toMatchObject({ severity: 'error', title: 'Alert rules not installed' });
+  });
+});
+
 describe('describeReport', () => {
+  it('tells how to set the interval of a group Grafana 9.3 created rule by rule with its default', async () => {
+    const { fake, rules } = grafana(GRAFANA_9_3, 'fresh', 1);
+    const report = await installRules(fake, rules);
+    const text = describeReport(report);
+    expect(text.severity).toBe('warning');
+    expect(text.title).toBe(`Alert rules installed, ${rules.groups.length} groups to check`);
+    for (const g of rules.groups) {
+      expect(text.lines).toContain(
+        `${g.title} evaluates every 10 s, not every ${g.interval} s: the rules went in one at a time, so the group took ` +
+          "Grafana's default interval, and setting it through the API takes a rule-group request, which Grafana 9.3 " +
+          `answers by making every rule of the group read-only. Set it in the UI: Alerting → Alert rules → the group ${g.title} ` +
+          `in the folder ${TITLE} → Edit → Evaluation interval ${g.interval}s.`
+      );
+    }
+    // A Grafana whose default is the plugin's interval has nothing to report.
+    const same = grafana(GRAFANA_9_3, 'fresh', 1).fake;
+    same.defaultInterval = 60;
+    expect(describeReport(await installRules(same, rules))).toMatchObject({ severity: 'success' });
+  });
+
+  it('says when the interval could not be read back', async () => {
+    const { fake, rules } = grafana(NO_GROUP_PUT, 'fresh', 1);
+    // The group reads before any rule is created (whether it holds rules of others) answer; those after fail.
+    let created = false;
+    fake.intercept = (req) => {
+      created ||= req.method === 'POST' && req.url.includes('/alert-rules');
+      return created && req.method === 'GET' && req.url.includes('/rule-groups/')
+        ? { status: 500, data: { message: 'boom' } }
+        : undefined;
+    };
+    const report = await installRules(fake, rules);
+    expect(report.failure).toBeUndefined();
+    const text = describeReport(report);
+    expect(text.lines).toContain(
+      `The interval of ${rules.groups[0].title} could not be read back (HTTP 500: boom): check in the UI that it evaluates every ${rules.groups[0].interval} s.`
+    );
+  });
+
   it('names per group what was created, updated and left alone', async () => {
     const { fake, rules, before } = grafana(MODERN, 'file', 2);
     const text = describeReport(await installRules(fake, rules));

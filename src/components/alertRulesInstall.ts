@@ -74,6 +74,11 @@ export interface GroupReport {
   readOnly: RuleRef[];
   /** Rules in the group that are not the plugin's (added by hand): kept, so the group went in rule by rule. */
   others: string[];
+  /**
+   * Set after rules went in one at a time when the group does not evaluate at the plugin's interval (a new
+   * group gets Grafana's configured default): `got` is Grafana's, undefined when it could not be read back.
+   */
+  interval?: { want: number; got?: number; detail?: string };
 }
 
 export interface InstallReport {
@@ -203,12 +208,49 @@ async function otherRules(api: GrafanaApi, group: ApiRuleGroup): Promise<string[
 
 const ref = (r: ApiRule): RuleRef => ({ uid: r.uid, title: r.title, group: r.ruleGroup });
 
+const READING = 'Reading the rules from the data source';
+
+/** What is wrong with a body that should be the backend's rules (undefined: nothing), in a few words. */
+function notRules(data: unknown): string | undefined {
+  const d = data as Partial<ApiAlertRules> | undefined;
+  const isText = (v: unknown) => typeof v === 'string' && v !== '';
+  if (typeof data === 'string') {
+    const text = data.trim().replace(/\s+/g, ' ');
+    return `a text answer: "${text.length > 60 ? text.slice(0, 60) + '…' : text}"`;
+  }
+  if (typeof d !== 'object' || d === null) {
+    return `${d === null ? 'null' : typeof d} instead of an object`;
+  }
+  if (!isText(d.folder?.uid) || !isText(d.folder?.title)) {
+    return 'no folder uid and title';
+  }
+  if (!Array.isArray(d.groups)) {
+    return 'no list of groups';
+  }
+  const bad = d.groups.find(
+    (g) =>
+      !isText(g?.title) ||
+      !Array.isArray(g.rules) ||
+      !g.rules.every((r) => isText(r?.uid) && isText(r?.title) && isText(r?.ruleGroup))
+  );
+  return bad ? `a group without a title or rules with uid, title and group (${String(bad?.title)})` : undefined;
+}
+
 /**
  * Installs `rules` (the backend's format=api rendering) and reports what it created, updated and left
- * alone. It never rejects: a failure midway is in the report's `failure`, with the rules not installed.
+ * alone. It never rejects: a failure midway is in the report's `failure`, with the rules not installed;
+ * a body that is not the rules (a proxy's HTML page, an older backend) is a failure of reading them.
  */
 export async function installRules(api: GrafanaApi, rules: ApiAlertRules): Promise<InstallReport> {
   const report: InstallReport = { groups: [], notInstalled: [] };
+  const wrong = notRules(rules);
+  if (wrong) {
+    report.failure = {
+      step: READING,
+      detail: `not the plugin's rules (${wrong}): check that the data source's backend runs this plugin version and that no proxy answers for it`,
+    };
+    return report;
+  }
   const pending = new Set(rules.groups.flatMap((g) => g.rules.map((r) => r.uid)));
   try {
     report.folder = await resolveFolder(api, rules.folder);
@@ -279,6 +321,7 @@ export async function installRules(api: GrafanaApi, rules: ApiAlertRules): Promi
         }
         pending.delete(r.uid);
       }
+      out.interval = await intervalDiffers(api, group);
     }
   } catch (e) {
     const err = e instanceof StepError ? e : new StepError('Installing', undefined, String(e));
@@ -286,6 +329,26 @@ export async function installRules(api: GrafanaApi, rules: ApiAlertRules): Promi
   }
   report.notInstalled = rules.groups.flatMap((g) => g.rules.filter((r) => pending.has(r.uid)).map(ref));
   return report;
+}
+
+/**
+ * After rules went in one at a time: the group's interval when it is not the plugin's. Setting it takes a
+ * group PUT, which Grafana 9.3 answers by marking the rules read-only, so it is reported, not set. A failed
+ * read-back does not stop the install: the rules are in.
+ */
+async function intervalDiffers(api: GrafanaApi, group: ApiRuleGroup): Promise<GroupReport['interval']> {
+  if (group.interval === undefined) {
+    return undefined;
+  }
+  const a = await ask(api, `Reading the rule group ${group.title}`, { method: 'GET', url: groupUrl(group) });
+  if (a.status >= 300) {
+    return { want: group.interval, detail: `HTTP ${a.status}: ${answerText(a)}` };
+  }
+  const got = (a.data as { interval?: unknown } | undefined)?.interval;
+  if (typeof got !== 'number') {
+    return { want: group.interval, detail: 'the answer has no interval' };
+  }
+  return got === group.interval ? undefined : { want: group.interval, got };
 }
 
 /**
@@ -346,11 +409,12 @@ async function settle(
       out.readOnly.push(ref(r));
     }
   }
-  const drop = (list: RuleRef[], r: ApiRule) =>
-    list.splice(
-      list.findIndex((x) => x.uid === r.uid),
-      1
-    );
+  const drop = (list: RuleRef[], r: ApiRule) => {
+    const i = list.findIndex((x) => x.uid === r.uid);
+    if (i >= 0) {
+      list.splice(i, 1);
+    }
+  };
   for (const r of marked) {
     const step = `Making the rule ${r.title} (group ${r.ruleGroup}) editable`;
     if (await putEditable(api, step, r)) {
@@ -407,6 +471,18 @@ export function describeReport(report: InstallReport): ReportText {
     const via = g.via === 'group' ? ', with one rule-group request' : g.via === 'rules' ? ', one rule at a time' : '';
     lines.push(`${g.title}: ${parts.join('; ') || 'nothing done'}${parts.length && g.via ? via : ''}.`);
   }
+  const intervals = report.groups.filter((g) => g.interval);
+  for (const g of intervals) {
+    const { want, got, detail } = g.interval!;
+    lines.push(
+      got === undefined
+        ? `The interval of ${g.title} could not be read back (${detail}): check in the UI that it evaluates every ${want} s.`
+        : `${g.title} evaluates every ${got} s, not every ${want} s: the rules went in one at a time, so the group took ` +
+            "Grafana's default interval, and setting it through the API takes a rule-group request, which Grafana 9.3 " +
+            'answers by making every rule of the group read-only. Set it in the UI: Alerting → Alert rules → the group ' +
+            `${g.title} in the folder ${f?.title ?? ''} → Edit → Evaluation interval ${want}s.`
+    );
+  }
   const readOnly = all('readOnly');
   if (readOnly.length) {
     lines.push(
@@ -445,7 +521,10 @@ export function describeReport(report: InstallReport): ReportText {
     `Installed ${count(installed, 'alert rule')} in the folder ${f?.title}, querying this data source: ` +
       `${all('created').length} created, ${all('updated').length} updated.`
   );
-  return readOnly.length
-    ? { severity: 'warning', title: `Alert rules installed, ${readOnly.length} read-only`, lines }
+  if (readOnly.length) {
+    return { severity: 'warning', title: `Alert rules installed, ${readOnly.length} read-only`, lines };
+  }
+  return intervals.length
+    ? { severity: 'warning', title: `Alert rules installed, ${count(intervals.length, 'group')} to check`, lines }
     : { severity: 'success', title: 'Alert rules installed', lines };
 }

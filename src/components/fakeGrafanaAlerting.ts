@@ -59,6 +59,8 @@ export class FakeGrafana implements GrafanaApi {
   readonly parents = new Map<string, string>(); // nested folder uid → its parent's uid
   readonly rules = new Map<string, StoredRule>(); // uid → rule
   readonly groupIntervals = new Map<string, number>(); // folder uid/group → seconds
+  /** The interval a group created by a rule POST gets: Grafana's configured default, which need not be the plugin's 60 s. */
+  defaultInterval = 10;
   readonly requests: ApiRequest[] = [];
   /** Answers a request instead of the model when it returns an answer (to break a step). */
   intercept?: (req: ApiRequest) => ApiAnswer | undefined;
@@ -213,7 +215,7 @@ export class FakeGrafana implements GrafanaApi {
     }
     for (const w of writes) {
       if (!this.groupIntervals.has(`${w.rule.folderUID}/${w.rule.ruleGroup}`)) {
-        this.groupIntervals.set(`${w.rule.folderUID}/${w.rule.ruleGroup}`, 60);
+        this.groupIntervals.set(`${w.rule.folderUID}/${w.rule.ruleGroup}`, this.defaultInterval);
       }
       this.rules.set(w.rule.uid, { rule: JSON.parse(JSON.stringify(w.rule)), provenance: w.provenance });
     }

@@ -5,41 +5,49 @@ package awspolicy
 
 import (
 	"context"
+	"slices"
+	"time"
 
 	"github.com/inferscope/sagemaker-datasource/pkg/awsapi"
 	"github.com/inferscope/sagemaker-datasource/pkg/diagnosis"
 )
 
 // Source reads the policies through api (Application Auto Scaling) and the ICs' copies
-// from its inventory; an inventory that cannot be read leaves the copies unknown.
-func Source(api awsapi.API) diagnosis.PolicySource {
-	return func(ctx context.Context) (map[string]diagnosis.Policy, error) {
+// from its inventory, as of now() (the emulator's clock in the rig); an inventory that cannot
+// be read leaves the copies unknown, and why.
+func Source(api awsapi.API, now func() time.Time) diagnosis.PolicySource {
+	return func(ctx context.Context) (*diagnosis.Policies, error) {
 		targets, err := api.ScalingTargets(ctx)
 		if err != nil {
 			return nil, err
 		}
-		copies := map[string]int{}
-		if inv, err := api.Inventory(ctx); err == nil {
+		copies := map[diagnosis.ICKey]int{}
+		inv, err := api.Inventory(ctx)
+		if err == nil {
 			for _, ep := range inv.Endpoints {
 				for _, ic := range ep.Components {
-					copies[ic.Name] = ic.DesiredCopies
+					copies[diagnosis.ICKey{Account: awsapi.AccountOf(ic.ARN), IC: ic.Name}] = ic.DesiredCopies
 				}
 			}
+			err = inv.ComponentsErr
 		}
-		return policiesOf(targets, copies), nil
+		p := policiesOf(targets, copies)
+		p.CopiesAt, p.CopiesErr = now(), err
+		return p, nil
 	}
 }
 
 // policiesOf keeps the ICs' targets; of several concurrency policies on one IC the lowest
 // target scales out first, so it is the one that counts.
-func policiesOf(targets []awsapi.ScalableTarget, copies map[string]int) map[string]diagnosis.Policy {
-	out := map[string]diagnosis.Policy{}
+func policiesOf(targets []awsapi.ScalableTarget, copies map[diagnosis.ICKey]int) *diagnosis.Policies {
+	out := &diagnosis.Policies{ICs: map[diagnosis.ICKey]diagnosis.Policy{}}
 	for _, t := range targets {
-		if t.Dimension != awsapi.DimensionCopies {
-			continue
+		k := diagnosis.ICKey{Account: t.Account, IC: t.InferenceComponent}
+		if t.Account != "" && !slices.Contains(out.Own, t.Account) {
+			out.Own = append(out.Own, t.Account)
 		}
 		p := diagnosis.Policy{Min: t.Min, Max: t.Max, Copies: -1}
-		if n, ok := copies[t.InferenceComponent]; ok {
+		if n, ok := copies[k]; ok {
 			p.Copies = n
 		}
 		for _, sp := range t.Policies {
@@ -49,7 +57,7 @@ func policiesOf(targets []awsapi.ScalableTarget, copies map[string]int) map[stri
 				p.Metric, p.Target = c.Metric, c.Target
 			}
 		}
-		out[t.InferenceComponent] = p
+		out.ICs[k] = p
 	}
 	return out
 }

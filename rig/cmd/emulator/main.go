@@ -115,8 +115,9 @@ func newFlags(cfg *config, stderr io.Writer) *flag.FlagSet {
 
 Serves CloudWatch's PromQL API (/api/v1/query, query_range, series, labels, label/<name>/values),
 CloudWatch DescribeAlarms/DescribeAlarmContributors/DescribeAlarmHistory over the fleet's PromQL
-alarms and SageMaker's endpoint and inference component calls on a loopback port over a simulated
-SageMaker inference fleet, with SigV4 verification, and prints the Grafana provisioning for the
+alarms, SageMaker's endpoint and inference component calls and CloudTrail LookupEvents over the
+scenario's change history on a loopback port over a simulated SageMaker inference fleet, with SigV4
+verification, and prints the Grafana provisioning for the
 %s plugin.
 
 Flags:

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -133,12 +134,18 @@ type instance struct {
 	firedAt  time.Time
 	lastVal  float64
 	everFire bool
+	// trueAt: the evaluations whose condition held (each one Pending or Firing in Grafana's
+	// alert list and state history).
+	trueAt []time.Time
 }
 
 // ruleState follows a rule's instances over evaluations.
 type ruleState struct {
 	r         rule
 	instances map[string]*instance
+	// nonFinite lists the query's NaN, ±Inf and null values: Grafana 9.3 fails to save the
+	// state history of a batch that holds one ("unsupported value: NaN").
+	nonFinite []string
 }
 
 func newRuleState(r rule) *ruleState { return &ruleState{r: r, instances: map[string]*instance{}} }
@@ -151,6 +158,12 @@ func (st *ruleState) evaluate(ctx context.Context, ds backend.QueryDataHandler, 
 	}
 	seen := map[string]bool{}
 	for _, s := range ss {
+		for _, x := range s.values {
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				st.nonFinite = append(st.nonFinite, fmt.Sprintf("%v at %s on %s", x, at.Format("15:04"), s.labels))
+				break
+			}
+		}
 		v := reduce(s.values, st.r.Reducer, st.r.ReduceMode, 0)
 		key := s.labels.String()
 		seen[key] = true
@@ -168,6 +181,7 @@ func (st *ruleState) evaluate(ctx context.Context, ds backend.QueryDataHandler, 
 			in.since, in.firing = time.Time{}, false
 			continue
 		}
+		in.trueAt = append(in.trueAt, at)
 		if in.since.IsZero() {
 			in.since = at
 		}
@@ -182,6 +196,16 @@ func (st *ruleState) evaluate(ctx context.Context, ds backend.QueryDataHandler, 
 		}
 	}
 	return nil
+}
+
+// checkFinite fails t for every rule whose query returned a NaN, ±Inf or null value.
+func checkFinite(t *testing.T, states []*ruleState, where string) {
+	t.Helper()
+	for _, s := range states {
+		if n := len(s.nonFinite); n > 0 {
+			t.Errorf("%s in %s: %d non-finite value(s), first %s; guard the rule's ratios", s.r.UID, where, n, s.nonFinite[0])
+		}
+	}
 }
 
 // fired lists the instances that reached Firing, by their rendered labels.
@@ -266,6 +290,24 @@ func TestPendingPeriod(t *testing.T) {
 	f := st.fired()
 	if len(f) != 1 || !f[0].firedAt.Equal(t0.Add(6*time.Minute)) {
 		t.Fatalf("fired %v, want one instance firing at minute 6 (true from minute 3)", f)
+	}
+	if len(st.nonFinite) != 0 {
+		t.Errorf("finite values reported as non-finite: %v", st.nonFinite)
+	}
+}
+
+// Every NaN or ±Inf a query returns is reported, whether or not the reduced value is.
+func TestNonFiniteValuesReported(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	vals := []float64{1, math.NaN(), math.Inf(1), 2, math.Inf(-1)}
+	st := newRuleState(rule{UID: "r", Reducer: "last", ReduceMode: "dropNN", Op: "gt", Threshold: 0.5, Window: time.Minute})
+	for i := range vals {
+		if err := st.evaluate(context.Background(), fakeSeries{vals: vals, t0: t0}, t0.Add(time.Duration(i)*time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(st.nonFinite) != 3 || !strings.HasPrefix(st.nonFinite[0], "NaN at 00:01") || !strings.HasPrefix(st.nonFinite[2], "-Inf at 00:04") {
+		t.Errorf("non-finite values %q, want NaN at 00:01, +Inf at 00:02 and -Inf at 00:04", st.nonFinite)
 	}
 }
 

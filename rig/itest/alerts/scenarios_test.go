@@ -64,16 +64,31 @@ const (
 // configure one; configure (when not nil) edits the data source's jsonData.
 func startPlugin(t testing.TB, opts stack.Options, configure func(jsonData map[string]string)) (*stack.Stack, *plugin.Datasource) {
 	t.Helper()
+	st := startStack(t, opts)
+	return st, newDatasource(t, st, configure)
+}
+
+// startStack backfills and serves a stack until the test ends.
+func startStack(t testing.TB, opts stack.Options) *stack.Stack {
+	t.Helper()
 	st, err := stack.Start(context.Background(), opts)
 	if err != nil {
 		t.Fatalf("starting the stack: %v", err)
 	}
 	t.Cleanup(func() { _ = st.Close() })
+	return st
+}
+
+// newDatasource is a data source for st at CloudWatch's account rate instead of the default
+// 20/s (the tests send hours of evaluations at once); configure edits its jsonData further.
+func newDatasource(t testing.TB, st *stack.Stack, configure func(jsonData map[string]string)) *plugin.Datasource {
+	t.Helper()
 	jsonData, secure := st.DataSourceSettings()
+	jsonData["requestsPerSecond"] = "300"
 	if configure != nil {
 		configure(jsonData)
 	}
-	return st, dstest.New(t, "alerts", jsonData, secure)
+	return dstest.New(t, "alerts", jsonData, secure)
 }
 
 // runScenario evaluates every rule over the span and returns the states.
@@ -83,9 +98,7 @@ func runScenario(t *testing.T, scenario string, rules []rule) []*ruleState {
 
 // evaluateSpan starts a stack and evaluates every rule every `every` over the last span.
 func evaluateSpan(t *testing.T, opts stack.Options, rules []rule, span, every time.Duration) []*ruleState {
-	// CloudWatch's account rate instead of the data source's default 20/s: the test sends
-	// hours of evaluations at once.
-	st, ds := startPlugin(t, opts, func(jd map[string]string) { jd["requestsPerSecond"] = "300" })
+	st, ds := startPlugin(t, opts, nil)
 	states := make([]*ruleState, len(rules))
 	for i, r := range rules {
 		states[i] = newRuleState(r)
@@ -120,7 +133,9 @@ func TestRuleScenarioMatrix(t *testing.T) {
 	}
 	for _, sc := range scenarios {
 		t.Run(sc, func(t *testing.T) {
-			for _, s := range runScenario(t, sc, rules) {
+			states := runScenario(t, sc, rules)
+			checkFinite(t, states, sc)
+			for _, s := range states {
 				want, should := intended[s.r.UID][sc]
 				fired := s.fired()
 				var names []string

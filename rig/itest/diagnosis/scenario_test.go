@@ -138,7 +138,7 @@ func serveRegion(t testing.TB, sim *simulator.Simulator, f *fleet.Fleet, from, e
 	}
 	ep, creds := awsauth.Endpoint{URL: u, Region: f.Region}, credentials.NewStaticCredentialsProvider(key, secret, "")
 	signed := &http.Client{Transport: awsauth.Transport(ts.Client().Transport, creds, ep, nil)}
-	return Region{Querier: httpQuerier{base: ts.URL, c: signed}, Policies: awspolicy.Source(awsapi.NewWithCredentials(creds, ep, nil))}
+	return Region{Querier: httpQuerier{base: ts.URL, c: signed}, Policies: awspolicy.Source(awsapi.NewWithCredentials(creds, ep, nil), func() time.Time { return end })}
 }
 
 // diagnoseIn runs the diagnosis over one region, as cmd/diagnose and the plugin do.
@@ -170,6 +170,20 @@ var scenarioTable = []expectation{
 	{"engine-queueing", "engine-queueing", LevelIC, "chat-qwen-7b", "chat-ic", Critical},
 	{"gpu-degrade", "gpu-hardware", LevelInstance, "", "chat-ic", Critical},
 	{"enrichment-off", "enrichment-off", LevelAccount, "123456789012", "", Warning},
+	{"bad-deploy", "change", LevelIC, "chat-llama-8b", "chat-ic", Critical},
+	{"bad-config", "change", LevelEndpoint, "summarize", "summarize", Critical},
+	// The deployment elsewhere changes nothing: the unrelated incident leads.
+	{"benign-deploy", "engine-queueing", LevelIC, "chat-qwen-7b", "chat-ic", Critical},
+}
+
+// pendingScenarios are scenarios the diagnosis does not name yet, with why; their rows are
+// skipped with the reason, so the gap shows in every run.
+var pendingScenarios = map[string]string{
+	"bad-deploy": "no rule reads a sustained ITL rise: its symptom leads, chat-llama-8b scaled to its max capacity and still " +
+		"over target (issue 36 item 3: the change rule)",
+	"bad-config": "the error-spike rule compares the peak with the range's median error ratio, and bad-config fails 30 % of " +
+		"summarize's requests for the last 90 of 180 minutes, so the median is the failure level itself and no spike is found " +
+		"(issue 36 item 3: the change rule, with the error ratio before the UpdateEndpoint as baseline)",
 }
 
 // TestScenarioTable runs the full diagnosis on every scenario of the default fleet (3 h of
@@ -190,6 +204,9 @@ func TestScenarioTable(t *testing.T) {
 		}
 		delete(known, x.scenario)
 		t.Run(x.scenario, func(t *testing.T) {
+			if why := pendingScenarios[x.scenario]; why != "" {
+				t.Skip(why)
+			}
 			rg := startRegion(t, fleet.Default(), x.scenario, 3, scenarioNow)
 			r, err := diagnoseIn(rg, Scope{}, scenarioNow.Add(-3*time.Hour), scenarioNow, DefaultConfig())
 			if err != nil {

@@ -1,6 +1,7 @@
 package diagnosis_test
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -155,7 +156,7 @@ func timeToName(t *testing.T, f *fleet.Fleet, sim *simulator.Simulator, scenario
 		if at.After(end) {
 			break
 		}
-		r, err := diagnoseIn(rg, Scope{}, at.Add(-time.Hour), at, cfg)
+		r, err := diagnoseIn(Region{Querier: rg.Querier, Policies: readAt(rg.Policies, at)}, Scope{}, at.Add(-time.Hour), at, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -187,6 +188,21 @@ func timeToName(t *testing.T, f *fleet.Fleet, sim *simulator.Simulator, scenario
 		return ttnResult{cell: "quiet"}
 	}
 	return ttnResult{leads: leads, cell: fmt.Sprintf("> %d", ttnAfter) + ledBy}
+}
+
+// readAt is src as a user diagnosing at `at` reads it: its copies are those of that moment.
+// The emulator's are those at the end of the history, which the scaling scenarios keep flat
+// (scaling-not-firing) or pinned (scaling-at-max) from before S on.
+func readAt(src PolicySource, at time.Time) PolicySource {
+	return func(ctx context.Context) (*Policies, error) {
+		p, err := src(ctx)
+		if p == nil {
+			return nil, err
+		}
+		c := *p
+		c.CopiesAt = at
+		return &c, err
+	}
 }
 
 // TestTimeToName measures time to name per scenario and fleet shape (the table in

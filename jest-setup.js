@@ -22,11 +22,7 @@ if (typeof document !== 'undefined' && document.createRange) {
 }
 
 // Grafana's Combobox sizes its menu and pills by measuring text on a canvas (the base setup's
-// getContext returns nothing), and its virtual list renders only the rows that fit the height
-// of its scroll box (jsdom lays out nothing, so every box is 0 × 0): a canvas that measures
-// 8 px a character, and boxes 2000 px high, so a list of up to ~70 options renders whole.
+// getContext returns nothing), on every render: a canvas that measures 8 px a character. The
+// box sizes its list needs are set only by the suites that open lists (withComboboxLayout in
+// src/components/testing.tsx).
 HTMLCanvasElement.prototype.getContext = () => ({ font: '', measureText: (text) => ({ width: text.length * 8 }) });
-Object.defineProperties(HTMLElement.prototype, {
-  clientHeight: { configurable: true, get: () => 2000 },
-  clientWidth: { configurable: true, get: () => 400 },
-});

@@ -178,6 +178,22 @@ describe('applyAdHoc', () => {
     ]);
   });
 
+  // The columns of the alarms and inventory frames (endpoint, region, account) are the keys
+  // Explore's filter for/out passes, and so a dashboard's ad-hoc filter with such a key narrows
+  // every query type with the field.
+  it.each([
+    ['diagnosis', 'endpoint', 'endpoint'],
+    ['alarms', 'region', 'region'],
+    ['inventory', 'endpoint', 'endpoint'],
+    ['cost', 'account', 'account'],
+    ['cost', 'Endpoint', 'endpoint'],
+    ['inventory', 'inference_component', 'inferenceComponent'],
+  ] as const)('narrows %s by a filter on its column %s', (queryType, key, field) => {
+    const out = applyAdHoc({ refId: 'A', queryType }, [{ key, operator: '=', value: 'v1' }]);
+    expect(out.query[field]).toBe('v1');
+    expect(out.ignored).toEqual([]);
+  });
+
   it('leaves an account filter to the query types without an account field', () => {
     const out = applyAdHoc({ refId: 'A', queryType: 'alarms' }, [{ key: '@aws.account', operator: '=', value: '1' }]);
     expect(out.query.account).toBeUndefined();

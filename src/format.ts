@@ -104,9 +104,11 @@ export function bucketsToHeatmap(frames: DataFrame[], refId: string): DataFrame[
     const key = groupKey(s.labels);
     groups.set(key, [...(groups.get(key) ?? []), s]);
   }
-  // The query inspector reads the PromQL and the notices from the frames: each heatmap keeps them.
-  const meta = inspected(bucketFrames);
-  const heatmaps = Array.from(groups.values()).map((buckets) => {
+  // The query inspector reads the PromQL and stats from the frames and lists every frame's stats,
+  // so they go on the first heatmap only; each heatmap keeps the notices (the panel shows them
+  // once).
+  const { notices, ...meta } = inspected(bucketFrames);
+  const heatmaps = Array.from(groups.values()).map((buckets, i) => {
     buckets.sort((a, b) => leValue(a.labels.le) - leValue(b.labels.le));
     const times = Array.from(new Set(buckets.flatMap((b) => b.times))).sort((a, b) => a - b);
     const cumulative = buckets.map((b) => {
@@ -126,7 +128,7 @@ export function bucketsToHeatmap(frames: DataFrame[], refId: string): DataFrame[
       refId,
       name: buckets[0].labels.__name__,
       fields,
-      meta: { ...meta, type: DataFrameType.HeatmapRows },
+      meta: { ...(i === 0 ? meta : {}), ...(notices ? { notices } : {}), type: DataFrameType.HeatmapRows },
     });
   });
   return [...heatmaps, ...passthrough];

@@ -394,6 +394,34 @@ func TestLinks(t *testing.T) {
 	}
 }
 
+// The "Fleet (all endpoints)" link is a reset: it clears the filter variables and the ad-hoc
+// filters, keeping the rest (data source, region, percentile).
+func TestFleetLinkResets(t *testing.T) {
+	for file, d := range decodeAll(t) {
+		var fleet map[string]any
+		for _, l := range d.Links {
+			if m, _ := l.(map[string]any); m["title"] == "Fleet (all endpoints)" {
+				fleet = m
+			}
+		}
+		if fleet == nil {
+			t.Fatalf("%s: no fleet link", file)
+		}
+		u, _ := fleet["url"].(string)
+		if strings.Contains(u, dashref.FiltersParam) || strings.Contains(u, "var-"+varFilters+"=") {
+			t.Errorf("%s: the fleet reset %q keeps the ad-hoc filters", file, u)
+		}
+		for _, v := range []string{dashref.VarEndpoint, dashref.VarIC, dashref.VarAZ, dashref.VarInstance} {
+			if !strings.Contains(u, "var-"+v+"=$__all") {
+				t.Errorf("%s: the fleet reset %q does not clear %s", file, u, v)
+			}
+		}
+		if !strings.Contains(u, "${"+dashref.VarDatasource+":queryparam}") {
+			t.Errorf("%s: the fleet reset %q drops the data source", file, u)
+		}
+	}
+}
+
 // externalURL reports whether a data link leaves Grafana for an AWS console page the backend
 // built (a whole URL field of the frame) or one built from the row's region field.
 func externalURL(u string) bool {

@@ -18,7 +18,8 @@ func drillURL(uid string, set ...setVar) string {
 }
 
 // drillPath keeps every variable except those set; `${var:queryparam}` expands to
-// var-<name>=<value> for each selected value.
+// var-<name>=<value> for each selected value. A variable set to "" is left out of the URL, so
+// it opens at its default (the ad-hoc filters: none).
 func drillPath(uid string, set ...setVar) string {
 	fixed := map[string]bool{}
 	for _, s := range set {
@@ -31,7 +32,9 @@ func drillPath(uid string, set ...setVar) string {
 		}
 	}
 	for _, s := range set {
-		parts = append(parts, "var-"+s.name+"="+s.value)
+		if s.value != "" {
+			parts = append(parts, "var-"+s.name+"="+s.value)
+		}
 	}
 	return "/d/" + uid + "?" + strings.Join(parts, "&")
 }
@@ -60,7 +63,7 @@ func fieldLabel(name string) string {
 }
 
 // dashboardLinks puts the three dashboards and a fleet reset on top of each one, carrying
-// variables and time.
+// variables and time; the reset drops the ad-hoc filters too.
 func dashboardLinks(self string) []cog.Builder[dashboard.DashboardLink] {
 	titles := map[string]string{dashref.Performance: "Performance", dashref.Capacity: "Capacity", dashref.Reliability: "Reliability"}
 	var out []cog.Builder[dashboard.DashboardLink]
@@ -73,7 +76,7 @@ func dashboardLinks(self string) []cog.Builder[dashboard.DashboardLink] {
 			IncludeVars(true).KeepTime(true).TargetBlank(false).AsDropdown(false).Tags([]string{}))
 	}
 	return append(out, dashboard.NewDashboardLinkBuilder("Fleet (all endpoints)").Type(dashboard.DashboardLinkTypeLink).
-		Url(drillPath(self, setVar{dashref.VarEndpoint, "$__all"}, setVar{dashref.VarIC, "$__all"}, setVar{dashref.VarAZ, "$__all"}, setVar{dashref.VarInstance, "$__all"})).
-		Icon("external link").Tooltip("Clear endpoint, IC, AZ and instance filters; keep the time range").
+		Url(drillPath(self, setVar{dashref.VarEndpoint, "$__all"}, setVar{dashref.VarIC, "$__all"}, setVar{dashref.VarAZ, "$__all"}, setVar{dashref.VarInstance, "$__all"}, setVar{varFilters, ""})).
+		Icon("external link").Tooltip("Clear endpoint, IC, AZ, instance and ad-hoc filters; keep the time range").
 		IncludeVars(false).KeepTime(true).TargetBlank(false).AsDropdown(false).Tags([]string{}))
 }

@@ -53,7 +53,7 @@ func Frame(r Report) *data.Frame {
 	queries := []string{evidenceQueries(r.Findings)}
 	for _, f := range r.Failures {
 		d := f.describe(many)
-		add(f.Region, "", "unknown", strings.ToUpper(d[:1])+d[1:], r.Scope.String(), f.Error, "", "Retry; if it persists, run the failed query from the query inspector.", "")
+		add(f.Region, "", "unknown", strings.ToUpper(d[:1])+d[1:], r.Scope.String(), f.Error, "", "Retry; if it persists, run the failed query from the query inspector.", failureLink(f, r.Scope, r.Start, r.End))
 		if f.Query != "" {
 			queries = append(queries, f.Query)
 		}
@@ -66,7 +66,8 @@ func Frame(r Report) *data.Frame {
 	for _, c := range names {
 		fields = append(fields, data.NewField(c, nil, append([]string{}, cols[c]...)))
 	}
-	// The finding's link sets its own scope; the dashboard's ad-hoc filters go along.
+	// The row's link sets its own scope; the dashboard's ad-hoc filters go along. Every row has
+	// a link (failures too, failureLink): an empty one would leave "&var-Filters=…", no page.
 	fields[2].Config = &data.FieldConfig{Links: []data.DataLink{{Title: "Open the panel with the evidence", URL: "${__data.fields.link}&" + dashref.FiltersParam}}}
 	fr := data.NewFrame("diagnosis", fields...)
 	fr.Meta = &data.FrameMeta{PreferredVisualization: data.VisTypeTable, ExecutedQueryString: strings.TrimSpace(strings.Join(queries, "\n"))}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +13,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/prometheus/common/model"
 
+	"github.com/inferscope/sagemaker-datasource/pkg/dashref"
 	"github.com/inferscope/sagemaker-datasource/pkg/fault"
 	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
 	"github.com/inferscope/sagemaker-datasource/pkg/semconv"
@@ -140,4 +143,57 @@ func TestHandleQueryExplainsFailedRules(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestFrameFailureRowsLink: the cause column links to "${__data.fields.link}&${Filters:…}",
+// so a row with an empty link would open "&var-Filters=…", a page that does not exist. Rows
+// of rules that could not run link to the rule's panel on the diagnosed scope and region; a
+// region that failed as a whole links to the Performance dashboard on that region.
+func TestFrameFailureRowsLink(t *testing.T) {
+	start, end := time.Unix(1_700_000_000, 0), time.Unix(1_700_003_600, 0)
+	scope := Scope{Endpoint: "ep-a"}
+	cases := []struct {
+		name    string
+		failure RuleFailure
+		want    string // the link's path and viewPanel
+	}{
+		{"rule", RuleFailure{Rule: "kv-cache-saturation", Error: "boom"}, "/d/" + panelEnginePressure.Dashboard + "?" + "viewPanel=" + itoa(panelEnginePressure.ID)},
+		{"rule in a region", RuleFailure{Rule: "vram-drop", Region: "us-west-2", Error: "boom"}, "/d/" + panelGPUMemory.Dashboard + "?" + "viewPanel=" + itoa(panelGPUMemory.ID)},
+		{"cross-region rule", RuleFailure{Rule: crossRegionRuleID, Error: "boom"}, "/d/" + panelICE.Dashboard + "?" + "viewPanel=" + itoa(panelICE.ID)},
+		{"whole region", RuleFailure{Region: "eu-west-1", Error: "boom"}, "/d/" + dashref.Performance + "?"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := Report{Scope: scope, Start: start, End: end, Failures: []RuleFailure{c.failure}}
+			if c.failure.Region != "" {
+				r.Regions = []string{c.failure.Region}
+			}
+			fr := Frame(r)
+			link := fr.Fields[len(fr.Fields)-1].At(0).(string)
+			u, err := url.Parse(link)
+			if err != nil || !strings.HasPrefix(link, "/d/") {
+				t.Fatalf("link %q: want a dashboard URL (%v)", link, err)
+			}
+			q := u.Query()
+			if got := u.Path + "?" + keep(q, "viewPanel").Encode(); got != c.want {
+				t.Fatalf("link %q opens %q, want %q", link, got, c.want)
+			}
+			if q.Get("var-endpoint") != "ep-a" || q.Get("from") != "1700000000000" || q.Get("to") != "1700003600000" || q.Get("var-region") != c.failure.Region {
+				t.Fatalf("link %q does not carry the scope, time range and region", link)
+			}
+		})
+	}
+}
+
+func itoa(id uint32) string { return strconv.Itoa(int(id)) }
+
+// keep is the values of the named keys only.
+func keep(v url.Values, keys ...string) url.Values {
+	out := url.Values{}
+	for _, k := range keys {
+		if x, ok := v[k]; ok {
+			out[k] = x
+		}
+	}
+	return out
 }

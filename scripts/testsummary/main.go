@@ -30,8 +30,8 @@ type event struct {
 
 type counts struct {
 	passed, failed, skipped int
-	// brokenPackages are the packages that failed for a reason other than failing tests,
-	// each as "<package> (<why>)"; each is also one of failed.
+	// brokenPackages are the packages that failed as a whole (a build, a timeout, an exit),
+	// failing tests or not, each as "<package> (<why>)"; each is also one of failed.
 	brokenPackages []string
 }
 
@@ -39,7 +39,7 @@ type counts struct {
 func (c counts) line() string {
 	s := fmt.Sprintf("go tests: %d passed, %d failed, %d skipped", c.passed, c.failed, c.skipped)
 	if len(c.brokenPackages) > 0 {
-		s += "; packages failed without a failing test: " + strings.Join(c.brokenPackages, ", ")
+		s += "; packages that failed as a whole: " + strings.Join(c.brokenPackages, ", ")
 	}
 	return s
 }
@@ -59,7 +59,7 @@ func main() {
 // pkgState is what one package's events left so far.
 type pkgState struct {
 	output      map[string]*strings.Builder // by test ("" for the package): not yet replayed
-	running     map[string]bool             // tests started and not ended
+	running     map[string]bool             // tests started, not ended and not paused
 	failedTests int
 	timedOut    bool
 }
@@ -103,8 +103,12 @@ func summarize(r io.Reader, w io.Writer) (counts, error) {
 		}
 		p := state(e.Package)
 		switch e.Action {
-		case "run":
+		case "run", "cont":
 			p.running[e.Test] = true
+		case "pause":
+			// A parallel test waiting for its turn is not running: a timeout is not its doing,
+			// and Go's "running tests:" list leaves it out too.
+			delete(p.running, e.Test)
 		case "output":
 			b := p.output[e.Test]
 			if b == nil {

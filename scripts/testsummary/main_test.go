@@ -10,7 +10,8 @@ import (
 )
 
 // The testdata/*.json streams are `go test -json -count=1 -timeout 2s` (go1.26) of tiny
-// throwaway packages, one file per way a package can fail.
+// throwaway packages, one file per way a package can fail (parallel.json with -parallel 2:
+// four t.Parallel subtests that sleep).
 func TestSummarize(t *testing.T) {
 	tests := []struct {
 		name       string
@@ -45,6 +46,15 @@ func TestSummarize(t *testing.T) {
 				"example.com/tsdemo/slow (timed out in TestHang)"}},
 			wantOut: []string{"FAIL example.com/tsdemo/slow 2.0s: timed out in TestHang",
 				"panic: test timed out after 2s", "slow_test.go:4"},
+		},
+		{
+			// TestPar/1 and /2 are paused (t.Parallel, -parallel 2) and were never running,
+			// as Go's own "running tests:" block says.
+			name: "a timeout among parallel subtests names only those running, not the paused",
+			file: "parallel.json",
+			want: counts{failed: 1, brokenPackages: []string{
+				"example.com/tsdemo/par (timed out in TestPar/0, TestPar/3)"}},
+			wantOut: []string{"FAIL example.com/tsdemo/par 2.0s: timed out in TestPar/0, TestPar/3\n"},
 		},
 		{
 			name: "a package that does not compile counts and shows the compiler's error",
@@ -147,7 +157,7 @@ func TestLine(t *testing.T) {
 	}{
 		{counts{passed: 3, skipped: 1}, "go tests: 3 passed, 0 failed, 1 skipped"},
 		{counts{passed: 2542, failed: 1, brokenPackages: []string{"rig/itest/diagnosis (timed out in TestX)"}},
-			"go tests: 2542 passed, 1 failed, 0 skipped; packages failed without a failing test: rig/itest/diagnosis (timed out in TestX)"},
+			"go tests: 2542 passed, 1 failed, 0 skipped; packages that failed as a whole: rig/itest/diagnosis (timed out in TestX)"},
 	}
 	for _, tt := range tests {
 		if got := tt.c.line(); got != tt.want {

@@ -8,6 +8,7 @@ import { fakeResources } from '../testing';
 import { EditorMode } from '../types';
 import { PromQLEditorModes } from './EditorModes';
 import { groupMetrics } from './QueryBuilder';
+import { withComboboxLayout } from '../components/testing';
 
 function setup(
   initial: { expr: string; editorMode?: EditorMode },
@@ -59,6 +60,9 @@ async function choose(scope: HTMLElement, label: string, option: string) {
   }
   fireEvent.click(hit);
 }
+
+// The tests open Combobox lists.
+withComboboxLayout();
 
 describe('Builder / Code toggle', () => {
   it('keeps an existing query in Code', () => {

@@ -9,8 +9,10 @@ import { fireEvent, render, screen, waitFor, within } from '@testing-library/rea
 import userEvent from '@testing-library/user-event';
 import React, { useState } from 'react';
 
+import { regionNameError } from '../regions';
 import { DEFAULTS, SageOptions, SageSecureJsonData } from '../types';
 import { ConfigEditor } from './ConfigEditor';
+import { withComboboxLayout } from './testing';
 
 type Settings = DataSourceSettings<SageOptions, SageSecureJsonData>;
 
@@ -60,7 +62,7 @@ function settings(jsonData: SageOptions, secureJsonFields: Record<string, boolea
   } as Settings;
 }
 
-/** Renders the page as Grafana does; most tests open its collapsed Advanced section first. */
+/** Renders the page as Grafana does; most tests open its Advanced section first when collapsed. */
 function renderEditor(initial: Settings, { advanced = true } = {}) {
   const changes: Settings[] = [];
   function Harness() {
@@ -85,8 +87,9 @@ function renderEditor(initial: Settings, { advanced = true } = {}) {
       <Harness />
     </DataSourcePluginContextProvider>
   );
-  if (advanced) {
-    fireEvent.click(screen.getByRole('button', { name: 'Expand section Advanced' }));
+  const expand = screen.queryByRole('button', { name: 'Expand section Advanced' });
+  if (advanced && expand) {
+    fireEvent.click(expand);
   }
   return { changes, last: () => changes[changes.length - 1] };
 }
@@ -97,6 +100,9 @@ beforeAll(() => {
   config.awsAllowedAuthProviders = ['default', 'keys', 'credentials', 'ec2_iam_role'];
   config.awsAssumeRoleEnabled = true;
 });
+
+// The tests open Combobox lists.
+withComboboxLayout();
 
 describe('ConfigEditor', () => {
   it('opens with only the connection a new data source needs; the tuning knobs under Advanced', async () => {
@@ -113,6 +119,32 @@ describe('ConfigEditor', () => {
       expect(screen.getByLabelText(label)).toBeInTheDocument();
     }
     expect(screen.getByLabelText(/^Max concurrency/)).toHaveAttribute('placeholder', String(DEFAULTS.maxConcurrency));
+  });
+
+  it.each<[string, SageOptions, boolean]>([
+    ['a new data source', {}, false],
+    [
+      'settings at their defaults',
+      { maxConcurrency: DEFAULTS.maxConcurrency, httpMethod: 'POST', timeInterval: '' },
+      false,
+    ],
+    ['no allowed regions', { allowedRegions: [], regionEndpoints: {} }, false],
+    ['a tuned knob', { maxConcurrency: 4 }, true],
+    ['a tuned duration', { cacheFreshFor: '30s' }, true],
+    ['allowed regions', { allowedRegions: ['us-west-2'] }, true],
+    ['an endpoint per region', { regionEndpoints: { 'us-west-2': 'http://127.0.0.1:9091' } }, true],
+    ['a price table', { priceTable: [{ instanceType: 'ml.g5.xlarge', usdPerHour: 1.4 }] }, true],
+  ])('opens Advanced with %s: %s', (_, jsonData, open) => {
+    renderEditor(settings({ authType: 'default', ...jsonData }), { advanced: false });
+    expect(
+      screen.getByRole('button', { name: `${open ? 'Collapse' : 'Expand'} section Advanced` })
+    ).toBeInTheDocument();
+    expect(Boolean(screen.queryByLabelText(/^Max concurrency/))).toBe(open);
+  });
+
+  it('shows the error of a saved allowed region without the user opening Advanced', () => {
+    renderEditor(settings({ authType: 'default', allowedRegions: ['US West 2'] }), { advanced: false });
+    expect(screen.getByText(regionNameError('US West 2')!)).toBeInTheDocument();
   });
 
   it('writes the backend keys for the AWS and query settings', async () => {

@@ -80,12 +80,12 @@ export function ConfigEditor(props: Props) {
         <SecureSocksProxySettings options={options} onOptionsChange={onOptionsChange} />
       )}
       {/* Every knob below has a working default (shown as the placeholder): a new data source
-          needs only the connection above, so they start collapsed. */}
+          needs only the connection above, so they start collapsed, unless some are set. */}
       <ConfigSection
         title="Advanced"
         description="Allowed regions, query pacing, the results cache and prices. Empty fields use the defaults shown."
         isCollapsible
-        isInitiallyOpen={false}
+        isInitiallyOpen={advancedIsSet(jsonData)}
       >
         <RegionSettings
           jsonData={jsonData}
@@ -181,6 +181,23 @@ export function ConfigEditor(props: Props) {
       </ConfigSection>
       <AlertRulesSettings uid={options.uid} />
     </>
+  );
+}
+
+/**
+ * Whether a setting of the Advanced section differs from its default: such a data source opens
+ * with the section open, so tuned values, and the errors of set ones (a region name, an
+ * endpoint row, a price), are in view rather than hidden behind a collapsed section.
+ */
+export function advancedIsSet(jsonData: SageOptions): boolean {
+  const tuned = (Object.keys(DEFAULTS) as Array<keyof typeof DEFAULTS>).some(
+    (key) => jsonData[key] !== undefined && jsonData[key] !== '' && jsonData[key] !== DEFAULTS[key]
+  );
+  return (
+    tuned ||
+    Boolean(jsonData.allowedRegions?.length) ||
+    Object.keys(jsonData.regionEndpoints ?? {}).length > 0 ||
+    Boolean(jsonData.priceTable?.length)
   );
 }
 

@@ -5,7 +5,7 @@ import { act, fireEvent, screen, waitFor, within } from '@testing-library/react'
 import { EXAMPLES } from '../examples';
 import { fakeResources, testDatasource } from '../testing';
 import { SageQuery } from '../types';
-import { renderQueryEditor } from './testing';
+import { renderQueryEditor, withComboboxLayout } from './testing';
 
 function setup(initial: SageQuery) {
   const fetcher = fakeResources({
@@ -18,6 +18,9 @@ function setup(initial: SageQuery) {
     EditorView.findFromDOM(screen.getByTestId('promql-editor').querySelector('.cm-editor') as HTMLElement)!;
   return { fetcher, changes, onRunQuery, view, last };
 }
+
+// The tests open Combobox lists.
+withComboboxLayout();
 
 describe('QueryEditor', () => {
   it('shows the query in the PromQL editor and writes edits back', () => {
@@ -77,6 +80,11 @@ describe('QueryEditor', () => {
 
   it('sets the format', async () => {
     const { last } = setup({ refId: 'A', expr: 'up' });
+    // The label names an id the editor gives the picker: Grafana 11.6's Combobox does not take
+    // the id the field would make up (13's does), so a made-up one would point at nothing there.
+    const input = screen.getByLabelText('Format');
+    expect(input.id).toMatch(/-format$/);
+    expect(screen.getByText('Format').closest('label')).toHaveAttribute('for', input.id);
     fireEvent.keyDown(screen.getByLabelText('Format'), { key: 'ArrowDown' });
     fireEvent.click(await screen.findByText('Heatmap'));
     expect(last().format).toBe('heatmap');

@@ -1,6 +1,6 @@
 import { CoreApp, QueryEditorProps, SelectableValue, TimeRange } from '@grafana/data';
 import { Combobox, ComboboxOption, InlineField, InlineFieldRow, RadioButtonGroup, Stack } from '@grafana/ui';
-import React, { useEffect, useMemo } from 'react';
+import React, { useEffect, useId, useMemo } from 'react';
 
 import { PromQLEditorModes } from '../builder/EditorModes';
 import type { SageDatasource } from '../datasource';
@@ -55,6 +55,8 @@ export function useCompletionClient(datasource: SageDatasource, query: SageQuery
 export function QueryEditor(props: Props) {
   const { query, onChange, onRunQuery, datasource, range, app } = props;
   const client = useCompletionClient(datasource, query, range);
+  // Grafana 11.6's Combobox takes no id from the surrounding field: the label points at this one.
+  const formatId = `${useId()}-format`;
   const expr = query.expr ?? '';
   const queryType = queryTypeOf(query);
   const change = (patch: Partial<SageQuery>) => onChange({ ...query, ...patch });
@@ -111,8 +113,9 @@ export function QueryEditor(props: Props) {
               onChange={text('interval')}
               onBlur={onRunQuery}
             />
-            <InlineField label="Format" labelWidth={8}>
+            <InlineField label="Format" labelWidth={8} htmlFor={formatId}>
               <Combobox<QueryFormat>
+                id={formatId}
                 width={16}
                 options={FORMATS}
                 value={query.format ?? 'time_series'}

@@ -29,6 +29,7 @@ export function RegionSettings({ jsonData, onChange }: Props) {
           width={60}
           options={PROMQL_REGIONS}
           values={allowed}
+          invalid={errors.length > 0}
           placeholder="default region and every PromQL region"
           onChange={(regions) => onChange({ allowedRegions: regions.length ? regions : undefined })}
         />

@@ -5,6 +5,7 @@ import { ResourceClient } from '../resources';
 import { fakeResources, testDatasource } from '../testing';
 import { resolveVariableQuery, VariableQuery } from '../variables';
 import { VariableQueryEditor } from './VariableQueryEditor';
+import { withComboboxLayout } from './testing';
 
 async function setup(initial: VariableQuery | string) {
   const changes: VariableQuery[] = [];
@@ -32,6 +33,9 @@ async function setup(initial: VariableQuery | string) {
   await act(async () => {});
   return { last: () => changes[changes.length - 1] };
 }
+
+// The tests open Combobox lists.
+withComboboxLayout();
 
 describe('VariableQueryEditor', () => {
   it('builds a label_values query that resolves through the label-values resource', async () => {

@@ -34,3 +34,29 @@ export function renderQueryEditor(
   render(<Harness />);
   return { changes, onRunQuery, last: () => changes[changes.length - 1] };
 }
+
+/**
+ * Grafana's Combobox renders only the list rows that fit the height of its scroll box, and
+ * jsdom lays out nothing (every box is 0 × 0): for the calling suite's tests, boxes are
+ * 2000 × 400 px, so a list of up to ~70 options renders whole. Call it at the top of a test
+ * file (or in a describe); other suites keep jsdom's sizes.
+ */
+export function withComboboxLayout() {
+  const sizes = { clientHeight: 2000, clientWidth: 400 };
+  const saved = new Map<string, PropertyDescriptor | undefined>();
+  beforeAll(() => {
+    for (const [key, px] of Object.entries(sizes)) {
+      saved.set(key, Object.getOwnPropertyDescriptor(HTMLElement.prototype, key));
+      Object.defineProperty(HTMLElement.prototype, key, { configurable: true, get: () => px });
+    }
+  });
+  afterAll(() => {
+    for (const [key, descriptor] of saved) {
+      if (descriptor) {
+        Object.defineProperty(HTMLElement.prototype, key, descriptor);
+      } else {
+        delete (HTMLElement.prototype as unknown as Record<string, unknown>)[key];
+      }
+    }
+  });
+}

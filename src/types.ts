@@ -60,6 +60,8 @@ export interface SageOptions extends DataSourceJsonData {
   assumeRoleArn?: string;
   externalId?: string;
   endpoint?: string;
+  /** Send the backend's calls through Grafana's secure socks proxy (when grafana.ini enables it). */
+  enableSecureSocksProxy?: boolean;
   timeInterval?: string;
   queryTimeout?: string;
   httpMethod?: 'POST' | 'GET';

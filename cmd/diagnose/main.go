@@ -24,6 +24,7 @@ import (
 	"github.com/inferscope/sagemaker-datasource/pkg/awsapi"
 	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
 	"github.com/inferscope/sagemaker-datasource/pkg/diagnosis"
+	"github.com/inferscope/sagemaker-datasource/pkg/diagnosis/awspolicy"
 	"github.com/inferscope/sagemaker-datasource/pkg/fault"
 	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
 )
@@ -263,7 +264,7 @@ func newRegion(ctx context.Context, s awsauth.Settings) (diagnosis.Region, fault
 	if err != nil {
 		return diagnosis.Region{}, fc, err
 	}
-	return diagnosis.Region{Querier: diagnosis.NewPromClientQuerier(c), Policies: diagnosis.AWSPolicies(awsapi.NewWithCredentials(creds, ep, secrets), time.Now)}, fc, nil
+	return diagnosis.Region{Querier: diagnosis.NewPromClientQuerier(c), Policies: awspolicy.Source(awsapi.NewWithCredentials(creds, ep, secrets), time.Now)}, fc, nil
 }
 
 // flagNames are this command's names for the settings pkg/awsauth's messages name.

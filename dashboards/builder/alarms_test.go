@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/inferscope/sagemaker-datasource/pkg/dashref"
-	"github.com/inferscope/sagemaker-datasource/pkg/models"
+	"github.com/inferscope/sagemaker-datasource/pkg/querymodel"
 )
 
 // generatedPanel is the raw JSON of one panel of a generated dashboard.
@@ -163,7 +163,7 @@ func TestAnnotations(t *testing.T) {
 		}
 		kinds := map[string]int{}
 		for _, a := range d.Annotations.List {
-			if !a.Enable || a.Datasource["type"] != models.PluginID || a.Datasource["uid"] != "${datasource}" {
+			if !a.Enable || a.Datasource["type"] != querymodel.PluginID || a.Datasource["uid"] != "${datasource}" {
 				t.Errorf("%s: annotation %q is off or not on ${datasource}: %v", g.File, a.Name, a.Datasource)
 			}
 			if !refsVar(a.Target, dashref.VarEndpoint) {

@@ -17,7 +17,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/inferscope/sagemaker-datasource/pkg/diagnosis"
-	"github.com/inferscope/sagemaker-datasource/pkg/models"
+	"github.com/inferscope/sagemaker-datasource/pkg/querymodel"
 )
 
 // Where the rules live and what they query.
@@ -203,7 +203,7 @@ func fileRules(groups []alerting.RuleGroup) ([]byte, error) {
 // buildRule writes the rule with the foundation SDK's alerting builders: A the PromQL query,
 // B its reduction to one value per series, C the threshold (the condition).
 func buildRule(s alertRule, datasourceUID string) (alerting.Rule, error) {
-	ds := common.DataSourceRef{Type: cog.ToPtr(models.PluginID), Uid: cog.ToPtr(datasourceUID)}
+	ds := common.DataSourceRef{Type: cog.ToPtr(querymodel.PluginID), Uid: cog.ToPtr(datasourceUID)}
 	exprDS := common.DataSourceRef{Type: cog.ToPtr(exprUID), Uid: cog.ToPtr(exprUID)}
 	query := prometheus.NewDataqueryBuilder().RefId("A").Expr(s.expr).Instant().Datasource(ds)
 	reduce := expr.NewExprBuilder().TypeReduce(expr.NewTypeReduceBuilder().RefId("B").Datasource(exprDS).

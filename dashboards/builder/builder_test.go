@@ -13,7 +13,7 @@ import (
 
 	"github.com/inferscope/sagemaker-datasource/pkg/dashref"
 	"github.com/inferscope/sagemaker-datasource/pkg/diagnosis"
-	"github.com/inferscope/sagemaker-datasource/pkg/models"
+	"github.com/inferscope/sagemaker-datasource/pkg/querymodel"
 )
 
 // The committed JSON (provisioned and bundled) must be exactly what the generator produces.
@@ -142,8 +142,8 @@ func TestDashboardStructure(t *testing.T) {
 				if p.Type == "text" {
 					continue
 				}
-				if p.Datasource == nil || p.Datasource.Type != models.PluginID || p.Datasource.UID != "${datasource}" {
-					t.Errorf("panel %q datasource %+v, want %s/${datasource}", p.Title, p.Datasource, models.PluginID)
+				if p.Datasource == nil || p.Datasource.Type != querymodel.PluginID || p.Datasource.UID != "${datasource}" {
+					t.Errorf("panel %q datasource %+v, want %s/${datasource}", p.Title, p.Datasource, querymodel.PluginID)
 				}
 				if numericPanel(p) && p.Field.Defaults.Unit == "" && !hasOverride(p, "unit") {
 					t.Errorf("numeric panel %q has no unit", p.Title)
@@ -159,7 +159,7 @@ func TestDashboardStructure(t *testing.T) {
 					}
 					refs[ref] = true
 					ds, _ := tg["datasource"].(map[string]any)
-					if ds["type"] != models.PluginID || ds["uid"] != "${datasource}" {
+					if ds["type"] != querymodel.PluginID || ds["uid"] != "${datasource}" {
 						t.Errorf("panel %q target %s datasource %v", p.Title, ref, ds)
 					}
 				}
@@ -229,12 +229,12 @@ func TestVariables(t *testing.T) {
 			names = append(names, v.Name)
 			switch v.Type {
 			case "datasource":
-				if v.Query != models.PluginID {
-					t.Errorf("%s: datasource variable of type %v, want %s", file, v.Query, models.PluginID)
+				if v.Query != querymodel.PluginID {
+					t.Errorf("%s: datasource variable of type %v, want %s", file, v.Query, querymodel.PluginID)
 				}
 			case "adhoc":
 				// The filters' keys and values come from the dashboard's data source.
-				if v.Datasource.Type != models.PluginID || v.Datasource.UID != "${"+dashref.VarDatasource+"}" {
+				if v.Datasource.Type != querymodel.PluginID || v.Datasource.UID != "${"+dashref.VarDatasource+"}" {
 					t.Errorf("%s: ad-hoc variable %s on data source %+v, want ${%s}", file, v.Name, v.Datasource, dashref.VarDatasource)
 				}
 			case "query":
@@ -312,13 +312,13 @@ func TestDiagnosisTarget(t *testing.T) {
 		t.Fatalf("first Performance panel is %s with %d targets, want the diagnosis table", first.Type, len(first.Targets))
 	}
 	tg := first.Targets[0]
-	if tg["queryType"] != models.QueryTypeDiagnosis || tg["refId"] != "D" || tg["region"] != vRegions || tg["endpoint"] != vEndpoint || tg["inferenceComponent"] != vIC {
+	if tg["queryType"] != querymodel.QueryTypeDiagnosis || tg["refId"] != "D" || tg["region"] != vRegions || tg["endpoint"] != vEndpoint || tg["inferenceComponent"] != vIC {
 		t.Fatalf("diagnosis target %v", tg)
 	}
 	if _, hasExpr := tg["expr"]; hasExpr {
 		t.Fatal("diagnosis target carries an expr")
 	}
-	if err := (PluginQuery{models.PluginQuery{QueryType: models.QueryTypeDiagnosis}}).Validate(); err == nil {
+	if err := (PluginQuery{querymodel.PluginQuery{QueryType: querymodel.QueryTypeDiagnosis}}).Validate(); err == nil {
 		t.Fatal("a diagnosis query without refId validated")
 	}
 }

@@ -15,7 +15,7 @@ import (
 	"github.com/grafana/grafana-foundation-sdk/go/timeseries"
 
 	"github.com/inferscope/sagemaker-datasource/pkg/dashref"
-	"github.com/inferscope/sagemaker-datasource/pkg/models"
+	"github.com/inferscope/sagemaker-datasource/pkg/querymodel"
 	sc "github.com/inferscope/sagemaker-datasource/pkg/semconv"
 )
 
@@ -37,7 +37,7 @@ const (
 
 // dsRef points every panel and target at the dashboard's datasource variable of our type.
 func dsRef() common.DataSourceRef {
-	return common.DataSourceRef{Type: cog.ToPtr(models.PluginID), Uid: cog.ToPtr(dsUID)}
+	return common.DataSourceRef{Type: cog.ToPtr(querymodel.PluginID), Uid: cog.ToPtr(dsUID)}
 }
 
 // dsUID is the datasource variable every query runs on.

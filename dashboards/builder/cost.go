@@ -8,13 +8,13 @@ import (
 
 	"github.com/inferscope/sagemaker-datasource/pkg/dashref"
 	"github.com/inferscope/sagemaker-datasource/pkg/diagnosis"
-	"github.com/inferscope/sagemaker-datasource/pkg/models"
+	"github.com/inferscope/sagemaker-datasource/pkg/querymodel"
 )
 
 // costTarget is a cost query of one view over the dashboard's region, account, endpoint and
 // IC selection (docs/cost.md).
 func costTarget(refID, view string) *pluginQueryBuilder {
-	b := scopedTarget(refID, models.QueryTypeCost)
+	b := scopedTarget(refID, querymodel.QueryTypeCost)
 	b.q.View, b.q.Account = view, vAccount
 	return b
 }
@@ -46,7 +46,7 @@ func spendTable(id uint32) *table.PanelBuilder {
 		"What the selected instances cost over the time range: per endpoint and instance type (the whole instances, of which Idle spend is the GPUs no copy held), "+
 			"and per inference component (its copies' share of the instances by GPUs held). Spend = instance-hours × price per hour; "+
 			"the Inputs column writes the computation out. An IC spending much more than its traffic warrants: check Cost per million tokens.",
-		models.CostViewSpend, "Spend")
+		querymodel.CostViewSpend, "Spend")
 }
 
 func tokenCostTable(id uint32) *table.PanelBuilder {
@@ -54,7 +54,7 @@ func tokenCostTable(id uint32) *table.PanelBuilder {
 		"Each model on its endpoint or IC: the spend of its copies over the range divided by the tokens they generated (output) and read (input), per million. "+
 			"The costliest models per token lead: fewer copies (scale-in), a smaller instance type or a denser placement lower it. "+
 			"No tokens in the range: no value (DJL endpoints export no token counters). GPUs no copy holds are idle spend, not part of any model's cost.",
-		models.CostViewTokens, "USD per 1M output tokens").Span(24)
+		querymodel.CostViewTokens, "USD per 1M output tokens").Span(24)
 }
 
 func idleTable(id uint32) *table.PanelBuilder {
@@ -64,7 +64,7 @@ func idleTable(id uint32) *table.PanelBuilder {
 			"(fewer than %g output tokens an hour they held GPUs), with their spend in the range and per day. "+
 			"GPUs with no copy: scale instances in, or place copies there. Quiet copies: lower the IC's minimum copies. "+
 			"Diagnosis reports idle capacity from $%g a day (info), a warning from $%g.", cfg.IdleQuietTokensPerHour, cfg.IdleInfoUSDPerDay, cfg.IdleWarnUSDPerDay),
-		models.CostViewIdle, "Idle spend per day").Span(12).
+		querymodel.CostViewIdle, "Idle spend per day").Span(12).
 		OverrideByName("Idle spend per day", []dashboard.DynamicConfigValue{cellBackground(),
 			thresholdProp("transparent", step{cfg.IdleInfoUSDPerDay, "blue"}, step{cfg.IdleWarnUSDPerDay, "orange"})})
 }
@@ -72,12 +72,12 @@ func idleTable(id uint32) *table.PanelBuilder {
 func pricesTable(id uint32) *table.PanelBuilder {
 	return costTable(id, "Instance prices",
 		"The hourly price of each instance type the selection runs, per GPU, with its source (AWS Price List and its effective date, or the price table).",
-		models.CostViewPrices, "").Span(12)
+		querymodel.CostViewPrices, "").Span(12)
 }
 
 // fitCostTable: the hourly cost of the placement the calculator proposes.
 func fitCostTable(id uint32) *table.PanelBuilder {
-	b := costTarget("A", models.CostViewFit)
+	b := costTarget("A", querymodel.CostViewFit)
 	b.q.GPUsPerCopy = "$" + dashref.VarFitGPUs
 	return tablePanel(id, "What one more copy costs per hour",
 		"For the copy in the inputs above (GPUs per copy): on each instance type the selection runs, its hourly share of an instance when it goes on free GPUs "+

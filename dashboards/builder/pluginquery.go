@@ -7,35 +7,35 @@ import (
 	"github.com/grafana/grafana-foundation-sdk/go/cog/variants"
 
 	"github.com/inferscope/sagemaker-datasource/pkg/dashref"
-	"github.com/inferscope/sagemaker-datasource/pkg/models"
+	"github.com/inferscope/sagemaker-datasource/pkg/querymodel"
 )
 
 // Query types of our datasource besides PromQL that the dashboards use, as pkg/models names
 // them.
 const (
-	qtDiagnosis    = models.QueryTypeDiagnosis
-	qtAlarms       = models.QueryTypeAlarms
-	qtAlarmHistory = models.QueryTypeAlarmHistory
-	qtInventory    = models.QueryTypeInventory
+	qtDiagnosis    = querymodel.QueryTypeDiagnosis
+	qtAlarms       = querymodel.QueryTypeAlarms
+	qtAlarmHistory = querymodel.QueryTypeAlarmHistory
+	qtInventory    = querymodel.QueryTypeInventory
 )
 
 // Formats of the alarmHistory and inventory query types.
 const (
-	formatTable       = models.FormatTable
-	formatAnnotations = models.FormatAnnotations
+	formatTable       = querymodel.FormatTable
+	formatAnnotations = querymodel.FormatAnnotations
 )
 
 // PluginQuery is a target of our datasource that is not PromQL (diagnosis, alarms, alarm
 // history, inventory), in pkg/models' query model: the prometheus builder would also emit an
 // empty "expr", which the backend would have to special-case. Region, Endpoint and
 // InferenceComponent carry the dashboard variables; the frontend interpolates them.
-type PluginQuery struct{ models.PluginQuery }
+type PluginQuery struct{ querymodel.PluginQuery }
 
 var _ variants.Dataquery = PluginQuery{}
 
 func (PluginQuery) ImplementsDataqueryVariant() {}
 
-func (PluginQuery) DataqueryType() string { return models.PluginID }
+func (PluginQuery) DataqueryType() string { return querymodel.PluginID }
 
 func (q PluginQuery) Validate() error { return q.Check() }
 
@@ -59,8 +59,8 @@ func (b *pluginQueryBuilder) Build() (variants.Dataquery, error) {
 // scopedTarget is a plugin query of the given type scoped to the region, endpoint and IC
 // variables.
 func scopedTarget(refID, queryType string) *pluginQueryBuilder {
-	return &pluginQueryBuilder{q: PluginQuery{models.PluginQuery{
-		RefID: refID, QueryType: queryType, Datasource: &models.DataSourceRef{Type: models.PluginID, UID: dsUID},
+	return &pluginQueryBuilder{q: PluginQuery{querymodel.PluginQuery{
+		RefID: refID, QueryType: queryType, Datasource: &querymodel.DataSourceRef{Type: querymodel.PluginID, UID: dsUID},
 		Region: vRegions, Endpoint: "$" + dashref.VarEndpoint, InferenceComponent: "$" + dashref.VarIC,
 	}}}
 }

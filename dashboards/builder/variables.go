@@ -9,7 +9,7 @@ import (
 	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
 
 	"github.com/inferscope/sagemaker-datasource/pkg/dashref"
-	"github.com/inferscope/sagemaker-datasource/pkg/models"
+	"github.com/inferscope/sagemaker-datasource/pkg/querymodel"
 	sc "github.com/inferscope/sagemaker-datasource/pkg/semconv"
 )
 
@@ -124,7 +124,7 @@ func variables() []cog.Builder[dashboard.VariableModel] {
 	return []cog.Builder[dashboard.VariableModel]{
 		dashboard.NewDatasourceVariableBuilder(dashref.VarDatasource).Label(varTitles[dashref.VarDatasource]).
 			Description("An Inferscope SageMaker (CloudWatch PromQL) data source: its credentials' account, or a monitoring account that sees its source accounts.").
-			Type(models.PluginID),
+			Type(querymodel.PluginID),
 		// All = every region listed, one request per region; no allValue, which would be
 		// sent as a region name.
 		listVar(varRegions, "AWS regions the data source's credentials find SageMaker metrics in (else its allowed regions). Every query runs once per selected region; legends and tables name the region.",

@@ -69,8 +69,29 @@ func New(ctx context.Context, s awsauth.Settings, ep awsauth.Endpoint, seen awsa
 
 // NewWithCredentials is New on a credentials provider the caller built (and shares, e.g.
 // between the regions of one data source).
-func NewWithCredentials(creds aws.CredentialsProvider, ep awsauth.Endpoint, seen awsauth.SecretSink) API {
-	return newClientWith(creds, ep, seen, options{})
+func NewWithCredentials(creds aws.CredentialsProvider, ep awsauth.Endpoint, seen awsauth.SecretSink, opts ...Option) API {
+	return newClientWith(creds, ep, seen, optionsOf(opts))
+}
+
+// Option changes how NewWithCredentials and NewPrices build a client.
+type Option func(*options)
+
+// WithTransport sends through t (the data source's proxy settings) instead of a clone of
+// http.DefaultTransport; the client owns t and closes its idle connections.
+func WithTransport(t *http.Transport) Option {
+	return func(o *options) {
+		if t != nil {
+			o.base = t
+		}
+	}
+}
+
+func optionsOf(opts []Option) options {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return o
 }
 
 func newClient(ctx context.Context, s awsauth.Settings, ep awsauth.Endpoint, seen awsauth.SecretSink, o options) (*client, error) {
@@ -103,9 +124,9 @@ func newBase(creds aws.CredentialsProvider, ep awsauth.Endpoint, seen awsauth.Se
 		o.maxAnswerBytes = maxAnswerBytes
 	}
 	if o.base == nil {
-		c.transport = http.DefaultTransport.(*http.Transport).Clone()
-		o.base = c.transport
+		o.base = http.DefaultTransport.(*http.Transport).Clone()
 	}
+	c.transport, _ = o.base.(*http.Transport)
 	provider := &sinkingCredentials{next: creds, sink: seen}
 	retryer := func() aws.Retryer {
 		return retry.NewStandard(func(so *retry.StandardOptions) {

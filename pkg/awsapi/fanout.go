@@ -2,51 +2,32 @@ package awsapi
 
 import (
 	"context"
-	"sync"
 
-	"github.com/inferscope/sagemaker-datasource/pkg/panics"
+	"github.com/inferscope/sagemaker-datasource/pkg/fanout"
 )
 
 // each runs fn for every i in [0, n) on at most limit goroutines. The first error cancels
-// the context of the others and is returned; a panic in fn becomes that item's error.
-// Every goroutine has ended when each returns.
+// the context of the others and is returned (one failed page or Describe fails the whole
+// read, so the rest is wasted work); a panic in fn becomes that item's error, returned
+// when nothing else failed. Every call
+// has returned when each returns.
 func each(ctx context.Context, n, limit int, fn func(ctx context.Context, i int) error) error {
-	inner, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		wg    sync.WaitGroup
-		once  sync.Once
-		first error
-	)
-	work := make(chan int)
-	for range min(limit, n) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range work {
-				if err := runOne(inner, i, fn); err != nil {
-					once.Do(func() { first = err; cancel() })
-				}
-			}
-		}()
+	inner, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	errs := fanout.Each(inner, limit, make([]struct{}, n), func(ctx context.Context, i int, _ struct{}) error {
+		err := fn(ctx, i)
+		if err != nil {
+			cancel(err)
+		}
+		return err
+	})
+	if err := context.Cause(inner); err != nil {
+		return err // the first failure, or the caller's cancellation
 	}
-feed:
-	for i := range n {
-		select {
-		case work <- i:
-		case <-inner.Done():
-			break feed
+	for _, err := range errs {
+		if err != nil {
+			return err // a panic, which cancelled nothing
 		}
 	}
-	close(work)
-	wg.Wait()
-	if first == nil {
-		return ctx.Err()
-	}
-	return first
-}
-
-func runOne(ctx context.Context, i int, fn func(ctx context.Context, i int) error) (err error) {
-	defer panics.Recover(func(p *panics.Error) { err = p })
-	return fn(ctx, i)
+	return nil
 }

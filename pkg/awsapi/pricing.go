@@ -35,8 +35,8 @@ const (
 
 // NewPrices is the Price List client of a data source's region on its shared credentials:
 // at awsauth.PricingEndpoint(ep), the only host it signs for.
-func NewPrices(creds aws.CredentialsProvider, ep awsauth.Endpoint, seen awsauth.SecretSink) (PriceLister, error) {
-	return newPrices(creds, ep, seen, options{})
+func NewPrices(creds aws.CredentialsProvider, ep awsauth.Endpoint, seen awsauth.SecretSink, opts ...Option) (PriceLister, error) {
+	return newPrices(creds, ep, seen, optionsOf(opts))
 }
 
 func newPrices(creds aws.CredentialsProvider, ep awsauth.Endpoint, seen awsauth.SecretSink, o options) (*client, error) {

@@ -4,9 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 
-	"github.com/inferscope/sagemaker-datasource/pkg/panics"
+	"github.com/inferscope/sagemaker-datasource/pkg/fanout"
 )
 
 // Series is one series of a query's answer: its labels, and its samples' times (Unix ms)
@@ -43,25 +42,20 @@ func (e *TruncatedError) Error() string {
 // queries by rangeQ, the token queries by instantQ. An answer of limit series or more, or
 // one the upstream says it cut, is a *TruncatedError.
 func Read(ctx context.Context, in Input, ex Exprs, limit int, rangeQ, instantQ Query) (Input, error) {
-	queries := []struct {
+	type query struct {
 		expr string
 		run  Query
-	}{{ex.GPUs, rangeQ}, {ex.Instances, rangeQ}, {ex.Output, instantQ}, {ex.Input, instantQ}}
-	answers, errs := make([]Answer, len(queries)), make([]error, len(queries))
-	var wg sync.WaitGroup
-	for i, q := range queries {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer panics.Recover(func(p *panics.Error) { errs[i] = p })
-			a, err := q.run(ctx, q.expr)
-			if err == nil && (a.Cut || len(a.Series) >= limit) {
-				err = &TruncatedError{Query: q.expr, Limit: limit}
-			}
-			answers[i], errs[i] = a, err
-		}()
 	}
-	wg.Wait()
+	queries := []query{{ex.GPUs, rangeQ}, {ex.Instances, rangeQ}, {ex.Output, instantQ}, {ex.Input, instantQ}}
+	answers := make([]Answer, len(queries))
+	errs := fanout.Each(ctx, 0, queries, func(ctx context.Context, i int, q query) error {
+		a, err := q.run(ctx, q.expr)
+		if err == nil && (a.Cut || len(a.Series) >= limit) {
+			err = &TruncatedError{Query: q.expr, Limit: limit}
+		}
+		answers[i] = a
+		return err
+	})
 	if err := errors.Join(errs...); err != nil {
 		return in, err
 	}

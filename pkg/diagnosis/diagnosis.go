@@ -13,10 +13,9 @@ import (
 	"math"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
-	"github.com/inferscope/sagemaker-datasource/pkg/panics"
+	"github.com/inferscope/sagemaker-datasource/pkg/fanout"
 )
 
 // Severity orders findings: critical before warning before info.
@@ -207,44 +206,30 @@ func runRegion(ctx context.Context, rg Region, rules []rule, scope Scope, start,
 		return Report{}, e, err // e counts the request that found the scope missing
 	}
 
-	var (
-		mu       sync.Mutex
-		wg       sync.WaitGroup
-		findings = []Finding{} // JSON: an empty list, not null
-		failures []RuleFailure
-		sem      = make(chan struct{}, cfg.Concurrency)
-	)
-	for _, r := range rules {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			select {
-			case sem <- struct{}{}:
-			case <-ctx.Done():
-				mu.Lock()
-				failures = append(failures, RuleFailure{Rule: r.id, Error: ctx.Err().Error(), Err: ctx.Err()})
-				mu.Unlock()
-				return
+	// Each rule's findings in its own slot, so no lock; a panic in a rule becomes that rule's
+	// failure, so one broken rule neither takes the process down nor hides the others'.
+	found := make([][]Finding, len(rules))
+	errs := fanout.Each(ctx, cfg.Concurrency, rules, func(ctx context.Context, i int, r rule) (err error) {
+		found[i], err = r.run(ctx, e)
+		return err
+	})
+	findings := []Finding{} // JSON: an empty list, not null
+	var failures []RuleFailure
+	for i, r := range rules {
+		if errs[i] != nil {
+			failures = append(failures, ruleFailure(r.id, errs[i]))
+			continue
+		}
+		fs := found[i]
+		for i := range fs {
+			fs[i].Rule = r.id
+			fs[i].Score = r.priority + 10*math.Max(0, math.Min(0.999, fs[i].Score))
+			if fs[i].PanelLink == "" {
+				fs[i].PanelLink = panelLink(r.panel, fs[i].Target, start, end)
 			}
-			defer func() { <-sem }()
-			fs, err := evaluate(ctx, r, e)
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				failures = append(failures, ruleFailure(r.id, err))
-				return
-			}
-			for i := range fs {
-				fs[i].Rule = r.id
-				fs[i].Score = r.priority + 10*math.Max(0, math.Min(0.999, fs[i].Score))
-				if fs[i].PanelLink == "" {
-					fs[i].PanelLink = panelLink(r.panel, fs[i].Target, start, end)
-				}
-			}
-			findings = append(findings, capFindings(fs, cfg.MaxFindingsPerRule)...)
-		}()
+		}
+		findings = append(findings, capFindings(fs, maxFindingsPerRule)...)
 	}
-	wg.Wait()
 	findings = foldRejections(findings)
 	e.overloadFirst(findings)
 	Rank(findings)
@@ -260,13 +245,6 @@ func ruleFailure(id string, err error) RuleFailure {
 		f.Query = qe.Query
 	}
 	return f
-}
-
-// evaluate runs one rule; a panic in it becomes that rule's failure, so one broken rule
-// neither takes the process down nor hides the others' findings.
-func evaluate(ctx context.Context, r rule, e *env) (fs []Finding, err error) {
-	defer panics.Recover(func(p *panics.Error) { fs, err = nil, p })
-	return r.run(ctx, e)
 }
 
 // Rank orders findings by severity, then score (both descending), then rule, target name and

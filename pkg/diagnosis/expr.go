@@ -73,7 +73,7 @@ func stepFor(r time.Duration, cfg Config) (step, window time.Duration) {
 		n = 1
 	}
 	step = time.Duration(n) * cfg.MinStep
-	window = max(cfg.RateWindow, 2*step)
+	window = max(rateWindow, 2*step)
 	return step, window
 }
 

@@ -12,7 +12,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
 	"github.com/inferscope/sagemaker-datasource/pkg/dashref"
-	"github.com/inferscope/sagemaker-datasource/pkg/models"
+	"github.com/inferscope/sagemaker-datasource/pkg/querymodel"
 )
 
 // Frame turns a report into the table the Performance dashboard shows at its top: one row per
@@ -123,7 +123,7 @@ type diagnosisQuery struct {
 // scopeValue maps what a dashboard variable interpolates to: "All" and the usual all-values
 // forms mean no filter; a multi-value selection cannot be one scope.
 func scopeValue(field, v string) (string, error) {
-	if err := models.CheckLen("diagnosis query: "+field, v, models.MaxNameBytes); err != nil {
+	if err := querymodel.CheckLen("diagnosis query: "+field, v, querymodel.MaxNameBytes); err != nil {
 		return "", err
 	}
 	v = strings.TrimSpace(v)
@@ -213,15 +213,26 @@ func HandleQuery(ctx context.Context, regions []Region, query backend.DataQuery,
 	var m diagnosisQuery
 	if len(query.JSON) > 0 {
 		if err := json.Unmarshal(query.JSON, &m); err != nil {
-			return backend.DataResponse{Error: backend.DownstreamErrorf("diagnosis query: the query JSON is invalid (%v); send {\"endpoint\": \"...\", \"inferenceComponent\": \"...\"}", err)}
+			return InvalidQuery(err)
 		}
 	}
+	return HandleScope(ctx, regions, query, m.Endpoint, m.InferenceComponent, explain)
+}
+
+// InvalidQuery is the answer to a diagnosis query whose JSON could not be read.
+func InvalidQuery(err error) backend.DataResponse {
+	return backend.DataResponse{Error: backend.DownstreamErrorf("diagnosis query: the query JSON is invalid (%v); send {\"endpoint\": \"...\", \"inferenceComponent\": \"...\"}", err)}
+}
+
+// HandleScope is HandleQuery for a scope already read from the query's JSON (the plugin
+// decodes a query's JSON once), endpoint and component as written.
+func HandleScope(ctx context.Context, regions []Region, query backend.DataQuery, endpoint, component string, explain func(region string, err error) string) backend.DataResponse {
 	var scope Scope
-	endpoints, err := endpointList(m.Endpoint)
+	endpoints, err := endpointList(endpoint)
 	if err != nil {
 		return backend.DataResponse{Error: backend.DownstreamError(err)}
 	}
-	if scope.InferenceComponent, err = scopeValue("inference component", m.InferenceComponent); err != nil {
+	if scope.InferenceComponent, err = scopeValue("inference component", component); err != nil {
 		return backend.DataResponse{Error: backend.DownstreamError(err)}
 	}
 	var r Report

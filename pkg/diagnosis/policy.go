@@ -6,8 +6,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/inferscope/sagemaker-datasource/pkg/awsapi"
 )
 
 // Policy is an inference component's autoscaling as Application Auto Scaling has it
@@ -23,9 +21,9 @@ type Policy struct {
 	Copies int
 }
 
-// tracksConcurrency: the policy's target is in the unit of the load the rule reads
+// TracksConcurrency: the policy's target is in the unit of the load the rule reads
 // (concurrent requests per copy), so the two compare.
-func (p Policy) tracksConcurrency() bool {
+func (p Policy) TracksConcurrency() bool {
 	return p.Target > 0 && strings.Contains(p.Metric, "ConcurrentRequestsPerCopy")
 }
 
@@ -68,60 +66,11 @@ func (p *Policies) of(acct, ic string) (pol Policy, registered, readable bool) {
 	return pol, registered, true
 }
 
-// PolicySource reads the current autoscaling of a region's ICs. It is asked once per run, by
+// PolicySource reads the current autoscaling of a region's ICs (pkg/diagnosis/awspolicy
+// reads it from AWS). It is asked once per run, by
 // the scaling rule; its error (a missing permission) leaves the rule to judge without the
 // policies.
 type PolicySource func(ctx context.Context) (*Policies, error)
-
-// AWSPolicies reads the policies through api (Application Auto Scaling) and the ICs' copies
-// from its inventory, as of now() (the emulator's clock in the rig); an inventory that cannot
-// be read leaves the copies unknown, and why.
-func AWSPolicies(api awsapi.API, now func() time.Time) PolicySource {
-	return func(ctx context.Context) (*Policies, error) {
-		targets, err := api.ScalingTargets(ctx)
-		if err != nil {
-			return nil, err
-		}
-		copies := map[ICKey]int{}
-		inv, err := api.Inventory(ctx)
-		if err == nil {
-			for _, ep := range inv.Endpoints {
-				for _, ic := range ep.Components {
-					copies[ICKey{awsapi.AccountOf(ic.ARN), ic.Name}] = ic.DesiredCopies
-				}
-			}
-			err = inv.ComponentsErr
-		}
-		p := policiesOf(targets, copies)
-		p.CopiesAt, p.CopiesErr = now(), err
-		return p, nil
-	}
-}
-
-// policiesOf keeps the ICs' targets; of several concurrency policies on one IC the lowest
-// target scales out first, so it is the one that counts.
-func policiesOf(targets []awsapi.ScalableTarget, copies map[ICKey]int) *Policies {
-	out := &Policies{ICs: map[ICKey]Policy{}}
-	for _, t := range targets {
-		k := ICKey{t.Account, t.InferenceComponent}
-		if t.Account != "" && !slices.Contains(out.Own, t.Account) {
-			out.Own = append(out.Own, t.Account)
-		}
-		p := Policy{Min: t.Min, Max: t.Max, Copies: -1}
-		if n, ok := copies[k]; ok {
-			p.Copies = n
-		}
-		for _, sp := range t.Policies {
-			c := Policy{Metric: sp.Metric, Target: sp.Target}
-			better := c.tracksConcurrency() && (!p.tracksConcurrency() || c.Target < p.Target)
-			if better || (p.Target == 0 && c.Target > 0) {
-				p.Metric, p.Target = c.Metric, c.Target
-			}
-		}
-		out.ICs[k] = p
-	}
-	return out
-}
 
 // unreadable says why acct's policies are not in the read, for the report's warnings.
 func (p *Policies) unreadable(acct string) string {
@@ -153,5 +102,5 @@ func (e *env) readPolicies(ctx context.Context) *Policies {
 // caller knows the IC by name only: a name two accounts share may give either's.
 func (e *env) policyTarget(ctx context.Context, ic string) (float64, bool) {
 	p, _, _ := e.readPolicies(ctx).of("", ic)
-	return p.Target, p.tracksConcurrency()
+	return p.Target, p.TracksConcurrency()
 }

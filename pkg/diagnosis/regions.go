@@ -4,10 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
-	"github.com/inferscope/sagemaker-datasource/pkg/panics"
+	"github.com/inferscope/sagemaker-datasource/pkg/fanout"
 	"github.com/inferscope/sagemaker-datasource/pkg/pricing"
 )
 
@@ -50,27 +49,26 @@ func RunRegions(ctx context.Context, regions []Region, scope Scope, start, end t
 		return Report{}, err
 	}
 	runs := make([]regionRun, len(regions))
-	var wg sync.WaitGroup
-	for i, rg := range regions {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			run := &runs[i]
-			run.name = rg.Name
-			defer panics.Recover(func(p *panics.Error) { run.e, run.err = nil, p })
-			switch {
-			case rg.Err != nil:
-				run.err = rg.Err
-			case rg.Querier == nil:
-				run.err = errors.New("diagnosis: no querier for this region")
-			default:
-				rules := runnable(rules, rg.Prices != nil)
-				run.report, run.e, run.err = runRegion(ctx, rg, rules, scope, start, end, cfg)
-				run.answered = run.err == nil && len(run.report.Failures) < len(rules)
-			}
-		}()
+	errs := fanout.Each(ctx, 0, regions, func(ctx context.Context, i int, rg Region) error {
+		run := &runs[i]
+		switch {
+		case rg.Err != nil:
+			run.err = rg.Err
+		case rg.Querier == nil:
+			run.err = errors.New("diagnosis: no querier for this region")
+		default:
+			rules := runnable(rules, rg.Prices != nil)
+			run.report, run.e, run.err = runRegion(ctx, rg, rules, scope, start, end, cfg)
+			run.answered = run.err == nil && len(run.report.Failures) < len(rules)
+		}
+		return nil
+	})
+	for i, err := range errs {
+		runs[i].name = regions[i].Name
+		if err != nil { // a panic, or the caller gave up before the region started
+			runs[i] = regionRun{name: regions[i].Name, err: err}
+		}
 	}
-	wg.Wait()
 
 	if allFailedAsAWhole(runs) {
 		return Report{}, inRegion(runs[0].name, runs[0].err)

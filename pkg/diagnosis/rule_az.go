@@ -244,7 +244,7 @@ func (e *env) starvedAZ(v azView, instQuery, trafficQuery string) (Finding, bool
 		// Longer than the instance count's look-back, where a copy that just left an
 		// instance still counts for one window; or the fast window when the two-step count
 		// shows the copies stayed.
-		if !ep.qualifies(e, max(e.cfg.Sustain, e.window+e.step), v.servedThroughout(a, ep)) || !v.quieterThanUsual(a, ep, e.cfg.AZNoTrafficShare) {
+		if !ep.qualifies(e, max(sustain, e.window+e.step), v.servedThroughout(a, ep)) || !v.quieterThanUsual(a, ep, e.cfg.AZNoTrafficShare) {
 			continue
 		}
 		starved++
@@ -285,14 +285,14 @@ func (e *env) skewedAZ(v azView, instQuery, trafficQuery string) (Finding, bool)
 	}
 	sort.SliceStable(azs, func(i, j int) bool { return perInst(azs[i]) > perInst(azs[j]) })
 	hot, cold := azs[0], azs[len(azs)-1]
-	if !(perInst(cold) > 0) || perInst(hot)/perInst(cold) < e.cfg.AZSkewRatio {
+	if !(perInst(cold) > 0) || perInst(hot)/perInst(cold) < azSkewRatio {
 		return Finding{}, false
 	}
 	ratio := perInst(hot) / perInst(cold)
 	return Finding{
 		Cause:    "AZ traffic imbalance",
 		Target:   Target{Level: LevelAZ, Name: hot, Endpoint: v.endpoint, AZ: hot},
-		Severity: Info, Score: strength(ratio, e.cfg.AZSkewRatio, 20),
+		Severity: Info, Score: strength(ratio, azSkewRatio, 20),
 		Summary: fmt.Sprintf("Each instance of %s in %s serves %.1f× the invocations of one in %s", v.endpoint, hot, ratio, cold),
 		Evidence: []Evidence{
 			{What: "serving instances per AZ now", Value: v.perAZ(func(a string) float64 { return v.instancesAt(a, last) }), Query: instQuery},

@@ -78,7 +78,7 @@ func runColdStart(ctx context.Context, e *env) ([]Finding, error) {
 			ev = append(ev, Evidence{What: ph.name, Value: fmt.Sprintf("%s (%s)", secs(c.phases[ph.tag]), pct(c.phases[ph.tag]/total)), Query: q})
 		}
 		f := Finding{Target: c.t, Severity: Warning, Score: strength(total, e.cfg.ColdStartSlow.Seconds(), 900), Evidence: ev}
-		if share >= e.cfg.ColdStartShare {
+		if share >= coldStartShare {
 			f.Cause = "Slow cold start dominated by " + p.name
 			f.Summary = fmt.Sprintf("Cold starts of %s take %s, %s of it in %s", c.t.Name, secs(total), pct(share), p.name)
 			f.Next = p.advice

@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/prometheus/common/model"
 
+	"github.com/inferscope/sagemaker-datasource/pkg/fanout"
 	"github.com/inferscope/sagemaker-datasource/pkg/panics"
 	"github.com/inferscope/sagemaker-datasource/pkg/semconv"
 )
@@ -55,33 +55,24 @@ func crossRegion(ctx context.Context, runs []regionRun, start, end time.Time) (f
 	if !anyExhausted {
 		return nil, nil
 	}
-	var (
-		wg sync.WaitGroup
-		mu sync.Mutex
-	)
-	for i, run := range runs {
+	errs := fanout.Each(ctx, 0, runs, func(ctx context.Context, i int, run regionRun) error {
+		if caps[i] == nil {
+			return nil
+		}
+		return run.e.readCapacity(ctx, caps[i])
+	})
+	for i, err := range errs {
 		if caps[i] == nil {
 			continue
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			err := func() (err error) {
-				defer panics.Recover(func(p *panics.Error) { err = p })
-				return run.e.readCapacity(ctx, caps[i])
-			}()
-			if err != nil {
-				f := ruleFailure(crossRegionRuleID, err)
-				f.Region = run.name
-				mu.Lock()
-				failures = append(failures, f)
-				mu.Unlock()
-				return
-			}
-			caps[i].known = true
-		}()
+		if err != nil {
+			f := ruleFailure(crossRegionRuleID, err)
+			f.Region = runs[i].name
+			failures = append(failures, f)
+			continue
+		}
+		caps[i].known = true
 	}
-	wg.Wait()
 	var ok []regionCapacity
 	for _, c := range caps {
 		if c != nil {

@@ -15,7 +15,7 @@ const lAccount = semconv.LabelAccount
 // enrichmentWindow is the end of the range over which busy GPUs and vended series are
 // compared: VendedWindow, or the whole range when it is shorter.
 func (e *env) enrichmentWindow() string {
-	return promDur(min(e.cfg.VendedWindow, e.end.Sub(e.start)))
+	return promDur(min(vendedWindow, e.end.Sub(e.start)))
 }
 
 // enrichmentExpr counts, per account, the instances in scope whose GPUs worked, those of them

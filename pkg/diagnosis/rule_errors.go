@@ -149,7 +149,7 @@ func runErrors(ctx context.Context, e *env) ([]Finding, error) {
 			}
 			usual := quantile(xs, 0.5)
 			peak := xs[worst]
-			if peak < e.cfg.ErrorRateWarn || (usual > 0 && peak < e.cfg.ErrorSpikeRatio*usual) || !beyondChance(rs[worst], usual, e.cfg.ErrorMinCount) {
+			if peak < errorRateWarn || (usual > 0 && peak < errorSpikeRatio*usual) || !beyondChance(rs[worst], usual, e.cfg.ErrorMinCount) {
 				continue
 			}
 			sev := Warning
@@ -177,7 +177,7 @@ func runErrors(ctx context.Context, e *env) ([]Finding, error) {
 				}
 			}
 			out = append(out, Finding{
-				Cause: cause, Target: target, Severity: sev, Score: strength(peak, e.cfg.ErrorRateWarn, 1), rejections: rejected,
+				Cause: cause, Target: target, Severity: sev, Score: strength(peak, errorRateWarn, 1), rejections: rejected,
 				Summary: fmt.Sprintf("%s of %s reached %s of invocations at %s (usually %s)",
 					k.label, t.name, pctPts(100*peak), at.Format("15:04"), pctPts(100*usual)),
 				Evidence: []Evidence{

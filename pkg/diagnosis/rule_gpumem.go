@@ -90,8 +90,8 @@ func runGPUMemory(ctx context.Context, e *env) ([]Finding, error) {
 		ttf := time.Duration(math.Max(0, 100-now) / slope * float64(time.Hour))
 		// A large rise is a leak whatever the headroom; a small one only when it will fill
 		// the GPU soon (a short range sees a slow leak's last part only).
-		leak := rise >= e.cfg.VRAMGrowthPct || (rise >= e.cfg.VRAMCreepPct && ttf <= e.cfg.TimeToFullCrit)
-		if finite(slope) && slope > 0 && leak && r2 >= e.cfg.VRAMGrowthR2 {
+		leak := rise >= vramGrowthPct || (rise >= vramCreepPct && ttf <= e.cfg.TimeToFullCrit)
+		if finite(slope) && slope > 0 && leak && r2 >= vramGrowthR2 {
 			sev := Warning
 			if ttf <= e.cfg.TimeToFullCrit {
 				sev = Critical
@@ -111,7 +111,7 @@ func runGPUMemory(ctx context.Context, e *env) ([]Finding, error) {
 		}
 		if now >= e.cfg.GPUMemWarnPct {
 			sev := Warning
-			if now >= e.cfg.GPUMemCritPct {
+			if now >= gpuMemCritPct {
 				sev = Critical
 			}
 			out = append(out, Finding{

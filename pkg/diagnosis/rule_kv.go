@@ -80,7 +80,7 @@ func (e *env) kvSaturation(ctx context.Context) (model.Matrix, engineQueue, map[
 	for _, s := range kv {
 		k := key(s.Metric)
 		ep := longestRun(inRange(s.Values, e.start), false, func(v float64) bool { return v >= e.cfg.KVSaturation })
-		if ep.qualifies(e, e.cfg.Sustain, meanOr0(queue.waiting[k], ep) >= e.cfg.WaitingRequests) {
+		if ep.qualifies(e, sustain, meanOr0(queue.waiting[k], ep) >= e.cfg.WaitingRequests) {
 			out[k] = ep
 		}
 	}
@@ -139,11 +139,11 @@ func runKV(ctx context.Context, e *env) ([]Finding, error) {
 // kvWarm is the info finding for KV usage at the early-warning level for most of the range.
 func (e *env) kvWarm(ps []model.SamplePair, t Target, query string) (Finding, bool) {
 	u := quantile(values(&model.SampleStream{Values: ps}), 1-e.cfg.KVQuantile)
-	if !finite(u) || u < e.cfg.KVEarlyWarning {
+	if !finite(u) || u < kvEarlyWarning {
 		return Finding{}, false
 	}
 	return Finding{
-		Cause: "KV cache running warm", Target: t, Severity: Info, Score: strength(u, e.cfg.KVEarlyWarning, e.cfg.KVSaturation),
+		Cause: "KV cache running warm", Target: t, Severity: Info, Score: strength(u, kvEarlyWarning, e.cfg.KVSaturation),
 		Summary:  fmt.Sprintf("KV cache of %s stays at %s or more for most of the range", t.Name, pct(u)),
 		Evidence: []Evidence{{What: fmt.Sprintf("KV cache usage exceeded %.0f%% of the time (worst copy)", 100*e.cfg.KVQuantile), Value: pct(u), Query: query}},
 		Next:     "Set an autoscaling trigger on KV cache usage near this level before users feel queueing.",
@@ -206,5 +206,5 @@ func (e *env) fromLoad(q engineQueue, kv *model.SampleStream, k string, ep episo
 		{What: "KV cache per running request, usual → in that window", Value: pctPts(100*usualSize) + " → " + pctPts(100*nowSize), Query: kvQuery},
 	}
 	ratio := nowSize / usualSize
-	return ev, nowRun >= e.cfg.ScalingRise*max(usualRun, 1) && usualSize > 0 && ratio <= e.cfg.FootprintRatio && ratio >= 1/e.cfg.FootprintRatio
+	return ev, nowRun >= e.cfg.ScalingRise*max(usualRun, 1) && usualSize > 0 && ratio <= footprintRatio && ratio >= 1/footprintRatio
 }

@@ -67,7 +67,7 @@ func runQueueing(ctx context.Context, e *env) ([]Finding, error) {
 		}
 		lats[name][label(s.Metric, tagLabel)] = s
 	}
-	high, floor := e.cfg.TTFTHigh.Seconds(), e.cfg.TTFTMin.Seconds()
+	high, floor := e.cfg.TTFTHigh.Seconds(), ttftMin.Seconds()
 	var out []Finding
 	for _, s := range ttft {
 		k := key(s.Metric)
@@ -77,11 +77,11 @@ func runQueueing(ctx context.Context, e *env) ([]Finding, error) {
 		usual := quantile(values(s), 0.25)
 		limit := high
 		if finite(usual) {
-			limit = min(high, max(floor, e.cfg.TTFTRiseRatio*usual))
+			limit = min(high, max(floor, ttftRiseRatio*usual))
 		}
 		ep := longestRun(s.Values, false, func(v float64) bool { return v >= limit })
 		w := meanOr0(queue.waiting[k], ep)
-		if !ep.qualifies(e, e.cfg.Sustain, ep.peak >= high && w >= e.cfg.WaitingRequests) {
+		if !ep.qualifies(e, sustain, ep.peak >= high && w >= e.cfg.WaitingRequests) {
 			continue
 		}
 		t := icOrEndpoint(s.Metric)

@@ -123,7 +123,7 @@ func (e *env) overload(d *scalingData, s *model.SampleStream, acct string, t Tar
 	// usual load (its first quartile over the range and the baseline before it, the level
 	// autoscaling normally holds).
 	pol, registered, readable := d.policies.of(acct, ic)
-	explicit := pol.tracksConcurrency()
+	explicit := pol.TracksConcurrency()
 	limit := pol.Target
 	usual := quantile(values(s), 0.25)
 	if !explicit {
@@ -141,7 +141,7 @@ func (e *env) overload(d *scalingData, s *model.SampleStream, acct string, t Tar
 	}
 	// Far over a known target, the fast window is enough: target tracking scales out within
 	// minutes of such a load.
-	far := explicit && meanOf(run, inside) >= e.cfg.ScalingFarOver*limit
+	far := explicit && meanOf(run, inside) >= scalingFarOver*limit
 	slow := run.points >= 2 && run.lasting(e) >= need // one point is one sample at coarse steps
 	if !slow && !run.fast(e, far) {
 		return Finding{}, false
@@ -203,7 +203,7 @@ func (e *env) overload(d *scalingData, s *model.SampleStream, acct string, t Tar
 	// long before the policy's own.
 	// Event times are known to a step: only a delay beyond that counts.
 	delay := first.at.Sub(run.from)
-	if !explicit || delay-e.step < e.cfg.SlowScaling {
+	if !explicit || delay-e.step < slowScalingAfter {
 		return Finding{}, false
 	}
 	ev = append(ev, Evidence{What: "first scale-out after the load rose", Value: fmt.Sprintf("%s later at %s (took %s)", fmtDur(delay), e.clock(first.at), secs(first.dur)), Query: d.eventsQuery})
@@ -236,7 +236,7 @@ func (d *scalingData) noScaleOutNext(ic, acct string, pol Policy, registered, re
 		return fmt.Sprintf("%s has no scalable target in Application Auto Scaling: register one (sagemaker:inference-component:DesiredCopyCount) with a target tracking policy on ConcurrentRequestsPerCopy.", ic)
 	case registered && pol.Target == 0:
 		return fmt.Sprintf("%s's scalable target has no target tracking policy: add one on ConcurrentRequestsPerCopy.", ic)
-	case registered && !pol.tracksConcurrency():
+	case registered && !pol.TracksConcurrency():
 		return fmt.Sprintf("%s's policy tracks %s, not the concurrency that rose: check that metric and its target %s, or track ConcurrentRequestsPerCopy; also ICE events blocking new instances.", ic, pol.Metric, num(pol.Target))
 	case registered && copiesWhy != "":
 		return fmt.Sprintf("The policy did not scale out: check whether %s was at its max capacity (%d copies; %s), then the policy's alarms (CloudWatch, TargetTracking-*) and cooldowns, the scalable target's suspended state, and ICE events blocking new instances.", ic, pol.Max, copiesWhy)
@@ -309,7 +309,7 @@ func (e *env) slowScaleOuts(d *scalingData, reported map[string]bool) []Finding 
 				worst = &evs[i]
 			}
 		}
-		if worst == nil || worst.dur < e.cfg.SlowScaling.Seconds() {
+		if worst == nil || worst.dur < slowScalingAfter.Seconds() {
 			continue
 		}
 		t := Target{Level: LevelIC, Name: name, Endpoint: ep, InferenceComponent: name}

@@ -51,7 +51,7 @@ func runThroughput(ctx context.Context, e *env) ([]Finding, error) {
 		}
 		_, peak := usualPeak(xs)
 		now := tail(xs, 0.1)
-		if peak < e.cfg.ThroughputMin || now >= e.cfg.ThroughputRatio*peak {
+		if peak < throughputMin || now >= throughputRatio*peak {
 			continue
 		}
 		if tr == nil {

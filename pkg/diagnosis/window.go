@@ -55,7 +55,7 @@ func (ep episode) qualifies(e *env, slow time.Duration, confirmed bool) bool {
 
 // fast is the fast window alone: confirmed, still going on, and lasting SustainFast.
 func (ep episode) fast(e *env, confirmed bool) bool {
-	return confirmed && !ep.to.Before(e.end.Add(-e.step)) && ep.sustained(e, e.cfg.SustainFast)
+	return confirmed && !ep.to.Before(e.end.Add(-e.step)) && ep.sustained(e, sustainFast)
 }
 
 // longestRun finds the longest run of points where cond holds; peak is the largest value

@@ -1,7 +1,6 @@
 package models
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,18 +10,6 @@ import (
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 )
-
-// Views of a cost query: which table it answers.
-const (
-	CostViewSpend  = "spend"  // per endpoint, IC and instance type: instance-hours × price
-	CostViewTokens = "tokens" // per model and IC: USD per million output and input tokens
-	CostViewIdle   = "idle"   // GPUs with no copy and copies with near-zero traffic, per day
-	CostViewPrices = "prices" // the price of each instance type in the fleet, with its source and date
-	CostViewFit    = "fit"    // the hourly cost of one more copy on each instance type (the Will it fit? calculator)
-)
-
-// CostViews are the views, in the order messages name them.
-var CostViews = []string{CostViewSpend, CostViewTokens, CostViewIdle, CostViewPrices, CostViewFit}
 
 // maxGPUsPerCopy bounds the fit view's input: no instance has more GPUs.
 const maxGPUsPerCopy = 64
@@ -37,23 +24,15 @@ type CostQuery struct {
 	TimeRange                       backend.TimeRange
 }
 
-type rawCostQuery struct {
-	rawHealthQuery
-	Account     json.RawMessage `json:"account"`
-	View        json.RawMessage `json:"view"`
-	GPUsPerCopy json.RawMessage `json:"gpusPerCopy"`
-}
-
 // ParseCostQuery decodes a cost query; errors name the field and the fix.
-func ParseCostQuery(dq backend.DataQuery) (*CostQuery, error) {
+func ParseCostQuery(dq backend.DataQuery) (*CostQuery, error) { return Decode(dq).Cost() }
+
+// Cost reads the model as a cost query (ParseCostQuery).
+func (m *Model) Cost() (*CostQuery, error) {
+	dq, raw := m.dq, &m.raw
 	ref := refName(dq.RefID)
-	js := bytes.TrimSpace(dq.JSON)
-	if len(js) == 0 || string(js) == "null" {
-		js = []byte("{}")
-	}
-	var raw rawCostQuery
-	if err := json.Unmarshal(js, &raw); err != nil {
-		return nil, fmt.Errorf("query %s: the query model is not a JSON object (%s): re-save the panel or fix the dashboard JSON", ref, jsonTypeProblem(err))
+	if m.err != nil {
+		return nil, m.notObject()
 	}
 	q := &CostQuery{RefID: dq.RefID, TimeRange: dq.TimeRange, GPUsPerCopy: 1}
 	var errs []error

@@ -1,21 +1,12 @@
 package models
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
-	"slices"
 	"strings"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
-)
-
-// Formats of the alarmHistory and inventory queries.
-const (
-	FormatTable       = "table"
-	FormatAnnotations = "annotations"
 )
 
 // Bounds of a name filter: SageMaker names are at most 63 characters, and a dashboard
@@ -42,78 +33,18 @@ type HealthQuery struct {
 	TimeRange         backend.TimeRange
 }
 
-// PluginQuery is the stored model of a diagnosis, alarms, alarmHistory or inventory query,
-// as dashboards as code write it (dashboards/builder). ParseHealthQuery reads the same keys,
-// leniently, as hand-written dashboards may spell them.
-type PluginQuery struct {
-	RefID              string         `json:"refId"`
-	QueryType          string         `json:"queryType"`
-	Datasource         *DataSourceRef `json:"datasource,omitempty"`
-	Region             string         `json:"region,omitempty"`
-	Endpoint           string         `json:"endpoint,omitempty"`
-	InferenceComponent string         `json:"inferenceComponent,omitempty"`
-	ThresholdFallback  bool           `json:"thresholdFallback,omitempty"` // alarms only
-	Format             string         `json:"format,omitempty"`            // alarmHistory and inventory only
-	Account            string         `json:"account,omitempty"`           // cost only
-	View               string         `json:"view,omitempty"`              // cost only
-	GPUsPerCopy        string         `json:"gpusPerCopy,omitempty"`       // cost view "fit" only
-}
-
-// DataSourceRef names the data source a stored query runs on.
-type DataSourceRef struct {
-	Type string `json:"type,omitempty"`
-	UID  string `json:"uid,omitempty"`
-}
-
-// Check refuses a model that does not say what it means: no refId, a type that is PromQL or
-// unknown, or a field its type ignores.
-func (q PluginQuery) Check() error {
-	ref := refName(q.RefID)
-	switch {
-	case q.RefID == "":
-		return errors.New("plugin query: refId is empty; set one so the panel's result is addressable")
-	case q.QueryType != QueryTypeDiagnosis && q.QueryType != QueryTypeAlarms && q.QueryType != QueryTypeAlarmHistory && q.QueryType != QueryTypeInventory && q.QueryType != QueryTypeCost:
-		return fmt.Errorf("query %s: queryType %q is not diagnosis, alarms, alarmHistory, inventory or cost", ref, q.QueryType)
-	case q.ThresholdFallback && q.QueryType != QueryTypeAlarms:
-		return fmt.Errorf("query %s: thresholdFallback applies to alarms queries only", ref)
-	case (q.View != "" || q.Account != "") && q.QueryType != QueryTypeCost:
-		return fmt.Errorf("query %s: view and account apply to cost queries only", ref)
-	case q.QueryType == QueryTypeCost && !slices.Contains(CostViews, q.View):
-		return fmt.Errorf("query %s: view %q is not one of %s", ref, q.View, strings.Join(CostViews, ", "))
-	case q.GPUsPerCopy != "" && q.View != CostViewFit:
-		return fmt.Errorf("query %s: gpusPerCopy applies to the cost view %q only", ref, CostViewFit)
-	}
-	switch q.Format {
-	case "":
-	case FormatTable, FormatAnnotations:
-		if q.QueryType != QueryTypeAlarmHistory && q.QueryType != QueryTypeInventory {
-			return fmt.Errorf("query %s: format applies to alarmHistory and inventory queries only", ref)
-		}
-	default:
-		return fmt.Errorf("query %s: format %q is neither %q nor %q", ref, q.Format, FormatTable, FormatAnnotations)
-	}
-	return nil
-}
-
-type rawHealthQuery struct {
-	Endpoint           json.RawMessage `json:"endpoint"`
-	InferenceComponent json.RawMessage `json:"inferenceComponent"`
-	ThresholdFallback  json.RawMessage `json:"thresholdFallback"`
-	Format             json.RawMessage `json:"format"`
-	Region             json.RawMessage `json:"region"`
-}
-
 // ParseHealthQuery decodes a query of type qt (one of alarms, alarmHistory, inventory).
 // Errors name the field and the fix.
 func ParseHealthQuery(dq backend.DataQuery, qt string) (*HealthQuery, error) {
+	return Decode(dq).Health(qt)
+}
+
+// Health reads the model as a query of type qt (ParseHealthQuery).
+func (m *Model) Health(qt string) (*HealthQuery, error) {
+	dq, raw := m.dq, &m.raw
 	ref := refName(dq.RefID)
-	js := bytes.TrimSpace(dq.JSON)
-	if len(js) == 0 || string(js) == "null" {
-		js = []byte("{}")
-	}
-	var raw rawHealthQuery
-	if err := json.Unmarshal(js, &raw); err != nil {
-		return nil, fmt.Errorf("query %s: the query model is not a JSON object (%s): re-save the panel or fix the dashboard JSON", ref, jsonTypeProblem(err))
+	if m.err != nil {
+		return nil, m.notObject()
 	}
 	q := &HealthQuery{RefID: dq.RefID, QueryType: qt, TimeRange: dq.TimeRange, Format: FormatTable}
 	var errs []error

@@ -144,10 +144,7 @@ func (s *Settings) checkRegions(field string) ([]string, error) {
 
 // QueryRegion reads the region field of any query type's model: a string, or a list of
 // strings (joined by ","). Absent is "".
-func QueryRegion(dq backend.DataQuery) (string, error) {
-	var m struct {
-		Region json.RawMessage `json:"region"`
-	}
-	_ = json.Unmarshal(dq.JSON, &m) // a broken model is the query type's parser to report
-	return regionField(dq.RefID, m.Region)
-}
+func QueryRegion(dq backend.DataQuery) (string, error) { return Decode(dq).Region() }
+
+// Region is the model's region field as written (QueryRegion).
+func (m *Model) Region() (string, error) { return regionField(m.dq.RefID, m.raw.Region) }

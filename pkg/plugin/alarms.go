@@ -32,8 +32,8 @@ const (
 // region of the query (at most regionsAtOnce regions at a time), each region's alarms joined
 // to its own inventory only, the rows merged into one frame. A region that fails is named in
 // the response's error; the other regions' rows stay.
-func (d *Datasource) runHealthQuery(ctx context.Context, dq backend.DataQuery, qt string) backend.DataResponse {
-	q, err := models.ParseHealthQuery(dq, qt)
+func (d *Datasource) runHealthQuery(ctx context.Context, m *models.Model, qt string) backend.DataResponse {
+	q, err := m.Health(qt)
 	if err != nil {
 		return problemResponse(refused(backend.DownstreamError(err)))
 	}
@@ -45,9 +45,10 @@ func (d *Datasource) runHealthQuery(ctx context.Context, dq backend.DataQuery, q
 	// panel built for the default region keeps its frame's columns.
 	named := q.Region != ""
 	f := health.Filter{Endpoints: q.Endpoints, Components: q.Components}
-	parts := make([]healthPart, len(regions))
-	rgs, errs := d.eachRegion(ctx, "health query", regions, func(ctx context.Context, i int, rg *regional) (err error) {
-		p := &parts[i]
+	parts := forRegions(ctx, d, q.RefID, regions, func(ctx context.Context, rg *regional) (p healthPart, err error) {
+		if rg.aws == nil {
+			return p, rg.awsErr
+		}
 		switch qt {
 		case models.QueryTypeAlarms:
 			p.states, p.notices, err = rg.alarms(ctx, q, f)
@@ -56,32 +57,31 @@ func (d *Datasource) runHealthQuery(ctx context.Context, dq backend.DataQuery, q
 		default:
 			p.inv, p.notices, err = rg.inventory(ctx)
 		}
-		return err
+		return p, err
 	})
 	var (
 		states  []health.State
 		rows    []health.HistoryRow
 		invs    []awsapi.Inventory
 		notices []data.Notice
-		failed  = make([]backend.DataResponse, len(regions)) // the failures, for mergeRegions
 		ok      int
 	)
-	for i, p := range parts {
-		if errs[i] != nil {
-			failed[i] = rgs[i].errorResponse(errs[i])
+	for _, part := range parts {
+		if part.failed != nil {
 			continue
 		}
+		p := part.val
 		ok++
 		states, rows, invs = append(states, p.states...), append(rows, p.rows...), append(invs, p.inv...)
 		for _, n := range p.notices {
 			if named {
-				n.Text = "region " + regions[i] + ": " + n.Text
+				n.Text = "region " + part.region + ": " + n.Text
 			}
 			notices = append(notices, n)
 		}
 	}
 	if ok == 0 && !named {
-		return failed[0]
+		return mergeFailures(named, parts, nil)
 	}
 	var fr *data.Frame
 	switch qt {
@@ -102,12 +102,7 @@ func (d *Datasource) runHealthQuery(ctx context.Context, dq backend.DataQuery, q
 	}
 	fr.RefID = q.RefID
 	fr.AppendNotices(notices...)
-	resp := backend.DataResponse{Frames: data.Frames{fr}}
-	if ok < len(regions) {
-		m := mergeRegions(regions, failed)
-		resp.Error, resp.Status, resp.ErrorSource = m.Error, m.Status, m.ErrorSource
-	}
-	return resp
+	return mergeFailures(named, parts, data.Frames{fr})
 }
 
 // healthPart is one region's share of a health query.

@@ -122,8 +122,8 @@ func bigDatasource(tb testing.TB, upstream string, bodySize, cacheSizeMiB int) (
 	if d.setupErr != nil || up == nil {
 		tb.Fatalf("data source setup: %v", d.setupErr)
 	}
-	if (d.cache != nil) != (cacheSizeMiB != 0) {
-		tb.Fatalf("cacheSizeMiB %d: results cache present %v", cacheSizeMiB, d.cache != nil)
+	if (d.build.cache != nil) != (cacheSizeMiB != 0) {
+		tb.Fatalf("cacheSizeMiB %d: results cache present %v", cacheSizeMiB, d.build.cache != nil)
 	}
 	return d, up
 }
@@ -211,8 +211,8 @@ func measureBig(b *testing.B, upstream string, bodySize, cacheSizeMiB, series, p
 		b.Fatalf("cacheSizeMiB %d: the body's last byte was not read before QueryData returned (at %d, returned %d)", cacheSizeMiB, last, done.UnixNano())
 	}
 	var kept uint64
-	if d.cache != nil {
-		kept = uint64(d.cache.Stats().Bytes)
+	if d.build.cache != nil {
+		kept = uint64(d.build.cache.Stats().Bytes)
 	}
 	return bigRun{after: done.Sub(time.Unix(0, last)), total: done.Sub(start), peak: p - min(p, base), frames: valueBytes(r.Frames), kept: kept}
 }

@@ -60,7 +60,7 @@ func (rg *regional) lookup(ctx context.Context, req *backend.CallResourceRequest
 		err := rg.forward(ctx, path, name, isLabelValues, p, promclient.Raw(&b))
 		return b, err
 	}
-	if rg.d.cache == nil || path == "api/v1/query" || req.GetHTTPHeader("X-Cache-Skip") != "" {
+	if rg.cache == nil || path == "api/v1/query" || req.GetHTTPHeader("X-Cache-Skip") != "" {
 		b, err := forward(ctx)
 		*into = b
 		return err
@@ -81,7 +81,7 @@ func (rg *regional) lookup(ctx context.Context, req *backend.CallResourceRequest
 			ttl = min(time.Duration(secs)*time.Second, maxLookupTTL)
 		}
 	}
-	b, _, err := rg.d.cache.Lookup(ctx, rg.cacheID, request+"?"+key.Encode(), ttl, forward)
+	b, _, err := rg.cache.Lookup(ctx, rg.cacheID, request+"?"+key.Encode(), ttl, forward)
 	*into = b
 	return err
 }

@@ -14,33 +14,14 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
 	"github.com/inferscope/sagemaker-datasource/pkg/awsapi"
-	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
 	"github.com/inferscope/sagemaker-datasource/pkg/cost"
 	"github.com/inferscope/sagemaker-datasource/pkg/diagnosis"
-	"github.com/inferscope/sagemaker-datasource/pkg/fault"
 	"github.com/inferscope/sagemaker-datasource/pkg/models"
 	"github.com/inferscope/sagemaker-datasource/pkg/pricing"
 	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
 	px "github.com/inferscope/sagemaker-datasource/pkg/promqlexpr"
 	sc "github.com/inferscope/sagemaker-datasource/pkg/semconv"
 )
-
-// PricesFactory builds one region's Price List client on the data source's shared
-// credentials; tests inject fakes through WithPrices.
-type PricesFactory func(s *models.Settings, ep awsauth.Endpoint, sh Shared) (awsapi.PriceLister, error)
-
-// WithPrices builds the Price List client with f instead of NewPrices.
-func WithPrices(f PricesFactory) Option { return func(o *options) { o.prices = f } }
-
-// NewPrices is the production PricesFactory: pkg/awsapi's GetProducts client, each region's
-// list kept for a day.
-func NewPrices(_ *models.Settings, ep awsauth.Endpoint, sh Shared) (awsapi.PriceLister, error) {
-	p, err := awsapi.NewPrices(sh.Creds, ep, sh.Seen)
-	if err != nil {
-		return nil, err
-	}
-	return awsapi.CachedPrices(p, nil), nil
-}
 
 // costPoints bounds the GPU series' points per query: the step grows with the range.
 const costPoints = 1000
@@ -76,8 +57,8 @@ func (d *Datasource) costQueriesOf(q *models.CostQuery) costQueries {
 // PromQL (through the results cache), priced by the region's book (the price table, then the
 // AWS Price List), as the view's table. A region that fails is named in the error; the
 // others' rows stay.
-func (d *Datasource) runCost(ctx context.Context, dq backend.DataQuery) backend.DataResponse {
-	q, err := models.ParseCostQuery(dq)
+func (d *Datasource) runCost(ctx context.Context, m *models.Model) backend.DataResponse {
+	q, err := m.Cost()
 	if err != nil {
 		return problemResponse(refused(backend.DownstreamError(err)))
 	}
@@ -86,43 +67,23 @@ func (d *Datasource) runCost(ctx context.Context, dq backend.DataQuery) backend.
 		return problemResponse(refused(err))
 	}
 	cq := d.costQueriesOf(q)
-	ins := make([]cost.Input, len(regions))
-	rgs, errs := d.inRegions(ctx, "cost query", regions, func(ctx context.Context, i int, rg *regional) error {
-		in, err := rg.costInput(ctx, cq)
-		ins[i] = in
-		return err
+	parts := forRegions(ctx, d, q.RefID, regions, func(ctx context.Context, rg *regional) (cost.Input, error) {
+		return rg.costInput(ctx, cq)
 	})
-	var (
-		ok     []cost.Input
-		failed []string
-		first  *fault.Problem
-	)
-	for i, err := range errs {
-		if err == nil {
-			ok = append(ok, ins[i])
-			continue
-		}
-		p := rgs[i].explain(err, "cloudwatch:GetMetricData")
-		if q.Region == "" {
-			failed = append(failed, p.Message) // the default region, not named
-		} else {
-			failed = append(failed, "region "+regions[i]+": "+p.Message)
-		}
-		if first == nil {
-			first = &p
+	var ok []cost.Input
+	for _, p := range parts {
+		if p.failed == nil {
+			ok = append(ok, p.val)
 		}
 	}
-	var resp backend.DataResponse
+	var frames data.Frames
 	if len(ok) > 0 {
 		fr := costFrame(q, ok)
 		fr.RefID = q.RefID
 		fr.Meta.ExecutedQueryString = "GPUs: " + cq.GPUs + "\nGPUs per instance: " + cq.Instances + "\nOutput tokens: " + cq.Output + "\nInput tokens: " + cq.Input + "\nStep: " + models.FormatDuration(cq.step)
-		resp.Frames = data.Frames{fr}
+		frames = data.Frames{fr}
 	}
-	if first != nil {
-		resp.Error, resp.Status, resp.ErrorSource = errors.New(strings.Join(failed, "; ")), first.Status, first.Source
-	}
-	return resp
+	return mergeFailures(q.Region != "", parts, frames)
 }
 
 // costInput reads one region's GPU series, tokens and prices. An answer cut at the series
@@ -164,7 +125,7 @@ func (rg *regional) costInput(ctx context.Context, cq costQueries) (cost.Input, 
 // book is the region's prices: the settings' price table over the region's list prices. A
 // list that cannot be read (no permission, no endpoint, AWS failing) leaves gaps that say why.
 func (rg *regional) book(ctx context.Context) *pricing.Book {
-	b := pricing.NewBook(rg.d.settings.PriceTable)
+	b := pricing.NewBook(rg.priceTable)
 	if rg.prices == nil {
 		b.AddList(rg.region, nil, rg.pricesErr)
 		return b

@@ -5,7 +5,6 @@ package plugin
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"sync"
 	"time"
 
@@ -13,26 +12,11 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend/instancemgmt"
 
 	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
+	"github.com/inferscope/sagemaker-datasource/pkg/fanout"
 	"github.com/inferscope/sagemaker-datasource/pkg/models"
 	"github.com/inferscope/sagemaker-datasource/pkg/panics"
-	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
 	"github.com/inferscope/sagemaker-datasource/pkg/rcache"
 )
-
-// Upstream is what the datasource needs from CloudWatch; *promclient.Client implements it
-// and tests substitute fakes. A 2xx body goes to decode as it arrives.
-type Upstream interface {
-	Query(ctx context.Context, expr string, t time.Time, limit int, decode promclient.Decode) error
-	QueryRange(ctx context.Context, expr string, start, end time.Time, step time.Duration, limit int, decode promclient.Decode) error
-	Labels(ctx context.Context, matchers []string, start, end time.Time, limit int, decode promclient.Decode) error
-	LabelValues(ctx context.Context, name string, matchers []string, start, end time.Time, limit int, decode promclient.Decode) error
-	Series(ctx context.Context, matchers []string, start, end time.Time, limit int, decode promclient.Decode) error
-}
-
-// ClientFactory builds one region's upstream client for validated settings and the
-// endpoint the region resolves to, on what the data source's regions share (credentials,
-// the redaction sink that learns every credential the signer uses).
-type ClientFactory func(ctx context.Context, s *models.Settings, ep awsauth.Endpoint, sh Shared) (Upstream, error)
 
 // Datasource is one configured datasource. Settings problems do not fail its creation:
 // they are kept in setupErr and reported by Save & test and by every query and resource
@@ -43,20 +27,15 @@ type Datasource struct {
 
 	// home is the default region's clients, built with the instance; other regions are
 	// built on first use (regions.go). Nil while setupErr is set.
-	home          *regional
-	allowed       []string // the regions queries may name (models.Settings.Allowed)
-	shared        Shared
-	factory       ClientFactory
-	awsFactory    AWSFactory
-	pricesFactory PricesFactory
-	regionsMu     sync.Mutex
-	regions       map[string]*regionSlot
-	probe         regionProbe       // the regions resource's cached answer
-	redact        *awsauth.Redactor // the one redaction step; learns what the signer uses
-	unpinLog      func()            // releases this instance's secureJsonData from logSecrets
-	dispose       func()
-	uid           string        // keys the results cache, so data sources never share answers
-	cache         *rcache.Cache // nil when jsonData.cacheSizeMiB is 0
+	home      *regional
+	allowed   []string // the regions queries may name (models.Settings.Allowed)
+	build     regionFactory
+	regionsMu sync.Mutex
+	regions   map[string]*regionSlot
+	probe     regionProbe       // the regions resource's cached answer
+	redact    *awsauth.Redactor // the one redaction step; learns what the signer uses
+	unpinLog  func()            // releases this instance's secureJsonData from logSecrets
+	dispose   func()
 	// healthTimeout bounds Save & test; tests shorten it.
 	healthTimeout time.Duration
 }
@@ -88,7 +67,7 @@ func New(ctx context.Context, settings backend.DataSourceInstanceSettings, facto
 	// secureJsonData is pinned: no number of rotated credentials, here or in another
 	// instance sharing the log redactor, evicts it. Dispose drops the log's pins.
 	d := &Datasource{redact: awsauth.NewRedactor(secure...), healthTimeout: defaultHealthTimeout,
-		factory: factory, awsFactory: o.aws, pricesFactory: o.prices, regions: map[string]*regionSlot{}}
+		build: regionFactory{client: factory, aws: o.aws, prices: o.prices}, regions: map[string]*regionSlot{}}
 	d.dispose = d.closeRegions
 	d.unpinLog = logSecrets.Pin(secure...)
 
@@ -98,9 +77,9 @@ func New(ctx context.Context, settings backend.DataSourceInstanceSettings, facto
 		return d, nil
 	}
 	d.settings = s
-	d.uid = settings.UID
+	d.build.settings, d.build.uid = s, settings.UID
 	if s.CacheSizeMiB > 0 {
-		d.cache = rcache.New(rcache.Options{MaxBytes: int64(s.CacheSizeMiB) << 20, RefetchWindow: s.CacheRefetchWindow, Fresh: s.CacheFreshFor,
+		d.build.cache = rcache.New(rcache.Options{MaxBytes: int64(s.CacheSizeMiB) << 20, RefetchWindow: s.CacheRefetchWindow, Fresh: s.CacheFreshFor,
 			KeepFailure: overLimit})
 	}
 	// Endpoints first: a bad endpoint is reported even when the credentials are bad too.
@@ -113,45 +92,22 @@ func New(ctx context.Context, settings backend.DataSourceInstanceSettings, facto
 		d.setupErr = err
 		return d, nil
 	}
-	d.shared = Shared{
-		Creds: creds,
-		Seen:  sinks{d.redact, logSecrets},
+	proxied, err := proxyTransport(ctx, settings)
+	if err != nil {
+		d.setupErr = err
+		return d, nil
+	}
+	d.build.shared = Shared{
+		Creds:     creds,
+		Seen:      sinks{d.redact, logSecrets},
+		Transport: proxied,
 	}
 	d.allowed = s.Allowed()
-	if d.home, err = d.buildRegional(ctx, ""); err != nil {
+	if d.home, err = d.build.build(ctx, ""); err != nil {
 		d.setupErr = err
 	}
 	return d, nil
 }
-
-// NewClient is the production ClientFactory: the shared credentials (gated by Grafana's
-// [aws] settings), a transport that refuses any host but the region's endpoint, SigV4
-// signing for the region last, and the traffic-shaping client on top (its limiter the
-// region's own).
-func NewClient(_ context.Context, s *models.Settings, ep awsauth.Endpoint, sh Shared) (Upstream, error) {
-	transport := http.DefaultTransport.(*http.Transport).Clone()
-	c, err := promclient.New(promclient.Options{
-		BaseURL:        ep.URL,
-		Transport:      awsauth.Transport(transport, sh.Creds, ep, sh.Seen),
-		Method:         s.HTTPMethod,
-		QueryTimeout:   s.QueryTimeout,
-		MaxConcurrency: s.MaxConcurrency,
-		QueryRPS:       s.RequestsPerSecond,
-		UserAgent:      models.PluginID,
-	})
-	if err != nil {
-		return nil, err
-	}
-	return closingClient{Client: c, transport: transport}, nil
-}
-
-// closingClient lets Dispose close the instance's idle connections.
-type closingClient struct {
-	*promclient.Client
-	transport *http.Transport
-}
-
-func (c closingClient) CloseIdleConnections() { c.transport.CloseIdleConnections() }
 
 // QueryData runs the queries of a request in parallel, bounded by Grafana's
 // concurrent_query_count, each by its queryType; what it returns is redacted. Alerting
@@ -163,8 +119,8 @@ func (d *Datasource) QueryData(ctx context.Context, req *backend.QueryDataReques
 	return resp, nil
 }
 
-// queryHandler answers one query of a request.
-type queryHandler func(d *Datasource, ctx context.Context, dq backend.DataQuery) backend.DataResponse
+// queryHandler answers one query of a request from its model, decoded once by route.
+type queryHandler func(d *Datasource, ctx context.Context, m *models.Model) backend.DataResponse
 
 // queryHandlers has a handler for each of models.QueryTypes.
 var queryHandlers = map[string]queryHandler{
@@ -178,22 +134,24 @@ var queryHandlers = map[string]queryHandler{
 
 // healthQuery is the handler of an alarms, alarmHistory or inventory query.
 func healthQuery(qt string) queryHandler {
-	return func(d *Datasource, ctx context.Context, dq backend.DataQuery) backend.DataResponse {
-		return d.runHealthQuery(ctx, dq, qt)
+	return func(d *Datasource, ctx context.Context, m *models.Model) backend.DataResponse {
+		return d.runHealthQuery(ctx, m, qt)
 	}
 }
 
 // route runs one query by its type's handler. An unknown type is refused, naming the known
-// ones (models.QueryTypeOf), before the settings' problem, which refuses every other query.
+// ones (Model.Type), before the settings' problem, which refuses every other query. The
+// query's JSON is decoded here, once, and the handler parses that.
 func (d *Datasource) route(ctx context.Context, dq backend.DataQuery) backend.DataResponse {
-	qt, err := models.QueryTypeOf(dq)
+	m := models.Decode(dq)
+	qt, err := m.Type()
 	switch {
 	case err != nil:
 		return problemResponse(refused(backend.DownstreamError(err)))
 	case d.setupErr != nil:
 		return problemResponse(refused(d.setupErr))
 	}
-	return queryHandlers[qt](d, ctx, dq)
+	return queryHandlers[qt](d, ctx, m)
 }
 
 // Dispose releases the instance's idle connections and its secrets' pins in the log
@@ -219,33 +177,34 @@ func concurrencyLimit(ctx context.Context) int {
 // query becomes that query's error and leaves the others alone.
 func runQueries(ctx context.Context, req *backend.QueryDataRequest, limit int, run func(context.Context, backend.DataQuery) backend.DataResponse) *backend.QueryDataResponse {
 	results := make([]backend.DataResponse, len(req.Queries))
-	sem := make(chan struct{}, max(limit, 1))
-	var wg sync.WaitGroup
-	for i, q := range req.Queries {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			defer panics.Recover(queryPanicked(q.RefID, &results[i]))
-			results[i] = run(ctx, q)
-		}()
-	}
-	wg.Wait()
+	errs := fanout.Each(ctx, max(limit, 1), req.Queries, func(ctx context.Context, i int, q backend.DataQuery) error {
+		results[i] = run(ctx, q)
+		return nil
+	})
 	resp := backend.NewQueryDataResponse()
 	for i, q := range req.Queries {
+		if errs[i] != nil {
+			results[i] = queryFailed(q.RefID, errs[i])
+		}
 		resp.Responses[q.RefID] = results[i]
 	}
 	return resp
 }
 
-// queryPanicked is the panic handler of every goroutine that runs (part of) a query
-// (`defer panics.Recover(queryPanicked(refID, &resp))`): the panic becomes that query's error
-// instead of a crashed plugin process.
-func queryPanicked(refID string, into *backend.DataResponse) func(*panics.Error) {
-	return func(p *panics.Error) {
+// queryFailed is the response of a query (or part of one) that did not run to its end: a
+// panic becomes an internal error the user can report (its stack goes to the log, not to
+// the panel) instead of a crashed plugin process; a request given up before the query
+// started is the caller's cancellation.
+func queryFailed(refID string, err error) backend.DataResponse {
+	if p, ok := err.(*panics.Error); ok {
 		logError("query panicked", "refId", refID, "panic", fmt.Sprint(p.Value), "stack", string(p.Stack))
-		*into = backend.ErrDataResponseWithSource(backend.StatusInternal, backend.ErrorSourcePlugin,
-			fmt.Sprintf("internal error while running query %s; please report it", refID))
+		return internalError(refID)
 	}
+	return backend.ErrDataResponseWithSource(backend.StatusTimeout, backend.ErrorSourceDownstream, err.Error())
+}
+
+// internalError is the response of a query that met a bug of the plugin (a recovered panic).
+func internalError(refID string) backend.DataResponse {
+	return backend.ErrDataResponseWithSource(backend.StatusInternal, backend.ErrorSourcePlugin,
+		fmt.Sprintf("internal error while running query %s; please report it", refID))
 }

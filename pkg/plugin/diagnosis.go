@@ -11,6 +11,7 @@ import (
 	"github.com/inferscope/sagemaker-datasource/pkg/consolelinks"
 	"github.com/inferscope/sagemaker-datasource/pkg/dashref"
 	"github.com/inferscope/sagemaker-datasource/pkg/diagnosis"
+	"github.com/inferscope/sagemaker-datasource/pkg/diagnosis/awspolicy"
 	"github.com/inferscope/sagemaker-datasource/pkg/models"
 )
 
@@ -20,11 +21,12 @@ import (
 // the ICs' autoscaling policies through its AWS client (cached like the inventory). A query naming regions
 // runs the rules in each, through that region's client, and ranks the findings together; one
 // naming none runs in the default region and its frame has no region column.
-func (d *Datasource) runDiagnosis(ctx context.Context, q backend.DataQuery) backend.DataResponse {
+func (d *Datasource) runDiagnosis(ctx context.Context, m *models.Model) backend.DataResponse {
+	q := m.Query()
 	if err := models.CheckTimeRange(q.RefID, q.TimeRange); err != nil {
 		return problemResponse(refused(backend.DownstreamError(err)))
 	}
-	field, err := models.QueryRegion(q)
+	field, err := m.Region()
 	if err != nil {
 		return problemResponse(refused(backend.DownstreamError(err)))
 	}
@@ -43,14 +45,19 @@ func (d *Datasource) runDiagnosis(ctx context.Context, q backend.DataQuery) back
 			regions[i].Querier = cachedQueries{rg}
 			regions[i].Prices = rg.priceOf(ctx)
 			if rg.aws != nil { // without it the scaling rule judges against the usual load
-				regions[i].Policies = diagnosis.AWSPolicies(rg.aws, time.Now)
+				regions[i].Policies = awspolicy.Source(rg.aws, time.Now)
 			}
 			built[name] = rg
 		}
 	}
-	resp := diagnosis.HandleQuery(ctx, regions, q, func(region string, err error) string {
-		return built[region].explain(err, "cloudwatch:GetMetricData").Message
-	})
+	var resp backend.DataResponse
+	if endpoint, component, err := m.Diagnosis(); err != nil {
+		resp = diagnosis.InvalidQuery(err)
+	} else {
+		resp = diagnosis.HandleScope(ctx, regions, q, endpoint, component, func(region string, err error) string {
+			return built[region].explain(err, "cloudwatch:GetMetricData").Message
+		})
+	}
 	if resp.Error != nil {
 		// Every region failed; the error is the first region's.
 		return built[names[0]].errorResponse(resp.Error)

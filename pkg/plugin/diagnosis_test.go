@@ -324,3 +324,23 @@ func TestDiagnosisReadsScalingPolicies(t *testing.T) {
 		})
 	}
 }
+
+// A diagnosis scope that is not a string is refused with the query JSON's problem and the
+// shape to send, not run.
+func TestDiagnosisScopeNotAString(t *testing.T) {
+	fake := &fakeUpstream{}
+	d := newTestDatasource(t, fake)
+	resp, err := d.QueryData(context.Background(), &backend.QueryDataRequest{Queries: []backend.DataQuery{
+		dataQuery("A", `{"queryType":"diagnosis","endpoint":5}`),
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := resp.Responses["A"]
+	if r.Error == nil || !strings.Contains(r.Error.Error(), "the query JSON is invalid (json: cannot unmarshal number") || r.Status != backend.StatusBadRequest {
+		t.Errorf("got status %d, error %v; want 400 naming the invalid JSON", r.Status, r.Error)
+	}
+	if n := len(fake.Calls()); n != 0 {
+		t.Errorf("%d upstream calls for a refused query", n)
+	}
+}

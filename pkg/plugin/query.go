@@ -2,18 +2,15 @@ package plugin
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"regexp"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
+	"github.com/inferscope/sagemaker-datasource/pkg/fanout"
 	"github.com/inferscope/sagemaker-datasource/pkg/models"
-	"github.com/inferscope/sagemaker-datasource/pkg/panics"
 	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
 	"github.com/inferscope/sagemaker-datasource/pkg/rcache"
 	"github.com/inferscope/sagemaker-datasource/pkg/semconv"
@@ -22,8 +19,8 @@ import (
 // runPromQL answers one query: parse the model, work out the step and the $__ variables,
 // then run it in every region it names (see runPromQLIn); a query naming no region runs in
 // the default region, its series without a region label. route has checked the settings.
-func (d *Datasource) runPromQL(ctx context.Context, dq backend.DataQuery) backend.DataResponse {
-	q, err := models.ParseQuery(dq)
+func (d *Datasource) runPromQL(ctx context.Context, m *models.Model) backend.DataResponse {
+	q, err := m.PromQL()
 	if err != nil {
 		return problemResponse(refused(backend.DownstreamError(err)))
 	}
@@ -40,61 +37,29 @@ func (d *Datasource) runPromQL(ctx context.Context, dq backend.DataQuery) backen
 		return problemResponse(refused(backend.DownstreamError(err)))
 	}
 	expr := iv.Interpolate(q.Expr)
-	if q.Region == "" {
-		return d.runPromQLIn(ctx, d.home, q, expr, iv, nil)
-	}
 	regions, err := d.regionsOf(q.RefID, q.Region)
 	if err != nil {
 		return problemResponse(refused(err))
 	}
-	// Named regions: one call (pair) per region at once, each answer's series labelled
-	// with the region it came from where they lack the label.
-	resps := make([]backend.DataResponse, len(regions))
-	var wg sync.WaitGroup
-	for i, region := range regions {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer panics.Recover(queryPanicked(q.RefID, &resps[i]))
-			rg, err := d.regional(ctx, region)
-			if err != nil {
-				resps[i] = problemResponse(refused(err))
-				return
-			}
-			resps[i] = d.runPromQLIn(ctx, rg, q, expr, iv, data.Labels{semconv.LabelRegion: region})
-		}()
-	}
-	wg.Wait()
-	return mergeRegions(regions, resps)
-}
-
-// mergeRegions is one response from the regions' responses: frames in region order; a
-// region that failed is named in the error ("region us-west-2: …", several joined by "; ")
-// and the other regions' frames are kept. The status is the first failure's.
-func mergeRegions(regions []string, resps []backend.DataResponse) backend.DataResponse {
-	var (
-		out    backend.DataResponse
-		failed []string
-		first  *backend.DataResponse
-	)
-	for i := range resps {
-		r := &resps[i]
-		if r.Error == nil {
-			out.Frames = append(out.Frames, r.Frames...)
-			continue
+	// A query naming regions labels each answer's series with the region it came from,
+	// where they lack the label.
+	named := q.Region != ""
+	parts := forRegions(ctx, d, q.RefID, regions, func(ctx context.Context, rg *regional) (data.Frames, error) {
+		var labels data.Labels
+		if named {
+			labels = data.Labels{semconv.LabelRegion: rg.region}
 		}
-		failed = append(failed, "region "+regions[i]+": "+r.Error.Error())
-		if first == nil {
-			first = r
+		resp := d.runPromQLIn(ctx, rg, q, expr, iv, labels)
+		if resp.Error != nil {
+			return nil, &failedResponse{resp}
 		}
+		return resp.Frames, nil
+	})
+	var frames data.Frames
+	for _, p := range parts {
+		frames = append(frames, p.val...)
 	}
-	if first != nil {
-		out.Error, out.Status, out.ErrorSource = errors.New(strings.Join(failed, "; ")), first.Status, first.ErrorSource
-		if len(out.Frames) == 0 {
-			out.Frames = first.Frames // the executed query, for the inspector
-		}
-	}
-	return out
+	return mergeFailures(named, parts, frames)
 }
 
 // runPromQLIn runs the range and/or instant query in one region and converts the answers
@@ -102,14 +67,13 @@ func mergeRegions(regions []string, resps []backend.DataResponse) backend.DataRe
 // and their frames share the query's refId and response.
 func (d *Datasource) runPromQLIn(ctx context.Context, rg *regional, q *models.Query, expr string, iv models.Interval, labels data.Labels) backend.DataResponse {
 	var (
-		wg                  sync.WaitGroup
 		rangeResp, instResp backend.DataResponse
+		calls               []func(context.Context) error
+		into                []*backend.DataResponse
 	)
 	if q.Range {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer panics.Recover(queryPanicked(q.RefID, &rangeResp))
+		into = append(into, &rangeResp)
+		calls = append(calls, func(ctx context.Context) error {
 			// Aligned to the step (in the panel's time zone) so refreshes hit the same samples.
 			start := models.AlignToStep(q.TimeRange.From, iv.Step, q.UTCOffsetSec)
 			end := models.AlignToStep(q.TimeRange.To, iv.Step, q.UTCOffsetSec)
@@ -123,13 +87,12 @@ func (d *Datasource) runPromQLIn(ctx context.Context, rg *regional, q *models.Qu
 				annotateCache(rangeResp.Frames, served)
 				d.annotateCost(rangeResp.Frames, expr, served)
 			}
-		}()
+			return nil
+		})
 	}
 	if q.Instant {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer panics.Recover(queryPanicked(q.RefID, &instResp))
+		into = append(into, &instResp)
+		calls = append(calls, func(ctx context.Context) error {
 			a, served, err := rg.queryInstant(ctx, expr, q.TimeRange.To)
 			instResp = rg.frames(q.RefID, frameOptions{Expr: expr, LegendFormat: q.LegendFormat, Step: iv.Step, AddLabels: labels, End: q.TimeRange.To}, a, err)
 			if instResp.Error == nil {
@@ -141,9 +104,14 @@ func (d *Datasource) runPromQLIn(ctx context.Context, rg *regional, q *models.Qu
 				annotateCache(instResp.Frames, r)
 				d.annotateCost(instResp.Frames, expr, r)
 			}
-		}()
+			return nil
+		})
 	}
-	wg.Wait()
+	for i, err := range fanout.Calls(ctx, 0, calls...) {
+		if err != nil {
+			*into[i] = queryFailed(q.RefID, err)
+		}
+	}
 	switch {
 	case !q.Instant:
 		return rangeResp
@@ -191,11 +159,11 @@ func withCachePolicy(ctx context.Context, req *backend.QueryDataRequest) context
 	return ctx
 }
 
-func (d *Datasource) cacheFor(ctx context.Context) *rcache.Cache {
+func (rg *regional) cacheFor(ctx context.Context) *rcache.Cache {
 	if skip, _ := ctx.Value(noCacheKey{}).(bool); skip {
 		return nil
 	}
-	return d.cache
+	return rg.cache
 }
 
 // queryRange runs a range query, through the results cache when there is one: only the
@@ -206,7 +174,7 @@ func (rg *regional) queryRange(ctx context.Context, expr string, start, end time
 		var a promclient.Answer
 		return &a, rg.client.QueryRange(ctx, expr, s, e, step, 0, promclient.DecodeAnswer(&a))
 	}
-	c := rg.d.cacheFor(ctx)
+	c := rg.cacheFor(ctx)
 	if c == nil {
 		a, err := fetch(ctx, start, end)
 		return a, rcache.Result{Outcome: rcache.Bypass, Fetches: 1}, err
@@ -222,12 +190,12 @@ func (rg *regional) queryInstant(ctx context.Context, expr string, t time.Time) 
 		var a promclient.Answer
 		return &a, rg.client.Query(ctx, expr, t, 0, promclient.DecodeAnswer(&a))
 	}
-	c := rg.d.cacheFor(ctx)
+	c := rg.cacheFor(ctx)
 	if c == nil {
 		a, err := fetch(ctx)
 		return a, rcache.Bypass, err
 	}
-	return c.Instant(ctx, rg.cacheID, expr, t, rg.d.sampleInterval(), fetch)
+	return c.Instant(ctx, rg.cacheID, expr, t, rg.sampleInterval, fetch)
 }
 
 // cacheStatPrefix starts the name of the stat that says how the results cache served a

@@ -6,30 +6,23 @@ import (
 	"net/url"
 	"slices"
 	"sync"
+	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
 	"github.com/inferscope/sagemaker-datasource/pkg/awsapi"
 	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
 	"github.com/inferscope/sagemaker-datasource/pkg/models"
 	"github.com/inferscope/sagemaker-datasource/pkg/panics"
+	"github.com/inferscope/sagemaker-datasource/pkg/pricing"
+	"github.com/inferscope/sagemaker-datasource/pkg/rcache"
 )
 
-// Shared is what the clients of every region of one data source share.
-type Shared struct {
-	// Creds is the data source's credentials provider, built once (its cache and any
-	// assumed role serve every region).
-	Creds aws.CredentialsProvider
-	// Seen learns every credential signed with, for redaction.
-	Seen awsauth.SecretSink
-}
-
-// regional is one region's clients: its own endpoint, PromQL client (with its own limiter,
-// as CloudWatch's limits are per region) and AWS API client. Built once per region and data
-// source, on first use.
+// regional is one region's handle: its own endpoint, PromQL client (with its own limiter,
+// as CloudWatch's limits are per region), AWS API client, prices and cache id, and what of
+// the settings its queries read. Built by regionFactory, once per region and data source,
+// on first use; it points nowhere back, so a query type's code in one region sees only it.
 type regional struct {
-	d        *Datasource
 	region   string
 	endpoint awsauth.Endpoint
 	client   Upstream
@@ -42,6 +35,12 @@ type regional struct {
 	// cacheID keys the region's answers in the results cache: never one region's answer
 	// for another.
 	cacheID string
+	// cache is the data source's results cache, shared by its regions; nil when off.
+	cache *rcache.Cache
+	// sampleInterval is the period CloudWatch publishes at (jsonData.timeInterval).
+	sampleInterval time.Duration
+	// priceTable is the settings' price table, over the region's list prices.
+	priceTable []pricing.Price
 }
 
 // regionSlot builds a region's clients once, whoever asks first.
@@ -81,7 +80,7 @@ func (d *Datasource) regional(ctx context.Context, region string) (*regional, er
 			d.regionsMu.Unlock()
 		})
 		// Built for every later caller too: the first caller's cancellation must not stick.
-		rg, err := d.buildRegional(context.WithoutCancel(ctx), region)
+		rg, err := d.build.build(context.WithoutCancel(ctx), region)
 		d.regionsMu.Lock() // closeRegions reads built slots under the lock
 		slot.rg, slot.err = rg, err
 		d.regionsMu.Unlock()
@@ -97,30 +96,6 @@ func (d *Datasource) regionsOf(refID, field string) ([]string, error) {
 		return nil, d.setupErr
 	}
 	return models.ParseRegions(refID, field, d.settings)
-}
-
-// buildRegional makes a region's clients: its endpoint by the settings' rules, the PromQL
-// client from the factory, the AWS API client (its failure kept in awsErr; PromQL works
-// without it).
-func (d *Datasource) buildRegional(ctx context.Context, region string) (*regional, error) {
-	ep, err := awsauth.ResolveRegionEndpoint(d.settings.Auth, region)
-	if err != nil {
-		return nil, err
-	}
-	client, err := d.factory(ctx, d.settings, ep, d.shared)
-	if err != nil {
-		return nil, err
-	}
-	// The default region is suffixed too: rcache joins id and expression with NUL, which an
-	// expression may contain, so a bare uid would let "us-west-2\x00up" reach us-west-2's "up".
-	rg := &regional{d: d, region: ep.Region, endpoint: ep, client: client, cacheID: d.uid + "\x00" + ep.Region}
-	if rg.aws, err = d.awsFactory(ctx, d.settings, ep, d.shared); err != nil {
-		rg.aws, rg.awsErr = nil, err
-	}
-	if rg.prices, err = d.pricesFactory(d.settings, ep, d.shared); err != nil {
-		rg.prices, rg.pricesErr = nil, err
-	}
-	return rg, nil
 }
 
 // checkEndpoints resolves the endpoint of every region queries may name, the default

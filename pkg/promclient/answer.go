@@ -13,6 +13,11 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/data/utils/jsoniter"
 )
 
+// This file is longer than the others on purpose: it is the one reader of an answer, a
+// single forward pass over the body as it arrives (envelope, resultType, series, samples,
+// native histograms), and its states share the iterator and the step-grid bookkeeping;
+// split by section, each part would need the others' internals.
+
 // Envelope is what the top level of an answer says besides its data: the Prometheus
 // fields, and the AWS-style fields ({"__type","message"}) CloudWatch and AWS front ends
 // use for their own errors.

@@ -16,13 +16,9 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
-	"golang.org/x/time/rate"
-
-	"github.com/inferscope/sagemaker-datasource/pkg/models"
 )
 
 // CloudWatch's documented maxima for the limit parameter.
@@ -31,10 +27,19 @@ const (
 	MaxDiscoveryLimit = 10000
 )
 
-// Defaults of what the settings do not configure; MaxConcurrency, QueryRPS and Method
-// default to the settings' defaults (pkg/models). DefaultDiscoveryRPS stays below
-// CloudWatch's 10 discovery requests per second per account.
+// Defaults of the client. The first three are also the settings' defaults (pkg/models
+// re-exports them for the config editor); DefaultDiscoveryRPS stays below CloudWatch's 10
+// discovery requests per second per account.
 const (
+	DefaultHTTPMethod = http.MethodPost
+	// DefaultMaxConcurrency and DefaultRequestsPerSecond keep one data source well below
+	// CloudWatch's per-account limits (30 concurrent, 300 per second), leaving room for
+	// other clients. The limiter never sends more than requestsPerSecond in any one-second
+	// window, so its token buckets give about 14 at once and 18 a second after that at 30
+	// (docs/benchmarks.md, "Renovation").
+	DefaultMaxConcurrency    = 10
+	DefaultRequestsPerSecond = 30
+
 	DefaultDiscoveryRPS     = 5
 	DefaultMaxAttempts      = 4
 	DefaultBaseDelay        = 250 * time.Millisecond
@@ -43,13 +48,6 @@ const (
 	DefaultUserAgent        = "inferscope" // callers name themselves: the plugin sends its id
 )
 
-// RetryPolicy bounds retries of throttled (422 throttle, 429) and 5xx answers.
-type RetryPolicy struct {
-	MaxAttempts int           // total tries including the first; 1 disables retries. Default 4.
-	BaseDelay   time.Duration // first backoff ceiling, doubled per retry. Default 250ms.
-	MaxDelay    time.Duration // cap on one backoff, and on an honoured Retry-After. Default 4s.
-}
-
 // Options configure a Client. Only BaseURL is required.
 type Options struct {
 	BaseURL *url.URL
@@ -57,16 +55,16 @@ type Options struct {
 	// so it signs the final request). nil means http.DefaultTransport.
 	Transport http.RoundTripper
 	// Method for query, query_range, labels and series: POST (form body) or GET; default
-	// models.DefaultHTTPMethod.
+	// DefaultHTTPMethod.
 	// Label values always use GET, the only method CloudWatch accepts there.
 	Method string
 	// QueryTimeout, when set, bounds each call including retries and is sent as timeout.
 	QueryTimeout time.Duration
 	// MaxConcurrency caps in-flight requests per class (queries, discovery). Default
-	// models.DefaultMaxConcurrency.
+	// DefaultMaxConcurrency.
 	MaxConcurrency int
 	// QueryRPS and DiscoveryRPS cap requests per class in any one-second window; defaults
-	// models.DefaultRequestsPerSecond and DefaultDiscoveryRPS, negative means unlimited.
+	// DefaultRequestsPerSecond and DefaultDiscoveryRPS, negative means unlimited.
 	QueryRPS, DiscoveryRPS float64
 	Retry                  RetryPolicy
 	// Sleep waits between retries; it must return early with ctx's error. Default: a timer.
@@ -115,7 +113,7 @@ func New(opts Options) (*Client, error) {
 	method := strings.ToUpper(strings.TrimSpace(opts.Method))
 	switch method {
 	case "":
-		method = models.DefaultHTTPMethod
+		method = DefaultHTTPMethod
 	case http.MethodPost, http.MethodGet:
 	default:
 		// pkg/models refuses the setting, naming it; reaching this is a programming error.
@@ -159,10 +157,10 @@ func New(opts Options) (*Client, error) {
 		c.now = time.Now
 	}
 	conc := opts.MaxConcurrency
-	fill(&conc, models.DefaultMaxConcurrency)
+	fill(&conc, DefaultMaxConcurrency)
 	for i, rps := range []float64{opts.QueryRPS, opts.DiscoveryRPS} {
 		if rps == 0 || math.IsNaN(rps) {
-			rps = []float64{models.DefaultRequestsPerSecond, DefaultDiscoveryRPS}[i]
+			rps = []float64{DefaultRequestsPerSecond, DefaultDiscoveryRPS}[i]
 		}
 		c.classes[i] = newScheduler(rps, conc)
 	}
@@ -173,17 +171,6 @@ func fill[T comparable](v *T, def T) {
 	var zero T
 	if *v == zero {
 		*v = def
-	}
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
 	}
 }
 
@@ -329,373 +316,4 @@ func (c *Client) newRequest(ctx context.Context, method string, u *url.URL, p ur
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", c.userAgent)
 	return req, nil
-}
-
-// do sends one logical call: paced, bounded, retried. A 2xx body goes to decode while it
-// arrives; a body cut off or not a valid answer is retried like a 5xx, decode running
-// again on the new body.
-func (c *Client) do(ctx context.Context, cl class, method string, segments []string, p url.Values, decode Decode) error {
-	if decode == nil {
-		decode = Data(nil)
-	}
-	if c.timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, c.timeout)
-		defer cancel()
-	}
-	u := c.endpointURL(segments)
-	var lastErr error // the last retryable answer
-	for attempt := 1; ; attempt++ {
-		resp, done, err := c.attempt(ctx, c.classes[cl], method, u, p)
-		if err == nil {
-			if err = c.read(ctx, resp, done, decode); err == nil {
-				return nil
-			}
-		}
-		retryable := false
-		var (
-			apiErr  *APIError
-			bodyErr *BodyError
-		)
-		switch {
-		case errors.As(err, &apiErr):
-			apiErr.Attempts = attempt
-			retryable = apiErr.Retryable()
-		case errors.As(err, &bodyErr):
-			bodyErr.Attempts = attempt
-			retryable = true
-		case lastErr != nil && ctx.Err() != nil:
-			// Out of time while retrying: CloudWatch's last answer says more than the deadline.
-			return lastErr
-		default:
-			return err
-		}
-		if !retryable || attempt >= c.retry.MaxAttempts {
-			return err
-		}
-		lastErr = err
-		var header http.Header // Retry-After, when CloudWatch answered
-		if resp != nil {
-			header = resp.Header
-		}
-		delay, ok := c.backoff(attempt, header)
-		if !ok {
-			return err
-		}
-		if deadline, has := ctx.Deadline(); has && !c.now().Add(delay).Before(deadline) {
-			return err
-		}
-		if c.sleep(ctx, delay) != nil {
-			return err
-		}
-	}
-}
-
-// attempt waits for its turn (rate, concurrency, cheap first), then sends once. A 2xx
-// answer comes back unread with done, which closes it and frees the slot held while it
-// is read; any other answer is read into an *APIError and comes back closed, for its header.
-func (c *Client) attempt(ctx context.Context, sched *scheduler, method string, u *url.URL, p url.Values) (resp *http.Response, done func(), err error) {
-	release, err := sched.acquire(ctx, requestCost(p))
-	if err != nil {
-		return nil, nil, err
-	}
-	defer func() {
-		if err != nil {
-			release()
-		}
-	}()
-	uc := *u
-	req, err := c.newRequest(ctx, method, &uc, p)
-	if err != nil {
-		return nil, nil, fmt.Errorf("promclient: building the request: %w", err)
-	}
-	if resp, err = c.http.Do(req); err != nil {
-		return nil, nil, err
-	}
-	if resp.StatusCode >= 200 && resp.StatusCode <= 299 {
-		return resp, func() { resp.Body.Close(); release() }, nil
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-	if err != nil && len(body) == 0 {
-		return resp, nil, &BodyError{Status: resp.StatusCode, Cut: true, Err: err}
-	}
-	return resp, nil, parseError(resp.StatusCode, resp.Header, body)
-}
-
-// read hands a 2xx body to decode and types the outcome (readError); done closes the body
-// and frees its slot even when decode panics.
-func (c *Client) read(ctx context.Context, resp *http.Response, done func(), decode Decode) error {
-	defer done()
-	body := &bodyReader{r: resp.Body, max: c.maxBody}
-	return readError(ctx, resp, body, decode(body))
-}
-
-// readError types what decoding a 2xx body gave: a broken or oversized read before the
-// decoder's own error (the connection, not the content, is at fault), a malformed answer
-// as a retryable *BodyError, and an *APIError in the envelope with the answer's status.
-func readError(ctx context.Context, resp *http.Response, body *bodyReader, err error) error {
-	switch {
-	case body.err != nil && ctx.Err() != nil:
-		return ctx.Err()
-	case errors.As(body.err, new(*TooLargeError)):
-		return body.err
-	case body.err != nil:
-		return &BodyError{Status: resp.StatusCode, Bytes: body.n, Cut: true, Err: body.err}
-	case err == nil:
-		// Let the connection be reused when the reader stopped just short of the end.
-		_, _ = io.CopyN(io.Discard, resp.Body, 4<<10)
-		return nil
-	}
-	var (
-		apiErr *APIError
-		me     *MalformedError
-	)
-	switch {
-	case errors.As(err, &apiErr):
-		apiErr.Status, apiErr.RequestID = resp.StatusCode, resp.Header.Get("x-amzn-RequestId")
-		apiErr.Cause = classifyCause(apiErr)
-	case errors.As(err, &me):
-		return &BodyError{Status: resp.StatusCode, Bytes: body.n, Err: err}
-	}
-	return err
-}
-
-// bodyReader counts a 2xx body, refuses bytes beyond max and remembers the first read
-// failure, so a decoder's error can be traced to the connection rather than the content.
-type bodyReader struct {
-	r   io.Reader
-	n   int64
-	max int64
-	err error
-}
-
-func (b *bodyReader) Read(p []byte) (int, error) {
-	if b.err != nil {
-		return 0, b.err
-	}
-	if rest := b.max + 1 - b.n; int64(len(p)) > rest {
-		p = p[:rest]
-	}
-	n, err := b.r.Read(p)
-	b.n += int64(n)
-	if b.n > b.max {
-		b.err = &TooLargeError{Limit: b.max, Unit: "bytes"}
-		return 0, b.err
-	}
-	if err != nil && err != io.EOF {
-		b.err = err
-	}
-	return n, err
-}
-
-// backoff is capped exponential backoff with full jitter, unless the server
-// said how long to wait; ok is false when it asks for more than MaxDelay.
-func (c *Client) backoff(attempt int, h http.Header) (time.Duration, bool) {
-	if d, ok := retryAfter(h.Get("Retry-After"), c.now()); ok {
-		return d, d <= c.retry.MaxDelay
-	}
-	ceiling := c.retry.MaxDelay
-	if shift := attempt - 1; shift < 32 {
-		if d := c.retry.BaseDelay << shift; d > 0 && d < ceiling {
-			ceiling = d
-		}
-	}
-	return time.Duration(c.jitter() * float64(ceiling)), true
-}
-
-// retryAfter parses Retry-After as delta seconds or an HTTP date.
-func retryAfter(v string, now time.Time) (time.Duration, bool) {
-	if v == "" {
-		return 0, false
-	}
-	if secs, err := strconv.Atoi(v); err == nil {
-		if secs < 0 {
-			return 0, false
-		}
-		return time.Duration(secs) * time.Second, true
-	}
-	t, err := http.ParseTime(v)
-	if err != nil {
-		return 0, false
-	}
-	return max(0, t.Sub(now)), true
-}
-
-// cheapPoints is the most points a cheap request asks for (instant queries, short
-// ranges): only cheap requests may use the reserve (see scheduler).
-const cheapPoints = 60
-
-// scheduler paces the requests of one traffic class (a region's queries or its discovery).
-// Its slots and its rate are split in two pools: a reserve that only cheap requests use
-// and a shared pool that heavy ones use too, cheap ones trying the reserve first. So heavy
-// requests (long ranges) hold at most half of the slots and send at most half of any
-// second's requests, and a stat panel's one-point query finds room beside them at once.
-type scheduler struct {
-	pools [2]pool // the reserve, then the shared pool
-	// mu keeps the buckets' clock readings in order: a bucket given a reading older than
-	// its last would credit the time in between twice.
-	mu   sync.Mutex
-	rps  float64 // as configured, for LimitError
-	conc int
-}
-
-type pool struct {
-	slots  chan struct{} // one element per request in flight; capacity 0: no slots
-	tokens *rate.Limiter // nil: no rate limit
-}
-
-// newScheduler paces rps requests per second (rps ≤ 0: no pacing) with conc in flight.
-// A fractional rate is rounded down per second; below one per second, requests go at most
-// one per 1/rps, so the setting is never exceeded.
-func newScheduler(rps float64, conc int) *scheduler {
-	conc = max(conc, 1)
-	s := &scheduler{rps: rps, conc: conc}
-	s.pools[0].slots = make(chan struct{}, conc/2)
-	s.pools[1].slots = make(chan struct{}, conc-conc/2)
-	switch {
-	case rps <= 0 || math.IsInf(rps, 1):
-	case rps < 2:
-		// Nothing to split: both pools draw on one bucket.
-		b := rate.NewLimiter(rate.Limit(min(rps, 1)), 1)
-		s.pools[0].tokens, s.pools[1].tokens = b, b
-	default:
-		n := int(min(rps, math.MaxInt32))
-		s.pools[0].tokens, s.pools[1].tokens = bucket(n/2), bucket(n-n/2)
-	}
-	return s
-}
-
-// bucket lets at most n ≥ 1 requests through in any one-second window. A bucket of b
-// tokens refilled at r per second lets at most b+r-1 through in one (it holds at most b
-// as the window opens and gains less than r before it closes), so b+r = n+1. Half of n is
-// the burst, so a dashboard's first requests go together, and the rest the refill.
-func bucket(n int) *rate.Limiter {
-	b := max(1, n/2)
-	return rate.NewLimiter(rate.Limit(n+1-b), b)
-}
-
-// LimitError is a request our own limiter did not send: waiting for its turn would pass
-// the request's deadline. It unwraps to context.DeadlineExceeded.
-type LimitError struct {
-	RequestsPerSecond float64 // negative: no rate limit, concurrency was the bottleneck
-	MaxConcurrency    int
-	Waited            time.Duration
-}
-
-func (e *LimitError) Error() string {
-	rate := "no request rate limit"
-	if e.RequestsPerSecond >= 0 {
-		rate = fmt.Sprintf("requestsPerSecond %g", e.RequestsPerSecond)
-	}
-	return fmt.Sprintf("the datasource's own request limiter (%s, maxConcurrency %d) held this request for %s and it would not be sent before the query's deadline: "+
-		"raise requestsPerSecond or maxConcurrency in the datasource settings (CloudWatch allows 300 requests per second and 30 concurrent queries per account), "+
-		"show fewer panels at once, or raise the query timeout",
-		rate, e.MaxConcurrency, e.Waited.Round(time.Millisecond))
-}
-
-func (e *LimitError) Unwrap() error { return context.DeadlineExceeded }
-
-// acquire waits until a request of cost points (1 for an instant query) may be sent and
-// returns the function that frees its slot. The slot comes first and the token with it in
-// hand, so the token is taken the moment the request goes and the sends keep to the rate.
-func (s *scheduler) acquire(ctx context.Context, cost int) (func(), error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	arrived := time.Now()
-	pools := s.pools[:]
-	if cost > cheapPoints {
-		pools = pools[1:]
-	}
-	slots, err := slot(ctx, pools)
-	if err != nil {
-		return nil, s.held(err, arrived)
-	}
-	release := func() { <-slots }
-	if err := s.pace(ctx, pools, arrived); err != nil {
-		release()
-		return nil, err
-	}
-	return release, nil
-}
-
-// slot takes a slot of the first of pools that has one free, else of the first to free one.
-func slot(ctx context.Context, pools []pool) (chan struct{}, error) {
-	for _, p := range pools {
-		select {
-		case p.slots <- struct{}{}:
-			return p.slots, nil
-		default:
-		}
-	}
-	first, last := pools[0].slots, pools[len(pools)-1].slots
-	select {
-	case first <- struct{}{}:
-		return first, nil
-	case last <- struct{}{}:
-		return last, nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-}
-
-// pace takes a token of the first of pools that has one, waiting for the first to gain one
-// when none has. A wait past ctx's deadline is refused at once.
-func (s *scheduler) pace(ctx context.Context, pools []pool, arrived time.Time) error {
-	if pools[0].tokens == nil {
-		return nil
-	}
-	for {
-		s.mu.Lock()
-		now := time.Now()
-		wait := time.Duration(math.MaxInt64)
-		for _, p := range pools {
-			if p.tokens.AllowN(now, 1) {
-				s.mu.Unlock()
-				return nil
-			}
-			wait = min(wait, untilToken(p.tokens, now))
-		}
-		s.mu.Unlock()
-		if deadline, ok := ctx.Deadline(); ok && now.Add(wait).After(deadline) {
-			return s.refusal(now.Sub(arrived))
-		}
-		if err := sleepCtx(ctx, wait); err != nil {
-			return s.held(err, arrived)
-		}
-	}
-}
-
-// untilToken is how long from now until l holds a whole token, rounded up.
-func untilToken(l *rate.Limiter, now time.Time) time.Duration {
-	need := 1 - l.TokensAt(now)
-	return time.Duration(math.Ceil(need / float64(l.Limit()) * float64(time.Second)))
-}
-
-// held is the error of a request ctx ended while the limiter held it: a deadline is the
-// limiter's doing (a LimitError), a cancellation is not.
-func (s *scheduler) held(err error, arrived time.Time) error {
-	if errors.Is(err, context.DeadlineExceeded) {
-		return s.refusal(time.Since(arrived))
-	}
-	return err
-}
-
-func (s *scheduler) refusal(waited time.Duration) *LimitError {
-	return &LimitError{RequestsPerSecond: s.rps, MaxConcurrency: s.conc, Waited: waited}
-}
-
-// requestCost is the number of points a request asks for: a range query's steps, 1 otherwise.
-func requestCost(p url.Values) int {
-	step, err := strconv.ParseFloat(p.Get("step"), 64)
-	if err != nil || step <= 0 {
-		return 1
-	}
-	start, err1 := strconv.ParseFloat(p.Get("start"), 64)
-	end, err2 := strconv.ParseFloat(p.Get("end"), 64)
-	if err1 != nil || err2 != nil || end < start {
-		return 1
-	}
-	return int(min((end-start)/step, math.MaxInt32)) + 1
 }

@@ -16,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/inferscope/sagemaker-datasource/pkg/models"
 	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
 )
 
@@ -220,7 +219,7 @@ func TestLateDataAppearsOnRefresh(t *testing.T) {
 func TestIdenticalRequestsInFlightCoalesce(t *testing.T) {
 	w := &world{now: base, seed: 1, series: 2, maxDelay: time.Minute}
 	step := time.Minute
-	c := New(Options{RefetchWindow: models.DefaultCacheRefetchWindow, Now: w.clock})
+	c := New(Options{RefetchWindow: DefaultRefetchWindow, Now: w.clock})
 	release := make(chan struct{})
 	var calls atomic.Int32
 	inner := w.fetch("m", step)
@@ -268,7 +267,7 @@ func TestDataSourcesAreIsolated(t *testing.T) {
 	a := &world{now: base, seed: 1, series: 2, maxDelay: time.Minute, label: "a"}
 	b := &world{now: base, seed: 1, series: 2, maxDelay: time.Minute, label: "b"}
 	step := time.Minute
-	c := New(Options{RefetchWindow: models.DefaultCacheRefetchWindow, Now: a.clock})
+	c := New(Options{RefetchWindow: DefaultRefetchWindow, Now: a.clock})
 	start, end := base.Add(-time.Hour), base
 	ga, _, _ := c.QueryRange(context.Background(), Key{DataSource: "uid-a", Expr: "m", Step: step}, start, end, a.fetch("m", step))
 	gb, res, _ := c.QueryRange(context.Background(), Key{DataSource: "uid-b", Expr: "m", Step: step}, start, end, b.fetch("m", step))
@@ -303,7 +302,7 @@ func dataSources(a *promclient.Answer) string {
 func TestEvictionKeepsTheCacheWithinItsBytes(t *testing.T) {
 	w := &world{now: base, seed: 1, series: 5, maxDelay: time.Minute}
 	step := time.Minute
-	c := New(Options{RefetchWindow: models.DefaultCacheRefetchWindow, Now: w.clock, MaxBytes: 200 << 10})
+	c := New(Options{RefetchWindow: DefaultRefetchWindow, Now: w.clock, MaxBytes: 200 << 10})
 	start, end := base.Add(-6*time.Hour), base
 	var maxBytes int64
 	for i := range 30 {
@@ -332,7 +331,7 @@ func TestEvictionKeepsTheCacheWithinItsBytes(t *testing.T) {
 func TestNotCacheable(t *testing.T) {
 	w := &world{now: base, seed: 1, series: 1, maxDelay: time.Minute}
 	step := time.Minute
-	c := New(Options{RefetchWindow: models.DefaultCacheRefetchWindow, Now: w.clock})
+	c := New(Options{RefetchWindow: DefaultRefetchWindow, Now: w.clock})
 	for range 2 {
 		if _, res, _ := c.QueryRange(context.Background(), Key{DataSource: "a", Expr: "m @ end()", Step: step}, base.Add(-time.Hour), base, w.fetch("m", step)); res.Outcome != Bypass {
 			t.Errorf("@ end(): %s", res.Outcome)
@@ -357,7 +356,7 @@ func TestNotCacheable(t *testing.T) {
 
 func TestLookupTTL(t *testing.T) {
 	w := &world{now: base}
-	c := New(Options{RefetchWindow: models.DefaultCacheRefetchWindow, Now: w.clock})
+	c := New(Options{RefetchWindow: DefaultRefetchWindow, Now: w.clock})
 	n := 0
 	fetch := func(context.Context) ([]byte, error) { n++; return []byte(fmt.Sprint(n)), nil }
 	c.Lookup(context.Background(), "a", "label/job/values", 30*time.Second, fetch)
@@ -385,7 +384,7 @@ func TestLookupTTL(t *testing.T) {
 func TestFreshPeriod(t *testing.T) {
 	w := &world{now: base, seed: 1, series: 2, maxDelay: time.Minute}
 	step := 15 * time.Second
-	c := New(Options{RefetchWindow: models.DefaultCacheRefetchWindow, Now: w.clock, Fresh: 90 * time.Second})
+	c := New(Options{RefetchWindow: DefaultRefetchWindow, Now: w.clock, Fresh: 90 * time.Second})
 	k := Key{DataSource: "a", Expr: "m", Step: step}
 	get := func() Result {
 		t.Helper()
@@ -412,7 +411,7 @@ func TestFreshPeriod(t *testing.T) {
 	if r, o := get(), instant(); r.Outcome != Partial || o != Miss {
 		t.Errorf("refresh at +90s: %s / %s, want a partial fetch and a miss", r.Outcome, o)
 	}
-	off := New(Options{RefetchWindow: models.DefaultCacheRefetchWindow, Now: w.clock, Fresh: -1})
+	off := New(Options{RefetchWindow: DefaultRefetchWindow, Now: w.clock, Fresh: -1})
 	for range 2 {
 		if _, out, _ := off.Instant(context.Background(), "a", "m", w.clock(), step, func(context.Context) (*promclient.Answer, error) { return scalarAnswer(0), nil }); out != Bypass {
 			t.Errorf("fresh period off: instant %s", out)
@@ -601,7 +600,7 @@ func TestKeptFailures(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := &world{now: base.Add(20 * time.Second), seed: 3, series: 2, maxDelay: time.Minute}
-			c := New(Options{RefetchWindow: models.DefaultCacheRefetchWindow, Now: w.clock, Fresh: tc.fresh, KeepFailure: func(err error) bool { return errors.Is(err, errOver) }})
+			c := New(Options{RefetchWindow: DefaultRefetchWindow, Now: w.clock, Fresh: tc.fresh, KeepFailure: func(err error) bool { return errors.Is(err, errOver) }})
 			k := Key{DataSource: "a", Expr: "m", Step: step}
 			calls := 0
 			fail := bodyFetch(func(context.Context, time.Time, time.Time) ([]byte, error) { calls++; return nil, tc.err })
@@ -650,7 +649,7 @@ func TestKeptFailures(t *testing.T) {
 func TestKeptInstantFailures(t *testing.T) {
 	errOver := errors.New("over the execution limit")
 	now := base.Add(20 * time.Second)
-	c := New(Options{RefetchWindow: models.DefaultCacheRefetchWindow, Now: func() time.Time { return now }, KeepFailure: func(err error) bool { return errors.Is(err, errOver) }})
+	c := New(Options{RefetchWindow: DefaultRefetchWindow, Now: func() time.Time { return now }, KeepFailure: func(err error) bool { return errors.Is(err, errOver) }})
 	calls, fail := 0, true
 	for i, tc := range []struct {
 		at    time.Duration
@@ -702,7 +701,7 @@ func scalarAnswer(v float64) *promclient.Answer {
 func TestNonMatrixIsHandedOverAsFetched(t *testing.T) {
 	step := time.Minute
 	now := time.Unix(1700000000+3600, 0)
-	c := New(Options{RefetchWindow: models.DefaultCacheRefetchWindow, Now: func() time.Time { return now }})
+	c := New(Options{RefetchWindow: DefaultRefetchWindow, Now: func() time.Time { return now }})
 	k := Key{DataSource: "a", Expr: "m", Step: step}
 	start, end := time.Unix(1700000000, 0), time.Unix(1700000000+9*60, 0)
 	vector := &promclient.Answer{Type: "vector", Series: []promclient.Series{{T: []int64{1}, V: []float64{2}}}}

@@ -5,7 +5,7 @@ import {
   EventBusSrv,
 } from '@grafana/data';
 import { config, setAppEvents } from '@grafana/runtime';
-import { fireEvent, render, screen, waitFor } from '@testing-library/react';
+import { fireEvent, render, screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import React, { useState } from 'react';
 
@@ -24,6 +24,7 @@ const BACKEND_JSON_KEYS = [
   'assumeRoleArn',
   'externalId',
   'endpoint',
+  'enableSecureSocksProxy',
   'timeInterval',
   'queryTimeout',
   'httpMethod',
@@ -340,5 +341,26 @@ describe('ConfigEditor regions', () => {
     expect(screen.getByText('us-west-2 has an endpoint above already; remove one of the rows')).toBeInTheDocument();
     // The first row keeps the region.
     expect(last().jsonData.regionEndpoints).toEqual({ 'us-west-2': 'http://127.0.0.1:9091' });
+  });
+});
+
+describe('ConfigEditor secure socks proxy', () => {
+  afterEach(() => {
+    config.secureSocksDSProxyEnabled = false;
+  });
+
+  it('is offered only when Grafana enables the proxy', () => {
+    config.secureSocksDSProxyEnabled = false;
+    renderEditor(settings({ authType: 'default', defaultRegion: 'us-east-1' }));
+    expect(screen.queryByText('Secure Socks Proxy')).toBeNull();
+  });
+
+  it('writes enableSecureSocksProxy, a key the backend reads', async () => {
+    config.secureSocksDSProxyEnabled = true;
+    const { last } = renderEditor(settings({ authType: 'default', defaultRegion: 'us-east-1' }));
+    const section = screen.getByText('Secure Socks Proxy').parentElement as HTMLElement;
+    await userEvent.click(within(section).getByRole('switch'));
+    expect(last().jsonData.enableSecureSocksProxy).toBe(true);
+    expect(Object.keys(last().jsonData).filter((k) => !BACKEND_JSON_KEYS.includes(k))).toEqual([]);
   });
 });

@@ -6,7 +6,8 @@ import {
 } from '@grafana/data';
 import { ConnectionConfig } from '@grafana/aws-sdk';
 import { ConfigSection } from '@grafana/plugin-ui';
-import { Field, FieldSet, Input, RadioButtonGroup, SecretInput } from '@grafana/ui';
+import { config } from '@grafana/runtime';
+import { Field, FieldSet, Input, RadioButtonGroup, SecretInput, SecureSocksProxySettings } from '@grafana/ui';
 import React, { ChangeEvent } from 'react';
 
 import { DEFAULTS, SageOptions, SageSecureJsonData } from '../types';
@@ -72,6 +73,11 @@ export function ConfigEditor(props: Props) {
             onReset={resetSessionToken}
           />
         </Field>
+      )}
+      {/* Grafana's secure socks proxy, offered only when grafana.ini enables it; the backend
+          sends the PromQL and AWS calls through it (pkg/plugin/proxy.go). */}
+      {config.secureSocksDSProxyEnabled && (
+        <SecureSocksProxySettings options={options} onOptionsChange={onOptionsChange} />
       )}
       {/* Every knob below has a working default (shown as the placeholder): a new data source
           needs only the connection above, so they start collapsed, unless some are set. */}

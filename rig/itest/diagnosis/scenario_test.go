@@ -22,6 +22,7 @@ import (
 	"github.com/inferscope/sagemaker-datasource/pkg/awsapi"
 	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
 	. "github.com/inferscope/sagemaker-datasource/pkg/diagnosis"
+	"github.com/inferscope/sagemaker-datasource/pkg/diagnosis/awspolicy"
 	"github.com/inferscope/sagemaker-datasource/pkg/semconv"
 	"github.com/inferscope/sagemaker-datasource/rig/awsemu"
 	"github.com/inferscope/sagemaker-datasource/rig/emulator"
@@ -137,7 +138,7 @@ func serveRegion(t testing.TB, sim *simulator.Simulator, f *fleet.Fleet, from, e
 	}
 	ep, creds := awsauth.Endpoint{URL: u, Region: f.Region}, credentials.NewStaticCredentialsProvider(key, secret, "")
 	signed := &http.Client{Transport: awsauth.Transport(ts.Client().Transport, creds, ep, nil)}
-	return Region{Querier: httpQuerier{base: ts.URL, c: signed}, Policies: AWSPolicies(awsapi.NewWithCredentials(creds, ep, nil), func() time.Time { return end })}
+	return Region{Querier: httpQuerier{base: ts.URL, c: signed}, Policies: awspolicy.Source(awsapi.NewWithCredentials(creds, ep, nil), func() time.Time { return end })}
 }
 
 // diagnoseIn runs the diagnosis over one region, as cmd/diagnose and the plugin do.

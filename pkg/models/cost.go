@@ -30,7 +30,7 @@ type CostQuery struct {
 	// GroupByTag is the resource tag key (e.g. "Team") the view's rows are summed by; "" =
 	// not grouped.
 	GroupByTag string
-	TimeRange                       backend.TimeRange
+	TimeRange  backend.TimeRange
 }
 
 // ParseCostQuery decodes a cost query; errors name the field and the fix.

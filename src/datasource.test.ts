@@ -94,6 +94,13 @@ describe('template variables', () => {
     expect(out.legendFormat).toBe('{{ep}} ic-1');
     expect(out.interval).toBe('2m');
   });
+
+  it('replaces the cost tag key variable as text, not as a regex', () => {
+    const ds = newDatasource({ cost_tag: { value: 'Cost.Center "ü"' } });
+    const out = ds.applyTemplateVariables({ refId: 'A', queryType: 'cost', view: 'spend', groupByTag: '$cost_tag' }, {});
+    expect(out.groupByTag).toBe('Cost.Center "ü"');
+    expect(ds.applyTemplateVariables({ refId: 'A', queryType: 'cost' }, {})).not.toHaveProperty('groupByTag');
+  });
 });
 
 describe('endpoint and IC filters', () => {

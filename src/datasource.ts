@@ -225,6 +225,7 @@ export class SageDatasource
       inferenceComponent: this.interpolateNames(query.inferenceComponent, scopedVars),
       ...(query.account !== undefined && { account: this.interpolateNames(query.account, scopedVars) }),
       ...(query.gpusPerCopy !== undefined && { gpusPerCopy: this.interpolate(query.gpusPerCopy, scopedVars, false) }),
+      ...(query.groupByTag !== undefined && { groupByTag: this.interpolate(query.groupByTag, scopedVars, false) }),
     };
     const region = this.firstRegion(interpolated);
     return applyAdHoc(interpolated, filters, (f) => this.tagResolver.resolved(region, f));

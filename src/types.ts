@@ -43,6 +43,8 @@ export interface SageQuery extends DataQuery {
   account?: string;
   /** Cost view "fit" only: GPUs one more copy needs (the Will it fit? input). */
   gpusPerCopy?: string;
+  /** Cost views spend, tokens and idle: the resource tag key (e.g. Team) rows are summed by. */
+  groupByTag?: string;
   /**
    * Every query type: the region(s) to query, several joined by "," (a multi-value variable's
    * values are joined so); empty = the data source's default region.

@@ -129,13 +129,19 @@ type apiFolder struct {
 // RenderAlertRules renders every rule (reading rules and SLO burn rates) for the data source
 // datasourceUID in format; FormatFile's bytes are what provisioning/alerting/ must hold.
 func RenderAlertRules(format RuleFormat, datasourceUID string) ([]byte, error) {
+	return RenderAlertRulesWith(format, datasourceUID, DefaultTagLabels)
+}
+
+// RenderAlertRulesWith is RenderAlertRules copying tags (ParseTagLabels) onto the alerts of
+// every rule whose resource can be joined to its tagged series.
+func RenderAlertRulesWith(format RuleFormat, datasourceUID string, tags []TagLabel) ([]byte, error) {
 	if format != FormatFile && format != FormatAPI {
 		return nil, fmt.Errorf("alert rules: unknown format %q; use %q or %q", format, FormatFile, FormatAPI)
 	}
 	if datasourceUID == "" {
 		return nil, fmt.Errorf("alert rules: empty data source uid; pass the uid of the provisioned Inferscope data source, e.g. %s", AlertDatasourceUID)
 	}
-	groups, err := ruleGroups(datasourceUID)
+	groups, err := ruleGroups(datasourceUID, tags)
 	if err != nil {
 		return nil, err
 	}
@@ -148,10 +154,11 @@ func RenderAlertRules(format RuleFormat, datasourceUID string) ([]byte, error) {
 
 // ruleGroups builds the one rule model both formats render: the rules in the API's shape,
 // one group per dashboard.
-func ruleGroups(datasourceUID string) ([]alerting.RuleGroup, error) {
+func ruleGroups(datasourceUID string, tags []TagLabel) ([]alerting.RuleGroup, error) {
 	specs := append(alertRules(diagnosis.DefaultConfig()), sloAlertRules(defaultSLOs())...)
 	byName := map[string]*alerting.RuleGroup{}
 	for _, s := range specs {
+		s = withTags(s, tags)
 		r, err := buildRule(s, datasourceUID)
 		if err != nil {
 			return nil, fmt.Errorf("alert rule %s: %w", s.uid, err)
@@ -283,6 +290,9 @@ func alertLabels(s alertRule) map[string]string {
 	out := map[string]string{"severity": s.severity, "source": "inferscope"}
 	for _, r := range s.resource {
 		out[r.alertLabel] = labelRef(r.seriesLabel)
+	}
+	for _, t := range s.tags {
+		out[t.Label] = tagLabelRef(t)
 	}
 	return out
 }

@@ -201,3 +201,63 @@ func TestSLORowAndBurnRates(t *testing.T) {
 		}
 	}
 }
+
+func TestParseTagLabels(t *testing.T) {
+	for _, tc := range []struct{ in, want, err string }{
+		{"team=Team", "team=Team", ""},
+		{" team = @aws.tag.Team , env=Cost Center.ü ", "team=Team env=Cost Center.ü", ""},
+		{"", "", ""},
+		{"team", "", `"team" is not label=TagKey`},
+		{"team=", "", `"team=" is not label=TagKey`},
+		{"my-team=Team", "", `"my-team" is not a label name`},
+		{"__team=Team", "", `"__team" is not a label name`},
+		{"severity=Team", "", `label "severity" is already an alert label`},
+		{"team=Team,team=Owner", "", `label "team" is already an alert label (or named twice)`},
+	} {
+		got, err := ParseTagLabels(tc.in)
+		var parts []string
+		for _, l := range got {
+			parts = append(parts, l.Label+"="+l.Key)
+		}
+		if tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)) || tc.err == "" && (err != nil || strings.Join(parts, " ") != tc.want) {
+			t.Errorf("%q: %v %v, want %q / error %q", tc.in, parts, err, tc.want, tc.err)
+		}
+	}
+}
+
+// TestTagLabelsOnJoinableRules: every rule naming an endpoint or an IC carries each tag label
+// and joins its tagged series with a fallback to the series as they were; the others
+// (account, instance type) carry none and keep their query.
+func TestTagLabelsOnJoinableRules(t *testing.T) {
+	tags := []TagLabel{{"team", "Team"}, {"env", `Cost "Center" ü`}}
+	specs := append(alertRules(diagnosis.DefaultConfig()), sloAlertRules(defaultSLOs())...)
+	joined := 0
+	for _, s := range specs {
+		got := withTags(s, tags)
+		joinable := false
+		for _, r := range s.resource {
+			_, ok := tagSources[r]
+			joinable = joinable || ok
+		}
+		labels := alertLabels(got)
+		if !joinable {
+			if got.expr != s.expr || labels["team"] != "" {
+				t.Errorf("%s names no endpoint or IC but was joined: %s", s.uid, got.expr)
+			}
+			continue
+		}
+		joined++
+		if want := `{{ with index $labels "@aws.tag.Cost \"Center\" ü" }}{{ . }}{{ else }}untagged{{ end }}`; labels["env"] != want {
+			t.Errorf("%s: env label %q, want %q", s.uid, labels["env"], want)
+		}
+		if !strings.HasSuffix(got.expr, ") or on ("+label(s.resource[0].seriesLabel)+") ("+s.expr+")") || !strings.Contains(got.expr, `group_left ("@aws.tag.Team", "@aws.tag.Cost \"Center\" ü")`) {
+			t.Errorf("%s: join %s", s.uid, got.expr)
+		}
+		if got.window < tagWindow {
+			t.Errorf("%s: window %s shorter than the tags' %s", s.uid, got.window, tagWindow)
+		}
+	}
+	if joined < len(specs)-2 {
+		t.Errorf("%d of %d rules joined; only the account and instance-type rules should not be", joined, len(specs))
+	}
+}

@@ -2,7 +2,9 @@ package builder
 
 import (
 	"fmt"
+	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/inferscope/sagemaker-datasource/pkg/dashref"
@@ -57,8 +59,9 @@ type alertRule struct {
 	severity          string
 	evidence          dashref.Panel // the panel that shows the signal
 	resource          []resourceLabel
-	anchor            string // docs/alerting.md heading anchor
-	summary           string // what fired; reduced() prints the reduced value
+	anchor            string     // docs/alerting.md heading anchor
+	summary           string     // what fired; reduced() prints the reduced value
+	tags              []TagLabel // the tag labels withTags joined onto expr
 }
 
 // durText writes a whole-minute (or whole-second) duration in PromQL syntax.
@@ -274,4 +277,97 @@ func alertRules(cfg diagnosis.Config) []alertRule {
 			evidence: dashref.RelScaling, resource: []resourceLabel{resICCW}, anchor: "autoscaling-not-firing",
 			summary: "Load per copy of {{ index $labels \"InferenceComponentName\" }} is " + reduced(`printf "%.1f"`) + "× its usual level with no scale-out for " + durText(cfg.ScalingOverload+fastWindow)},
 	}
+}
+
+// TagLabel copies a resource tag onto its resource's alerts: the alert label Label (e.g.
+// team, for a notification policy to route on) from the series label "@aws.tag.<Key>".
+type TagLabel struct{ Label, Key string }
+
+// DefaultTagLabels is what the generated rules copy: team from the Team tag.
+var DefaultTagLabels = []TagLabel{{Label: "team", Key: "Team"}}
+
+// untaggedValue is a tag label's value on an alert whose resource lacks the tag, so a
+// policy can route the unowned too (as the cost query's "untagged" row).
+const untaggedValue = "untagged"
+
+var alertLabelName = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
+
+// ParseTagLabels reads the generator's -alert-tags: label=Key pairs joined by ",", e.g.
+// "team=Team,env=Environment"; "" copies none.
+func ParseTagLabels(s string) ([]TagLabel, error) {
+	var out []TagLabel
+	seen := map[string]bool{"severity": true, "source": true}
+	for _, r := range []resourceLabel{resEndpoint, resIC, resInstance, resAZCW, resInstType, resAccount, resGPU} {
+		seen[r.alertLabel] = true
+	}
+	for _, pair := range strings.Split(s, ",") {
+		if strings.TrimSpace(pair) == "" {
+			continue
+		}
+		name, key, ok := strings.Cut(pair, "=")
+		name, key = strings.TrimSpace(name), strings.TrimPrefix(strings.TrimSpace(key), sc.LabelTagPrefix)
+		switch {
+		case !ok || key == "":
+			return nil, fmt.Errorf("alert tags: %q is not label=TagKey: write e.g. team=Team", pair)
+		case !alertLabelName.MatchString(name) || strings.HasPrefix(name, "__"):
+			return nil, fmt.Errorf("alert tags: %q is not a label name a notification policy can match: use letters, digits and _, not starting with a digit or __", name)
+		case seen[name]:
+			return nil, fmt.Errorf("alert tags: label %q is already an alert label (or named twice): pick another name", name)
+		}
+		seen[name] = true
+		out = append(out, TagLabel{Label: name, Key: key})
+	}
+	return out, nil
+}
+
+// tagSource is the vended series that carries a resource's tags (the only family CloudWatch
+// documents as enriched with them) and its name dimension.
+type tagSource struct{ metric, dim string }
+
+// tagSources: which rule resource label can be joined to which tagged series.
+var tagSources = map[resourceLabel]tagSource{
+	resEndpoint:   {sc.Invocations, sc.DimEndpointName},
+	resEndpointCW: {sc.Invocations, sc.DimEndpointName},
+	resICCW:       {sc.InvocationsForIC, sc.DimInferenceComponentName},
+}
+
+// tagWindow is how far back a resource's tags are read: an endpoint serving nothing for
+// that long writes no Invocations, and its alerts say untagged.
+const tagWindow = time.Hour
+
+// withTags joins tags onto the rule's series through its first resource that names an
+// endpoint (or, without one, an IC): each series is multiplied by 1 from that resource's
+// tagged series (topk keeps one per resource, so a retag within the window cannot make the
+// match many-to-many), and the series of resources without one are kept as they are (or on
+// the resource), so values, firing and NaN are what they were without the join. A rule none of
+// whose resources can be joined is returned as it is.
+func withTags(s alertRule, tags []TagLabel) alertRule {
+	if len(tags) == 0 {
+		return s
+	}
+	for _, r := range s.resource {
+		src, ok := tagSources[r]
+		if !ok {
+			continue
+		}
+		names := make([]string, len(tags))
+		for i, t := range tags {
+			names[i] = sc.LabelTagPrefix + t.Key
+		}
+		owned := "topk by (" + label(src.dim) + ") (1, " + agg("group", append([]string{src.dim}, names...), "last_over_time("+sel(src.metric)+rangeOf(tagWindow)+")") + ")"
+		if r.seriesLabel != src.dim {
+			owned = labelCopy(owned, r.seriesLabel, src.dim)
+		}
+		on := " on (" + label(r.seriesLabel) + ") "
+		s.expr = "((" + s.expr + ") *" + on + "group_left (" + labels(names...) + ") " + owned + ") or" + on + "(" + s.expr + ")"
+		s.window = max(s.window, tagWindow)
+		s.tags = tags
+		return s
+	}
+	return s
+}
+
+// tagLabelRef is an alert label's value from the series' tag label, untaggedValue without.
+func tagLabelRef(t TagLabel) string {
+	return "{{ with index $labels " + strconv.Quote(sc.LabelTagPrefix+t.Key) + " }}{{ . }}{{ else }}" + untaggedValue + "{{ end }}"
 }

@@ -272,8 +272,8 @@ func TestVariables(t *testing.T) {
 		}
 		wantHere := want
 		switch file {
-		case "capacity.json": // the calculator's inputs; deep links do not carry them
-			wantHere = append(append([]string{}, want...), dashref.VarFitGPUs, dashref.VarFitMemGiB)
+		case "capacity.json": // the calculator's inputs and the cost tag key; deep links do not carry them
+			wantHere = append(append([]string{}, want...), dashref.VarFitGPUs, dashref.VarFitMemGiB, dashref.VarCostTag)
 		case "performance.json": // the SLO targets of its SLOs row (slo.go)
 			wantHere = append(append([]string{}, want...), varTTFTTarget, varITLTarget, varLatencyObj, varErrorObj)
 		}

@@ -45,8 +45,10 @@ func Capacity() *dashboard.DashboardBuilder {
 		WithPanel(fitTotalStat(48)).WithPanel(fitPerAZStat(49)).WithPanel(fitTable(47)).WithPanel(placementTable(46)).WithPanel(fitCostTable(52)).
 		WithRow(dashboard.NewRowBuilder("Cost").Id(150)).
 		WithPanel(spendTable(53)).WithPanel(tokenCostTable(54)).WithPanel(idleTable(dashref.CapIdleSpend.ID)).WithPanel(pricesTable(56)).
+		WithPanel(spendByTagTable(57)).
 		WithVariable(fitVar(dashref.VarFitGPUs, "GPUs per copy", "GPUs one copy of the model needs (tensor-parallel degree).", "1")).
-		WithVariable(fitVar(dashref.VarFitMemGiB, "GPU memory per copy (GiB)", "GPU memory one copy needs in total: weights plus the KV cache you want, GiB.", "16"))
+		WithVariable(fitVar(dashref.VarFitMemGiB, "GPU memory per copy (GiB)", "GPU memory one copy needs in total: weights plus the KV cache you want, GiB.", "16")).
+		WithVariable(fitVar(dashref.VarCostTag, "Spend by tag", "The resource tag key (as in AWS, e.g. Team or CostCenter) the Spend by table groups by.", "Team"))
 }
 
 // fitVar is an input of the "Will it fit?" calculator.

@@ -85,3 +85,15 @@ func fitCostTable(id uint32) *table.PanelBuilder {
 			"and the hourly price of the new instances it needs where nothing fits (Copies that fit now = 0)."+noteCost+noteCostFilters).
 		WithTarget(b).Height(8).Span(12).SortBy(sortBy("Copy on free GPUs per hour", false))
 }
+
+// spendByTagTable: the spend view summed per value of the tag key the variable names.
+func spendByTagTable(id uint32) *table.PanelBuilder {
+	b := costTarget("A", querymodel.CostViewSpend)
+	b.q.GroupByTag = "$" + dashref.VarCostTag
+	return tablePanel(id, "Spend by $"+dashref.VarCostTag,
+		"The spend and idle spend of the selected instances summed per value of the resource tag in the Spend by tag box (Team unless changed), "+
+			"read from the @aws.tag labels CloudWatch adds to the vended metrics (Resource tags for telemetry on; docs/configure.md). "+
+			"An IC's copies count for the IC's own tag, else its endpoint's; GPUs no copy holds for the endpoint's. Resources without the tag are the untagged row. "+
+			"The rows add up to the Spend table's total."+noteCost+noteCostFilters).
+		WithTarget(b).Height(8).Span(12).SortBy(sortBy("Spend", true))
+}

@@ -26,9 +26,9 @@ type API interface {
 	History(ctx context.Context, q HistoryQuery) ([]Transition, error)
 	// Inventory lists endpoints with their config's variants and their inference components
 	// (ListEndpoints, DescribeEndpoint, DescribeEndpointConfig, ListInferenceComponents,
-	// DescribeInferenceComponent).
-	// A missing permission for the inference components does not fail it: see
-	// Inventory.ComponentsErr.
+	// DescribeInferenceComponent) and their resource tags (ListTags).
+	// A missing permission for the inference components or the tags does not fail it: see
+	// Inventory.ComponentsErr and TagsErr.
 	Inventory(ctx context.Context) (Inventory, error)
 	// ProbeAlarms and ProbeInventory are Save & test's cheap checks: one DescribeAlarms
 	// (MaxRecords 1) and one ListEndpoints (MaxResults 1), never cached, nothing returned
@@ -107,6 +107,9 @@ type Inventory struct {
 	// DescribeInferenceComponent: the endpoints and variants are complete, the inference
 	// components the credentials may not list or describe are left out.
 	ComponentsErr error
+	// TagsErr is the *PermissionError of ListTags: the resources are complete, without the
+	// tags of those the credentials may not read.
+	TagsErr error
 }
 
 // Endpoint is one SageMaker endpoint with its configuration's variants and its ICs.
@@ -116,6 +119,7 @@ type Endpoint struct {
 	Created, Modified             time.Time
 	Variants                      []Variant
 	Components                    []Component
+	Tags                          map[string]string // resource tags (ListTags); nil without
 }
 
 // Variant is one production variant of an endpoint.
@@ -131,6 +135,7 @@ type Component struct {
 	FailureReason                        string
 	CurrentCopies, DesiredCopies         int
 	Created, Modified                    time.Time
+	Tags                                 map[string]string // the IC's own tags; nil without
 }
 
 // PermissionError says the credentials may not call an optional action. Save & test turns

@@ -197,6 +197,16 @@ func sageMakerFleet(t testing.TB, f *fakeAWS, n int, gone string, hold func()) {
 				"EndpointArn": "arn", "VariantName": "AllTraffic", "InferenceComponentStatus": "InService", "CreationTime": epoch, "LastModifiedTime": epoch}
 		})
 	}
+	// Endpoints' tags come in two pages (hostile values); the ICs have none.
+	f.sm["ListTags"] = func(in map[string]any) reply {
+		if in["ResourceArn"] != "arn" {
+			return reply{body: map[string]any{"Tags": []map[string]any{}}}
+		}
+		if in["NextToken"] == nil {
+			return reply{body: map[string]any{"Tags": []map[string]any{{"Key": "Team", "Value": `search.ranking "ü" $x`}}, "NextToken": "2"}}
+		}
+		return reply{body: map[string]any{"Tags": []map[string]any{{"Key": "Cost Center", "Value": "42"}}}}
+	}
 	f.sm["DescribeEndpoint"] = func(in map[string]any) reply {
 		name, _ := in["EndpointName"].(string)
 		return describe(name, map[string]any{"EndpointName": name, "EndpointArn": "arn", "EndpointConfigName": name + "-cfg", "EndpointStatus": "InService",
@@ -250,6 +260,7 @@ func TestInventoryPagesAndDescribesInParallel(t *testing.T) {
 	}
 	want := Endpoint{
 		Name: "ep-05", ARN: "arn", Status: "InService", ConfigName: "ep-05-cfg", Created: t0, Modified: t0.Add(time.Minute),
+		Tags:     map[string]string{"Team": `search.ranking "ü" $x`, "Cost Center": "42"},
 		Variants: []Variant{{Name: "AllTraffic", InstanceType: "ml.g5.12xlarge", CurrentInstances: 2, DesiredInstances: 3}},
 		Components: []Component{{Name: "ic-05", ARN: "arn-ic", Endpoint: "ep-05", Variant: "AllTraffic", Status: "InService", Model: "llama-ic-05",
 			CurrentCopies: 1, DesiredCopies: 2, Created: t0, Modified: t0.Add(2 * time.Minute)}},
@@ -326,6 +337,7 @@ var opCalls = []struct {
 	{ActionDescribeEndpointConfig, inventory},
 	{ActionListInferenceComponents, components},
 	{ActionDescribeInferenceComponent, components},
+	{ActionListTags, tags},
 	{ActionDescribeAlarms, func(c *client) error { return c.ProbeAlarms(context.Background()) }},
 	{ActionListEndpoints, func(c *client) error { return c.ProbeInventory(context.Background()) }},
 }
@@ -348,6 +360,24 @@ func components(c *client) error {
 		return fmt.Errorf("%d endpoints, want 2", len(inv.Endpoints))
 	}
 	return inv.ComponentsErr
+}
+
+// tags is the inventory's TagsErr: without ListTags the inventory must succeed with every
+// endpoint and IC, untagged.
+func tags(c *client) error {
+	inv, err := c.Inventory(context.Background())
+	if err != nil {
+		return fmt.Errorf("the whole inventory failed instead of leaving the tags out: %v", err) // %v: not a PermissionError
+	}
+	for _, e := range inv.Endpoints {
+		if len(e.Components) != 1 || e.Tags != nil || e.Components[0].Tags != nil {
+			return fmt.Errorf("endpoint %s: %d ICs, tags %v, want 1 IC and no tags", e.Name, len(e.Components), e.Tags)
+		}
+	}
+	if len(inv.Endpoints) != 2 {
+		return fmt.Errorf("%d endpoints, want 2", len(inv.Endpoints))
+	}
+	return inv.TagsErr
 }
 
 // TestProbesMakeOneCallEach: Save & test's probes make exactly one request each, asking

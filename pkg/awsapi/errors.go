@@ -25,6 +25,7 @@ const (
 	ActionDescribeEndpointConfig     = "sagemaker:DescribeEndpointConfig"
 	ActionListInferenceComponents    = "sagemaker:ListInferenceComponents"
 	ActionDescribeInferenceComponent = "sagemaker:DescribeInferenceComponent"
+	ActionListTags                   = "sagemaker:ListTags"
 	ActionGetProducts                = "pricing:GetProducts"
 	ActionDescribeScalableTargets    = "application-autoscaling:DescribeScalableTargets"
 	ActionDescribeScalingPolicies    = "application-autoscaling:DescribeScalingPolicies"

@@ -13,15 +13,28 @@ import (
 )
 
 // Inventory lists the endpoints and the inference components of the region, then
-// describes each (a few calls at a time). An endpoint or IC deleted
+// describes each and reads its tags (a few calls at a time). An endpoint or IC deleted
 // between the listing and its description is left out. Without the permission to list or
-// describe ICs, the endpoints are still returned, with ComponentsErr set.
+// describe ICs, the endpoints are still returned, with ComponentsErr set; without the one to
+// read tags, the resources without their tags, with TagsErr set.
 func (c *client) Inventory(ctx context.Context) (Inventory, error) {
 	summaries, err := c.listEndpoints(ctx)
 	if err != nil {
 		return Inventory{}, err
 	}
-	var componentsErr error
+	var mu sync.Mutex
+	var componentsErr, tagsErr error
+	// tagsOf reads a resource's tags; a missing permission leaves them out (noted once).
+	tagsOf := func(ctx context.Context, arn string) (map[string]string, error) {
+		tags, err := c.listTags(ctx, arn)
+		if IsPermission(err) {
+			mu.Lock()
+			tagsErr = cmp.Or(tagsErr, err)
+			mu.Unlock()
+			return nil, nil
+		}
+		return tags, unlessGone(err)
+	}
 	ics, err := c.listComponents(ctx)
 	if IsPermission(err) {
 		ics, componentsErr = nil, err
@@ -30,10 +43,12 @@ func (c *client) Inventory(ctx context.Context) (Inventory, error) {
 	}
 	endpoints := make([]*Endpoint, len(summaries))
 	components := make([]*Component, len(ics))
-	var mu sync.Mutex
 	err = each(ctx, len(summaries)+len(ics), c.parallel, func(ctx context.Context, i int) error {
 		if i < len(summaries) {
 			e, err := c.describeEndpoint(ctx, summaries[i])
+			if e != nil && err == nil {
+				e.Tags, err = tagsOf(ctx, e.ARN)
+			}
 			endpoints[i] = e
 			return err
 		}
@@ -45,13 +60,16 @@ func (c *client) Inventory(ctx context.Context) (Inventory, error) {
 			mu.Unlock()
 			return nil
 		}
+		if ic != nil && err == nil {
+			ic.Tags, err = tagsOf(ctx, ic.ARN)
+		}
 		components[i-len(summaries)] = ic
 		return err
 	})
 	if err != nil {
 		return Inventory{}, err
 	}
-	inv := Inventory{Region: c.region, ComponentsErr: componentsErr}
+	inv := Inventory{Region: c.region, ComponentsErr: componentsErr, TagsErr: tagsErr}
 	byName := map[string]int{}
 	for _, e := range endpoints {
 		if e != nil {
@@ -129,6 +147,22 @@ func (c *client) describeComponent(ctx context.Context, s smtypes.InferenceCompo
 	}
 	ic := componentOf(s, d)
 	return &ic, nil
+}
+
+// listTags reads a resource's tags, every page; nil when it has none.
+func (c *client) listTags(ctx context.Context, arn string) (map[string]string, error) {
+	pages := sagemaker.NewListTagsPaginator(c.sm, &sagemaker.ListTagsInput{ResourceArn: aws.String(arn), MaxResults: aws.Int32(50)},
+		func(o *sagemaker.ListTagsPaginatorOptions) { o.StopOnDuplicateToken = true })
+	tags, err := drain[*sagemaker.ListTagsOutput, sagemaker.Options](ctx, c, ActionListTags, pages,
+		func(p *sagemaker.ListTagsOutput) []smtypes.Tag { return p.Tags })
+	if err != nil || len(tags) == 0 {
+		return nil, err
+	}
+	out := make(map[string]string, len(tags))
+	for _, t := range tags {
+		out[aws.ToString(t.Key)] = aws.ToString(t.Value)
+	}
+	return out, nil
 }
 
 // unlessGone drops the error SageMaker gives for a resource deleted meanwhile

@@ -56,6 +56,8 @@ type Input struct {
 	Narrowed bool
 	Tokens   []Tokens
 	Prices   Prices
+	// Tags are the values of the tag key the rows are grouped by, per resource (TagOf).
+	Tags map[Resource]string
 	// QuietTokensPerHour: a copy serving fewer output tokens per hour of its life than this
 	// counts as idle.
 	QuietTokensPerHour float64

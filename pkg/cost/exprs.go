@@ -21,10 +21,12 @@ var (
 // Exprs are the PromQL of the inputs: GPUs per holder and distinct GPUs per instance (range
 // queries on the step grid), and each copy's output and input tokens over window (instant
 // queries at the range's end, window written as PromQL, e.g. "2h"). Narrowed: the holder
-// matchers read only some holders' GPUs (a component filter).
+// matchers read only some holders' GPUs (a component filter). EndpointTags and ICTags are
+// TagKey's values per resource (range queries; WithTags), "" when not grouped by a tag.
 type Exprs struct {
 	GPUs, Instances, Output, Input string
 	Narrowed                       bool
+	TagKey, EndpointTags, ICTags   string
 }
 
 // noGPULabel marks an Instances series that counts an instance whose DCGM series lack the

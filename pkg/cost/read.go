@@ -38,8 +38,8 @@ func (e *TruncatedError) Error() string {
 		"and the shares and costs per token would be wrong: narrow it to fewer endpoints (the endpoint filter or scope) or a shorter time range (%s)", e.Limit, e.Query)
 }
 
-// Read fills in's GPUs, Instances and Tokens from ex's queries (run at once): the GPU
-// queries by rangeQ, the token queries by instantQ. An answer of limit series or more, or
+// Read fills in's GPUs, Instances, Tokens and Tags from ex's queries (run at once): the GPU
+// and tag queries by rangeQ, the token queries by instantQ. An answer of limit series or more, or
 // one the upstream says it cut, is a *TruncatedError.
 func Read(ctx context.Context, in Input, ex Exprs, limit int, rangeQ, instantQ Query) (Input, error) {
 	type query struct {
@@ -47,6 +47,9 @@ func Read(ctx context.Context, in Input, ex Exprs, limit int, rangeQ, instantQ Q
 		run  Query
 	}
 	queries := []query{{ex.GPUs, rangeQ}, {ex.Instances, rangeQ}, {ex.Output, instantQ}, {ex.Input, instantQ}}
+	if ex.TagKey != "" {
+		queries = append(queries, query{ex.EndpointTags, rangeQ}, query{ex.ICTags, rangeQ})
+	}
 	answers := make([]Answer, len(queries))
 	errs := fanout.Each(ctx, 0, queries, func(ctx context.Context, i int, q query) error {
 		a, err := q.run(ctx, q.expr)
@@ -76,6 +79,9 @@ func Read(ctx context.Context, in Input, ex Exprs, limit int, rangeQ, instantQ Q
 				in.Tokens = append(in.Tokens, TokensOf(s.Labels, s.V[len(s.V)-1], input))
 			}
 		}
+	}
+	if ex.TagKey != "" {
+		in.Tags = readTags(ex.TagKey, answers[4].Series, answers[5].Series)
 	}
 	in.Narrowed = ex.Narrowed
 	return in, nil

@@ -47,6 +47,9 @@ const (
 	VarFitMemGiB = "fit_mem_gib" // GPU memory one copy needs in total, GiB
 )
 
+// VarCostTag is the Capacity dashboard's resource tag key the "Spend by" table groups by.
+const VarCostTag = "cost_tag"
+
 // FilterVars are the variables that narrow what panels show; every panel follows each of them
 // or says why not.
 var FilterVars = []string{VarEndpoint, VarIC, VarAZ, VarInstance, VarFramework, VarModel}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/inferscope/sagemaker-datasource/pkg/dashref"
 	"github.com/inferscope/sagemaker-datasource/pkg/querymodel"
+	"github.com/inferscope/sagemaker-datasource/pkg/semconv"
 )
 
 // Frame turns a report into the table the Performance dashboard shows at its top: one row per
@@ -48,7 +49,7 @@ func Frame(r Report) *data.Frame {
 		if many {
 			cause, summary = cause+" ("+f.Region+")", f.Region+": "+summary
 		}
-		add(f.Region, tagsText(f.Tags), f.Severity.String(), cause, f.Target.String(), summary, evidenceText(f.Evidence), f.Next, f.PanelLink)
+		add(f.Region, semconv.TagsText(f.Tags), f.Severity.String(), cause, f.Target.String(), summary, evidenceText(f.Evidence), f.Next, f.PanelLink)
 	}
 	queries := []string{evidenceQueries(r.Findings)}
 	for _, f := range r.Failures {

@@ -3,7 +3,6 @@ package diagnosis
 import (
 	"context"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 
@@ -83,13 +82,4 @@ func addTags(ctx context.Context, regions []Region, r *Report) {
 			}
 		}
 	}
-}
-
-// tagsText is a finding's tags on one line, keys in order.
-func tagsText(tags map[string]string) string {
-	parts := make([]string, 0, len(tags))
-	for _, k := range slices.Sorted(maps.Keys(tags)) {
-		parts = append(parts, k+"="+tags[k])
-	}
-	return strings.Join(parts, "; ")
 }

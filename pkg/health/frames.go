@@ -11,6 +11,7 @@ import (
 
 	"github.com/inferscope/sagemaker-datasource/pkg/awsapi"
 	"github.com/inferscope/sagemaker-datasource/pkg/consolelinks"
+	"github.com/inferscope/sagemaker-datasource/pkg/semconv"
 )
 
 // Frame names of the query types.
@@ -218,14 +219,16 @@ func endpointsOf(invs []awsapi.Inventory) []located {
 // (each knows its Region): one row per production variant of each endpoint (one with an
 // empty variant when the endpoint has none yet) and one per inference component, endpoints
 // by name (then region and account), each endpoint's variants before its components.
-// regional (the query names its regions) adds the account column.
+// regional (the query names its regions) adds the account column; a tagged resource, the
+// tags column (an IC's own tags: AWS does not copy the endpoint's).
 func InventoryFrame(invs []awsapi.Inventory, f Filter, regional bool) *data.Frame {
 	var (
-		kind, endpoint, variant, ic, status, itype, model, failure, console, regions, accounts []string
-		instances, desiredInstances, copies, desiredCopies                                     []int64
-		created, modified                                                                      []time.Time
+		kind, endpoint, variant, ic, status, itype, model, failure, console, regions, accounts, tags []string
+		instances, desiredInstances, copies, desiredCopies                                           []int64
+		created, modified                                                                            []time.Time
 	)
-	row := func(ep located, k, v, c, st, it string, inst, dInst, cp, dCp int, m string, cr, mod time.Time, fail, url, account string) {
+	row := func(ep located, k, v, c, st, it string, inst, dInst, cp, dCp int, m string, cr, mod time.Time, fail, url, account string, tagged map[string]string) {
+		tags = append(tags, semconv.TagsText(tagged))
 		kind, endpoint, variant, ic, status, itype = append(kind, k), append(endpoint, ep.Name), append(variant, v), append(ic, c), append(status, st), append(itype, it)
 		instances, desiredInstances, copies, desiredCopies = append(instances, int64(inst)), append(desiredInstances, int64(dInst)), append(copies, int64(cp)), append(desiredCopies, int64(dCp))
 		model, created, modified = append(model, m), append(created, cr.UTC()), append(modified, mod.UTC())
@@ -239,7 +242,7 @@ func InventoryFrame(invs []awsapi.Inventory, f Filter, regional bool) *data.Fram
 			}
 			for _, v := range variants {
 				row(ep, "variant", v.Name, "", ep.Status, v.InstanceType, v.CurrentInstances, v.DesiredInstances, 0, 0, "",
-					ep.Created, ep.Modified, ep.FailureReason, consolelinks.Endpoint(ep.region, ep.Name), ep.account)
+					ep.Created, ep.Modified, ep.FailureReason, consolelinks.Endpoint(ep.region, ep.Name), ep.account, ep.Tags)
 			}
 		}
 		for _, c := range sortedComponents(ep.Endpoint) {
@@ -254,7 +257,7 @@ func InventoryFrame(invs []awsapi.Inventory, f Filter, regional bool) *data.Fram
 				}
 			}
 			row(ep, "inference_component", c.Variant, c.Name, c.Status, it, 0, 0, c.CurrentCopies, c.DesiredCopies, c.Model,
-				c.Created, c.Modified, c.FailureReason, consolelinks.InferenceComponent(ep.region, c.Name), componentAccount(c, ep.account))
+				c.Created, c.Modified, c.FailureReason, consolelinks.InferenceComponent(ep.region, c.Name), componentAccount(c, ep.account), c.Tags)
 		}
 	}
 	fr := data.NewFrame(FrameInventory,
@@ -277,6 +280,9 @@ func InventoryFrame(invs []awsapi.Inventory, f Filter, regional bool) *data.Fram
 	)
 	if regional {
 		fr.Fields = append(fr.Fields, data.NewField("account", nil, nonNil(accounts)))
+	}
+	if slices.ContainsFunc(tags, func(t string) bool { return t != "" }) {
+		fr.Fields = append(fr.Fields, data.NewField("tags", nil, tags))
 	}
 	fr.Meta = &data.FrameMeta{PreferredVisualization: data.VisTypeTable}
 	return fr

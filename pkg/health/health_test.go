@@ -343,6 +343,8 @@ func TestApplyThresholds(t *testing.T) {
 // (contracts/11.md, docs/alarms.md), for empty input too.
 func TestFramesMatchContract(t *testing.T) {
 	invs := []awsapi.Inventory{{Region: "us-east-1", Endpoints: []awsapi.Endpoint{{Name: "chat", Components: []awsapi.Component{{Name: "ic"}}}}}}
+	// A tagged resource adds the tags column.
+	tagged := []awsapi.Inventory{{Region: "us-east-1", Endpoints: []awsapi.Endpoint{{Name: "chat", Tags: map[string]string{"Team": "a"}}}}}
 	const (
 		alarms = "resource:string resource_type:string endpoint:string inference_component:string instance:string state:string " +
 			"severity:float64 source:string alarm:string alarms:int64 reason:string metric:string threshold:*float64 updated:*time.Time " +
@@ -367,6 +369,7 @@ func TestFramesMatchContract(t *testing.T) {
 		{HistoryFrame(nil, true), "alarm_history", history + regionAccount},
 		{InventoryFrame(invs, Filter{}, false), "inventory", inventory},
 		{InventoryFrame(invs, Filter{}, true), "inventory", inventory + account},
+		{InventoryFrame(tagged, Filter{}, true), "inventory", inventory + account + " tags:string"},
 		{InventoryEventsFrame(invs, Filter{}, t0, t0, false), "inventory_events", events},
 		{InventoryEventsFrame(invs, Filter{}, t0, t0, true), "inventory_events", events + regionAccount},
 	} {
@@ -434,4 +437,24 @@ func FuzzFromPromQL(f *testing.F) {
 			t.Fatalf("%s: got %+v", q, got)
 		}
 	})
+}
+
+// TestInventoryTags: the tags column holds each row's own resource's tags, keys in order:
+// the endpoint's on its variant row, the IC's own (not the endpoint's) on the IC's.
+func TestInventoryTags(t *testing.T) {
+	invs := []awsapi.Inventory{{Region: "us-east-1", Endpoints: []awsapi.Endpoint{{
+		Name: "chat", Variants: []awsapi.Variant{{Name: "v"}}, Tags: map[string]string{"Team": `search "ü".x`, "Cost Center": "4 2"},
+		Components: []awsapi.Component{{Name: "ic-a", Variant: "v", Tags: map[string]string{"Team": "ads"}}, {Name: "ic-b", Variant: "v"}},
+	}}}}
+	fr := InventoryFrame(invs, Filter{}, false)
+	f, _ := fr.FieldByName("tags")
+	if f == nil {
+		t.Fatal("no tags column")
+	}
+	want := []string{`Cost Center=4 2; Team=search "ü".x`, "Team=ads", ""}
+	for i, w := range want {
+		if got := f.At(i).(string); got != w {
+			t.Errorf("row %d: tags %q, want %q", i, got, w)
+		}
+	}
 }

@@ -9,10 +9,16 @@ import (
 	"strings"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
+
+	sc "github.com/inferscope/sagemaker-datasource/pkg/semconv"
 )
 
 // maxGPUsPerCopy bounds the fit view's input: no instance has more GPUs.
 const maxGPUsPerCopy = 64
+
+// CostTagViews are the views a cost query can group by a tag: what resources spend. Prices
+// and fit are per instance type, which no tag owns.
+var CostTagViews = []string{CostViewSpend, CostViewTokens, CostViewIdle}
 
 // CostQuery is a `cost` query.
 type CostQuery struct {
@@ -21,7 +27,10 @@ type CostQuery struct {
 	Endpoints, Components, Accounts []string
 	GPUsPerCopy                     int    // the fit view's copy size; 1 when not given
 	Region                          string // the region field as written; ParseRegions reads it
-	TimeRange                       backend.TimeRange
+	// GroupByTag is the resource tag key (e.g. "Team") the view's rows are summed by; "" =
+	// not grouped.
+	GroupByTag string
+	TimeRange  backend.TimeRange
 }
 
 // ParseCostQuery decodes a cost query; errors name the field and the fix.
@@ -79,6 +88,14 @@ func (m *Model) Cost() (*CostQuery, error) {
 			errs = append(errs, fmt.Errorf("query %s: field \"gpusPerCopy\" %q is not a whole number of GPUs from 1 to %d", ref, truncateForMessage(g), maxGPUsPerCopy))
 		}
 		q.GPUsPerCopy = n
+	}
+	q.GroupByTag = strings.TrimPrefix(str("groupByTag", raw.GroupByTag), sc.LabelTagPrefix)
+	switch {
+	case q.GroupByTag == "":
+	case strings.HasPrefix(q.GroupByTag, "$"):
+		errs = append(errs, fmt.Errorf("query %s: field \"groupByTag\" %q is a variable nothing replaced (alerting and Explore have no dashboard variables): write the tag key, e.g. Team", ref, truncateForMessage(q.GroupByTag)))
+	case !slices.Contains(CostTagViews, q.View):
+		errs = append(errs, fmt.Errorf("query %s: field \"groupByTag\" applies to the %s views, not %q: clear it or pick one of those views", ref, strings.Join(CostTagViews, ", "), q.View))
 	}
 	var err error
 	if q.Region, err = regionField(dq.RefID, raw.Region); err != nil {

@@ -28,6 +28,10 @@ func TestParseCostQuery(t *testing.T) {
 		{`{"account":"12345"}`, `"12345" is not an AWS account id: use 12 digits`, nil},
 		{`{"view":"fit","gpusPerCopy":"0"}`, `field "gpusPerCopy" "0" is not a whole number of GPUs from 1 to 64`, nil},
 		{`[1]`, "the query model is not a JSON object", nil},
+		{`{"groupByTag":" Team "}`, "", func(q *CostQuery) bool { return q.GroupByTag == "Team" }},
+		{`{"view":"idle","groupByTag":"@aws.tag.Cost Center.ü \"x\""}`, "", func(q *CostQuery) bool { return q.GroupByTag == `Cost Center.ü "x"` }},
+		{`{"groupByTag":"$tag_key"}`, `field "groupByTag" "$tag_key" is a variable nothing replaced`, nil},
+		{`{"view":"prices","groupByTag":"Team"}`, `field "groupByTag" applies to the spend, tokens, idle views, not "prices"`, nil},
 	} {
 		q, err := ParseCostQuery(backend.DataQuery{RefID: "A", JSON: []byte(tc.json), TimeRange: tr})
 		switch {

@@ -110,6 +110,7 @@ type rawModel struct {
 	Account     json.RawMessage `json:"account"`
 	View        json.RawMessage `json:"view"`
 	GPUsPerCopy json.RawMessage `json:"gpusPerCopy"`
+	GroupByTag  json.RawMessage `json:"groupByTag"`
 }
 
 // ParseQuery decodes a backend.DataQuery. The time range, interval and max data points on

@@ -329,5 +329,9 @@ func (rg *regional) inventory(ctx context.Context) ([]awsapi.Inventory, []data.N
 	if err := readInventory(ctx, rg, &inv)(); err != nil {
 		return nil, nil, awsErr(err)
 	}
-	return []awsapi.Inventory{inv}, rg.componentsWarning(inv), nil
+	notices := rg.componentsWarning(inv)
+	if inv.TagsErr != nil {
+		notices = append(notices, rg.warning("the SageMaker resource tags could not be read, so the resources it refused show no tags", inv.TagsErr))
+	}
+	return []awsapi.Inventory{inv}, notices, nil
 }

@@ -50,6 +50,9 @@ func (d *Datasource) costQueriesOf(q *models.CostQuery) costQueries {
 	// GPUs and tokens are read, not the instances' GPU totals (its share stays its share).
 	ex := cost.ExprsFor(models.FormatDuration(to.Sub(from)), step,
 		append(matchers(sc.LabelEndpoint, q.Endpoints), matchers(sc.LabelAccount, q.Accounts)...), matchers(sc.LabelInferenceComp, q.Components))
+	if q.GroupByTag != "" {
+		ex = ex.WithTags(q.GroupByTag, q.Endpoints, q.Accounts)
+	}
 	return costQueries{Exprs: ex, step: step, from: from, to: to}
 }
 
@@ -81,6 +84,9 @@ func (d *Datasource) runCost(ctx context.Context, m *models.Model) backend.DataR
 		fr := costFrame(q, ok)
 		fr.RefID = q.RefID
 		fr.Meta.ExecutedQueryString = "GPUs: " + cq.GPUs + "\nGPUs per instance: " + cq.Instances + "\nOutput tokens: " + cq.Output + "\nInput tokens: " + cq.Input + "\nStep: " + models.FormatDuration(cq.step)
+		if cq.TagKey != "" {
+			fr.Meta.ExecutedQueryString += "\nEndpoint tags: " + cq.EndpointTags + "\nComponent tags: " + cq.ICTags
+		}
 		frames = data.Frames{fr}
 	}
 	return mergeFailures(q.Region != "", parts, frames)
@@ -150,6 +156,9 @@ func costFrame(q *models.CostQuery, ins []cost.Input) *data.Frame {
 	view, gpusPerCopy := q.View, q.GPUsPerCopy
 	t := newTable(q.Region != "")
 	var perModel []cost.ModelCost // every region's, ordered as the panel shows them
+	if q.GroupByTag != "" {
+		return costByTagFrame(q, ins)
+	}
 	for _, in := range ins {
 		lines := cost.Lines(in)
 		switch view {
@@ -213,6 +222,47 @@ func costFrame(q *models.CostQuery, ins []cost.Input) *data.Frame {
 			str("Inputs", tokenInputs(m)))
 	}
 	return t.frame()
+}
+
+// costByTagFrame is the view's rows summed per value of the query's tag key, per region:
+// the same amounts as the ungrouped view, so its rows add up to that view's total.
+func costByTagFrame(q *models.CostQuery, ins []cost.Input) *data.Frame {
+	t := newTable(q.Region != "")
+	tagged := false
+	for _, in := range ins {
+		lines := cost.Lines(in)
+		var rows []cost.TagSpend
+		switch q.View {
+		case models.CostViewSpend:
+			rows = cost.SpendByTag(in, lines)
+		case models.CostViewIdle:
+			rows = cost.IdleByTag(in, cost.Idle(in, lines))
+		case models.CostViewTokens:
+			rows = cost.TokensByTag(in, cost.PerModel(in, lines))
+		}
+		for _, r := range rows {
+			tagged = tagged || r.Value != cost.Untagged
+			cells := []cell{str(q.GroupByTag, r.Value)}
+			switch q.View {
+			case models.CostViewSpend:
+				cells = append(cells, num("Instance-hours", r.InstanceHours), num("GPU-hours", r.GPUHours), usd("Spend", r.Spend, r.Gap), usd("Idle spend", r.IdleSpend, r.Gap))
+			case models.CostViewIdle:
+				cells = append(cells, num("GPU-hours", r.GPUHours), num("Instance-hours", r.InstanceHours), usd("Idle spend", r.IdleSpend, r.Gap), usd("Idle spend per day", r.IdlePerDay, r.Gap))
+			case models.CostViewTokens:
+				cells = append(cells, num("Instance-hours", r.InstanceHours), usd("Spend", r.Spend, r.Gap), num("Output tokens", r.Output), num("Input tokens", r.Input),
+					usd("USD per 1M output tokens", r.PerMillionOutput, r.Gap), usd("USD per 1M input tokens", r.PerMillionInput, r.Gap))
+			}
+			t.row(r.Region, r.Gap, cells...)
+		}
+	}
+	fr := t.frame()
+	if !tagged && len(fr.Fields) > 0 {
+		// All untagged is what enrichment without resource tags looks like, not a fleet of
+		// untagged endpoints only: say which switch to check.
+		fr.Meta.Notices = append(fr.Meta.Notices, data.Notice{Severity: data.NoticeSeverityInfo, Text: fmt.Sprintf(
+			"no endpoint or inference component carries the tag %q: check the key's spelling and case, and that %s is on", q.GroupByTag, sc.EnrichmentSwitch)})
+	}
+	return fr
 }
 
 func orSingle(ic string) string {

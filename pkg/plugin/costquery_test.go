@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
+	"github.com/grafana/grafana-plugin-sdk-go/data"
 
 	"github.com/inferscope/sagemaker-datasource/pkg/awsapi"
 	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
@@ -294,5 +295,73 @@ func TestCostTokensFrame(t *testing.T) {
 	djl := slices.Index(order, "djl")
 	if djl < 0 || out.At(djl).(*float64) != nil || !strings.Contains(in.At(djl).(string), "output tokens unknown: no token counters (e.g. DJL)") || strings.Contains(in.At(djl).(string), "÷ 0") {
 		t.Errorf("djl: output tokens %v, inputs %q; want missing and unknown", out.At(djl), in.At(djl))
+	}
+}
+
+// TestCostByTagFrame: costFleet with chat tagged Team=search and quiet-ic Team=ads.ranking:
+// grouped by Team, quiet-ic's share ($1.7725) is ads.ranking's, the rest of the instance's
+// $14.18 search's, with the free GPUs' $5.3175 as its idle spend. Without tag series every
+// row is untagged and a notice names the key and the enrichment switch.
+func TestCostByTagFrame(t *testing.T) {
+	start := time.Date(2026, 11, 2, 4, 0, 0, 0, time.UTC)
+	end := start.Add(2 * time.Hour)
+	for _, tc := range []struct {
+		name   string
+		tagged bool
+		want   map[string][2]float64 // Team → spend, idle spend
+	}{
+		{"tagged", true, map[string][2]float64{"search": {14.18 - 1.7725, 5.3175}, "ads.ranking": {1.7725, 0}}},
+		{"no tag series", false, map[string][2]float64{cost.Untagged: {14.18, 5.3175}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fleet := costFleet(start)
+			tags := func(labels string) string {
+				if !tc.tagged {
+					return ""
+				}
+				return fmt.Sprintf(`{"metric":{"@aws.account":"111122223333",%s},"values":[[%d,"1"]]}`, labels, end.Unix())
+			}
+			d := costDatasourceOf(t, func(c call) (*fakeResponse, error) {
+				switch {
+				case c.op == "query_range" && strings.Contains(c.expr, "InvocationsForIc"):
+					return okJSON(`{"status":"success","data":{"resultType":"matrix","result":[` + tags(`"InferenceComponentName":"quiet-ic","@aws.tag.Team":"ads.ranking"`) + `]}}`), nil
+				case c.op == "query_range" && strings.Contains(c.expr, "Invocations"):
+					return okJSON(`{"status":"success","data":{"resultType":"matrix","result":[` + tags(`"EndpointName":"chat","@aws.tag.Team":"search"`) + `]}}`), nil
+				}
+				return fleet(c)
+			})
+			raw, _ := json.Marshal(map[string]any{"queryType": "cost", "view": "spend", "groupByTag": "Team"})
+			resp, err := d.QueryData(context.Background(), &backend.QueryDataRequest{Queries: []backend.DataQuery{{
+				RefID: "A", QueryType: "cost", JSON: raw, TimeRange: backend.TimeRange{From: start, To: end},
+			}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			dr := resp.Responses["A"]
+			if dr.Error != nil {
+				t.Fatal(dr.Error)
+			}
+			fr := dr.Frames[0]
+			n, _ := fr.RowLen()
+			if n != len(tc.want) {
+				t.Fatalf("%d rows, want %d", n, len(tc.want))
+			}
+			for i := range n {
+				team := fr.Fields[0].At(i).(string)
+				spend, _ := fr.FieldByName("Spend")
+				idle, _ := fr.FieldByName("Idle spend")
+				got := [2]float64{*spend.At(i).(*float64), *idle.At(i).(*float64)}
+				if w, ok := tc.want[team]; !ok || math.Abs(got[0]-w[0]) > 1e-9 || math.Abs(got[1]-w[1]) > 1e-9 {
+					t.Errorf("Team %q: spend, idle %v, want %v", team, got, w)
+				}
+			}
+			notice := slices.ContainsFunc(fr.Meta.Notices, func(n data.Notice) bool { return strings.Contains(n.Text, `carries the tag "Team"`) })
+			if notice == tc.tagged {
+				t.Errorf("notices %v: want the untagged notice %v", fr.Meta.Notices, !tc.tagged)
+			}
+			if !strings.Contains(fr.Meta.ExecutedQueryString, `group by ("@aws.account", EndpointName, "@aws.tag.Team") (Invocations)`) {
+				t.Errorf("executed query %s lacks the endpoint tag query", fr.Meta.ExecutedQueryString)
+			}
+		})
 	}
 }

@@ -79,6 +79,7 @@ type PluginQuery struct {
 	Account            string         `json:"account,omitempty"`           // cost only
 	View               string         `json:"view,omitempty"`              // cost only
 	GPUsPerCopy        string         `json:"gpusPerCopy,omitempty"`       // cost view "fit" only
+	GroupByTag         string         `json:"groupByTag,omitempty"`        // cost views spend, tokens, idle: a resource tag key
 }
 
 // DataSourceRef names the data source a stored query runs on.
@@ -104,6 +105,8 @@ func (q PluginQuery) Check() error {
 		return fmt.Errorf("query %s: view %q is not one of %s", ref, q.View, strings.Join(CostViews, ", "))
 	case q.GPUsPerCopy != "" && q.View != CostViewFit:
 		return fmt.Errorf("query %s: gpusPerCopy applies to the cost view %q only", ref, CostViewFit)
+	case q.GroupByTag != "" && q.View != CostViewSpend && q.View != CostViewTokens && q.View != CostViewIdle:
+		return fmt.Errorf("query %s: groupByTag applies to the cost views %s, %s and %s only", ref, CostViewSpend, CostViewTokens, CostViewIdle)
 	}
 	switch q.Format {
 	case "":

@@ -24,5 +24,17 @@ describe('CostQueryEditor', () => {
     expect(onChange).toHaveBeenLastCalledWith({ ...base, view: 'fit', gpusPerCopy: '$fit_gpus' });
     fireEvent.change(screen.getByLabelText('Account'), { target: { value: '111122223333' } });
     expect(onChange).toHaveBeenLastCalledWith({ ...base, view: 'fit', account: '111122223333' });
+    expect(screen.queryByLabelText('Group by tag')).toBeNull();
+  });
+
+  it('groups the spend views by a tag key, and drops it for a view that cannot group', () => {
+    const onChange = jest.fn();
+    render(<CostQueryEditor query={{ ...base, view: 'idle', groupByTag: 'Team' }} onChange={onChange} />);
+    fireEvent.change(screen.getByLabelText('Group by tag'), { target: { value: 'Cost Center' } });
+    expect(onChange).toHaveBeenLastCalledWith({ ...base, view: 'idle', groupByTag: 'Cost Center' });
+    fireEvent.click(screen.getByText('Per token'));
+    expect(onChange).toHaveBeenLastCalledWith({ ...base, view: 'tokens', groupByTag: 'Team' });
+    fireEvent.click(screen.getByText('Prices'));
+    expect(onChange).toHaveBeenLastCalledWith({ ...base, view: 'prices' });
   });
 });

@@ -15,16 +15,22 @@ export const COST_VIEWS: Array<SelectableValue<string>> = [
   { label: 'One more copy', value: 'fit', description: 'hourly cost of one more copy of the given GPUs' },
 ];
 
+/** The views a cost query can group by a tag (pkg/models CostTagViews): prices and fit are per instance type. */
+export const COST_TAG_VIEWS = ['spend', 'tokens', 'idle'];
+
 interface Props {
   query: SageQuery;
   onChange: (query: SageQuery) => void;
   onRunQuery?: () => void;
 }
 
-/** The editor of the cost query: view, scope and account filters, and the copy size of the fit view. */
+/**
+ * The editor of the cost query: view, scope and account filters, the copy size of the fit view,
+ * and the tag key the spend views are grouped by.
+ */
 export function CostQueryEditor({ query, onChange, onRunQuery }: Props) {
   const view = query.view || 'spend';
-  const text = (key: 'account' | 'gpusPerCopy') => (value: string) => onChange({ ...query, [key]: value });
+  const text = (key: 'account' | 'gpusPerCopy' | 'groupByTag') => (value: string) => onChange({ ...query, [key]: value });
   return (
     <>
       <InlineFieldRow>
@@ -33,7 +39,9 @@ export function CostQueryEditor({ query, onChange, onRunQuery }: Props) {
             options={COST_VIEWS}
             value={view}
             onChange={(v) => {
-              onChange({ ...query, view: v });
+              // A tag key left on a view that cannot group would fail the query.
+              const { groupByTag, ...rest } = query;
+              onChange(COST_TAG_VIEWS.includes(v) ? { ...query, view: v } : { ...rest, view: v });
               onRunQuery?.();
             }}
           />
@@ -47,6 +55,18 @@ export function CostQueryEditor({ query, onChange, onRunQuery }: Props) {
             tooltip="GPUs one more copy needs; template variables work"
             value={query.gpusPerCopy}
             onChange={text('gpusPerCopy')}
+            onBlur={onRunQuery}
+          />
+        )}
+        {COST_TAG_VIEWS.includes(view) && (
+          <TextField
+            label="Group by tag"
+            labelWidth={14}
+            width={16}
+            placeholder="none"
+            tooltip='A resource tag key, e.g. Team: one row per value, plus "untagged"; template variables work; empty = per resource'
+            value={query.groupByTag}
+            onChange={text('groupByTag')}
             onBlur={onRunQuery}
           />
         )}

@@ -14,6 +14,10 @@
 //
 //	uid); empty skips them
 //
+// -alert-tags  resource tags the alert rules copy as labels, label=TagKey joined by ","
+//
+//	(default team=Team: team from "@aws.tag.Team"; "" copies none)
+//
 // -check      compare instead of write: exit 1 listing the files that differ (for CI)
 package main
 
@@ -34,11 +38,15 @@ func main() {
 	alerts := flag.String("alerts", "provisioning/alerting", "directory for the alert rules provisioning file (empty: skip)")
 	ds := flag.String("datasource", builder.AlertDatasourceUID, "uid of the Inferscope data source the alert rules query")
 	pluginRules := flag.String("plugin-rules", builder.PluginRulesDir, "directory of the alert rules the plugin serves (empty: skip)")
+	alertTags := flag.String("alert-tags", "team=Team", `resource tags the alert rules copy as labels: label=TagKey pairs joined by ","; "" copies none`)
 	check := flag.Bool("check", false, "do not write; fail if the files on disk differ from the generated ones")
 	flag.Parse()
-	err := run(*out, *bundle, *check)
+	tags, err := builder.ParseTagLabels(*alertTags)
+	if err == nil {
+		err = run(*out, *bundle, *check)
+	}
 	if err == nil && *alerts != "" {
-		err = runAlerts(*alerts, *ds, *check)
+		err = runAlerts(*alerts, *ds, tags, *check)
 	}
 	if err == nil && *pluginRules != "" {
 		err = runPluginRules(*pluginRules, *check)
@@ -81,23 +89,24 @@ func run(out, bundle string, check bool) error {
 }
 
 // runAlerts writes (or checks) the alert rules for data source uid ds into dir.
-func runAlerts(dir, ds string, check bool) error {
-	return writeRules(filepath.Join(dir, builder.AlertsFile), builder.FormatFile, ds, check)
+func runAlerts(dir, ds string, tags []builder.TagLabel, check bool) error {
+	return writeRules(filepath.Join(dir, builder.AlertsFile), builder.FormatFile, ds, tags, check)
 }
 
 // runPluginRules writes (or checks) the copies the plugin serves, in both formats, for the
-// token the plugin replaces with its data source's uid.
+// token the plugin replaces with its data source's uid, with the default tag labels (the
+// plugin installs these; other tags take a provisioned file).
 func runPluginRules(dir string, check bool) error {
 	for _, f := range []builder.RuleFormat{builder.FormatFile, builder.FormatAPI} {
-		if err := writeRules(filepath.Join(dir, builder.PluginRulesFile(f)), f, dashref.DatasourceUIDPlaceholder, check); err != nil {
+		if err := writeRules(filepath.Join(dir, builder.PluginRulesFile(f)), f, dashref.DatasourceUIDPlaceholder, builder.DefaultTagLabels, check); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func writeRules(path string, format builder.RuleFormat, ds string, check bool) error {
-	rules, err := builder.RenderAlertRules(format, ds)
+func writeRules(path string, format builder.RuleFormat, ds string, tags []builder.TagLabel, check bool) error {
+	rules, err := builder.RenderAlertRulesWith(format, ds, tags)
 	if err != nil {
 		return err
 	}

@@ -47,31 +47,35 @@ func TestEmptyOutIsAnError(t *testing.T) {
 
 func TestAlertsWriteThenCheck(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "alerting")
-	if err := runAlerts(out, builder.AlertDatasourceUID, true); err == nil {
+	if err := runAlerts(out, builder.AlertDatasourceUID, builder.DefaultTagLabels, true); err == nil {
 		t.Fatal("check passed on an empty directory")
 	}
-	if err := runAlerts(out, builder.AlertDatasourceUID, false); err != nil {
+	if err := runAlerts(out, builder.AlertDatasourceUID, builder.DefaultTagLabels, false); err != nil {
 		t.Fatal(err)
 	}
-	if err := runAlerts(out, builder.AlertDatasourceUID, true); err != nil {
+	if err := runAlerts(out, builder.AlertDatasourceUID, builder.DefaultTagLabels, true); err != nil {
 		t.Fatalf("check after write: %v", err)
 	}
 	// Another data source is another file: the check names it stale.
-	err := runAlerts(out, "inferscope-aws", true)
+	err := runAlerts(out, "inferscope-aws", builder.DefaultTagLabels, true)
 	path := filepath.Join(out, builder.AlertsFile)
 	if err == nil || !strings.Contains(err.Error(), path) {
 		t.Fatalf("check with another data source: %v, want an error naming %s", err, path)
 	}
+	// Other tag labels are another file too.
+	if err := runAlerts(out, builder.AlertDatasourceUID, []builder.TagLabel{{Label: "owner", Key: "Owner"}}, true); err == nil || !strings.Contains(err.Error(), path) {
+		t.Fatalf("check with other tag labels: %v, want an error naming %s", err, path)
+	}
 	if err := os.WriteFile(path, []byte("apiVersion: 1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := runAlerts(out, builder.AlertDatasourceUID, true); err == nil {
+	if err := runAlerts(out, builder.AlertDatasourceUID, builder.DefaultTagLabels, true); err == nil {
 		t.Fatal("check passed on an edited file")
 	}
 }
 
 func TestAlertsNeedADataSource(t *testing.T) {
-	if err := runAlerts(t.TempDir(), "", false); err == nil || !strings.Contains(err.Error(), "data source uid") {
+	if err := runAlerts(t.TempDir(), "", builder.DefaultTagLabels, false); err == nil || !strings.Contains(err.Error(), "data source uid") {
 		t.Fatalf("got %v, want an error naming the data source uid", err)
 	}
 }

@@ -62,6 +62,7 @@ go build -o "$logdir/testsummary" ./scripts/testsummary
   root=0 rig=0
   go test -json -count=1 "${go_pkgs[@]}" || root=$?
   # INFERSCOPE_LONG=1: the full sweeps (2 h of a churning 200-instance fleet), shorter by default.
+  # Not INFERSCOPE_DELAYS=all: the time-to-page grid at every arrival delay (docs/testing.md).
   INFERSCOPE_LONG=1 go -C rig test -json -count=1 ./... || rig=$?
   exit $((root | rig))
 } | "$logdir/testsummary" | tee "$logdir/go.txt"

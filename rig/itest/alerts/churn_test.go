@@ -46,6 +46,7 @@ func TestHealthyChurningFleetStaysNormal(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipped with -short: backfills a 200-instance fleet")
 	}
+	t.Parallel()
 	span := churnSpanShort
 	if os.Getenv("INFERSCOPE_LONG") == "1" {
 		span = churnSpan
@@ -72,17 +73,7 @@ func TestHealthyChurningFleetStaysNormal(t *testing.T) {
 			if want := 3 * float64(span/(15*time.Minute)); hosts < want {
 				t.Fatalf("only %.0f hosts saw copies join or leave within %s, want %.0f or more: the fleet does not churn, so the test would prove nothing", hosts, span, want)
 			}
-			states := make([]*ruleState, len(rules))
-			for i, r := range rules {
-				states[i] = newRuleState(r)
-			}
-			for at := st.End.Add(-span); !at.After(st.End); at = at.Add(time.Minute) {
-				for _, s := range states {
-					if err := s.evaluate(ctx, ds, at); err != nil {
-						t.Fatal(err)
-					}
-				}
-			}
+			states := sweep(t, ds, rules, st.End.Add(-span), st.End, time.Minute)
 			checkFinite(t, states, fmt.Sprintf("the churning fleet (seed %d)", seed))
 			for _, s := range states {
 				for _, in := range s.instances {

@@ -3,10 +3,13 @@ package alerts_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -196,6 +199,25 @@ func (st *ruleState) evaluate(ctx context.Context, ds backend.QueryDataHandler, 
 		}
 	}
 	return nil
+}
+
+// evaluateAll runs one evaluation of every rule at time at, the rules side by side (their
+// states are independent, as in Grafana's scheduler) on up to GOMAXPROCS at once, and returns
+// their errors.
+func evaluateAll(ctx context.Context, ds backend.QueryDataHandler, states []*ruleState, at time.Time) error {
+	errs := make([]error, len(states))
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for i, s := range states {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			errs[i] = s.evaluate(ctx, ds, at)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // checkFinite fails t for every rule whose query returned a NaN, ±Inf or null value.

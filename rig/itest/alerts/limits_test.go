@@ -80,6 +80,7 @@ func TestLimits200Instances(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipped with -short: backfills 3 h of a 200-instance fleet")
 	}
+	t.Parallel()
 	rules := loadRules(t)
 	proxy := &countingProxy{}
 	st, ds := startPlugin(t, stack.Options{Scenario: "healthy", Seed: 7, History: 3 * time.Hour, End: stack.PinnedEnd, Fleet: fleet.Large(200, 8)},

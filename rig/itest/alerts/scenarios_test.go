@@ -6,9 +6,12 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"text/tabwriter"
 	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
 	"github.com/inferscope/sagemaker-datasource/pkg/plugin"
 	"github.com/inferscope/sagemaker-datasource/rig/itest/dstest"
@@ -99,16 +102,19 @@ func runScenario(t *testing.T, scenario string, rules []rule) []*ruleState {
 // evaluateSpan starts a stack and evaluates every rule every `every` over the last span.
 func evaluateSpan(t *testing.T, opts stack.Options, rules []rule, span, every time.Duration) []*ruleState {
 	st, ds := startPlugin(t, opts, nil)
+	return sweep(t, ds, rules, st.End.Add(-span), st.End, every)
+}
+
+// sweep evaluates every rule every `every` from `from` to `to` and returns the states.
+func sweep(t *testing.T, ds backend.QueryDataHandler, rules []rule, from, to time.Time, every time.Duration) []*ruleState {
+	t.Helper()
 	states := make([]*ruleState, len(rules))
 	for i, r := range rules {
 		states[i] = newRuleState(r)
 	}
-	ctx := context.Background()
-	for at := st.End.Add(-span); !at.After(st.End); at = at.Add(every) {
-		for _, s := range states {
-			if err := s.evaluate(ctx, ds, at); err != nil {
-				t.Fatal(err)
-			}
+	for at := from; !at.After(to); at = at.Add(every) {
+		if err := evaluateAll(context.Background(), ds, states, at); err != nil {
+			t.Fatal(err)
 		}
 	}
 	return states
@@ -118,6 +124,7 @@ func TestRuleScenarioMatrix(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipped with -short: backfills eleven simulated fleets and evaluates every rule over 90 minutes of each")
 	}
+	t.Parallel()
 	rules := loadRules(t)
 	for _, r := range rules {
 		if r.Interval != rules[0].Interval {
@@ -127,46 +134,20 @@ func TestRuleScenarioMatrix(t *testing.T) {
 			t.Errorf("rule %s has no intended scenarios in this test; add it to intended", r.UID)
 		}
 	}
+	var mu sync.Mutex
 	cells := map[string]map[string]string{} // rule -> scenario -> cell
 	for _, r := range rules {
 		cells[r.UID] = map[string]string{}
 	}
-	for _, sc := range scenarios {
-		t.Run(sc, func(t *testing.T) {
-			states := runScenario(t, sc, rules)
-			checkFinite(t, states, sc)
-			for _, s := range states {
-				want, should := intended[s.r.UID][sc]
-				fired := s.fired()
-				var names []string
-				for _, in := range fired {
-					names = append(names, resourceName(in.labels))
-				}
-				slices.Sort(names)
-				names = slices.Compact(names)
-				cell := "·"
-				if len(fired) > 0 {
-					cell = "FIRES " + strings.Join(names, ",")
-				}
-				switch {
-				case should && len(fired) == 0:
-					cell = "MISSING"
-					t.Errorf("%s did not fire in %s (want %v); last values: %s", s.r.UID, sc, want, lastValues(s))
-				case !should && len(fired) > 0:
-					cell = "UNEXPECTED " + strings.Join(names, ",")
-					t.Errorf("%s fired in %s on %v", s.r.UID, sc, names)
-				case should:
-					for _, in := range fired {
-						if !matches(in.labels, want) {
-							cell = "WRONG " + strings.Join(names, ",")
-							t.Errorf("%s fired in %s on %v, want only %v", s.r.UID, sc, in.labels, want)
-						}
-					}
-				}
-				cells[s.r.UID][sc] = cell
-			}
-		})
-	}
+	// The group returns once its parallel scenarios are done, before the table is written.
+	t.Run("scenarios", func(t *testing.T) {
+		for _, sc := range scenarios {
+			t.Run(sc, func(t *testing.T) {
+				t.Parallel()
+				matrixScenario(t, sc, rules, &mu, cells)
+			})
+		}
+	})
 	var b strings.Builder
 	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(w, "rule\t"+strings.Join(scenarios, "\t"))
@@ -179,6 +160,46 @@ func TestRuleScenarioMatrix(t *testing.T) {
 	}
 	_ = w.Flush()
 	t.Logf("rule × scenario (evaluated every %s over the last %s of a %s history):\n%s", rules[0].Interval, evalSpan, history, b.String())
+}
+
+// matrixScenario evaluates every rule over the span of one scenario, fails t where a rule
+// fires outside its intended scenarios and resources or misses one, and fills the scenario's
+// column of cells.
+func matrixScenario(t *testing.T, sc string, rules []rule, mu *sync.Mutex, cells map[string]map[string]string) {
+	states := runScenario(t, sc, rules)
+	checkFinite(t, states, sc)
+	for _, s := range states {
+		want, should := intended[s.r.UID][sc]
+		fired := s.fired()
+		var names []string
+		for _, in := range fired {
+			names = append(names, resourceName(in.labels))
+		}
+		slices.Sort(names)
+		names = slices.Compact(names)
+		cell := "·"
+		if len(fired) > 0 {
+			cell = "FIRES " + strings.Join(names, ",")
+		}
+		switch {
+		case should && len(fired) == 0:
+			cell = "MISSING"
+			t.Errorf("%s did not fire in %s (want %v); last values: %s", s.r.UID, sc, want, lastValues(s))
+		case !should && len(fired) > 0:
+			cell = "UNEXPECTED " + strings.Join(names, ",")
+			t.Errorf("%s fired in %s on %v", s.r.UID, sc, names)
+		case should:
+			for _, in := range fired {
+				if !matches(in.labels, want) {
+					cell = "WRONG " + strings.Join(names, ",")
+					t.Errorf("%s fired in %s on %v, want only %v", s.r.UID, sc, in.labels, want)
+				}
+			}
+		}
+		mu.Lock()
+		cells[s.r.UID][sc] = cell
+		mu.Unlock()
+	}
 }
 
 // resourceName is the alert's resource in a few words (its non-empty resource labels).
@@ -221,10 +242,12 @@ func TestHealthyAroundTheClock(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipped with -short: backfills four simulated fleets")
 	}
+	t.Parallel()
 	rules := loadRules(t)
 	for i, hour := range []int{0, 9, 15, 20} {
 		end := time.Date(2026, 11, 3, hour, 0, 0, 0, time.UTC)
 		t.Run(end.Format("15:04"), func(t *testing.T) {
+			t.Parallel()
 			opts := stack.Options{Scenario: "healthy", Seed: int64(100 + i), History: history, End: end}
 			for _, s := range evaluateSpan(t, opts, rules, 2*time.Hour, 4*time.Minute) {
 				// Rules whose signal is always present must have seen series: the fleet answered.

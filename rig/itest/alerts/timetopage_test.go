@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -32,6 +33,21 @@ const (
 // arrivalDelays: a sample for minute m is readable at m+d (stack.SetArrived). The emulator's
 // live mode publishes 34 s after the minute; CloudWatch's vended metrics often arrive later.
 var arrivalDelays = []time.Duration{0, time.Minute, 2 * time.Minute}
+
+// delaysOf says at which arrival delays the i-th case plays on the shape-th shape (0: the
+// default fleet). Every case plays at budgetDelay, the contract. The other delays cost as
+// much each, so by default each scenario plays them on one shape, rotating so that every
+// shape meets every delay across the scenarios; INFERSCOPE_DELAYS=all plays the full grid
+// (docs/alerting.md's table).
+func delaysOf(i, shape, shapes int, all bool) []time.Duration {
+	var out []time.Duration
+	for j, d := range arrivalDelays {
+		if all || d == budgetDelay || (i+j)%shapes == shape {
+			out = append(out, d)
+		}
+	}
+	return out
+}
 
 // pageCase is how one scenario pages: the rules that name its cause and when its signal
 // starts, from the incident's start S (simulator.IncidentLead before the history's end).
@@ -168,17 +184,27 @@ func TestTimeToPage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipped with -short: backfills every scenario on four fleet shapes")
 	}
+	t.Parallel()
 	rules := loadRules(t)
+	all := false
+	switch v := os.Getenv("INFERSCOPE_DELAYS"); v {
+	case "":
+	case "all":
+		all = true
+	default:
+		t.Fatalf("INFERSCOPE_DELAYS=%q: the only value is all (every case at every arrival delay); unset it for the default subset", v)
+	}
 	var (
 		mu      sync.Mutex
 		results []pageResult
 	)
 	t.Run("cases", func(t *testing.T) {
-		for _, seed := range append([]uint64{0}, pageSeeds...) {
-			for _, c := range pageCases {
+		seeds := append([]uint64{0}, pageSeeds...)
+		for k, seed := range seeds {
+			for i, c := range pageCases {
 				t.Run(fmt.Sprintf("%s/%d", c.scenario, seed), func(t *testing.T) {
 					t.Parallel()
-					res := measurePage(t, rules, c, pageShape(t, seed, c.scenario))
+					res := measurePage(t, rules, c, pageShape(t, seed, c.scenario), delaysOf(i, k, len(seeds), all))
 					mu.Lock()
 					results = append(results, res...)
 					mu.Unlock()
@@ -193,17 +219,17 @@ func TestTimeToPage(t *testing.T) {
 				at = append(at, r)
 			}
 		}
-		t.Logf("time to page with samples arriving %s after their minute (every rule every minute from S-%s to S+%s, with `for`):\n%s", d, pageBefore, pageAfter, pageTable(at))
+		t.Logf("time to page with samples arriving %s after their minute (every rule every minute from S-%s to S+%s, with `for`; -: not played at this delay without INFERSCOPE_DELAYS=all):\n%s", d, pageBefore, pageAfter, pageTable(at))
 	}
 }
 
-// measurePage plays one case at each arrival delay on one backfilled stack and returns its
-// times to page; it fails the test on a page that is late, early, misplaced or not one of the
-// scenario's rules, and on a rule returning a non-finite value.
-func measurePage(t *testing.T, rules []rule, c pageCase, sh shape) []pageResult {
+// measurePage plays one case at the given arrival delays on one backfilled stack and returns
+// its times to page; it fails the test on a page that is late, early, misplaced or not one of
+// the scenario's rules, and on a rule returning a non-finite value.
+func measurePage(t *testing.T, rules []rule, c pageCase, sh shape, delays []time.Duration) []pageResult {
 	st := startStack(t, stack.Options{Scenario: c.scenario, Seed: sh.seed, History: pageHistory, End: sh.end, Fleet: sh.fleet})
 	var out []pageResult
-	for _, d := range arrivalDelays {
+	for _, d := range delays {
 		// A data source per delay: nothing cached under another delay is reused.
 		out = append(out, measurePageAt(t, rules, c, sh, st, newDatasource(t, st, nil), d))
 	}
@@ -236,10 +262,10 @@ func measurePageAt(t *testing.T, rules []rule, c pageCase, sh shape, st *stack.S
 	reported := map[string]bool{}
 	for at := from; !at.After(to); at = at.Add(time.Minute) {
 		st.SetArrived(at.Add(-d))
+		if err := evaluateAll(ctx, ds, states, at); err != nil {
+			t.Fatal(err)
+		}
 		for _, s := range states {
-			if err := s.evaluate(ctx, ds, at); err != nil {
-				t.Fatal(err)
-			}
 			for _, in := range s.instances {
 				if !in.firing {
 					continue
@@ -326,7 +352,11 @@ func pageTable(results []pageResult) string {
 	for _, c := range pageCases {
 		row := []string{c.scenario}
 		for _, s := range shapes {
-			row = append(row, cell[c.scenario][s])
+			v, ok := cell[c.scenario][s]
+			if !ok {
+				v = "-"
+			}
+			row = append(row, v)
 		}
 		fmt.Fprintln(w, "| "+strings.Join(row, "\t| ")+"\t|")
 	}
@@ -341,4 +371,50 @@ func pageTable(results []pageResult) string {
 		}
 	}
 	return b.String()
+}
+
+// Without INFERSCOPE_DELAYS=all every case still plays at the contract's delay, and every
+// scenario and every shape meet every other delay at least once.
+func TestDelaysOfCoverEveryScenarioAndShape(t *testing.T) {
+	const shapes = 4
+	for _, all := range []bool{false, true} {
+		byScenario := map[int]map[time.Duration]bool{}
+		byShape := map[int]map[time.Duration]bool{}
+		plays := 0
+		for i := range pageCases {
+			byScenario[i] = map[time.Duration]bool{}
+			for k := 0; k < shapes; k++ {
+				if byShape[k] == nil {
+					byShape[k] = map[time.Duration]bool{}
+				}
+				ds := delaysOf(i, k, shapes, all)
+				if !slices.Contains(ds, budgetDelay) {
+					t.Errorf("all=%v: case %d on shape %d plays at %v, not at %s", all, i, k, ds, budgetDelay)
+				}
+				for _, d := range ds {
+					byScenario[i][d], byShape[k][d] = true, true
+				}
+				plays += len(ds)
+			}
+		}
+		for _, d := range arrivalDelays {
+			for i, m := range byScenario {
+				if !m[d] {
+					t.Errorf("all=%v: %s never plays at delay %s", all, pageCases[i].scenario, d)
+				}
+			}
+			for k, m := range byShape {
+				if !m[d] {
+					t.Errorf("all=%v: shape %d never plays at delay %s", all, k, d)
+				}
+			}
+		}
+		want := len(pageCases) * shapes * len(arrivalDelays)
+		if !all {
+			want = len(pageCases) * (shapes + len(arrivalDelays) - 1)
+		}
+		if plays != want {
+			t.Errorf("all=%v: %d plays, want %d", all, plays, want)
+		}
+	}
 }

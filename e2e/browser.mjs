@@ -86,11 +86,17 @@ export async function expectText(locator, re, timeout = 10_000) {
 export const escapeRegExp = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /**
- * Opens the test page at ?search and waits for the element with testId. The returned errors
+ * Opens the test page (of the host at host) at ?search and waits for the element with testId. The returned errors
  * list collects the page's console errors, uncaught exceptions and failed loads (404, or
  * status ≥ 500; a refused Save & test is a 400 the test expects), for the test to assert empty.
  */
-export async function openPage(browserPromise, search, testId, viewport = { width: 1200, height: 900 }) {
+export async function openPage(
+  browserPromise,
+  search,
+  testId,
+  viewport = { width: 1200, height: 900 },
+  host = hostURL
+) {
   const browser = await browserPromise;
   const page = await browser.newPage({ viewport });
   const errors = [];
@@ -109,7 +115,7 @@ export async function openPage(browserPromise, search, testId, viewport = { widt
       errors.push(`${resp.request().method()} ${resp.url()}: ${resp.status()}`);
     }
   });
-  await page.goto(`${hostURL}/?${search}`);
+  await page.goto(`${host}/?${search}`);
   try {
     await page.getByTestId(testId).waitFor();
   } catch (e) {
@@ -142,4 +148,32 @@ export async function resource(path, params = {}) {
     throw new Error(`${path}: ${resp.status} ${await resp.text()}`);
   }
   return (await resp.json()).data;
+}
+
+/**
+ * Discovery requests the emulator of the host at host answered since a Unix ms time: total,
+ * 422/429s, and the peak in any one second of one region (CloudWatch's budget is per account
+ * and region; the region is the request's credential scope), with the regions asked.
+ */
+export async function discoverySince(ms, host = hostURL) {
+  const resp = await fetch(`${host}/emulator/discovery?since=${ms}`);
+  assert.ok(resp.ok, `emulator discovery log: ${resp.status}`);
+  const log = await resp.json();
+  const byRegion = Map.groupBy(log, (r) => r.region ?? '');
+  let peak = 0;
+  for (const reqs of byRegion.values()) {
+    const times = reqs.map((r) => Date.parse(r.at));
+    for (let i = 0, j = 0; i < times.length; i++) {
+      while (times[i] - times[j] >= 1000) {
+        j++;
+      }
+      peak = Math.max(peak, i - j + 1);
+    }
+  }
+  return {
+    requests: log.length,
+    throttled: log.filter((r) => r.status === 422 || r.status === 429).length,
+    peak,
+    regions: byRegion.size,
+  };
 }

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { hostURL, openEditor, resource, screenshot, sharedBrowser } from './browser.mjs';
+import { discoverySince, openEditor, resource, screenshot, sharedBrowser } from './browser.mjs';
 
 const chromium = sharedBrowser();
 
@@ -123,22 +123,6 @@ test('Explore: filter for and out from table cells and legend entries', async ()
 
 /** The options a select offers, without its "choose" placeholder. */
 const options = (select) => select.locator('option').evaluateAll((os) => os.map((o) => o.value).filter(Boolean));
-
-/** Discovery requests the emulator answered since a Unix ms time: total, 422/429s, peak per second. */
-async function discoverySince(ms) {
-  const resp = await fetch(`${hostURL}/emulator/discovery?since=${ms}`);
-  assert.ok(resp.ok, `emulator discovery log: ${resp.status}`);
-  const log = await resp.json();
-  const times = log.map((r) => Date.parse(r.at));
-  let peak = 0;
-  for (let i = 0, j = 0; i < times.length; i++) {
-    while (times[i] - times[j] >= 1000) {
-      j++;
-    }
-    peak = Math.max(peak, i - j + 1);
-  }
-  return { requests: log.length, throttled: log.filter((r) => r.status === 422 || r.status === 429).length, peak };
-}
 
 test('dashboard: Filters keys and values from CloudWatch, applied to every query type, lookups cached', async () => {
   const { page, errors } = await openEditor(chromium.browser, 'filters');

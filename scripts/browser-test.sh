@@ -51,6 +51,8 @@ if [ -z "$url" ]; then
   exit 1
 fi
 export E2E_HOST_URL="$url"
+# e2e/tags.test.mjs starts a host of its own on a tagged fleet with these.
+export E2E_PLUGIN="$work/gpx_inferscope_sagemaker" E2E_PLUGINHOST="$work/pluginhost"
 # One test file at a time: each has its own Chromium, and the machine has 2 cores.
 status=0
 node --test --test-concurrency=1 "$@" e2e/ | tee "$work/node.txt" || status=$?

@@ -245,11 +245,17 @@ function applyRegex(values: MetricFindValue[], regex?: string) {
 }
 
 /** Resolves the dashboard's variables in order (later ones refer to earlier ones), as Grafana does on load. */
-async function resolveVariables(d: DashboardModel, ds: SageDatasource, srv: DashboardTemplateSrv, range: TimeRange) {
+async function resolveVariables(
+  d: DashboardModel,
+  ds: SageDatasource,
+  srv: DashboardTemplateSrv,
+  range: TimeRange,
+  picked?: AdHocVariableFilter[]
+) {
   for (const model of d.templating.list) {
     if (model.type === 'adhoc') {
-      // No options: the filters as the dashboard stores them (none by default), added by a user in Grafana.
-      const filters = model.filters ?? [];
+      // No options: the filters a user picked (?filters=), else as the dashboard stores them (none by default).
+      const filters = picked ?? model.filters ?? [];
       const text = filters.map((f) => `${f.key} ${f.operator} ${f.value}`).join(', ') || 'none';
       srv.vars.set(model.name, { model, options: [], value: '', text, filters });
       continue;
@@ -815,11 +821,13 @@ export function DashboardPage({
   settings,
   name,
   from,
+  filters,
   width,
 }: {
   settings: DataSourceInstanceSettings<SageOptions>;
   name: string;
   from?: string;
+  filters?: AdHocVariableFilter[];
   width: number;
 }) {
   const d = DASHBOARDS[name];
@@ -830,11 +838,11 @@ export function DashboardPage({
     setTemplateSrv(srv);
     const ds = new SageDatasource(settings, srv);
     const range = rangeUtil.convertRawToRange({ from: from ?? d.time.from, to: d.time.to });
-    resolveVariables(d, ds, srv, range).then(
+    resolveVariables(d, ds, srv, range, filters).then(
       () => setState({ ds, srv, range }),
       (e) => setError(String(e))
     );
-  }, [settings, d, from]);
+  }, [settings, d, from, filters]);
   if (error) {
     return <div data-testid="dashboard-error">{error}</div>;
   }

@@ -4,6 +4,7 @@
 // services set as Grafana sets them, and getBackendSrv() calling the loopback plugin host
 // (rig/cmd/pluginhost), whose answers come from the plugin binary against the emulator.
 import {
+  AdHocVariableFilter,
   AnnotationEvent,
   CoreApp,
   DataFrame,
@@ -308,6 +309,7 @@ async function main() {
         settings={instanceSettings(settings)}
         name={dashboard}
         from={params.get('from') ?? undefined}
+        filters={filtersParam()}
         width={window.innerWidth - 32}
       />
     );
@@ -321,6 +323,12 @@ async function main() {
   // Uncaught errors in the editors reach the test through the console and this event.
   window.addEventListener('unhandledrejection', (e) => console.error('unhandled rejection', e.reason));
   document.body.dataset.ready = 'true';
+}
+
+/** ?filters=: the Filters variable's filters as JSON ([{key, operator, value}]), as a user picks them. */
+function filtersParam(): AdHocVariableFilter[] | undefined {
+  const raw = params.get('filters');
+  return raw === null ? undefined : JSON.parse(raw);
 }
 
 void main();

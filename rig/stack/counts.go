@@ -31,7 +31,8 @@ func (c *counters) count(h http.Handler) http.Handler {
 		at := time.Now()
 		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
 		h.ServeHTTP(sw, r)
-		c.discovery.add(DiscoveryRequest{At: at, Status: sw.status})
+		region, _ := scope(r)
+		c.discovery.add(DiscoveryRequest{At: at, Status: sw.status, Region: region})
 	})
 }
 
@@ -65,11 +66,14 @@ func (c *counters) read() Counts {
 	return Counts{Received: c.received.Load(), Verified: c.ok.Load(), Refused: c.refused.Load()}
 }
 
-// DiscoveryRequest is one discovery call the emulator answered: when it arrived and its
-// HTTP status (422 when over the discovery rate limit, 429 over its concurrency).
+// DiscoveryRequest is one discovery call the emulator answered: when it arrived, its HTTP
+// status (422 when over the discovery rate limit, 429 over its concurrency) and the region
+// its SigV4 credential scope names: CloudWatch's discovery budget is per account and region,
+// and a single-region stack also answers (and refuses) calls signed for other regions.
 type DiscoveryRequest struct {
 	At     time.Time `json:"at"`
 	Status int       `json:"status"`
+	Region string    `json:"region,omitempty"`
 }
 
 // discoveryLogSize bounds the log: a long-running emulator keeps only the latest requests.

@@ -22,15 +22,24 @@ func TestCountsLogDiscoveryRequestsWithTheirStatus(t *testing.T) {
 		"/api/v1/labels", "/api/v1/label/%40aws.region/values?over=1", "/api/v1/series",
 		"/api/v1/query", "/api/v1/query_range", "/api/v1/label/x", // not discovery
 	} {
-		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, path, nil))
+		r := httptest.NewRequest(http.MethodGet, path, nil)
+		if path == "/api/v1/series" {
+			r.Header.Set("Authorization", "AWS4-HMAC-SHA256 Credential=AKID/20261207/eu-west-1/aps/aws4_request, SignedHeaders=host, Signature=00")
+		}
+		h.ServeHTTP(httptest.NewRecorder(), r)
 	}
 	got := c.discovery.since(start)
 	var statuses []int
+	var regions []string
 	for _, r := range got {
 		statuses = append(statuses, r.Status)
+		regions = append(regions, r.Region)
 	}
 	if want := []int{200, 422, 200}; !slices.Equal(statuses, want) {
 		t.Fatalf("statuses %v, want %v", statuses, want)
+	}
+	if want := []string{"", "", "eu-west-1"}; !slices.Equal(regions, want) {
+		t.Errorf("regions %q, want %q (the credential scope's, empty without one)", regions, want)
 	}
 	if c.read().Received != 6 {
 		t.Errorf("received %d, want 6", c.read().Received)

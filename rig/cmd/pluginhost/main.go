@@ -15,6 +15,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -25,6 +26,7 @@ import (
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
+	"github.com/inferscope/sagemaker-datasource/rig/fleet"
 	"github.com/inferscope/sagemaker-datasource/rig/pluginhost"
 	"github.com/inferscope/sagemaker-datasource/rig/pluginproc"
 	"github.com/inferscope/sagemaker-datasource/rig/stack"
@@ -57,6 +59,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.DurationVar(&opts.History, "history", 2*time.Hour, "simulated history backfilled up to now")
 	generated := fs.Int("generated-instances", 0, "also write this many generated instances of "+generatedMetric+" (a label with that many values)")
 	nFilter := fs.Int("filter-values", 12, "series of "+filterMetric+" whose "+filterLabel+" holds quotes, backslashes, newlines and UTF-8 (generated from --seed)")
+	tagsSeed := fs.Int64("tags-seed", -1, "give the default fleet's endpoints and components resource tags generated from this seed (fleet.WithTags); -1: no tags")
+	fleetOut := fs.String("fleet-json", "", "write the fleet the host runs, tags included, to this file as JSON (Go field names), for tests that check panels against it")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -67,6 +71,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if ip := net.ParseIP(host); err != nil || ip == nil || !ip.IsLoopback() {
 		return fmt.Errorf("--addr %q: use a loopback address such as 127.0.0.1:0", *addr)
 	}
+	if *tagsSeed >= 0 {
+		f, err := fleet.WithTags(fleet.Default(), rand.New(rand.NewPCG(uint64(*tagsSeed), 0))) // #nosec G115 G404 -- test data reproducible from a seed
+		if err != nil {
+			return fmt.Errorf("tagging the fleet: %w", err)
+		}
+		opts.Fleet = f
+	}
 	// The page asks for "the last hour" from the browser's clock, so the history ends now and
 	// goes on growing: instant queries at "now" keep finding samples however long the run.
 	opts.Live = true
@@ -75,6 +86,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("starting the emulator stack: %w", err)
 	}
 	defer st.Close()
+	if *fleetOut != "" {
+		doc, err := json.Marshal(st.Fleet)
+		if err == nil {
+			err = os.WriteFile(*fleetOut, doc, 0o600)
+		}
+		if err != nil {
+			return fmt.Errorf("--fleet-json %q: %w", *fleetOut, err)
+		}
+	}
 	if *generated > 0 {
 		if err := appendGenerated(ctx, st, st.DB, *generated, opts.Seed); err != nil {
 			return err

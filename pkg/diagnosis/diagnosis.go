@@ -200,7 +200,7 @@ func prepare(start, end time.Time, cfg Config) ([]rule, error) {
 // returns (with its memoised querier) lets the cross-region rule reuse the answers.
 func runRegion(ctx context.Context, rg Region, rules []rule, scope Scope, start, end time.Time, cfg Config) (Report, *env, error) {
 	mq := newMemoQuerier(rg.Querier)
-	e := &env{q: mq, prices: rg.Prices, policies: rg.Policies, region: rg.Name, scope: scope, start: start, end: end, cfg: cfg, warnings: &warnings{seen: map[string]bool{}}}
+	e := &env{q: mq, prices: rg.Prices, policies: rg.Policies, changes: rg.Changes, region: rg.Name, scope: scope, start: start, end: end, cfg: cfg, warnings: &warnings{seen: map[string]bool{}}}
 	e.step, e.window = stepFor(end.Sub(start), cfg)
 	if err := e.checkScope(ctx); err != nil {
 		return Report{}, e, err // e counts the request that found the scope missing

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/inferscope/sagemaker-datasource/pkg/changes"
@@ -251,7 +250,7 @@ func (e *env) describeChange(tr *trace, cause changes.Cause, before, after float
 	if c.Who != "" {
 		what += " by " + c.Who
 	}
-	if d := diffText(c.Diff); d != "" {
+	if d := changes.DiffText(c.Diff); d != "" {
 		what += ": " + d
 	}
 	onto := ""
@@ -272,24 +271,4 @@ func (e *env) describeChange(tr *trace, cause changes.Cause, before, after float
 		Next:      fmt.Sprintf("Roll back %s on %s (or compare the new setting with the old one in a canary) and watch %s; CloudTrail event %s has the full request.", c.Action, c.Resource, tr.what, c.EventID),
 		PanelLink: panelLink(tr.panelFor, target, e.start, e.end),
 	}
-}
-
-// diffText writes what a change set: "image 0.6.3 → 0.6.4" (an image's repository, the same
-// on both sides, left out), "copy count 4".
-func diffText(ds []changes.Delta) string {
-	var parts []string
-	for _, d := range ds {
-		from, to := d.From, d.To
-		if i := strings.LastIndex(to, ":"); from != "" && i > 0 && strings.HasPrefix(from, to[:i+1]) {
-			from, to = from[i+1:], to[i+1:]
-		}
-		switch {
-		case from == to: // set again to what it was: not a difference
-		case from == "":
-			parts = append(parts, d.Field+" "+to)
-		default:
-			parts = append(parts, d.Field+" "+from+" → "+to)
-		}
-	}
-	return strings.Join(parts, ", ")
 }

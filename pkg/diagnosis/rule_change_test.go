@@ -116,19 +116,3 @@ func TestChangeRule(t *testing.T) {
 		}
 	})
 }
-
-func TestDiffText(t *testing.T) {
-	for _, c := range []struct {
-		in   []changes.Delta
-		want string
-	}{
-		{[]changes.Delta{{Field: "image", From: "acct.dkr.ecr/x:1.3", To: "acct.dkr.ecr/x:1.4"}}, "image 1.3 → 1.4"},
-		{[]changes.Delta{{Field: "image", From: "a/x:1", To: "b/y:2"}}, "image a/x:1 → b/y:2"},
-		{[]changes.Delta{{Field: "copy count", To: "4"}, {Field: "model", From: "m", To: "m"}}, "copy count 4"},
-		{nil, ""},
-	} {
-		if got := diffText(c.in); got != c.want {
-			t.Errorf("diffText(%v) = %q, want %q", c.in, got, c.want)
-		}
-	}
-}

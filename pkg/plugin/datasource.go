@@ -130,6 +130,7 @@ var queryHandlers = map[string]queryHandler{
 	models.QueryTypeAlarmHistory: healthQuery(models.QueryTypeAlarmHistory),
 	models.QueryTypeInventory:    healthQuery(models.QueryTypeInventory),
 	models.QueryTypeCost:         (*Datasource).runCost,
+	models.QueryTypeChanges:      (*Datasource).runChanges,
 }
 
 // healthQuery is the handler of an alarms, alarmHistory or inventory query.

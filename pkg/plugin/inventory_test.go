@@ -13,6 +13,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
 	"github.com/inferscope/sagemaker-datasource/pkg/awsapi"
+	"github.com/inferscope/sagemaker-datasource/pkg/changes"
 	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
 	"github.com/inferscope/sagemaker-datasource/pkg/models"
 	"github.com/inferscope/sagemaker-datasource/pkg/pricing"
@@ -145,14 +146,15 @@ func (f *fakePrices) ProbePrices(context.Context) error {
 	return f.err
 }
 
-// fakeChanges is a CloudTrail client with no changes whose probe answers err.
+// fakeChanges is a CloudTrail client answering list (or err) and its probe err.
 type fakeChanges struct {
+	list   []changes.Change
 	err    error
 	probes atomic.Int32
 }
 
 func (f *fakeChanges) Changes(context.Context, awsapi.ChangeQuery) (awsapi.ChangeList, error) {
-	return awsapi.ChangeList{}, f.err
+	return awsapi.ChangeList{Changes: f.list}, f.err
 }
 
 func (f *fakeChanges) ProbeChanges(context.Context) error {

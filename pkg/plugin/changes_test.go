@@ -86,8 +86,12 @@ func TestChangesErrors(t *testing.T) {
 		t.Fatalf("bad account: %v, want an error naming the field", dr.Error)
 	}
 	// The production factory builds a client; the query then reaches it.
-	d, err := New(context.Background(), testSettings(""), func(context.Context, *models.Settings, awsauth.Endpoint, Shared) (Upstream, error) { return &fakeUpstream{}, nil },
-		WithChanges(func(*models.Settings, awsauth.Endpoint, Shared) (awsapi.ChangeLister, error) { return nil, errors.New("no client") }))
+	d, err := New(context.Background(), testSettings(""), func(context.Context, *models.Settings, awsauth.Endpoint, Shared) (Upstream, error) {
+		return &fakeUpstream{}, nil
+	},
+		WithChanges(func(*models.Settings, awsauth.Endpoint, Shared) (awsapi.ChangeLister, error) {
+			return nil, errors.New("no client")
+		}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -85,7 +85,7 @@ func TestChangesErrors(t *testing.T) {
 	if dr.Error == nil || !strings.Contains(dr.Error.Error(), `field "account"`) {
 		t.Fatalf("bad account: %v, want an error naming the field", dr.Error)
 	}
-	// The production factory builds a client; the query then reaches it.
+	// A CloudTrail client that could not be built: the query says why.
 	d, err := New(context.Background(), testSettings(""), func(context.Context, *models.Settings, awsauth.Endpoint, Shared) (Upstream, error) {
 		return &fakeUpstream{}, nil
 	},

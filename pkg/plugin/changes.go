@@ -87,7 +87,7 @@ func changesTable(cs []changes.Change, defaultRegion string) *data.Frame {
 	n := len(cs)
 	times := make([]time.Time, n)
 	cols := map[string][]string{}
-	names := []string{"action", "kind", "resource", "endpoint", "who", "what", "account", "region", "eventId", "event", "console"}
+	names := []string{"action", "kind", "resource", "endpoint", "who", "what", "account", "region", "eventId", "event_url", "console_url"}
 	for _, k := range names {
 		cols[k] = make([]string, n)
 	}
@@ -106,7 +106,7 @@ func changesTable(cs []changes.Change, defaultRegion string) *data.Frame {
 		times[i] = c.Time
 		for k, v := range map[string]string{"action": c.Action, "kind": c.Kind, "resource": c.Resource, "endpoint": c.Endpoint, "who": c.Who,
 			"what": changes.DiffText(c.Diff), "account": c.Account, "region": c.Region, "eventId": c.EventID,
-			"event": consolelinks.CloudTrailEvent(region, c.EventID), "console": console} {
+			"event_url": consolelinks.CloudTrailEvent(region, c.EventID), "console_url": console} {
 			cols[k][i] = v
 		}
 	}

@@ -14,13 +14,15 @@ import (
 const changeRuleID = "change"
 
 // The change rule's thresholds: a latency P99 this many times its level before the change is
-// a regression (critical from changeRiseCrit), read over changeBaseline before the change
-// and sustained changeSustain points after it, so one noisy step is not blamed on a deploy.
+// a regression (critical from changeRiseCrit), read over changeBaseline before the change.
+// A latency rise must hold for changeSustain points, so one noisy step is not blamed on a
+// deploy; an error ratio's step is already tested beyond chance (beyondChance), so one step
+// is enough, as for the error-spike rule, which the change must lead from its first step.
 const (
 	changeRise     = 1.5
 	changeRiseCrit = 2.0
 	changeBaseline = 30 * time.Minute
-	changeSustain  = 3
+	changeSustain  = 2
 )
 
 // itlExpr: P99 inter-token latency per endpoint/IC over time, as ttftExpr.
@@ -72,9 +74,9 @@ func (tr *trace) departs(e *env, i int, before float64) bool {
 }
 
 // departure is the signal the change at `at` may have caused: the level over changeBaseline
-// before it, and the first run of changeSustain departing points after it, followed back to
-// where it began (before the change, when the signal did not wait for it) and on to where it
-// ended. ok is false when there is no baseline or no such run reaching the range.
+// before it, and the first run of departing points (changeSustain, one for a ratio) after
+// it, followed back to where it began (before the change, when the signal did not wait for
+// it) and on to where it ended. ok is false when there is no baseline or no such run reaching the range.
 func (tr *trace) departure(e *env, at time.Time) (first, last int, before float64, ok bool) {
 	lo := 0
 	for lo < len(tr.t) && tr.t[lo].Before(at.Add(-changeBaseline)) {
@@ -90,15 +92,19 @@ func (tr *trace) departure(e *env, at time.Time) (first, last int, before float6
 	if before = tr.level(lo, hi); !finite(before) || (!tr.isRatio && before <= 0) {
 		return 0, 0, 0, false
 	}
-	for i := hi; i+changeSustain <= len(tr.t); i++ {
+	sustain := changeSustain
+	if tr.isRatio {
+		sustain = 1
+	}
+	for i := hi; i+sustain <= len(tr.t); i++ {
 		run := true
-		for k := i; k < i+changeSustain && run; k++ {
+		for k := i; k < i+sustain && run; k++ {
 			run = tr.departs(e, k, before)
 		}
 		if !run {
 			continue
 		}
-		first, last = i, i+changeSustain-1
+		first, last = i, i+sustain-1
 		for first > 0 && tr.departs(e, first-1, before) {
 			first--
 		}

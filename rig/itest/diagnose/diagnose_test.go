@@ -179,7 +179,7 @@ func TestChangeLeads(t *testing.T) {
 		want []string // in stdout
 		not  string
 	}{
-		{"with CloudTrail", nil, []string{" 1. CRITICAL Regression after a change (UpdateInferenceComponent)", "on chat-llama-8b rose", "assumed-role/deployer/", "image 0.6.3 → 0.6.4"}, "warning: changes"},
+		{"with CloudTrail", nil, []string{" 1. CRITICAL Regression after a change (UpdateInferenceComponent)", "on chat-llama-8b rose", "assumed-role/deployer/", "0.6.3 → 0.6.4"}, "warning: changes"},
 		{"LookupEvents denied", []string{"cloudtrail:LookupEvents"}, []string{"warning: changes could not be read from CloudTrail", "cloudtrail:LookupEvents"}, "Regression after a change"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

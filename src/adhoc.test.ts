@@ -188,6 +188,9 @@ describe('applyAdHoc', () => {
     ['cost', 'account', 'account'],
     ['cost', 'Endpoint', 'endpoint'],
     ['inventory', 'inference_component', 'inferenceComponent'],
+    ['changes', 'account', 'account'],
+    ['changes', 'aws.sagemaker.inference_component.name', 'inferenceComponent'],
+    ['changes', 'endpoint', 'endpoint'],
   ] as const)('narrows %s by a filter on its column %s', (queryType, key, field) => {
     const out = applyAdHoc({ refId: 'A', queryType }, [{ key, operator: '=', value: 'v1' }]);
     expect(out.query[field]).toBe('v1');

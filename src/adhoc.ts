@@ -74,8 +74,8 @@ export class TagLookup {
 }
 
 /**
- * Labels naming what the diagnosis, alarms, inventory and cost queries filter by, per query
- * field, and their frames' columns of the same (alarms and inventory: endpoint…; cost:
+ * Labels naming what the diagnosis, alarms, inventory, cost and changes queries filter by, per
+ * query field, and their frames' columns of the same (alarms and inventory: endpoint…; cost:
  * Endpoint…), which Explore's filter for/out passes as the key.
  */
 const FIELD_LABELS = {
@@ -101,7 +101,7 @@ const FIELD_NAMES: Record<NameField, string> = {
 
 /** The name fields of a query type that has them, as its ignored-filter notice lists them. */
 function nameFields(query: SageQuery): { fields: NameField[]; listed: string } | undefined {
-  if (queryTypeOf(query) === 'cost') {
+  if (queryTypeOf(query) === 'cost' || queryTypeOf(query) === 'changes') {
     return {
       fields: ['endpoint', 'inferenceComponent', 'region', 'account'],
       listed: 'endpoint, inference component, region and account',
@@ -154,9 +154,10 @@ function keptNames(f: AdHocFilter): string[] | undefined {
 
 /**
  * Applies ad-hoc filters to an interpolated query. PromQL: each filter's matcher goes into the
- * selectors of the metrics that carry its label. Diagnosis, alarms, alarm history, inventory
- * and cost: an equality filter on the endpoint, inference component or region label (cost:
- * also the account) narrows that field (to the names both the query and the filter allow).
+ * selectors of the metrics that carry its label. Diagnosis, alarms, alarm history, inventory,
+ * cost and changes: an equality filter on the endpoint, inference component or region label
+ * (cost and changes: also the account) narrows that field (to the names both the query and
+ * the filter allow).
  * A resource tag filter ("@aws.tag.<Key>") goes into the selectors of the metrics that carry
  * tags, and reaches the others, and the name fields, through the endpoints resolve gives it.
  * Filters a query cannot take are listed in ignored.

@@ -36,6 +36,11 @@ describe('prepareAnnotation', () => {
     const out = prepareAnnotation(anno({ target: { refId: 'X', expr: 'up', instant: true, interval: '2m' } }));
     expect(out.target).toMatchObject({ refId: 'X', expr: 'up', interval: '2m', range: true, instant: false });
   });
+
+  it('asks the backend for framed events of a changes annotation, with its filters', () => {
+    const out = prepareAnnotation(anno({ target: { refId: '', queryType: 'changes', endpoint: '$endpoint' } }));
+    expect(out.target).toEqual({ refId: 'Anno', queryType: 'changes', endpoint: '$endpoint', format: 'annotations' });
+  });
 });
 
 describe('framesToEvents', () => {

@@ -9,6 +9,7 @@ describe('query types', () => {
     ['alarms', 'alarms', false, false],
     ['alarmHistory', 'alarmHistory', false, false],
     ['inventory', 'inventory', false, false],
+    ['changes', 'changes', false, false],
     // Unknown (another datasource's, a newer version's): edited as PromQL, the backend says what is wrong.
     ['logs', 'promql', true, false],
   ])('%s reads as %s', (queryType, type, promql, diagnosis) => {
@@ -26,6 +27,7 @@ describe('query types', () => {
       'alarmHistory',
       'inventory',
       'cost',
+      'changes',
     ]);
     expect(QUERY_TYPE_OPTIONS.every((o) => o.label !== '')).toBe(true);
     expect(QUERY_TYPE_OPTIONS[0].description).toBeUndefined();
@@ -37,6 +39,7 @@ describe('alarms and inventory query types', () => {
     ['alarms', true, false],
     ['alarmHistory', true, true],
     ['inventory', true, true],
+    ['changes', true, true],
     ['cost', false, false],
     ['diagnosis', false, false],
     ['promql', false, false],

@@ -23,11 +23,11 @@ export function isDiagnosis(query: { queryType?: string }): boolean {
   return queryTypeOf(query) === 'diagnosis';
 }
 
-/** Query types answered from CloudWatch alarms and the SageMaker inventory. */
-export const HEALTH_TYPES = ['alarms', 'alarmHistory', 'inventory'] as const;
+/** Query types answered from CloudWatch alarms, the SageMaker inventory and CloudTrail's changes. */
+export const HEALTH_TYPES = ['alarms', 'alarmHistory', 'inventory', 'changes'] as const;
 export type HealthType = (typeof HEALTH_TYPES)[number];
 
-/** Whether the query reads CloudWatch alarms or the SageMaker inventory (endpoint and IC filters). */
+/** Whether the query reads CloudWatch alarms, the SageMaker inventory or the changes (endpoint and IC filters). */
 export function isHealthQuery(query: { queryType?: string }): boolean {
   return (HEALTH_TYPES as readonly string[]).includes(queryTypeOf(query));
 }
@@ -35,7 +35,7 @@ export function isHealthQuery(query: { queryType?: string }): boolean {
 /** Whether the query type has a table/annotations format. */
 export function hasEventFormat(query: { queryType?: string }): boolean {
   const type = queryTypeOf(query);
-  return type === 'alarmHistory' || type === 'inventory';
+  return type === 'alarmHistory' || type === 'inventory' || type === 'changes';
 }
 
 /** The editor's choices, in the table's order. */

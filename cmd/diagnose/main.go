@@ -264,7 +264,8 @@ func newRegion(ctx context.Context, s awsauth.Settings) (diagnosis.Region, fault
 	if err != nil {
 		return diagnosis.Region{}, fc, err
 	}
-	return diagnosis.Region{Querier: diagnosis.NewPromClientQuerier(c), Policies: awspolicy.Source(awsapi.NewWithCredentials(creds, ep, secrets), time.Now)}, fc, nil
+	return diagnosis.Region{Querier: diagnosis.NewPromClientQuerier(c), Policies: awspolicy.Source(awsapi.NewWithCredentials(creds, ep, secrets), time.Now),
+		Changes: awspolicy.Changes(awsapi.NewChanges(creds, ep, secrets))}, fc, nil
 }
 
 // flagNames are this command's names for the settings pkg/awsauth's messages name.

@@ -173,7 +173,7 @@ func TestAnnotations(t *testing.T) {
 				t.Errorf("%s: annotation %q asks region %v, want %s", g.File, a.Name, a.Target["region"], vRegions)
 			}
 			switch qt, _ := a.Target["queryType"].(string); qt {
-			case qtAlarmHistory, qtInventory:
+			case qtAlarmHistory, qtInventory, qtChanges:
 				if a.Target["format"] != formatAnnotations {
 					t.Errorf("%s: annotation %q asks for format %v", g.File, a.Name, a.Target["format"])
 				}
@@ -191,8 +191,8 @@ func TestAnnotations(t *testing.T) {
 				t.Errorf("%s: annotation %q has query type %s", g.File, a.Name, qt)
 			}
 		}
-		if kinds[qtAlarmHistory] != 1 || kinds[qtInventory] != 1 || kinds["promql"] != 3 {
-			t.Errorf("%s: annotations %v, want alarm transitions, inventory events, scaling, ICE and cold starts", g.File, kinds)
+		if kinds[qtAlarmHistory] != 1 || kinds[qtInventory] != 1 || kinds[qtChanges] != 1 || kinds["promql"] != 3 {
+			t.Errorf("%s: annotations %v, want alarm transitions, inventory events, changes, scaling, ICE and cold starts", g.File, kinds)
 		}
 	}
 }

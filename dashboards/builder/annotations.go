@@ -12,7 +12,7 @@ import (
 
 // Events every time-series panel of the three dashboards marks on its time axis, all from the
 // dashboard's data source variable: alarm transitions and endpoint updates/deployments from
-// the alarmHistory and inventory query types, scaling, ICE and cold starts from the
+// the alarmHistory and inventory query types, who changed what from the changes query type, scaling, ICE and cold starts from the
 // control-plane series the Reliability panels read. Each follows the endpoint and IC filters
 // where its source carries them.
 func annotations() []cog.Builder[dashboard.AnnotationQuery] {
@@ -23,6 +23,7 @@ func annotations() []cog.Builder[dashboard.AnnotationQuery] {
 	return []cog.Builder[dashboard.AnnotationQuery]{
 		pluginAnnotation("Alarm transitions", "red", historyTarget("Anno", formatAnnotations)),
 		pluginAnnotation("Endpoint updates and deployments", "blue", inventoryTarget("Anno", formatAnnotations)),
+		changesAnnotation(),
 		promAnnotation("Scale-out / scale-in", "green", scaling,
 			"{{"+sc.LabelScalingDirection+"}} {{"+lIC+"}}", lIC, sc.LabelScalingDirection),
 		promAnnotation("Insufficient capacity (ICE)", "orange", ice,

@@ -426,7 +426,7 @@ func TestFleetLinkResets(t *testing.T) {
 // built (a whole URL field of the frame) or one built from the row's region field.
 func externalURL(u string) bool {
 	switch u {
-	case dataField(fConsoleURL), dataField(fAlarmURL):
+	case dataField(fConsoleURL), dataField(fAlarmURL), dataField(fEventURL):
 		return true
 	}
 	return strings.HasPrefix(u, "${"+dashref.VarConsole+"}/")

@@ -27,7 +27,7 @@ func Reliability() *dashboard.DashboardBuilder {
 		WithPanel(azDistribution(dashref.RelAZDistribution.ID)).WithPanel(azRisk(21)).WithPanel(trafficPerAZ(22, dashref.Reliability)).
 		WithRow(dashboard.NewRowBuilder("Scaling events").Id(120)).
 		WithPanel(scalingVsLoad(dashref.RelScaling.ID)).WithPanel(scalingTable(23)).
-		WithPanel(inventoryTable(26, dashref.Reliability)).
+		WithPanel(inventoryTable(26, dashref.Reliability)).WithPanel(changesTable(27, dashref.Reliability)).
 		WithRow(dashboard.NewRowBuilder("Cold start anatomy").Id(130)).
 		WithPanel(coldStartBars(dashref.RelColdStart.ID)).WithPanel(coldStartAdvice(24)).
 		WithRow(dashboard.NewRowBuilder("Insufficient capacity errors (ICE)").Id(140)).

@@ -73,7 +73,7 @@ func NewWithCredentials(creds aws.CredentialsProvider, ep awsauth.Endpoint, seen
 	return newClientWith(creds, ep, seen, optionsOf(opts))
 }
 
-// Option changes how NewWithCredentials and NewPrices build a client.
+// Option changes how NewWithCredentials, NewPrices and NewChanges build a client.
 type Option func(*options)
 
 // WithTransport sends through t (the data source's proxy settings) instead of a clone of

@@ -55,8 +55,8 @@ type ChangeList struct {
 // NewChanges is the CloudTrail client of a data source's region on its shared credentials:
 // at awsauth.CloudTrailEndpoint(ep), the only host it signs for. Its calls are paced to
 // CloudTrail's rate, each attempt (retries too) waiting its turn.
-func NewChanges(creds aws.CredentialsProvider, ep awsauth.Endpoint, seen awsauth.SecretSink) ChangeLister {
-	return newChanges(creds, ep, seen, options{})
+func NewChanges(creds aws.CredentialsProvider, ep awsauth.Endpoint, seen awsauth.SecretSink, opts ...Option) ChangeLister {
+	return newChanges(creds, ep, seen, optionsOf(opts))
 }
 
 func newChanges(creds aws.CredentialsProvider, ep awsauth.Endpoint, seen awsauth.SecretSink, o options) *client {

@@ -332,3 +332,24 @@ func Chain(changes []Change) {
 		}
 	}
 }
+
+// DiffText writes what a change set for tables and summaries: "image 0.6.3 → 0.6.4" (an
+// image's repository, the same on both sides, left out), "copy count 4"; a value set again
+// to what it was is no difference and is left out.
+func DiffText(ds []Delta) string {
+	var parts []string
+	for _, d := range ds {
+		from, to := d.From, d.To
+		if i := strings.LastIndex(to, ":"); from != "" && i > 0 && strings.HasPrefix(from, to[:i+1]) {
+			from, to = from[i+1:], to[i+1:]
+		}
+		switch {
+		case from == to:
+		case from == "":
+			parts = append(parts, d.Field+" "+to)
+		default:
+			parts = append(parts, d.Field+" "+from+" → "+to)
+		}
+	}
+	return strings.Join(parts, ", ")
+}

@@ -210,3 +210,19 @@ func TestEveryLookedUpEventParses(t *testing.T) {
 		}
 	}
 }
+
+func TestDiffText(t *testing.T) {
+	for _, c := range []struct {
+		in   []Delta
+		want string
+	}{
+		{[]Delta{{Field: "image", From: "acct.dkr.ecr/x:1.3", To: "acct.dkr.ecr/x:1.4"}}, "image 1.3 → 1.4"},
+		{[]Delta{{Field: "image", From: "a/x:1", To: "b/y:2"}}, "image a/x:1 → b/y:2"},
+		{[]Delta{{Field: "copy count", To: "4"}, {Field: "model", From: "m", To: "m"}}, "copy count 4"},
+		{nil, ""},
+	} {
+		if got := DiffText(c.in); got != c.want {
+			t.Errorf("DiffText(%v) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}

@@ -47,6 +47,14 @@ func InferenceComponent(region, name string) string {
 	return page(region, "sagemaker", "/inference-components/"+url.PathEscape(name))
 }
 
+// CloudTrailEvent is the CloudTrail console page of one event of the event history.
+func CloudTrailEvent(region, id string) string {
+	if id == "" {
+		return ""
+	}
+	return page(region, "cloudtrailv2", "/events/"+url.PathEscape(id))
+}
+
 // Alarm is the CloudWatch console page of an alarm. Alarm names may hold spaces and most
 // punctuation; they are escaped as a URI component (space as %20, not +).
 func Alarm(region, name string) string {

@@ -153,8 +153,9 @@ type Report struct {
 	// Requests is the number of upstream queries made (identical queries shared by several
 	// rules are sent once).
 	Requests int `json:"requests"`
-	// Ran is how many rules ran (in each region): those asked for, less the ones that need
-	// prices where there are none.
+	// Ran is how many rules ran and queried (in each region): those asked for, less the ones
+	// that need prices where there are none and those that query only when an AWS read gives
+	// them something (the change rule), so Failures ≥ Ran means no rule could query.
 	Ran int `json:"-"`
 	// answered counts the regions where at least one rule could query.
 	answered int
@@ -200,7 +201,7 @@ func prepare(start, end time.Time, cfg Config) ([]rule, error) {
 // returns (with its memoised querier) lets the cross-region rule reuse the answers.
 func runRegion(ctx context.Context, rg Region, rules []rule, scope Scope, start, end time.Time, cfg Config) (Report, *env, error) {
 	mq := newMemoQuerier(rg.Querier)
-	e := &env{q: mq, prices: rg.Prices, policies: rg.Policies, region: rg.Name, scope: scope, start: start, end: end, cfg: cfg, warnings: &warnings{seen: map[string]bool{}}}
+	e := &env{q: mq, prices: rg.Prices, policies: rg.Policies, changes: rg.Changes, region: rg.Name, scope: scope, start: start, end: end, cfg: cfg, warnings: &warnings{seen: map[string]bool{}}}
 	e.step, e.window = stepFor(end.Sub(start), cfg)
 	if err := e.checkScope(ctx); err != nil {
 		return Report{}, e, err // e counts the request that found the scope missing
@@ -234,7 +235,7 @@ func runRegion(ctx context.Context, rg Region, rules []rule, scope Scope, start,
 	e.overloadFirst(findings)
 	Rank(findings)
 	sort.Slice(failures, func(i, j int) bool { return failures[i].Rule < failures[j].Rule })
-	return Report{Scope: scope, Start: start, End: end, Findings: findings, Failures: failures, Warnings: e.warnings.list, Requests: mq.requests(), Ran: len(rules)}, e, nil
+	return Report{Scope: scope, Start: start, End: end, Findings: findings, Failures: failures, Warnings: e.warnings.list, Requests: mq.requests(), Ran: querying(rules)}, e, nil
 }
 
 // ruleFailure records a rule's error with the query that failed, when one did.

@@ -32,8 +32,9 @@ type env struct {
 	prices     func(instanceType string) (pricing.Price, error) // nil: no prices
 	policies   PolicySource                                     // nil: none read
 	policyOnce sync.Once
-	policyMap  *Policies // readPolicies' answer
-	region     string    // the region's name as RunRegions has it ("" in Run)
+	policyMap  *Policies    // readPolicies' answer
+	changes    ChangeSource // nil: none read
+	region     string       // the region's name as RunRegions has it ("" in Run)
 	scope      Scope
 	start, end time.Time
 	cfg        Config

@@ -15,6 +15,21 @@ type rule struct {
 	run      func(ctx context.Context, e *env) ([]Finding, error)
 	// priced: the rule needs the region's prices; without them it is not run.
 	priced bool
+	// gated: the rule queries only when an AWS read (CloudTrail) gives it something to
+	// check, so its success does not show that the region answers queries.
+	gated bool
+}
+
+// querying counts the rules that query whatever the AWS reads find; a region answered when
+// fewer of its rules failed.
+func querying(rules []rule) int {
+	n := 0
+	for _, r := range rules {
+		if !r.gated {
+			n++
+		}
+	}
+	return n
 }
 
 // runnable are the rules that can run with or without prices.
@@ -33,6 +48,8 @@ func runnable(rules []rule, havePrices bool) []rule {
 
 // allRules, in evaluation order.
 var allRules = []rule{
+	// A change the signal followed is the cause its symptoms' rules below describe.
+	{id: changeRuleID, panel: panelLatencyBreakdown, priority: 99, run: runChange, gated: true},
 	{id: "enrichment-off", panel: panelTraffic, priority: 95, run: runEnrichment},
 	{id: "vram-drop", panel: panelGPUMemory, priority: 90, run: runVRAMDrop},
 	{id: "gpu-hardware", panel: panelGPUErrors, priority: 88, run: runGPUHardware},

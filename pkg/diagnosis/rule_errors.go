@@ -57,8 +57,13 @@ type traffic struct {
 }
 
 func (e *env) traffic(ctx context.Context) (map[string]*traffic, string, error) {
+	return e.trafficFrom(ctx, e.start)
+}
+
+// trafficFrom is traffic from a time before the range (the change rule's baseline).
+func (e *env) trafficFrom(ctx context.Context, from time.Time) (map[string]*traffic, string, error) {
 	q := e.trafficExpr()
-	m, err := e.matrix(ctx, q)
+	m, err := e.matrixFrom(ctx, q, from)
 	if err != nil {
 		return nil, q, err
 	}

@@ -94,7 +94,7 @@ func TestRunReportsFailingRules(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(r.Failures) != len(runnable(allRules, false)) || len(r.Findings) != 0 {
+	if len(r.Failures) != querying(runnable(allRules, false)) || len(r.Findings) != 0 {
 		t.Fatalf("want every rule to fail and no finding, got %d failures, %d findings", len(r.Failures), len(r.Findings))
 	}
 	var qe *QueryError

@@ -13,6 +13,7 @@ const (
 	QueryTypeAlarmHistory = querymodel.QueryTypeAlarmHistory
 	QueryTypeInventory    = querymodel.QueryTypeInventory
 	QueryTypeCost         = querymodel.QueryTypeCost
+	QueryTypeChanges      = querymodel.QueryTypeChanges
 
 	FormatTable       = querymodel.FormatTable
 	FormatAnnotations = querymodel.FormatAnnotations

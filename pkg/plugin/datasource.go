@@ -56,7 +56,7 @@ func NewDatasource(ctx context.Context, settings backend.DataSourceInstanceSetti
 // New builds a datasource with the given client factory; the alarms and inventory client
 // comes from NewAWSAPI unless WithAWS says otherwise.
 func New(ctx context.Context, settings backend.DataSourceInstanceSettings, factory ClientFactory, opts ...Option) (*Datasource, error) {
-	o := options{aws: NewAWSAPI, prices: NewPrices}
+	o := options{aws: NewAWSAPI, prices: NewPrices, changes: NewChanges}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -67,7 +67,7 @@ func New(ctx context.Context, settings backend.DataSourceInstanceSettings, facto
 	// secureJsonData is pinned: no number of rotated credentials, here or in another
 	// instance sharing the log redactor, evicts it. Dispose drops the log's pins.
 	d := &Datasource{redact: awsauth.NewRedactor(secure...), healthTimeout: defaultHealthTimeout,
-		build: regionFactory{client: factory, aws: o.aws, prices: o.prices}, regions: map[string]*regionSlot{}}
+		build: regionFactory{client: factory, aws: o.aws, prices: o.prices, changes: o.changes}, regions: map[string]*regionSlot{}}
 	d.dispose = d.closeRegions
 	d.unpinLog = logSecrets.Pin(secure...)
 
@@ -130,6 +130,7 @@ var queryHandlers = map[string]queryHandler{
 	models.QueryTypeAlarmHistory: healthQuery(models.QueryTypeAlarmHistory),
 	models.QueryTypeInventory:    healthQuery(models.QueryTypeInventory),
 	models.QueryTypeCost:         (*Datasource).runCost,
+	models.QueryTypeChanges:      (*Datasource).runChanges,
 }
 
 // healthQuery is the handler of an alarms, alarmHistory or inventory query.

@@ -47,6 +47,9 @@ func (d *Datasource) runDiagnosis(ctx context.Context, m *models.Model) backend.
 			if rg.aws != nil { // without it the scaling rule judges against the usual load
 				regions[i].Policies = awspolicy.Source(rg.aws, time.Now)
 			}
+			if rg.changes != nil { // without it no finding is tied to a change
+				regions[i].Changes = awspolicy.Changes(rg.changes)
+			}
 			built[name] = rg
 		}
 	}

@@ -16,7 +16,8 @@ import (
 
 // The one factory of region handles (regionFactory) and its seams: the PromQL client
 // (ClientFactory, production NewClient), the alarms, inventory and policies client
-// (AWSFactory, NewAWSAPI) and the Price List (PricesFactory, NewPrices). Tests replace a
+// (AWSFactory, NewAWSAPI), the Price List (PricesFactory, NewPrices) and CloudTrail
+// (ChangesFactory, NewChanges). Tests replace a
 // seam with a fake through New's factory argument, WithAWS or WithPrices.
 
 // Shared is what the clients of every region of one data source share.
@@ -51,6 +52,7 @@ type regionFactory struct {
 	client   ClientFactory
 	aws      AWSFactory
 	prices   PricesFactory
+	changes  ChangesFactory
 }
 
 // build makes a region's handle: its endpoint by the settings' rules, the PromQL client,
@@ -74,6 +76,9 @@ func (f *regionFactory) build(ctx context.Context, region string) (*regional, er
 	}
 	if rg.prices, err = f.prices(f.settings, ep, f.shared); err != nil {
 		rg.prices, rg.pricesErr = nil, err
+	}
+	if rg.changes, err = f.changes(f.settings, ep, f.shared); err != nil {
+		rg.changes, rg.changesErr = nil, err
 	}
 	return rg, nil
 }
@@ -135,8 +140,9 @@ type AWSFactory func(ctx context.Context, s *models.Settings, ep awsauth.Endpoin
 type Option func(*options)
 
 type options struct {
-	aws    AWSFactory
-	prices PricesFactory
+	aws     AWSFactory
+	prices  PricesFactory
+	changes ChangesFactory
 }
 
 // WithAWS builds the alarms and inventory client with f instead of NewAWSAPI.
@@ -176,4 +182,25 @@ func NewPrices(_ *models.Settings, ep awsauth.Endpoint, sh Shared) (awsapi.Price
 		return nil, err
 	}
 	return awsapi.CachedPrices(p, nil), nil
+}
+
+// ChangesFactory builds one region's CloudTrail client (the fleet's changes) on the data
+// source's shared credentials; tests inject fakes through WithChanges.
+type ChangesFactory func(s *models.Settings, ep awsauth.Endpoint, sh Shared) (awsapi.ChangeLister, error)
+
+// WithChanges builds the CloudTrail client with f instead of NewChanges.
+func WithChanges(f ChangesFactory) Option { return func(o *options) { o.changes = f } }
+
+// changesCacheTTL is how long a range's changes are reused: CloudTrail delivers an event
+// within minutes, and LookupEvents' 2 calls a second are shared by every panel.
+const changesCacheTTL = time.Minute
+
+// NewChanges is the production ChangesFactory: pkg/awsapi's LookupEvents client, paced to
+// CloudTrail's rate, each range's answer cached for changesCacheTTL.
+func NewChanges(_ *models.Settings, ep awsauth.Endpoint, sh Shared) (awsapi.ChangeLister, error) {
+	t, err := sh.transport()
+	if err != nil {
+		return nil, err
+	}
+	return awsapi.CachedChanges(awsapi.NewChanges(sh.Creds, ep, sh.Seen, awsapi.WithTransport(t)), changesCacheTTL, time.Now), nil
 }

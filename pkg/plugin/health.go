@@ -148,8 +148,8 @@ func (rg *regional) healthError(err error, action string) *backend.CheckHealthRe
 	return &backend.CheckHealthResult{Status: backend.HealthStatusError, Message: rg.explain(err, action).Message}
 }
 
-// checkOptional makes one cheap DescribeAlarms, ListEndpoints, autoscaling and GetProducts
-// call and says what works. A missing permission names the IAM action; any failure is a warning, as the
+// checkOptional makes one cheap DescribeAlarms, ListEndpoints, autoscaling, GetProducts and
+// LookupEvents call and says what works. A missing permission names the IAM action; any failure is a warning, as the
 // PromQL panels work without them.
 func (rg *regional) checkOptional(ctx context.Context) string {
 	if rg.aws == nil {
@@ -164,6 +164,12 @@ func (rg *regional) checkOptional(ctx context.Context) string {
 				return rg.pricesErr
 			}
 			return rg.prices.ProbePrices(ctx)
+		},
+		func() error {
+			if rg.changes == nil {
+				return rg.changesErr
+			}
+			return rg.changes.ProbeChanges(ctx)
 		})
 	var ok, warnings []string
 	for i, check := range []struct {
@@ -174,6 +180,7 @@ func (rg *regional) checkOptional(ctx context.Context) string {
 		{awsapi.ActionDescribeScalableTargets, fmt.Sprintf("the diagnosis to judge autoscaling against each component's own policy; without it, against %s× its usual load",
 			strconv.FormatFloat(diagnosis.DefaultConfig().ScalingRise, 'f', -1, 64)), "autoscaling policies"},
 		{awsapi.ActionGetProducts, "the cost panels' list prices (a price table in the settings still prices what it lists)", "AWS list prices"},
+		{awsapi.ActionLookupEvents, "the changes query and the diagnosis tying an incident to the deployment or setting change before it", "CloudTrail changes"},
 	} {
 		switch err := errs[i]; {
 		case err == nil:

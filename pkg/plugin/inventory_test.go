@@ -14,6 +14,7 @@ import (
 
 	"github.com/inferscope/sagemaker-datasource/pkg/awsapi"
 	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
+	"github.com/inferscope/sagemaker-datasource/pkg/changes"
 	"github.com/inferscope/sagemaker-datasource/pkg/models"
 	"github.com/inferscope/sagemaker-datasource/pkg/pricing"
 )
@@ -145,6 +146,22 @@ func (f *fakePrices) ProbePrices(context.Context) error {
 	return f.err
 }
 
+// fakeChanges is a CloudTrail client answering list (or err) and its probe err.
+type fakeChanges struct {
+	list   []changes.Change
+	err    error
+	probes atomic.Int32
+}
+
+func (f *fakeChanges) Changes(context.Context, awsapi.ChangeQuery) (awsapi.ChangeList, error) {
+	return awsapi.ChangeList{Changes: f.list}, f.err
+}
+
+func (f *fakeChanges) ProbeChanges(context.Context) error {
+	f.probes.Add(1)
+	return f.err
+}
+
 // TestCheckHealthOptionalAccess: after the unchanged PromQL checks, Save & test probes the
 // alarms, the inventory and the list prices with one cheap call each (never the full
 // reads); what is missing is a warning naming the IAM action, never a failure, and a PromQL
@@ -154,6 +171,7 @@ func TestCheckHealthOptionalAccess(t *testing.T) {
 	tests := []struct {
 		name       string
 		pricesErr  error
+		changesErr error
 		aws        func(*fakeAWS)
 		cw         *fakeCloudWatch
 		wantStatus backend.HealthStatus
@@ -162,19 +180,21 @@ func TestCheckHealthOptionalAccess(t *testing.T) {
 		wantCalls  []string
 	}{
 		{name: "both readable", wantStatus: backend.HealthStatusOk,
-			want: []string{"Connected to CloudWatch", "Can read CloudWatch alarms and SageMaker endpoints and autoscaling policies and AWS list prices."}, wantNot: []string{"Warning"}, wantCalls: probes},
+			want: []string{"Connected to CloudWatch", "Can read CloudWatch alarms and SageMaker endpoints and autoscaling policies and AWS list prices and CloudTrail changes."}, wantNot: []string{"Warning"}, wantCalls: probes},
 		{name: "no GetProducts", pricesErr: denied("pricing:GetProducts"), wantStatus: backend.HealthStatusOk,
-			want: []string{"Can read CloudWatch alarms and SageMaker endpoints and autoscaling policies.", "Warning: the data source's credentials are not allowed pricing:GetProducts", "cost panels' list prices"}, wantCalls: probes},
+			want: []string{"Can read CloudWatch alarms and SageMaker endpoints and autoscaling policies and CloudTrail changes.", "Warning: the data source's credentials are not allowed pricing:GetProducts", "cost panels' list prices"}, wantCalls: probes},
 		{name: "no DescribeAlarms", aws: func(f *fakeAWS) { f.alarmsErr = denied("cloudwatch:DescribeAlarms") }, wantStatus: backend.HealthStatusOk,
-			want: []string{"Can read SageMaker endpoints and autoscaling policies and AWS list prices.", "Warning: the data source's credentials are not allowed cloudwatch:DescribeAlarms", "optional"}, wantCalls: probes},
+			want: []string{"Can read SageMaker endpoints and autoscaling policies and AWS list prices and CloudTrail changes.", "Warning: the data source's credentials are not allowed cloudwatch:DescribeAlarms", "optional"}, wantCalls: probes},
 		{name: "no ListEndpoints", aws: func(f *fakeAWS) { f.inventoryErr = denied("sagemaker:ListEndpoints") }, wantStatus: backend.HealthStatusOk,
-			want: []string{"Can read CloudWatch alarms and autoscaling policies and AWS list prices.", "not allowed sagemaker:ListEndpoints", "inventory query"}, wantCalls: probes},
+			want: []string{"Can read CloudWatch alarms and autoscaling policies and AWS list prices and CloudTrail changes.", "not allowed sagemaker:ListEndpoints", "inventory query"}, wantCalls: probes},
 		{name: "neither", aws: func(f *fakeAWS) {
 			f.alarmsErr, f.inventoryErr = denied("cloudwatch:DescribeAlarms"), denied("sagemaker:ListEndpoints")
 		}, wantStatus: backend.HealthStatusOk,
-			want: []string{"not allowed cloudwatch:DescribeAlarms", "not allowed sagemaker:ListEndpoints", "Can read autoscaling policies and AWS list prices."}, wantNot: []string{"Can read CloudWatch", "Can read SageMaker"}, wantCalls: probes},
+			want: []string{"not allowed cloudwatch:DescribeAlarms", "not allowed sagemaker:ListEndpoints", "Can read autoscaling policies and AWS list prices and CloudTrail changes."}, wantNot: []string{"Can read CloudWatch", "Can read SageMaker"}, wantCalls: probes},
 		{name: "no autoscaling policies", aws: func(f *fakeAWS) { f.scalingErr = denied("application-autoscaling:DescribeScalingPolicies") }, wantStatus: backend.HealthStatusOk,
-			want: []string{"Can read CloudWatch alarms and SageMaker endpoints and AWS list prices.", "not allowed application-autoscaling:DescribeScalingPolicies", "2× its usual load"}, wantCalls: probes},
+			want: []string{"Can read CloudWatch alarms and SageMaker endpoints and AWS list prices and CloudTrail changes.", "not allowed application-autoscaling:DescribeScalingPolicies", "2× its usual load"}, wantCalls: probes},
+		{name: "no LookupEvents", changesErr: denied("cloudtrail:LookupEvents"), wantStatus: backend.HealthStatusOk,
+			want: []string{"Can read CloudWatch alarms and SageMaker endpoints and autoscaling policies and AWS list prices.", "not allowed cloudtrail:LookupEvents", "tying an incident to the deployment"}, wantCalls: probes},
 		{name: "SageMaker failing otherwise", aws: func(f *fakeAWS) {
 			f.inventoryErr = errors.New("operation error SageMaker: ListEndpoints, StatusCode: 503")
 		},
@@ -195,12 +215,13 @@ func TestCheckHealthOptionalAccess(t *testing.T) {
 			if tt.aws != nil {
 				tt.aws(aws)
 			}
-			prices := &fakePrices{err: tt.pricesErr}
+			prices, changes := &fakePrices{err: tt.pricesErr}, &fakeChanges{err: tt.changesErr}
 			d, err := New(context.Background(), cw.settings("us-east-1", fakeAccessKey, fakeSecretKey), NewClient,
 				WithAWS(func(context.Context, *models.Settings, awsauth.Endpoint, Shared) (awsapi.API, error) {
 					return aws, nil
 				}),
-				WithPrices(func(*models.Settings, awsauth.Endpoint, Shared) (awsapi.PriceLister, error) { return prices, nil }))
+				WithPrices(func(*models.Settings, awsauth.Endpoint, Shared) (awsapi.PriceLister, error) { return prices, nil }),
+				WithChanges(func(*models.Settings, awsauth.Endpoint, Shared) (awsapi.ChangeLister, error) { return changes, nil }))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -231,6 +252,9 @@ func TestCheckHealthOptionalAccess(t *testing.T) {
 			want := int32(0) // the optional checks run once PromQL works
 			if tt.wantCalls != nil {
 				want = 1
+			}
+			if changes.probes.Load() != want {
+				t.Errorf("%d LookupEvents probes, want %d", changes.probes.Load(), want)
 			}
 			if prices.probes.Load() != want {
 				t.Errorf("%d GetProducts probes, want %d", prices.probes.Load(), want)

@@ -32,6 +32,10 @@ type regional struct {
 	// prices reads the region's list prices; nil with pricesErr when it could not be built.
 	prices    awsapi.PriceLister
 	pricesErr error
+	// changes reads the fleet's changes (CloudTrail); nil with changesErr when it could not
+	// be built.
+	changes    awsapi.ChangeLister
+	changesErr error
 	// cacheID keys the region's answers in the results cache: never one region's answer
 	// for another.
 	cacheID string
@@ -123,7 +127,7 @@ func (d *Datasource) closeRegions() {
 		if rg == nil {
 			continue
 		}
-		for _, c := range []any{rg.client, rg.aws, rg.prices} {
+		for _, c := range []any{rg.client, rg.aws, rg.prices, rg.changes} {
 			if c, ok := c.(interface{ CloseIdleConnections() }); ok {
 				c.CloseIdleConnections()
 			}

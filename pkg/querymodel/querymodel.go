@@ -26,10 +26,11 @@ const (
 	QueryTypeAlarmHistory = "alarmHistory"
 	QueryTypeInventory    = "inventory"
 	QueryTypeCost         = "cost"
+	QueryTypeChanges      = "changes"
 )
 
 // QueryTypes are the query types the plugin runs, in the order messages name them.
-var QueryTypes = []string{QueryTypePromQL, QueryTypeDiagnosis, QueryTypeAlarms, QueryTypeAlarmHistory, QueryTypeInventory, QueryTypeCost}
+var QueryTypes = []string{QueryTypePromQL, QueryTypeDiagnosis, QueryTypeAlarms, QueryTypeAlarmHistory, QueryTypeInventory, QueryTypeCost, QueryTypeChanges}
 
 // Formats of the alarmHistory and inventory queries.
 const (
@@ -95,12 +96,14 @@ func (q PluginQuery) Check() error {
 	switch {
 	case q.RefID == "":
 		return errors.New("plugin query: refId is empty; set one so the panel's result is addressable")
-	case q.QueryType != QueryTypeDiagnosis && q.QueryType != QueryTypeAlarms && q.QueryType != QueryTypeAlarmHistory && q.QueryType != QueryTypeInventory && q.QueryType != QueryTypeCost:
-		return fmt.Errorf("query %s: queryType %q is not diagnosis, alarms, alarmHistory, inventory or cost", ref, q.QueryType)
+	case q.QueryType != QueryTypeDiagnosis && q.QueryType != QueryTypeAlarms && q.QueryType != QueryTypeAlarmHistory && q.QueryType != QueryTypeInventory && q.QueryType != QueryTypeCost && q.QueryType != QueryTypeChanges:
+		return fmt.Errorf("query %s: queryType %q is not diagnosis, alarms, alarmHistory, inventory, cost or changes", ref, q.QueryType)
 	case q.ThresholdFallback && q.QueryType != QueryTypeAlarms:
 		return fmt.Errorf("query %s: thresholdFallback applies to alarms queries only", ref)
-	case (q.View != "" || q.Account != "") && q.QueryType != QueryTypeCost:
-		return fmt.Errorf("query %s: view and account apply to cost queries only", ref)
+	case q.View != "" && q.QueryType != QueryTypeCost:
+		return fmt.Errorf("query %s: view applies to cost queries only", ref)
+	case q.Account != "" && q.QueryType != QueryTypeCost && q.QueryType != QueryTypeChanges:
+		return fmt.Errorf("query %s: account applies to cost and changes queries only", ref)
 	case q.QueryType == QueryTypeCost && !slices.Contains(CostViews, q.View):
 		return fmt.Errorf("query %s: view %q is not one of %s", ref, q.View, strings.Join(CostViews, ", "))
 	case q.GPUsPerCopy != "" && q.View != CostViewFit:
@@ -111,8 +114,8 @@ func (q PluginQuery) Check() error {
 	switch q.Format {
 	case "":
 	case FormatTable, FormatAnnotations:
-		if q.QueryType != QueryTypeAlarmHistory && q.QueryType != QueryTypeInventory {
-			return fmt.Errorf("query %s: format applies to alarmHistory and inventory queries only", ref)
+		if q.QueryType != QueryTypeAlarmHistory && q.QueryType != QueryTypeInventory && q.QueryType != QueryTypeChanges {
+			return fmt.Errorf("query %s: format applies to alarmHistory, inventory and changes queries only", ref)
 		}
 	default:
 		return fmt.Errorf("query %s: format %q is neither %q nor %q", ref, q.Format, FormatTable, FormatAnnotations)

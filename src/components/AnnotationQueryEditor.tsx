@@ -18,17 +18,18 @@ type Props = QueryEditorProps<SageDatasource, SageQuery, SageOptions> & {
   onAnnotationChange?: (annotation: SageAnnotation) => void;
 };
 
-type AnnotationSource = 'promql' | 'alarmHistory' | 'inventory';
+type AnnotationSource = 'promql' | 'alarmHistory' | 'inventory' | 'changes';
 
 export const ANNOTATION_SOURCES: Array<SelectableValue<AnnotationSource>> = [
   { label: 'PromQL', value: 'promql', description: 'Runs of samples above zero' },
   { label: 'Alarm transitions', value: 'alarmHistory', description: 'CloudWatch alarm state changes' },
   { label: 'Endpoint events', value: 'inventory', description: 'SageMaker endpoint and IC creations and updates' },
+  { label: 'Changes', value: 'changes', description: 'CloudTrail changes: who changed what (image, config, copies, scaling)' },
 ];
 
 /**
  * Annotations from PromQL (series with a value above zero become events, titled from a
- * template), or events the backend frames: alarm transitions and inventory changes.
+ * template), or events the backend frames: alarm transitions, inventory events and CloudTrail changes.
  */
 export function AnnotationQueryEditor(props: Props) {
   const { query, onChange, datasource } = props;

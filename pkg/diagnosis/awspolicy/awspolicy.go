@@ -1,5 +1,5 @@
-// Package awspolicy reads diagnosis' autoscaling policies from AWS (Application Auto Scaling
-// and the SageMaker inventory, through pkg/awsapi). It is apart from pkg/diagnosis so that
+// Package awspolicy reads diagnosis' autoscaling policies and changes from AWS (Application
+// Auto Scaling, the SageMaker inventory and CloudTrail, through pkg/awsapi). It is apart from pkg/diagnosis so that
 // diagnosis, and the dashboards generator that reads its thresholds, link no AWS SDK.
 package awspolicy
 
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/inferscope/sagemaker-datasource/pkg/awsapi"
+	"github.com/inferscope/sagemaker-datasource/pkg/changes"
 	"github.com/inferscope/sagemaker-datasource/pkg/diagnosis"
 )
 
@@ -60,4 +61,13 @@ func policiesOf(targets []awsapi.ScalableTarget, copies map[diagnosis.ICKey]int)
 		out.ICs[k] = p
 	}
 	return out
+}
+
+// Changes reads diagnosis' changes through l (CloudTrail's event history); its error, such
+// as cloudtrail:LookupEvents denied, is the rule's to report.
+func Changes(l awsapi.ChangeLister) diagnosis.ChangeSource {
+	return func(ctx context.Context, from, to time.Time) ([]changes.Change, error) {
+		cl, err := l.Changes(ctx, awsapi.ChangeQuery{From: from, To: to})
+		return cl.Changes, err
+	}
 }

@@ -143,7 +143,7 @@ func TestHealthyFleetHasNothingInAlarm(t *testing.T) {
 }
 
 func TestDeniedActionIsASaveAndTestWarning(t *testing.T) {
-	for _, action := range []string{"sagemaker:ListEndpoints", "application-autoscaling:DescribeScalableTargets", "application-autoscaling:DescribeScalingPolicies"} {
+	for _, action := range []string{"sagemaker:ListEndpoints", "application-autoscaling:DescribeScalableTargets", "application-autoscaling:DescribeScalingPolicies", "cloudtrail:LookupEvents"} {
 		t.Run(action, func(t *testing.T) {
 			_, d := start(t, stack.Options{Scenario: "healthy", Deny: []string{action}})
 			res, err := d.CheckHealth(context.Background(), &backend.CheckHealthRequest{})

@@ -147,6 +147,12 @@ func (f *fleetRun) query(t *testing.T, target map[string]any) result {
 			out = append(out, series{labels: data.Labels{"rows": fmt.Sprint(rows)}})
 			continue
 		}
+		if qt == models.QueryTypeChanges { // text columns only: a series per change
+			for i := range rows {
+				out = append(out, series{labels: data.Labels{"row": fmt.Sprint(i)}})
+			}
+			continue
+		}
 		for _, fd := range fr.Fields {
 			if !fd.Type().Numeric() || rows == 0 {
 				continue
@@ -242,6 +248,7 @@ var fedBy = map[string]string{
 	"reliability/4":  "ice-exhaustion",
 	"reliability/14": "ice-exhaustion",
 	"reliability/25": "ice-exhaustion",
+	"reliability/27": "bad-deploy", // the changes table: a healthy fleet has none
 	"capacity/40":    "gpu-degrade",
 	"capacity/44/A":  "gpu-degrade", // throttled GPUs; the SM clock (B) has data when healthy
 }

@@ -164,3 +164,47 @@ func TestScalingNamedFromThePolicy(t *testing.T) {
 		})
 	}
 }
+
+// TestChangeLeads: on bad-deploy the command leads with the image update that preceded the
+// ITL rise, naming who made it and what it changed; without cloudtrail:LookupEvents it says
+// why no change is named and the symptom leads instead.
+func TestChangeLeads(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the emulator stack")
+	}
+	bin := gobuild.Build(t, "github.com/inferscope/sagemaker-datasource/cmd/diagnose", t.TempDir(), "diagnose")
+	for _, tc := range []struct {
+		name string
+		deny []string
+		want []string // in stdout
+		not  string
+	}{
+		{"with CloudTrail", nil, []string{" 1. CRITICAL Regression after a change (UpdateInferenceComponent)", "on chat-llama-8b rose", "assumed-role/deployer/", "0.6.3 → 0.6.4"}, "warning: changes"},
+		{"LookupEvents denied", []string{"cloudtrail:LookupEvents"}, []string{"warning: changes could not be read from CloudTrail", "cloudtrail:LookupEvents"}, "Regression after a change"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st, err := stack.Start(context.Background(), stack.Options{Scenario: "bad-deploy", Seed: 42, History: 3 * time.Hour, End: stack.PinnedEnd, Deny: tc.deny})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = st.Close() })
+			at := st.Incident.Start.Add(10 * time.Minute)
+			code, out, errOut := runCommand(t, bin, map[string]string{"AWS_ACCESS_KEY_ID": st.AccessKey, "AWS_SECRET_ACCESS_KEY": st.SecretKey},
+				"--url", st.URL, "--region", st.Region, "--to", at.Format(time.RFC3339), "--since", "1h")
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errOut)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("S+10m: output lacks %q:\n%s", w, out)
+				}
+			}
+			if strings.Contains(out, tc.not) {
+				t.Errorf("S+10m: output has %q:\n%s", tc.not, out)
+			}
+			if strings.Contains(out+errOut, st.SecretKey) || strings.Contains(out, "hf_simulatedSecret") {
+				t.Fatal("a secret leaked into the output")
+			}
+		})
+	}
+}

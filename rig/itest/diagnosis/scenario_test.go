@@ -119,7 +119,7 @@ func serveRegion(t testing.TB, sim *simulator.Simulator, f *fleet.Fleet, from, e
 	if _, err := sim.Backfill(context.Background(), db, from, end, step); err != nil {
 		t.Fatal(err)
 	}
-	control, err := awsemu.New(awsemu.Config{Fleet: f, Origin: sim.Origin(), Head: func() time.Time { return end }, Deployments: sim.Deployments})
+	control, err := awsemu.New(awsemu.Config{Fleet: f, Origin: sim.Origin(), Head: func() time.Time { return end }, Deployments: sim.Deployments, Changes: sim.Changes})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +138,8 @@ func serveRegion(t testing.TB, sim *simulator.Simulator, f *fleet.Fleet, from, e
 	}
 	ep, creds := awsauth.Endpoint{URL: u, Region: f.Region}, credentials.NewStaticCredentialsProvider(key, secret, "")
 	signed := &http.Client{Transport: awsauth.Transport(ts.Client().Transport, creds, ep, nil)}
-	return Region{Querier: httpQuerier{base: ts.URL, c: signed}, Policies: awspolicy.Source(awsapi.NewWithCredentials(creds, ep, nil), func() time.Time { return end })}
+	return Region{Querier: httpQuerier{base: ts.URL, c: signed}, Policies: awspolicy.Source(awsapi.NewWithCredentials(creds, ep, nil), func() time.Time { return end }),
+		Changes: awspolicy.Changes(awsapi.NewChanges(creds, ep, nil))}
 }
 
 // diagnoseIn runs the diagnosis over one region, as cmd/diagnose and the plugin do.
@@ -176,16 +177,6 @@ var scenarioTable = []expectation{
 	{"benign-deploy", "engine-queueing", LevelIC, "chat-qwen-7b", "chat-ic", Critical},
 }
 
-// pendingScenarios are scenarios the diagnosis does not name yet, with why; their rows are
-// skipped with the reason, so the gap shows in every run.
-var pendingScenarios = map[string]string{
-	"bad-deploy": "no rule reads a sustained ITL rise: its symptom leads, chat-llama-8b scaled to its max capacity and still " +
-		"over target (issue 36 item 3: the change rule)",
-	"bad-config": "the error-spike rule compares the peak with the range's median error ratio, and bad-config fails 30 % of " +
-		"summarize's requests for the last 90 of 180 minutes, so the median is the failure level itself and no spike is found " +
-		"(issue 36 item 3: the change rule, with the error ratio before the UpdateEndpoint as baseline)",
-}
-
 // TestScenarioTable runs the full diagnosis on every scenario of the default fleet (3 h of
 // history) and checks the top finding; -v prints the table scenario → top finding.
 func TestScenarioTable(t *testing.T) {
@@ -204,9 +195,6 @@ func TestScenarioTable(t *testing.T) {
 		}
 		delete(known, x.scenario)
 		t.Run(x.scenario, func(t *testing.T) {
-			if why := pendingScenarios[x.scenario]; why != "" {
-				t.Skip(why)
-			}
 			rg := startRegion(t, fleet.Default(), x.scenario, 3, scenarioNow)
 			r, err := diagnoseIn(rg, Scope{}, scenarioNow.Add(-3*time.Hour), scenarioNow, DefaultConfig())
 			if err != nil {
@@ -248,7 +236,7 @@ func TestScenarioTable(t *testing.T) {
 			}
 			// Without the policies (credentials without the Application Auto Scaling
 			// permission) the same cause leads.
-			r2, err := Run(context.Background(), rg.Querier, Scope{}, scenarioNow.Add(-3*time.Hour), scenarioNow, DefaultConfig())
+			r2, err := diagnoseIn(Region{Querier: rg.Querier, Changes: rg.Changes}, Scope{}, scenarioNow.Add(-3*time.Hour), scenarioNow, DefaultConfig())
 			if err != nil || len(r2.Findings) == 0 || r2.Findings[0].Rule != x.rule || r2.Findings[0].Target != f.Target {
 				t.Fatalf("without the scaling policies the top finding changes:%s", describe(r2.Findings))
 			}
@@ -293,20 +281,17 @@ func TestHealthyAroundTheClock(t *testing.T) {
 
 // TestScenarioRanges: the same causes lead for the ranges people pick (the CLI's default 1 h,
 // the demo's 2 h, the dashboards' 6 h) over 6 h of history, with no scaling targets (the
-// dashboard panel's case).
+// dashboard panel's case) and the changes CloudTrail has.
 func TestScenarioRanges(t *testing.T) {
 	if testing.Short() {
 		t.Skip("backfills nine simulated fleets")
 	}
 	for _, x := range scenarioTable {
 		t.Run(x.scenario, func(t *testing.T) {
-			if why := pendingScenarios[x.scenario]; why != "" {
-				t.Skip(why)
-			}
 			t.Parallel() // each scenario has its own stack
-			q := startStack(t, fleet.Default(), x.scenario, 6)
+			rg := startRegion(t, fleet.Default(), x.scenario, 6, scenarioNow)
 			for _, rng := range []time.Duration{time.Hour, 2 * time.Hour, 6 * time.Hour} {
-				r, err := Run(context.Background(), q, Scope{}, scenarioNow.Add(-rng), scenarioNow, DefaultConfig())
+				r, err := diagnoseIn(Region{Querier: rg.Querier, Changes: rg.Changes}, Scope{}, scenarioNow.Add(-rng), scenarioNow, DefaultConfig())
 				if err != nil {
 					t.Fatal(err)
 				}

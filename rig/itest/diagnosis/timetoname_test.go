@@ -49,11 +49,17 @@ func ttnRules(scenario string) []string {
 	if scenario == ttnAtMax {
 		return []string{"scaling"}
 	}
+	if changeScenarios[scenario] {
+		return []string{"change"}
+	}
 	if r := expectedRule[scenario]; r != "" {
 		return []string{r}
 	}
 	return nil
 }
+
+// changeScenarios are named by the change that preceded their signal.
+var changeScenarios = map[string]bool{"bad-deploy": true, "bad-config": true}
 
 // ttnNoTarget: incidents without a start to measure from within five minutes: the leak grows
 // from the start of the history.
@@ -157,7 +163,7 @@ func timeToName(t *testing.T, f *fleet.Fleet, sim *simulator.Simulator, scenario
 		if at.After(end) {
 			break
 		}
-		r, err := diagnoseIn(Region{Querier: rg.Querier, Policies: readAt(rg.Policies, at)}, Scope{}, at.Add(-time.Hour), at, cfg)
+		r, err := diagnoseIn(Region{Querier: rg.Querier, Policies: readAt(rg.Policies, at), Changes: rg.Changes}, Scope{}, at.Add(-time.Hour), at, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -235,9 +241,6 @@ func TestTimeToName(t *testing.T) {
 					continue
 				}
 				t.Run(fmt.Sprintf("%s/%d", sc.Name, shape), func(t *testing.T) {
-					if why := pendingScenarios[sc.Name]; why != "" {
-						t.Skip(why)
-					}
 					t.Parallel()
 					f, sim, err := ttnSim(shape, sc.Name, i)
 					res := ttnResult{cell: "n/a"}

@@ -1,0 +1,280 @@
+package diagnosis
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/inferscope/sagemaker-datasource/pkg/changes"
+	px "github.com/inferscope/sagemaker-datasource/pkg/promqlexpr"
+)
+
+const changeRuleID = "change"
+
+// The change rule's thresholds: a latency P99 this many times its level before the change is
+// a regression (critical from changeRiseCrit), read over changeBaseline before the change.
+// A latency rise must hold for changeSustain points, so one noisy step is not blamed on a
+// deploy; an error ratio's step is already tested beyond chance (beyondChance), so one step
+// is enough, as for the error-spike rule, which the change must lead from its first step.
+const (
+	changeRise     = 1.5
+	changeRiseCrit = 2.0
+	changeBaseline = 30 * time.Minute
+	changeSustain  = 2
+)
+
+// itlExpr: P99 inter-token latency per endpoint/IC over time, as ttftExpr.
+func (e *env) itlExpr() string {
+	return px.ITL.Each(func(m string) string {
+		return fmt.Sprintf("histogram_quantile(0.99, sum %s (rate(%s[%s])))", px.By(lEP, lIC), e.eng(m), promDur(e.window))
+	})
+}
+
+// trace is one signal of one resource on the step grid: v per point, and for error ratios n,
+// the invocations (v the errors); n is nil for latencies.
+type trace struct {
+	what     string // "TTFT P99", "5xx errors"
+	kind     string // changes.KindComponent or changes.KindEndpoint
+	res, ep  string
+	query    string
+	t        []time.Time
+	v, n     []float64
+	isRatio  bool
+	panelFor panelRef
+}
+
+// level is the signal over points [i, j): the median latency, or errors over invocations.
+func (tr *trace) level(i, j int) float64 {
+	if !tr.isRatio {
+		return quantile(tr.v[i:j], 0.5)
+	}
+	errs, inv := 0.0, 0.0
+	for k := i; k < j; k++ {
+		errs, inv = errs+tr.v[k], inv+tr.n[k]
+	}
+	if inv == 0 {
+		return math.NaN()
+	}
+	return errs / inv
+}
+
+// departs says whether point i departs from the level before: a latency changeRise times it,
+// an error ratio at the warning level, errorSpikeRatio times it and beyond chance.
+func (tr *trace) departs(e *env, i int, before float64) bool {
+	if !tr.isRatio {
+		return tr.v[i] >= changeRise*before
+	}
+	if tr.n[i] <= 0 {
+		return false
+	}
+	r := tr.v[i] / tr.n[i]
+	return r >= errorRateWarn && r >= errorSpikeRatio*before && beyondChance(ratioPoint{errs: tr.v[i], invocs: tr.n[i]}, before, e.cfg.ErrorMinCount)
+}
+
+// departure is the signal the change at `at` may have caused: the level over changeBaseline
+// before it, and the first run of departing points (changeSustain, one for a ratio) after
+// it, followed back to where it began (before the change, when the signal did not wait for
+// it) and on to where it ended. ok is false when there is no baseline or no such run reaching the range.
+func (tr *trace) departure(e *env, at time.Time) (first, last int, before float64, ok bool) {
+	lo := 0
+	for lo < len(tr.t) && tr.t[lo].Before(at.Add(-changeBaseline)) {
+		lo++
+	}
+	hi := lo
+	for hi < len(tr.t) && !tr.t[hi].After(at) {
+		hi++
+	}
+	if hi-lo < minPoints {
+		return 0, 0, 0, false
+	}
+	if before = tr.level(lo, hi); !finite(before) || (!tr.isRatio && before <= 0) {
+		return 0, 0, 0, false
+	}
+	sustain := changeSustain
+	if tr.isRatio {
+		sustain = 1
+	}
+	for i := hi; i+sustain <= len(tr.t); i++ {
+		run := true
+		for k := i; k < i+sustain && run; k++ {
+			run = tr.departs(e, k, before)
+		}
+		if !run {
+			continue
+		}
+		first, last = i, i+sustain-1
+		for first > 0 && tr.departs(e, first-1, before) {
+			first--
+		}
+		for last+1 < len(tr.t) && tr.departs(e, last+1, before) {
+			last++
+		}
+		return first, last, before, !tr.t[last].Before(e.start)
+	}
+	return 0, 0, 0, false
+}
+
+// relates says whether c is about the trace's resource or its endpoint.
+func (tr *trace) relates(c changes.Change) bool {
+	return (c.Kind == tr.kind && c.Resource == tr.res) ||
+		(c.Kind == changes.KindEndpoint && c.Resource == tr.ep) ||
+		(tr.kind == changes.KindEndpoint && c.Kind == changes.KindComponent && c.Endpoint == tr.ep)
+}
+
+// runChange: a resource whose latency or error ratio departs, within changes.DefaultWindow
+// after a change to it or its endpoint, from its level before that change, is led by the
+// change (changes.Attribute ranks several). A signal that began before the change, or a
+// change elsewhere, is not blamed. Without changes (none, or CloudTrail not readable) it
+// sends no query.
+func runChange(ctx context.Context, e *env) ([]Finding, error) {
+	var cands []changes.Change
+	for _, c := range e.readChanges(ctx) {
+		if c.Kind == changes.KindComponent || c.Kind == changes.KindEndpoint {
+			cands = append(cands, c)
+		}
+	}
+	if len(cands) == 0 {
+		return nil, nil
+	}
+	from := slices.MinFunc(cands, func(a, b changes.Change) int { return a.Time.Compare(b.Time) }).Time.Add(-changeBaseline)
+	traces, err := e.changeTraces(ctx, from)
+	if err != nil {
+		return nil, err
+	}
+	endpointOf := map[string]string{}
+	for _, tr := range traces {
+		if tr.kind == changes.KindComponent {
+			endpointOf[tr.res] = tr.ep
+		}
+	}
+	changes.FillEndpoints(cands, endpointOf)
+	best := map[string]Finding{} // by resource: its strongest signal
+	for _, tr := range traces {
+		f, ok := e.changeFinding(tr, cands)
+		if k := tr.kind + "\x00" + tr.res; ok && (best[k].Cause == "" || f.Score > best[k].Score) {
+			best[k] = f
+		}
+	}
+	out := make([]Finding, 0, len(best))
+	for _, f := range best {
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+// changeTraces reads TTFT and ITL per IC (or single-model endpoint) and the error ratio per
+// endpoint (per IC in IC scope) from `from` on.
+func (e *env) changeTraces(ctx context.Context, from time.Time) ([]*trace, error) {
+	var out []*trace
+	for _, l := range []struct{ what, q string }{{"TTFT P99", e.ttftExpr()}, {"ITL P99", e.itlExpr()}} {
+		m, err := e.matrixFrom(ctx, l.q, from)
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range m {
+			tr := &trace{what: l.what, query: l.q, ep: label(s.Metric, lEP), res: label(s.Metric, lIC), kind: changes.KindComponent, panelFor: panelLatencyBreakdown}
+			if tr.res == "" {
+				tr.kind, tr.res = changes.KindEndpoint, tr.ep
+			}
+			for _, p := range s.Values {
+				if v := float64(p.Value); finite(v) {
+					tr.t, tr.v = append(tr.t, p.Timestamp.Time()), append(tr.v, v)
+				}
+			}
+			out = append(out, tr)
+		}
+	}
+	tr, q, err := e.trafficFrom(ctx, from)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range tr {
+		for _, k := range errorKinds[2:] { // 5xx and model errors: what a bad setting fails
+			x := &trace{what: k.label, query: q, isRatio: true, kind: changes.KindEndpoint, res: t.name, ep: t.name, panelFor: panelErrors}
+			if t.ic {
+				x.kind, x.ep = changes.KindComponent, e.scope.Endpoint
+			}
+			for _, p := range t.ratios(k.tag) {
+				x.t, x.v, x.n = append(x.t, p.t.Time()), append(x.v, p.errs), append(x.n, p.invocs)
+			}
+			out = append(out, x)
+		}
+	}
+	return out, nil
+}
+
+// changeFinding ties tr's departure to the change that probably caused it, trying the
+// related changes latest first (each measured against its own before).
+func (e *env) changeFinding(tr *trace, cands []changes.Change) (Finding, bool) {
+	for i := len(cands) - 1; i >= 0; i-- {
+		c := cands[i]
+		if !tr.relates(c) {
+			continue
+		}
+		first, last, before, ok := tr.departure(e, c.Time)
+		if !ok {
+			continue
+		}
+		sig := changes.Signal{Kind: tr.kind, Resource: tr.res, Endpoint: tr.ep, Start: tr.t[first]}
+		causes := changes.Attribute(sig, cands, changes.DefaultWindow)
+		if len(causes) == 0 {
+			continue // the signal began before the change, or long after it
+		}
+		return e.describeChange(tr, causes[0], before, tr.level(first, last+1), first), true
+	}
+	return Finding{}, false
+}
+
+func (e *env) describeChange(tr *trace, cause changes.Cause, before, after float64, first int) Finding {
+	c := cause.Change
+	target := Target{Level: LevelEndpoint, Name: tr.res, Endpoint: tr.ep}
+	if tr.kind == changes.KindComponent {
+		target = Target{Level: LevelIC, Name: tr.res, Endpoint: tr.ep, InferenceComponent: tr.res}
+	}
+	sev := Warning
+	var rose, levels string
+	var score float64
+	if tr.isRatio {
+		rose = fmt.Sprintf("rose from %s to %s of invocations", pctPts(100*before), pctPts(100*after))
+		levels = pctPts(100*before) + " → " + pctPts(100*after)
+		score = strength(after, errorRateWarn, 1)
+		if after >= e.cfg.ErrorRateCrit {
+			sev = Critical
+		}
+	} else {
+		x := after / before
+		rose = fmt.Sprintf("rose %s×", num1(x))
+		levels = fmt.Sprintf("%s → %s (%s×)", secs(before), secs(after), num1(x))
+		score = strength(x, changeRise, 5)
+		if x >= changeRiseCrit {
+			sev = Critical
+		}
+	}
+	what := c.Action
+	if c.Who != "" {
+		what += " by " + c.Who
+	}
+	if d := changes.DiffText(c.Diff); d != "" {
+		what += ": " + d
+	}
+	onto := ""
+	if c.Resource != tr.res {
+		onto = " on " + c.Resource
+	}
+	return Finding{
+		Cause:    "Regression after a change (" + c.Action + ")",
+		Target:   target,
+		Severity: sev,
+		Score:    score,
+		began:    tr.t[first],
+		Summary:  fmt.Sprintf("%s on %s %s from %s after %s%s", tr.what, tr.res, rose, fmtDur(cause.Lead), what, onto),
+		Evidence: []Evidence{
+			{What: tr.what + " before → after the change", Value: levels, Query: tr.query},
+			{What: "change (CloudTrail)", Value: fmt.Sprintf("%s on %s %s at %s, event %s", c.Action, c.Kind, c.Resource, e.clock(c.Time), c.EventID)},
+		},
+		Next:      fmt.Sprintf("Roll back %s on %s (or compare the new setting with the old one in a canary) and watch %s; CloudTrail event %s has the full request.", c.Action, c.Resource, tr.what, c.EventID),
+		PanelLink: panelLink(tr.panelFor, target, e.start, e.end),
+	}
+}

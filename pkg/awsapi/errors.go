@@ -82,7 +82,7 @@ func (e *Error) hint() string {
 		return "AWS throttled the call, also on retry: refresh dashboards less often (answers are cached briefly) or ask AWS for a higher API rate"
 	case e.AuthFailed():
 		return "AWS refused the credentials or the signature: check the access and secret key (or profile / role), that a session token has not expired, " +
-			"the Grafana server's clock, and the default region"
+			"the clock of the machine that signs the requests, and the region"
 	case e.Status == http.StatusForbidden:
 		return "the request was refused: check the credentials, the default region and that the endpoint is AWS (or the emulator)"
 	case e.Status/100 == 3:

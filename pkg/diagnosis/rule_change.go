@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/inferscope/sagemaker-datasource/pkg/changes"
@@ -131,7 +133,7 @@ func (tr *trace) relates(c changes.Change) bool {
 func runChange(ctx context.Context, e *env) ([]Finding, error) {
 	var cands []changes.Change
 	for _, c := range e.readChanges(ctx) {
-		if c.Kind == changes.KindComponent || c.Kind == changes.KindEndpoint {
+		if (c.Kind == changes.KindComponent || c.Kind == changes.KindEndpoint) && !byAutoscaler(c) {
 			cands = append(cands, c)
 		}
 	}
@@ -162,6 +164,31 @@ func runChange(ctx context.Context, e *env) ([]Finding, error) {
 		out = append(out, f)
 	}
 	return out, nil
+}
+
+// byAutoscaler says whether Application Auto Scaling made c (its service-linked role, or
+// the service calling on a role's behalf): the scaling rule's business, not a deploy, and
+// its scale-outs come with the latency of new copies loading.
+func byAutoscaler(c changes.Change) bool {
+	return strings.Contains(c.Who, "AWSServiceRoleForApplicationAutoScaling") || c.Who == "application-autoscaling.amazonaws.com"
+}
+
+// onlyMoreCopies says whether c sets nothing but a higher copy count: more capacity does not
+// slow requests (its new copies' loading is the warm-up), so it never explains a latency rise.
+func onlyMoreCopies(c changes.Change) bool {
+	more := false
+	for _, d := range c.Diff {
+		if d.From == d.To {
+			continue
+		}
+		from, err1 := strconv.Atoi(d.From)
+		to, err2 := strconv.Atoi(d.To)
+		if d.Field != changes.FieldCopies || err1 != nil || err2 != nil || to <= from {
+			return false
+		}
+		more = true
+	}
+	return more
 }
 
 // changeTraces reads TTFT and ITL per IC (or single-model endpoint) and the error ratio per
@@ -210,7 +237,7 @@ func (e *env) changeTraces(ctx context.Context, from time.Time) ([]*trace, error
 func (e *env) changeFinding(tr *trace, cands []changes.Change) (Finding, bool) {
 	for i := len(cands) - 1; i >= 0; i-- {
 		c := cands[i]
-		if !tr.relates(c) {
+		if !tr.relates(c) || (!tr.isRatio && onlyMoreCopies(c)) {
 			continue
 		}
 		first, last, before, ok := tr.departure(e, c.Time)

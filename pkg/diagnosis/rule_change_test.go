@@ -116,3 +116,84 @@ func TestChangeRule(t *testing.T) {
 		}
 	})
 }
+
+// fnFleet answers the ITL query with one series per IC of endpoint "ep", valued by itl;
+// every other query has no series.
+type fnFleet struct {
+	emptyQuerier
+	ics []string
+	itl func(ic string, t time.Time) float64
+}
+
+func (f fnFleet) Range(_ context.Context, expr string, start, end time.Time, step time.Duration) (model.Matrix, error) {
+	if !strings.Contains(expr, sc.VLLMITL) {
+		return model.Matrix{}, nil
+	}
+	var m model.Matrix
+	for _, ic := range f.ics {
+		s := &model.SampleStream{Metric: model.Metric{sc.LabelEndpoint: "ep", sc.LabelInferenceComp: model.LabelValue(ic)}}
+		for t := start; !t.After(end); t = t.Add(step) {
+			s.Values = append(s.Values, model.SamplePair{Timestamp: model.TimeFromUnixNano(t.UnixNano()), Value: model.SampleValue(f.itl(ic, t))})
+		}
+		m = append(m, s)
+	}
+	return m, nil
+}
+
+// noisy is a healthy ITL P99 of 20 ms with ±15 % noise, fixed per IC and minute.
+func noisy(seed uint64, ic string, t time.Time) float64 {
+	r := rand.New(rand.NewPCG(seed, uint64(t.Unix())^uint64(len(ic))<<40^uint64(ic[0])<<48))
+	return 0.02 * (0.85 + 0.3*r.Float64())
+}
+
+func runChanges(t *testing.T, q Querier, cs ...changes.Change) Report {
+	t.Helper()
+	cfg := DefaultConfig()
+	cfg.Rules = []string{changeRuleID}
+	src := func(context.Context, time.Time, time.Time) ([]changes.Change, error) { return cs, nil }
+	rep, err := RunRegions(context.Background(), []Region{{Querier: q, Changes: src}}, Scope{}, runFrom, runTo, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+// TestChangeRuleScaling: a scale-out's new copies loading raise latency for a while; a
+// change the autoscaler made, or any change that only adds copies, is never blamed for it,
+// while a human's copy-count decrease followed by the same rise is.
+func TestChangeRuleScaling(t *testing.T) {
+	r := rand.New(rand.NewPCG(36, 1))
+	copies := func(who, from, to string, at time.Time) changes.Change {
+		return changes.Change{Time: at, Who: who, Action: "UpdateInferenceComponentRuntimeConfig", Kind: changes.KindComponent,
+			Resource: "b", EventID: "ev-copies", Diff: []changes.Delta{{Field: changes.FieldCopies, From: from, To: to}}}
+	}
+	const role = "arn:aws:sts::111122223333:assumed-role/AWSServiceRoleForApplicationAutoScaling_SageMakerEndpoint/AutoScaling"
+	const human = "arn:aws:sts::111122223333:assumed-role/deployer/ci"
+	for i := range 10 {
+		at := runFrom.Add(time.Duration(40+r.IntN(100)) * time.Minute).Truncate(time.Minute)
+		q := fnFleet{ics: []string{"a", "b"}, itl: func(ic string, t time.Time) float64 {
+			v := noisy(uint64(i), ic, t)
+			if ic == "b" && !t.Before(at.Add(2*time.Minute)) {
+				v *= 2.5
+			}
+			return v
+		}}
+		for _, c := range []struct {
+			name   string
+			change changes.Change
+			blame  bool
+		}{
+			{"autoscaler role", copies(role, "", "4", at), false},
+			{"autoscaler invokedBy", copies("application-autoscaling.amazonaws.com", "4", "2", at), false},
+			{"human scale-out", copies(human, "2", "4", at), false},
+			{"human scale-in", copies(human, "4", "2", at), true},
+		} {
+			t.Run(fmt.Sprintf("%d/%s", i, c.name), func(t *testing.T) {
+				rep := runChanges(t, q, c.change)
+				if got := len(rep.Findings) > 0; got != c.blame {
+					t.Fatalf("blamed %v (%v), want %v", got, rep.Findings, c.blame)
+				}
+			})
+		}
+	}
+}

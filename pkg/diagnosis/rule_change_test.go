@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -195,5 +196,61 @@ func TestChangeRuleScaling(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// jumpy is a healthy per-IC ITL P99 of 20 ms, log-normally noisy as a P99 of a few
+// requests a minute is: a point 1.5 times the median is common, two in a row happen.
+func jumpy(seed uint64, ic string, t time.Time) float64 {
+	r := rand.New(rand.NewPCG(seed, uint64(t.Unix())^uint64(ic[0])<<48))
+	return 0.02 * math.Exp(0.35*r.NormFloat64())
+}
+
+// TestChangeRuleNoise: a healthy fleet with noisy P99s and N random deploys with no effect
+// on the same ICs, each with a warm-up spike (new copies loading), blames nothing.
+func TestChangeRuleNoise(t *testing.T) {
+	r := rand.New(rand.NewPCG(36, 2))
+	for i := range 30 {
+		var cs []changes.Change
+		for range 1 + r.IntN(6) {
+			ic := []string{"a", "b"}[r.IntN(2)]
+			cs = append(cs, deploy(ic, runFrom.Add(time.Duration(r.IntN(180))*time.Minute).Truncate(time.Minute)))
+		}
+		q := fnFleet{ics: []string{"a", "b"}, itl: func(ic string, at time.Time) float64 {
+			v := jumpy(uint64(i), ic, at)
+			for _, c := range cs {
+				if c.Resource == ic && !at.Before(c.Time) && at.Before(c.Time.Add(4*time.Minute)) {
+					v *= 3 // loading: slow for the warm-up, then as before
+				}
+			}
+			return v
+		}}
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			if rep := runChanges(t, q, cs...); len(rep.Findings) > 0 {
+				t.Fatalf("%d deploys, blamed: %s", len(cs), rep.Findings[0].Summary)
+			}
+		})
+	}
+}
+
+// TestChangeRuleRisingBefore: a signal that began 3 to 10 minutes before the change is not
+// blamed on it, even when one point just before the change dips back to the baseline.
+func TestChangeRuleRisingBefore(t *testing.T) {
+	r := rand.New(rand.NewPCG(36, 4))
+	for i := range 30 {
+		at := runFrom.Add(time.Duration(40+r.IntN(100)) * time.Minute).Truncate(time.Minute)
+		rise := at.Add(-time.Duration(3+r.IntN(8)) * time.Minute)
+		dip := at.Add(-time.Duration(r.IntN(3)) * time.Minute)
+		q := fnFleet{ics: []string{"a", "b"}, itl: func(ic string, t time.Time) float64 {
+			if ic == "b" && !t.Before(rise) && !t.Equal(dip) {
+				return 0.05
+			}
+			return 0.02
+		}}
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			if rep := runChanges(t, q, deploy("b", at)); len(rep.Findings) > 0 {
+				t.Fatalf("rise %v, dip %v before the change; blamed: %s", at.Sub(rise), at.Sub(dip), rep.Findings[0].Summary)
+			}
+		})
 	}
 }

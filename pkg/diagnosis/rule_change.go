@@ -294,12 +294,18 @@ func (e *env) changeFinding(tr *trace, cands []changes.Change) (Finding, bool) {
 		}
 		sig := changes.Signal{Kind: tr.kind, Resource: tr.res, Endpoint: tr.ep, Start: tr.t[first]}
 		causes := changes.Attribute(sig, cands, changes.DefaultWindow)
-		if len(causes) == 0 {
-			continue // the signal began long after the change
+		if len(causes) == 0 || !sameChange(causes[0].Change, c) {
+			// The signal began long after c, or attribution ranks another change first,
+			// whose own before and after were not what was measured here.
+			continue
 		}
 		return e.describeChange(tr, causes[0], before, after, first), true
 	}
 	return Finding{}, false
+}
+
+func sameChange(a, b changes.Change) bool {
+	return a.EventID == b.EventID && a.Time.Equal(b.Time) && a.Action == b.Action && a.Resource == b.Resource
 }
 
 func (e *env) describeChange(tr *trace, cause changes.Cause, before, after float64, first int) Finding {

@@ -254,3 +254,30 @@ func TestChangeRuleRisingBefore(t *testing.T) {
 		})
 	}
 }
+
+// TestChangeRuleNamesWhatItMeasured: the rise after an endpoint update is measured against
+// that update's before; attribution ranks an older deploy on the IC first (closer scope),
+// whose own before was higher. The finding must not name the deploy with the update's
+// numbers: it names the change it measured, or none.
+func TestChangeRuleNamesWhatItMeasured(t *testing.T) {
+	r := rand.New(rand.NewPCG(36, 5))
+	for i := range 10 {
+		t0 := runFrom.Add(time.Duration(50+r.IntN(80)) * time.Minute).Truncate(time.Minute)
+		dep := deploy("b", t0)
+		upd := changes.Change{Time: t0.Add(20 * time.Minute), Who: "arn:aws:sts::111122223333:assumed-role/deployer/ci", Action: "UpdateEndpoint",
+			Kind: changes.KindEndpoint, Resource: "ep", Endpoint: "ep", EventID: "ev-ep"}
+		q := fnFleet{ics: []string{"a", "b"}, itl: func(ic string, t time.Time) float64 {
+			if ic == "b" && (t.Before(t0) || !t.Before(upd.Time.Add(2*time.Minute))) {
+				return 0.05 // slow until the deploy, and again from 2 minutes after the update
+			}
+			return 0.02
+		}}
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			for _, f := range runChanges(t, q, dep, upd).Findings {
+				if !strings.Contains(f.Summary, "UpdateEndpoint") {
+					t.Fatalf("named another change than the one measured: %s", f.Summary)
+				}
+			}
+		})
+	}
+}

@@ -266,7 +266,10 @@ func (e *env) changeTraces(ctx context.Context, from time.Time) ([]*trace, error
 		return nil, err
 	}
 	for _, t := range tr {
-		for _, k := range errorKinds[2:] { // 5xx and model errors: what a bad setting fails
+		for _, k := range errorKinds {
+			if k.tag != "5xx" && k.tag != "model" {
+				continue // what a bad setting fails: 5xx and model errors, not invocations or 4xx
+			}
 			x := &trace{what: k.label, query: q, isRatio: true, kind: changes.KindEndpoint, res: t.name, ep: t.name, panelFor: panelErrors}
 			if t.ic {
 				x.kind, x.ep = changes.KindComponent, e.scope.Endpoint

@@ -30,9 +30,11 @@ const (
 	// baseline before that was already rising: the change did not start it.
 	changeRecent  = 10 * time.Minute
 	changeAlready = 1.25
-	// changeMinRun is the fewest points a departure cut short by the range end must have:
-	// the rule names a change within minutes, before changeHold has passed.
-	changeMinRun = 3
+	// changeMinRun is the fewest points a departure cut short by the range end must have,
+	// their level departing as a whole: the rule names a change within minutes, before
+	// changeHold has passed (a change 2 minutes before its signal is named 4 minutes
+	// after the signal: warm-up, then two points; three would leave no margin under 5).
+	changeMinRun = 2
 )
 
 // The smallest latency rise blamed on a change: below 100 ms of time to first token or

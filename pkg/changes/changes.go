@@ -340,7 +340,9 @@ func DiffText(ds []Delta) string {
 	var parts []string
 	for _, d := range ds {
 		from, to := d.From, d.To
-		if i := strings.LastIndex(to, ":"); from != "" && i > 0 && strings.HasPrefix(from, to[:i+1]) {
+		// Only an image's tag follows its repository's ":"; a model data URI's "s3:" is
+		// no prefix to trim.
+		if i := strings.LastIndex(to, ":"); d.Field == FieldImage && from != "" && i > 0 && strings.HasPrefix(from, to[:i+1]) {
 			from, to = from[i+1:], to[i+1:]
 		}
 		switch {

@@ -219,6 +219,7 @@ func TestDiffText(t *testing.T) {
 		{[]Delta{{Field: "image", From: "acct.dkr.ecr/x:1.3", To: "acct.dkr.ecr/x:1.4"}}, "image 1.3 → 1.4"},
 		{[]Delta{{Field: "image", From: "a/x:1", To: "b/y:2"}}, "image a/x:1 → b/y:2"},
 		{[]Delta{{Field: "copy count", To: "4"}, {Field: "model", From: "m", To: "m"}}, "copy count 4"},
+		{[]Delta{{Field: "model data", From: "s3://b/m/1.tar.gz", To: "s3://b/m/2.tar.gz"}}, "model data s3://b/m/1.tar.gz → s3://b/m/2.tar.gz"},
 		{nil, ""},
 	} {
 		if got := DiffText(c.in); got != c.want {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/inferscope/sagemaker-datasource/pkg/changes"
@@ -13,17 +15,39 @@ import (
 
 const changeRuleID = "change"
 
-// The change rule's thresholds: a latency P99 this many times its level before the change is
-// a regression (critical from changeRiseCrit), read over changeBaseline before the change.
-// A latency rise must hold for changeSustain points, so one noisy step is not blamed on a
-// deploy; an error ratio's step is already tested beyond chance (beyondChance), so one step
-// is enough, as for the error-spike rule, which the change must lead from its first step.
+// The change rule's thresholds. A latency P99 per IC is noisy (a few slow requests move
+// it), so a regression is its median over changeHold (non-departing points included)
+// changeRise times its level over changeBaseline before the change (critical from
+// changeRiseCrit) and higher by the trace's minRise; the first changeWarmup after a change
+// (new copies loading, caches cold) is not read as its effect. An error ratio's level is
+// the errors over the invocations of the same window.
 const (
-	changeRise     = 1.5
+	changeRise     = 1.75
 	changeRiseCrit = 2.0
 	changeBaseline = 30 * time.Minute
-	changeSustain  = 2
+	changeWarmup   = 5 * time.Minute
+	// A signal whose last changeRecent before the change is changeAlready times the
+	// baseline before that was already rising: the change did not start it.
+	changeRecent  = 10 * time.Minute
+	changeAlready = 1.25
+	// changeMinRun is the fewest points a departure cut short by the range end must have,
+	// their level departing as a whole: the rule names a change within minutes, before
+	// changeHold has passed (a change 2 minutes before its signal is named 4 minutes
+	// after the signal: warm-up, then two points; three would leave no margin under 5).
+	changeMinRun = 2
 )
+
+// The smallest latency rise blamed on a change: below 100 ms of time to first token or
+// 5 ms a token (a second over a 200-token answer), users do not notice and a rollback is
+// not worth it.
+const (
+	minTTFTRise = 0.1
+	minITLRise  = 0.005
+)
+
+// changeHold is how long a departure must last (unless the range ends first): longer than
+// the rate window, whose overlapping windows make one slow burst several points.
+func (e *env) changeHold() time.Duration { return max(10*time.Minute, 2*e.window) }
 
 // itlExpr: P99 inter-token latency per endpoint/IC over time, as ttftExpr.
 func (e *env) itlExpr() string {
@@ -42,7 +66,14 @@ type trace struct {
 	t        []time.Time
 	v, n     []float64
 	isRatio  bool
+	minRise  float64 // a latency's smallest rise blamed, seconds
 	panelFor panelRef
+}
+
+// index is the first point at or after t.
+func (tr *trace) index(t time.Time) int {
+	i, _ := slices.BinarySearchFunc(tr.t, t, time.Time.Compare)
+	return i
 }
 
 // level is the signal over points [i, j): the median latency, or errors over invocations.
@@ -73,45 +104,63 @@ func (tr *trace) departs(e *env, i int, before float64) bool {
 	return r >= errorRateWarn && r >= errorSpikeRatio*before && beyondChance(ratioPoint{errs: tr.v[i], invocs: tr.n[i]}, before, e.cfg.ErrorMinCount)
 }
 
+// regressed says whether the level after departs from the level before.
+func (tr *trace) regressed(after, before float64) bool {
+	if !finite(after) {
+		return false
+	}
+	if tr.isRatio {
+		return after >= errorRateWarn && after >= errorSpikeRatio*before
+	}
+	return after >= changeRise*before && after-before >= tr.minRise
+}
+
+// rising says whether the signal was already departing before the change at `at` (points
+// [lo, hi) are its baseline): a departing point within the rate window before it, or (a
+// latency) its last changeRecent changeAlready times the baseline before that. Decided
+// apart from where the departure after the change is traced back to, which one dip stops.
+func (tr *trace) rising(e *env, at time.Time, lo, hi int, before float64) bool {
+	for k := hi - 1; k >= lo && !tr.t[k].Before(at.Add(-e.window)); k-- {
+		if tr.departs(e, k, before) {
+			return true
+		}
+	}
+	if tr.isRatio {
+		return false // errors from near zero: the departing points above tell it
+	}
+	mid := tr.index(at.Add(-changeRecent))
+	return mid-lo >= minPoints && hi-mid >= minPoints && tr.level(mid, hi) >= changeAlready*tr.level(lo, mid)
+}
+
 // departure is the signal the change at `at` may have caused: the level over changeBaseline
-// before it, and the first run of departing points (changeSustain, one for a ratio) after
-// it, followed back to where it began (before the change, when the signal did not wait for
-// it) and on to where it ended. ok is false when there is no baseline or no such run reaching the range.
-func (tr *trace) departure(e *env, at time.Time) (first, last int, before float64, ok bool) {
-	lo := 0
-	for lo < len(tr.t) && tr.t[lo].Before(at.Add(-changeBaseline)) {
-		lo++
-	}
-	hi := lo
-	for hi < len(tr.t) && !tr.t[hi].After(at) {
-		hi++
-	}
+// before it, and the first departing point after the warm-up whose changeHold (or what the
+// range has of it) departs as a whole, traced back to where it began. ok is false when
+// there is no baseline, the signal was already rising, or no such departure reaches the range.
+func (tr *trace) departure(e *env, at time.Time) (first int, before, after float64, ok bool) {
+	lo, hi := tr.index(at.Add(-changeBaseline)), tr.index(at.Add(time.Nanosecond))
 	if hi-lo < minPoints {
 		return 0, 0, 0, false
 	}
-	if before = tr.level(lo, hi); !finite(before) || (!tr.isRatio && before <= 0) {
+	if before = tr.level(lo, hi); !finite(before) || (!tr.isRatio && before <= 0) || tr.rising(e, at, lo, hi, before) {
 		return 0, 0, 0, false
 	}
-	sustain := changeSustain
+	minRun := changeMinRun
 	if tr.isRatio {
-		sustain = 1
+		minRun = 1 // each step of an error ratio is already tested beyond chance
 	}
-	for i := hi; i+sustain <= len(tr.t); i++ {
-		run := true
-		for k := i; k < i+sustain && run; k++ {
-			run = tr.departs(e, k, before)
-		}
-		if !run {
+	for i := tr.index(at.Add(changeWarmup)); i < len(tr.t); i++ {
+		if !tr.departs(e, i, before) {
 			continue
 		}
-		first, last = i, i+sustain-1
-		for first > 0 && tr.departs(e, first-1, before) {
+		j := tr.index(tr.t[i].Add(e.changeHold()))
+		if (j == len(tr.t) && j-i < minRun) || !tr.regressed(tr.level(i, j), before) || tr.t[j-1].Before(e.start) {
+			continue
+		}
+		first = i
+		for first > hi && tr.departs(e, first-1, before) {
 			first--
 		}
-		for last+1 < len(tr.t) && tr.departs(e, last+1, before) {
-			last++
-		}
-		return first, last, before, !tr.t[last].Before(e.start)
+		return first, before, tr.level(i, j), true
 	}
 	return 0, 0, 0, false
 }
@@ -131,7 +180,7 @@ func (tr *trace) relates(c changes.Change) bool {
 func runChange(ctx context.Context, e *env) ([]Finding, error) {
 	var cands []changes.Change
 	for _, c := range e.readChanges(ctx) {
-		if c.Kind == changes.KindComponent || c.Kind == changes.KindEndpoint {
+		if (c.Kind == changes.KindComponent || c.Kind == changes.KindEndpoint) && !byAutoscaler(c) {
 			cands = append(cands, c)
 		}
 	}
@@ -164,17 +213,45 @@ func runChange(ctx context.Context, e *env) ([]Finding, error) {
 	return out, nil
 }
 
+// byAutoscaler says whether Application Auto Scaling made c (its service-linked role, or
+// the service calling on a role's behalf): the scaling rule's business, not a deploy, and
+// its scale-outs come with the latency of new copies loading.
+func byAutoscaler(c changes.Change) bool {
+	return strings.Contains(c.Who, "AWSServiceRoleForApplicationAutoScaling") || c.Who == "application-autoscaling.amazonaws.com"
+}
+
+// onlyMoreCopies says whether c sets nothing but a higher copy count: more capacity does not
+// slow requests (its new copies' loading is the warm-up), so it never explains a latency rise.
+func onlyMoreCopies(c changes.Change) bool {
+	more := false
+	for _, d := range c.Diff {
+		if d.From == d.To {
+			continue
+		}
+		from, err1 := strconv.Atoi(d.From)
+		to, err2 := strconv.Atoi(d.To)
+		if d.Field != changes.FieldCopies || err1 != nil || err2 != nil || to <= from {
+			return false
+		}
+		more = true
+	}
+	return more
+}
+
 // changeTraces reads TTFT and ITL per IC (or single-model endpoint) and the error ratio per
 // endpoint (per IC in IC scope) from `from` on.
 func (e *env) changeTraces(ctx context.Context, from time.Time) ([]*trace, error) {
 	var out []*trace
-	for _, l := range []struct{ what, q string }{{"TTFT P99", e.ttftExpr()}, {"ITL P99", e.itlExpr()}} {
+	for _, l := range []struct {
+		what, q string
+		minRise float64
+	}{{"TTFT P99", e.ttftExpr(), minTTFTRise}, {"ITL P99", e.itlExpr(), minITLRise}} {
 		m, err := e.matrixFrom(ctx, l.q, from)
 		if err != nil {
 			return nil, err
 		}
 		for _, s := range m {
-			tr := &trace{what: l.what, query: l.q, ep: label(s.Metric, lEP), res: label(s.Metric, lIC), kind: changes.KindComponent, panelFor: panelLatencyBreakdown}
+			tr := &trace{what: l.what, query: l.q, minRise: l.minRise, ep: label(s.Metric, lEP), res: label(s.Metric, lIC), kind: changes.KindComponent, panelFor: panelLatencyBreakdown}
 			if tr.res == "" {
 				tr.kind, tr.res = changes.KindEndpoint, tr.ep
 			}
@@ -191,7 +268,10 @@ func (e *env) changeTraces(ctx context.Context, from time.Time) ([]*trace, error
 		return nil, err
 	}
 	for _, t := range tr {
-		for _, k := range errorKinds[2:] { // 5xx and model errors: what a bad setting fails
+		for _, k := range errorKinds {
+			if k.tag != "5xx" && k.tag != "model" {
+				continue // what a bad setting fails: 5xx and model errors, not invocations or 4xx
+			}
 			x := &trace{what: k.label, query: q, isRatio: true, kind: changes.KindEndpoint, res: t.name, ep: t.name, panelFor: panelErrors}
 			if t.ic {
 				x.kind, x.ep = changes.KindComponent, e.scope.Endpoint
@@ -210,21 +290,27 @@ func (e *env) changeTraces(ctx context.Context, from time.Time) ([]*trace, error
 func (e *env) changeFinding(tr *trace, cands []changes.Change) (Finding, bool) {
 	for i := len(cands) - 1; i >= 0; i-- {
 		c := cands[i]
-		if !tr.relates(c) {
+		if !tr.relates(c) || (!tr.isRatio && onlyMoreCopies(c)) {
 			continue
 		}
-		first, last, before, ok := tr.departure(e, c.Time)
+		first, before, after, ok := tr.departure(e, c.Time)
 		if !ok {
 			continue
 		}
 		sig := changes.Signal{Kind: tr.kind, Resource: tr.res, Endpoint: tr.ep, Start: tr.t[first]}
 		causes := changes.Attribute(sig, cands, changes.DefaultWindow)
-		if len(causes) == 0 {
-			continue // the signal began before the change, or long after it
+		if len(causes) == 0 || !sameChange(causes[0].Change, c) {
+			// The signal began long after c, or attribution ranks another change first,
+			// whose own before and after were not what was measured here.
+			continue
 		}
-		return e.describeChange(tr, causes[0], before, tr.level(first, last+1), first), true
+		return e.describeChange(tr, causes[0], before, after, first), true
 	}
 	return Finding{}, false
+}
+
+func sameChange(a, b changes.Change) bool {
+	return a.EventID == b.EventID && a.Time.Equal(b.Time) && a.Action == b.Action && a.Resource == b.Resource
 }
 
 func (e *env) describeChange(tr *trace, cause changes.Cause, before, after float64, first int) Finding {

@@ -125,9 +125,11 @@ func changesAnnotations(cs []changes.Change) *data.Frame {
 	times, title, text, tags := make([]time.Time, n), make([]string, n), make([]string, n), make([]string, n)
 	for i, c := range cs {
 		times[i], title[i] = c.Time, c.Action+" "+c.Resource
-		text[i] = "by " + c.Who
-		if d := changes.DiffText(c.Diff); d != "" {
-			text[i] += ": " + d
+		text[i] = changes.DiffText(c.Diff)
+		if c.Who != "" && text[i] != "" {
+			text[i] = "by " + c.Who + ": " + text[i]
+		} else if c.Who != "" {
+			text[i] = "by " + c.Who
 		}
 		tags[i] = "change," + c.Action + "," + c.Resource
 	}

@@ -100,3 +100,24 @@ func TestChangesErrors(t *testing.T) {
 		t.Fatalf("no client: %v", dr.Error)
 	}
 }
+
+// TestChangesAnnotationText: an annotation says who when CloudTrail names them, and never a
+// dangling "by " when it does not.
+func TestChangesAnnotationText(t *testing.T) {
+	img := []changes.Delta{{Field: changes.FieldImage, From: "repo/vllm:0.6.3", To: "repo/vllm:0.6.4"}}
+	for _, tt := range []struct {
+		who  string
+		diff []changes.Delta
+		want string
+	}{
+		{"arn:aws:iam::111122223333:user/ops", img, "by arn:aws:iam::111122223333:user/ops: image 0.6.3 → 0.6.4"},
+		{"arn:aws:iam::111122223333:user/ops", nil, "by arn:aws:iam::111122223333:user/ops"},
+		{"", img, "image 0.6.3 → 0.6.4"},
+		{"", nil, ""},
+	} {
+		fr := changesAnnotations([]changes.Change{{Time: from, Who: tt.who, Action: "UpdateInferenceComponent", Resource: "chat-llama", Diff: tt.diff}})
+		if got := fr.Fields[2].At(0).(string); got != tt.want {
+			t.Errorf("who %q: text %q, want %q", tt.who, got, tt.want)
+		}
+	}
+}

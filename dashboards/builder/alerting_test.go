@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/inferscope/sagemaker-datasource/pkg/dashref"
 	"github.com/inferscope/sagemaker-datasource/pkg/diagnosis"
+	sc "github.com/inferscope/sagemaker-datasource/pkg/semconv"
 )
 
 // The committed provisioning file, and the copies the plugin serves, must be exactly what the
@@ -239,19 +241,34 @@ func TestTagLabelsOnJoinableRules(t *testing.T) {
 			_, ok := tagSources[r]
 			joinable = joinable || ok
 		}
-		labels := alertLabels(got)
+		alertLbls := alertLabels(got)
 		if !joinable {
-			if got.expr != s.expr || labels["team"] != "" {
+			if got.expr != s.expr || alertLbls["team"] != "" {
 				t.Errorf("%s names no endpoint or IC but was joined: %s", s.uid, got.expr)
 			}
 			continue
 		}
 		joined++
-		if want := `{{ with index $labels "@aws.tag.Cost \"Center\" ü" }}{{ . }}{{ else }}untagged{{ end }}`; labels["env"] != want {
-			t.Errorf("%s: env label %q, want %q", s.uid, labels["env"], want)
+		if want := `{{ with index $labels "@aws.tag.Cost \"Center\" ü" }}{{ . }}{{ else }}untagged{{ end }}`; alertLbls["env"] != want {
+			t.Errorf("%s: env label %q, want %q", s.uid, alertLbls["env"], want)
 		}
-		if !strings.HasSuffix(got.expr, ") or on ("+label(s.resource[0].seriesLabel)+") ("+s.expr+")") || !strings.Contains(got.expr, `group_left ("@aws.tag.Team", "@aws.tag.Cost \"Center\" ü")`) {
+		var keys []string
+		for _, r := range tagOrder {
+			if slices.Contains(s.resource, r) {
+				keys = append(keys, r.seriesLabel)
+			}
+		}
+		if !strings.HasSuffix(got.expr, ") or on ("+labels(keys...)+") ("+s.expr+")") || !strings.Contains(got.expr, `group_left ("@aws.tag.Team", "@aws.tag.Cost \"Center\" ü")`) {
 			t.Errorf("%s: join %s", s.uid, got.expr)
+		}
+		// A rule naming an IC and its endpoint joins the IC's own tags first, and only the
+		// IC series that carry one, so an untagged IC falls back to its endpoint's.
+		icJoin, epJoin := strings.Index(got.expr, "* on ("+label(lIC)+") group_left"), strings.Index(got.expr, "* on ("+label(lEP)+") group_left")
+		if slices.Contains(s.resource, resIC) && slices.Contains(s.resource, resEndpoint) {
+			required := sel(sc.InvocationsForIC, neq(`@aws.tag.Cost "Center" ü`, ""))
+			if icJoin < 0 || epJoin < icJoin || !strings.Contains(got.expr[icJoin:epJoin], required) || strings.Contains(got.expr[epJoin:], `!=""`) {
+				t.Errorf("%s: IC tags not joined before the endpoint's, or not only tagged ones: %s", s.uid, got.expr)
+			}
 		}
 		if got.window < tagWindow {
 			t.Errorf("%s: window %s shorter than the tags' %s", s.uid, got.window, tagWindow)

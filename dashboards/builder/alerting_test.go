@@ -231,6 +231,7 @@ func TestParseTagLabels(t *testing.T) {
 // and joins its tagged series with a fallback to the series as they were; the others
 // (account, instance type) carry none and keep their query.
 func TestTagLabelsOnJoinableRules(t *testing.T) {
+	src := func(r resourceLabel) string { return tagSources[r].dim }
 	tags := []TagLabel{{"team", "Team"}, {"env", `Cost "Center" ü`}}
 	specs := append(alertRules(diagnosis.DefaultConfig()), sloAlertRules(defaultSLOs())...)
 	joined := 0
@@ -260,6 +261,21 @@ func TestTagLabelsOnJoinableRules(t *testing.T) {
 		}
 		if !strings.HasSuffix(got.expr, ") or on ("+labels(keys...)+") ("+s.expr+")") || !strings.Contains(got.expr, `group_left ("@aws.tag.Team", "@aws.tag.Cost \"Center\" ü")`) {
 			t.Errorf("%s: join %s", s.uid, got.expr)
+		}
+		// Each resource's tags are read from the fresh window first and from the hour only
+		// for resources without a fresh sample, so a retag is not outvoted by the old value.
+		for _, r := range tagOrder {
+			if !slices.Contains(s.resource, r) {
+				continue
+			}
+			topk := "topk by (" + label(src(r)) + ") (1, "
+			first := strings.Index(got.expr, topk)
+			second := strings.Index(got.expr, " or on ("+label(src(r))+") "+topk)
+			firstRange := func(from int) string { return regexp.MustCompile(`\[\w+\]`).FindString(got.expr[from:]) }
+			if first < 0 || second < first || firstRange(first) != rangeOf(tagFreshWindow) || firstRange(second) != rangeOf(tagWindow) {
+				t.Errorf("%s: %s's tags not read from %s before %s: %s", s.uid, r.alertLabel, rangeOf(tagFreshWindow), rangeOf(tagWindow), got.expr)
+			}
+			break // the first join (the one the fallback does not narrow) is checked
 		}
 		// A rule naming an IC and its endpoint joins the IC's own tags first, and only the
 		// IC series that carry one, so an untagged IC falls back to its endpoint's.

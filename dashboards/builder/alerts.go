@@ -340,12 +340,19 @@ var tagSources = map[resourceLabel]tagSource{
 var tagOrder = []resourceLabel{resIC, resICCW, resEndpoint, resEndpointCW}
 
 // tagWindow is how far back a resource's tags are read: an endpoint serving nothing for
-// that long writes no Invocations, and its alerts say untagged.
-const tagWindow = time.Hour
+// that long writes no Invocations, and its alerts say untagged. tagFreshWindow is read
+// first: topk breaks a tie by label order, not by age, so after a retag both values are in
+// the hour and the old one could win for up to an hour; a resource serving now has a
+// sample within minutes, and only its current tags are that recent, save for this window
+// right after a retag.
+const (
+	tagWindow      = time.Hour
+	tagFreshWindow = fastWindow
+)
 
 // withTags joins tags onto the rule's series through its resources in tagOrder: each series
-// is multiplied by 1 from its resource's tagged series (topk keeps one per resource, so a
-// retag within the window cannot make the match many-to-many); a resource followed by another
+// is multiplied by 1 from its resource's tagged series (topk keeps one per resource, the
+// newest window's first, so a retag cannot make the match many-to-many); a resource followed by another
 // joins only series that carry one of the tags, so an untagged IC defers to its endpoint;
 // `or on` the joined resources keeps each series once, from the first join that matched it,
 // and the series of resources without any as they are, so values, firing and NaN are what
@@ -375,7 +382,10 @@ func withTags(s alertRule, tags []TagLabel) alertRule {
 	expr := ""
 	for i, r := range joins {
 		src := tagSources[r]
-		owned := "topk by (" + label(src.dim) + ") (1, " + agg("group", append([]string{src.dim}, names...), tagSeries(src.metric, names, i < len(joins)-1)) + ")"
+		newest := func(w time.Duration) string {
+			return "topk by (" + label(src.dim) + ") (1, " + agg("group", append([]string{src.dim}, names...), tagSeries(src.metric, names, i < len(joins)-1, w)) + ")"
+		}
+		owned := "(" + newest(tagFreshWindow) + " or on (" + label(src.dim) + ") " + newest(tagWindow) + ")"
 		if r.seriesLabel != src.dim {
 			owned = labelCopy(owned, r.seriesLabel, src.dim)
 		}
@@ -387,11 +397,11 @@ func withTags(s alertRule, tags []TagLabel) alertRule {
 	return s
 }
 
-// tagSeries is the last sample of each tagged series of metric within tagWindow; with
-// required, only the series that carry at least one of the tag labels named.
-func tagSeries(metric string, names []string, required bool) string {
+// tagSeries is the last sample of each tagged series of metric within w; with required,
+// only the series that carry at least one of the tag labels named.
+func tagSeries(metric string, names []string, required bool, w time.Duration) string {
 	last := func(matchers ...string) string {
-		return "last_over_time(" + sel(metric, matchers...) + rangeOf(tagWindow) + ")"
+		return "last_over_time(" + sel(metric, matchers...) + rangeOf(w) + ")"
 	}
 	if !required {
 		return last()

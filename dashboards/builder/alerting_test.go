@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/inferscope/sagemaker-datasource/pkg/dashref"
 	"github.com/inferscope/sagemaker-datasource/pkg/diagnosis"
+	sc "github.com/inferscope/sagemaker-datasource/pkg/semconv"
 )
 
 // The committed provisioning file, and the copies the plugin serves, must be exactly what the
@@ -229,6 +231,7 @@ func TestParseTagLabels(t *testing.T) {
 // and joins its tagged series with a fallback to the series as they were; the others
 // (account, instance type) carry none and keep their query.
 func TestTagLabelsOnJoinableRules(t *testing.T) {
+	src := func(r resourceLabel) string { return tagSources[r].dim }
 	tags := []TagLabel{{"team", "Team"}, {"env", `Cost "Center" ü`}}
 	specs := append(alertRules(diagnosis.DefaultConfig()), sloAlertRules(defaultSLOs())...)
 	joined := 0
@@ -239,19 +242,49 @@ func TestTagLabelsOnJoinableRules(t *testing.T) {
 			_, ok := tagSources[r]
 			joinable = joinable || ok
 		}
-		labels := alertLabels(got)
+		alertLbls := alertLabels(got)
 		if !joinable {
-			if got.expr != s.expr || labels["team"] != "" {
+			if got.expr != s.expr || alertLbls["team"] != "" {
 				t.Errorf("%s names no endpoint or IC but was joined: %s", s.uid, got.expr)
 			}
 			continue
 		}
 		joined++
-		if want := `{{ with index $labels "@aws.tag.Cost \"Center\" ü" }}{{ . }}{{ else }}untagged{{ end }}`; labels["env"] != want {
-			t.Errorf("%s: env label %q, want %q", s.uid, labels["env"], want)
+		if want := `{{ with index $labels "@aws.tag.Cost \"Center\" ü" }}{{ . }}{{ else }}untagged{{ end }}`; alertLbls["env"] != want {
+			t.Errorf("%s: env label %q, want %q", s.uid, alertLbls["env"], want)
 		}
-		if !strings.HasSuffix(got.expr, ") or on ("+label(s.resource[0].seriesLabel)+") ("+s.expr+")") || !strings.Contains(got.expr, `group_left ("@aws.tag.Team", "@aws.tag.Cost \"Center\" ü")`) {
+		var keys []string
+		for _, r := range tagOrder {
+			if slices.Contains(s.resource, r) {
+				keys = append(keys, r.seriesLabel)
+			}
+		}
+		if !strings.HasSuffix(got.expr, ") or on ("+labels(keys...)+") ("+s.expr+")") || !strings.Contains(got.expr, `group_left ("@aws.tag.Team", "@aws.tag.Cost \"Center\" ü")`) {
 			t.Errorf("%s: join %s", s.uid, got.expr)
+		}
+		// Each resource's tags are read from the fresh window first and from the hour only
+		// for resources without a fresh sample, so a retag is not outvoted by the old value.
+		for _, r := range tagOrder {
+			if !slices.Contains(s.resource, r) {
+				continue
+			}
+			topk := "topk by (" + label(src(r)) + ") (1, "
+			first := strings.Index(got.expr, topk)
+			second := strings.Index(got.expr, " or on ("+label(src(r))+") "+topk)
+			firstRange := func(from int) string { return regexp.MustCompile(`\[\w+\]`).FindString(got.expr[from:]) }
+			if first < 0 || second < first || firstRange(first) != rangeOf(tagFreshWindow) || firstRange(second) != rangeOf(tagWindow) {
+				t.Errorf("%s: %s's tags not read from %s before %s: %s", s.uid, r.alertLabel, rangeOf(tagFreshWindow), rangeOf(tagWindow), got.expr)
+			}
+			break // the first join (the one the fallback does not narrow) is checked
+		}
+		// A rule naming an IC and its endpoint joins the IC's own tags first, and only the
+		// IC series that carry one, so an untagged IC falls back to its endpoint's.
+		icJoin, epJoin := strings.Index(got.expr, "* on ("+label(lIC)+") group_left"), strings.Index(got.expr, "* on ("+label(lEP)+") group_left")
+		if slices.Contains(s.resource, resIC) && slices.Contains(s.resource, resEndpoint) {
+			required := sel(sc.InvocationsForIC, neq(`@aws.tag.Cost "Center" ü`, ""))
+			if icJoin < 0 || epJoin < icJoin || !strings.Contains(got.expr[icJoin:epJoin], required) || strings.Contains(got.expr[epJoin:], `!=""`) {
+				t.Errorf("%s: IC tags not joined before the endpoint's, or not only tagged ones: %s", s.uid, got.expr)
+			}
 		}
 		if got.window < tagWindow {
 			t.Errorf("%s: window %s shorter than the tags' %s", s.uid, got.window, tagWindow)

@@ -3,6 +3,7 @@ package builder
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -326,45 +327,90 @@ type tagSource struct{ metric, dim string }
 
 // tagSources: which rule resource label can be joined to which tagged series.
 var tagSources = map[resourceLabel]tagSource{
+	resIC:         {sc.InvocationsForIC, sc.DimInferenceComponentName},
+	resICCW:       {sc.InvocationsForIC, sc.DimInferenceComponentName},
 	resEndpoint:   {sc.Invocations, sc.DimEndpointName},
 	resEndpointCW: {sc.Invocations, sc.DimEndpointName},
-	resICCW:       {sc.InvocationsForIC, sc.DimInferenceComponentName},
 }
 
-// tagWindow is how far back a resource's tags are read: an endpoint serving nothing for
-// that long writes no Invocations, and its alerts say untagged.
-const tagWindow = time.Hour
+// tagOrder is the order in which a rule's resources lend it their tags: an IC's own before its
+// endpoint's, as cost.TagOf charges them (AWS does not copy an endpoint's tags to its
+// components, so a component a team tagged pages that team, and one without tags, or a
+// series of no IC, pages its endpoint's).
+var tagOrder = []resourceLabel{resIC, resICCW, resEndpoint, resEndpointCW}
 
-// withTags joins tags onto the rule's series through its first resource that names an
-// endpoint (or, without one, an IC): each series is multiplied by 1 from that resource's
-// tagged series (topk keeps one per resource, so a retag within the window cannot make the
-// match many-to-many), and the series of resources without one are kept as they are (or on
-// the resource), so values, firing and NaN are what they were without the join. A rule none of
-// whose resources can be joined is returned as it is.
+// tagWindow is how far back a resource's tags are read: an endpoint serving nothing for
+// that long writes no Invocations, and its alerts say untagged. tagFreshWindow is read
+// first: topk breaks a tie by label order, not by age, so after a retag both values are in
+// the hour and the old one could win for up to an hour; a resource serving now has a
+// sample within minutes, and only its current tags are that recent, save for this window
+// right after a retag.
+const (
+	tagWindow      = time.Hour
+	tagFreshWindow = fastWindow
+)
+
+// withTags joins tags onto the rule's series through its resources in tagOrder: each series
+// is multiplied by 1 from its resource's tagged series (topk keeps one per resource, the
+// newest window's first, so a retag cannot make the match many-to-many); a resource followed by another
+// joins only series that carry one of the tags, so an untagged IC defers to its endpoint;
+// `or on` the joined resources keeps each series once, from the first join that matched it,
+// and the series of resources without any as they are, so values, firing and NaN are what
+// they were without the join. A rule none of whose resources can be joined is returned as it is.
 func withTags(s alertRule, tags []TagLabel) alertRule {
 	if len(tags) == 0 {
 		return s
 	}
-	for _, r := range s.resource {
-		src, ok := tagSources[r]
-		if !ok {
-			continue
+	names := make([]string, len(tags))
+	for i, t := range tags {
+		names[i] = sc.LabelTagPrefix + t.Key
+	}
+	var joins []resourceLabel
+	for _, r := range tagOrder {
+		if slices.Contains(s.resource, r) {
+			joins = append(joins, r)
 		}
-		names := make([]string, len(tags))
-		for i, t := range tags {
-			names[i] = sc.LabelTagPrefix + t.Key
+	}
+	if len(joins) == 0 {
+		return s
+	}
+	keys := make([]string, len(joins))
+	for i, r := range joins {
+		keys[i] = r.seriesLabel
+	}
+	orOn := " or on (" + labels(keys...) + ") "
+	expr := ""
+	for i, r := range joins {
+		src := tagSources[r]
+		newest := func(w time.Duration) string {
+			return "topk by (" + label(src.dim) + ") (1, " + agg("group", append([]string{src.dim}, names...), tagSeries(src.metric, names, i < len(joins)-1, w)) + ")"
 		}
-		owned := "topk by (" + label(src.dim) + ") (1, " + agg("group", append([]string{src.dim}, names...), "last_over_time("+sel(src.metric)+rangeOf(tagWindow)+")") + ")"
+		owned := "(" + newest(tagFreshWindow) + " or on (" + label(src.dim) + ") " + newest(tagWindow) + ")"
 		if r.seriesLabel != src.dim {
 			owned = labelCopy(owned, r.seriesLabel, src.dim)
 		}
-		on := " on (" + label(r.seriesLabel) + ") "
-		s.expr = "((" + s.expr + ") *" + on + "group_left (" + labels(names...) + ") " + owned + ") or" + on + "(" + s.expr + ")"
-		s.window = max(s.window, tagWindow)
-		s.tags = tags
-		return s
+		expr += "((" + s.expr + ") * on (" + label(r.seriesLabel) + ") group_left (" + labels(names...) + ") " + owned + ")" + orOn
 	}
+	s.expr = expr + "(" + s.expr + ")"
+	s.window = max(s.window, tagWindow)
+	s.tags = tags
 	return s
+}
+
+// tagSeries is the last sample of each tagged series of metric within w; with required,
+// only the series that carry at least one of the tag labels named.
+func tagSeries(metric string, names []string, required bool, w time.Duration) string {
+	last := func(matchers ...string) string {
+		return "last_over_time(" + sel(metric, matchers...) + rangeOf(w) + ")"
+	}
+	if !required {
+		return last()
+	}
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = last(neq(n, ""))
+	}
+	return or(parts...)
 }
 
 // tagLabelRef is an alert label's value from the series' tag label, untaggedValue without.

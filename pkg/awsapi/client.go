@@ -86,6 +86,12 @@ func WithTransport(t *http.Transport) Option {
 	}
 }
 
+// WithLookupRate paces LookupEvents at r calls a second instead of CloudTrail's 2: for a
+// CloudTrail that allows more, such as the emulator with its limit off in the rig's sweeps.
+func WithLookupRate(r rate.Limit) Option {
+	return func(o *options) { o.lookupRate = r }
+}
+
 func optionsOf(opts []Option) options {
 	var o options
 	for _, opt := range opts {

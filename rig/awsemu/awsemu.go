@@ -43,6 +43,9 @@ type Config struct {
 	// Changes are the fleet's management calls so far (simulator.Changes): LookupEvents
 	// serves them and the inventory shows them. Nil: no changes.
 	Changes func() []simulator.Change
+	// LookupUnlimited turns off LookupEvents' 2 calls a second, for sweeps that diagnose
+	// hundreds of times (as emulator.Limits' negative rates do for PromQL).
+	LookupUnlimited bool
 }
 
 // Server implements emulator.ControlPlane.
@@ -60,8 +63,12 @@ func New(cfg Config) (*Server, error) {
 	case cfg.Head == nil || cfg.Origin.IsZero():
 		return nil, errors.New("awsemu: Origin and Head are required (the history's start and the TSDB head time)")
 	}
+	lookups := rate.NewLimiter(lookupPerSecond, lookupBurst)
+	if cfg.LookupUnlimited {
+		lookups = rate.NewLimiter(rate.Inf, 0)
+	}
 	return &Server{cfg: cfg, alarm: newEvaluator(cfg.Fleet.AlarmDefs(), cfg.Fleet.Region, cfg.Fleet.Account, cfg.Origin),
-		lookups: rate.NewLimiter(lookupPerSecond, lookupBurst)}, nil
+		lookups: lookups}, nil
 }
 
 // Wire constants of the two protocols.

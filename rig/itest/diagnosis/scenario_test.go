@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/tsdb"
+	"golang.org/x/time/rate"
 
 	"github.com/inferscope/sagemaker-datasource/internal/sigv4verify"
 	"github.com/inferscope/sagemaker-datasource/pkg/awsapi"
@@ -119,7 +120,8 @@ func serveRegion(t testing.TB, sim *simulator.Simulator, f *fleet.Fleet, from, e
 	if _, err := sim.Backfill(context.Background(), db, from, end, step); err != nil {
 		t.Fatal(err)
 	}
-	control, err := awsemu.New(awsemu.Config{Fleet: f, Origin: sim.Origin(), Head: func() time.Time { return end }, Deployments: sim.Deployments, Changes: sim.Changes})
+	control, err := awsemu.New(awsemu.Config{Fleet: f, Origin: sim.Origin(), Head: func() time.Time { return end }, Deployments: sim.Deployments, Changes: sim.Changes,
+		LookupUnlimited: true}) // hundreds of diagnoses in a row; CloudTrail's pacing is tested in rig/awsemu and pkg/awsapi
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +141,7 @@ func serveRegion(t testing.TB, sim *simulator.Simulator, f *fleet.Fleet, from, e
 	ep, creds := awsauth.Endpoint{URL: u, Region: f.Region}, credentials.NewStaticCredentialsProvider(key, secret, "")
 	signed := &http.Client{Transport: awsauth.Transport(ts.Client().Transport, creds, ep, nil)}
 	return Region{Querier: httpQuerier{base: ts.URL, c: signed}, Policies: awspolicy.Source(awsapi.NewWithCredentials(creds, ep, nil), func() time.Time { return end }),
-		Changes: awspolicy.Changes(awsapi.NewChanges(creds, ep, nil))}
+		Changes: awspolicy.Changes(awsapi.NewChanges(creds, ep, nil, awsapi.WithLookupRate(rate.Inf)))}
 }
 
 // diagnoseIn runs the diagnosis over one region, as cmd/diagnose and the plugin do.

@@ -62,7 +62,14 @@ func identitySecrets(ev string) []string {
 	if json.Unmarshal([]byte(ev), &r) != nil {
 		return nil
 	}
-	arn, _ := r.UserIdentity["arn"].(string)
+	// encoding/json matches keys to fields regardless of case, so "Arn" is the ARN too.
+	var arns []string
+	for k, v := range r.UserIdentity {
+		if a, ok := v.(string); ok && strings.EqualFold(k, "arn") {
+			arns = append(arns, a)
+		}
+	}
+	arn := strings.Join(arns, "\n")
 	var out []string
 	var walk func(k string, v any)
 	walk = func(k string, v any) {
@@ -72,8 +79,8 @@ func identitySecrets(ev string) []string {
 				walk(k, x)
 			}
 		case string:
-			switch k {
-			case "arn", "accountId", "type", "invokedBy":
+			switch strings.ToLower(k) {
+			case "arn", "accountid", "type", "invokedby":
 				return
 			}
 			if len(v) >= 12 && !strings.Contains(arn, v) && strings.Count(ev, v) == 1 {

@@ -142,25 +142,7 @@ func TestScalingNamedFromThePolicy(t *testing.T) {
 		{"policies denied", []string{"application-autoscaling:DescribeScalableTargets"}, []string{"warning: autoscaling policies could not be read", "application-autoscaling:DescribeScalableTargets"}, "Autoscaling did not fire"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			st, err := stack.Start(context.Background(), stack.Options{Scenario: "scaling-not-firing", Seed: 42, History: 3 * time.Hour, End: stack.PinnedEnd, Deny: tc.deny})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = st.Close() })
-			at := st.Incident.Start.Add(5 * time.Minute)
-			code, out, errOut := runCommand(t, bin, map[string]string{"AWS_ACCESS_KEY_ID": st.AccessKey, "AWS_SECRET_ACCESS_KEY": st.SecretKey},
-				"--url", st.URL, "--region", st.Region, "--to", at.Format(time.RFC3339), "--since", "1h")
-			if code != 0 {
-				t.Fatalf("exit %d: %s", code, errOut)
-			}
-			for _, w := range tc.want {
-				if !strings.Contains(out, w) {
-					t.Errorf("S+5m: output lacks %q:\n%s", w, out)
-				}
-			}
-			if strings.Contains(out, tc.not) {
-				t.Errorf("S+5m: output has %q:\n%s", tc.not, out)
-			}
+			diagnoseAfter(t, bin, "scaling-not-firing", tc.deny, 5*time.Minute, tc.want, tc.not)
 		})
 	}
 }
@@ -183,28 +165,36 @@ func TestChangeLeads(t *testing.T) {
 		{"LookupEvents denied", []string{"cloudtrail:LookupEvents"}, []string{"warning: changes could not be read from CloudTrail", "cloudtrail:LookupEvents"}, "Regression after a change"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			st, err := stack.Start(context.Background(), stack.Options{Scenario: "bad-deploy", Seed: 42, History: 3 * time.Hour, End: stack.PinnedEnd, Deny: tc.deny})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = st.Close() })
-			at := st.Incident.Start.Add(10 * time.Minute)
-			code, out, errOut := runCommand(t, bin, map[string]string{"AWS_ACCESS_KEY_ID": st.AccessKey, "AWS_SECRET_ACCESS_KEY": st.SecretKey},
-				"--url", st.URL, "--region", st.Region, "--to", at.Format(time.RFC3339), "--since", "1h")
-			if code != 0 {
-				t.Fatalf("exit %d: %s", code, errOut)
-			}
-			for _, w := range tc.want {
-				if !strings.Contains(out, w) {
-					t.Errorf("S+10m: output lacks %q:\n%s", w, out)
-				}
-			}
-			if strings.Contains(out, tc.not) {
-				t.Errorf("S+10m: output has %q:\n%s", tc.not, out)
-			}
+			out, errOut, st := diagnoseAfter(t, bin, "bad-deploy", tc.deny, 10*time.Minute, tc.want, tc.not)
 			if strings.Contains(out+errOut, st.SecretKey) || strings.Contains(out, "hf_simulatedSecret") {
 				t.Fatal("a secret leaked into the output")
 			}
 		})
 	}
+}
+
+// diagnoseAfter runs the command over the hour up to `after` past the scenario's incident
+// (the AWS calls in deny refused) and checks that its output holds every want and not `not`.
+func diagnoseAfter(t *testing.T, bin, scenario string, deny []string, after time.Duration, want []string, not string) (string, string, *stack.Stack) {
+	t.Helper()
+	st, err := stack.Start(context.Background(), stack.Options{Scenario: scenario, Seed: 42, History: 3 * time.Hour, End: stack.PinnedEnd, Deny: deny})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	at := st.Incident.Start.Add(after)
+	code, out, errOut := runCommand(t, bin, map[string]string{"AWS_ACCESS_KEY_ID": st.AccessKey, "AWS_SECRET_ACCESS_KEY": st.SecretKey},
+		"--url", st.URL, "--region", st.Region, "--to", at.Format(time.RFC3339), "--since", "1h")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, w := range want {
+		if !strings.Contains(out, w) {
+			t.Errorf("S+%s: output lacks %q:\n%s", after, w, out)
+		}
+	}
+	if strings.Contains(out, not) {
+		t.Errorf("S+%s: output has %q:\n%s", after, not, out)
+	}
+	return out, errOut, st
 }

@@ -154,10 +154,26 @@ type cachedChanges struct {
 	c *cached
 }
 
+// Changes looks up the range widened to whole minutes, so the refreshes of a relative range
+// ("last hour") within one minute share one paced sweep, and returns the changes inside q.
 func (c *cachedChanges) Changes(ctx context.Context, q ChangeQuery) (ChangeList, error) {
-	key := "changes\x00" + strconv.FormatInt(q.From.UnixNano(), 10) + "\x00" + strconv.FormatInt(q.To.UnixNano(), 10)
-	return get(ctx, c.c, key, keepFor[ChangeList](c.c.ttl), func(l ChangeList) int { return 1 + len(l.Changes) },
-		func(ctx context.Context) (ChangeList, error) { return c.l.Changes(ctx, q) })
+	wide := ChangeQuery{From: q.From.Truncate(time.Minute), To: q.To.Truncate(time.Minute)}
+	if wide.To.Before(q.To) {
+		wide.To = wide.To.Add(time.Minute)
+	}
+	key := "changes\x00" + strconv.FormatInt(wide.From.UnixNano(), 10) + "\x00" + strconv.FormatInt(wide.To.UnixNano(), 10)
+	l, err := get(ctx, c.c, key, keepFor[ChangeList](c.c.ttl), func(l ChangeList) int { return 1 + len(l.Changes) },
+		func(ctx context.Context) (ChangeList, error) { return c.l.Changes(ctx, wide) })
+	if err != nil {
+		return l, err
+	}
+	in := ChangeList{Unreadable: l.Unreadable}
+	for _, ch := range l.Changes {
+		if !ch.Time.Before(q.From) && !ch.Time.After(q.To) {
+			in.Changes = append(in.Changes, ch)
+		}
+	}
+	return in, nil
 }
 
 // ProbeChanges is not cached: Save & test must see the permission as it is now.

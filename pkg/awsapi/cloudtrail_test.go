@@ -240,3 +240,32 @@ func TestCachedChangesKeepsEachRange(t *testing.T) {
 		t.Errorf("probes were cached: %d calls, want 7", up.calls)
 	}
 }
+
+// TestCachedChangesSharesTheMinute: two refreshes of a relative range within one minute make
+// one lookup of the range widened to whole minutes, and each sees only the changes inside its
+// own range.
+func TestCachedChangesSharesTheMinute(t *testing.T) {
+	now := time.Date(2026, 12, 7, 2, 0, 0, 0, time.UTC)
+	up := &cachedTrail{}
+	c := CachedChanges(up, time.Minute, func() time.Time { return now })
+	for _, q := range []ChangeQuery{
+		{From: now.Add(-time.Hour + 10*time.Second), To: now.Add(10 * time.Second)},
+		{From: now.Add(-time.Hour + 40*time.Second), To: now.Add(40 * time.Second)},
+	} {
+		l, err := c.Changes(context.Background(), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The fake's one change is at the widened range's start, before q.From.
+		if len(l.Changes) != 0 {
+			t.Errorf("range %v–%v: %+v, want none (the change is before the range)", q.From, q.To, l.Changes)
+		}
+	}
+	if up.calls != 1 {
+		t.Errorf("%d lookups for two refreshes within a minute, want 1", up.calls)
+	}
+	l, err := c.Changes(context.Background(), ChangeQuery{From: now.Add(-time.Hour), To: now.Add(30 * time.Second)})
+	if err != nil || len(l.Changes) != 1 || !l.Changes[0].Time.Equal(now.Add(-time.Hour)) {
+		t.Errorf("a range from the whole minute keeps its change: %+v, %v", l, err)
+	}
+}

@@ -3,8 +3,8 @@ package alerts_test
 import (
 	"context"
 	"fmt"
+	"github.com/inferscope/sagemaker-datasource/rig/itest/dstest"
 	"math/rand/v2"
-	"os"
 	"testing"
 	"time"
 
@@ -48,7 +48,7 @@ func TestHealthyChurningFleetStaysNormal(t *testing.T) {
 	}
 	t.Parallel()
 	span := churnSpanShort
-	if os.Getenv("INFERSCOPE_LONG") == "1" {
+	if dstest.NewSweep(t).Full { // INFERSCOPE_LONG=1, read and checked where the other sweeps read it
 		span = churnSpan
 	}
 	rules := loadRules(t)

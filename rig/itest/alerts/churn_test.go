@@ -3,12 +3,12 @@ package alerts_test
 import (
 	"context"
 	"fmt"
-	"github.com/inferscope/sagemaker-datasource/rig/itest/dstest"
 	"math/rand/v2"
 	"testing"
 	"time"
 
 	"github.com/inferscope/sagemaker-datasource/rig/fleet"
+	"github.com/inferscope/sagemaker-datasource/rig/itest/dstest"
 	"github.com/inferscope/sagemaker-datasource/rig/stack"
 )
 

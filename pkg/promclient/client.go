@@ -75,6 +75,14 @@ type Options struct {
 	Now              func() time.Time
 	MaxResponseBytes int64
 	UserAgent        string
+	// Budget, when set, is the account's limits shared across replicas (budget.go); nil:
+	// this client's scheduler alone, exactly as without a shared store.
+	Budget AccountBudget
+	// FallbackRPS and FallbackConcurrency bound each class while Budget's store is
+	// unavailable: a conservative share of the account, so that replicas pacing themselves
+	// alone still stay within it together. Used only with Budget.
+	FallbackRPS         float64
+	FallbackConcurrency int
 }
 
 // Client is safe for concurrent use; build one per datasource instance so

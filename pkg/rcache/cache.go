@@ -72,6 +72,9 @@ type Options struct {
 	// need as much as the failed call asked for. nil keeps none.
 	KeepFailure func(error) bool
 	Now         func() time.Time
+	// Peer, when set, shares extents and lookups with other replicas (peer.go); nil: this
+	// cache alone, exactly as without a shared store.
+	Peer Peer
 }
 
 // Key names a range query's extent. DataSource keeps data sources apart.

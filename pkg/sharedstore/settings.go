@@ -30,6 +30,8 @@ const (
 	SetTLSServerName = "jsonData.sharedStore.tlsServerName"
 	SetKeyPrefix     = "jsonData.sharedStore.keyPrefix"
 	SetTimeout       = "jsonData.sharedStore.timeout"
+	SetAccountShare  = "jsonData.sharedStore.accountShare"
+	SetFallbackShare = "jsonData.sharedStore.fallbackShare"
 	SetPassword      = "secureJsonData.sharedStorePassword" // #nosec G101 -- the setting's path, named in errors, not a password
 	SetTLSCACert     = "secureJsonData.sharedStoreTLSCACert"
 )
@@ -42,6 +44,13 @@ const (
 	maxTimeout       = 2 * time.Second
 	maxKeyPrefixLen  = 64
 	maxDatabase      = 15 // Redis' default `databases 16`; ElastiCache's too
+	// DefaultAccountShare is the percentage of the account's CloudWatch limits the data
+	// source's replicas may use together: the rest is kept for the account's other clients
+	// (the console, scripts, other tools).
+	DefaultAccountShare = 80
+	// DefaultFallbackShare is the percentage of that share one replica uses while the store
+	// is unavailable: four replicas pacing themselves alone still stay within it.
+	DefaultFallbackShare = 25
 )
 
 // Settings configure the store. The zero value (no addresses) means no store: the plugin
@@ -58,6 +67,21 @@ type Settings struct {
 	TLSCACert     string // PEM; empty: the system's roots
 	KeyPrefix     string
 	Timeout       time.Duration
+	// AccountShare is the percentage (1-100) of the account's limits this data source's
+	// replicas may use together; FallbackShare the percentage of it one replica keeps to
+	// while the store is unavailable. 0 means the default (Shares).
+	AccountShare, FallbackShare int
+}
+
+// Shares are AccountShare and FallbackShare as fractions, their defaults for 0.
+func (s Settings) Shares() (account, fallback float64) {
+	pct := func(v, def int) float64 {
+		if v == 0 {
+			v = def
+		}
+		return float64(v) / 100
+	}
+	return pct(s.AccountShare, DefaultAccountShare), pct(s.FallbackShare, DefaultFallbackShare)
 }
 
 // Enabled says whether a store is configured.
@@ -76,6 +100,8 @@ type jsonSettings struct {
 		TLSServerName string   `json:"tlsServerName"`
 		KeyPrefix     *string  `json:"keyPrefix"`
 		Timeout       string   `json:"timeout"`
+		AccountShare  *int     `json:"accountShare"`
+		FallbackShare *int     `json:"fallbackShare"`
 	} `json:"sharedStore"`
 }
 
@@ -103,6 +129,12 @@ func ParseSettings(jsonData []byte, secure map[string]string) (Settings, error) 
 		TLSCACert:     strings.TrimSpace(secure["sharedStoreTLSCACert"]),
 		KeyPrefix:     DefaultKeyPrefix,
 		Timeout:       DefaultTimeout,
+	}
+	if j.AccountShare != nil {
+		s.AccountShare = *j.AccountShare
+	}
+	if j.FallbackShare != nil {
+		s.FallbackShare = *j.FallbackShare
 	}
 	for _, a := range j.Addresses {
 		if a = strings.TrimSpace(a); a != "" {
@@ -163,6 +195,14 @@ func (s Settings) Validate() error {
 	case strings.ContainsAny(s.KeyPrefix, "{} \t\r\n"):
 		// A brace would become the key's cluster hash tag and put every key on one node.
 		errs = append(errs, fmt.Errorf("%s %q contains a brace or a space: use letters, digits and ':' such as %q", SetKeyPrefix, s.KeyPrefix, DefaultKeyPrefix))
+	}
+	for _, p := range []struct {
+		name   string
+		v, def int
+	}{{SetAccountShare, s.AccountShare, DefaultAccountShare}, {SetFallbackShare, s.FallbackShare, DefaultFallbackShare}} {
+		if p.v < 0 || p.v > 100 {
+			errs = append(errs, fmt.Errorf("%s %d is not a percentage: use 1-100, or 0 for the default (%d)", p.name, p.v, p.def))
+		}
 	}
 	if strings.ContainsAny(s.Password.Reveal(), "\r\n") {
 		errs = append(errs, fmt.Errorf("%s contains a line break: paste it again as one line", SetPassword))

@@ -71,6 +71,9 @@ func (d *Datasource) redactFrame(f *data.Frame) {
 		for i := range m.Notices {
 			m.Notices[i].Text = s(m.Notices[i].Text)
 		}
+		for i := range m.Stats {
+			m.Stats[i].DisplayName = s(m.Stats[i].DisplayName)
+		}
 	}
 	for _, fld := range f.Fields {
 		fld.Name = s(fld.Name)

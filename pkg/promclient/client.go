@@ -78,11 +78,13 @@ type Options struct {
 	// Budget, when set, is the account's limits shared across replicas (budget.go); nil:
 	// this client's scheduler alone, exactly as without a shared store.
 	Budget AccountBudget
-	// FallbackRPS and FallbackConcurrency bound each class while Budget's store is
-	// unavailable: a conservative share of the account, so that replicas pacing themselves
-	// alone still stay within it together. Used only with Budget.
-	FallbackRPS         float64
-	FallbackConcurrency int
+	// FallbackRPS (queries), FallbackDiscoveryRPS and FallbackConcurrency (each class) bound
+	// the client while Budget's store is unavailable: a conservative share of the account,
+	// so that replicas pacing themselves alone still stay within it together
+	// (sharedstore.FallbackOf). Used only with Budget; 0 adds no bound to the client's own
+	// limits, and FallbackDiscoveryRPS 0 means FallbackRPS.
+	FallbackRPS, FallbackDiscoveryRPS float64
+	FallbackConcurrency               int
 }
 
 // Client is safe for concurrent use; build one per datasource instance so

@@ -106,6 +106,7 @@ func New(ctx context.Context, settings backend.DataSourceInstanceSettings, facto
 		Creds:     creds,
 		Seen:      sinks{d.redact, logSecrets},
 		Transport: proxied,
+		Store:     d.store,
 	}
 	d.allowed = s.Allowed()
 	if d.home, err = d.build.build(ctx, ""); err != nil {

@@ -3,7 +3,9 @@ package plugin
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -12,8 +14,10 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
+	"github.com/inferscope/sagemaker-datasource/pkg/awsapi"
 	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
 	"github.com/inferscope/sagemaker-datasource/pkg/models"
+	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
 	"github.com/inferscope/sagemaker-datasource/pkg/rcache"
 	"github.com/inferscope/sagemaker-datasource/pkg/sharedstore"
 	"github.com/inferscope/sagemaker-datasource/pkg/sharedstore/entry"
@@ -29,6 +33,11 @@ type sharedStore struct {
 	// namespace refuses): every response says so and the plugin runs as without a store.
 	broken error
 	outage outage
+
+	id       sharedstore.Identity // the settings' credential identity, without account and region
+	share    float64              // of the account's limits, for this data source's replicas together
+	fallback sharedstore.Fallback // one replica's limits while the store is unavailable
+	account  account
 }
 
 // openStore opens the instance's store: its namespace is the key prefix, the Grafana org
@@ -48,12 +57,17 @@ func openStore(ctx context.Context, uid string, s *models.Settings) *sharedStore
 		h.broken = errors.New("Grafana did not send the data source's org id, which keys its entries: the store is not used")
 		return h
 	}
-	ns, err := sharedstore.NewNamespace(s.SharedStore.KeyPrefix, org, uid, identity(s.Auth))
+	h.id = identity(s.Auth)
+	ns, err := sharedstore.NewNamespace(s.SharedStore.KeyPrefix, org, uid, h.id)
 	if err != nil {
 		h.broken = err
 		return h
 	}
 	h.peer = trackedPeer{sharedstore.NewPeer(st, ns)}
+	var fallbackShare float64
+	h.share, fallbackShare = s.SharedStore.Shares()
+	h.fallback = sharedstore.FallbackOf(sharedstore.AccountLimits{}, h.share, fallbackShare)
+	h.account.fallback = awsapi.AccountOf(s.Auth.AssumeRoleARN)
 	return h
 }
 
@@ -81,6 +95,114 @@ func (h *sharedStore) cachePeer() rcache.Peer {
 		return nil
 	}
 	return h.peer
+}
+
+// budget is the account's budget in region for the PromQL client's options, nil without a
+// usable store.
+func (h *sharedStore) budget(region string) promclient.AccountBudget {
+	if h == nil || h.broken != nil {
+		return nil
+	}
+	return &accountBudget{h: h, region: region}
+}
+
+// accountBudget is the account's budget in one region (sharedstore.Budget), kept for the
+// account once it is known and per credential identity until then.
+type accountBudget struct {
+	h      *sharedStore
+	region string
+	mu     sync.Mutex
+	forAcc string // the account b was built for
+	b      *sharedstore.Budget
+}
+
+// Take implements promclient.AccountBudget, recording the store's failures in the query's
+// stats.
+func (a *accountBudget) Take(ctx context.Context, c promclient.Class, cost int) (func(), time.Duration, error) {
+	b, err := a.current(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	release, wait, err := b.Take(ctx, c, cost)
+	return release, wait, storeUseOf(ctx).fault(err)
+}
+
+func (a *accountBudget) current(ctx context.Context) (*sharedstore.Budget, error) {
+	acc, _ := a.h.account.get(ctx)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.b == nil || a.forAcc != acc {
+		id := a.h.id
+		id.Account, id.Region = acc, a.region
+		b, err := sharedstore.NewBudget(a.h.st, id, sharedstore.AccountLimits{}, a.h.share)
+		if err != nil {
+			return nil, err
+		}
+		a.b, a.forAcc = b, acc
+	}
+	return a.b, nil
+}
+
+// account is the AWS account the budget is kept for: STS GetCallerIdentity's answer,
+// asked on first use and again after a failure (at most once per accountRetry), the role
+// ARN's account until then.
+type account struct {
+	lookup   func(context.Context) (string, error) // nil: the role ARN's account only
+	fallback string                                // awsapi.AccountOf(the role ARN)
+	mu       sync.Mutex
+	id       string
+	err      error // the last lookup's failure
+	next     time.Time
+}
+
+const (
+	accountLookupTimeout = 5 * time.Second
+	accountRetry         = time.Minute
+)
+
+// get is the account and where it comes from ("" when unknown).
+func (a *account) get(ctx context.Context) (id, source string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.id == "" && a.lookup != nil && !time.Now().Before(a.next) {
+		// Not cut short by the one query that happens to ask first.
+		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), accountLookupTimeout)
+		id, err := a.lookup(lctx)
+		cancel()
+		if err == nil && !accountID.MatchString(id) {
+			err = fmt.Errorf("STS answered %q, not a 12-digit account id", id)
+		}
+		if err != nil {
+			a.err, a.next = err, time.Now().Add(accountRetry)
+		} else {
+			a.id, a.err = id, nil
+		}
+	}
+	switch {
+	case a.id != "":
+		return a.id, "sts:GetCallerIdentity"
+	case a.fallback != "":
+		return a.fallback, "the role ARN"
+	}
+	return "", ""
+}
+
+var accountID = regexp.MustCompile(`^[0-9]{12}$`)
+
+// describe says, for Save & test, which account the budget is kept for, or why none.
+func (a *account) describe(ctx context.Context) string {
+	id, source := a.get(ctx)
+	a.mu.Lock()
+	lookupErr := a.err
+	a.mu.Unlock()
+	var why string
+	if lookupErr != nil {
+		why = fmt.Sprintf(" (sts:GetCallerIdentity failed: %v; asked again within %s)", lookupErr, accountRetry)
+	}
+	if id == "" {
+		return "The account is unknown" + why + ": CloudWatch's limits are shared per credential instead, by the replicas and data sources with the same credentials."
+	}
+	return fmt.Sprintf("CloudWatch's limits are shared for account %s (from %s)%s.", id, source, why)
 }
 
 // close ends the store's connections.
@@ -229,7 +351,7 @@ func (h *sharedStore) health(ctx context.Context) string {
 	if hl.Slow != nil {
 		msg += " Warning: " + hl.Slow.Error() + "."
 	}
-	return msg
+	return msg + " " + h.account.describe(ctx)
 }
 
 // trackedPeer records each call's outcome in the query's storeUse.

@@ -3,6 +3,7 @@ package plugin
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
 	"github.com/inferscope/sagemaker-datasource/pkg/models"
+	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
 	"github.com/inferscope/sagemaker-datasource/pkg/sharedstore/storetest"
 )
 
@@ -234,7 +236,7 @@ func TestStoreHealth(t *testing.T) {
 		want  []string
 	}{
 		{name: "reachable", store: map[string]any{"addresses": []string{srv.Addr}}, pass: storePassword,
-			want: []string{"Connected to CloudWatch", "shared store reachable: Redis", "round trip"}},
+			want: []string{"Connected to CloudWatch", "shared store reachable: Redis", "round trip", "The account is unknown"}},
 		{name: "wrong password", store: map[string]any{"addresses": []string{srv.Addr}}, pass: "not-" + storePassword,
 			want: []string{"Connected to CloudWatch", "Warning: shared cache unavailable", "WRONGPASS", "secureJsonData.sharedStorePassword", "panels work without it"}},
 		{name: "down", store: map[string]any{"addresses": []string{down.Addr}}, pass: storePassword,
@@ -290,5 +292,74 @@ func TestStoreBadSettings(t *testing.T) {
 	}
 	if res.Status != backend.HealthStatusError || f.requests.Load() != 0 {
 		t.Errorf("status %v after %d requests: want an error before any request", res.Status, f.requests.Load())
+	}
+}
+
+// TestStoreAccount: the budget's account is STS's answer once it comes, the role ARN's
+// until then; a failed lookup is not repeated on every request, but is after accountRetry.
+func TestStoreAccount(t *testing.T) {
+	var calls int
+	answer := func() (string, error) { return "", errors.New("sts down") }
+	a := account{fallback: "123456789012", lookup: func(context.Context) (string, error) {
+		calls++
+		return answer()
+	}}
+	ctx := context.Background()
+	for range 3 {
+		if id, from := a.get(ctx); id != "123456789012" || from != "the role ARN" {
+			t.Fatalf("account %q from %q while STS fails: want the role ARN's", id, from)
+		}
+	}
+	if calls != 1 {
+		t.Fatalf("%d lookups within accountRetry of a failure, want 1", calls)
+	}
+	if d := a.describe(ctx); !strings.Contains(d, "123456789012 (from the role ARN)") || !strings.Contains(d, "sts down") {
+		t.Errorf("describe = %q: want the role's account and STS's failure", d)
+	}
+	a.next = time.Now() // accountRetry has passed
+	answer = func() (string, error) { return "210987654321", nil }
+	for range 3 {
+		if id, from := a.get(ctx); id != "210987654321" || from != "sts:GetCallerIdentity" {
+			t.Fatalf("account %q from %q: want STS's", id, from)
+		}
+	}
+	if calls != 2 {
+		t.Errorf("%d lookups, want 2: STS's answer is kept", calls)
+	}
+	var unknown account
+	if d := unknown.describe(ctx); !strings.Contains(d, "unknown") || !strings.Contains(d, "per credential") {
+		t.Errorf("describe without an account = %q", d)
+	}
+}
+
+// TestStoreBudgetPerAccount: two data sources (other uids, other credentials) of one
+// account draw on one budget in the store; another account's is its own.
+func TestStoreBudgetPerAccount(t *testing.T) {
+	srv := storetest.Start(t)
+	source := func(uid, role string) *sharedStore {
+		s := withStore(t, testSettings(`{"authType":"keys","defaultRegion":"us-east-1","endpoint":"http://127.0.0.1:9","assumeRoleArn":"`+role+`"}`),
+			map[string]any{"addresses": []string{srv.Addr}, "accountShare": 10})
+		s.UID = uid
+		return openTestStore(t, 1, s)
+	}
+	a := source("a", "arn:aws:iam::111111111111:role/team-a").budget("us-east-1")
+	b := source("b", "arn:aws:iam::111111111111:role/team-b").budget("us-east-1")
+	other := source("c", "arn:aws:iam::222222222222:role/team-c").budget("us-east-1")
+	ctx := context.Background()
+	// 10% of the account's 30 concurrent queries: 3 slots, whoever takes them.
+	for i := range 3 {
+		release, _, err := []promclient.AccountBudget{a, b}[i%2].Take(ctx, promclient.ClassQuery, 1)
+		if err != nil || release == nil {
+			t.Fatalf("take %d: %v", i, err)
+		}
+		defer release()
+	}
+	if release, wait, err := a.Take(ctx, promclient.ClassQuery, 1); err != nil || release != nil || wait <= 0 {
+		t.Errorf("a fourth concurrent query of the account: release %v, wait %v, %v: want denied with a wait", release != nil, wait, err)
+	}
+	if release, _, err := other.Take(ctx, promclient.ClassQuery, 1); err != nil || release == nil {
+		t.Errorf("another account's query: %v: want granted from its own budget", err)
+	} else {
+		release()
 	}
 }

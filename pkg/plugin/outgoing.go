@@ -28,9 +28,12 @@ func (s sinks) Add(secrets ...string) {
 	}
 }
 
-// logError and logDebug log with the message and every argument redacted.
+// logError, logWarn and logDebug log with the message and every argument redacted.
 func logError(msg string, args ...any) {
 	backend.Logger.Error(logSecrets.String(msg), redactArgs(args)...)
+}
+func logWarn(msg string, args ...any) {
+	backend.Logger.Warn(logSecrets.String(msg), redactArgs(args)...)
 }
 func logDebug(msg string, args ...any) {
 	backend.Logger.Debug(logSecrets.String(msg), redactArgs(args)...)

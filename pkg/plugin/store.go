@@ -232,14 +232,14 @@ type outage struct {
 	on bool
 }
 
-// report records whether the store is failing and says whether this is the first response
-// of the outage.
-func (o *outage) report(failing bool) (first bool) {
+// report records whether the store is failing and says whether this response starts an
+// outage or ends one.
+func (o *outage) report(failing bool) (started, ended bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	first = failing && !o.on
+	started, ended = failing && !o.on, !failing && o.on
 	o.on = failing
-	return first
+	return started, ended
 }
 
 // storeUse is what one query's calls to the store found, for its stats.
@@ -318,7 +318,9 @@ func (h *sharedStore) annotate(resp *backend.DataResponse, use *storeUse) {
 	}
 	err := h.unavailable(use)
 	if err == nil {
-		h.outage.report(false)
+		if _, ended := h.outage.report(false); ended {
+			logWarn("shared store available again")
+		}
 		use.mu.Lock()
 		hits, misses := use.hits, use.misses
 		use.mu.Unlock()
@@ -332,8 +334,9 @@ func (h *sharedStore) annotate(resp *backend.DataResponse, use *storeUse) {
 	failures := use.failures
 	use.mu.Unlock()
 	f.Meta.Stats = append(f.Meta.Stats, data.QueryStat{FieldConfig: data.FieldConfig{DisplayName: storeStatPrefix + "unavailable: " + why}, Value: float64(failures)})
-	if h.outage.report(true) {
+	if started, _ := h.outage.report(true); started {
 		f.Meta.Notices = append(f.Meta.Notices, data.Notice{Severity: data.NoticeSeverityWarning, Text: storeNoticePrefix + why})
+		logWarn("shared store unavailable: panels are served from the local cache and limiter", "reason", why)
 	}
 }
 

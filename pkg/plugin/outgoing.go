@@ -28,12 +28,15 @@ func (s sinks) Add(secrets ...string) {
 	}
 }
 
-// logError, logWarn and logDebug log with the message and every argument redacted.
+// logError, logWarn, logInfo and logDebug log with the message and every argument redacted.
 func logError(msg string, args ...any) {
 	backend.Logger.Error(logSecrets.String(msg), redactArgs(args)...)
 }
 func logWarn(msg string, args ...any) {
 	backend.Logger.Warn(logSecrets.String(msg), redactArgs(args)...)
+}
+func logInfo(msg string, args ...any) {
+	backend.Logger.Info(logSecrets.String(msg), redactArgs(args)...)
 }
 func logDebug(msg string, args ...any) {
 	backend.Logger.Debug(logSecrets.String(msg), redactArgs(args)...)

@@ -319,7 +319,7 @@ func (h *sharedStore) annotate(resp *backend.DataResponse, use *storeUse) {
 	err := h.unavailable(use)
 	if err == nil {
 		if _, ended := h.outage.report(false); ended {
-			logWarn("shared store available again")
+			logInfo("shared store available again")
 		}
 		use.mu.Lock()
 		hits, misses := use.hits, use.misses

@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 	"github.com/aws/smithy-go"
 
+	"github.com/inferscope/sagemaker-datasource/pkg/awsapi"
 	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
 	"github.com/inferscope/sagemaker-datasource/rig/stack"
 )
@@ -97,6 +98,35 @@ func TestSTSQueryErrors(t *testing.T) {
 		resp.Body.Close()
 		if resp.StatusCode != tc.status || !strings.Contains(string(body), tc.want) {
 			t.Errorf("POST %s %s: %d %s, want %d containing %s", tc.path, tc.form, resp.StatusCode, body, tc.status, tc.want)
+		}
+	}
+}
+
+// TestPluginLearnsTheAccount: the plugin's STS client, configured as a data source on the
+// stack (the stack's URL as its endpoint), learns the stack's account; with the call denied
+// its error names the fix.
+func TestPluginLearnsTheAccount(t *testing.T) {
+	for _, deny := range [][]string{nil, {"sts:GetCallerIdentity"}} {
+		st := start(t, stack.Options{History: 10 * time.Minute, Deny: deny})
+		s := awsauth.Settings{AuthType: awsauth.AuthKeys, AccessKey: awsauth.Secret(st.AccessKey), SecretKey: awsauth.Secret(st.SecretKey), Region: st.Region, Endpoint: st.URL}
+		ep, err := awsauth.ResolveEndpoint(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		creds, err := awsauth.NewCredentialsProvider(context.Background(), s, awsauth.Deps{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		account, arn, err := awsapi.NewIdentity(creds, ep, nil).CallerIdentity(context.Background())
+		if deny == nil {
+			if err != nil || account != st.Fleet.Account || !strings.HasPrefix(arn, "arn:aws:iam::"+st.Fleet.Account+":") {
+				t.Errorf("got %q %q %v, want the stack's account %s", account, arn, err, st.Fleet.Account)
+			}
+			continue
+		}
+		var ie *awsapi.IdentityError
+		if !errors.As(err, &ie) || !strings.Contains(err.Error(), "AccessDenied") || !strings.Contains(err.Error(), "allow the call there") {
+			t.Errorf("denied: %v, want an IdentityError naming the fix", err)
 		}
 	}
 }

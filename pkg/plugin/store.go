@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net/http"
 	"regexp"
 	"slices"
 	"strings"
@@ -38,6 +39,8 @@ type sharedStore struct {
 	share    float64              // of the account's limits, for this data source's replicas together
 	fallback sharedstore.Fallback // one replica's limits while the store is unavailable
 	account  account
+	// stsTransport carries the account's lookup; closed with the store.
+	stsTransport *http.Transport
 }
 
 // openStore opens the instance's store: its namespace is the key prefix, the Grafana org
@@ -205,10 +208,33 @@ func (a *account) describe(ctx context.Context) string {
 	return fmt.Sprintf("CloudWatch's limits are shared for account %s (from %s)%s.", id, source, why)
 }
 
-// close ends the store's connections.
+// askAccount makes the budget's account STS's answer for the data source's credentials,
+// asked in its home region on first use (the settings alone cannot tell it for keys or the
+// default chain).
+func (h *sharedStore) askAccount(sh Shared, home awsauth.Endpoint) error {
+	t, err := sh.transport()
+	if err != nil {
+		return err
+	}
+	h.stsTransport = t
+	id := awsapi.NewIdentity(sh.Creds, home, sh.Seen, awsapi.WithTransport(t))
+	h.account.lookup = func(ctx context.Context) (string, error) {
+		acc, _, err := id.CallerIdentity(ctx)
+		return acc, err
+	}
+	return nil
+}
+
+// close ends the store's connections and STS's idle ones.
 func (h *sharedStore) close() {
-	if h != nil && h.st != nil {
+	if h == nil {
+		return
+	}
+	if h.st != nil {
 		_ = h.st.Close()
+	}
+	if h.stsTransport != nil {
+		h.stsTransport.CloseIdleConnections()
 	}
 }
 

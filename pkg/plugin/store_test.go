@@ -5,7 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -266,6 +271,45 @@ func TestStoreHealth(t *testing.T) {
 				t.Errorf("message leaks the store's password")
 			}
 		})
+	}
+}
+
+// TestStoreHealthAccount: Save & test names the account STS reports for the credentials,
+// which the budget is kept for.
+func TestStoreHealthAccount(t *testing.T) {
+	srv := storetest.Start(t)
+	f := (&fakeCloudWatch{region: "us-east-1"}).start(t)
+	cw := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: "http", Host: strings.TrimPrefix(f.url, "http://")})
+	var asked atomic.Int64
+	// The data source's endpoint serves STS too, as the emulator does.
+	both := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && r.URL.Path == "/" {
+			_ = r.ParseForm()
+			if r.Form.Get("Action") == "GetCallerIdentity" {
+				asked.Add(1)
+				w.Header().Set("Content-Type", "text/xml")
+				fmt.Fprint(w, `<GetCallerIdentityResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/"><GetCallerIdentityResult>
+<Arn>arn:aws:iam::123456789012:user/grafana</Arn><UserId>AIDAEXAMPLE</UserId><Account>123456789012</Account>
+</GetCallerIdentityResult><ResponseMetadata><RequestId>1</RequestId></ResponseMetadata></GetCallerIdentityResponse>`)
+				return
+			}
+		}
+		cw.ServeHTTP(w, r)
+	}))
+	t.Cleanup(both.Close)
+	f.url = both.URL
+	d := newRealDatasource(t, inOrg(1), withStore(t, f.settings("us-east-1", fakeAccessKey, fakeSecretKey), map[string]any{"addresses": []string{srv.Addr}}))
+	for range 2 {
+		res, err := d.CheckHealth(context.Background(), &backend.CheckHealthRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := "CloudWatch's limits are shared for account 123456789012 (from sts:GetCallerIdentity)."; !strings.Contains(res.Message, want) {
+			t.Fatalf("message %q lacks %q", res.Message, want)
+		}
+	}
+	if n := asked.Load(); n != 1 {
+		t.Errorf("STS asked %d times, want once: the account is kept", n)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -17,6 +18,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
+	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
 	"github.com/inferscope/sagemaker-datasource/pkg/models"
 	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
 	"github.com/inferscope/sagemaker-datasource/pkg/sharedstore/storetest"
@@ -482,4 +484,91 @@ func TestStoreOutageQueries(t *testing.T) {
 	srv.Pause()
 	t.Cleanup(srv.Resume)
 	outage("timeout")
+}
+
+// TestStoreReplicasShare: two replicas of one data source (same settings, org and uid) on
+// one store: what the first fetched for a dashboard's panels and a label lookup, the
+// second serves without any upstream call, with the same frames, its stats saying the
+// store served it. A data source of another org with the same uid, or with other
+// credentials, reads none of it and fetches all itself.
+func TestStoreReplicasShare(t *testing.T) {
+	srv := storetest.Start(t)
+	tests := []struct {
+		name   string
+		org    int64
+		change func(s backend.DataSourceInstanceSettings)
+		shared bool
+	}{
+		{name: "replica", org: 1, shared: true},
+		{name: "another org, same uid", org: 2},
+		{name: "other credentials, same uid", org: 1, change: func(s backend.DataSourceInstanceSettings) {
+			s.DecryptedSecureJSONData["accessKey"] = "AKIDANOTHERUSER"
+		}},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			// Each case its own uid: no case reads another's entries.
+			settings := func() backend.DataSourceInstanceSettings {
+				s := withStore(t, testSettings(""), map[string]any{"addresses": []string{srv.Addr}})
+				s.UID = fmt.Sprintf("ds%d", i)
+				return s
+			}
+			base, other := settings(), settings()
+			if tt.change != nil {
+				tt.change(other)
+			}
+			source := func(org int64, s backend.DataSourceInstanceSettings, up *fakeUpstream) *Datasource {
+				d, err := New(inOrg(org), s, func(context.Context, *models.Settings, awsauth.Endpoint, Shared) (Upstream, error) { return up, nil })
+				if err != nil || d.setupErr != nil {
+					t.Fatal(err, d.setupErr)
+				}
+				t.Cleanup(d.Dispose)
+				return d
+			}
+			var p1, p2 int
+			up1, up2 := &fakeUpstream{answer: generated(&p1)}, &fakeUpstream{answer: generated(&p2)}
+			first, second := source(1, base, up1), source(tt.org, other, up2)
+			panels := randomPanels(rand.New(rand.NewPCG(7, 7)), 200, 800)
+			now := time.Now().UTC()
+			for i := range panels {
+				panels[i].TimeRange = backend.TimeRange{From: now.Add(-6 * time.Hour), To: now}
+			}
+			load := func(d *Datasource) *backend.QueryDataResponse {
+				resp, err := d.QueryData(context.Background(), &backend.QueryDataRequest{Queries: panels})
+				if err != nil {
+					t.Fatal(err)
+				}
+				callResource(t, d, resourceCall{method: "GET", path: "api/v1/labels"})
+				return resp
+			}
+			want := load(first)
+			if len(up1.Calls()) == 0 {
+				t.Fatal("the first data source made no upstream call: nothing to share")
+			}
+			got := load(second)
+			// Each expression's extent is read from the store at least once; panels of the
+			// same expression may then be served by the replica's own near cache.
+			var hits float64
+			exprs := map[string]bool{}
+			for _, p := range panels {
+				exprs[string(p.JSON)[:strings.Index(string(p.JSON), ",")]] = true
+				dr := got.Responses[p.RefID]
+				for _, st := range dr.Frames[0].Meta.Stats {
+					if st.DisplayName == storeStatPrefix+"hit" {
+						hits += st.Value
+					}
+				}
+				if g, w := framesWithoutStats(t, dr), framesWithoutStats(t, want.Responses[p.RefID]); g != w {
+					t.Errorf("panel %s: the second data source's frames differ\n got %.1000s\nwant %.1000s", p.RefID, g, w)
+				}
+			}
+			n1, n2 := len(up1.Calls()), len(up2.Calls())
+			switch {
+			case tt.shared && (n2 != 0 || hits < float64(len(exprs))):
+				t.Errorf("the replica made %d upstream calls, want 0; its stats count %v store hits for %d expressions", n2, hits, len(exprs))
+			case !tt.shared && (n2 != n1 || hits != 0):
+				t.Errorf("made %d upstream calls (the first %d) and read %v entries from the store: want all fetched itself, none read", n2, n1, hits)
+			}
+		})
+	}
 }

@@ -6,7 +6,12 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/inferscope/sagemaker-datasource/pkg/rcache"
 )
+
+// The plugin passes its one rcache.Peer (sharedstore.NewPeer) to these caches.
+var _ SharedCache = rcache.Peer(nil)
 
 // memShared is an in-memory SharedCache on the test's clock: entries live for their ttl;
 // down makes every call fail as a store would (fetching locally), refuse makes it fail

@@ -18,6 +18,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
+	"github.com/inferscope/sagemaker-datasource/pkg/awsapi"
 	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
 	"github.com/inferscope/sagemaker-datasource/pkg/models"
 	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
@@ -570,5 +571,38 @@ func TestStoreReplicasShare(t *testing.T) {
 				t.Errorf("made %d upstream calls (the first %d) and read %v entries from the store: want all fetched itself, none read", n2, n1, hits)
 			}
 		})
+	}
+}
+
+// TestStoreReplicasShareAWSCaches: the alarms and inventory answers one replica fetched
+// reach the other through the AWS caches' shared store (Shared.Store, as NewAWSAPI passes
+// it): the second replica's alarms panel asks AWS nothing and shows the same frames.
+func TestStoreReplicasShareAWSCaches(t *testing.T) {
+	srv := storetest.Start(t)
+	s := withStore(t, testSettings(""), map[string]any{"addresses": []string{srv.Addr}})
+	replica := func(fake *fakeAWS) *Datasource {
+		d, err := New(inOrg(1), s, func(context.Context, *models.Settings, awsauth.Endpoint, Shared) (Upstream, error) {
+			return &fakeUpstream{}, nil
+		},
+			WithAWS(func(_ context.Context, _ *models.Settings, ep awsauth.Endpoint, sh Shared) (awsapi.API, error) {
+				return awsapi.Cached(fake, awsCacheTTL, nil, sh.shareThrough(ep)), nil
+			}))
+		if err != nil || d.setupErr != nil {
+			t.Fatal(err, d.setupErr)
+		}
+		t.Cleanup(d.Dispose)
+		return d
+	}
+	aws1, aws2 := fullFake(), fullFake()
+	want := runOne(t, replica(aws1), "alarms", `{}`)
+	got := runOne(t, replica(aws2), "alarms", `{}`)
+	if len(aws1.Calls()) == 0 {
+		t.Fatal("the first replica asked AWS nothing: nothing to share")
+	}
+	if calls := aws2.Calls(); len(calls) != 0 {
+		t.Errorf("the second replica asked AWS %v, want nothing", calls)
+	}
+	if g, w := framesWithoutStats(t, got), framesWithoutStats(t, want); g != w {
+		t.Errorf("the second replica's frames differ\n got %.1500s\nwant %.1500s", g, w)
 	}
 }

@@ -15,6 +15,7 @@ import { AlertRulesSettings } from './AlertRulesSettings';
 import { PriceTableSettings } from './PriceTableSettings';
 import { RegionSettings } from './RegionSettings';
 import { InputField, NumberField } from './SettingField';
+import { SharedStoreSettings } from './SharedStoreSettings';
 
 export type Props = DataSourcePluginOptionsEditorProps<SageOptions, SageSecureJsonData>;
 
@@ -163,6 +164,7 @@ export function ConfigEditor(props: Props) {
           onChange={(priceTable) => onOptionsChange({ ...options, jsonData: { ...jsonData, priceTable } })}
         />
       </ConfigSection>
+      <SharedStoreSettings {...props} />
       <AlertRulesSettings uid={options.uid} />
     </>
   );

@@ -564,6 +564,7 @@ func TestStoreReplicasShare(t *testing.T) {
 				}
 			}
 			n1, n2 := len(up1.Calls()), len(up2.Calls())
+			t.Logf("%d panels of %d expressions and a label lookup: upstream calls %d then %d, store hits %v", len(panels), len(exprs), n1, n2, hits)
 			switch {
 			case tt.shared && (n2 != 0 || hits < float64(len(exprs))):
 				t.Errorf("the replica made %d upstream calls, want 0; its stats count %v store hits for %d expressions", n2, hits, len(exprs))

@@ -412,79 +412,102 @@ func TestStoreBudgetPerAccount(t *testing.T) {
 	}
 }
 
-// TestStoreOutageQueries: panels through the real client, its account budget in a real
-// store, while the store is up, stopped, restarted and paused: every query is answered,
-// every response's stats say the store's state, and each outage's first response alone
-// carries the notice.
+// TestStoreOutageQueries: panels while the store is up, stopped, restarted and paused,
+// instant ones through the real client and its account budget in the store, range ones
+// through the results cache's peer: every query is answered, every response's stats say
+// the store's state, and each outage's first response alone carries the notice.
 func TestStoreOutageQueries(t *testing.T) {
-	srv := storetest.Start(t)
-	f := (&fakeCloudWatch{region: "us-east-1"}).start(t)
-	d := newRealDatasource(t, inOrg(1), withStore(t, f.settings("us-east-1", fakeAccessKey, fakeSecretKey), map[string]any{"addresses": []string{srv.Addr}}))
-	if d.setupErr != nil {
-		t.Fatal(d.setupErr)
-	}
-	var n int
-	// panel is one request of one instant query, new each time so no cache answers it.
-	panel := func() (state string, notices []string) {
-		t.Helper()
-		n++
-		resp, err := d.QueryData(context.Background(), &backend.QueryDataRequest{Queries: []backend.DataQuery{{RefID: "A",
-			JSON: []byte(fmt.Sprintf(`{"expr":"1+%d","instant":true,"range":false}`, n)), TimeRange: backend.TimeRange{From: time.Now().Add(-time.Hour), To: time.Now()}}}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		dr := resp.Responses["A"]
-		if dr.Error != nil || len(dr.Frames) == 0 {
-			t.Fatalf("query %d not answered: %v", n, dr.Error)
-		}
-		for _, s := range dr.Frames[0].Meta.Stats {
-			if strings.HasPrefix(s.DisplayName, storeStatPrefix) {
-				state += s.DisplayName + ";"
+	for _, tc := range []struct {
+		name  string
+		build func(t *testing.T, store map[string]any) *Datasource
+		model string // a new expression for each n, so that no local cache answers it
+	}{
+		{name: "instant panels through the account budget", build: func(t *testing.T, store map[string]any) *Datasource {
+			f := (&fakeCloudWatch{region: "us-east-1"}).start(t)
+			return newRealDatasource(t, inOrg(1), withStore(t, f.settings("us-east-1", fakeAccessKey, fakeSecretKey), store))
+		}, model: `{"expr":"1+%d","instant":true,"range":false}`},
+		{name: "range panels through the results cache's peer", build: func(t *testing.T, store map[string]any) *Datasource {
+			var points int
+			d, err := New(inOrg(1), withStore(t, testSettings(""), store), func(context.Context, *models.Settings, awsauth.Endpoint, Shared) (Upstream, error) {
+				return &fakeUpstream{answer: generated(&points)}, nil
+			})
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
-		for _, no := range dr.Frames[0].Meta.Notices {
-			notices = append(notices, no.Text)
-		}
-		return state, notices
-	}
-	outage := func(what string) {
-		t.Helper()
-		var all []string
-		for range 3 {
-			state, notices := panel()
-			if !strings.Contains(state, storeStatPrefix+"unavailable: ") || !strings.Contains(state, what) {
-				t.Errorf("stats %q: want the store unavailable, %s", state, what)
+			t.Cleanup(d.Dispose)
+			return d
+		}, model: `{"expr":"metric_%d","range":true}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := storetest.Start(t)
+			d := tc.build(t, map[string]any{"addresses": []string{srv.Addr}})
+			if d.setupErr != nil {
+				t.Fatal(d.setupErr)
 			}
-			all = append(all, notices...)
-		}
-		if len(all) != 1 || !strings.HasPrefix(all[0], "shared cache unavailable: ") || !strings.Contains(all[0], what) {
-			t.Errorf("notices %q over 3 panels: want one naming %s", all, what)
-		}
-	}
+			var n int
+			panel := func() (state string, notices []string) {
+				t.Helper()
+				n++
+				q := dataQuery("A", fmt.Sprintf(tc.model, n))
+				q.TimeRange = backend.TimeRange{From: time.Now().Add(-time.Hour), To: time.Now()}
+				resp, err := d.QueryData(context.Background(), &backend.QueryDataRequest{Queries: []backend.DataQuery{q}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				dr := resp.Responses["A"]
+				if dr.Error != nil || len(dr.Frames) == 0 {
+					t.Fatalf("query %d not answered: %v", n, dr.Error)
+				}
+				for _, s := range dr.Frames[0].Meta.Stats {
+					if strings.HasPrefix(s.DisplayName, storeStatPrefix) {
+						state += s.DisplayName + ";"
+					}
+				}
+				for _, no := range dr.Frames[0].Meta.Notices {
+					notices = append(notices, no.Text)
+				}
+				return state, notices
+			}
+			outage := func(what string) {
+				t.Helper()
+				var all []string
+				for range 3 {
+					state, notices := panel()
+					if !strings.Contains(state, storeStatPrefix+"unavailable: ") || !strings.Contains(state, what) {
+						t.Errorf("stats %q: want the store unavailable, %s", state, what)
+					}
+					all = append(all, notices...)
+				}
+				if len(all) != 1 || !strings.HasPrefix(all[0], "shared cache unavailable: ") || !strings.Contains(all[0], what) {
+					t.Errorf("notices %q over 3 panels: want one naming %s", all, what)
+				}
+			}
 
-	for range 2 {
-		if state, notices := panel(); state != storeStatPrefix+"hit;"+storeStatPrefix+"miss;" || len(notices) != 0 {
-			t.Fatalf("store up: stats %q, notices %q", state, notices)
-		}
-	}
-	srv.Stop()
-	outage("refused")
-	srv.Restart()
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		state, notices := panel()
-		if !strings.Contains(state, "unavailable") {
-			if len(notices) != 0 {
-				t.Errorf("a notice once the store is back: %q", notices)
+			for range 2 {
+				if state, notices := panel(); state != storeStatPrefix+"hit;"+storeStatPrefix+"miss;" || len(notices) != 0 {
+					t.Fatalf("store up: stats %q, notices %q", state, notices)
+				}
 			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the store was not used again within 10s of its restart: %q", state)
-		}
+			srv.Stop()
+			outage("refused")
+			srv.Restart()
+			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+				state, notices := panel()
+				if !strings.Contains(state, "unavailable") {
+					if len(notices) != 0 {
+						t.Errorf("a notice once the store is back: %q", notices)
+					}
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("the store was not used again within 10s of its restart: %q", state)
+				}
+			}
+			srv.Pause()
+			t.Cleanup(srv.Resume)
+			outage("timeout")
+		})
 	}
-	srv.Pause()
-	t.Cleanup(srv.Resume)
-	outage("timeout")
 }
 
 // TestStoreReplicasShare: two replicas of one data source (same settings, org and uid) on

@@ -17,6 +17,7 @@ import (
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/inferscope/sagemaker-datasource/pkg/awsapi"
 	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
@@ -629,4 +630,95 @@ func TestStoreReplicasShareAWSCaches(t *testing.T) {
 	if g, w := framesWithoutStats(t, got), framesWithoutStats(t, want); g != w {
 		t.Errorf("the second replica's frames differ\n got %.1500s\nwant %.1500s", g, w)
 	}
+}
+
+// TestStoreFullNoticeOnce: a full store (maxmemory under noeviction) refuses writes but
+// serves reads and does not back off. Panels stay answered and say why; a panel that did
+// not write (a local hit) does not end the outage, so the notice comes once, and again
+// only after a write succeeded and the store filled up anew.
+func TestStoreFullNoticeOnce(t *testing.T) {
+	srv := storetest.Start(t, "--maxmemory-policy", "noeviction")
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	t.Cleanup(func() { _ = rdb.Close() })
+	ctx := context.Background()
+	// fill puts the store over its maxmemory: then every write fails (a limit merely
+	// reached refuses only the command that crosses it).
+	fill := func() {
+		t.Helper()
+		for i := range 4 {
+			if err := rdb.Set(ctx, fmt.Sprintf("filler:%d", i), strings.Repeat("x", 1<<20), 0).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := rdb.ConfigSet(ctx, "maxmemory", "1mb").Err(); err != nil {
+			t.Fatal(err)
+		}
+		if err := rdb.Set(ctx, "probe", "x", time.Minute).Err(); err == nil || !strings.Contains(err.Error(), "OOM") {
+			t.Fatalf("a write to the full store: %v, want OOM", err)
+		}
+	}
+	empty := func() {
+		t.Helper()
+		if err := errors.Join(rdb.FlushAll(ctx).Err(), rdb.ConfigSet(ctx, "maxmemory", "0").Err()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	replica := func() *Datasource {
+		var points int
+		d, err := New(inOrg(1), withStore(t, testSettings(""), map[string]any{"addresses": []string{srv.Addr}}), func(context.Context, *models.Settings, awsauth.Endpoint, Shared) (Upstream, error) {
+			return &fakeUpstream{answer: generated(&points)}, nil
+		})
+		if err != nil || d.setupErr != nil {
+			t.Fatal(err, d.setupErr)
+		}
+		t.Cleanup(d.Dispose)
+		return d
+	}
+	now := time.Now()
+	panel := func(d *Datasource, expr string) (state string, notices int) {
+		t.Helper()
+		q := dataQuery("A", `{"expr":"`+expr+`","range":true}`)
+		q.TimeRange = backend.TimeRange{From: now.Add(-time.Hour), To: now}
+		resp, err := d.QueryData(ctx, &backend.QueryDataRequest{Queries: []backend.DataQuery{q}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		dr := resp.Responses["A"]
+		if dr.Error != nil || len(dr.Frames) == 0 {
+			t.Fatalf("%s not answered: %v", expr, dr.Error)
+		}
+		for _, s := range dr.Frames[0].Meta.Stats {
+			if strings.HasPrefix(s.DisplayName, storeStatPrefix) {
+				state += s.DisplayName + ";"
+			}
+		}
+		return state, len(dr.Frames[0].Meta.Notices)
+	}
+	full := func(d *Datasource, exprs ...string) {
+		t.Helper()
+		var notices int
+		for _, e := range exprs {
+			state, n := panel(d, e)
+			notices += n
+			if !strings.Contains(state, "unavailable: ") || !strings.Contains(state, "full") || !strings.Contains(state, "maxmemory") {
+				t.Errorf("%s: stats %q, want the store full and the fix", e, state)
+			}
+		}
+		if notices != 1 {
+			t.Errorf("%d notices over %q, want 1", notices, exprs)
+		}
+	}
+	d := replica()
+	fill()
+	// metric_1 twice: the second is a local hit, which uses the store not at all.
+	full(d, "metric_1", "metric_1", "metric_2")
+	empty()
+	if state, n := panel(d, "metric_3"); strings.Contains(state, "unavailable") || n != 0 {
+		t.Errorf("with room again: stats %q, %d notices", state, n)
+	}
+	fill()
+	full(d, "metric_4", "metric_4")
+	// Another replica reads metric_3 from the full store: a read, which does not end its
+	// outage either.
+	full(replica(), "metric_5", "metric_3", "metric_6")
 }

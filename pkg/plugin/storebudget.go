@@ -40,7 +40,7 @@ func (a *accountBudget) Take(ctx context.Context, c promclient.Class, cost int) 
 		return nil, 0, err
 	}
 	release, wait, err := b.Take(ctx, c, cost)
-	return release, wait, storeUseOf(ctx).fault(err)
+	return release, wait, storeUseOf(ctx).record(err, true) // its scripts write
 }
 
 func (a *accountBudget) current(ctx context.Context) (*sharedstore.Budget, error) {

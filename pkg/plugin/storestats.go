@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 	"time"
@@ -14,10 +15,10 @@ import (
 	"github.com/inferscope/sagemaker-datasource/pkg/sharedstore/entry"
 )
 
-// unavailable is why the store is not in use now, nil when it is: broken, backing off
-// after a failure, or the failure this query met (a full store fails writes without
-// backing off).
-func (h *sharedStore) unavailable(use *storeUse) error {
+// failure is why the store failed this query or is not in use now, nil when neither:
+// broken, backing off after a failure, or the failure this query met (a full store fails
+// writes without backing off).
+func (h *sharedStore) failure(use *storeUse) error {
 	if h.broken != nil {
 		return h.broken
 	}
@@ -27,27 +28,36 @@ func (h *sharedStore) unavailable(use *storeUse) error {
 	return use.failed()
 }
 
-// outage picks the response that carries the store's notice: the first after the store
-// started failing, not every panel's, and again only after it recovered and failed anew.
+// outage is the store's failure as the user is told of it: the first response after the
+// store started failing carries the notice, not every panel's, and again only after the
+// store recovered and failed anew. A response that did not use the store proves nothing, so
+// the outage lasts until one did (a write, when the store was full: its reads go on).
 type outage struct {
-	mu sync.Mutex
-	on bool
+	mu    sync.Mutex
+	cause error // nil: no outage
 }
 
-// report records whether the store is failing and says whether this response starts an
-// outage or ends one.
-func (o *outage) report(failing bool) (started, ended bool) {
+// report records this response's failure (nil: none) and whether it used the store as the
+// outage's cause had prevented; it says the outage's cause (nil when there is none) and
+// whether this response starts or ends it.
+func (o *outage) report(failed error, use *storeUse) (cause error, started, ended bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	started, ended = failing && !o.on, !failing && o.on
-	o.on = failing
-	return started, ended
+	switch {
+	case failed != nil:
+		started = o.cause == nil
+		o.cause = failed
+	case o.cause != nil && use.recovered(o.cause):
+		o.cause, ended = nil, true
+	}
+	return o.cause, started, ended
 }
 
 // storeUse is what one query's calls to the store found, for its stats.
 type storeUse struct {
 	mu           sync.Mutex
-	hits, misses int
+	hits, misses int  // reads of entries, served from the store or not
+	read, wrote  bool // an operation of each kind succeeded
 	failures     int
 	err          error // the last failure
 }
@@ -66,11 +76,34 @@ func storeUseOf(ctx context.Context) *storeUse {
 	return u
 }
 
-// found records a read: served from the store or not.
+// record notes an operation's outcome: err, when it is the store's failure (not the
+// caller's cancellation, nor a value the codec refused), else a success of its kind. It
+// returns err unchanged.
+func (u *storeUse) record(err error, write bool) error {
+	if u == nil {
+		return err
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	switch {
+	case sharedstore.IsUnavailable(err):
+		u.failures++
+		u.err = err
+	case err != nil:
+	case write:
+		u.wrote = true
+	default:
+		u.read = true
+	}
+	return err
+}
+
+// found records a read of an entry: served from the store or not.
 func (u *storeUse) found(hit bool) {
 	if u == nil {
 		return
 	}
+	u.record(nil, false)
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if hit {
@@ -80,19 +113,6 @@ func (u *storeUse) found(hit bool) {
 	}
 }
 
-// fault records err when it is the store's failure (not the caller's cancellation, nor a
-// value the codec refused) and returns it unchanged.
-func (u *storeUse) fault(err error) error {
-	if u == nil || !sharedstore.IsUnavailable(err) {
-		return err
-	}
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	u.failures++
-	u.err = err
-	return err
-}
-
 func (u *storeUse) failed() error {
 	if u == nil {
 		return nil
@@ -100,6 +120,18 @@ func (u *storeUse) failed() error {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	return u.err
+}
+
+// recovered says whether the query used the store as cause had prevented: a write after
+// the store was full, any operation after other failures.
+func (u *storeUse) recovered(cause error) bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	var e *sharedstore.Error
+	if errors.As(cause, &e) && e.Kind == sharedstore.Full {
+		return u.wrote
+	}
+	return u.read || u.wrote
 }
 
 // Stat names in the query inspector.
@@ -118,25 +150,22 @@ func (h *sharedStore) annotate(resp *backend.DataResponse, use *storeUse) {
 	if f.Meta == nil {
 		f.Meta = &data.FrameMeta{}
 	}
-	err := h.unavailable(use)
-	if err == nil {
-		if _, ended := h.outage.report(false); ended {
+	cause, started, ended := h.outage.report(h.failure(use), use)
+	use.mu.Lock()
+	hits, misses, failures := use.hits, use.misses, use.failures
+	use.mu.Unlock()
+	if cause == nil {
+		if ended {
 			logInfo("shared store available again")
 		}
-		use.mu.Lock()
-		hits, misses := use.hits, use.misses
-		use.mu.Unlock()
 		f.Meta.Stats = append(f.Meta.Stats,
 			data.QueryStat{FieldConfig: data.FieldConfig{DisplayName: storeStatPrefix + "hit"}, Value: float64(hits)},
 			data.QueryStat{FieldConfig: data.FieldConfig{DisplayName: storeStatPrefix + "miss"}, Value: float64(misses)})
 		return
 	}
-	why := strings.TrimPrefix(err.Error(), storeNoticePrefix)
-	use.mu.Lock()
-	failures := use.failures
-	use.mu.Unlock()
+	why := strings.TrimPrefix(cause.Error(), storeNoticePrefix)
 	f.Meta.Stats = append(f.Meta.Stats, data.QueryStat{FieldConfig: data.FieldConfig{DisplayName: storeStatPrefix + "unavailable: " + why}, Value: float64(failures)})
-	if started, _ := h.outage.report(true); started {
+	if started {
 		f.Meta.Notices = append(f.Meta.Notices, data.Notice{Severity: data.NoticeSeverityWarning, Text: storeNoticePrefix + why})
 		logWarn("shared store unavailable: panels are served from the local cache and limiter", "reason", why)
 	}
@@ -148,30 +177,35 @@ type trackedPeer struct{ p rcache.Peer }
 func (t trackedPeer) GetExtent(ctx context.Context, name string) (entry.Extent, bool, error) {
 	e, ok, err := t.p.GetExtent(ctx, name)
 	if u := storeUseOf(ctx); err != nil {
-		u.fault(err)
+		u.record(err, false)
 	} else {
 		u.found(ok)
 	}
 	return e, ok, err
 }
 
+// Claim takes a lease: a write.
 func (t trackedPeer) Claim(ctx context.Context, name string, lease time.Duration) (rcache.Claim, error) {
 	c, err := t.p.Claim(ctx, name, lease)
 	if c != nil {
 		c = trackedClaim{c, storeUseOf(ctx)}
 	}
-	return c, storeUseOf(ctx).fault(err)
+	return c, storeUseOf(ctx).record(err, true)
 }
 
 func (t trackedPeer) AwaitClaim(ctx context.Context, name string, maxWait time.Duration) error {
-	return storeUseOf(ctx).fault(t.p.AwaitClaim(ctx, name, maxWait))
+	return storeUseOf(ctx).record(t.p.AwaitClaim(ctx, name, maxWait), false)
 }
 
 func (t trackedPeer) Once(ctx context.Context, name string, ttl time.Duration, fetch func(context.Context) ([]byte, error)) ([]byte, bool, error, error) {
 	val, shared, storeErr, err := t.p.Once(ctx, name, ttl, fetch)
-	if u := storeUseOf(ctx); storeErr != nil {
-		u.fault(storeErr)
-	} else {
+	switch u := storeUseOf(ctx); {
+	case storeErr != nil:
+		u.record(storeErr, false)
+	case err == nil && !shared:
+		u.found(false)
+		u.record(nil, true) // fetched here and stored
+	default:
 		u.found(shared)
 	}
 	return val, shared, storeErr, err
@@ -179,14 +213,16 @@ func (t trackedPeer) Once(ctx context.Context, name string, ttl time.Duration, f
 
 func (t trackedPeer) Unavailable() error { return t.p.Unavailable() }
 
-// trackedClaim records the failures of publishing or releasing a claim.
+// trackedClaim records the outcome of publishing (a write) or releasing a claim.
 type trackedClaim struct {
 	c   rcache.Claim
 	use *storeUse
 }
 
 func (c trackedClaim) Publish(ctx context.Context, e entry.Extent, ttl time.Duration) error {
-	return c.use.fault(c.c.Publish(ctx, e, ttl))
+	return c.use.record(c.c.Publish(ctx, e, ttl), true)
 }
 
-func (c trackedClaim) Release(ctx context.Context) error { return c.use.fault(c.c.Release(ctx)) }
+func (c trackedClaim) Release(ctx context.Context) error {
+	return c.use.record(c.c.Release(ctx), false)
+}

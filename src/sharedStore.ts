@@ -47,13 +47,8 @@ export function sharedStoreErrors(
   const s = store ?? {};
   const addresses = (s.addresses ?? []).map((a) => a.trim()).filter(Boolean);
   if (addresses.length === 0) {
-    // As the backend, which checks nothing else of a store that is off.
-    return s.username?.trim() || secrets.password || s.tls
-      ? {
-          addresses:
-            "Empty, but the store has credentials or TLS set: add the store's host:port (such as redis.internal:6379), or clear the High availability section to use no store",
-        }
-      : {};
+    // As the backend: no address is no store, and nothing else of it is checked.
+    return {};
   }
   const errors: SharedStoreErrors = {};
   const addressErrors = addresses.map(addressError).filter((e): e is string => e !== undefined);

@@ -403,8 +403,8 @@ describe('ConfigEditor high availability', () => {
       screen.getByRole('button', { name: `${open ? 'Collapse' : 'Expand'} section High availability` })
     ).toBeInTheDocument();
     expect(Boolean(screen.queryByLabelText(/^Addresses/))).toBe(open);
-    // A section opened for an error shows it.
-    expect(alerts().length > 0).toBe(open && !sharedStore?.addresses);
+    // Settings kept without an address are no error: the store is simply off.
+    expect(alerts()).toEqual([]);
   });
 
   it('says it is optional and off by default, and where the docs are', () => {
@@ -483,13 +483,8 @@ describe('ConfigEditor high availability', () => {
   });
 
   const store = (s: SharedStoreOptions): SharedStoreOptions => ({ addresses: ['redis.internal:6379'], ...s });
-  const CREDENTIALS_WITHOUT_ADDRESS =
-    "Empty, but the store has credentials or TLS set: add the store's host:port (such as redis.internal:6379), or clear the High availability section to use no store";
 
   it.each<[SharedStoreOptions, Record<string, boolean>, string]>([
-    [{ username: 'grafana' }, {}, CREDENTIALS_WITHOUT_ADDRESS],
-    [{ tls: true }, {}, CREDENTIALS_WITHOUT_ADDRESS],
-    [{}, { sharedStorePassword: true }, CREDENTIALS_WITHOUT_ADDRESS],
     [
       { addresses: ['redis.internal'] },
       {},
@@ -584,40 +579,43 @@ describe('ConfigEditor high availability', () => {
     expect(alerts()).toEqual(['Set, but TLS is off: turn TLS on, or clear the CA certificate']);
   });
 
-  it('turns the store off when the addresses are emptied: no settings, saved secrets reset', async () => {
+  it('turns the store off when the addresses are emptied, keeping the rest for when one is typed again', async () => {
     const { last } = renderStore(
       { addresses: ['redis.internal:6379'], username: 'grafana', tls: true, timeout: '100ms', accountShare: 50 },
       { sharedStorePassword: true, sharedStoreTLSCACert: true }
     );
-    expect(screen.getByLabelText(/^Password/)).toHaveValue('configured');
     await userEvent.clear(screen.getByLabelText(/^Addresses/));
-    expect(last().jsonData).toEqual({ authType: 'default', defaultRegion: 'us-east-1' });
-    expect(last().secureJsonFields).toEqual({ sharedStorePassword: false, sharedStoreTLSCACert: false });
-    expect(last().secureJsonData).toEqual({ sharedStorePassword: '', sharedStoreTLSCACert: '' });
-    expect(screen.getByLabelText(/^Username/)).toHaveValue('');
-    expect(screen.getByLabelText(/^Password/)).toHaveValue('');
-    expect(screen.getByLabelText(/^TLS/)).not.toBeChecked();
+    expect(last().jsonData.sharedStore).toEqual({ username: 'grafana', tls: true, timeout: '100ms', accountShare: 50 });
+    expect(last().secureJsonFields).toEqual({ sharedStorePassword: true, sharedStoreTLSCACert: true });
+    expect(screen.getByLabelText(/^Username/)).toHaveValue('grafana');
+    expect(screen.getByLabelText(/^Password/)).toHaveValue('configured');
     expect(alerts()).toEqual([]);
-    expect(screen.queryByRole('button', { name: 'Use no store' })).not.toBeInTheDocument();
+    type(/^Addresses/, 'redis2.internal:6379');
+    expect(last().jsonData.sharedStore).toEqual({
+      addresses: ['redis2.internal:6379'],
+      username: 'grafana',
+      tls: true,
+      timeout: '100ms',
+      accountShare: 50,
+    });
   });
 
-  it('drops typed secrets, unsaved, when the addresses are emptied', async () => {
+  it('keeps a typed password while the address is retyped', async () => {
     const { last } = renderStore();
     type(/^Addresses/, 'redis.internal:6379');
     type(/^Password/, 'hunter2');
     await userEvent.clear(screen.getByLabelText(/^Addresses/));
     expect(last().jsonData.sharedStore).toBeUndefined();
-    expect(last().secureJsonData).toEqual({});
+    expect(last().secureJsonData).toEqual({ sharedStorePassword: 'hunter2' });
   });
 
-  it('clears settings left without an address with "Use no store", as the error says', async () => {
+  it('clears settings left without an address with "Use no store"', async () => {
     const { last } = renderStore({ username: 'grafana' }, { sharedStorePassword: true, accessKey: true });
-    expect(alerts()).toEqual([CREDENTIALS_WITHOUT_ADDRESS]);
+    expect(alerts()).toEqual([]);
     await userEvent.click(screen.getByRole('button', { name: 'Use no store' }));
     expect(last().jsonData.sharedStore).toBeUndefined();
     // Only the store's secrets are reset.
     expect(last().secureJsonFields).toEqual({ sharedStorePassword: false, accessKey: true });
-    expect(alerts()).toEqual([]);
   });
 
   it('resets one saved secret, never showing it', async () => {

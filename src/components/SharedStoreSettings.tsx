@@ -26,7 +26,8 @@ function withoutStore(jsonData: SageOptions): SageOptions {
 /**
  * The optional store several replicas share (jsonData.sharedStore and two secrets), checked
  * as the backend checks it. Emptying the addresses turns the store off: the section is
- * cleared, secrets included, since the backend refuses credentials without an address.
+ * left as it is (the backend ignores it without an address), so retyping an address keeps
+ * the rest; "Use no store" clears the section, secrets included.
  */
 export function SharedStoreSettings(props: Props) {
   const { options, onOptionsChange } = props;
@@ -79,13 +80,8 @@ export function SharedStoreSettings(props: Props) {
   };
 
   const onAddresses = (text: string) => {
-    const next = parseAddresses(text);
-    if (next.length === 0 && (store.addresses?.length ?? 0) > 0) {
-      clearStore();
-      return;
-    }
     setAddressText(text);
-    set({ addresses: next });
+    set({ addresses: parseAddresses(text) });
   };
 
   const secret = (key: SecretKey) => ({
@@ -117,13 +113,18 @@ export function SharedStoreSettings(props: Props) {
       title="High availability"
       description="Optional, for several Grafana replicas or several data sources of one AWS account: they share a Redis or Valkey store for the results cache and the account's CloudWatch limits. Off by default: with no address, the plugin keeps its in-process cache and limiter, which need nothing. Setup and sizing: docs/high-availability.md."
       isCollapsible
-      isInitiallyOpen={addresses.length > 0 || Object.keys(errors).length > 0}
+      isInitiallyOpen={
+        Object.keys(store).length > 0 ||
+        isSet('sharedStorePassword') ||
+        isSet('sharedStoreTLSCACert') ||
+        Object.keys(errors).length > 0
+      }
     >
       <FieldSet label="Store">
         <InputField
           id="sharedStore.addresses"
           label="Addresses"
-          description="host:port of the store (Redis 7, Valkey 8, ElastiCache, MemoryDB); several, separated by commas, are nodes of a Redis Cluster. Empty: no store, and emptying it clears this section."
+          description="host:port of the store (Redis 7, Valkey 8, ElastiCache, MemoryDB); several, separated by commas, are nodes of a Redis Cluster. Empty: no store (the other settings here are kept, unused)."
           width={60}
           placeholder="redis.internal:6379"
           value={addressText}

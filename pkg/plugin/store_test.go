@@ -10,7 +10,9 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -721,4 +723,73 @@ func TestStoreFullNoticeOnce(t *testing.T) {
 	// Another replica reads metric_3 from the full store: a read, which does not end its
 	// outage either.
 	full(replica(), "metric_5", "metric_3", "metric_6")
+}
+
+// TestStoreFourReplicasOneDashboard: four replicas load one dashboard at once and refresh
+// it two minutes later (its tail then fetched), on one store: together they make at most 1.1× the upstream calls one
+// replica alone makes (without a store, four would make 4×).
+func TestStoreFourReplicasOneDashboard(t *testing.T) {
+	srv := storetest.Start(t)
+	var panels []backend.DataQuery // several expressions: the replicas contend for several extents
+	for i := range 12 {
+		panels = append(panels, dataQuery(fmt.Sprintf("P%d", i), fmt.Sprintf(`{"expr":"metric_%d","range":true}`, i%8)))
+	}
+	now := time.Now().UTC()
+	load := func(d *Datasource, at time.Time) {
+		qs := slices.Clone(panels)
+		for i := range qs {
+			qs[i].TimeRange = backend.TimeRange{From: at.Add(-6 * time.Hour), To: at}
+		}
+		resp, err := d.QueryData(context.Background(), &backend.QueryDataRequest{Queries: qs})
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		for ref, dr := range resp.Responses {
+			if dr.Error != nil {
+				t.Errorf("panel %s: %v", ref, dr.Error)
+			}
+		}
+	}
+	// calls loads the dashboard on n replicas at once, then again two minutes later, and
+	// counts their upstream calls.
+	calls := func(n int, store map[string]any) int {
+		var ups []*fakeUpstream
+		var ds []*Datasource
+		for range n {
+			var points int
+			up := &fakeUpstream{answer: generated(&points)}
+			s := testSettings("")
+			if store != nil {
+				s = withStore(t, s, store)
+			}
+			d, err := New(inOrg(1), s, func(context.Context, *models.Settings, awsauth.Endpoint, Shared) (Upstream, error) { return up, nil })
+			if err != nil || d.setupErr != nil {
+				t.Fatal(err, d.setupErr)
+			}
+			t.Cleanup(d.Dispose)
+			ups, ds = append(ups, up), append(ds, d)
+		}
+		for _, at := range []time.Time{now, now.Add(2 * time.Minute)} {
+			var wg sync.WaitGroup
+			for _, d := range ds {
+				wg.Add(1)
+				go func() { defer wg.Done(); load(d, at) }()
+			}
+			wg.Wait()
+		}
+		var total int
+		for _, up := range ups {
+			total += len(up.Calls())
+		}
+		return total
+	}
+	alone := calls(1, nil)
+	without := calls(4, nil)
+	with := calls(4, map[string]any{"addresses": []string{srv.Addr}})
+	t.Logf("%d panels, cold load and a refresh two minutes later: one replica %d upstream calls; four without a store %d (%.2f×), with one %d (%.2f×)",
+		len(panels), alone, without, float64(without)/float64(alone), with, float64(with)/float64(alone))
+	if float64(with) > 1.1*float64(alone) {
+		t.Errorf("four replicas on one store made %d upstream calls, more than 1.1× one replica's %d", with, alone)
+	}
 }

@@ -200,7 +200,8 @@ func (c *Cache) QueryRange(ctx context.Context, k Key, start, end time.Time, fet
 	if len(parts) > 0 && c.opts.Peer != nil {
 		share = &sharing{peer: c.opts.Peer, name: ent.name}
 		defer c.endSharing(ctx, share)
-		if parts = c.consult(ctx, share, ent, s, e, now); len(parts) == 0 {
+		share.consult(ctx, func() bool { return share.read(ctx, ent.adopt) }, func() bool { return len(c.parts(ent, s, e, now)) > 0 })
+		if parts = c.parts(ent, s, e, now); len(parts) == 0 {
 			res.Outcome = SharedHit
 		}
 	}
@@ -246,7 +247,7 @@ func (c *Cache) QueryRange(ctx context.Context, k Key, start, end time.Time, fet
 		res.Outcome = Partial
 	}
 	ent.trim(s, e)
-	local := share != nil && share.claim != nil && res.Fetches > 0 && !share.publish(ctx, ent)
+	local := share != nil && share.claim != nil && res.Fetches > 0 && !share.publishExtent(ctx, ent)
 	res.StoreErr = share.failure()
 	c.count(func(st *Stats) {
 		if local {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -354,5 +355,47 @@ func testInstantAnswersWithinTheRule(t *testing.T, newCaches func(Options) []*Ca
 				}
 			})
 		}
+	}
+}
+
+// TestFourReplicasCostOneInstantLoad: four replicas refresh the same dashboard of instant
+// panels together, every 45 s for 10 minutes: their upstream calls are at most 1.1 times
+// one replica's alone (without the store, four times).
+func TestFourReplicasCostOneInstantLoad(t *testing.T) {
+	srv := storetest.Start(t)
+	w := &instantWorld{world: &world{now: base.Add(5 * time.Second), seed: 12, series: 4, maxDelay: 2 * time.Minute}, step: time.Minute}
+	load := func(cs []*Cache) int {
+		w.mu.Lock()
+		w.now, w.calls = base.Add(5*time.Second), nil
+		w.mu.Unlock()
+		for range 14 {
+			var wg sync.WaitGroup
+			for _, c := range cs {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for p := range 8 {
+						now := w.clock()
+						if _, _, err := c.Instant(context.Background(), "a", fmt.Sprint("panel", p), now, w.step, w.fetch(now)); err != nil {
+							t.Error(err)
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			w.advance(45 * time.Second)
+		}
+		return w.ncalls()
+	}
+	alone := load([]*Cache{New(Options{Now: w.clock})})
+	cs, _ := replicas(t, srv, "ds1", 4, healthyTimeout, Options{Now: w.clock})
+	four := load(cs)
+	var shared int64
+	for _, c := range cs {
+		shared += c.Stats().SharedHits
+	}
+	t.Logf("upstream calls: one replica %d, four sharing a store %d (%d shared hits)", alone, four, shared)
+	if alone == 0 || float64(four) > 1.1*float64(alone) {
+		t.Errorf("four replicas made %d upstream calls, one alone %d: want at most 1.1×", four, alone)
 	}
 }

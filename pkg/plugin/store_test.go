@@ -514,7 +514,8 @@ func TestStoreOutageQueries(t *testing.T) {
 }
 
 // TestStoreReplicasShare: two replicas of one data source (same settings, org and uid) on
-// one store: what the first fetched for a dashboard's panels and a label lookup, the
+// one store: what the first fetched for a dashboard's range and stat panels and a label
+// lookup, the
 // second serves without any upstream call, with the same frames, its stats saying the
 // store served it. A data source of another org with the same uid, or with other
 // credentials, reads none of it and fetches all itself.
@@ -553,9 +554,9 @@ func TestStoreReplicasShare(t *testing.T) {
 				return d
 			}
 			var p1, p2 int
-			up1, up2 := &fakeUpstream{answer: generated(&p1)}, &fakeUpstream{answer: generated(&p2)}
+			up1, up2 := &fakeUpstream{answer: generatedAt(&p1)}, &fakeUpstream{answer: generatedAt(&p2)}
 			first, second := source(1, base, up1), source(tt.org, other, up2)
-			panels := randomPanels(rand.New(rand.NewPCG(7, 7)), 200, 800)
+			panels := append(randomPanels(rand.New(rand.NewPCG(7, 7)), 200, 800), dataQuery("I", `{"expr":"stat_0","instant":true,"range":false}`))
 			now := time.Now().UTC()
 			for i := range panels {
 				panels[i].TimeRange = backend.TimeRange{From: now.Add(-6 * time.Hour), To: now}
@@ -732,7 +733,8 @@ func TestStoreFourReplicasOneDashboard(t *testing.T) {
 	srv := storetest.Start(t)
 	var panels []backend.DataQuery // several expressions: the replicas contend for several extents
 	for i := range 12 {
-		panels = append(panels, dataQuery(fmt.Sprintf("P%d", i), fmt.Sprintf(`{"expr":"metric_%d","range":true}`, i%8)))
+		panels = append(panels, dataQuery(fmt.Sprintf("P%d", i), fmt.Sprintf(`{"expr":"metric_%d","range":true}`, i%8)),
+			dataQuery(fmt.Sprintf("S%d", i), fmt.Sprintf(`{"expr":"stat_%d","instant":true,"range":false}`, i%4)))
 	}
 	now := time.Now().UTC()
 	load := func(d *Datasource, at time.Time) {
@@ -758,7 +760,7 @@ func TestStoreFourReplicasOneDashboard(t *testing.T) {
 		var ds []*Datasource
 		for range n {
 			var points int
-			up := &fakeUpstream{answer: generated(&points)}
+			up := &fakeUpstream{answer: generatedAt(&points)}
 			s := testSettings("")
 			if store != nil {
 				s = withStore(t, s, store)
@@ -791,5 +793,19 @@ func TestStoreFourReplicasOneDashboard(t *testing.T) {
 		len(panels), alone, without, float64(without)/float64(alone), with, float64(with)/float64(alone))
 	if float64(with) > 1.1*float64(alone) {
 		t.Errorf("four replicas on one store made %d upstream calls, more than 1.1× one replica's %d", with, alone)
+	}
+}
+
+// generatedAt is generated with instant answers stamped at their evaluation time to the
+// millisecond, as CloudWatch stamps them (generated's whole seconds come before it, which
+// the results cache keeps local).
+func generatedAt(points *int) func(c call) (*fakeResponse, error) {
+	answer := generated(points)
+	return func(c call) (*fakeResponse, error) {
+		if c.op != "query" {
+			return answer(c)
+		}
+		return okJSON(fmt.Sprintf(`{"status":"success","data":{"resultType":"vector","result":[{"metric":{"expr":%q},"value":[%.3f,"1"]}]}}`,
+			c.expr, float64(c.t.UnixMilli())/1000)), nil
 	}
 }

@@ -191,6 +191,46 @@ func liveChunks(t *testing.T, raw *redis.Client) []string {
 	return live
 }
 
+// TestChunkedPublishFails: when a chunk cannot be written (the store is full), Publish
+// reports the store's failure, stores no head, and releases the claim so that waiters
+// fetch themselves.
+func TestChunkedPublishFails(t *testing.T) {
+	srv := storetest.Start(t)
+	raw := rawClient(t, srv.Addr)
+	p := testPeer(t, openStore(t, srv.Addr), "ds1")
+	ctx := context.Background()
+	c, err := p.Claim(ctx, "x", time.Minute)
+	require.NoError(t, err)
+	require.NotNil(t, c)
+	used := raw.Info(ctx, "memory").Val()
+	require.NoError(t, raw.ConfigSet(ctx, "maxmemory-policy", "noeviction").Err())
+	// Room for a few chunks, not all: the publish fails part way.
+	require.NoError(t, raw.ConfigSet(ctx, "maxmemory", fmt.Sprint(usedMemory(t, used)+8*ChunkBytes)).Err())
+	err = c.Publish(ctx, noisyExtent(1, 1600, 360), time.Minute)
+	assert.Equal(t, Full, storeError(t, err).Kind, "%v", err)
+	assert.NotEmpty(t, chunkKeys(t, raw), "some chunks were written")
+	require.NoError(t, raw.ConfigSet(ctx, "maxmemory", "0").Err())
+	assert.Zero(t, raw.Exists(ctx, p.extentKey("x")).Val(), "no head for a partial generation")
+	again, err := p.Claim(ctx, "x", time.Minute)
+	require.NoError(t, err)
+	assert.NotNil(t, again, "the failed publish released the claim")
+}
+
+// usedMemory is INFO memory's used_memory.
+func usedMemory(t *testing.T, info string) int {
+	t.Helper()
+	for _, l := range strings.Split(info, "\r\n") {
+		if v, ok := strings.CutPrefix(l, "used_memory:"); ok {
+			var n int
+			_, err := fmt.Sscan(v, &n)
+			require.NoError(t, err)
+			return n
+		}
+	}
+	t.Fatalf("no used_memory in %q", info)
+	return 0
+}
+
 // TestChunkedExtentRejected: a chunk gone, of the wrong size or flipped, and heads a hostile
 // writer could leave, are misses counted by reason; none panics or allocates the head's
 // claimed total.

@@ -19,13 +19,13 @@ import (
 // wire, well inside the 50 ms per-operation deadline, and a single-threaded Redis is never
 // blocked by one large value for long. It is a little under 256 KiB so that a chunk with
 // Redis' string header fits the allocator's 256 KiB size class (at exactly 256 KiB Redis
-// uses 320 KiB for it). The entry's key then holds a small head naming the
-// chunks' generation; a smaller extent stays in the entry's key itself (one round trip).
+// uses 320 KiB for it). The entry's key then holds a small head naming the chunks'
+// generation; a smaller extent stays in the entry's key itself (one round trip).
 //
-// The head, version 1: the entry's magic "IS", then 0x81 (the version), uvarint total length,
-// uvarint chunk size, and the generation token (tokenLen hex digits). The version byte has
-// its high bit set, which no entry version takes, so an older plugin counts a head as an
-// entry of an unknown version (a miss), never as corruption.
+// The head, version 1: the entry's magic "IS", then 0x81 (the version), uvarint total
+// length, uvarint chunk size, and the generation token (tokenLen hex digits). The version
+// byte has its high bit set, which no entry version takes, so an older plugin counts a
+// head as an entry of an unknown version (a miss), never as corruption.
 const (
 	ChunkBytes = 256<<10 - 64
 	headPrefix = "IS\x81"

@@ -256,6 +256,17 @@ func TestChunkedExtentRejected(t *testing.T) {
 			b := raw.Get(ctx, chunks[0]).Val()
 			raw.SetRange(ctx, chunks[0], 100, string(b[100]^0x20))
 		}},
+		{"a chunk of another generation (a mix)", entry.BadChecksum, func(t *testing.T, _ []string) {
+			// Were generations ever mixed, the CRC over the whole would refuse it.
+			require.NoError(t, st.PutExtent(ctx, "test:{y}", noisyExtent(2, 200, 360), time.Hour))
+			first := func(entryKey string) string {
+				k, err := raw.Keys(ctx, entryKey+":g*:0").Result()
+				require.NoError(t, err)
+				require.Len(t, k, 1)
+				return k[0]
+			}
+			require.NoError(t, raw.Copy(ctx, first("test:{y}"), first(key), 0, true).Err())
+		}},
 		{"the largest head, no chunks", MissingChunk, func(t *testing.T, _ []string) { raw.Set(ctx, key, hostile(entry.MaxBytes, minChunk, token), 0) }},
 		{"total over the bound", entry.Malformed, func(t *testing.T, _ []string) { raw.Set(ctx, key, hostile(entry.MaxBytes+1, ChunkBytes, token), 0) }},
 		{"total negative as int64", entry.Malformed, func(t *testing.T, _ []string) { raw.Set(ctx, key, hostile(1<<63, ChunkBytes, token), 0) }},

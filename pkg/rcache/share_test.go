@@ -81,26 +81,38 @@ type served struct {
 	err error
 }
 
-// atOnce asks every cache for [start, end] at the same time; the first fetch is held
-// until all have asked, so they miss together. It returns the answers and the upstream
-// calls made.
+// atOnce asks every cache for [start, end] at the same time (together). It returns the
+// answers and the upstream calls made.
 func atOnce(t *testing.T, cs []*Cache, k Key, start, end time.Time, fetch Fetch) ([]served, int32) {
+	t.Helper()
+	out := make([]served, len(cs))
+	calls := together(t, len(cs), func(i int, upstream func()) {
+		out[i].a, out[i].res, out[i].err = cs[i].QueryRange(context.Background(), k, start, end, func(ctx context.Context, s, e time.Time) (*promclient.Answer, error) {
+			upstream()
+			return fetch(ctx, s, e)
+		})
+	})
+	return out, calls
+}
+
+// together runs ask for replicas 0..n-1 at the same time; each upstream call they make
+// calls upstream first, which holds the first call until all have asked, so they miss
+// together. It returns the upstream calls made.
+func together(t *testing.T, n int, ask func(i int, upstream func())) int32 {
 	t.Helper()
 	var calls atomic.Int32
 	release := make(chan struct{})
-	held := func(ctx context.Context, s, e time.Time) (*promclient.Answer, error) {
+	upstream := func() {
 		if calls.Add(1) == 1 {
 			<-release
 		}
-		return fetch(ctx, s, e)
 	}
-	out := make([]served, len(cs))
 	var wg sync.WaitGroup
-	for i, c := range cs {
+	for i := range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			out[i].a, out[i].res, out[i].err = c.QueryRange(context.Background(), k, start, end, held)
+			ask(i, upstream)
 		}()
 	}
 	for calls.Load() == 0 {
@@ -109,7 +121,7 @@ func atOnce(t *testing.T, cs []*Cache, k Key, start, end time.Time, fetch Fetch)
 	time.Sleep(100 * time.Millisecond) // let the others reach the store; the outcome does not depend on it
 	close(release)
 	wg.Wait()
-	return out, calls.Load()
+	return calls.Load()
 }
 
 // TestReplicasFetchOnce: four replicas miss the same extent at once: one upstream call,

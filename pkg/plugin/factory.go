@@ -32,6 +32,8 @@ type Shared struct {
 	// settings, and the secure socks proxy when Grafana gives the data source one. nil
 	// means a clone of http.DefaultTransport.
 	Transport func() (*http.Transport, error)
+	// Store is the shared store's handle (jsonData.sharedStore); nil without one.
+	Store *sharedStore
 }
 
 // transport is sh.Transport's, or a clone of http.DefaultTransport (which reads HTTPS_PROXY).
@@ -40,6 +42,12 @@ func (sh Shared) transport() (*http.Transport, error) {
 		return http.DefaultTransport.(*http.Transport).Clone(), nil
 	}
 	return sh.Transport()
+}
+
+// shareThrough shares an AWS API cache of the region's answers through the store (none
+// without one).
+func (sh Shared) shareThrough(ep awsauth.Endpoint) awsapi.CacheOption {
+	return awsapi.ShareThrough(sh.Store.cachePeer(), ep.Region)
 }
 
 // regionFactory builds region handles: the one place a region's clients come from. Its
@@ -101,13 +109,13 @@ type ClientFactory func(ctx context.Context, s *models.Settings, ep awsauth.Endp
 // NewClient is the production ClientFactory: the shared credentials (gated by Grafana's
 // [aws] settings), a transport that refuses any host but the region's endpoint, SigV4
 // signing for the region last, and the traffic-shaping client on top (its limiter the
-// region's own).
+// region's own; with a shared store, the account's budget after it).
 func NewClient(_ context.Context, s *models.Settings, ep awsauth.Endpoint, sh Shared) (Upstream, error) {
 	transport, err := sh.transport()
 	if err != nil {
 		return nil, err
 	}
-	c, err := promclient.New(promclient.Options{
+	opts := promclient.Options{
 		BaseURL:        ep.URL,
 		Transport:      awsauth.Transport(transport, sh.Creds, ep, sh.Seen),
 		Method:         s.HTTPMethod,
@@ -115,7 +123,12 @@ func NewClient(_ context.Context, s *models.Settings, ep awsauth.Endpoint, sh Sh
 		MaxConcurrency: s.MaxConcurrency,
 		QueryRPS:       s.RequestsPerSecond,
 		UserAgent:      models.PluginID,
-	})
+	}
+	if b := sh.Store.budget(ep.Region); b != nil {
+		opts.Budget = b
+		sh.Store.fallback.Apply(&opts)
+	}
+	c, err := promclient.New(opts)
 	if err != nil {
 		return nil, err
 	}
@@ -154,13 +167,14 @@ func WithAWS(f AWSFactory) Option { return func(o *options) { o.aws = f } }
 const awsCacheTTL = 15 * time.Second
 
 // NewAWSAPI is the production AWSFactory: pkg/awsapi's client on the data source's shared
-// credentials and the region's endpoint, behind its brief per-region cache.
+// credentials and the region's endpoint, behind its brief per-region cache (shared with
+// the other replicas through the store, when there is one).
 func NewAWSAPI(_ context.Context, _ *models.Settings, ep awsauth.Endpoint, sh Shared) (awsapi.API, error) {
 	t, err := sh.transport()
 	if err != nil {
 		return nil, err
 	}
-	return awsapi.Cached(awsapi.NewWithCredentials(sh.Creds, ep, sh.Seen, awsapi.WithTransport(t)), awsCacheTTL, nil), nil
+	return awsapi.Cached(awsapi.NewWithCredentials(sh.Creds, ep, sh.Seen, awsapi.WithTransport(t)), awsCacheTTL, nil, sh.shareThrough(ep)), nil
 }
 
 // PricesFactory builds one region's Price List client on the data source's shared
@@ -181,7 +195,7 @@ func NewPrices(_ *models.Settings, ep awsauth.Endpoint, sh Shared) (awsapi.Price
 	if err != nil {
 		return nil, err
 	}
-	return awsapi.CachedPrices(p, nil), nil
+	return awsapi.CachedPrices(p, nil, sh.shareThrough(ep)), nil
 }
 
 // ChangesFactory builds one region's CloudTrail client (the fleet's changes) on the data
@@ -202,5 +216,5 @@ func NewChanges(_ *models.Settings, ep awsauth.Endpoint, sh Shared) (awsapi.Chan
 	if err != nil {
 		return nil, err
 	}
-	return awsapi.CachedChanges(awsapi.NewChanges(sh.Creds, ep, sh.Seen, awsapi.WithTransport(t)), changesCacheTTL, time.Now), nil
+	return awsapi.CachedChanges(awsapi.NewChanges(sh.Creds, ep, sh.Seen, awsapi.WithTransport(t)), changesCacheTTL, time.Now, sh.shareThrough(ep)), nil
 }

@@ -31,7 +31,10 @@ type sharedStore struct {
 	id       sharedstore.Identity // the settings' credential identity, without account and region
 	share    float64              // of the account's limits, for this data source's replicas together
 	fallback sharedstore.Fallback // one replica's limits while the store is unavailable
-	account  account
+	alone    float64              // of the account's limits, one replica's while the store is unavailable
+	// sweeps is the changes cache's peer: its waiters wait out a whole paced sweep.
+	sweeps  awsapi.SharedCache
+	account account
 	// stsTransport carries the account's lookup; closed with the store.
 	stsTransport *http.Transport
 }
@@ -59,10 +62,13 @@ func openStore(ctx context.Context, uid string, s *models.Settings) *sharedStore
 		h.broken = err
 		return h
 	}
-	h.peer = trackedPeer{sharedstore.NewPeer(st, ns)}
 	var fallbackShare float64
 	h.share, fallbackShare = s.SharedStore.Shares()
+	h.alone = h.share * fallbackShare
 	h.fallback = sharedstore.FallbackOf(sharedstore.AccountLimits{}, h.share, fallbackShare)
+	peer := sharedstore.NewPeer(st, ns)
+	h.peer = trackedPeer{peer}
+	h.sweeps = trackedPeer{peer.WithFill(changesFill(h.share))}
 	h.account.fallback = awsapi.AccountOf(s.Auth.AssumeRoleARN)
 	return h
 }

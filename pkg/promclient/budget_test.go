@@ -116,7 +116,17 @@ var testAccount = sharedstore.Identity{Account: "123456789012", Region: "us-east
 // as each Grafana replica does.
 func replica(t *testing.T, addr string, limits sharedstore.AccountLimits, share float64) *counted {
 	t.Helper()
-	st, err := sharedstore.Open(sharedstore.Settings{Addresses: []string{addr}, KeyPrefix: "test:", Timeout: sharedstore.DefaultTimeout})
+	// Not the 50 ms default: on a loaded 2-core CI machine an operation can miss it, and a
+	// replica switching to its fallback limits mid-load overlaps the shared slots (as
+	// docs/high-availability.md says), which these tests of the budget would count.
+	return replicaTimed(t, addr, limits, share, 500*time.Millisecond)
+}
+
+// replicaTimed is replica with the store's per-operation deadline: the fault tests keep
+// the default, as a store that stops answering is met in production.
+func replicaTimed(t *testing.T, addr string, limits sharedstore.AccountLimits, share float64, timeout time.Duration) *counted {
+	t.Helper()
+	st, err := sharedstore.Open(sharedstore.Settings{Addresses: []string{addr}, KeyPrefix: "test:", Timeout: timeout})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = st.Close() })
 	b, err := sharedstore.NewBudget(st, testAccount, limits, share)
@@ -270,7 +280,7 @@ func TestBudgetStoreFaults(t *testing.T) {
 			var budgets []*counted
 			var clients []*promclient.Client
 			for range 4 {
-				b := replica(t, srv.Addr, sharedstore.AccountLimits{}, share)
+				b := replicaTimed(t, srv.Addr, sharedstore.AccountLimits{}, share, sharedstore.DefaultTimeout)
 				opts := promclient.Options{BaseURL: u, QueryTimeout: 5 * time.Second, Budget: b}
 				sharedstore.FallbackOf(sharedstore.AccountLimits{}, share, fallbackShare).Apply(&opts)
 				c, err := promclient.New(opts)

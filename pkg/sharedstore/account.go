@@ -161,13 +161,14 @@ func (b *Budget) Pace(ctx context.Context, kind string, tps float64) (time.Durat
 	return d.RetryAfter, nil // at least 1µs: the script rounds up
 }
 
-// windowRate lets at most n calls through in any one-second window, half of them at once.
-// GCRA with burst B at r per second admits B at once and then one per 1/r, so at most
-// B + r − 1 in one second: B + r = n + 1. Half of n as the burst lets a dashboard's first
-// panels go together (120 queries at the default 80% of 300) and still keeps any second,
-// the first included, within n, which CloudWatch's bucket of one second's tokens accepts.
+// windowRate lets at most n calls through in any one-second window and sustains nine
+// tenths of n. GCRA with burst B at r per second admits B at once and then one per 1/r, so
+// at most B + r − 1 in one second: B + r = n + 1. A tenth of n as the burst (24 queries at
+// the default 80% of 300) lets a dashboard's first panels go together; a larger burst
+// would buy a faster first second with a slower sustained rate (half of n at a burst of
+// half), and the store's budget must not be slower than the fallback it replaces.
 func windowRate(n int) Rate {
-	burst := max(1, n/2)
+	burst := max(1, n/10)
 	return Rate{PerSecond: float64(n + 1 - burst), Burst: burst}
 }
 

@@ -32,10 +32,10 @@ func TestBudgetLimits(t *testing.T) {
 		burst, perSec   int // window: burst + perSec − 1
 		wantConc, wantN int
 	}{
-		{0.8, promclient.ClassQuery, 120, 121, 24, 240},
-		{0.8, promclient.ClassDiscovery, 4, 5, 24, 8},
-		{0.57, promclient.ClassQuery, 85, 87, 17, 171},
-		{1, promclient.ClassDiscovery, 5, 6, 30, 10},
+		{0.8, promclient.ClassQuery, 24, 217, 24, 240},
+		{0.8, promclient.ClassDiscovery, 1, 8, 24, 8},
+		{0.57, promclient.ClassQuery, 17, 155, 17, 171},
+		{1, promclient.ClassDiscovery, 1, 10, 30, 10},
 		{0.01, promclient.ClassDiscovery, 1, 1, 1, 1}, // never below one call and one slot
 	} {
 		b := newBudget(t, &Store{}, account, AccountLimits{}, tc.share)
@@ -43,6 +43,9 @@ func TestBudgetLimits(t *testing.T) {
 		assert.Equal(t, Rate{PerSecond: float64(tc.perSec), Burst: tc.burst}, r, "%+v", tc)
 		assert.Equal(t, tc.wantConc, conc, "%+v", tc)
 		assert.Equal(t, tc.wantN, r.Burst+int(r.PerSecond)-1, "%+v: calls in one second", tc)
+		// Sustained, the budget must not be much slower than the share (nor than the
+		// fallback limits it replaces while the store is up).
+		assert.GreaterOrEqual(t, r.PerSecond, 0.9*float64(tc.wantN)-1, "%+v: sustained rate", tc)
 	}
 	// An account whose quota AWS raised.
 	b := newBudget(t, &Store{}, account, AccountLimits{QueryTPS: 1000, QueryConcurrency: 100}, 0.5)

@@ -79,7 +79,11 @@ func New(ctx context.Context, settings backend.DataSourceInstanceSettings, facto
 	}
 	d.settings = s
 	d.build.settings, d.build.uid = s, settings.UID
-	if s.SharedStore.Enabled() {
+	switch {
+	case s.SharedStoreErr != nil:
+		d.store = &sharedStore{off: s.SharedStoreErr}
+		logWarn("the shared store is off: its settings are wrong", "error", s.SharedStoreErr)
+	case s.SharedStore.Enabled():
 		d.store = openStore(ctx, settings.UID, s)
 		d.dispose = func() { d.closeRegions(); d.store.close() }
 	}

@@ -27,6 +27,9 @@ type sharedStore struct {
 	// broken is why the configured store cannot be used at all (no org id, a uid the
 	// namespace refuses): every response says so and the plugin runs as without a store.
 	broken error
+	// off is what is wrong with jsonData.sharedStore: the plugin runs without a store, each
+	// response's stats and Save & test say why.
+	off    error
 	outage outage
 
 	id       sharedstore.Identity // the settings' credential identity, without account and region
@@ -167,6 +170,9 @@ const (
 // health is Save & test's report of the store: reachable (version, round trip) or the
 // exact error and its fix, always a warning: the plugin works without the store.
 func (h *sharedStore) health(ctx context.Context) string {
+	if h.off != nil {
+		return "Error: the shared store is off: " + h.off.Error() + ". Until it is fixed, panels work without the store, each replica on its own cache and limits."
+	}
 	if h.broken != nil {
 		return "Warning: " + storeNoticePrefix + strings.TrimPrefix(h.broken.Error(), storeNoticePrefix) + "; panels work without it."
 	}

@@ -460,8 +460,10 @@ func TestStoreHealthAccount(t *testing.T) {
 	}
 }
 
-// TestStoreBadSettings: a sharedStore setting that is wrong is named, with its fix, by
-// Save & test and by every query, as the plugin's other settings are.
+// TestStoreBadSettings: a wrong sharedStore setting turns the store off, not the data
+// source: queries are answered, their stats say the store is off and why; Save & test's
+// AWS checks run as without a store, and its store line is an error naming the setting and
+// the fix.
 func TestStoreBadSettings(t *testing.T) {
 	f := (&fakeCloudWatch{region: "us-east-1"}).start(t)
 	s := withStore(t, f.settings("us-east-1", fakeAccessKey, fakeSecretKey), map[string]any{"addresses": []string{"redis.internal"}, "timeout": "soon"})
@@ -470,20 +472,34 @@ func TestStoreBadSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if res.Status != backend.HealthStatusOk || !strings.Contains(res.Message, "Connected to CloudWatch") || f.requests.Load() == 0 {
+		t.Errorf("Save & test: %v %q after %d requests: want the AWS checks run and passed", res.Status, res.Message, f.requests.Load())
+	}
 	resp, _ := d.QueryData(context.Background(), &backend.QueryDataRequest{Queries: []backend.DataQuery{{RefID: "A",
-		JSON: []byte(`{"expr":"up","range":true}`), TimeRange: backend.TimeRange{From: time.Unix(0, 0), To: time.Unix(3600, 0)}}}})
-	for what, msg := range map[string]string{"Save & test": res.Message, "query": resp.Responses["A"].Error.Error()} {
+		JSON: []byte(`{"expr":"up","instant":true}`), TimeRange: backend.TimeRange{From: time.Unix(0, 0), To: time.Unix(3600, 0)}}}})
+	a := resp.Responses["A"]
+	if a.Error != nil || len(a.Frames) == 0 {
+		t.Fatalf("query: %v, %d frames: want answered without the store", a.Error, len(a.Frames))
+	}
+	var off string
+	for _, st := range a.Frames[0].Meta.Stats {
+		if strings.HasPrefix(st.DisplayName, storeStatOff) {
+			off = st.DisplayName
+		}
+	}
+	storeLine := res.Message[strings.Index(res.Message, "Error: the shared store is off: ")+1:]
+	for what, msg := range map[string]string{"Save & test's store line": storeLine, "the query's stat": off} {
 		for _, w := range []string{"jsonData.sharedStore.addresses", "redis.internal:6379", "jsonData.sharedStore.timeout", "50ms"} {
 			if !strings.Contains(msg, w) {
-				t.Errorf("%s's message %q lacks %q", what, msg, w)
+				t.Errorf("%s %q lacks %q", what, msg, w)
 			}
 		}
 		if strings.Contains(msg, storePassword) {
-			t.Errorf("%s's message leaks the store's password", what)
+			t.Errorf("%s leaks the store's password", what)
 		}
 	}
-	if res.Status != backend.HealthStatusError || f.requests.Load() != 0 {
-		t.Errorf("status %v after %d requests: want an error before any request", res.Status, f.requests.Load())
+	if len(a.Frames[0].Meta.Notices) != 0 {
+		t.Errorf("notices %v: the setting's error is Save & test's and the stats', not every panel's", a.Frames[0].Meta.Notices)
 	}
 }
 

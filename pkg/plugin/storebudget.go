@@ -17,7 +17,7 @@ import (
 // budget is the account's budget in region for the PromQL client's options, nil without a
 // usable store.
 func (h *sharedStore) budget(region string) promclient.AccountBudget {
-	if h == nil || h.broken != nil {
+	if h == nil || h.broken != nil || h.off != nil {
 		return nil
 	}
 	return &accountBudget{h: h, region: region}

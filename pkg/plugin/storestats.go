@@ -144,6 +144,7 @@ func (u *storeUse) recovered(cause error) bool {
 // Stat names in the query inspector.
 const (
 	storeStatPrefix   = "Shared store: "
+	storeStatOff      = "shared store off: "
 	storeNoticePrefix = "shared cache unavailable: "
 )
 
@@ -158,6 +159,10 @@ func (h *sharedStore) annotate(resp *backend.DataResponse, use *storeUse, unseen
 	f := resp.Frames[0]
 	if f.Meta == nil {
 		f.Meta = &data.FrameMeta{}
+	}
+	if h.off != nil {
+		f.Meta.Stats = append(f.Meta.Stats, data.QueryStat{FieldConfig: data.FieldConfig{DisplayName: storeStatOff + h.off.Error()}})
+		return
 	}
 	var (
 		cause          error

@@ -12,6 +12,7 @@ import (
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
+	"github.com/inferscope/sagemaker-datasource/pkg/awsapi"
 	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
 	"github.com/inferscope/sagemaker-datasource/pkg/models"
 	"github.com/inferscope/sagemaker-datasource/pkg/rcache"
@@ -36,7 +37,10 @@ type sharedStore struct {
 	timeout  time.Duration        // of one store operation (jsonData.sharedStore.timeout)
 	share    float64              // of the account's limits, for this data source's replicas together
 	fallback sharedstore.Fallback // one replica's limits while the store is unavailable
-	account  account
+	alone    float64              // of the account's limits, one replica's while the store is unavailable
+	// sweeps is the changes cache's peer: its waiters wait out a whole paced sweep.
+	sweeps  awsapi.SharedCache
+	account account
 	// stsTransport carries the account's lookup; closed with the store.
 	stsTransport *http.Transport
 
@@ -71,10 +75,13 @@ func openStore(ctx context.Context, uid string, s *models.Settings) *sharedStore
 		h.broken = err
 		return h
 	}
-	h.peer = trackedPeer{sharedstore.NewPeer(st, ns)}
 	var fallbackShare float64
 	h.share, fallbackShare = s.SharedStore.Shares()
+	h.alone = h.share * fallbackShare
 	h.fallback = sharedstore.FallbackOf(sharedstore.AccountLimits{}, h.share, fallbackShare)
+	peer := sharedstore.NewPeer(st, ns)
+	h.peer = trackedPeer{peer}
+	h.sweeps = trackedPeer{peer.WithFill(changesFill(h.share))}
 	return h
 }
 

@@ -7,8 +7,11 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/time/rate"
+
 	"github.com/inferscope/sagemaker-datasource/pkg/awsapi"
 	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
+	"github.com/inferscope/sagemaker-datasource/pkg/changes"
 	"github.com/inferscope/sagemaker-datasource/pkg/fanout"
 	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
 	"github.com/inferscope/sagemaker-datasource/pkg/sharedstore"
@@ -161,3 +164,87 @@ func (h *sharedStore) askAccount(sh Shared, home awsauth.Endpoint) error {
 	}
 	return nil
 }
+
+// lookupPacer is CloudTrail's LookupEvents pace of the account in region, shared by the
+// account's replicas and data sources through the store; nil without a usable store (the
+// client then paces itself at CloudTrail's whole rate).
+func (h *sharedStore) lookupPacer(region string) awsapi.Pacer {
+	if h == nil || h.broken != nil || h.off != nil {
+		return nil
+	}
+	return &sharedPace{a: &accountBudget{h: h, region: region}, kind: sharedstore.KindLookupEvents, tps: awsapi.LookupEventsTPS,
+		fallback: rate.NewLimiter(rate.Limit(h.alone*awsapi.LookupEventsTPS), 1)}
+}
+
+// sharedPace is one of the account's per-second limits without slots (sharedstore.Budget's
+// Pace), as an awsapi.Pacer.
+type sharedPace struct {
+	a    *accountBudget
+	kind string
+	tps  float64
+	// fallback paces the attempts the store cannot decide: this replica's part while it
+	// fails (alone), so that the replicas together stay within the share.
+	fallback *rate.Limiter
+}
+
+// Wait takes a call from the shared pace, waiting while it is spent; past the request's
+// deadline it fails at once instead of waiting in vain.
+func (p *sharedPace) Wait(ctx context.Context) error {
+	for {
+		wait, err := p.take(ctx)
+		switch {
+		case err != nil:
+			return p.fallback.Wait(ctx)
+		case wait == 0:
+			return nil
+		}
+		if d, ok := ctx.Deadline(); ok && time.Until(d) < wait {
+			r := sharedstore.ShareRate(p.a.h.share, p.tps)
+			return fmt.Errorf("the account's %s pace, %g calls a second for this data source's replicas together, leaves no call before the request's deadline: raise %s, choose a shorter time range, or raise the query timeout",
+				p.kind, r.PerSecond, sharedstore.SetAccountShare)
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+func (p *sharedPace) take(ctx context.Context) (time.Duration, error) {
+	b, err := p.a.current()
+	if err != nil {
+		return 0, err
+	}
+	wait, err := b.Pace(ctx, p.kind, p.tps)
+	return wait, storeUseOf(ctx).record(err, true) // its script writes
+}
+
+// sweepPeer is the changes cache's peer: nil without a usable store.
+func (h *sharedStore) sweepPeer() awsapi.SharedCache {
+	if h == nil || h.peer == nil {
+		return nil
+	}
+	return h.sweeps
+}
+
+// changesFill is the changes cache's lease and wait on the store: a sweep is one
+// LookupEvents call per event name (more when an answer has pages) at the data source's
+// share of CloudTrail's pace, 13 s at the default 80% (1 call a second). Twice that, as
+// another range's sweep may share the pace, and never less than a lookup's lease: a
+// waiter then waits for the holder's answer, not sweeping itself on the same pace. Its
+// request's deadline still ends its wait.
+func changesFill(share float64) (lease, wait time.Duration) {
+	calls := 0
+	for _, names := range changes.Events {
+		calls += len(names)
+	}
+	r := sharedstore.ShareRate(share, awsapi.LookupEventsTPS)
+	d := max(2*time.Duration(float64(calls)/r.PerSecond*float64(time.Second)), minChangesFill)
+	return d, d
+}
+
+// minChangesFill is the lookups' lease (sharedstore's lookupLease).
+const minChangesFill = 30 * time.Second

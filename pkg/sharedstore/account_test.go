@@ -268,3 +268,45 @@ func TestBudgetGivesBackOrphans(t *testing.T) {
 	}
 	assert.NotNil(t, release, "the orphaned slot was given back")
 }
+
+// TestBudgetPace: CloudTrail's 2 calls a second at the data source's share, rounded down
+// (at least one), shared by the account's replicas and apart from its other limits.
+func TestBudgetPace(t *testing.T) {
+	for _, tc := range []struct {
+		share float64
+		want  Rate
+	}{
+		{1, Rate{PerSecond: 2, Burst: 1}},   // 2 in any one-second window
+		{0.8, Rate{PerSecond: 1, Burst: 1}}, // 1.6 rounds down to 1
+		{0.1, Rate{PerSecond: 1, Burst: 1}}, // never below one
+	} {
+		assert.Equal(t, tc.want, ShareRate(tc.share, LookupEventsTPS), "share %g", tc.share)
+	}
+
+	srv := storetest.Start(t)
+	ctx := context.Background()
+	a := newBudget(t, openStore(t, srv.Addr), account, AccountLimits{}, 1)
+	b := newBudget(t, openStore(t, srv.Addr), account, AccountLimits{}, 1) // another replica
+	wait, err := a.Pace(ctx, KindLookupEvents, LookupEventsTPS)
+	require.NoError(t, err)
+	assert.Zero(t, wait, "the first call goes")
+	wait, err = b.Pace(ctx, KindLookupEvents, LookupEventsTPS)
+	require.NoError(t, err)
+	assert.Greater(t, wait, time.Duration(0), "the other replica's call at once is denied")
+	assert.LessOrEqual(t, wait, 500*time.Millisecond, "and may go one interval (1/2 s) later")
+
+	release, _, err := b.Take(ctx, promclient.ClassDiscovery, 1)
+	require.NoError(t, err)
+	assert.NotNil(t, release, "CloudWatch's budget is apart from CloudTrail's pace")
+	release()
+	other := newBudget(t, openStore(t, srv.Addr), Identity{Account: "210987654321", Region: "us-east-1"}, AccountLimits{}, 1)
+	wait, err = other.Pace(ctx, KindLookupEvents, LookupEventsTPS)
+	require.NoError(t, err)
+	assert.Zero(t, wait, "another account's pace is its own")
+	_, err = a.Pace(ctx, "Cloud Trail", LookupEventsTPS)
+	assert.ErrorContains(t, err, "the kind lower-case letters")
+
+	srv.Stop()
+	_, err = a.Pace(ctx, KindLookupEvents, LookupEventsTPS)
+	assert.True(t, IsUnavailable(err), "a stopped store: %v", err)
+}

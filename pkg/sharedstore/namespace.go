@@ -69,7 +69,7 @@ type BudgetKey struct {
 	// Account is the 12-digit account id, or, when it is not known, "cred-" and a credential
 	// identity's hash (NewBudget): such a budget is per credential, not per account.
 	Account, Region string
-	Kind            string // "query" or "discovery"
+	Kind            string // "query", "discovery" (promclient.Class) or KindLookupEvents
 }
 
 // credentialScope prefixes the identity hash that stands for an unknown account.
@@ -88,7 +88,7 @@ const budgetPrefix = DefaultKeyPrefix + "budget:"
 
 func (b BudgetKey) key(what string) (string, error) {
 	if !scopePattern.MatchString(b.Account) || !regionPattern.MatchString(b.Region) || !kindPattern.MatchString(b.Kind) {
-		return "", fmt.Errorf("budget key %q/%q/%q: the account must be 12 digits (or a credential scope from NewBudget), the region an AWS region such as us-east-1, the kind query or discovery", b.Account, b.Region, b.Kind)
+		return "", fmt.Errorf("budget key %q/%q/%q: the account must be 12 digits (or a credential scope from NewBudget), the region an AWS region such as us-east-1, the kind lower-case letters such as query", b.Account, b.Region, b.Kind)
 	}
 	// One hash tag per account and region: its limits live on one node.
 	return budgetPrefix + "{" + b.Account + ":" + b.Region + "}:" + b.Kind + ":" + what, nil

@@ -118,6 +118,10 @@ func dialer(timeout time.Duration, tc *tls.Config) func(ctx context.Context, net
 // Close ends the store's connections.
 func (st *Store) Close() error { return st.rdb.Close() }
 
+// ErrClosed is an operation's error after Close: not the store's failure (IsUnavailable is
+// false), so no outage is reported for it.
+var ErrClosed = errors.New("the shared store's client was closed: the data source's instance was replaced")
+
 // Stats returns the store's counters.
 func (st *Store) Stats() Stats {
 	c := &st.stats
@@ -154,6 +158,9 @@ func (st *Store) do(ctx context.Context, op string, fn func(ctx context.Context)
 	}
 	if ctx.Err() != nil {
 		return ctx.Err()
+	}
+	if errors.Is(err, redis.ErrClosed) {
+		return ErrClosed // our own doing: no failure of the store
 	}
 	st.stats.failures.Add(1)
 	e := st.set.classify(op, st.addr(), err)

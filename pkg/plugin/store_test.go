@@ -336,7 +336,14 @@ func TestStoreDisposeWaitsForRequests(t *testing.T) {
 	release()
 	leave()
 	nu := source()
-	if r, _, err := nu.budget("us-east-1").Take(context.Background(), promclient.ClassQuery, 1); err != nil || r == nil {
+	// The slot is what is tested: a rate denial right after the old request's call (one
+	// call per 1/12 s at this share) is waited out once.
+	r, wait, err := nu.budget("us-east-1").Take(context.Background(), promclient.ClassQuery, 1)
+	if r == nil && err == nil && wait > 0 && wait < time.Second {
+		time.Sleep(wait)
+		r, _, err = nu.budget("us-east-1").Take(context.Background(), promclient.ClassQuery, 1)
+	}
+	if err != nil || r == nil {
 		t.Errorf("the new instance's take: %v: want the slot the old request gave back", err)
 	} else {
 		r()

@@ -179,7 +179,7 @@ func (e *entry) adopt(x shared.Extent, now time.Time, window time.Duration) {
 // keeps no more history than that, however long it is refreshed.
 func (e *entry) prepend(x shared.Extent, settled int64, now time.Time) {
 	from, to := max(x.Start, e.floor(now.Add(-maxShareTTL).UnixMilli())), e.start-e.step
-	if from > to || settled < to || x.End < to {
+	if from > to || settled < to {
 		return
 	}
 	e.merge(sharedAnswer(x, from, to), from, to)

@@ -503,3 +503,35 @@ func TestReviewTrimmedPublishShrinksShared(t *testing.T) {
 		})
 	}
 }
+
+// TestSharedHistoryBounded: an older shared extent lends a replica's newer, narrower one its
+// settled history from at most a day ago (maxShareTTL), so an extent refreshed for ever
+// does not grow for ever: a cold replica asking two days then fetches the older day.
+func TestSharedHistoryBounded(t *testing.T) {
+	srv := storetest.Start(t)
+	step := time.Minute
+	w := &world{now: base.Add(20 * time.Second), seed: 7, series: 2, maxDelay: time.Minute}
+	cs, _ := replicas(t, srv, "ds1", 3, healthyTimeout, Options{Now: w.clock, RefetchWindow: 10 * time.Minute})
+	k := Key{DataSource: "a", Expr: "m", Step: step}
+	ask := func(c *Cache, span time.Duration) {
+		t.Helper()
+		end := align(w.clock(), step)
+		a, res, err := c.QueryRange(context.Background(), k, end.Add(-span), end, w.fetch("m", step))
+		if err != nil || res.StoreErr != nil {
+			t.Fatalf("%s: %v, store %v", span, err, res.StoreErr)
+		}
+		sameAsUncached(t, w, span.String(), a, res, end.Add(-span), end, step)
+	}
+	ask(cs[1], time.Hour)
+	ask(cs[0], 48*time.Hour)
+	w.advance(5 * time.Minute)
+	ask(cs[1], time.Hour) // adopts the older extent's settled history, and publishes it
+	w.calls = nil
+	ask(cs[2], 48*time.Hour)
+	if len(w.calls) != 1 {
+		t.Fatalf("the cold replica made calls %v, want one for the older day", w.calls)
+	}
+	if head := w.calls[0][1].Sub(w.calls[0][0]); head < 23*time.Hour || head > 25*time.Hour {
+		t.Errorf("the cold replica fetched %s: the shared extent should keep a day of history, not two, nor less", head)
+	}
+}

@@ -226,8 +226,9 @@ func ignoreNil(err error) error {
 }
 
 // getEncoded reads the encoded extent at key under one total deadline: the entry itself,
-// or a head's chunks, chunkBatch chunks per operation. ok is false on a miss; rejected names why an entry that
-// exists was not read whole (a malformed head, a missing or wrong-sized chunk).
+// or a head's chunks, chunkBatch chunks per operation. ok is false on a miss; rejected
+// names why an entry that exists was not read whole (a malformed head, a missing or
+// wrong-sized chunk).
 func (st *Store) getEncoded(ctx context.Context, key string) (b []byte, ok bool, rejected string, err error) {
 	ctx, cancel := st.chunked(ctx)
 	defer cancel()

@@ -116,9 +116,16 @@ func (p *Peer) AwaitClaim(ctx context.Context, name string, maxWait time.Duratio
 }
 
 // Once serves the lookup name through Store.Once for ttl (see the lookup* bounds and
-// WithFill).
+// WithFill). With a deadline, the wait is at most half the time left, so a replica whose
+// holder is slow still has the other half to fetch itself, and the lease at most the time
+// left: the holder's fetch cannot outlive its request.
 func (p *Peer) Once(ctx context.Context, name string, ttl time.Duration, fetch func(context.Context) ([]byte, error)) (val []byte, shared bool, storeErr, err error) {
-	r, err := p.st.Once(ctx, p.ns.Key("lookup", name), Fill{TTL: ttl, Lease: p.lease, Wait: p.wait, Poll: lookupPoll}, fetch)
+	f := Fill{TTL: ttl, Lease: p.lease, Wait: p.wait, Poll: lookupPoll}
+	if dl, ok := ctx.Deadline(); ok {
+		left := time.Until(dl)
+		f.Lease, f.Wait = min(f.Lease, max(left, time.Millisecond)), min(f.Wait, left/2)
+	}
+	r, err := p.st.Once(ctx, p.ns.Key("lookup", name), f, fetch)
 	return r.Value, r.Outcome == FromStore || r.Outcome == FromHolder, r.StoreErr, err
 }
 

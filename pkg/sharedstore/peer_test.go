@@ -185,3 +185,37 @@ func TestPeerWithFill(t *testing.T) {
 		})
 	}
 }
+
+// TestReviewLookupWaitPastDeadline: a lookup whose holder is slow (its call held by the
+// account budget, say), asked by a request with 1 s left: the waiter gives up at half its
+// time and fetches itself, instead of waiting into its deadline and failing; and a holder's
+// lease is no longer than its request's time.
+func TestReviewLookupWaitPastDeadline(t *testing.T) {
+	srv := storetest.Start(t)
+	a, b := testPeer(t, openStore(t, srv.Addr), "ds1"), testPeer(t, openStore(t, srv.Addr), "ds1")
+	hold, holding, done := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		defer cancel()
+		_, _, _, _ = a.Once(ctx, "labels", time.Minute, func(context.Context) ([]byte, error) {
+			close(holding)
+			<-hold
+			return []byte("holder"), nil
+		})
+	}()
+	<-holding
+	lease, err := a.st.rdb.PTTL(context.Background(), LeaseKey(a.ns.Key("lookup", "labels"))).Result()
+	require.NoError(t, err)
+	assert.True(t, lease > 0 && lease <= 3*time.Second, "the holder's lease %s, its request's time 3s", lease)
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	v, shared, storeErr, err := b.Once(ctx, "labels", time.Minute, func(context.Context) ([]byte, error) { return []byte("self"), nil })
+	close(hold)
+	<-done
+	require.NoError(t, err, "a self-fetch had time")
+	assert.NoError(t, storeErr)
+	assert.False(t, shared)
+	assert.Equal(t, "self", string(v))
+}

@@ -27,6 +27,9 @@ type Store struct {
 // Stats are the store's counters since it was opened.
 type Stats struct {
 	Ops, Failures, Skipped int64 // operations run, failed, not tried while backing off
+	// LostLeases counts the extents not published because their writer's lease had run out
+	// (another replica may have published a newer one since).
+	LostLeases int64
 	// Rejected counts the entries read but not trusted, by DecodeError reason (bad
 	// checksum, unknown version, malformed) or MissingChunk; each was served as a miss.
 	Rejected map[string]int64
@@ -35,7 +38,7 @@ type Stats struct {
 type counters struct {
 	ops, failures, skipped                 atomic.Int64
 	badChecksum, unknownVersion, malformed atomic.Int64
-	missingChunk                           atomic.Int64
+	missingChunk, lostLeases               atomic.Int64
 }
 
 func (c *counters) rejected(reason string) {
@@ -125,7 +128,7 @@ var ErrClosed = errors.New("the shared store's client was closed: the data sourc
 // Stats returns the store's counters.
 func (st *Store) Stats() Stats {
 	c := &st.stats
-	return Stats{Ops: c.ops.Load(), Failures: c.failures.Load(), Skipped: c.skipped.Load(), Rejected: map[string]int64{
+	return Stats{Ops: c.ops.Load(), Failures: c.failures.Load(), Skipped: c.skipped.Load(), LostLeases: c.lostLeases.Load(), Rejected: map[string]int64{
 		entry.BadChecksum: c.badChecksum.Load(), entry.UnknownVersion: c.unknownVersion.Load(), entry.Malformed: c.malformed.Load(),
 		MissingChunk: c.missingChunk.Load(),
 	}}
@@ -142,7 +145,8 @@ func (st *Store) Unavailable() error {
 
 // do runs fn under the store's deadline and the gate. redis.Nil (a miss) passes through
 // as it is; any other failure is an *Error. A context the caller cancelled is returned as
-// its own error, without counting against the store.
+// its own error, without counting against the store; a chunked operation's total deadline
+// (chunked) is the store's timeout.
 func (st *Store) do(ctx context.Context, op string, fn func(ctx context.Context) error) error {
 	if err := st.gate.admit(op); err != nil {
 		st.stats.skipped.Add(1)
@@ -156,7 +160,13 @@ func (st *Store) do(ctx context.Context, op string, fn func(ctx context.Context)
 		st.gate.succeeded()
 		return err
 	}
-	if ctx.Err() != nil {
+	if dl, ok := ctx.Deadline(); ok && !time.Now().Before(dl) {
+		<-ctx.Done() // the operation saw ctx's deadline a moment before ctx's own timer did
+	}
+	switch {
+	case errors.Is(context.Cause(ctx), errChunkedDeadline):
+		err = fmt.Errorf("%w: %w", errChunkedDeadline, err)
+	case ctx.Err() != nil:
 		return ctx.Err()
 	}
 	if errors.Is(err, redis.ErrClosed) {

@@ -27,9 +27,12 @@ const (
 	claimLease = 2 * time.Minute
 	// claimWait bounds a replica's wait for the holder (and at most half the request's
 	// remaining time, leaving the other half to fetch itself). A range query on a large
-	// fleet takes seconds upstream: waiting for it is what saves the other replicas' calls,
-	// while a holder that fails releases at once and wakes the waiters.
-	claimWait = 5 * time.Second
+	// fleet takes seconds upstream, and tens of seconds when replicas load dashboards
+	// together: a waiter that gave up after a few seconds would fetch it again and make
+	// every fetch slower (the 4-replica bench made 3.7-5.5× one replica's calls with a 5 s
+	// bound). A holder that fails releases at once and wakes the waiters; one that dies
+	// costs them this wait.
+	claimWait = 30 * time.Second
 	// A published extent lives twice its span (the dashboard is likely reopened or
 	// refreshed within that), at least an hour and at most a day: a refresh publishes it
 	// again, so only an extent nobody uses expires; the cache's freshness rule, not this,

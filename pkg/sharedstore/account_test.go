@@ -259,8 +259,10 @@ func TestBudgetGivesBackOrphans(t *testing.T) {
 	require.NoError(t, err)
 	require.NotNil(t, release)
 	srv.Pause()
-	_, _, err = b.Take(ctx, promclient.ClassQuery, 1)
-	require.True(t, IsUnavailable(err), "%v", err)
+	for range timeoutStrikes { // until the store backs off
+		_, _, err = b.Take(ctx, promclient.ClassQuery, 1)
+		require.True(t, IsUnavailable(err), "%v", err)
+	}
 	srv.Resume()
 	release() // not sent: the store backs off
 	require.NotNil(t, b.st.Unavailable(), "the release was skipped, not sent")

@@ -3,6 +3,7 @@ package rcache
 import (
 	"context"
 	"encoding/binary"
+	"slices"
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
@@ -122,7 +123,7 @@ func (sh *sharing) take(ctx context.Context) bool {
 }
 
 // publishExtent stores the merged extent for the other replicas, if it can be shared;
-// false when it stays local (native histograms, warnings or infos, samples off the grid).
+// false when it stays local (native histograms, samples off the grid).
 func (sh *sharing) publishExtent(ctx context.Context, ent *entry) bool {
 	x, ok := ent.extent()
 	if ok {
@@ -190,12 +191,13 @@ func (e *entry) prepend(x shared.Extent, settled int64, now time.Time) {
 }
 
 // extent is the entry in the shared encoding's form; false when it cannot be shared:
-// version 1 carries float samples on the grid only, and no notices.
+// the encoding carries float samples on the grid only (and the answer's annotations).
 func (e *entry) extent() (shared.Extent, bool) {
-	if len(e.warns) > 0 || len(e.infos) > 0 || e.end < e.start {
+	if e.end < e.start {
 		return shared.Extent{}, false
 	}
-	x := shared.Extent{Start: e.start, End: e.end, Step: e.step, FetchedAt: e.fetchedAt.UnixMilli(), Settled: e.trusted}
+	x := shared.Extent{Start: e.start, End: e.end, Step: e.step, FetchedAt: e.fetchedAt.UnixMilli(), Settled: e.trusted,
+		Warnings: e.warns, Infos: e.infos}
 	for _, s := range e.series {
 		if len(s.Histograms) > 0 || !onGrid(s.T, e.start, e.end, e.step) {
 			return shared.Extent{}, false
@@ -227,9 +229,10 @@ func onGrid(ts []int64, start, end, step int64) bool {
 }
 
 // sharedAnswer is a shared extent's samples in [from, to] as the matrix answer merge
-// takes; series without samples there are left out.
+// takes, with its annotations; series without samples there are left out.
 func sharedAnswer(x shared.Extent, from, to int64) *promclient.Answer {
-	a := &promclient.Answer{Type: "matrix", Series: make([]promclient.Series, 0, len(x.Series))}
+	a := &promclient.Answer{Type: "matrix", Series: make([]promclient.Series, 0, len(x.Series)),
+		Warnings: slices.Clone(x.Warnings), Infos: slices.Clone(x.Infos)}
 	for _, s := range x.Series {
 		ls := make(data.Labels, len(s.Labels))
 		for _, l := range s.Labels {

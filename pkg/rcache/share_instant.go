@@ -13,12 +13,12 @@ import (
 // rule as a local one; else one replica of those asking at once fetches and publishes it
 // (the claim and wait of share.go).
 //
-// An instant answer is shared in the range extents' encoding (version 1, unchanged): Start
+// An instant answer is shared in the range extents' encoding: Start
 // is the evaluation time asked, Step one millisecond (so every sample time after it is on
 // the grid), End the latest sample (Prometheus gives every sample of a vector the
 // evaluation time, so End is Start), Settled Start (nothing is re-fetched in part), each
 // series its one float sample. What that cannot carry stays local: scalars and strings,
-// native histograms, warnings and infos, a sample before the evaluation time.
+// native histograms, a sample before the evaluation time. Annotations travel with it.
 
 // instantGrid is the shared instant entry's Step.
 const instantGrid = 1 // ms
@@ -74,11 +74,12 @@ func (c *Cache) instantTTL(step time.Duration) time.Duration {
 // instantEntry is an answer evaluated at evalAt and fetched at fetchedAt in the shared
 // encoding's form; false when it cannot be shared.
 func instantEntry(a *promclient.Answer, evalAt, fetchedAt time.Time) (shared.Extent, bool) {
-	if a.Type != "vector" || len(a.Warnings) > 0 || len(a.Infos) > 0 {
+	if a.Type != "vector" {
 		return shared.Extent{}, false
 	}
 	start := evalAt.UnixMilli()
-	x := shared.Extent{Start: start, End: start, Step: instantGrid, FetchedAt: fetchedAt.UnixMilli(), Settled: start}
+	x := shared.Extent{Start: start, End: start, Step: instantGrid, FetchedAt: fetchedAt.UnixMilli(), Settled: start,
+		Warnings: a.Warnings, Infos: a.Infos}
 	for _, s := range a.Series {
 		if len(s.Histograms) > 0 || len(s.T) != 1 || len(s.V) != 1 || s.T[0] < start || s.T[0]-start > shared.MaxSteps*instantGrid {
 			return shared.Extent{}, false

@@ -185,8 +185,9 @@ func TestSharedInstantFreshness(t *testing.T) {
 }
 
 // TestUnsharedInstantsStayLocal: answers the shared encoding does not carry (scalars,
-// strings, native histograms, warnings, infos) are not published: counted, and the other
-// replica fetches its own; a plain vector is shared.
+// strings, native histograms) are not published: counted, and the other replica fetches
+// its own; a plain vector is shared, and so is one with warnings or infos, which the
+// other replica's answer carries too.
 func TestUnsharedInstantsStayLocal(t *testing.T) {
 	srv := storetest.Start(t)
 	now := base
@@ -206,8 +207,8 @@ func TestUnsharedInstantsStayLocal(t *testing.T) {
 		{"native histogram", func() *promclient.Answer {
 			return &promclient.Answer{Type: "vector", Series: []promclient.Series{{Labels: map[string]string{"a": "1"}, Histograms: []promclient.Histogram{{T: now.UnixMilli(), Buckets: []promclient.Bucket{{Lower: 0, Upper: 1, Count: 3}}}}}}}
 		}, false},
-		{"warnings", func() *promclient.Answer { a := vector(); a.Warnings = []string{"result truncated"}; return a }, false},
-		{"infos", func() *promclient.Answer { a := vector(); a.Infos = []string{"ignored histogram"}; return a }, false},
+		{"warnings", func() *promclient.Answer { a := vector(); a.Warnings = []string{"result truncated"}; return a }, true},
+		{"infos", func() *promclient.Answer { a := vector(); a.Infos = []string{"ignored histogram"}; return a }, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cs, _ := replicas(t, srv, fmt.Sprint("ds", i), 2, healthyTimeout, Options{Now: func() time.Time { return now }})
@@ -221,6 +222,9 @@ func TestUnsharedInstantsStayLocal(t *testing.T) {
 				}
 				if r == 1 && out != want {
 					t.Errorf("replica 1: %s, want %s", out, want)
+				}
+				if w := tc.answer(); fmt.Sprint(a.Warnings, a.Infos) != fmt.Sprint(w.Warnings, w.Infos) {
+					t.Errorf("replica %d: annotations %v %v, want %v %v", r, a.Warnings, a.Infos, w.Warnings, w.Infos)
 				}
 			}
 			if st := cs[0].Stats(); (st.KeptLocal == 1) == tc.shared || st.StoreErrors != 0 {

@@ -225,29 +225,51 @@ func TestReplicaServesAnothersExtent(t *testing.T) {
 	}
 }
 
-// TestUnsharedExtentsStayLocal: an answer with warnings (or native histograms) is not
-// published: counted, and another replica fetches its own.
-func TestUnsharedExtentsStayLocal(t *testing.T) {
+// TestSharedExtentsAndAnnotations: an answer with warnings or infos is shared with them
+// (the other replica serves the same annotations without a call); one with native
+// histograms is not published: counted, and another replica fetches its own.
+func TestSharedExtentsAndAnnotations(t *testing.T) {
 	srv := storetest.Start(t)
 	now := base
-	cs, _ := replicas(t, srv, "ds1", 2, healthyTimeout, Options{Now: func() time.Time { return now }, RefetchWindow: 10 * time.Minute})
 	step := time.Minute
 	end := align(now, step)
-	calls := 0
-	fetch := func(_ context.Context, s, e time.Time) (*promclient.Answer, error) {
-		calls++
-		return &promclient.Answer{Type: "matrix", Warnings: []string{"partial data"}, Series: []promclient.Series{
-			{Labels: map[string]string{"a": "1"}, T: []int64{s.UnixMilli()}, V: []float64{1}},
-		}}, nil
-	}
-	for i, c := range cs {
-		_, res, err := c.QueryRange(context.Background(), Key{DataSource: "a", Expr: "m", Step: step}, end.Add(-time.Hour), end, fetch)
-		if err != nil || res.Outcome != Miss || calls != i+1 {
-			t.Errorf("replica %d: %s, %v after %d calls; want its own miss", i, res.Outcome, err, calls)
-		}
-	}
-	if st := cs[0].Stats(); st.KeptLocal != 1 {
-		t.Errorf("kept local %d, want 1", st.KeptLocal)
+	for i, tc := range []struct {
+		name   string
+		series func(s time.Time) promclient.Series
+		shared bool
+	}{
+		{"floats", func(s time.Time) promclient.Series {
+			return promclient.Series{Labels: map[string]string{"a": "1"}, T: []int64{s.UnixMilli()}, V: []float64{1}}
+		}, true},
+		{"native histograms", func(s time.Time) promclient.Series {
+			return promclient.Series{Labels: map[string]string{"a": "1"}, Histograms: []promclient.Histogram{{T: s.UnixMilli(), Buckets: []promclient.Bucket{{Lower: 0, Upper: 1, Count: 3}}}}}
+		}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cs, _ := replicas(t, srv, fmt.Sprint("ds", i), 2, healthyTimeout, Options{Now: func() time.Time { return now }, RefetchWindow: 10 * time.Minute})
+			calls := 0
+			fetch := func(_ context.Context, s, e time.Time) (*promclient.Answer, error) {
+				calls++
+				return &promclient.Answer{Type: "matrix", Warnings: []string{"partial data"}, Infos: []string{"metric might not be a counter"},
+					Series: []promclient.Series{tc.series(s)}}, nil
+			}
+			for r, c := range cs {
+				a, res, err := c.QueryRange(context.Background(), Key{DataSource: "a", Expr: "m", Step: step}, end.Add(-time.Hour), end, fetch)
+				want, wantCalls := Miss, r+1
+				if tc.shared && r == 1 {
+					want, wantCalls = SharedHit, 1
+				}
+				if err != nil || res.Outcome != want || calls != wantCalls {
+					t.Errorf("replica %d: %s, %v after %d calls; want %s after %d", r, res.Outcome, err, calls, want, wantCalls)
+				}
+				if err == nil && (fmt.Sprint(a.Warnings) != "[partial data]" || fmt.Sprint(a.Infos) != "[metric might not be a counter]") {
+					t.Errorf("replica %d: annotations %v %v", r, a.Warnings, a.Infos)
+				}
+			}
+			if st := cs[0].Stats(); (st.KeptLocal == 1) == tc.shared {
+				t.Errorf("kept local %d; shared %v", st.KeptLocal, tc.shared)
+			}
+		})
 	}
 }
 

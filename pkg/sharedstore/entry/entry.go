@@ -21,6 +21,9 @@ type Extent struct {
 	FetchedAt        int64
 	Settled          int64
 	Series           []Series
+	// Warnings and Infos are the answer's annotations (Prometheus' rate-on-a-gauge info,
+	// say): a replica reading the extent shows them as the one that fetched it would.
+	Warnings, Infos []string
 }
 
 // Series is one labelled series: T strictly increasing on the extent's grid, V beside it.
@@ -33,23 +36,26 @@ type Series struct {
 // Label is one label pair.
 type Label struct{ Name, Value string }
 
-// The encoding, version 1 (little-endian CRC, varints elsewhere):
+// The encoding, version 2 (little-endian CRC, varints elsewhere):
 //
-//	"IS" version(1)
+//	"IS" version(2)
 //	varint start, uvarint step, uvarint steps ((end-start)/step), varint fetchedAt, varint settled
-//	uvarint strings, each uvarint length + bytes: every label name and value once
+//	uvarint strings, each uvarint length + bytes: every label name and value and every
+//	  annotation once
 //	uvarint series, each:
 //	  uvarint labels, each uvarint name index + uvarint value index
 //	  uvarint samples; each sample's grid gap (k − previous k − 1, the first: k) as uvarint;
 //	  each value XORed with the previous one's bits: a byte (leading zero bytes << 4 |
 //	  trailing zero bytes) and the bytes between
+//	uvarint warnings, each a string index; uvarint infos, likewise (version 2)
 //	CRC32C of all the bytes before it
 //
 // A series with every step present costs one byte per timestamp; a repeated value one byte.
 const (
 	magic0, magic1 = 'I', 'S'
-	// Version is the encoding's version: a decoder rejects any other.
-	Version   = 1
+	// Version is the encoding's version: a decoder rejects any other. Version 1 had no
+	// annotations, so answers that carried some could not be shared.
+	Version   = 2
 	headerLen = 3
 	crcLen    = 4
 	// MaxBytes bounds an entry: larger ones are neither written nor decoded.
@@ -129,6 +135,9 @@ func Encode(e Extent) ([]byte, error) {
 	if i, j, dup := sameLabels(e.Series); dup {
 		return nil, fmt.Errorf("series %d and %d have the same labels: an extent holds one series per label set", i, j)
 	}
+	for _, a := range slices.Concat(e.Warnings, e.Infos) {
+		intern(a)
+	}
 	b := []byte{magic0, magic1, Version}
 	b = binary.AppendVarint(b, e.Start)
 	b = binary.AppendUvarint(b, uint64(e.Step))
@@ -161,6 +170,12 @@ func Encode(e Extent) ([]byte, error) {
 			cur := math.Float64bits(v)
 			b = appendXOR(b, cur^prev)
 			prev = cur
+		}
+	}
+	for _, list := range [][]string{e.Warnings, e.Infos} {
+		b = binary.AppendUvarint(b, uint64(len(list)))
+		for _, a := range list {
+			b = binary.AppendUvarint(b, strs[a])
 		}
 	}
 	if len(b)+crcLen > MaxBytes {
@@ -255,8 +270,20 @@ func Decode(b []byte) (Extent, error) {
 			return Extent{}, d.err
 		}
 	}
+	annotations := func() []string {
+		list := make([]string, d.items(1, stringMem))
+		for i := range list {
+			list[i] = str()
+		}
+		if len(list) == 0 {
+			return nil
+		}
+		return list
+	}
+	e.Warnings = annotations()
+	e.Infos = annotations()
 	if d.err == nil && len(d.b) != 0 {
-		d.fail("%d bytes after the last series", len(d.b))
+		d.fail("%d bytes after the annotations", len(d.b))
 	}
 	if d.err != nil {
 		return Extent{}, d.err

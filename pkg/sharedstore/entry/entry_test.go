@@ -97,7 +97,7 @@ func TestDecodeRejects(t *testing.T) {
 		{"a byte flipped", flip(good, len(good)/3), entry.BadChecksum, "CRC32C"},
 		{"checksum flipped", flip(good, len(good)-1), entry.BadChecksum, "CRC32C"},
 		{"a future version", future, entry.UnknownVersion, "version 9"},
-		{"trailing bytes", withCRC(append(append([]byte(nil), body...), 0)), entry.Malformed, "after the last series"},
+		{"trailing bytes", withCRC(append(append([]byte(nil), body...), 0)), entry.Malformed, "after the annotations"},
 		{"truncated", withCRC(body[:len(body)-5]), entry.Malformed, ""},
 		{"zero step", withCRC(append(header(0, 10, 0, 0), 0, 0)), entry.Malformed, "step 0"},
 		{"too many steps", withCRC(append(header(60, entry.MaxSteps+1, 0, 0), 0, 0)), entry.Malformed, "steps"},
@@ -110,8 +110,10 @@ func TestDecodeRejects(t *testing.T) {
 		{"a sample past the extent", base(0, 1, 0, 1, 11, 0x80), entry.Malformed, "past the extent"},
 		{"a gap that wraps around", base(0, 1, 0, 2, 3, math.MaxUint64-2, 0x80, 0x80), entry.Malformed, "past the extent"},
 		{"a value header over 8 bytes", base(0, 1, 0, 1, 0, 0x55), entry.Malformed, "value header"},
-		{"a label set twice", base(1, 1, 'a', 2, 1, 0, 0, 0, 1, 0, 0, 0), entry.Malformed, "series 0 and 1 have the same labels"},
-		{"no labels twice", base(0, 2, 0, 0, 0, 0), entry.Malformed, "series 0 and 1 have the same labels"},
+		{"a label set twice", base(1, 1, 'a', 2, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0), entry.Malformed, "series 0 and 1 have the same labels"},
+		{"no labels twice", base(0, 2, 0, 0, 0, 0, 0, 0), entry.Malformed, "series 0 and 1 have the same labels"},
+		{"an annotation past the string table", base(1, 1, 'a', 0, 1, 3), entry.Malformed, "string 3 of 1"},
+		{"a billion warnings", base(0, 0, 1<<30), entry.Malformed, "items"},
 		{"an overlong varint", withCRC(append(header(), 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01)), entry.Malformed, "overlong"},
 	}
 	for _, tc := range tests {

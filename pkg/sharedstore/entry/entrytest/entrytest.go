@@ -50,6 +50,14 @@ func Extent(seed uint64, instances, steps int) entry.Extent {
 			e.Series = append(e.Series, s)
 		}
 	}
+	// Annotations on some seeds, one of them also a label value (one string table).
+	switch seed % 3 {
+	case 1:
+		e.Infos = []string{`PromQL info: metric might not be a counter, name does not end in _total/_sum/_count/_bucket: "gpu_utilization"`}
+	case 2:
+		e.Warnings = []string{"us-east-1", "the answer was cut at 500 series"}
+		e.Infos = []string{"us-east-1"}
+	}
 	return e
 }
 

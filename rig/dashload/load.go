@@ -71,6 +71,18 @@ func Dashboards(tb testing.TB) []Dashboard {
 	return out
 }
 
+// RaiseInterval raises every query's interval to min, as Grafana's frontend raises it to
+// the data source's timeInterval: the panels without a min step of their own run at it.
+func RaiseInterval(dashes []Dashboard, min time.Duration) {
+	for _, d := range dashes {
+		for _, p := range d.Panels {
+			for k := range p.Queries {
+				p.Queries[k].Interval = max(p.Queries[k].Interval, min)
+			}
+		}
+	}
+}
+
 // Client is a data source as Grafana calls it: plugin.Datasource in process, or
 // pluginproc.Process.For a plugin process.
 type Client interface {

@@ -1,0 +1,210 @@
+package replicas_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+
+	"github.com/inferscope/sagemaker-datasource/rig/dashload"
+)
+
+// unavailable is the notice a replica shows (once) while its store fails.
+const unavailable = "shared cache unavailable"
+
+// phase is what a group of replicas' loads cost upstream and what the panels got.
+type phase struct {
+	calls []dashload.Call
+	loads []dashload.Result
+	began time.Time
+	took  time.Duration
+}
+
+// answers counts the phase's upstream calls and the account's refusals among them: 422
+// saying the rate was exceeded, 429 the concurrency.
+func (p phase) answers() (calls, rate422, conc429 int) {
+	for _, c := range p.calls {
+		switch {
+		case c.Status == http.StatusTooManyRequests:
+			conc429++
+		case c.Throttled:
+			rate422++
+		}
+	}
+	return len(p.calls), rate422, conc429
+}
+
+func (p phase) failedPanels() int {
+	n := 0
+	for _, l := range p.loads {
+		n += l.FailedPanels
+	}
+	return n
+}
+
+func (p phase) errors() []string {
+	var out []string
+	for _, l := range p.loads {
+		out = append(out, l.Errors...)
+	}
+	return out
+}
+
+// notices counts the frames whose notice says text.
+func (p phase) notices(text string) int {
+	n := 0
+	for _, l := range p.loads {
+		for _, t := range l.Notices {
+			if strings.Contains(t, text) {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// coldAndRefresh has every replica open every dashboard (the replicas at once, each its
+// dashboards one after another), then, once all are open, refresh each dashboard
+// refreshAfter after its own cold load began (0: no refresh). between runs after the cold
+// loads, before the refreshes, and its calls belong to neither phase.
+func coldAndRefresh(m *dashload.Meter, clients []dashload.Client, dashes []dashload.Dashboard, refreshAfter time.Duration, between func()) (cold, refresh phase) {
+	opened := make([][]time.Time, len(clients))
+	each := func(ph *phase, at func(i, j int) time.Time) {
+		before, start := m.Count(), time.Now()
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		for i, c := range clients {
+			wg.Go(func() {
+				for j, d := range dashes {
+					time.Sleep(time.Until(at(i, j)))
+					r := dashload.Load(c, m, d, time.Now())
+					mu.Lock()
+					ph.loads = append(ph.loads, r)
+					mu.Unlock()
+				}
+			})
+		}
+		wg.Wait()
+		ph.began, ph.took, ph.calls = start, time.Since(start), m.Since(before)
+	}
+	for i := range opened {
+		opened[i] = make([]time.Time, len(dashes))
+	}
+	each(&cold, func(i, j int) time.Time {
+		opened[i][j] = time.Now()
+		return opened[i][j]
+	})
+	if between != nil {
+		between()
+	}
+	if refreshAfter > 0 {
+		each(&refresh, func(i, j int) time.Time { return opened[i][j].Add(refreshAfter) })
+	}
+	return cold, refresh
+}
+
+// clientsOf are the replicas' data source clients.
+func clientsOf(reps []replica) []dashload.Client {
+	out := make([]dashload.Client, len(reps))
+	for i, r := range reps {
+		out[i] = r.client
+	}
+	return out
+}
+
+// probe is a panel no replica has asked before: a range query whose expression is new
+// (the n-th), over the last hour.
+func probe(n int) (expr string, q backend.DataQuery) {
+	expr = fmt.Sprintf("count(DCGM_FI_DEV_GPU_UTIL) + %d", n)
+	raw, _ := json.Marshal(map[string]any{"refId": "P", "expr": expr, "range": true})
+	now := time.Now()
+	return expr, backend.DataQuery{RefID: "P", JSON: raw, MaxDataPoints: 1000, Interval: time.Minute,
+		TimeRange: backend.TimeRange{From: now.Add(-time.Hour), To: now}}
+}
+
+// probeRound is k new panels asked by every replica at once.
+type probeRound struct {
+	at          time.Time
+	k, calls    int // panels; upstream calls for them, from every replica
+	failed      int
+	unavailable int // answers with the store's notice
+}
+
+// ratio is the round's calls against one replica's (k): 1 when the replicas share one
+// fetch per panel, their number when each fetches alone.
+func (r probeRound) ratio() float64 { return float64(r.calls) / float64(r.k) }
+
+// probes counts the probe expressions handed out, so no two rounds share one.
+var probes atomic.Int64
+
+func runProbeRound(m *dashload.Meter, clients []dashload.Client, k int) probeRound {
+	before := m.Count()
+	round := probeRound{at: time.Now(), k: k}
+	exprs := make([]string, k)
+	queries := make([]backend.DataQuery, k)
+	for i := range k {
+		exprs[i], queries[i] = probe(int(probes.Add(1)))
+	}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, c := range clients {
+		for _, q := range queries {
+			wg.Go(func() {
+				resp, err := c.QueryData(context.Background(), &backend.QueryDataRequest{Queries: []backend.DataQuery{q}})
+				mu.Lock()
+				defer mu.Unlock()
+				if err != nil {
+					round.failed++
+					return
+				}
+				for _, dr := range resp.Responses {
+					if dr.Error != nil {
+						round.failed++
+					}
+					for _, f := range dr.Frames {
+						if f.Meta != nil && slices.ContainsFunc(f.Meta.Notices, func(n data.Notice) bool { return strings.Contains(n.Text, unavailable) }) {
+							round.unavailable++
+						}
+					}
+				}
+			})
+		}
+	}
+	wg.Wait()
+	for _, c := range m.Since(before) {
+		if slices.Contains(exprs, c.Query) {
+			round.calls++
+		}
+	}
+	return round
+}
+
+// loadAverage is the machine's 1-minute load average (the machine is shared: every number
+// is reported with it).
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	return strings.Fields(string(b))[0]
+}
+
+// quantile is the q-quantile (nearest rank) of ds.
+func quantile(ds []time.Duration, q float64) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Sorted(slices.Values(ds))
+	return s[min(len(s)-1, int(q*float64(len(s))))]
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -1,27 +1,35 @@
 package awsauth
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
-func TestCloudTrailEndpoint(t *testing.T) {
+// TestRegionalServiceEndpoints: CloudTrail and STS go to the region's host of their service
+// when the data source uses CloudWatch's, else to the custom endpoint.
+func TestRegionalServiceEndpoints(t *testing.T) {
+	services := map[string]func(Endpoint) Endpoint{"cloudtrail": CloudTrailEndpoint, "sts": STSEndpoint}
 	for _, tc := range []struct {
 		name    string
 		s       Settings
-		wantURL string
+		wantURL string // SERVICE stands for the service's DNS prefix
 	}{
-		{name: "region only", s: Settings{Region: "us-east-1"}, wantURL: "https://cloudtrail.us-east-1.amazonaws.com"},
-		{name: "CloudWatch URL", s: Settings{DatasourceURL: "https://monitoring.eu-west-1.amazonaws.com"}, wantURL: "https://cloudtrail.eu-west-1.amazonaws.com"},
-		{name: "china partition", s: Settings{Region: "cn-north-1"}, wantURL: "https://cloudtrail.cn-north-1.amazonaws.com.cn"},
+		{name: "region only", s: Settings{Region: "us-east-1"}, wantURL: "https://SERVICE.us-east-1.amazonaws.com"},
+		{name: "CloudWatch URL", s: Settings{DatasourceURL: "https://monitoring.eu-west-1.amazonaws.com"}, wantURL: "https://SERVICE.eu-west-1.amazonaws.com"},
+		{name: "china partition", s: Settings{Region: "cn-north-1"}, wantURL: "https://SERVICE.cn-north-1.amazonaws.com.cn"},
 		{name: "emulator on loopback serves it", s: Settings{Endpoint: "http://127.0.0.1:9090", Region: "us-east-1"}, wantURL: "http://127.0.0.1:9090"},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			ep, err := ResolveEndpoint(tc.s)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := CloudTrailEndpoint(ep)
-			if got.URL.String() != tc.wantURL || got.Region != ep.Region {
-				t.Errorf("got %s in %s, want %s in %s", got.URL, got.Region, tc.wantURL, ep.Region)
-			}
-		})
+		for service, endpoint := range services {
+			t.Run(service+"/"+tc.name, func(t *testing.T) {
+				ep, err := ResolveEndpoint(tc.s)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := endpoint(ep)
+				if want := strings.Replace(tc.wantURL, "SERVICE", service, 1); got.URL.String() != want || got.Region != ep.Region {
+					t.Errorf("got %s in %s, want %s in %s", got.URL, got.Region, want, ep.Region)
+				}
+			})
+		}
 	}
 }

@@ -119,6 +119,11 @@ func AutoScalingEndpoint(ep Endpoint) Endpoint {
 // (the emulator serves LookupEvents too), as SageMakerEndpoint.
 func CloudTrailEndpoint(ep Endpoint) Endpoint { return regionalService(ep, "cloudtrail") }
 
+// STSEndpoint is where STS calls (GetCallerIdentity) for ep may go: the region's
+// https://sts.<region>.amazonaws.com(.cn), or ep itself when it is a custom endpoint (the
+// emulator serves STS too), as SageMakerEndpoint.
+func STSEndpoint(ep Endpoint) Endpoint { return regionalService(ep, "sts") }
+
 // regionalService is the host of service (its DNS prefix) in ep's region and partition
 // when ep is CloudWatch's own regional host, else ep.
 func regionalService(ep Endpoint, service string) Endpoint {

@@ -3,9 +3,10 @@
 // ListEndpoints, DescribeEndpoint, DescribeEndpointConfig, ListInferenceComponents and
 // DescribeInferenceComponent in awsJson1_1, the Price List API's GetProducts (pricing.go)
 // and Application Auto Scaling's DescribeScalableTargets and DescribeScalingPolicies
-// (autoscaling.go) and CloudTrail's LookupEvents (cloudtrail.go) in awsJson1_1 too, as
-// aws-sdk-go-v2 (service/cloudwatch v1.75.7, service/sagemaker v1.288.1,
-// service/applicationautoscaling v1.51.12, service/cloudtrail v1.56.0) sends them. It
+// (autoscaling.go) and CloudTrail's LookupEvents (cloudtrail.go) in awsJson1_1 too, and STS's
+// GetCallerIdentity (sts.go) in the Query protocol, as aws-sdk-go-v2 (service/cloudwatch
+// v1.75.7, service/sagemaker v1.288.1, service/applicationautoscaling v1.51.12,
+// service/cloudtrail v1.56.0, service/sts v1.52.0) sends them. It
 // implements emulator.ControlPlane: the emulator verifies SigV4 for the call's service,
 // denies and injects faults; this package speaks the protocols. Alarms are the fleet's
 // PromQL alarms evaluated on the emulator's engine; the inventory is the fleet with the
@@ -102,11 +103,15 @@ func (s *Server) Actions() []string {
 	for _, op := range cloudTrailOps {
 		out = append(out, "cloudtrail:"+op)
 	}
+	for _, op := range stsOps {
+		out = append(out, svcSTS+":"+op)
+	}
 	return out
 }
 
 // Route implements emulator.ControlPlane: CloudWatch by its RPC v2 path, SageMaker, the
-// Price List API, Application Auto Scaling and CloudTrail by their X-Amz-Target.
+// Price List API, Application Auto Scaling and CloudTrail by their X-Amz-Target, STS by its
+// Query protocol's form.
 func (s *Server) Route(r *http.Request) (emulator.Call, bool) {
 	if op, ok := strings.CutPrefix(r.URL.Path, cborPathPrefix); ok {
 		return emulator.Call{Service: svcCloudWatch, Action: "cloudwatch:" + op, Operation: op}, true
@@ -123,7 +128,7 @@ func (s *Server) Route(r *http.Request) (emulator.Call, bool) {
 	if op, ok := strings.CutPrefix(strings.TrimPrefix(r.Header.Get("X-Amz-Target"), cloudTrailFull), cloudTrailTgt); ok {
 		return emulator.Call{Service: svcCloudTrail, Action: "cloudtrail:" + op, Operation: op}, true
 	}
-	return emulator.Call{}, false
+	return routeSTS(r)
 }
 
 // Serve implements emulator.ControlPlane.
@@ -137,14 +142,19 @@ func (s *Server) Serve(ctx context.Context, c emulator.Call, body []byte, q emul
 		return s.serveAutoScaling(c, body)
 	case svcCloudTrail:
 		return s.serveCloudTrail(c, body)
+	case svcSTS:
+		return s.serveSTS(c, body)
 	}
 	return s.serveSageMaker(c, body)
 }
 
 // Fail implements emulator.ControlPlane.
 func (s *Server) Fail(c emulator.Call, f emulator.Failure) emulator.Response {
-	if c.Service == svcCloudWatch {
+	switch c.Service {
+	case svcCloudWatch:
 		return cborFailure(f)
+	case svcSTS:
+		return stsFailure(f)
 	}
 	return jsonFailure(f)
 }

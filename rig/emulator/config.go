@@ -34,8 +34,15 @@ type Config struct {
 	// Verified, when set, is told the outcome of every signature check (nil: the request
 	// verified), data and control plane alike; the stack counts them per region.
 	Verified func(error)
-	// Account names the caller's account in AccessDenied messages.
+	// Account is the caller's account: it is named in AccessDenied messages and its
+	// CloudWatch limits are shared through Accounts. Empty: 123456789012.
 	Account string
+	// Accounts, when set, holds the query and discovery rate and concurrency gates of
+	// Account: every Server given the same registry and account enforces Limits' TPS and
+	// concurrency together, as CloudWatch does per account across regions and callers. The
+	// first Server of an account builds its gates (with its RateClock); later ones must
+	// ask for the same limits. Nil: this Server has gates of its own.
+	Accounts *Accounts
 	// RateClock drives the TPS token buckets; nil means time.Now. It is separate from
 	// Now so that a pinned query time does not freeze the buckets, and tests drive it
 	// to throttle deterministically.

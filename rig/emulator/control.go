@@ -186,9 +186,12 @@ func (s *Server) writeControl(w http.ResponseWriter, resp Response) {
 
 // account is the account id in access-denied messages: the verifier's only key's owner is
 // not known, so the emulator's fleet account stands in.
-func (s *Server) account() string {
-	if s.cfg.Account != "" {
-		return s.cfg.Account
+func (s *Server) account() string { return s.acct.ID }
+
+// accountID is Config.Account, or a documentation-style id when it is empty.
+func accountID(configured string) string {
+	if configured != "" {
+		return configured
 	}
 	return "123456789012"
 }

@@ -34,29 +34,9 @@ type Server struct {
 	// verifiers check control-plane calls, one per SigV4 service.
 	verifiers map[string]*sigv4verify.Verifier
 
-	query, discovery gate
-}
-
-// gate is one class of CloudWatch limits: request rate and requests in flight.
-type gate struct {
-	name     string
-	tps      *tokenBucket
-	rate     float64
-	inFlight slots
-	conc     int
-}
-
-// enter admits a request or says why not; on success the caller must call release.
-func (g *gate) enter() (release func(), aerr *apiError) {
-	if !g.tps.allow() {
-		return nil, newAPIError(http.StatusUnprocessableEntity, errExecution,
-			"Rate exceeded: the %s TPS limit of %g per account was reached; retry with backoff or reduce the request rate", g.name, g.rate)
-	}
-	if !g.inFlight.acquire() {
-		return nil, newAPIError(http.StatusTooManyRequests, errThrottled,
-			"Too many concurrent requests: the %s concurrency limit of %d per account was reached; retry later", g.name, g.conc)
-	}
-	return g.inFlight.release, nil
+	// acct holds the CloudWatch rate and concurrency gates: the account's, shared through
+	// Config.Accounts, or this server's own.
+	acct *Account
 }
 
 // New returns an emulator serving db, which must hold series in CloudWatch's shape
@@ -99,6 +79,15 @@ func New(cfg Config, db storage.Queryable) (*Server, error) {
 	if rateClock == nil {
 		rateClock = time.Now
 	}
+	var acct *Account
+	if cfg.Accounts != nil {
+		acct, err = cfg.Accounts.join(accountID(cfg.Account), limits, rateClock)
+	} else {
+		acct = newAccount(accountID(cfg.Account), limits, rateClock)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("emulator: %w", err)
+	}
 	// Prometheus 3 parser: UTF-8 names must be quoted, as on CloudWatch (notes §10.2).
 	p := parser.NewParser(parser.Options{})
 	engine := promql.NewEngine(promql.EngineOpts{
@@ -120,10 +109,7 @@ func New(cfg Config, db storage.Queryable) (*Server, error) {
 		parser:    p,
 		faults:    newFaultInjector(cfg.Faults, rateClock),
 		verifiers: verifiers,
-		query: gate{name: "query", tps: newTokenBucket(limits.QueryTPS, rateClock), rate: limits.QueryTPS,
-			inFlight: newSlots(limits.QueryConcurrency), conc: limits.QueryConcurrency},
-		discovery: gate{name: "discovery", tps: newTokenBucket(limits.DiscoveryTPS, rateClock), rate: limits.DiscoveryTPS,
-			inFlight: newSlots(limits.DiscoveryConcurrency), conc: limits.DiscoveryConcurrency},
+		acct:      acct,
 	}, nil
 }
 
@@ -173,6 +159,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// Account is the account whose limits this server enforces: shared with every server of
+// the same Config.Accounts and Config.Account, else its own.
+func (s *Server) Account() *Account { return s.acct }
+
 // verify checks r's signature with v and reports the outcome to Config.Verified.
 func (s *Server) verify(v *sigv4verify.Verifier, r *http.Request) error {
 	err := v.Verify(r)
@@ -187,12 +177,12 @@ func (s *Server) route(r *http.Request) (func(*http.Request) result, *gate, *api
 	path := r.URL.Path
 	getOrPost := r.Method == http.MethodGet || r.Method == http.MethodPost
 	var h func(*http.Request) result
-	g := &s.discovery
+	g := &s.acct.discovery
 	switch path {
 	case "/api/v1/query":
-		h, g = s.handleQuery, &s.query
+		h, g = s.handleQuery, &s.acct.query
 	case "/api/v1/query_range":
-		h, g = s.handleQueryRange, &s.query
+		h, g = s.handleQueryRange, &s.acct.query
 	case "/api/v1/series":
 		h = s.handleSeries
 	case "/api/v1/labels":

@@ -25,7 +25,7 @@ type Region struct {
 }
 
 // MultiOptions configure StartRegions. The embedded Options are shared by every region
-// (history, step, end, live, keys, limits, faults, deny, the router's Addr); their Scenario
+// (history, step, end, live, keys, limits, accounts, faults, deny, the router's Addr); their Scenario
 // is each region's default and region i plays Seed+i, so two regions with the same fleet
 // still get their own instance ids and values. Options.Region and Options.Fleet must be
 // empty: regions name their own.

@@ -21,6 +21,7 @@ import (
 	"github.com/inferscope/sagemaker-datasource/internal/sigv4verify"
 	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
 	sc "github.com/inferscope/sagemaker-datasource/pkg/semconv"
+	"github.com/inferscope/sagemaker-datasource/rig/emulator"
 	"github.com/inferscope/sagemaker-datasource/rig/fleet"
 )
 
@@ -394,5 +395,66 @@ func TestLiveRegionsAppendNewSamples(t *testing.T) {
 	}
 	if err := m.Close(); err != nil {
 		t.Errorf("live simulators stopped with %v", err)
+	}
+}
+
+// TestAccountLimitsAcrossRegionsAndStacks: with one Accounts registry, the monitoring
+// account's discovery rate is spent once across both regions of a multi-region stack and a
+// second stack of the same account; without it each region has its own. A rate of one call
+// per 1000 s makes the second call in a run over the limit whatever the machine's speed.
+func TestAccountLimitsAcrossRegionsAndStacks(t *testing.T) {
+	cases := []struct {
+		name     string
+		accounts *emulator.Accounts
+		want     []int // the two regions through the router, then the second stack
+	}{
+		{"one account", &emulator.Accounts{}, []int{200, 422, 422}},
+		{"gates per region", nil, []int{200, 200, 200}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			fs := fleet.TwoRegions()
+			base := Options{History: 10 * time.Minute, End: PinnedEnd, Limits: emulator.Limits{DiscoveryTPS: 0.001}, Accounts: tc.accounts}
+			m, err := StartRegions(context.Background(), MultiOptions{Options: base, Regions: []Region{{Fleet: fs[0]}, {Fleet: fs[1]}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = m.Close() })
+			second := base
+			second.Fleet, second.AccessKey, second.SecretKey = fs[0], m.AccessKey, m.SecretKey
+			st, err := Start(context.Background(), second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = st.Close() })
+
+			form := http.Header{"Content-Type": {"application/x-www-form-urlencoded"}}
+			got := []int{
+				send(t, m, m.URL, m.Regions[0].Region, awsauth.SigningService, "/api/v1/labels", "", form).status,
+				send(t, m, m.URL, m.Regions[1].Region, awsauth.SigningService, "/api/v1/labels", "", form).status,
+				send(t, m, st.URL, st.Region, awsauth.SigningService, "/api/v1/labels", "", form).status,
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("answers %v, want %v", got, tc.want)
+			}
+			accts := []*emulator.Account{m.Regions[0].Account(), m.Regions[1].Account(), st.Account()}
+			if tc.accounts == nil {
+				for i, a := range accts {
+					if c := a.Counts(); c != (emulator.AccountCounts{Discovery: emulator.ClassCounts{Admitted: 1}}) {
+						t.Errorf("gates %d counted %+v, want its one call admitted", i, c)
+					}
+				}
+				return
+			}
+			shared := tc.accounts.Account(fleet.MonitoringAccount)
+			for i, a := range accts {
+				if a != shared {
+					t.Errorf("stack %d does not enforce the registry's gates of %s", i, fleet.MonitoringAccount)
+				}
+			}
+			if c := shared.Counts(); c != (emulator.AccountCounts{Discovery: emulator.ClassCounts{Admitted: 1, Throttled: 2}}) {
+				t.Errorf("the account counted %+v, want 1 admitted and 2 throttled", c)
+			}
+		})
 	}
 }

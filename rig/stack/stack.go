@@ -41,7 +41,14 @@ type Options struct {
 	// diurnal load pin it, so what they see does not depend on the hour CI runs at.
 	End    time.Time
 	Faults emulator.Faults
+	// Limits are CloudWatch's; the zero value is the real ones (300 query and 10 discovery
+	// TPS, 30 of each in flight).
 	Limits emulator.Limits
+	// Accounts, when set, makes the fleet's monitoring account enforce Limits' rates and
+	// concurrency once across every region, stack and listener given the same registry, as
+	// CloudWatch counts them per account (Stack.Account reads what they answered). Nil: each
+	// region has gates of its own.
+	Accounts *emulator.Accounts
 	// NameValuesDisabled answers 404 to /api/v1/label/__name__/values, as one field report
 	// saw CloudWatch do.
 	NameValuesDisabled bool
@@ -74,6 +81,7 @@ type Stack struct {
 	handler http.Handler // the emulator behind the counters
 	control emulator.ControlPlane
 	counts  counters
+	account *emulator.Account
 	srv     *http.Server // nil when only a multi-region router serves this region
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
@@ -225,6 +233,7 @@ func build(ctx context.Context, opts Options) (*Stack, error) {
 	srv, err := emulator.New(emulator.Config{
 		Region:       opts.Region,
 		Account:      opts.Fleet.Account,
+		Accounts:     opts.Accounts,
 		ControlPlane: control,
 		Deny:         opts.Deny,
 		Now:          emulatorNow,
@@ -244,6 +253,7 @@ func build(ctx context.Context, opts Options) (*Stack, error) {
 	if err != nil {
 		return fail(err)
 	}
+	st.account = srv.Account()
 	st.handler = st.counts.count(srv)
 	runCtx, cancel := context.WithCancel(context.Background())
 	st.cancel = cancel
@@ -284,6 +294,10 @@ func serve(wg *sync.WaitGroup, addr string, h http.Handler) (*http.Server, strin
 
 // Counts are the requests one region's emulator received and how their signatures fared.
 func (s *Stack) Counts() Counts { return s.counts.read() }
+
+// Account is the account whose CloudWatch limits this region enforces, with what they
+// answered: shared with the other regions and stacks of Options.Accounts, else the region's own.
+func (s *Stack) Account() *emulator.Account { return s.account }
 
 // Discovery returns the discovery requests (series, labels, label values) the emulator
 // answered since t, oldest first: at most the latest 4096.

@@ -28,6 +28,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/inferscope/sagemaker-datasource/pkg/models"
+	"github.com/inferscope/sagemaker-datasource/rig/emulator"
 	"github.com/inferscope/sagemaker-datasource/rig/fleet"
 	"github.com/inferscope/sagemaker-datasource/rig/simulator"
 	"github.com/inferscope/sagemaker-datasource/rig/stack"
@@ -53,6 +54,7 @@ type config struct {
 	fleetFiles      []string
 	regionScenarios map[string]string
 	regionListeners bool
+	accountLimits   bool
 	twoRegions      bool
 	listScenarios   bool
 	noLive          bool
@@ -90,6 +92,7 @@ func newFlags(cfg *config, stderr io.Writer) *flag.FlagSet {
 	})
 	fs.BoolVar(&cfg.twoRegions, "two-regions", false, "serve fleet.TwoRegions: the default fleet in us-east-1 and us-west-2, each region holding endpoints of two accounts (111111111111, 222222222222), as the regions tests do")
 	fs.BoolVar(&cfg.regionListeners, "region-listeners", false, "also serve each region on its own loopback port, answering only requests signed for it (printed as jsonData.regionEndpoints)")
+	fs.BoolVar(&cfg.accountLimits, "account-limits", false, "enforce CloudWatch's PromQL rate and concurrency limits once per AWS account across every region served, as AWS counts them per account; without it each region has its own")
 	fs.StringVar(&o.AccessKey, "access-key", "", "access key id clients must sign with; empty generates a pair")
 	fs.StringVar(&o.SecretKey, "secret-key", "", "secret access key for --access-key")
 	fs.BoolVar(&cfg.noLive, "no-live", false, "stop after the backfill: serve a frozen history instead of appending a step every --step")
@@ -115,10 +118,10 @@ func newFlags(cfg *config, stderr io.Writer) *flag.FlagSet {
 
 Serves CloudWatch's PromQL API (/api/v1/query, query_range, series, labels, label/<name>/values),
 CloudWatch DescribeAlarms/DescribeAlarmContributors/DescribeAlarmHistory over the fleet's PromQL
-alarms, SageMaker's endpoint and inference component calls and CloudTrail LookupEvents over the
-scenario's change history on a loopback port over a simulated SageMaker inference fleet, with SigV4
-verification, and prints the Grafana provisioning for the
-%s plugin.
+alarms, SageMaker's endpoint and inference component calls, CloudTrail LookupEvents over the
+scenario's change history and STS GetCallerIdentity (the fleet's account) on a loopback port over a
+simulated SageMaker inference fleet, with SigV4 verification, and prints the Grafana provisioning
+for the %s plugin.
 
 Flags:
 `, models.PluginID)
@@ -144,6 +147,9 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 		return nil, fmt.Errorf("unexpected argument %q: every option is a flag (see --help)", fs.Arg(0))
 	}
 	cfg.opts.Live = !cfg.noLive
+	if cfg.accountLimits {
+		cfg.opts.Accounts = &emulator.Accounts{}
+	}
 	f := cfg.opts.Faults
 	for name, r := range map[string]float64{"fault-error-rate": f.ErrorRate, "fault-truncate-rate": f.TruncateRate, "fault-malformed-rate": f.MalformedRate} {
 		if !(r >= 0 && r <= 1) {

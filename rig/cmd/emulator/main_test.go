@@ -84,7 +84,7 @@ func TestHelpDocumentsEveryFlag(t *testing.T) {
 		t.Fatalf("--help exit %d", code)
 	}
 	for _, f := range []string{"scenario", "list-scenarios", "fleet", "seed", "history", "step", "addr", "region", "access-key", "secret-key", "no-live", "provisioning-out", "name-values-disabled",
-		"region-scenario", "region-listeners", "two-regions", "fault-tps", "fault-concurrency", "fault-latency", "fault-error-rate", "fault-truncate-rate", "fault-malformed-rate"} {
+		"region-scenario", "region-listeners", "account-limits", "two-regions", "fault-tps", "fault-concurrency", "fault-latency", "fault-error-rate", "fault-truncate-rate", "fault-malformed-rate"} {
 		if !strings.Contains(errb.String(), "-"+f+" ") && !strings.Contains(errb.String(), "-"+f+"\n") {
 			t.Errorf("--help does not document -%s", f)
 		}
@@ -333,5 +333,27 @@ func TestFleetFilePerRegion(t *testing.T) {
 	})
 	if code != exitOK || fmt.Sprint(preset) != fmt.Sprint(want) {
 		t.Errorf("--two-regions: exit %d, regions %v, want %v; stderr: %s", code, preset, want, errb.String())
+	}
+}
+
+// --account-limits makes the regions of the monitoring account enforce one set of limits;
+// without it each region has its own.
+func TestAccountLimitsFlagSharesTheGates(t *testing.T) {
+	for _, shared := range []bool{true, false} {
+		args := []string{"--two-regions", "--addr", "127.0.0.1:0", "--history", "10m", "--no-live"}
+		if shared {
+			args = append(args, "--account-limits")
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		var out, errb bytes.Buffer
+		same := !shared
+		code := run(ctx, args, &out, &errb, func(sv *served) {
+			defer cancel()
+			same = sv.Multi.Regions[0].Account() == sv.Multi.Regions[1].Account()
+		})
+		cancel()
+		if code != exitOK || same != shared {
+			t.Errorf("--account-limits %v: exit %d, regions share their gates: %v; stderr: %s", shared, code, same, errb.String())
+		}
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
 	"github.com/inferscope/sagemaker-datasource/pkg/pricing"
+	"github.com/inferscope/sagemaker-datasource/pkg/sharedstore"
 )
 
 const maxQueryTimeoutAccepted = 10 * time.Minute
@@ -40,6 +41,10 @@ type Settings struct {
 	// PriceTable is jsonData.priceTable: hourly prices of instance types that override the
 	// AWS Price List (prices.go); nil when none are configured.
 	PriceTable []pricing.Price `json:"priceTable,omitempty"`
+
+	// SharedStore is jsonData.sharedStore and its secrets: the store replicas share (results
+	// cache, the account's budget). The zero value, as by default, is no store.
+	SharedStore sharedstore.Settings `json:"sharedStore,omitzero"`
 }
 
 // jsonData mirrors the stored jsonData. Numbers and durations arrive in whatever shape
@@ -134,6 +139,10 @@ func LoadSettings(s backend.DataSourceInstanceSettings) (*Settings, error) {
 	if out.PriceTable, err = loadPriceTable(jd.PriceTable); err != nil {
 		errs = append(errs, err)
 	}
+	// Its errors name the setting and the fix themselves.
+	if out.SharedStore, err = sharedstore.ParseSettings(s.JSONData, s.DecryptedSecureJSONData); err != nil {
+		errs = append(errs, err)
+	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
@@ -195,7 +204,17 @@ func jsonTypeProblem(err error) string {
 
 // String summarises the settings for logs. Secrets only say whether they are set.
 func (s *Settings) String() string {
-	return fmt.Sprintf("Settings{%s timeInterval=%s queryTimeout=%s httpMethod=%s maxConcurrency=%d requestsPerSecond=%g allowedRegions=%v %s priceTable=%d entries}",
+	return fmt.Sprintf("Settings{%s timeInterval=%s queryTimeout=%s httpMethod=%s maxConcurrency=%d requestsPerSecond=%g allowedRegions=%v %s priceTable=%d entries sharedStore=%s}",
 		s.Auth, FormatDuration(s.TimeInterval), FormatDuration(s.QueryTimeout), s.HTTPMethod,
-		s.MaxConcurrency, s.RequestsPerSecond, s.AllowedRegions, s.Resources, len(s.PriceTable))
+		s.MaxConcurrency, s.RequestsPerSecond, s.AllowedRegions, s.Resources, len(s.PriceTable), sharedStoreString(s.SharedStore))
+}
+
+// sharedStoreString summarises the store's settings: where it is and how it is reached,
+// the password only as set or not.
+func sharedStoreString(st sharedstore.Settings) string {
+	if !st.Enabled() {
+		return "none"
+	}
+	return fmt.Sprintf("%v(cluster=%t db=%d user=%q passwordSet=%t tls=%t prefix=%q timeout=%s)",
+		st.Addresses, st.IsCluster(), st.Database, st.Username, st.Password.IsSet(), st.TLS, st.KeyPrefix, st.Timeout)
 }

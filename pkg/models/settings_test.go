@@ -13,6 +13,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
 	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
+	"github.com/inferscope/sagemaker-datasource/pkg/sharedstore"
 )
 
 const (
@@ -200,7 +201,7 @@ func TestSecretsNeverLeak(t *testing.T) {
 		"%#v val": fmt.Sprintf("%#v", *s),
 		"%s val":  sprintf("%s", *s),
 		"%d val":  sprintf("%d", *s),
-		"%x val":  fmt.Sprintf("%x", *s),
+		"%x val":  sprintf("%x", *s),
 		"%q val":  sprintf("%q", *s),
 		"%x key":  fmt.Sprintf("%x", s.Auth.SecretKey),
 		"error":   fmt.Errorf("wrapped: %v", *s).Error(),
@@ -275,5 +276,59 @@ func wantTimeInterval(want time.Duration) func(*testing.T, *Settings) {
 		if s.TimeInterval != want {
 			t.Fatalf("TimeInterval = %v, want %v", s.TimeInterval, want)
 		}
+	}
+}
+
+func TestLoadSettingsSharedStore(t *testing.T) {
+	const password = "store-password-never-shown"
+	tests := []struct {
+		name    string
+		json    string
+		secure  map[string]string
+		want    sharedstore.Settings
+		wantErr []string
+	}{
+		{name: "absent: no store", json: `{}`},
+		{
+			name:   "read with its password",
+			json:   `{"sharedStore":{"addresses":["redis.internal:6379"],"username":"grafana","keyPrefix":"team-a:","timeout":"20ms","accountShare":50}}`,
+			secure: map[string]string{"sharedStorePassword": password},
+			want: sharedstore.Settings{Addresses: []string{"redis.internal:6379"}, Username: "grafana", Password: password,
+				KeyPrefix: "team-a:", Timeout: 20 * time.Millisecond, AccountShare: 50},
+		},
+		{
+			name:    "bad address names the setting and the fix",
+			json:    `{"sharedStore":{"addresses":["redis.internal"]}}`,
+			wantErr: []string{sharedstore.SetAddresses, "host:port", "redis.internal:6379"},
+		},
+		{
+			name:    "bad timeout passes through beside other problems",
+			json:    `{"httpMethod":"PUT","sharedStore":{"addresses":["r:6379"],"timeout":"soon"}}`,
+			secure:  map[string]string{"sharedStorePassword": password},
+			wantErr: []string{sharedstore.SetTimeout, "50ms", "jsonData.httpMethod"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := LoadSettings(instance(tt.json, tt.secure))
+			if err != nil && strings.Contains(err.Error(), password) {
+				t.Fatalf("error leaks the store's password: %v", err)
+			}
+			if checkWantErr(t, err, tt.wantErr, s) {
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(s.SharedStore, tt.want) {
+				t.Fatalf("SharedStore = %+v, want %+v", s.SharedStore, tt.want)
+			}
+			js, _ := json.Marshal(s)
+			for name, out := range map[string]string{"String": s.String(), "%+v": fmt.Sprintf("%+v", *s), "json": string(js)} {
+				if strings.Contains(out, password) {
+					t.Errorf("%s leaks the store's password: %s", name, out)
+				}
+			}
+		})
 	}
 }

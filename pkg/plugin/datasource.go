@@ -33,6 +33,7 @@ type Datasource struct {
 	regionsMu sync.Mutex
 	regions   map[string]*regionSlot
 	probe     regionProbe       // the regions resource's cached answer
+	store     *sharedStore      // nil without jsonData.sharedStore
 	redact    *awsauth.Redactor // the one redaction step; learns what the signer uses
 	unpinLog  func()            // releases this instance's secureJsonData from logSecrets
 	dispose   func()
@@ -78,9 +79,13 @@ func New(ctx context.Context, settings backend.DataSourceInstanceSettings, facto
 	}
 	d.settings = s
 	d.build.settings, d.build.uid = s, settings.UID
+	if s.SharedStore.Enabled() {
+		d.store = openStore(ctx, settings.UID, s)
+		d.dispose = func() { d.closeRegions(); d.store.close() }
+	}
 	if s.CacheSizeMiB > 0 {
 		d.build.cache = rcache.New(rcache.Options{MaxBytes: int64(s.CacheSizeMiB) << 20, RefetchWindow: s.CacheRefetchWindow, Fresh: s.CacheFreshFor,
-			KeepFailure: overLimit})
+			KeepFailure: overLimit, Peer: d.store.cachePeer()})
 	}
 	// Endpoints first: a bad endpoint is reported even when the credentials are bad too.
 	if err := checkEndpoints(s); err != nil {
@@ -101,6 +106,7 @@ func New(ctx context.Context, settings backend.DataSourceInstanceSettings, facto
 		Creds:     creds,
 		Seen:      sinks{d.redact, logSecrets},
 		Transport: proxied,
+		Store:     d.store,
 	}
 	d.allowed = s.Allowed()
 	if d.home, err = d.build.build(ctx, ""); err != nil {
@@ -151,12 +157,17 @@ func (d *Datasource) route(ctx context.Context, dq backend.DataQuery) backend.Da
 		return problemResponse(refused(backend.DownstreamError(err)))
 	case d.setupErr != nil:
 		return problemResponse(refused(d.setupErr))
+	case d.store == nil:
+		return queryHandlers[qt](d, ctx, m)
 	}
-	return queryHandlers[qt](d, ctx, m)
+	ctx, use := withStoreUse(ctx)
+	resp := queryHandlers[qt](d, ctx, m)
+	d.store.annotate(&resp, use)
+	return resp
 }
 
-// Dispose releases the instance's idle connections and its secrets' pins in the log
-// redactor when Grafana replaces it.
+// Dispose releases the instance's idle connections, its store's and its secrets' pins in
+// the log redactor when Grafana replaces it.
 func (d *Datasource) Dispose() {
 	d.dispose()
 	d.unpinLog()

@@ -32,6 +32,8 @@ type Shared struct {
 	// settings, and the secure socks proxy when Grafana gives the data source one. nil
 	// means a clone of http.DefaultTransport.
 	Transport func() (*http.Transport, error)
+	// Store is the shared store's handle (jsonData.sharedStore); nil without one.
+	Store *sharedStore
 }
 
 // transport is sh.Transport's, or a clone of http.DefaultTransport (which reads HTTPS_PROXY).
@@ -101,13 +103,13 @@ type ClientFactory func(ctx context.Context, s *models.Settings, ep awsauth.Endp
 // NewClient is the production ClientFactory: the shared credentials (gated by Grafana's
 // [aws] settings), a transport that refuses any host but the region's endpoint, SigV4
 // signing for the region last, and the traffic-shaping client on top (its limiter the
-// region's own).
+// region's own; with a shared store, the account's budget after it).
 func NewClient(_ context.Context, s *models.Settings, ep awsauth.Endpoint, sh Shared) (Upstream, error) {
 	transport, err := sh.transport()
 	if err != nil {
 		return nil, err
 	}
-	c, err := promclient.New(promclient.Options{
+	opts := promclient.Options{
 		BaseURL:        ep.URL,
 		Transport:      awsauth.Transport(transport, sh.Creds, ep, sh.Seen),
 		Method:         s.HTTPMethod,
@@ -115,7 +117,12 @@ func NewClient(_ context.Context, s *models.Settings, ep awsauth.Endpoint, sh Sh
 		MaxConcurrency: s.MaxConcurrency,
 		QueryRPS:       s.RequestsPerSecond,
 		UserAgent:      models.PluginID,
-	})
+	}
+	if b := sh.Store.budget(ep.Region); b != nil {
+		opts.Budget = b
+		sh.Store.fallback.Apply(&opts)
+	}
+	c, err := promclient.New(opts)
 	if err != nil {
 		return nil, err
 	}

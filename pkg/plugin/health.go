@@ -34,7 +34,8 @@ var sageMakerProbes = []string{semconv.DCGMGPUUtil, semconv.VLLMRunning, semconv
 // discovery permission is there (labels is ListMetrics), and whether SageMaker metrics have
 // arrived yet. Each failure names its fix.
 // Once PromQL works, the optional alarms and inventory access is checked: what is missing is
-// a warning in the message, never a failure.
+// a warning in the message, never a failure. A shared store is reported last, also only as
+// a warning.
 func (d *Datasource) CheckHealth(ctx context.Context, _ *backend.CheckHealthRequest) (*backend.CheckHealthResult, error) {
 	// Save & test should answer while the user waits, even against an endpoint that never does.
 	ctx, cancel := context.WithTimeout(ctx, d.healthTimeout)
@@ -47,6 +48,10 @@ func (d *Datasource) CheckHealth(ctx context.Context, _ *backend.CheckHealthRequ
 	if res.Status == backend.HealthStatusOk {
 		res.Message = strings.Join(slices.DeleteFunc([]string{res.Message, d.checkRegionEndpoints(ctx), home.checkOptional(ctx)},
 			func(m string) bool { return m == "" }), " ")
+	}
+	if d.store != nil {
+		// Whatever the AWS checks found: the store's state does not change their status.
+		res.Message += " " + d.store.health(ctx)
 	}
 	res.Message = d.redact.String(res.Message)
 	return res, nil

@@ -28,9 +28,15 @@ func (s sinks) Add(secrets ...string) {
 	}
 }
 
-// logError and logDebug log with the message and every argument redacted.
+// logError, logWarn, logInfo and logDebug log with the message and every argument redacted.
 func logError(msg string, args ...any) {
 	backend.Logger.Error(logSecrets.String(msg), redactArgs(args)...)
+}
+func logWarn(msg string, args ...any) {
+	backend.Logger.Warn(logSecrets.String(msg), redactArgs(args)...)
+}
+func logInfo(msg string, args ...any) {
+	backend.Logger.Info(logSecrets.String(msg), redactArgs(args)...)
 }
 func logDebug(msg string, args ...any) {
 	backend.Logger.Debug(logSecrets.String(msg), redactArgs(args)...)
@@ -70,6 +76,9 @@ func (d *Datasource) redactFrame(f *data.Frame) {
 		m.ExecutedQueryString = s(m.ExecutedQueryString)
 		for i := range m.Notices {
 			m.Notices[i].Text = s(m.Notices[i].Text)
+		}
+		for i := range m.Stats {
+			m.Stats[i].DisplayName = s(m.Stats[i].DisplayName)
 		}
 	}
 	for _, fld := range f.Fields {

@@ -16,6 +16,10 @@ import (
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/backend/log"
+
+	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
+	"github.com/inferscope/sagemaker-datasource/pkg/models"
+	"github.com/inferscope/sagemaker-datasource/pkg/sharedstore/storetest"
 )
 
 // captureLog records every log line and its fields, at every level.
@@ -266,5 +270,68 @@ func TestLogKeepsSecureJSONDataThroughOtherInstancesChurn(t *testing.T) {
 	d.Dispose()
 	if got := logSecrets.String(secret); got != secret {
 		t.Errorf("a disposed instance's secret is still pinned in the log redactor: %q", got)
+	}
+}
+
+// TestStorePasswordNeverLeaves runs queries, resource calls and Save & test against a real
+// store reached with its password, with a wrong one and stopped mid-use, and searches every
+// output and the log for the password: the store's errors, stats and notices must show
+// (else the test proves nothing) and the password never.
+func TestStorePasswordNeverLeaves(t *testing.T) {
+	srv := storetest.Start(t, "--requirepass", storePassword)
+	for _, tc := range []struct {
+		name, password string
+		stop           bool
+		want           string // a store message that must reach the outputs
+	}{
+		{name: "right password", password: storePassword, want: "shared store reachable"},
+		{name: "wrong password", password: storePassword + "-old", want: "WRONGPASS"},
+		{name: "store stopped mid-use", password: storePassword, stop: true, want: "shared cache unavailable"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			logs := &captureLog{}
+			prev := backend.Logger
+			backend.Logger = logs
+			t.Cleanup(func() { backend.Logger = prev })
+			var points int
+			s := withStore(t, testSettings(""), map[string]any{"addresses": []string{srv.Addr}})
+			s.DecryptedSecureJSONData["sharedStorePassword"] = tc.password
+			d, err := New(inOrg(1), s, func(context.Context, *models.Settings, awsauth.Endpoint, Shared) (Upstream, error) {
+				return &fakeUpstream{answer: generated(&points)}, nil
+			})
+			if err != nil || d.setupErr != nil {
+				t.Fatal(err, d.setupErr)
+			}
+			t.Cleanup(d.Dispose)
+			var outputs []string
+			now := time.Now()
+			query := func() {
+				resp, err := d.QueryData(context.Background(), &backend.QueryDataRequest{Queries: []backend.DataQuery{{RefID: "A",
+					JSON: json.RawMessage(`{"expr":"up","range":true}`), TimeRange: backend.TimeRange{From: now.Add(-time.Hour), To: now}, Interval: time.Minute, MaxDataPoints: 100}}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				js, _ := json.Marshal(resp)
+				outputs = append(outputs, string(js))
+			}
+			query()
+			outputs = append(outputs, string(callResource(t, d, resourceCall{method: "GET", path: "api/v1/labels"}).Body))
+			if tc.stop {
+				srv.Stop()
+				t.Cleanup(srv.Restart)
+				query()
+			}
+			h, _ := d.CheckHealth(context.Background(), &backend.CheckHealthRequest{})
+			outputs = append(outputs, h.Message, logs.text())
+			all := strings.Join(outputs, "\n")
+			if !strings.Contains(all, tc.want) || !strings.Contains(all, storeStatPrefix) {
+				t.Fatalf("the outputs lack %q or the store's stats: this test proves nothing\n%s", tc.want, all)
+			}
+			for _, form := range []string{storePassword, url.QueryEscape(storePassword), fmt.Sprintf("%x", storePassword)} {
+				if strings.Contains(all, form) {
+					t.Errorf("the store's password leaks as %q", form)
+				}
+			}
+		})
 	}
 }

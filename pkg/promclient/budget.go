@@ -2,6 +2,7 @@ package promclient
 
 import (
 	"context"
+	"errors"
 	"time"
 )
 
@@ -22,4 +23,51 @@ type AccountBudget interface {
 	// says when to ask again. An error is the store's failure: the request goes on under
 	// the client's fallback share (Options.FallbackRPS, FallbackConcurrency).
 	Take(ctx context.Context, class Class, cost int) (release func(), wait time.Duration, err error)
+}
+
+// share waits for the account budget to grant one call of cl. While the budget's store
+// fails, the fallback scheduler paces the call instead and StoreErr says why. A wait past
+// ctx's deadline is refused at once with a *LimitError naming the shared budget.
+func (c *Client) share(ctx context.Context, cl class, cost int) (func(), error) {
+	arrived := time.Now()
+	for {
+		release, wait, err := c.budget.Take(ctx, cl.shared(), 1)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, c.budgetHeld(ctx.Err(), cl, arrived)
+			}
+			c.storeErr.Store(&err)
+			return c.fallback[cl].acquire(ctx, cost)
+		}
+		c.storeErr.Store(nil)
+		if release != nil {
+			return release, nil
+		}
+		wait = max(wait, time.Millisecond) // never a busy loop on the store
+		if deadline, ok := ctx.Deadline(); ok && time.Now().Add(wait).After(deadline) {
+			return nil, c.budgetHeld(context.DeadlineExceeded, cl, arrived)
+		}
+		if err := sleepCtx(ctx, wait); err != nil {
+			return nil, c.budgetHeld(err, cl, arrived)
+		}
+	}
+}
+
+// budgetHeld is the error of a request the account's budget held until ctx ended: a
+// deadline is the budget's doing, a cancellation is not.
+func (c *Client) budgetHeld(err error, cl class, arrived time.Time) error {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return &LimitError{Shared: cl.shared(), Waited: time.Since(arrived)}
+	}
+	return err
+}
+
+// StoreErr is the failure of the budget's store while it lasts: the client paces itself
+// with its fallback limits, and the caller shows the error ("shared cache unavailable:
+// …") once. nil without a budget, and once the store answers again.
+func (c *Client) StoreErr() error {
+	if e := c.storeErr.Load(); e != nil {
+		return *e
+	}
+	return nil
 }

@@ -6,6 +6,7 @@
 package promclient
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
@@ -78,11 +80,13 @@ type Options struct {
 	// Budget, when set, is the account's limits shared across replicas (budget.go); nil:
 	// this client's scheduler alone, exactly as without a shared store.
 	Budget AccountBudget
-	// FallbackRPS and FallbackConcurrency bound each class while Budget's store is
-	// unavailable: a conservative share of the account, so that replicas pacing themselves
-	// alone still stay within it together. Used only with Budget.
-	FallbackRPS         float64
-	FallbackConcurrency int
+	// FallbackRPS (queries), FallbackDiscoveryRPS and FallbackConcurrency (each class) bound
+	// the client while Budget's store is unavailable: a conservative share of the account,
+	// so that replicas pacing themselves alone still stay within it together
+	// (sharedstore.FallbackOf). Used only with Budget; 0 adds no bound to the client's own
+	// limits, and FallbackDiscoveryRPS 0 means FallbackRPS.
+	FallbackRPS, FallbackDiscoveryRPS float64
+	FallbackConcurrency               int
 }
 
 // Client is safe for concurrent use; build one per datasource instance so
@@ -93,6 +97,9 @@ type Client struct {
 	method    string
 	timeout   time.Duration
 	classes   [2]*scheduler // by class: each kind of traffic has its own account limits
+	budget    AccountBudget
+	fallback  [2]*scheduler // by class, with budget: used while its store fails
+	storeErr  atomic.Pointer[error]
 	retry     RetryPolicy
 	sleep     func(context.Context, time.Duration) error
 	jitter    func() float64
@@ -107,6 +114,9 @@ const (
 	classQuery class = iota
 	classDiscovery
 )
+
+// shared is the class's name in the account's budget.
+func (cl class) shared() Class { return [...]Class{ClassQuery, ClassDiscovery}[cl] }
 
 // Decode reads the body of a 2xx answer while it arrives (DecodeAnswer, Data, Raw). It
 // may run more than once for one call: a body cut off or not a valid answer is retried,
@@ -127,8 +137,9 @@ func New(opts Options) (*Client, error) {
 		// pkg/models refuses the setting, naming it; reaching this is a programming error.
 		return nil, fmt.Errorf("promclient: Method %q is neither POST nor GET", opts.Method)
 	}
-	if opts.MaxConcurrency < 0 || opts.QueryTimeout < 0 || opts.Retry.MaxAttempts < 0 || opts.Retry.BaseDelay < 0 || opts.Retry.MaxDelay < 0 {
-		return nil, errors.New("promclient: MaxConcurrency, QueryTimeout and the retry settings must not be negative")
+	if opts.MaxConcurrency < 0 || opts.QueryTimeout < 0 || opts.Retry.MaxAttempts < 0 || opts.Retry.BaseDelay < 0 || opts.Retry.MaxDelay < 0 ||
+		opts.FallbackConcurrency < 0 || opts.FallbackRPS < 0 || opts.FallbackDiscoveryRPS < 0 {
+		return nil, errors.New("promclient: MaxConcurrency, QueryTimeout, the retry settings and the fallback limits must not be negative")
 	}
 	c := &Client{
 		base:      opts.BaseURL,
@@ -171,6 +182,15 @@ func New(opts Options) (*Client, error) {
 			rps = []float64{DefaultRequestsPerSecond, DefaultDiscoveryRPS}[i]
 		}
 		c.classes[i] = newScheduler(rps, conc)
+	}
+	if opts.Budget != nil {
+		c.budget = opts.Budget
+		fallbackConc := opts.FallbackConcurrency
+		fill(&fallbackConc, conc)
+		for i, rps := range []float64{opts.FallbackRPS, cmp.Or(opts.FallbackDiscoveryRPS, opts.FallbackRPS)} {
+			// 0: no rate of its own (newScheduler's rps ≤ 0); the client's still applies.
+			c.fallback[i] = newScheduler(rps, fallbackConc)
+		}
 	}
 	return c, nil
 }

@@ -48,7 +48,7 @@ func (c *Client) do(ctx context.Context, cl class, method string, segments []str
 	u := c.endpointURL(segments)
 	var lastErr error // the last retryable answer
 	for attempt := 1; ; attempt++ {
-		resp, done, err := c.attempt(ctx, c.classes[cl], method, u, p)
+		resp, done, err := c.attempt(ctx, cl, method, u, p)
 		if err == nil {
 			if err = c.read(ctx, resp, done, decode); err == nil {
 				return nil
@@ -93,13 +93,24 @@ func (c *Client) do(ctx context.Context, cl class, method string, segments []str
 	}
 }
 
-// attempt waits for its turn (rate, concurrency, cheap first), then sends once. A 2xx
-// answer comes back unread with done, which closes it and frees the slot held while it
-// is read; any other answer is read into an *APIError and comes back closed, for its header.
-func (c *Client) attempt(ctx context.Context, sched *scheduler, method string, u *url.URL, p url.Values) (resp *http.Response, done func(), err error) {
-	release, err := sched.acquire(ctx, requestCost(p))
+// attempt waits for its turn (rate, concurrency, cheap first; then the account's budget),
+// then sends once. A 2xx answer comes back unread with done, which closes it and frees the
+// slots held while it is read; any other answer is read into an *APIError and comes back
+// closed, for its header.
+func (c *Client) attempt(ctx context.Context, cl class, method string, u *url.URL, p url.Values) (resp *http.Response, done func(), err error) {
+	cost := requestCost(p)
+	release, err := c.classes[cl].acquire(ctx, cost)
 	if err != nil {
 		return nil, nil, err
+	}
+	if c.budget != nil {
+		shared, err := c.share(ctx, cl, cost)
+		if err != nil {
+			release()
+			return nil, nil, err
+		}
+		own := release
+		release = func() { shared(); own() }
 	}
 	defer func() {
 		if err != nil {

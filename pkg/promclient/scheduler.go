@@ -76,9 +76,17 @@ type LimitError struct {
 	RequestsPerSecond float64 // negative: no rate limit, concurrency was the bottleneck
 	MaxConcurrency    int
 	Waited            time.Duration
+	// Shared is set when the AWS account's budget shared with the other replicas and data
+	// sources (Options.Budget) held the request, not this client's own limiter.
+	Shared Class
 }
 
 func (e *LimitError) Error() string {
+	if e.Shared != "" {
+		return fmt.Sprintf("the AWS account's %s budget, shared with the other Grafana replicas and data sources of the account through the shared store, held this request for %s and it would not be sent before the query's deadline: "+
+			"raise jsonData.sharedStore.accountShare (the percentage of CloudWatch's per-account limits these data sources may use), show fewer panels at once, or raise the query timeout",
+			e.Shared, e.Waited.Round(time.Millisecond))
+	}
 	rate := "no request rate limit"
 	if e.RequestsPerSecond >= 0 {
 		rate = fmt.Sprintf("requestsPerSecond %g", e.RequestsPerSecond)

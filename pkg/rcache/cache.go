@@ -95,6 +95,9 @@ type Result struct {
 	Points  int64 // points fetched upstream for it
 	// AsOf is when the answer's newest part (the tail and the re-fetch window) was fetched.
 	AsOf time.Time
+	// StoreErr is the shared store's failure (Options.Peer), if any: the request was then
+	// served as without the store. Shown once as the store's notice.
+	StoreErr error
 }
 
 // Outcome of one request.
@@ -105,6 +108,8 @@ const (
 	Partial Outcome = "partial" // only missing or stale parts fetched
 	Miss    Outcome = "miss"    // the whole range fetched
 	Bypass  Outcome = "bypass"  // not cacheable; fetched and passed through
+	// SharedHit: no upstream call, served with what another replica fetched (Options.Peer).
+	SharedHit Outcome = "shared hit"
 )
 
 // Cache is safe for concurrent use.
@@ -178,7 +183,7 @@ func (c *Cache) QueryRange(ctx context.Context, k Key, start, end time.Time, fet
 		return c.bypass(ctx, start, end, fetch)
 	}
 	phase := mod(s, step)
-	ent, err := c.acquire(ctx, fmt.Sprintf("range\x00%s\x00%d\x00%d\x00%s", k.DataSource, step, phase, k.Expr))
+	ent, err := c.acquire(ctx, rangeName(k, phase))
 	if err != nil {
 		return nil, Result{}, err
 	}
@@ -189,26 +194,19 @@ func (c *Cache) QueryRange(ctx context.Context, k Key, start, end time.Time, fet
 	ent.step, ent.phase = step, phase
 	now := c.opts.Now()
 
-	var parts [][2]int64
-	switch {
-	case ent.series == nil || e < ent.start-step || s > ent.end+step:
-		ent.reset()
-		parts = [][2]int64{{s, e}}
-	default:
-		if s < ent.start {
-			parts = append(parts, [2]int64{s, ent.start - step})
-		}
-		// A tail that must be fetched comes with the re-fetch window: the call is made anyway.
-		if lag, ok := c.servable(ent, now); !ok || e > ent.end+lag {
-			if from := ent.floor(min(ent.trusted, ent.end)) + step; from <= e {
-				parts = append(parts, [2]int64{from, e})
-			}
+	parts := c.parts(ent, s, e, now)
+	res := Result{Outcome: Hit}
+	var share *sharing // with a peer, when the entry alone does not serve the request
+	if len(parts) > 0 && c.opts.Peer != nil {
+		share = &sharing{peer: c.opts.Peer, name: ent.name}
+		defer c.endSharing(ctx, share)
+		if parts = c.consult(ctx, share, ent, s, e, now); len(parts) == 0 {
+			res.Outcome = SharedHit
 		}
 	}
 	if err := c.recentFailure(ent, now, parts); err != nil {
-		return nil, Result{Outcome: Hit}, err
+		return nil, Result{Outcome: Hit, StoreErr: share.failure()}, err
 	}
-	res := Result{Outcome: Hit}
 	whole := len(parts) == 1 && parts[0] == [2]int64{s, e}
 	var fetched *promclient.Answer
 	for _, p := range parts {
@@ -217,18 +215,19 @@ func (c *Cache) QueryRange(ctx context.Context, k Key, start, end time.Time, fet
 			if c.opts.KeepFailure != nil && c.opts.KeepFailure(err) {
 				ent.failed, ent.failedAt, ent.failedSpan = err, now, p[1]-p[0]
 			}
-			return nil, Result{}, err
+			return nil, Result{StoreErr: share.failure()}, err
 		}
 		res.Fetches++
 		if a.Type != "matrix" {
 			ent.reset()
 			if whole {
 				c.count(func(st *Stats) { st.Bypasses++; st.Fetches++ })
-				return a, Result{Outcome: Bypass, Fetches: 1}, nil
+				return a, Result{Outcome: Bypass, Fetches: 1, StoreErr: share.failure()}, nil
 			}
 			// Part of the range did not come back as a matrix: ask for all of it plainly.
 			a, r, err := c.bypass(ctx, start, end, fetch)
 			r.Fetches += res.Fetches
+			r.StoreErr = share.failure()
 			return a, r, err
 		}
 		fetched = a
@@ -247,10 +246,17 @@ func (c *Cache) QueryRange(ctx context.Context, k Key, start, end time.Time, fet
 		res.Outcome = Partial
 	}
 	ent.trim(s, e)
+	local := share != nil && share.claim != nil && res.Fetches > 0 && !share.publish(ctx, ent)
+	res.StoreErr = share.failure()
 	c.count(func(st *Stats) {
+		if local {
+			st.KeptLocal++
+		}
 		switch res.Outcome {
 		case Hit:
 			st.Hits++
+		case SharedHit:
+			st.SharedHits++
 		case Partial:
 			st.Partials++
 		case Miss:
@@ -264,6 +270,33 @@ func (c *Cache) QueryRange(ctx context.Context, k Key, start, end time.Time, fet
 		return fetched, res, nil
 	}
 	return ent.answer(s, e), res, nil
+}
+
+// parts are the ranges the request [s, e] needs from upstream, given the extent (reset
+// when the request does not touch it).
+func (c *Cache) parts(ent *entry, s, e int64, now time.Time) [][2]int64 {
+	step := ent.step
+	if ent.series == nil || e < ent.start-step || s > ent.end+step {
+		ent.reset()
+		return [][2]int64{{s, e}}
+	}
+	var parts [][2]int64
+	if s < ent.start {
+		parts = append(parts, [2]int64{s, ent.start - step})
+	}
+	// A tail that must be fetched comes with the re-fetch window: the call is made anyway.
+	if lag, ok := c.servable(ent, now); !ok || e > ent.end+lag {
+		if from := ent.floor(min(ent.trusted, ent.end)) + step; from <= e {
+			parts = append(parts, [2]int64{from, e})
+		}
+	}
+	return parts
+}
+
+// rangeName is the name of k's extent on the grid phase + k·step: the local entry's and,
+// with Options.Peer, the shared one's.
+func rangeName(k Key, phase int64) string {
+	return fmt.Sprintf("range\x00%s\x00%d\x00%d\x00%s", k.DataSource, k.Step.Milliseconds(), phase, k.Expr)
 }
 
 // fresh says whether what was fetched at `at` may still be given without a call: for
@@ -349,7 +382,7 @@ func (c *Cache) Instant(ctx context.Context, dataSource, expr string, t time.Tim
 		c.count(func(st *Stats) { st.Bypasses++; st.Fetches++ })
 		return a, Bypass, err
 	}
-	return keep(c, ctx, "instant\x00"+dataSource+"\x00"+expr, fetch, answerSize,
+	return keep(c, ctx, "instant\x00"+dataSource+"\x00"+expr, fetchedNow(fetch), answerSize,
 		func(e *entry, now time.Time) bool {
 			if c.opts.Fresh > 0 {
 				return now.Sub(e.fetchedAt) < c.opts.Fresh && t.Sub(e.evalAt).Abs() <= c.opts.Fresh
@@ -364,21 +397,39 @@ func (c *Cache) Instant(ctx context.Context, dataSource, expr string, t time.Tim
 
 // Lookup answers a label or variable lookup from the cache for up to ttl (≤ 0: the
 // default), else fetches it. Only successful answers are kept: the caller's fetch returns
-// an error for anything else.
+// an error for anything else. With Options.Peer, a lookup missing here is read from the
+// store, or fetched once across replicas (outcome SharedHit when another replica fetched
+// it); it is then kept until ttl after that fetch, as if fetched here. A store failure is
+// counted (Stats.StoreErrors) and the lookup fetched here; Peer.Unavailable says why.
 func (c *Cache) Lookup(ctx context.Context, dataSource, request string, ttl time.Duration, fetch func(context.Context) ([]byte, error)) ([]byte, Outcome, error) {
 	if ttl <= 0 {
 		ttl = c.opts.LookupTTL
 	}
-	return keep(c, ctx, "lookup\x00"+dataSource+"\x00"+request, fetch, func(b []byte) int64 { return int64(len(b)) },
+	name := "lookup\x00" + dataSource + "\x00" + request
+	get := fetchedNow(fetch)
+	if c.opts.Peer != nil {
+		get = func(ctx context.Context) ([]byte, time.Time, error) { return c.sharedLookup(ctx, name, ttl, fetch) }
+	}
+	return keep(c, ctx, name, get, func(b []byte) int64 { return int64(len(b)) },
 		func(e *entry, now time.Time) bool { return now.Before(e.expires) },
-		func(e *entry, now time.Time) { e.expires = now.Add(ttl) }, false)
+		func(e *entry, at time.Time) { e.expires = at.Add(ttl) }, false)
+}
+
+// fetchedNow is a fetch made by this call: keep takes its time as now.
+func fetchedNow[T any](fetch func(context.Context) (T, error)) func(context.Context) (T, time.Time, error) {
+	return func(ctx context.Context) (T, time.Time, error) {
+		v, err := fetch(ctx)
+		return v, time.Time{}, err
+	}
 }
 
 // keep serves a whole answer (of size bytes) kept as fetched while valid says so; asked
-// records when and for what a newly fetched one was asked. With failures, a failure
-// Options.KeepFailure picks is kept and given again the same way.
-func keep[T any](c *Cache, ctx context.Context, name string, fetch func(context.Context) (T, error), size func(T) int64,
-	valid func(e *entry, now time.Time) bool, asked func(e *entry, now time.Time), failures bool) (T, Outcome, error) {
+// records when and for what a newly fetched one was asked. fetch says when its value was
+// fetched upstream: zero when by this call, else by another replica (a shared hit, kept as
+// of then). With failures, a failure Options.KeepFailure picks is kept and given again the
+// same way.
+func keep[T any](c *Cache, ctx context.Context, name string, fetch func(context.Context) (T, time.Time, error), size func(T) int64,
+	valid func(e *entry, now time.Time) bool, asked func(e *entry, at time.Time), failures bool) (T, Outcome, error) {
 	var none T
 	ent, err := c.acquire(ctx, name)
 	if err != nil {
@@ -394,18 +445,25 @@ func keep[T any](c *Cache, ctx context.Context, name string, fetch func(context.
 		c.count(func(st *Stats) { st.FailuresReused++ })
 		return none, Hit, &RecentFailure{Err: ent.failed, At: ent.failedAt}
 	}
-	v, err := fetch(ctx)
-	c.count(func(st *Stats) { st.Misses++; st.Fetches++ })
+	v, at, err := fetch(ctx)
+	out := Miss
+	if at.IsZero() {
+		at = now
+		c.count(func(st *Stats) { st.Misses++; st.Fetches++ })
+	} else {
+		out = SharedHit
+		c.count(func(st *Stats) { st.SharedHits++ })
+	}
 	ent.kept, ent.failed, ent.bytes = nil, nil, int64(len(ent.name))+128
 	if err != nil {
 		if failures && c.opts.KeepFailure != nil && c.opts.KeepFailure(err) {
 			ent.failed, ent.failedAt = err, now
 			asked(ent, now)
 		}
-		return v, Miss, err
+		return v, out, err
 	}
 	ent.kept = v
-	asked(ent, now)
+	asked(ent, at)
 	ent.bytes += size(v)
-	return v, Miss, nil
+	return v, out, nil
 }

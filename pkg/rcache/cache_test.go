@@ -112,13 +112,19 @@ func align(t time.Time, step time.Duration) time.Time { return t.Truncate(step) 
 // TestAnswersIdenticalToUncached: random dashboards' sequences of refreshes, zooms and
 // range shifts (fixed seeds), with late-arriving samples; every cached answer holds exactly
 // what an uncached query made at the same moment holds. (The fresh period is
-// off: within it the cache knowingly serves an answer up to that old.)
+// off: within it the cache knowingly serves an answer up to that old.) With two replicas
+// sharing a store, each request goes to either: what one reads of the other's holds too.
 func TestAnswersIdenticalToUncached(t *testing.T) {
+	withReplicas(t, testAnswersIdenticalToUncached)
+}
+
+func testAnswersIdenticalToUncached(t *testing.T, newCaches func(Options) []*Cache) {
 	for seed := uint64(1); seed <= 6; seed++ {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, 42))
 			w := &world{now: base, seed: seed, series: 1 + rng.IntN(6), maxDelay: 8 * time.Minute}
-			c := New(Options{Now: w.clock, RefetchWindow: 10 * time.Minute, Fresh: -1})
+			cs := newCaches(Options{Now: w.clock, RefetchWindow: 10 * time.Minute, Fresh: -1})
+			pick := rand.New(rand.NewPCG(seed, 3)) // the replica asked; apart from rng, so one cache sees the same requests
 			steps := []time.Duration{15 * time.Second, time.Minute, 5 * time.Minute}
 			step := steps[rng.IntN(len(steps))]
 			span := time.Duration(30+rng.IntN(360)) * time.Minute
@@ -135,9 +141,9 @@ func TestAnswersIdenticalToUncached(t *testing.T) {
 				}
 				end := align(w.clock().Add(-time.Duration(rng.IntN(3))*time.Duration(i%4)*step), step)
 				start := align(end.Add(-span), step)
-				body, res, err := c.QueryRange(context.Background(), Key{DataSource: "a", Expr: "m", Step: step}, start, end, w.fetch("m", step))
-				if err != nil {
-					t.Fatal(err)
+				body, res, err := cs[pick.IntN(len(cs))].QueryRange(context.Background(), Key{DataSource: "a", Expr: "m", Step: step}, start, end, w.fetch("m", step))
+				if err != nil || res.StoreErr != nil {
+					t.Fatal(err, res.StoreErr)
 				}
 				want := w.answer("m", start, end, step, w.clock())
 				if got, exp := rendered(t, body), rendered(t, want); got != exp {
@@ -485,12 +491,18 @@ func TestOneStepRule(t *testing.T) {
 // seeds) with late samples under the default rule. Every answer is exactly an uncached
 // one made when its newest part was fetched (Result.AsOf), for the request's range or for
 // that range less its newest point, and AsOf is never more than one step boundary back.
+// With two replicas sharing a store, each request goes to either.
 func TestAnswersWithinOneStepOfUncached(t *testing.T) {
+	withReplicas(t, testAnswersWithinOneStepOfUncached)
+}
+
+func testAnswersWithinOneStepOfUncached(t *testing.T, newCaches func(Options) []*Cache) {
 	for seed := uint64(1); seed <= 6; seed++ {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, 7))
 			w := &world{now: base, seed: seed, series: 1 + rng.IntN(6), maxDelay: 8 * time.Minute}
-			c := New(Options{Now: w.clock, RefetchWindow: 10 * time.Minute})
+			cs := newCaches(Options{Now: w.clock, RefetchWindow: 10 * time.Minute})
+			pick := rand.New(rand.NewPCG(seed, 3))
 			steps := []time.Duration{15 * time.Second, time.Minute, 5 * time.Minute}
 			step := steps[rng.IntN(len(steps))]
 			// Spans longer than the latest sample's delay: a zoom out's head is final.
@@ -508,11 +520,11 @@ func TestAnswersWithinOneStepOfUncached(t *testing.T) {
 				now := w.clock()
 				end := align(now.Add(-time.Duration(rng.IntN(4)/2)*step), step) // now and then a past end
 				start := align(end.Add(-span), step)
-				body, res, err := c.QueryRange(context.Background(), Key{DataSource: "a", Expr: "m", Step: step}, start, end, w.fetch("m", step))
-				if err != nil {
-					t.Fatal(err)
+				body, res, err := cs[pick.IntN(len(cs))].QueryRange(context.Background(), Key{DataSource: "a", Expr: "m", Step: step}, start, end, w.fetch("m", step))
+				if err != nil || res.StoreErr != nil {
+					t.Fatal(err, res.StoreErr)
 				}
-				if res.Outcome == Hit {
+				if res.Outcome == Hit || res.Outcome == SharedHit {
 					hits++
 				}
 				if back := align(now, step).Sub(align(res.AsOf, step)); back > step {

@@ -15,6 +15,10 @@ type Stats struct {
 	FailuresReused                              int64 // failures given again without a call
 	Fetches, FetchedPoints                      int64
 	Bytes, Entries                              int64
+	// The shared store (Options.Peer): requests served with another replica's fetch
+	// (outcome SharedHit), requests whose use of the store failed (served as without
+	// it), and fetched extents not shared (native histograms, notices, off the grid).
+	SharedHits, StoreErrors, KeptLocal int64
 }
 
 // Stats returns a snapshot of the counters.
@@ -44,7 +48,7 @@ func (r Result) Describe() string {
 var (
 	requests = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: "inferscope", Subsystem: "results_cache", Name: "requests_total",
-		Help: "Range queries and lookups served by the results cache, by outcome (hit, partial, miss, bypass, failure_reused).",
+		Help: "Range queries and lookups served by the results cache, by outcome (hit, shared hit, partial, miss, bypass, failure_reused).",
 	}, []string{"outcome"})
 	fetches = prometheus.NewCounter(prometheus.CounterOpts{
 		Namespace: "inferscope", Subsystem: "results_cache", Name: "upstream_fetches_total",
@@ -68,7 +72,7 @@ func init() {
 }
 
 func publish(d Stats) {
-	for outcome, n := range map[Outcome]int64{Hit: d.Hits, Partial: d.Partials, Miss: d.Misses, Bypass: d.Bypasses, "failure_reused": d.FailuresReused} {
+	for outcome, n := range map[Outcome]int64{Hit: d.Hits, SharedHit: d.SharedHits, Partial: d.Partials, Miss: d.Misses, Bypass: d.Bypasses, "failure_reused": d.FailuresReused} {
 		if n > 0 {
 			requests.WithLabelValues(string(outcome)).Add(float64(n))
 		}

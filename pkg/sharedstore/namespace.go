@@ -66,19 +66,25 @@ func LeaseKey(key string) string { return key + ":lease" }
 // BudgetKey names one of an AWS account's limits in one region: shared by every replica
 // and every data source of the account, whatever their org.
 type BudgetKey struct {
+	// Account is the 12-digit account id, or, when it is not known, "cred-" and a credential
+	// identity's hash (NewBudget): such a budget is per credential, not per account.
 	Account, Region string
 	Kind            string // "query" or "discovery"
 }
 
+// credentialScope prefixes the identity hash that stands for an unknown account.
+const credentialScope = "cred-"
+
 var (
 	accountPattern = regexp.MustCompile(`^[0-9]{12}$`)
+	scopePattern   = regexp.MustCompile(`^([0-9]{12}|` + credentialScope + `[0-9a-f]{24})$`)
 	regionPattern  = regexp.MustCompile(`^[a-z0-9-]{1,32}$`)
 	kindPattern    = regexp.MustCompile(`^[a-z]{1,16}$`)
 )
 
 func (b BudgetKey) key(prefix, what string) (string, error) {
-	if !accountPattern.MatchString(b.Account) || !regionPattern.MatchString(b.Region) || !kindPattern.MatchString(b.Kind) {
-		return "", fmt.Errorf("budget key %q/%q/%q: the account must be 12 digits, the region an AWS region such as us-east-1, the kind query or discovery", b.Account, b.Region, b.Kind)
+	if !scopePattern.MatchString(b.Account) || !regionPattern.MatchString(b.Region) || !kindPattern.MatchString(b.Kind) {
+		return "", fmt.Errorf("budget key %q/%q/%q: the account must be 12 digits (or a credential scope from NewBudget), the region an AWS region such as us-east-1, the kind query or discovery", b.Account, b.Region, b.Kind)
 	}
 	// One hash tag per account and region: its limits live on one node.
 	return prefix + "budget:{" + b.Account + ":" + b.Region + "}:" + b.Kind + ":" + what, nil

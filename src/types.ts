@@ -79,6 +79,30 @@ export interface SageOptions extends DataSourceJsonData {
   regionEndpoints?: Record<string, string>;
   /** Hourly prices overriding the AWS Price List (docs/cost.md); no region = every region. */
   priceTable?: PriceEntry[];
+  /** The optional store replicas share (pkg/sharedstore ParseSettings); absent = no store. */
+  sharedStore?: SharedStoreOptions;
+}
+
+/**
+ * jsonData.sharedStore, as pkg/sharedstore/settings.go reads it. No addresses = no store; an
+ * unset key has the backend's default (SHARED_STORE_DEFAULTS).
+ */
+export interface SharedStoreOptions {
+  /** host:port; several (or cluster) mean a Redis Cluster. */
+  addresses?: string[];
+  /** The addresses are a cluster's single configuration endpoint. */
+  cluster?: boolean;
+  database?: number;
+  username?: string;
+  tls?: boolean;
+  tlsServerName?: string;
+  keyPrefix?: string;
+  /** A Go duration: every store operation's deadline. */
+  timeout?: string;
+  /** Percent of the account's CloudWatch limits the data source's replicas use together. */
+  accountShare?: number;
+  /** Percent of that share one replica keeps to while the store is unavailable. */
+  fallbackShare?: number;
 }
 
 /** One jsonData.priceTable entry. */
@@ -93,6 +117,9 @@ export interface SageSecureJsonData {
   accessKey?: string;
   secretKey?: string;
   sessionToken?: string;
+  sharedStorePassword?: string;
+  /** PEM of the store's private CA. */
+  sharedStoreTLSCACert?: string;
 }
 
 export const DEFAULT_QUERY: Partial<SageQuery> = {

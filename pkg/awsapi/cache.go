@@ -30,18 +30,28 @@ const (
 // and names) for ttl, the inventory for 4×ttl; ttl 0 keeps nothing. Identical
 // concurrent calls share one upstream call; errors are not kept. Use one per data source
 // instance, so instances never share answers. It starts no goroutines. Answers are
-// shared between callers, who must not modify them.
-func Cached(api API, ttl time.Duration, now func() time.Time) API {
+// shared between callers, who must not modify them. ShareThrough shares them with the
+// plugin's other replicas too (not the probes).
+func Cached(api API, ttl time.Duration, now func() time.Time, opts ...CacheOption) API {
+	return newCached(api, ttl, now, opts)
+}
+
+func newCached(api API, ttl time.Duration, now func() time.Time, opts []CacheOption) *cached {
 	if now == nil {
 		now = time.Now
 	}
-	return &cached{api: api, ttl: ttl, now: now, entries: map[string]*entry{}}
+	c := &cached{api: api, ttl: ttl, now: now, entries: map[string]*entry{}}
+	for _, o := range opts {
+		o(c)
+	}
+	return c
 }
 
 type cached struct {
-	api API
-	ttl time.Duration
-	now func() time.Time
+	api   API
+	ttl   time.Duration
+	now   func() time.Time
+	share *share // nil: answers stay in this process
 
 	mu      sync.Mutex
 	entries map[string]*entry
@@ -61,7 +71,7 @@ type entry struct {
 var errShared = errors.New("awsapi: the shared AWS call failed with an internal error; try again")
 
 func (c *cached) Alarms(ctx context.Context, q AlarmQuery) ([]Alarm, error) {
-	return get(ctx, c, "alarms\x00"+q.NamePrefix, c.alarmKeep, lenOf[Alarm], func(ctx context.Context) ([]Alarm, error) { return c.api.Alarms(ctx, q) })
+	return get(ctx, c, "alarms\x00"+q.NamePrefix, wireAlarms, c.alarmKeep, lenOf[Alarm], func(ctx context.Context) ([]Alarm, error) { return c.api.Alarms(ctx, q) })
 }
 
 // alarmKeep is how long an alarms answer is kept: the shortest evaluation period among its
@@ -80,18 +90,18 @@ func (c *cached) alarmKeep(alarms []Alarm) time.Duration {
 }
 
 func (c *cached) Contributors(ctx context.Context, alarmName string) ([]Contributor, error) {
-	return get(ctx, c, "contributors\x00"+alarmName, keepFor[[]Contributor](c.ttl), lenOf[Contributor], func(ctx context.Context) ([]Contributor, error) {
+	return get(ctx, c, "contributors\x00"+alarmName, wireContributors, keepFor[[]Contributor](c.ttl), lenOf[Contributor], func(ctx context.Context) ([]Contributor, error) {
 		return c.api.Contributors(ctx, alarmName)
 	})
 }
 
 func (c *cached) History(ctx context.Context, q HistoryQuery) ([]Transition, error) {
 	key := "history\x00" + strconv.FormatInt(q.From.UnixNano(), 10) + "\x00" + strconv.FormatInt(q.To.UnixNano(), 10) + "\x00" + strings.Join(q.AlarmNames, "\x00")
-	return get(ctx, c, key, keepFor[[]Transition](c.ttl), lenOf[Transition], func(ctx context.Context) ([]Transition, error) { return c.api.History(ctx, q) })
+	return get(ctx, c, key, wireHistory, keepFor[[]Transition](c.ttl), lenOf[Transition], func(ctx context.Context) ([]Transition, error) { return c.api.History(ctx, q) })
 }
 
 func (c *cached) Inventory(ctx context.Context) (Inventory, error) {
-	return get(ctx, c, "inventory", keepFor[Inventory](inventoryFactor*c.ttl), func(inv Inventory) int {
+	return get(ctx, c, "inventory", wireInventory, keepFor[Inventory](inventoryFactor*c.ttl), func(inv Inventory) int {
 		n := 1
 		for _, e := range inv.Endpoints {
 			n += 1 + len(e.Variants) + len(e.Components)
@@ -102,7 +112,7 @@ func (c *cached) Inventory(ctx context.Context) (Inventory, error) {
 
 // ScalingTargets is kept as long as the inventory: policies change as seldom.
 func (c *cached) ScalingTargets(ctx context.Context) ([]ScalableTarget, error) {
-	return get(ctx, c, "scaling", keepFor[[]ScalableTarget](inventoryFactor*c.ttl), func(ts []ScalableTarget) int {
+	return get(ctx, c, "scaling", wireScaling, keepFor[[]ScalableTarget](inventoryFactor*c.ttl), func(ts []ScalableTarget) int {
 		n := 1
 		for _, t := range ts {
 			n += 1 + len(t.Policies)
@@ -132,7 +142,7 @@ func lenOf[T any](s []T) int { return 1 + len(s) }
 // keepFor keeps every answer for d.
 func keepFor[T any](d time.Duration) func(T) time.Duration { return func(T) time.Duration { return d } }
 
-func get[T any](ctx context.Context, c *cached, key string, ttl func(T) time.Duration, size func(T) int, fetch func(context.Context) (T, error)) (T, error) {
+func get[T any](ctx context.Context, c *cached, key string, w wire[T], ttl func(T) time.Duration, size func(T) int, fetch func(context.Context) (T, error)) (T, error) {
 	var zero T
 	for {
 		c.mu.Lock()
@@ -145,7 +155,7 @@ func get[T any](ctx context.Context, c *cached, key string, ttl func(T) time.Dur
 			e = &entry{done: make(chan struct{})}
 			c.entries[key] = e
 			c.mu.Unlock()
-			return fill(ctx, c, key, e, ttl, size, fetch)
+			return fill(ctx, c, key, e, w, ttl, size, fetch)
 		}
 		c.mu.Unlock()
 		select {
@@ -163,8 +173,9 @@ func get[T any](ctx context.Context, c *cached, key string, ttl func(T) time.Dur
 	}
 }
 
-// fill makes the call for the entry and publishes the result to those waiting.
-func fill[T any](ctx context.Context, c *cached, key string, e *entry, ttl func(T) time.Duration, size func(T) int, fetch func(context.Context) (T, error)) (T, error) {
+// fill makes the call for the entry (or reads another replica's answer) and publishes the
+// result to those waiting.
+func fill[T any](ctx context.Context, c *cached, key string, e *entry, w wire[T], ttl func(T) time.Duration, size func(T) int, fetch func(context.Context) (T, error)) (T, error) {
 	finished := false
 	defer func() {
 		if !finished { // fetch panicked: the panic goes on to our caller, the waiting ones must not hang
@@ -175,18 +186,20 @@ func fill[T any](ctx context.Context, c *cached, key string, e *entry, ttl func(
 			close(e.done)
 		}
 	}()
-	v, err := fetch(ctx)
+	v, born, err := load(ctx, c, key, w, ttl, fetch)
 	finished = true
 
 	c.mu.Lock()
 	e.val, e.err = v, err
-	keep := err == nil && ttl(v) > 0
+	// Kept until its keep from when it was fetched: another replica's answer is as old here.
+	expires := born.Add(ttl(v))
+	keep := err == nil && ttl(v) > 0 && c.now().Before(expires)
 	if keep {
 		// An answer larger than the bound on its own is not kept.
 		n := size(v)
 		keep = n <= maxCacheItems
 		if keep {
-			e.expires, e.items = c.now().Add(ttl(v)), n
+			e.expires, e.items = expires, n
 			c.items += n
 			c.evict()
 		}

@@ -141,12 +141,10 @@ func (c *client) ProbeChanges(ctx context.Context) error {
 
 // CachedChanges keeps each range's changes for ttl (a range that ends in the past does not
 // change, one that ends now gains events as CloudTrail delivers them, within minutes);
-// concurrent calls for a range share one lookup, errors are not kept.
-func CachedChanges(l ChangeLister, ttl time.Duration, now func() time.Time) ChangeLister {
-	if now == nil {
-		now = time.Now
-	}
-	return &cachedChanges{l: l, c: &cached{ttl: ttl, now: now, entries: map[string]*entry{}}}
+// concurrent calls for a range share one lookup, errors are not kept. ShareThrough shares
+// them with the plugin's other replicas too.
+func CachedChanges(l ChangeLister, ttl time.Duration, now func() time.Time, opts ...CacheOption) ChangeLister {
+	return &cachedChanges{l: l, c: newCached(nil, ttl, now, opts)}
 }
 
 type cachedChanges struct {
@@ -162,7 +160,7 @@ func (c *cachedChanges) Changes(ctx context.Context, q ChangeQuery) (ChangeList,
 		wide.To = wide.To.Add(time.Minute)
 	}
 	key := "changes\x00" + strconv.FormatInt(wide.From.UnixNano(), 10) + "\x00" + strconv.FormatInt(wide.To.UnixNano(), 10)
-	l, err := get(ctx, c.c, key, keepFor[ChangeList](c.c.ttl), func(l ChangeList) int { return 1 + len(l.Changes) },
+	l, err := get(ctx, c.c, key, wireChanges, keepFor[ChangeList](c.c.ttl), func(l ChangeList) int { return 1 + len(l.Changes) },
 		func(ctx context.Context) (ChangeList, error) { return c.l.Changes(ctx, wide) })
 	if err != nil {
 		return l, err
@@ -175,6 +173,9 @@ func (c *cachedChanges) Changes(ctx context.Context, q ChangeQuery) (ChangeList,
 	}
 	return in, nil
 }
+
+// ShareStats implements Sharing.
+func (c *cachedChanges) ShareStats() ShareStats { return c.c.ShareStats() }
 
 // ProbeChanges is not cached: Save & test must see the permission as it is now.
 func (c *cachedChanges) ProbeChanges(ctx context.Context) error { return c.l.ProbeChanges(ctx) }

@@ -101,12 +101,10 @@ func (c *client) ProbePrices(ctx context.Context) error {
 }
 
 // CachedPrices keeps each region's list prices for a day (AWS publishes them about once a
-// month); concurrent calls share one upstream call, errors are not kept.
-func CachedPrices(p PriceLister, now func() time.Time) PriceLister {
-	if now == nil {
-		now = time.Now
-	}
-	return &cachedPrices{p: p, c: &cached{ttl: pricesCachedFor, now: now, entries: map[string]*entry{}}}
+// month); concurrent calls share one upstream call, errors are not kept. ShareThrough
+// shares them with the plugin's other replicas too.
+func CachedPrices(p PriceLister, now func() time.Time, opts ...CacheOption) PriceLister {
+	return &cachedPrices{p: p, c: newCached(nil, pricesCachedFor, now, opts)}
 }
 
 type cachedPrices struct {
@@ -115,10 +113,13 @@ type cachedPrices struct {
 }
 
 func (c *cachedPrices) Prices(ctx context.Context, region string) ([]prices.Price, error) {
-	return get(ctx, c.c, pricesCacheRegion+region, keepFor[[]prices.Price](c.c.ttl), lenOf[prices.Price], func(ctx context.Context) ([]prices.Price, error) {
+	return get(ctx, c.c, pricesCacheRegion+region, wirePrices, keepFor[[]prices.Price](c.c.ttl), lenOf[prices.Price], func(ctx context.Context) ([]prices.Price, error) {
 		return c.p.Prices(ctx, region)
 	})
 }
+
+// ShareStats implements Sharing.
+func (c *cachedPrices) ShareStats() ShareStats { return c.c.ShareStats() }
 
 // ProbePrices is not cached: Save & test must see the permission as it is now.
 func (c *cachedPrices) ProbePrices(ctx context.Context) error { return c.p.ProbePrices(ctx) }

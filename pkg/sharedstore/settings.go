@@ -162,9 +162,8 @@ func ParseSettings(jsonData []byte, secure map[string]string) (Settings, error) 
 // Validate checks settings built in code as ParseSettings checks those it reads.
 func (s Settings) Validate() error {
 	if !s.Enabled() {
-		if s.Username != "" || s.Password.IsSet() || s.TLS {
-			return fmt.Errorf("%s is empty but the store has credentials or TLS set: add the store's host:port (such as redis.internal:6379), or clear the High availability section to use no store", SetAddresses)
-		}
+		// No address is no store: whatever else the section holds is kept for when an
+		// address is typed again, and ignored until then.
 		return nil
 	}
 	var errs []error

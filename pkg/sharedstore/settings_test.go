@@ -40,7 +40,7 @@ func TestParseSettings(t *testing.T) {
 		{name: "server name without TLS", json: `{"sharedStore":{"addresses":["r:1"],"tlsServerName":"x"}}`, wantErr: []string{SetTLSServerName, "turn TLS on"}},
 		{name: "CA that is not PEM", json: `{"sharedStore":{"addresses":["r:1"],"tls":true}}`, secure: map[string]string{"sharedStoreTLSCACert": "MIIB..."},
 			wantErr: []string{SetTLSCACert, "BEGIN CERTIFICATE"}},
-		{name: "credentials without address", json: `{"sharedStore":{"username":"u"}}`, wantErr: []string{SetAddresses, "host:port"}},
+		{name: "credentials without address: no store, kept", json: `{"sharedStore":{"username":"u","tls":true}}`, want: Settings{Username: "u", TLS: true, KeyPrefix: DefaultKeyPrefix, Timeout: DefaultTimeout}},
 		{name: "share over 100", json: `{"sharedStore":{"addresses":["r:1"],"accountShare":120}}`, wantErr: []string{SetAccountShare, "1-100"}},
 		{name: "negative fallback share", json: `{"sharedStore":{"addresses":["r:1"],"fallbackShare":-5}}`, wantErr: []string{SetFallbackShare, "1-100"}},
 		{name: "wrong type", json: `{"sharedStore":{"addresses":"r:1"}}`, wantErr: []string{"jsonData.sharedStore", "re-save"}},

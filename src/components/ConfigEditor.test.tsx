@@ -10,7 +10,7 @@ import userEvent from '@testing-library/user-event';
 import React, { useState } from 'react';
 
 import { regionNameError } from '../regions';
-import { DEFAULTS, SageOptions, SageSecureJsonData } from '../types';
+import { DEFAULTS, SageOptions, SageSecureJsonData, SharedStoreOptions } from '../types';
 import { ConfigEditor } from './ConfigEditor';
 import { withComboboxLayout } from './testing';
 
@@ -36,8 +36,9 @@ const BACKEND_JSON_KEYS = [
   'costPerMillionSamples',
   'allowedRegions',
   'regionEndpoints',
+  'sharedStore',
 ];
-const BACKEND_SECRET_KEYS = ['accessKey', 'secretKey', 'sessionToken'];
+const BACKEND_SECRET_KEYS = ['accessKey', 'secretKey', 'sessionToken', 'sharedStorePassword', 'sharedStoreTLSCACert'];
 
 function settings(jsonData: SageOptions, secureJsonFields: Record<string, boolean> = {}): Settings {
   return {
@@ -362,5 +363,273 @@ describe('ConfigEditor secure socks proxy', () => {
     await userEvent.click(within(section).getByRole('switch'));
     expect(last().jsonData.enableSecureSocksProxy).toBe(true);
     expect(Object.keys(last().jsonData).filter((k) => !BACKEND_JSON_KEYS.includes(k))).toEqual([]);
+  });
+});
+
+describe('ConfigEditor high availability', () => {
+  const PEM = '-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIUTest+CA/cert==\n-----END CERTIFICATE-----';
+
+  /** Renders the page with Advanced collapsed and opens High availability when it is collapsed. */
+  function renderStore(
+    sharedStore?: SharedStoreOptions,
+    secureJsonFields: Record<string, boolean> = {},
+    { open = true } = {}
+  ) {
+    const r = renderEditor(
+      settings({ authType: 'default', defaultRegion: 'us-east-1', sharedStore }, secureJsonFields),
+      {
+        advanced: false,
+      }
+    );
+    const expand = screen.queryByRole('button', { name: 'Expand section High availability' });
+    if (open && expand) {
+      fireEvent.click(expand);
+    }
+    return r;
+  }
+  const type = (label: RegExp, value: string) => fireEvent.change(screen.getByLabelText(label), { target: { value } });
+  const alerts = () => screen.queryAllByRole('alert').map((a) => a.textContent);
+
+  it.each<[string, SharedStoreOptions | undefined, Record<string, boolean>, boolean]>([
+    ['no store', undefined, {}, false],
+    ['an empty store object', {}, {}, false],
+    ['a store', { addresses: ['redis.internal:6379'] }, {}, true],
+    ['a username without an address', { username: 'grafana' }, {}, true],
+    ['TLS without an address', { tls: true }, {}, true],
+    ['a saved password without an address', undefined, { sharedStorePassword: true }, true],
+  ])('opens High availability with %s: %j', (_, sharedStore, secureJsonFields, open) => {
+    renderStore(sharedStore, secureJsonFields, { open: false });
+    expect(
+      screen.getByRole('button', { name: `${open ? 'Collapse' : 'Expand'} section High availability` })
+    ).toBeInTheDocument();
+    expect(Boolean(screen.queryByLabelText(/^Addresses/))).toBe(open);
+    // Settings kept without an address are no error: the store is simply off.
+    expect(alerts()).toEqual([]);
+  });
+
+  it('says it is optional and off by default, and where the docs are', () => {
+    renderStore(undefined, {}, { open: false });
+    expect(
+      screen.getByText(/^Optional, for several Grafana replicas or several data sources of one AWS account/)
+    ).toBeInTheDocument();
+    expect(
+      screen.getByText(
+        /Off by default: with no address.*need nothing\. Setup and sizing: docs\/high-availability\.md\./
+      )
+    ).toBeInTheDocument();
+  });
+
+  it('writes the settings to jsonData.sharedStore and the secrets to secureJsonData only', async () => {
+    const { changes, last } = renderStore();
+    type(/^Addresses/, 'node-1.internal:6379, node-2.internal:6380');
+    // Two addresses are a cluster: the switch says so and cannot be turned off.
+    expect(screen.getByLabelText(/^Cluster/)).toBeChecked();
+    expect(screen.getByLabelText(/^Cluster/)).toBeDisabled();
+    type(/^Username/, 'grafana');
+    type(/^Password/, 'hunter2');
+    await userEvent.click(screen.getByLabelText(/^TLS/));
+    type(/^Server name/, 'redis.internal');
+    type(/^CA certificate/, PEM);
+    type(/^Key prefix/, 'team-a:');
+    type(/^Timeout/, '100ms');
+    type(/^Account share/, '60');
+    type(/^Fallback share/, '20');
+
+    expect(last().jsonData).toEqual({
+      authType: 'default',
+      defaultRegion: 'us-east-1',
+      sharedStore: {
+        addresses: ['node-1.internal:6379', 'node-2.internal:6380'],
+        username: 'grafana',
+        tls: true,
+        tlsServerName: 'redis.internal',
+        keyPrefix: 'team-a:',
+        timeout: '100ms',
+        accountShare: 60,
+        fallbackShare: 20,
+      },
+    });
+    expect(last().secureJsonData).toEqual({ sharedStorePassword: 'hunter2', sharedStoreTLSCACert: PEM });
+    expect(alerts()).toEqual([]);
+    for (const c of changes) {
+      expect(JSON.stringify(c.jsonData)).not.toMatch(/hunter2|BEGIN CERTIFICATE/);
+      expect(Object.keys(c.jsonData).filter((k) => !BACKEND_JSON_KEYS.includes(k))).toEqual([]);
+      expect(Object.keys(c.secureJsonData ?? {}).filter((k) => !BACKEND_SECRET_KEYS.includes(k))).toEqual([]);
+    }
+  });
+
+  it('writes one address, the cluster switch and a database; emptied fields drop their keys', async () => {
+    const { last } = renderStore();
+    type(/^Addresses/, 'clustercfg.cache.amazonaws.com:6379');
+    expect(screen.getByLabelText(/^Cluster/)).not.toBeChecked();
+    type(/^Database/, '3');
+    expect(last().jsonData.sharedStore).toEqual({ addresses: ['clustercfg.cache.amazonaws.com:6379'], database: 3 });
+    await userEvent.click(screen.getByLabelText(/^Cluster/));
+    expect(screen.getByText('3, but a Redis Cluster has only database 0: set it to 0')).toBeInTheDocument();
+    type(/^Database/, '');
+    type(/^Timeout/, '1s');
+    type(/^Timeout/, '');
+    expect(last().jsonData.sharedStore).toEqual({ addresses: ['clustercfg.cache.amazonaws.com:6379'], cluster: true });
+    expect(alerts()).toEqual([]);
+  });
+
+  it("shows the backend's defaults as placeholders", () => {
+    renderStore();
+    expect(screen.getByLabelText(/^Key prefix/)).toHaveAttribute('placeholder', 'inferscope:');
+    expect(screen.getByLabelText(/^Timeout/)).toHaveAttribute('placeholder', '50ms');
+    expect(screen.getByLabelText(/^Database/)).toHaveAttribute('placeholder', '0');
+    expect(screen.getByLabelText(/^Account share/)).toHaveAttribute('placeholder', '80');
+    expect(screen.getByLabelText(/^Fallback share/)).toHaveAttribute('placeholder', '25');
+  });
+
+  const store = (s: SharedStoreOptions): SharedStoreOptions => ({ addresses: ['redis.internal:6379'], ...s });
+
+  it.each<[SharedStoreOptions, Record<string, boolean>, string]>([
+    [
+      { addresses: ['redis.internal'] },
+      {},
+      '"redis.internal" is not host:port: write it as redis.internal:6379 (IPv6 as [::1]:6379)',
+    ],
+    [
+      { addresses: ['::1:6379'] },
+      {},
+      '"::1:6379" is not host:port: write it as redis.internal:6379 (IPv6 as [::1]:6379)',
+    ],
+    [{ addresses: [':6379'] }, {}, '":6379" is not host:port: write it as redis.internal:6379 (IPv6 as [::1]:6379)'],
+    [{ addresses: ['redis:0'] }, {}, '"redis:0" has no valid port: use 1-65535, usually 6379'],
+    [{ addresses: ['redis:65536'] }, {}, '"redis:65536" has no valid port: use 1-65535, usually 6379'],
+    [{ addresses: ['[::1]:redis'] }, {}, '"[::1]:redis" has no valid port: use 1-65535, usually 6379'],
+    [store({ database: 16 }), {}, '16 is out of range: use 0-15 (0 when unsure)'],
+    [store({ database: -1 }), {}, '-1 is out of range: use 0-15 (0 when unsure)'],
+    [store({ cluster: true, database: 2 }), {}, '2, but a Redis Cluster has only database 0: set it to 0'],
+    [
+      { addresses: ['a.internal:6379', 'b.internal:6379'], database: 2 },
+      {},
+      '2, but a Redis Cluster has only database 0: set it to 0',
+    ],
+    [store({ timeout: '50' }), {}, '"50" is not a duration: use one such as 50ms'],
+    [store({ timeout: '1d' }), {}, '"1d" is not a duration: use one such as 50ms'],
+    [
+      store({ timeout: '3s' }),
+      {},
+      '3s is out of range: use 1ms-2s; the default, 50ms, keeps a slow store from slowing panels',
+    ],
+    [
+      store({ timeout: '0s' }),
+      {},
+      '0s is out of range: use 1ms-2s; the default, 50ms, keeps a slow store from slowing panels',
+    ],
+    [
+      store({ keyPrefix: '{team}:' }),
+      {},
+      `"{team}:" contains a brace or a space: use letters, digits and ':' such as "inferscope:"`,
+    ],
+    [
+      store({ keyPrefix: 'team a:' }),
+      {},
+      `"team a:" contains a brace or a space: use letters, digits and ':' such as "inferscope:"`,
+    ],
+    [store({ keyPrefix: 'x'.repeat(65) }), {}, '65 bytes long: use at most 64'],
+    // Bytes, not characters: é is two.
+    [store({ keyPrefix: 'é'.repeat(33) }), {}, '66 bytes long: use at most 64'],
+    [
+      store({ keyPrefix: '  ' }),
+      {},
+      `Empty: use a prefix such as "inferscope:", so the plugin's keys stay apart from other users of the store`,
+    ],
+    [store({ accountShare: 101 }), {}, '101 is not a percentage: use 1-100, or 0 for the default (80)'],
+    [store({ fallbackShare: -5 }), {}, '-5 is not a percentage: use 1-100, or 0 for the default (25)'],
+    [store({ fallbackShare: 2.5 }), {}, '2.5 is not a percentage: use 1-100, or 0 for the default (25)'],
+    [store({ tlsServerName: 'redis.internal' }), {}, 'Set, but TLS is off: turn TLS on, or clear the server name'],
+    [store({}), { sharedStoreTLSCACert: true }, 'Set, but TLS is off: turn TLS on, or clear the CA certificate'],
+  ])('flags %j (secrets %j): %s', (sharedStore, secureJsonFields, message) => {
+    renderStore(sharedStore, secureJsonFields, { open: false });
+    // Opened by itself: the store is configured, or the error is in view.
+    expect(alerts()).toEqual([message]);
+  });
+
+  it.each<SharedStoreOptions>([
+    { addresses: ['[::1]:6379'] },
+    { addresses: ['10.0.0.5:6379', 'redis-2.internal:6380'], cluster: true, database: 0 },
+    store({ database: 15, timeout: '2s', keyPrefix: 'x'.repeat(64), accountShare: 100, fallbackShare: 1 }),
+    store({ timeout: '1.5ms', keyPrefix: 'team-a:prod:', accountShare: 0, fallbackShare: 0 }),
+    store({ tls: true, tlsServerName: 'redis.internal', username: 'grafana' }),
+  ])('takes %j', (sharedStore) => {
+    renderStore(sharedStore, { sharedStorePassword: true });
+    expect(alerts()).toEqual([]);
+  });
+
+  it('flags a typed address and a typed CA as they are typed, and clears the error when fixed', async () => {
+    renderStore();
+    type(/^Addresses/, 'redis.internal:6379, redis.internal');
+    expect(alerts()).toEqual([
+      '"redis.internal" is not host:port: write it as redis.internal:6379 (IPv6 as [::1]:6379)',
+    ]);
+    type(/^Addresses/, 'redis.internal:6379, ');
+    expect(alerts()).toEqual([]);
+    await userEvent.click(screen.getByLabelText(/^TLS/));
+    type(/^CA certificate/, 'not a certificate');
+    expect(alerts()).toEqual([
+      "Holds no PEM certificate: paste the CA's certificate, from -----BEGIN CERTIFICATE----- to -----END CERTIFICATE-----",
+    ]);
+    type(/^CA certificate/, PEM);
+    expect(alerts()).toEqual([]);
+    // TLS off with the CA still there.
+    await userEvent.click(screen.getByLabelText(/^TLS/));
+    expect(alerts()).toEqual(['Set, but TLS is off: turn TLS on, or clear the CA certificate']);
+  });
+
+  it('turns the store off when the addresses are emptied, keeping the rest for when one is typed again', async () => {
+    const { last } = renderStore(
+      { addresses: ['redis.internal:6379'], username: 'grafana', tls: true, timeout: '100ms', accountShare: 50 },
+      { sharedStorePassword: true, sharedStoreTLSCACert: true }
+    );
+    await userEvent.clear(screen.getByLabelText(/^Addresses/));
+    expect(last().jsonData.sharedStore).toEqual({ username: 'grafana', tls: true, timeout: '100ms', accountShare: 50 });
+    expect(last().secureJsonFields).toEqual({ sharedStorePassword: true, sharedStoreTLSCACert: true });
+    expect(screen.getByLabelText(/^Username/)).toHaveValue('grafana');
+    expect(screen.getByLabelText(/^Password/)).toHaveValue('configured');
+    expect(alerts()).toEqual([]);
+    type(/^Addresses/, 'redis2.internal:6379');
+    expect(last().jsonData.sharedStore).toEqual({
+      addresses: ['redis2.internal:6379'],
+      username: 'grafana',
+      tls: true,
+      timeout: '100ms',
+      accountShare: 50,
+    });
+  });
+
+  it('keeps a typed password while the address is retyped', async () => {
+    const { last } = renderStore();
+    type(/^Addresses/, 'redis.internal:6379');
+    type(/^Password/, 'hunter2');
+    await userEvent.clear(screen.getByLabelText(/^Addresses/));
+    expect(last().jsonData.sharedStore).toBeUndefined();
+    expect(last().secureJsonData).toEqual({ sharedStorePassword: 'hunter2' });
+  });
+
+  it('clears settings left without an address with "Use no store"', async () => {
+    const { last } = renderStore({ username: 'grafana' }, { sharedStorePassword: true, accessKey: true });
+    expect(alerts()).toEqual([]);
+    await userEvent.click(screen.getByRole('button', { name: 'Use no store' }));
+    expect(last().jsonData.sharedStore).toBeUndefined();
+    // Only the store's secrets are reset.
+    expect(last().secureJsonFields).toEqual({ sharedStorePassword: false, accessKey: true });
+  });
+
+  it('resets one saved secret, never showing it', async () => {
+    const { last } = renderStore(
+      { addresses: ['redis.internal:6379'], tls: true },
+      { sharedStorePassword: true, sharedStoreTLSCACert: true }
+    );
+    const password = screen.getByLabelText(/^Password/);
+    expect(password).toBeDisabled();
+    const ca = within(screen.getByRole('group', { name: 'TLS' }));
+    await userEvent.click(ca.getByRole('button', { name: 'Reset' }));
+    expect(last().secureJsonFields).toEqual({ sharedStorePassword: true, sharedStoreTLSCACert: false });
+    expect(last().secureJsonData).toEqual({ sharedStoreTLSCACert: '' });
+    type(/^CA certificate/, PEM);
+    expect(last().secureJsonData).toEqual({ sharedStoreTLSCACert: PEM });
   });
 });

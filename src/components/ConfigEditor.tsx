@@ -7,13 +7,15 @@ import {
 import { ConnectionConfig } from '@grafana/aws-sdk';
 import { ConfigSection } from '@grafana/plugin-ui';
 import { config } from '@grafana/runtime';
-import { Field, FieldSet, Input, RadioButtonGroup, SecretInput, SecureSocksProxySettings } from '@grafana/ui';
-import React, { ChangeEvent } from 'react';
+import { Field, FieldSet, RadioButtonGroup, SecretInput, SecureSocksProxySettings } from '@grafana/ui';
+import React from 'react';
 
 import { DEFAULTS, SageOptions, SageSecureJsonData } from '../types';
 import { AlertRulesSettings } from './AlertRulesSettings';
 import { PriceTableSettings } from './PriceTableSettings';
 import { RegionSettings } from './RegionSettings';
+import { InputField, NumberField } from './SettingField';
+import { SharedStoreSettings } from './SharedStoreSettings';
 
 export type Props = DataSourcePluginOptionsEditorProps<SageOptions, SageSecureJsonData>;
 
@@ -35,14 +37,13 @@ export function ConfigEditor(props: Props) {
   const { options, onOptionsChange } = props;
   const { jsonData, secureJsonFields } = options;
 
-  const onNumber = (key: NumberKey) => (e: ChangeEvent<HTMLInputElement>) => {
-    const raw = e.currentTarget.value.trim();
-    const value = raw === '' ? undefined : Number(raw);
-    onOptionsChange({
-      ...options,
-      jsonData: { ...jsonData, [key]: value === undefined || Number.isNaN(value) ? undefined : value },
-    });
-  };
+  // What every number field of a jsonData key shares: its id, default and value.
+  const numberField = (key: NumberKey) => ({
+    id: key,
+    placeholder: DEFAULTS[key],
+    value: jsonData[key],
+    onChange: (value: number | undefined) => onOptionsChange({ ...options, jsonData: { ...jsonData, [key]: value } }),
+  });
 
   // Resetting clears the stored token on save; the old value is never shown.
   const resetSessionToken = () =>
@@ -115,37 +116,25 @@ export function ConfigEditor(props: Props) {
               onChange={(v) => onOptionsChange({ ...options, jsonData: { ...jsonData, httpMethod: v } })}
             />
           </Field>
-          <InputField
-            id="requestsPerSecond"
+          <NumberField
             label="Requests per second"
             description={`Queries per second this data source sends to CloudWatch (default ${DEFAULTS.requestsPerSecond}; CloudWatch allows 300 per account). Discovery calls (labels, series, variable values) have their own pace of 5 per second. Throttled calls are retried.`}
-            type="number"
             min={0}
-            placeholder={String(DEFAULTS.requestsPerSecond)}
-            value={jsonData.requestsPerSecond ?? ''}
-            onChange={onNumber('requestsPerSecond')}
+            {...numberField('requestsPerSecond')}
           />
-          <InputField
-            id="maxConcurrency"
+          <NumberField
             label="Max concurrency"
             description={`Requests in flight at once from this data source, for queries and for discovery calls each (default ${DEFAULTS.maxConcurrency}; CloudWatch allows 30 per account).`}
-            type="number"
             min={1}
-            placeholder={String(DEFAULTS.maxConcurrency)}
-            value={jsonData.maxConcurrency ?? ''}
-            onChange={onNumber('maxConcurrency')}
+            {...numberField('maxConcurrency')}
           />
         </FieldSet>
         <FieldSet label="Results cache">
-          <InputField
-            id="cacheSizeMiB"
+          <NumberField
             label="Cache size (MiB)"
             description={`Memory for cached query results and variable lookups, shared by all viewers. 0 turns the cache off. Default ${DEFAULTS.cacheSizeMiB}.`}
-            type="number"
             min={0}
-            placeholder={String(DEFAULTS.cacheSizeMiB)}
-            value={jsonData.cacheSizeMiB ?? ''}
-            onChange={onNumber('cacheSizeMiB')}
+            {...numberField('cacheSizeMiB')}
           />
           <InputField
             id="cacheRefetchWindow"
@@ -163,15 +152,11 @@ export function ConfigEditor(props: Props) {
             value={jsonData.cacheFreshFor ?? ''}
             onChange={onUpdateDatasourceJsonDataOption(props, 'cacheFreshFor')}
           />
-          <InputField
-            id="costPerMillionSamples"
+          <NumberField
             label="Price per million samples (USD)"
             description={`For the cost estimate in the query inspector. Default ${DEFAULTS.costPerMillionSamples}, as reported for CloudWatch PromQL API queries; check your AWS pricing.`}
-            type="number"
             min={0}
-            placeholder={String(DEFAULTS.costPerMillionSamples)}
-            value={jsonData.costPerMillionSamples ?? ''}
-            onChange={onNumber('costPerMillionSamples')}
+            {...numberField('costPerMillionSamples')}
           />
         </FieldSet>
         <PriceTableSettings
@@ -179,6 +164,7 @@ export function ConfigEditor(props: Props) {
           onChange={(priceTable) => onOptionsChange({ ...options, jsonData: { ...jsonData, priceTable } })}
         />
       </ConfigSection>
+      <SharedStoreSettings {...props} />
       <AlertRulesSettings uid={options.uid} />
     </>
   );
@@ -198,19 +184,5 @@ export function advancedIsSet(jsonData: SageOptions): boolean {
     Boolean(jsonData.allowedRegions?.length) ||
     Object.keys(jsonData.regionEndpoints ?? {}).length > 0 ||
     Boolean(jsonData.priceTable?.length)
-  );
-}
-
-/** A labelled input of the query settings; the input's id ties the label to it. */
-function InputField({
-  id,
-  label,
-  description,
-  ...input
-}: { id: string; label: string; description: string } & React.ComponentProps<typeof Input>) {
-  return (
-    <Field label={label} htmlFor={id} description={description}>
-      <Input id={id} width={20} {...input} />
-    </Field>
   );
 }

@@ -43,7 +43,7 @@ func BenchmarkReplicas(b *testing.B) {
 			store    bool
 		}{{"one replica", 1, false}, {"four, shared store", 4, true}, {"four, no store", 4, false}} {
 			reps, stop := r.replicas(b, sc.replicas, r.dataSource(fmt.Sprintf("bench-%d-%d", n, len(rows)), sc.store, nil), 1)
-			cold, refresh := coldAndRefresh(r.meter, clientsOf(reps), dashes, refreshAfter, nil)
+			cold, refresh := coldAndRefresh(r, clientsOf(reps), dashes, refreshAfter, nil)
 			stop()
 			rows = append(rows, row{sc.name, cold, refresh})
 			for _, e := range append(cold.errors(), refresh.errors()...) {

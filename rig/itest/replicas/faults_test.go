@@ -51,7 +51,7 @@ func runFaults(tb testing.TB, r *rig, uid string, dashes []dashload.Dashboard, h
 	loaded := make(chan struct{})
 	go func() {
 		defer close(loaded)
-		f.load, _ = coldAndRefresh(r.meter, clients, dashes, 0, nil)
+		f.load, _ = coldAndRefresh(r, clients, dashes, 0, nil)
 	}()
 	var mu sync.Mutex
 	stopProbes, probed := make(chan struct{}), make(chan struct{})

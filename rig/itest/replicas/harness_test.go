@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -19,6 +20,7 @@ import (
 	"github.com/inferscope/sagemaker-datasource/pkg/models"
 	"github.com/inferscope/sagemaker-datasource/pkg/sharedstore/storetest"
 	"github.com/inferscope/sagemaker-datasource/rig/dashload"
+	"github.com/inferscope/sagemaker-datasource/rig/emulator"
 	"github.com/inferscope/sagemaker-datasource/rig/itest/gobuild"
 	"github.com/inferscope/sagemaker-datasource/rig/pluginproc"
 	"github.com/inferscope/sagemaker-datasource/rig/stack"
@@ -34,12 +36,13 @@ type rig struct {
 	bin   string
 }
 
-// startRig builds the plugin, starts the stack (opts) behind the meter and a redis-server.
-// Everything stops with the test.
+// startRig builds the plugin, starts the stack (opts, with CloudWatch's limits enforced and
+// counted per account) behind the meter and a redis-server. Everything stops with the test.
 func startRig(tb testing.TB, opts stack.Options) *rig {
 	tb.Helper()
 	r := &rig{store: storetest.Start(tb), meter: &dashload.Meter{}}
 	r.bin = gobuild.Build(tb, pluginproc.Package, tb.TempDir(), pluginproc.BinaryName)
+	opts.Accounts = &emulator.Accounts{}
 	st, err := stack.Start(context.Background(), opts)
 	if err != nil {
 		tb.Fatalf("starting the emulator stack: %v", err)
@@ -136,9 +139,17 @@ func (r *rig) replicas(tb testing.TB, n int, ds *backend.DataSourceInstanceSetti
 }
 
 // fleetLoad is what the replicas open: the generated dashboards as Grafana sends them to a
-// data source whose timeInterval is the stack's step.
+// data source whose timeInterval is the stack's step, without the CloudTrail panel.
+// CloudTrail allows 2 LookupEvents a second per account and each replica paces itself to
+// it alone, so four replicas opening it at once are throttled with or without a store
+// (its answers' sharing is not wired yet): it would measure that, not the store.
 func fleetLoad(tb testing.TB, st *stack.Stack) []dashload.Dashboard {
 	dashes := dashload.Dashboards(tb)
+	for i := range dashes {
+		dashes[i].Panels = slices.DeleteFunc(dashes[i].Panels, func(p dashload.Panel) bool {
+			return slices.ContainsFunc(p.Queries, func(q backend.DataQuery) bool { return q.QueryType == models.QueryTypeChanges })
+		})
+	}
 	dashload.RaiseInterval(dashes, st.Step)
 	return dashes
 }

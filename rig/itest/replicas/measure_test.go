@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"os"
 	"slices"
 	"strings"
@@ -16,6 +15,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
 	"github.com/inferscope/sagemaker-datasource/rig/dashload"
+	"github.com/inferscope/sagemaker-datasource/rig/emulator"
 )
 
 // unavailable is the notice a replica shows (once) while its store fails.
@@ -25,22 +25,18 @@ const unavailable = "shared cache unavailable"
 type phase struct {
 	calls []dashload.Call
 	loads []dashload.Result
-	began time.Time
-	took  time.Duration
+	// account is what the account's CloudWatch limits answered during the phase.
+	account emulator.AccountCounts
+	began   time.Time
+	took    time.Duration
 }
 
-// answers counts the phase's upstream calls and the account's refusals among them: 422
-// saying the rate was exceeded, 429 the concurrency.
+// answers are the phase's upstream calls (every AWS API the replicas called, through the
+// proxy) and the account's refusals among its CloudWatch calls, as the emulator counted
+// them: 422 over the rate, 429 over the concurrency.
 func (p phase) answers() (calls, rate422, conc429 int) {
-	for _, c := range p.calls {
-		switch {
-		case c.Status == http.StatusTooManyRequests:
-			conc429++
-		case c.Throttled:
-			rate422++
-		}
-	}
-	return len(p.calls), rate422, conc429
+	a := p.account
+	return len(p.calls), int(a.Query.Throttled + a.Discovery.Throttled), int(a.Query.Rejected + a.Discovery.Rejected)
 }
 
 func (p phase) failedPanels() int {
@@ -76,25 +72,25 @@ func (p phase) notices(text string) int {
 // dashboards one after another), then, once all are open, refresh each dashboard
 // refreshAfter after its own cold load began (0: no refresh). between runs after the cold
 // loads, before the refreshes, and its calls belong to neither phase.
-func coldAndRefresh(m *dashload.Meter, clients []dashload.Client, dashes []dashload.Dashboard, refreshAfter time.Duration, between func()) (cold, refresh phase) {
+func coldAndRefresh(r *rig, clients []dashload.Client, dashes []dashload.Dashboard, refreshAfter time.Duration, between func()) (cold, refresh phase) {
 	opened := make([][]time.Time, len(clients))
 	each := func(ph *phase, at func(i, j int) time.Time) {
-		before, start := m.Count(), time.Now()
+		before, start, acct := r.meter.Count(), time.Now(), r.st.Account().Counts()
 		var mu sync.Mutex
 		var wg sync.WaitGroup
 		for i, c := range clients {
 			wg.Go(func() {
 				for j, d := range dashes {
 					time.Sleep(time.Until(at(i, j)))
-					r := dashload.Load(c, m, d, time.Now())
+					res := dashload.Load(c, r.meter, d, time.Now())
 					mu.Lock()
-					ph.loads = append(ph.loads, r)
+					ph.loads = append(ph.loads, res)
 					mu.Unlock()
 				}
 			})
 		}
 		wg.Wait()
-		ph.began, ph.took, ph.calls = start, time.Since(start), m.Since(before)
+		ph.began, ph.took, ph.calls, ph.account = start, time.Since(start), r.meter.Since(before), r.st.Account().Counts().Sub(acct)
 	}
 	for i := range opened {
 		opened[i] = make([]time.Time, len(dashes))

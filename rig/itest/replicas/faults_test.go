@@ -36,7 +36,7 @@ const (
 // calls, or within has passed since the restart.
 func runFaults(tb testing.TB, r *rig, uid string, dashes []dashload.Dashboard, hold, within time.Duration) faultRun {
 	tb.Helper()
-	reps, stop := r.replicas(tb, faultReplicas, r.dataSource(uid, true, nil), 1)
+	reps, stop := r.replicas(tb, faultReplicas, r.dataSource(uid, r.shared(nil)), 1)
 	defer stop()
 	clients := clientsOf(reps)
 	queries := 0
@@ -135,7 +135,7 @@ func TestStoreFaults(t *testing.T) {
 	if n := f.load.failedPanels() + pf; n > 0 {
 		t.Errorf("%d panels failed while the store failed (want 0):\n%s", n, strings.Join(f.load.errors(), "\n"))
 	}
-	if f.load.notices(unavailable)+pn == 0 {
+	if total(f.load.notices(unavailable))+pn == 0 {
 		t.Errorf("no answer said %q while the store was paused and killed", unavailable)
 	}
 	if f.recovered.IsZero() {
@@ -147,5 +147,5 @@ func TestStoreFaults(t *testing.T) {
 			outage = append(outage, round.ratio())
 		}
 	}
-	t.Logf("%s; probe ratios while killed %v; notices %d on panels, %d on probes", recoveryText(f), outage, f.load.notices(unavailable), pn)
+	t.Logf("%s; probe ratios while killed %v; notices %d on panels, %d on probes", recoveryText(f), outage, total(f.load.notices(unavailable)), pn)
 }

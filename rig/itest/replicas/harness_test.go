@@ -7,6 +7,7 @@ package replicas_test
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
@@ -63,19 +64,16 @@ func (r *rig) endpoint(tb testing.TB) string {
 }
 
 // dataSource is the settings every replica of one data source shares: the stack's keys
-// and region, the proxy as endpoint, the store when withStore, and extra jsonData on top.
-func (r *rig) dataSource(uid string, withStore bool, extra map[string]any) *backend.DataSourceInstanceSettings {
+// and region, the proxy as endpoint, and the extras' jsonData on top (such as shared).
+func (r *rig) dataSource(uid string, extras ...map[string]any) *backend.DataSourceInstanceSettings {
 	jsonData, secure := r.st.DataSourceSettings()
 	jd := map[string]any{}
 	for k, v := range jsonData {
 		jd[k] = v
 	}
 	jd["endpoint"] = r.front
-	if withStore {
-		jd["sharedStore"] = map[string]any{"addresses": []string{r.store.Addr}}
-	}
-	for k, v := range extra {
-		jd[k] = v
+	for _, extra := range extras {
+		maps.Copy(jd, extra)
 	}
 	raw, _ := json.Marshal(jd)
 	return &backend.DataSourceInstanceSettings{
@@ -83,6 +81,14 @@ func (r *rig) dataSource(uid string, withStore bool, extra map[string]any) *back
 		JSONData: raw, DecryptedSecureJSONData: secure,
 		Updated: time.Now(),
 	}
+}
+
+// shared is the jsonData that points a data source at the rig's store, with more of the
+// store's settings (jsonData.sharedStore) when given.
+func (r *rig) shared(more map[string]any) map[string]any {
+	store := map[string]any{"addresses": []string{r.store.Addr}}
+	maps.Copy(store, more)
+	return map[string]any{"sharedStore": store}
 }
 
 // replica is one plugin process serving a data source in an org.

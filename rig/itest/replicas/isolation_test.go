@@ -16,7 +16,7 @@ func TestStoreIsolation(t *testing.T) {
 		t.Skip("skipped with -short: builds the plugin and runs replicas against the emulator and redis-server")
 	}
 	r := startRig(t, smallFleet)
-	owner := r.dataSource("iso", true, nil)
+	owner := r.dataSource("iso", r.shared(nil))
 	cases := []struct {
 		name  string
 		ds    *backend.DataSourceInstanceSettings
@@ -25,8 +25,8 @@ func TestStoreIsolation(t *testing.T) {
 	}{
 		{"another replica of the data source", owner, 1, 0},
 		{"the same uid in another org", owner, 2, 1},
-		{"another data source of the account", r.dataSource("iso-other", true, nil), 1, 1},
-		{"the same org and uid with another credential identity", r.dataSource("iso", true, map[string]any{"endpoint": r.endpoint(t)}), 1, 1},
+		{"another data source of the account", r.dataSource("iso-other", r.shared(nil)), 1, 1},
+		{"the same org and uid with another credential identity", r.dataSource("iso", r.shared(nil), map[string]any{"endpoint": r.endpoint(t)}), 1, 1},
 	}
 	expr, q := probe(int(probes.Add(1)))
 	ask := func(t *testing.T, ds *backend.DataSourceInstanceSettings, org int64) int {

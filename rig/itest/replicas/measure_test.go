@@ -55,15 +55,24 @@ func (p phase) errors() []string {
 	return out
 }
 
-// notices counts the frames whose notice says text.
-func (p phase) notices(text string) int {
-	n := 0
+// notices counts the frames whose notice says text, by the notice's text.
+func (p phase) notices(text string) map[string]int {
+	out := map[string]int{}
 	for _, l := range p.loads {
 		for _, t := range l.Notices {
 			if strings.Contains(t, text) {
-				n++
+				out[t]++
 			}
 		}
+	}
+	return out
+}
+
+// total is the sum of a count by key.
+func total(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
 	}
 	return n
 }

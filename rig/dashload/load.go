@@ -98,7 +98,7 @@ type Result struct {
 	Samples               float64
 	PanelTime             map[string]time.Duration
 	Errors                []string
-	FailedPanels          int           // panels with an error in any of their queries
+	Failed                []string      // the keys of panels with an error in any of their queries
 	Notices               []string      // every frame notice's text, once per frame
 	KeptFailures          int           // panels given a kept over-limit failure without a call
 	Started, PanelsAt     time.Time     // the load's start; when its panels were sent
@@ -145,7 +145,7 @@ func Load(c Client, m *Meter, dl Dashboard, at time.Time) Result {
 			res.PanelTime[p.Key] = took
 			if err != nil {
 				res.Errors = append(res.Errors, p.Key+": "+err.Error())
-				res.FailedPanels++
+				res.Failed = append(res.Failed, p.Key)
 				return
 			}
 			failed := false
@@ -172,7 +172,7 @@ func Load(c Client, m *Meter, dl Dashboard, at time.Time) Result {
 				}
 			}
 			if failed {
-				res.FailedPanels++
+				res.Failed = append(res.Failed, p.Key)
 			}
 		})
 	}

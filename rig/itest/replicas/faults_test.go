@@ -1,7 +1,6 @@
 package replicas_test
 
 import (
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -132,8 +131,8 @@ func TestStoreFaults(t *testing.T) {
 	r := startRig(t, smallFleet)
 	f := runFaults(t, r, "faults", fleetLoad(t, r.st), 2*time.Second, time.Minute)
 	pf, pn := f.probeFailures()
-	if n := f.load.failedPanels() + pf; n > 0 {
-		t.Errorf("%d panels failed while the store failed (want 0):\n%s", n, strings.Join(f.load.errors(), "\n"))
+	if n := f.load.failedPanels(nil) + pf; n > 0 {
+		t.Errorf("%d panels failed while the store failed (want 0): %v", n, f.load.errors())
 	}
 	if total(f.load.notices(unavailable))+pn == 0 {
 		t.Errorf("no answer said %q while the store was paused and killed", unavailable)

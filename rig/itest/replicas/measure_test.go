@@ -39,18 +39,44 @@ func (p phase) answers() (calls, rate422, conc429 int) {
 	return len(p.calls), int(a.Query.Throttled + a.Discovery.Throttled), int(a.Query.Rejected + a.Discovery.Rejected)
 }
 
-func (p phase) failedPanels() int {
+// failedPanels counts the panels that failed in the phase's loads (a panel once per
+// load), leaving out those in except.
+func (p phase) failedPanels(except map[string]bool) int {
 	n := 0
 	for _, l := range p.loads {
-		n += l.FailedPanels
+		for _, k := range l.Failed {
+			if !except[k] {
+				n++
+			}
+		}
 	}
 	return n
 }
 
-func (p phase) errors() []string {
-	var out []string
+// failedSet is the panels that failed in any of the phases' loads.
+func failedSet(ps ...phase) map[string]bool {
+	out := map[string]bool{}
+	for _, p := range ps {
+		for _, l := range p.loads {
+			for _, k := range l.Failed {
+				out[k] = true
+			}
+		}
+	}
+	return out
+}
+
+// errors are the phase's distinct errors (the first line, shortened) with their counts.
+func (p phase) errors() map[string]int {
+	out := map[string]int{}
 	for _, l := range p.loads {
-		out = append(out, l.Errors...)
+		for _, e := range l.Errors {
+			e, _, _ = strings.Cut(e, "\n")
+			if len(e) > 240 {
+				e = e[:240] + "…"
+			}
+			out[e]++
+		}
 	}
 	return out
 }
@@ -66,6 +92,31 @@ func (p phase) notices(text string) map[string]int {
 		}
 	}
 	return out
+}
+
+// kinds counts the phase's calls by kind: range and instant queries, lookups (labels,
+// series, values) and the other AWS APIs (pricing, SageMaker, CloudWatch alarms).
+func (p phase) kinds() string {
+	n := map[string]int{}
+	for _, c := range p.calls {
+		k := c.Kind
+		if !strings.HasPrefix(c.Path, "/api/v1/") {
+			k = "aws"
+		}
+		n[k]++
+	}
+	return fmt.Sprintf("%d range, %d instant, %d lookup, %d aws", n["range"], n["instant"], n["lookup"], n["aws"])
+}
+
+// upstreamTime is the p50 and p90 of the phase's PromQL calls' time at the emulator.
+func (p phase) upstreamTime() (p50, p90 time.Duration) {
+	var ds []time.Duration
+	for _, c := range p.calls {
+		if strings.HasPrefix(c.Path, "/api/v1/") {
+			ds = append(ds, c.Took)
+		}
+	}
+	return quantile(ds, 0.5), quantile(ds, 0.9)
 }
 
 // total is the sum of a count by key.

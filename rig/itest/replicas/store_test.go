@@ -37,7 +37,7 @@ func measureHits(tb testing.TB, r *rig, ds *backend.DataSourceInstanceSettings, 
 					h.panels++
 				}
 				res := dashload.Load(reps[0].client, r.meter, dashload.Dashboard{Name: d.Name, Panels: []dashload.Panel{p}}, time.Now())
-				if len(res.Calls) == 0 && res.FailedPanels == 0 {
+				if len(res.Calls) == 0 && len(res.Failed) == 0 {
 					*into = append(*into, res.PanelTime[p.Key])
 				}
 			}

@@ -111,6 +111,13 @@ func New(ctx context.Context, settings backend.DataSourceInstanceSettings, facto
 	d.allowed = s.Allowed()
 	if d.home, err = d.build.build(ctx, ""); err != nil {
 		d.setupErr = err
+		return d, nil
+	}
+	if d.store != nil {
+		// Without it the budget is the role ARN's account, or per credential.
+		if err := d.store.askAccount(d.build.shared, d.home.endpoint); err != nil {
+			logError("the shared store's account lookup could not be set up", "error", err)
+		}
 	}
 	return d, nil
 }

@@ -44,6 +44,12 @@ func (sh Shared) transport() (*http.Transport, error) {
 	return sh.Transport()
 }
 
+// shareThrough shares an AWS API cache of the region's answers through the store (none
+// without one).
+func (sh Shared) shareThrough(ep awsauth.Endpoint) awsapi.CacheOption {
+	return awsapi.ShareThrough(sh.Store.cachePeer(), ep.Region)
+}
+
 // regionFactory builds region handles: the one place a region's clients come from. Its
 // seams (PromQL client, AWS API, prices) are where tests put their fakes.
 type regionFactory struct {
@@ -161,13 +167,14 @@ func WithAWS(f AWSFactory) Option { return func(o *options) { o.aws = f } }
 const awsCacheTTL = 15 * time.Second
 
 // NewAWSAPI is the production AWSFactory: pkg/awsapi's client on the data source's shared
-// credentials and the region's endpoint, behind its brief per-region cache.
+// credentials and the region's endpoint, behind its brief per-region cache (shared with
+// the other replicas through the store, when there is one).
 func NewAWSAPI(_ context.Context, _ *models.Settings, ep awsauth.Endpoint, sh Shared) (awsapi.API, error) {
 	t, err := sh.transport()
 	if err != nil {
 		return nil, err
 	}
-	return awsapi.Cached(awsapi.NewWithCredentials(sh.Creds, ep, sh.Seen, awsapi.WithTransport(t)), awsCacheTTL, nil), nil
+	return awsapi.Cached(awsapi.NewWithCredentials(sh.Creds, ep, sh.Seen, awsapi.WithTransport(t)), awsCacheTTL, nil, sh.shareThrough(ep)), nil
 }
 
 // PricesFactory builds one region's Price List client on the data source's shared
@@ -188,7 +195,7 @@ func NewPrices(_ *models.Settings, ep awsauth.Endpoint, sh Shared) (awsapi.Price
 	if err != nil {
 		return nil, err
 	}
-	return awsapi.CachedPrices(p, nil), nil
+	return awsapi.CachedPrices(p, nil, sh.shareThrough(ep)), nil
 }
 
 // ChangesFactory builds one region's CloudTrail client (the fleet's changes) on the data
@@ -209,5 +216,5 @@ func NewChanges(_ *models.Settings, ep awsauth.Endpoint, sh Shared) (awsapi.Chan
 	if err != nil {
 		return nil, err
 	}
-	return awsapi.CachedChanges(awsapi.NewChanges(sh.Creds, ep, sh.Seen, awsapi.WithTransport(t)), changesCacheTTL, time.Now), nil
+	return awsapi.CachedChanges(awsapi.NewChanges(sh.Creds, ep, sh.Seen, awsapi.WithTransport(t)), changesCacheTTL, time.Now, sh.shareThrough(ep)), nil
 }

@@ -96,9 +96,10 @@ func (d *Datasource) runPromQLIn(ctx context.Context, rg *regional, q *models.Qu
 			a, served, err := rg.queryInstant(ctx, expr, q.TimeRange.To)
 			instResp = rg.frames(q.RefID, frameOptions{Expr: expr, LegendFormat: q.LegendFormat, Step: iv.Step, AddLabels: labels, End: q.TimeRange.To}, a, err)
 			if instResp.Error == nil {
-				// An instant answer is fetched (and scanned) upstream unless the cache served it.
+				// An instant answer is fetched (and scanned) upstream unless the cache served it
+				// (from this replica or the shared store).
 				r := rcache.Result{Outcome: served}
-				if served != rcache.Hit {
+				if served != rcache.Hit && served != rcache.SharedHit {
 					r.Fetches, r.Points = 1, framePoints(instResp.Frames)
 				}
 				annotateCache(instResp.Frames, r)

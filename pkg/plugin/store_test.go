@@ -5,13 +5,24 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
+	"github.com/redis/go-redis/v9"
 
+	"github.com/inferscope/sagemaker-datasource/pkg/awsapi"
+	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
 	"github.com/inferscope/sagemaker-datasource/pkg/models"
 	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
 	"github.com/inferscope/sagemaker-datasource/pkg/sharedstore/storetest"
@@ -269,6 +280,45 @@ func TestStoreHealth(t *testing.T) {
 	}
 }
 
+// TestStoreHealthAccount: Save & test names the account STS reports for the credentials,
+// which the budget is kept for.
+func TestStoreHealthAccount(t *testing.T) {
+	srv := storetest.Start(t)
+	f := (&fakeCloudWatch{region: "us-east-1"}).start(t)
+	cw := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: "http", Host: strings.TrimPrefix(f.url, "http://")})
+	var asked atomic.Int64
+	// The data source's endpoint serves STS too, as the emulator does.
+	both := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && r.URL.Path == "/" {
+			_ = r.ParseForm()
+			if r.Form.Get("Action") == "GetCallerIdentity" {
+				asked.Add(1)
+				w.Header().Set("Content-Type", "text/xml")
+				fmt.Fprint(w, `<GetCallerIdentityResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/"><GetCallerIdentityResult>
+<Arn>arn:aws:iam::123456789012:user/grafana</Arn><UserId>AIDAEXAMPLE</UserId><Account>123456789012</Account>
+</GetCallerIdentityResult><ResponseMetadata><RequestId>1</RequestId></ResponseMetadata></GetCallerIdentityResponse>`)
+				return
+			}
+		}
+		cw.ServeHTTP(w, r)
+	}))
+	t.Cleanup(both.Close)
+	f.url = both.URL
+	d := newRealDatasource(t, inOrg(1), withStore(t, f.settings("us-east-1", fakeAccessKey, fakeSecretKey), map[string]any{"addresses": []string{srv.Addr}}))
+	for range 2 {
+		res, err := d.CheckHealth(context.Background(), &backend.CheckHealthRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := "CloudWatch's limits are shared for account 123456789012 (from sts:GetCallerIdentity)."; !strings.Contains(res.Message, want) {
+			t.Fatalf("message %q lacks %q", res.Message, want)
+		}
+	}
+	if n := asked.Load(); n != 1 {
+		t.Errorf("STS asked %d times, want once: the account is kept", n)
+	}
+}
+
 // TestStoreBadSettings: a sharedStore setting that is wrong is named, with its fix, by
 // Save & test and by every query, as the plugin's other settings are.
 func TestStoreBadSettings(t *testing.T) {
@@ -365,77 +415,397 @@ func TestStoreBudgetPerAccount(t *testing.T) {
 	}
 }
 
-// TestStoreOutageQueries: panels through the real client, its account budget in a real
-// store, while the store is up, stopped, restarted and paused: every query is answered,
-// every response's stats say the store's state, and each outage's first response alone
-// carries the notice.
+// TestStoreOutageQueries: panels while the store is up, stopped, restarted and paused,
+// instant ones through the real client and its account budget in the store, range ones
+// through the results cache's peer: every query is answered, every response's stats say
+// the store's state, and each outage's first response alone carries the notice.
 func TestStoreOutageQueries(t *testing.T) {
-	srv := storetest.Start(t)
-	f := (&fakeCloudWatch{region: "us-east-1"}).start(t)
-	d := newRealDatasource(t, inOrg(1), withStore(t, f.settings("us-east-1", fakeAccessKey, fakeSecretKey), map[string]any{"addresses": []string{srv.Addr}}))
-	if d.setupErr != nil {
-		t.Fatal(d.setupErr)
+	for _, tc := range []struct {
+		name  string
+		build func(t *testing.T, store map[string]any) *Datasource
+		model string // a new expression for each n, so that no local cache answers it
+	}{
+		{name: "instant panels through the account budget", build: func(t *testing.T, store map[string]any) *Datasource {
+			f := (&fakeCloudWatch{region: "us-east-1"}).start(t)
+			return newRealDatasource(t, inOrg(1), withStore(t, f.settings("us-east-1", fakeAccessKey, fakeSecretKey), store))
+		}, model: `{"expr":"1+%d","instant":true,"range":false}`},
+		{name: "range panels through the results cache's peer", build: func(t *testing.T, store map[string]any) *Datasource {
+			var points int
+			d, err := New(inOrg(1), withStore(t, testSettings(""), store), func(context.Context, *models.Settings, awsauth.Endpoint, Shared) (Upstream, error) {
+				return &fakeUpstream{answer: generated(&points)}, nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(d.Dispose)
+			return d
+		}, model: `{"expr":"metric_%d","range":true}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := storetest.Start(t)
+			d := tc.build(t, map[string]any{"addresses": []string{srv.Addr}})
+			if d.setupErr != nil {
+				t.Fatal(d.setupErr)
+			}
+			var n int
+			panel := func() (state string, notices []string) {
+				t.Helper()
+				n++
+				q := dataQuery("A", fmt.Sprintf(tc.model, n))
+				q.TimeRange = backend.TimeRange{From: time.Now().Add(-time.Hour), To: time.Now()}
+				resp, err := d.QueryData(context.Background(), &backend.QueryDataRequest{Queries: []backend.DataQuery{q}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				dr := resp.Responses["A"]
+				if dr.Error != nil || len(dr.Frames) == 0 {
+					t.Fatalf("query %d not answered: %v", n, dr.Error)
+				}
+				for _, s := range dr.Frames[0].Meta.Stats {
+					if strings.HasPrefix(s.DisplayName, storeStatPrefix) {
+						state += s.DisplayName + ";"
+					}
+				}
+				for _, no := range dr.Frames[0].Meta.Notices {
+					notices = append(notices, no.Text)
+				}
+				return state, notices
+			}
+			outage := func(what string) {
+				t.Helper()
+				var all []string
+				for range 3 {
+					state, notices := panel()
+					if !strings.Contains(state, storeStatPrefix+"unavailable: ") || !strings.Contains(state, what) {
+						t.Errorf("stats %q: want the store unavailable, %s", state, what)
+					}
+					all = append(all, notices...)
+				}
+				if len(all) != 1 || !strings.HasPrefix(all[0], "shared cache unavailable: ") || !strings.Contains(all[0], what) {
+					t.Errorf("notices %q over 3 panels: want one naming %s", all, what)
+				}
+			}
+
+			for range 2 {
+				if state, notices := panel(); state != storeStatPrefix+"hit;"+storeStatPrefix+"miss;" || len(notices) != 0 {
+					t.Fatalf("store up: stats %q, notices %q", state, notices)
+				}
+			}
+			srv.Stop()
+			outage("refused")
+			srv.Restart()
+			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+				state, notices := panel()
+				if !strings.Contains(state, "unavailable") {
+					if len(notices) != 0 {
+						t.Errorf("a notice once the store is back: %q", notices)
+					}
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("the store was not used again within 10s of its restart: %q", state)
+				}
+			}
+			srv.Pause()
+			t.Cleanup(srv.Resume)
+			outage("timeout")
+		})
 	}
-	var n int
-	// panel is one request of one instant query, new each time so no cache answers it.
-	panel := func() (state string, notices []string) {
+}
+
+// TestStoreReplicasShare: two replicas of one data source (same settings, org and uid) on
+// one store: what the first fetched for a dashboard's range and stat panels and a label
+// lookup, the
+// second serves without any upstream call, with the same frames, its stats saying the
+// store served it. A data source of another org with the same uid, or with other
+// credentials, reads none of it and fetches all itself.
+func TestStoreReplicasShare(t *testing.T) {
+	srv := storetest.Start(t)
+	tests := []struct {
+		name   string
+		org    int64
+		change func(s backend.DataSourceInstanceSettings)
+		shared bool
+	}{
+		{name: "replica", org: 1, shared: true},
+		{name: "another org, same uid", org: 2},
+		{name: "other credentials, same uid", org: 1, change: func(s backend.DataSourceInstanceSettings) {
+			s.DecryptedSecureJSONData["accessKey"] = "AKIDANOTHERUSER"
+		}},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			// Each case its own uid: no case reads another's entries.
+			settings := func() backend.DataSourceInstanceSettings {
+				s := withStore(t, testSettings(""), map[string]any{"addresses": []string{srv.Addr}})
+				s.UID = fmt.Sprintf("ds%d", i)
+				return s
+			}
+			base, other := settings(), settings()
+			if tt.change != nil {
+				tt.change(other)
+			}
+			source := func(org int64, s backend.DataSourceInstanceSettings, up *fakeUpstream) *Datasource {
+				d, err := New(inOrg(org), s, func(context.Context, *models.Settings, awsauth.Endpoint, Shared) (Upstream, error) { return up, nil })
+				if err != nil || d.setupErr != nil {
+					t.Fatal(err, d.setupErr)
+				}
+				t.Cleanup(d.Dispose)
+				return d
+			}
+			var p1, p2 int
+			up1, up2 := &fakeUpstream{answer: generatedAt(&p1)}, &fakeUpstream{answer: generatedAt(&p2)}
+			first, second := source(1, base, up1), source(tt.org, other, up2)
+			panels := append(randomPanels(rand.New(rand.NewPCG(7, 7)), 200, 800), dataQuery("I", `{"expr":"stat_0","instant":true,"range":false}`))
+			now := time.Now().UTC()
+			for i := range panels {
+				panels[i].TimeRange = backend.TimeRange{From: now.Add(-6 * time.Hour), To: now}
+			}
+			load := func(d *Datasource) *backend.QueryDataResponse {
+				resp, err := d.QueryData(context.Background(), &backend.QueryDataRequest{Queries: panels})
+				if err != nil {
+					t.Fatal(err)
+				}
+				callResource(t, d, resourceCall{method: "GET", path: "api/v1/labels"})
+				return resp
+			}
+			want := load(first)
+			if len(up1.Calls()) == 0 {
+				t.Fatal("the first data source made no upstream call: nothing to share")
+			}
+			got := load(second)
+			// Each expression's extent is read from the store at least once; panels of the
+			// same expression may then be served by the replica's own near cache.
+			var hits float64
+			exprs := map[string]bool{}
+			for _, p := range panels {
+				exprs[string(p.JSON)[:strings.Index(string(p.JSON), ",")]] = true
+				dr := got.Responses[p.RefID]
+				for _, st := range dr.Frames[0].Meta.Stats {
+					if st.DisplayName == storeStatPrefix+"hit" {
+						hits += st.Value
+					}
+				}
+				if g, w := framesWithoutStats(t, dr), framesWithoutStats(t, want.Responses[p.RefID]); g != w {
+					t.Errorf("panel %s: the second data source's frames differ\n got %.1000s\nwant %.1000s", p.RefID, g, w)
+				}
+			}
+			n1, n2 := len(up1.Calls()), len(up2.Calls())
+			t.Logf("%d panels of %d expressions and a label lookup: upstream calls %d then %d, store hits %v", len(panels), len(exprs), n1, n2, hits)
+			switch {
+			case tt.shared && (n2 != 0 || hits < float64(len(exprs))):
+				t.Errorf("the replica made %d upstream calls, want 0; its stats count %v store hits for %d expressions", n2, hits, len(exprs))
+			case !tt.shared && (n2 != n1 || hits != 0):
+				t.Errorf("made %d upstream calls (the first %d) and read %v entries from the store: want all fetched itself, none read", n2, n1, hits)
+			}
+		})
+	}
+}
+
+// TestStoreReplicasShareAWSCaches: the alarms and inventory answers one replica fetched
+// reach the other through the AWS caches' shared store (Shared.Store, as NewAWSAPI passes
+// it): the second replica's alarms panel asks AWS nothing and shows the same frames.
+func TestStoreReplicasShareAWSCaches(t *testing.T) {
+	srv := storetest.Start(t)
+	s := withStore(t, testSettings(""), map[string]any{"addresses": []string{srv.Addr}})
+	replica := func(fake *fakeAWS) *Datasource {
+		d, err := New(inOrg(1), s, func(context.Context, *models.Settings, awsauth.Endpoint, Shared) (Upstream, error) {
+			return &fakeUpstream{}, nil
+		},
+			WithAWS(func(_ context.Context, _ *models.Settings, ep awsauth.Endpoint, sh Shared) (awsapi.API, error) {
+				return awsapi.Cached(fake, awsCacheTTL, nil, sh.shareThrough(ep)), nil
+			}))
+		if err != nil || d.setupErr != nil {
+			t.Fatal(err, d.setupErr)
+		}
+		t.Cleanup(d.Dispose)
+		return d
+	}
+	aws1, aws2 := fullFake(), fullFake()
+	want := runOne(t, replica(aws1), "alarms", `{}`)
+	got := runOne(t, replica(aws2), "alarms", `{}`)
+	if len(aws1.Calls()) == 0 {
+		t.Fatal("the first replica asked AWS nothing: nothing to share")
+	}
+	if calls := aws2.Calls(); len(calls) != 0 {
+		t.Errorf("the second replica asked AWS %v, want nothing", calls)
+	}
+	if g, w := framesWithoutStats(t, got), framesWithoutStats(t, want); g != w {
+		t.Errorf("the second replica's frames differ\n got %.1500s\nwant %.1500s", g, w)
+	}
+}
+
+// TestStoreFullNoticeOnce: a full store (maxmemory under noeviction) refuses writes but
+// serves reads and does not back off. Panels stay answered and say why; a panel that did
+// not write (a local hit) does not end the outage, so the notice comes once, and again
+// only after a write succeeded and the store filled up anew.
+func TestStoreFullNoticeOnce(t *testing.T) {
+	srv := storetest.Start(t, "--maxmemory-policy", "noeviction")
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	t.Cleanup(func() { _ = rdb.Close() })
+	ctx := context.Background()
+	// fill puts the store over its maxmemory: then every write fails (a limit merely
+	// reached refuses only the command that crosses it).
+	fill := func() {
 		t.Helper()
-		n++
-		resp, err := d.QueryData(context.Background(), &backend.QueryDataRequest{Queries: []backend.DataQuery{{RefID: "A",
-			JSON: []byte(fmt.Sprintf(`{"expr":"1+%d","instant":true,"range":false}`, n)), TimeRange: backend.TimeRange{From: time.Now().Add(-time.Hour), To: time.Now()}}}})
+		for i := range 4 {
+			if err := rdb.Set(ctx, fmt.Sprintf("filler:%d", i), strings.Repeat("x", 1<<20), 0).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := rdb.ConfigSet(ctx, "maxmemory", "1mb").Err(); err != nil {
+			t.Fatal(err)
+		}
+		if err := rdb.Set(ctx, "probe", "x", time.Minute).Err(); err == nil || !strings.Contains(err.Error(), "OOM") {
+			t.Fatalf("a write to the full store: %v, want OOM", err)
+		}
+	}
+	empty := func() {
+		t.Helper()
+		if err := errors.Join(rdb.FlushAll(ctx).Err(), rdb.ConfigSet(ctx, "maxmemory", "0").Err()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	replica := func() *Datasource {
+		var points int
+		d, err := New(inOrg(1), withStore(t, testSettings(""), map[string]any{"addresses": []string{srv.Addr}}), func(context.Context, *models.Settings, awsauth.Endpoint, Shared) (Upstream, error) {
+			return &fakeUpstream{answer: generated(&points)}, nil
+		})
+		if err != nil || d.setupErr != nil {
+			t.Fatal(err, d.setupErr)
+		}
+		t.Cleanup(d.Dispose)
+		return d
+	}
+	now := time.Now()
+	panel := func(d *Datasource, expr string) (state string, notices int) {
+		t.Helper()
+		q := dataQuery("A", `{"expr":"`+expr+`","range":true}`)
+		q.TimeRange = backend.TimeRange{From: now.Add(-time.Hour), To: now}
+		resp, err := d.QueryData(ctx, &backend.QueryDataRequest{Queries: []backend.DataQuery{q}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		dr := resp.Responses["A"]
 		if dr.Error != nil || len(dr.Frames) == 0 {
-			t.Fatalf("query %d not answered: %v", n, dr.Error)
+			t.Fatalf("%s not answered: %v", expr, dr.Error)
 		}
 		for _, s := range dr.Frames[0].Meta.Stats {
 			if strings.HasPrefix(s.DisplayName, storeStatPrefix) {
 				state += s.DisplayName + ";"
 			}
 		}
-		for _, no := range dr.Frames[0].Meta.Notices {
-			notices = append(notices, no.Text)
-		}
-		return state, notices
+		return state, len(dr.Frames[0].Meta.Notices)
 	}
-	outage := func(what string) {
+	full := func(d *Datasource, exprs ...string) {
 		t.Helper()
-		var all []string
-		for range 3 {
-			state, notices := panel()
-			if !strings.Contains(state, storeStatPrefix+"unavailable: ") || !strings.Contains(state, what) {
-				t.Errorf("stats %q: want the store unavailable, %s", state, what)
+		var notices int
+		for _, e := range exprs {
+			state, n := panel(d, e)
+			notices += n
+			if !strings.Contains(state, "unavailable: ") || !strings.Contains(state, "full") || !strings.Contains(state, "maxmemory") {
+				t.Errorf("%s: stats %q, want the store full and the fix", e, state)
 			}
-			all = append(all, notices...)
 		}
-		if len(all) != 1 || !strings.HasPrefix(all[0], "shared cache unavailable: ") || !strings.Contains(all[0], what) {
-			t.Errorf("notices %q over 3 panels: want one naming %s", all, what)
+		if notices != 1 {
+			t.Errorf("%d notices over %q, want 1", notices, exprs)
 		}
 	}
+	d := replica()
+	fill()
+	// metric_1 twice: the second is a local hit, which uses the store not at all.
+	full(d, "metric_1", "metric_1", "metric_2")
+	empty()
+	if state, n := panel(d, "metric_3"); strings.Contains(state, "unavailable") || n != 0 {
+		t.Errorf("with room again: stats %q, %d notices", state, n)
+	}
+	fill()
+	full(d, "metric_4", "metric_4")
+	// Another replica reads metric_3 from the full store: a read, which does not end its
+	// outage either.
+	full(replica(), "metric_5", "metric_3", "metric_6")
+}
 
-	for range 2 {
-		if state, notices := panel(); state != storeStatPrefix+"hit;"+storeStatPrefix+"miss;" || len(notices) != 0 {
-			t.Fatalf("store up: stats %q, notices %q", state, notices)
-		}
+// TestStoreFourReplicasOneDashboard: four replicas load one dashboard at once and refresh
+// it two minutes later (its tail then fetched), on one store: together they make at most 1.1× the upstream calls one
+// replica alone makes (without a store, four would make 4×).
+func TestStoreFourReplicasOneDashboard(t *testing.T) {
+	srv := storetest.Start(t)
+	var panels []backend.DataQuery // several expressions: the replicas contend for several extents
+	for i := range 12 {
+		panels = append(panels, dataQuery(fmt.Sprintf("P%d", i), fmt.Sprintf(`{"expr":"metric_%d","range":true}`, i%8)),
+			dataQuery(fmt.Sprintf("S%d", i), fmt.Sprintf(`{"expr":"stat_%d","instant":true,"range":false}`, i%4)))
 	}
-	srv.Stop()
-	outage("refused")
-	srv.Restart()
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		state, notices := panel()
-		if !strings.Contains(state, "unavailable") {
-			if len(notices) != 0 {
-				t.Errorf("a notice once the store is back: %q", notices)
+	now := time.Now().UTC()
+	load := func(d *Datasource, at time.Time) {
+		qs := slices.Clone(panels)
+		for i := range qs {
+			qs[i].TimeRange = backend.TimeRange{From: at.Add(-6 * time.Hour), To: at}
+		}
+		resp, err := d.QueryData(context.Background(), &backend.QueryDataRequest{Queries: qs})
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		for ref, dr := range resp.Responses {
+			if dr.Error != nil {
+				t.Errorf("panel %s: %v", ref, dr.Error)
 			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the store was not used again within 10s of its restart: %q", state)
 		}
 	}
-	srv.Pause()
-	t.Cleanup(srv.Resume)
-	outage("timeout")
+	// calls loads the dashboard on n replicas at once, then again two minutes later, and
+	// counts their upstream calls.
+	calls := func(n int, store map[string]any) int {
+		var ups []*fakeUpstream
+		var ds []*Datasource
+		for range n {
+			var points int
+			up := &fakeUpstream{answer: generatedAt(&points)}
+			s := testSettings("")
+			if store != nil {
+				s = withStore(t, s, store)
+			}
+			d, err := New(inOrg(1), s, func(context.Context, *models.Settings, awsauth.Endpoint, Shared) (Upstream, error) { return up, nil })
+			if err != nil || d.setupErr != nil {
+				t.Fatal(err, d.setupErr)
+			}
+			t.Cleanup(d.Dispose)
+			ups, ds = append(ups, up), append(ds, d)
+		}
+		for _, at := range []time.Time{now, now.Add(2 * time.Minute)} {
+			var wg sync.WaitGroup
+			for _, d := range ds {
+				wg.Add(1)
+				go func() { defer wg.Done(); load(d, at) }()
+			}
+			wg.Wait()
+		}
+		var total int
+		for _, up := range ups {
+			total += len(up.Calls())
+		}
+		return total
+	}
+	alone := calls(1, nil)
+	without := calls(4, nil)
+	with := calls(4, map[string]any{"addresses": []string{srv.Addr}})
+	t.Logf("%d panels, cold load and a refresh two minutes later: one replica %d upstream calls; four without a store %d (%.2f×), with one %d (%.2f×)",
+		len(panels), alone, without, float64(without)/float64(alone), with, float64(with)/float64(alone))
+	if float64(with) > 1.1*float64(alone) {
+		t.Errorf("four replicas on one store made %d upstream calls, more than 1.1× one replica's %d", with, alone)
+	}
+}
+
+// generatedAt is generated with instant answers stamped at their evaluation time to the
+// millisecond, as CloudWatch stamps them (generated's whole seconds come before it, which
+// the results cache keeps local).
+func generatedAt(points *int) func(c call) (*fakeResponse, error) {
+	answer := generated(points)
+	return func(c call) (*fakeResponse, error) {
+		if c.op != "query" {
+			return answer(c)
+		}
+		return okJSON(fmt.Sprintf(`{"status":"success","data":{"resultType":"vector","result":[{"metric":{"expr":%q},"value":[%.3f,"1"]}]}}`,
+			c.expr, float64(c.t.UnixMilli())/1000)), nil
+	}
 }

@@ -190,6 +190,7 @@ func New(opts Options) (*Client, error) {
 		for i, rps := range []float64{opts.FallbackRPS, cmp.Or(opts.FallbackDiscoveryRPS, opts.FallbackRPS)} {
 			// 0: no rate of its own (newScheduler's rps ≤ 0); the client's still applies.
 			c.fallback[i] = newScheduler(rps, fallbackConc)
+			c.fallback[i].fallback = true
 		}
 	}
 	return c, nil

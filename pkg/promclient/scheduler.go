@@ -33,6 +33,8 @@ type scheduler struct {
 	mu   sync.Mutex
 	rps  float64 // as configured, for LimitError
 	conc int
+	// fallback marks the scheduler used while the account budget's store fails, for LimitError.
+	fallback bool
 }
 
 type pool struct {
@@ -79,6 +81,9 @@ type LimitError struct {
 	// Shared is set when the AWS account's budget shared with the other replicas and data
 	// sources (Options.Budget) held the request, not this client's own limiter.
 	Shared Class
+	// Fallback is set when the limits this client keeps to while the shared store is
+	// unavailable (Options.FallbackRPS, FallbackConcurrency) held the request.
+	Fallback bool
 }
 
 func (e *LimitError) Error() string {
@@ -90,6 +95,11 @@ func (e *LimitError) Error() string {
 	rate := "no request rate limit"
 	if e.RequestsPerSecond >= 0 {
 		rate = fmt.Sprintf("requestsPerSecond %g", e.RequestsPerSecond)
+	}
+	if e.Fallback {
+		return fmt.Sprintf("the shared store is unavailable, so this Grafana replica keeps to its fallback share of the AWS account's budget (%s, maxConcurrency %d), which held this request for %s and it would not be sent before the query's deadline: "+
+			"bring the shared store back (its error is reported as \"shared cache unavailable\"), raise jsonData.sharedStore.fallbackShare, show fewer panels at once, or raise the query timeout",
+			rate, e.MaxConcurrency, e.Waited.Round(time.Millisecond))
 	}
 	return fmt.Sprintf("the datasource's own request limiter (%s, maxConcurrency %d) held this request for %s and it would not be sent before the query's deadline: "+
 		"raise requestsPerSecond or maxConcurrency in the datasource settings (CloudWatch allows 300 requests per second and 30 concurrent queries per account), "+
@@ -186,7 +196,7 @@ func (s *scheduler) held(err error, arrived time.Time) error {
 }
 
 func (s *scheduler) refusal(waited time.Duration) *LimitError {
-	return &LimitError{RequestsPerSecond: s.rps, MaxConcurrency: s.conc, Waited: waited}
+	return &LimitError{RequestsPerSecond: s.rps, MaxConcurrency: s.conc, Waited: waited, Fallback: s.fallback}
 }
 
 // requestCost is the number of points a request asks for: a range query's steps, 1 otherwise.

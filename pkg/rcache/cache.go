@@ -200,7 +200,8 @@ func (c *Cache) QueryRange(ctx context.Context, k Key, start, end time.Time, fet
 	if len(parts) > 0 && c.opts.Peer != nil {
 		share = &sharing{peer: c.opts.Peer, name: ent.name}
 		defer c.endSharing(ctx, share)
-		if parts = c.consult(ctx, share, ent, s, e, now); len(parts) == 0 {
+		share.consult(ctx, func() bool { return share.read(ctx, ent.adopt) }, func() bool { return len(c.parts(ent, s, e, now)) > 0 })
+		if parts = c.parts(ent, s, e, now); len(parts) == 0 {
 			res.Outcome = SharedHit
 		}
 	}
@@ -246,7 +247,7 @@ func (c *Cache) QueryRange(ctx context.Context, k Key, start, end time.Time, fet
 		res.Outcome = Partial
 	}
 	ent.trim(s, e)
-	local := share != nil && share.claim != nil && res.Fetches > 0 && !share.publish(ctx, ent)
+	local := share != nil && share.claim != nil && res.Fetches > 0 && !share.publishExtent(ctx, ent)
 	res.StoreErr = share.failure()
 	c.count(func(st *Stats) {
 		if local {
@@ -375,24 +376,39 @@ func (c *Cache) bypass(ctx context.Context, start, end time.Time, fetch Fetch) (
 // Instant answers an instant query at t from an answer that is still fresh (Options.Fresh,
 // with step as the grid of the one-step rule: the data source's publish period) for a
 // time at most that far from t, else fetches it. The answer is kept as fetched, and
-// shared: read it, never change it.
+// shared: read it, never change it. With Options.Peer, an answer missing here (or no
+// longer valid for t) is read from the store and served by the same rule, as of its fetch
+// and for its evaluation time (outcome SharedHit), or fetched once across replicas and
+// published (share_instant.go). A store failure is counted (Stats.StoreErrors) and the
+// answer fetched here; Peer.Unavailable says why.
 func (c *Cache) Instant(ctx context.Context, dataSource, expr string, t time.Time, step time.Duration, fetch func(context.Context) (*promclient.Answer, error)) (*promclient.Answer, Outcome, error) {
 	if c.opts.Fresh < 0 || (c.opts.Fresh == 0 && step < time.Millisecond) {
 		a, err := fetch(ctx)
 		c.count(func(st *Stats) { st.Bypasses++; st.Fetches++ })
 		return a, Bypass, err
 	}
-	return keep(c, ctx, "instant\x00"+dataSource+"\x00"+expr, fetchedNow(fetch), answerSize,
-		func(e *entry, now time.Time) bool {
-			if c.opts.Fresh > 0 {
-				return now.Sub(e.fetchedAt) < c.opts.Fresh && t.Sub(e.evalAt).Abs() <= c.opts.Fresh
-			}
-			p := step.Milliseconds()
-			grid := func(t time.Time) int64 { return t.UnixMilli() - mod(t.UnixMilli(), p) }
-			apart := grid(t) - grid(e.evalAt)
-			return c.fresh(e.fetchedAt, now, p, 0) && max(apart, -apart) <= p
-		},
-		func(e *entry, now time.Time) { e.fetchedAt, e.evalAt = now, t }, true)
+	// valid says whether an answer fetched at fetchedAt for the time evalAt may be given
+	// for t at now.
+	valid := func(fetchedAt, evalAt, now time.Time) bool {
+		if c.opts.Fresh > 0 {
+			return now.Sub(fetchedAt) < c.opts.Fresh && t.Sub(evalAt).Abs() <= c.opts.Fresh
+		}
+		p := step.Milliseconds()
+		grid := func(t time.Time) int64 { return t.UnixMilli() - mod(t.UnixMilli(), p) }
+		apart := grid(t) - grid(evalAt)
+		return c.fresh(fetchedAt, now, p, 0) && max(apart, -apart) <= p
+	}
+	name := "instant\x00" + dataSource + "\x00" + expr
+	get, evalAt := fetchedNow(fetch), t
+	if c.opts.Peer != nil {
+		// Another replica's answer is kept for the time it was evaluated at (evalAt).
+		get = func(ctx context.Context) (*promclient.Answer, time.Time, error) {
+			return c.sharedInstant(ctx, name, t, c.instantTTL(step), valid, fetch, &evalAt)
+		}
+	}
+	return keep(c, ctx, name, get, answerSize,
+		func(e *entry, now time.Time) bool { return valid(e.fetchedAt, e.evalAt, now) },
+		func(e *entry, at time.Time) { e.fetchedAt, e.evalAt = at, evalAt }, true)
 }
 
 // Lookup answers a label or variable lookup from the cache for up to ttl (≤ 0: the

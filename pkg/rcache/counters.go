@@ -17,7 +17,8 @@ type Stats struct {
 	Bytes, Entries                              int64
 	// The shared store (Options.Peer): requests served with another replica's fetch
 	// (outcome SharedHit), requests whose use of the store failed (served as without
-	// it), and fetched extents not shared (native histograms, notices, off the grid).
+	// it), and fetched extents and instant answers not shared (native histograms, notices,
+	// off the grid; scalars and strings).
 	SharedHits, StoreErrors, KeptLocal int64
 }
 

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+
 	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
 )
 
@@ -103,16 +105,21 @@ type series struct {
 }
 
 func newSeries(s promclient.Series) *series {
-	names := make([]string, 0, len(s.Labels))
-	for k := range s.Labels {
+	return &series{pairs: labelPairs(s.Labels), Series: inTimeOrder(s)}
+}
+
+// labelPairs is name, value, name, value... sorted by name.
+func labelPairs(ls data.Labels) []string {
+	names := make([]string, 0, len(ls))
+	for k := range ls {
 		names = append(names, k)
 	}
 	slices.Sort(names)
 	pairs := make([]string, 0, 2*len(names))
 	for _, k := range names {
-		pairs = append(pairs, k, s.Labels[k])
+		pairs = append(pairs, k, ls[k])
 	}
-	return &series{pairs: pairs, Series: inTimeOrder(s)}
+	return pairs
 }
 
 func (s *series) key() string { return strings.Join(s.pairs, "\xff") }

@@ -12,11 +12,12 @@ import (
 	shared "github.com/inferscope/sagemaker-datasource/pkg/sharedstore/entry"
 )
 
-// Sharing range extents with other replicas through Options.Peer. The local entry stays
-// the near cache: the peer is asked only when the entry needs upstream parts. An extent
-// another replica fetched later than the entry's tail replaces it (freshness is then that
-// fetch's, under the same rules); if parts remain, one replica claims the extent, fetches
-// and publishes the merged extent, while the others wait for it (bounded) and read it.
+// Sharing range extents with other replicas through Options.Peer (instant answers:
+// share_instant.go). The local entry stays the near cache: the peer is asked only when
+// the entry needs upstream parts. An extent another replica fetched later than the entry's
+// tail replaces it (freshness is then that fetch's, under the same rules); if parts
+// remain, one replica claims the extent, fetches and publishes the merged extent, while
+// the others wait for it (bounded) and read it.
 
 const (
 	// claimLease bounds how long a replica may hold the right to fetch an extent (less when
@@ -55,50 +56,47 @@ func (sh *sharing) failed(ctx context.Context, err error) bool {
 	return true
 }
 
-// read loads the shared extent into ent when it is of use; false on a store failure.
-func (sh *sharing) read(ctx context.Context, ent *entry) bool {
+// read reads the shared entry and hands it to adopt, if there is one; false on a store
+// failure.
+func (sh *sharing) read(ctx context.Context, adopt func(shared.Extent)) bool {
 	x, ok, err := sh.peer.GetExtent(ctx, sh.name)
 	if sh.failed(ctx, err) {
 		return false
 	}
 	if ok {
-		ent.adopt(x)
+		adopt(x)
 	}
 	return true
 }
 
-// consult brings in what other replicas fetched and returns the parts still to fetch; if
-// any, this replica holds the claim to fetch them, or waited for the replica that held it.
-func (c *Cache) consult(ctx context.Context, sh *sharing, ent *entry, s, e int64, now time.Time) [][2]int64 {
-	if !sh.read(ctx, ent) {
-		return c.parts(ent, s, e, now)
-	}
-	parts := c.parts(ent, s, e, now)
-	if len(parts) == 0 {
-		return nil
+// consult brings in what other replicas fetched (load reads the shared entry into the
+// request's; false on a store failure) while missing says the request still needs
+// upstream; if it still does, this replica then holds the claim to fetch it, or waited for
+// the replica that held it.
+func (sh *sharing) consult(ctx context.Context, load, missing func() bool) {
+	if !load() || !missing() {
+		return
 	}
 	if sh.take(ctx) {
-		if sh.claim == nil {
-			return parts
+		if sh.claim != nil {
+			// Published between the read and the claim (the holder released with it): read
+			// again, or this replica would fetch what the holder just did.
+			load()
 		}
-		// Published between the read and the claim (the holder released with it): read
-		// again, or this replica would fetch what the holder just did.
-		sh.read(ctx, ent)
-		return c.parts(ent, s, e, now)
+		return
 	}
 	wait := claimWait
 	if dl, ok := ctx.Deadline(); ok {
 		wait = min(wait, time.Until(dl)/2)
 	}
-	if sh.failed(ctx, sh.peer.AwaitClaim(ctx, sh.name, wait)) || !sh.read(ctx, ent) {
-		return c.parts(ent, s, e, now)
+	if sh.failed(ctx, sh.peer.AwaitClaim(ctx, sh.name, wait)) || !load() {
+		return
 	}
-	if parts = c.parts(ent, s, e, now); len(parts) > 0 {
+	if missing() {
 		// The holder failed or is slow: take the claim if it is free (and publish), else
 		// fetch without it.
 		sh.take(ctx)
 	}
-	return parts
 }
 
 // take claims the extent; false when another replica holds it. A store failure is true
@@ -119,18 +117,21 @@ func (sh *sharing) take(ctx context.Context) bool {
 	return cl != nil
 }
 
-// publish stores the merged extent for the other replicas, if it can be shared; false when
-// it stays local (native histograms, warnings or infos, samples off the grid).
-func (sh *sharing) publish(ctx context.Context, ent *entry) bool {
+// publishExtent stores the merged extent for the other replicas, if it can be shared;
+// false when it stays local (native histograms, warnings or infos, samples off the grid).
+func (sh *sharing) publishExtent(ctx context.Context, ent *entry) bool {
 	x, ok := ent.extent()
-	if !ok {
-		return false
+	if ok {
+		sh.publish(ctx, x, min(max(2*time.Duration(x.End-x.Start)*time.Millisecond, minShareTTL), maxShareTTL))
 	}
+	return ok
+}
+
+// publish stores x for ttl and releases the claim in one step.
+func (sh *sharing) publish(ctx context.Context, x shared.Extent, ttl time.Duration) {
 	cl := sh.claim
 	sh.claim = nil
-	ttl := min(max(2*time.Duration(x.End-x.Start)*time.Millisecond, minShareTTL), maxShareTTL)
 	sh.failed(ctx, cl.Publish(context.WithoutCancel(ctx), x, ttl))
-	return true
 }
 
 // endSharing releases a claim not published, so the waiters fetch themselves at once,
@@ -176,13 +177,18 @@ func (e *entry) extent() (shared.Extent, bool) {
 		if len(s.Histograms) > 0 || !onGrid(s.T, e.start, e.end, e.step) {
 			return shared.Extent{}, false
 		}
-		ls := make([]shared.Label, 0, len(s.pairs)/2)
-		for i := 0; i < len(s.pairs); i += 2 {
-			ls = append(ls, shared.Label{Name: s.pairs[i], Value: s.pairs[i+1]})
-		}
-		x.Series = append(x.Series, shared.Series{Labels: ls, T: s.T, V: s.V})
+		x.Series = append(x.Series, shared.Series{Labels: sharedLabels(s.pairs), T: s.T, V: s.V})
 	}
 	return x, true
+}
+
+// sharedLabels are label pairs (labelPairs) in the shared encoding's form.
+func sharedLabels(pairs []string) []shared.Label {
+	ls := make([]shared.Label, 0, len(pairs)/2)
+	for i := 0; i < len(pairs); i += 2 {
+		ls = append(ls, shared.Label{Name: pairs[i], Value: pairs[i+1]})
+	}
+	return ls
 }
 
 // onGrid says whether the times are strictly increasing on start + k·step within end.

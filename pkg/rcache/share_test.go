@@ -81,26 +81,38 @@ type served struct {
 	err error
 }
 
-// atOnce asks every cache for [start, end] at the same time; the first fetch is held
-// until all have asked, so they miss together. It returns the answers and the upstream
-// calls made.
+// atOnce asks every cache for [start, end] at the same time (together). It returns the
+// answers and the upstream calls made.
 func atOnce(t *testing.T, cs []*Cache, k Key, start, end time.Time, fetch Fetch) ([]served, int32) {
+	t.Helper()
+	out := make([]served, len(cs))
+	calls := together(t, len(cs), func(i int, upstream func()) {
+		out[i].a, out[i].res, out[i].err = cs[i].QueryRange(context.Background(), k, start, end, func(ctx context.Context, s, e time.Time) (*promclient.Answer, error) {
+			upstream()
+			return fetch(ctx, s, e)
+		})
+	})
+	return out, calls
+}
+
+// together runs ask for replicas 0..n-1 at the same time; each upstream call they make
+// calls upstream first, which holds the first call until all have asked, so they miss
+// together. It returns the upstream calls made.
+func together(t *testing.T, n int, ask func(i int, upstream func())) int32 {
 	t.Helper()
 	var calls atomic.Int32
 	release := make(chan struct{})
-	held := func(ctx context.Context, s, e time.Time) (*promclient.Answer, error) {
+	upstream := func() {
 		if calls.Add(1) == 1 {
 			<-release
 		}
-		return fetch(ctx, s, e)
 	}
-	out := make([]served, len(cs))
 	var wg sync.WaitGroup
-	for i, c := range cs {
+	for i := range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			out[i].a, out[i].res, out[i].err = c.QueryRange(context.Background(), k, start, end, held)
+			ask(i, upstream)
 		}()
 	}
 	for calls.Load() == 0 {
@@ -109,7 +121,7 @@ func atOnce(t *testing.T, cs []*Cache, k Key, start, end time.Time, fetch Fetch)
 	time.Sleep(100 * time.Millisecond) // let the others reach the store; the outcome does not depend on it
 	close(release)
 	wg.Wait()
-	return out, calls.Load()
+	return calls.Load()
 }
 
 // TestReplicasFetchOnce: four replicas miss the same extent at once: one upstream call,
@@ -164,38 +176,52 @@ func TestReplicasFetchOnce(t *testing.T) {
 }
 
 // TestReplicaServesAnothersExtent: a second replica serves the first's extent without a
-// call, exactly; a data source with another namespace (uid) on the same store does not.
+// call, exactly, whether the store keeps it whole or (a large panel) in chunks; a data
+// source with another namespace (uid) on the same store does not.
 func TestReplicaServesAnothersExtent(t *testing.T) {
-	srv := storetest.Start(t)
-	step := time.Minute
-	w := &world{now: base.Add(20 * time.Second), seed: 4, series: 3, maxDelay: 4 * time.Minute}
-	opts := Options{Now: w.clock, RefetchWindow: 10 * time.Minute}
-	cs, _ := replicas(t, srv, "ds1", 2, healthyTimeout, opts)
-	other, _ := replicas(t, srv, "ds2", 1, healthyTimeout, opts)
-	k := Key{DataSource: "a", Expr: "m", Step: step}
-	end := align(w.clock(), step)
-	start := end.Add(-6 * time.Hour)
-	for _, tc := range []struct {
-		name  string
-		c     *Cache
-		want  Outcome
-		calls int
-	}{
-		{"first replica", cs[0], Miss, 1},
-		{"second replica", cs[1], SharedHit, 0},
-		{"another data source", other[0], Miss, 1},
-	} {
-		w.mu.Lock()
-		w.calls = nil
-		w.mu.Unlock()
-		a, res, err := tc.c.QueryRange(context.Background(), k, start, end, w.fetch("m", step))
-		if err != nil || res.StoreErr != nil {
-			t.Fatalf("%s: %v, store %v", tc.name, err, res.StoreErr)
-		}
-		if res.Outcome != tc.want || len(w.calls) != tc.calls || res.Fetches != tc.calls {
-			t.Errorf("%s: %s with %d calls, want %s with %d", tc.name, res.Outcome, len(w.calls), tc.want, tc.calls)
-		}
-		sameAsUncached(t, w, tc.name, a, res, start, end, step)
+	for _, series := range []int{3, 300} {
+		t.Run(fmt.Sprint(series, " series"), func(t *testing.T) {
+			srv := storetest.Start(t)
+			step := time.Minute
+			w := &world{now: base.Add(20 * time.Second), seed: 4, series: series, maxDelay: 4 * time.Minute}
+			opts := Options{Now: w.clock, RefetchWindow: 10 * time.Minute}
+			cs, _ := replicas(t, srv, "ds1", 2, healthyTimeout, opts)
+			other, _ := replicas(t, srv, "ds2", 1, healthyTimeout, opts)
+			k := Key{DataSource: "a", Expr: "m", Step: step}
+			end := align(w.clock(), step)
+			start := end.Add(-6 * time.Hour)
+			for _, tc := range []struct {
+				name  string
+				c     *Cache
+				want  Outcome
+				calls int
+			}{
+				{"first replica", cs[0], Miss, 1},
+				{"second replica", cs[1], SharedHit, 0},
+				{"another data source", other[0], Miss, 1},
+			} {
+				w.mu.Lock()
+				w.calls = nil
+				w.mu.Unlock()
+				a, res, err := tc.c.QueryRange(context.Background(), k, start, end, w.fetch("m", step))
+				if err != nil || res.StoreErr != nil {
+					t.Fatalf("%s: %v, store %v", tc.name, err, res.StoreErr)
+				}
+				if res.Outcome != tc.want || len(w.calls) != tc.calls || res.Fetches != tc.calls {
+					t.Errorf("%s: %s with %d calls, want %s with %d", tc.name, res.Outcome, len(w.calls), tc.want, tc.calls)
+				}
+				sameAsUncached(t, w, tc.name, a, res, start, end, step)
+			}
+			raw := redis.NewClient(&redis.Options{Addr: srv.Addr, DisableIdentity: true})
+			defer raw.Close()
+			chunks, err := raw.Keys(context.Background(), "*:g*:*").Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if chunked := len(chunks) > 0; chunked != (series > 3) {
+				t.Errorf("%d chunk keys for %d series", len(chunks), series)
+			}
+		})
 	}
 }
 

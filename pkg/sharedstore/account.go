@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"sync"
 	"time"
 
 	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
@@ -83,6 +84,9 @@ type Budget struct {
 	scope, region string
 	limits        AccountLimits
 	share         float64
+
+	mu      sync.Mutex
+	orphans []*Slot // taken or held when the store failed: given back once it answers
 }
 
 var _ promclient.AccountBudget = (*Budget)(nil)
@@ -96,6 +100,9 @@ const (
 	// noDeadlineLease bounds the slot of a request without a deadline: the plugin's
 	// default query timeout. Such a request running longer frees its slot early.
 	noDeadlineLease = 60 * time.Second
+	// maxOrphans bounds the slots kept to give back after a failure; any beyond are left
+	// to their leases.
+	maxOrphans = 256
 	// slotPoll is the longest a caller waits before asking again for a slot: slots are
 	// released long before their lease ends, so the lease's end is no useful wait.
 	slotPoll = 20 * time.Millisecond
@@ -147,14 +154,20 @@ func windowRate(n int) Rate {
 func (b *Budget) Take(ctx context.Context, c promclient.Class, cost int) (release func(), wait time.Duration, err error) {
 	key := BudgetKey{Account: b.scope, Region: b.region, Kind: string(c)}
 	r, conc := b.Limits(c)
-	slot, wait, err := b.st.AcquireSlot(ctx, key, conc, slotLease(ctx))
-	if err != nil || slot == nil {
-		return nil, min(wait, slotPoll), err
+	slot, taken, wait, err := b.st.acquireSlot(ctx, key, conc, slotLease(ctx))
+	if err != nil {
+		b.orphan(slot)
+		return nil, 0, err
+	}
+	b.adopt(ctx)
+	if !taken {
+		return nil, min(wait, slotPoll), nil
 	}
 	free := func() {
 		// Not the caller's context: it may be done, and the slot must still go back.
-		// A failure leaves the slot to its lease.
-		_ = slot.Release(context.WithoutCancel(ctx))
+		if slot.Release(context.WithoutCancel(ctx)) != nil {
+			b.orphan(slot)
+		}
 	}
 	d, err := b.st.Allow(ctx, key, r, cost)
 	if err != nil || !d.Allowed {
@@ -162,6 +175,38 @@ func (b *Budget) Take(ctx context.Context, c promclient.Class, cost int) (releas
 		return nil, d.RetryAfter, err
 	}
 	return free, 0, nil
+}
+
+// orphan keeps a slot the store may hold although no request does: one whose take failed
+// after it was sent (a paused store runs it when it resumes), or whose release failed.
+// Left alone, each would shrink the budget until its lease ends, up to the query timeout
+// after the store is back.
+func (b *Budget) orphan(s *Slot) {
+	if s == nil {
+		return
+	}
+	b.mu.Lock()
+	if len(b.orphans) < maxOrphans {
+		b.orphans = append(b.orphans, s)
+	}
+	b.mu.Unlock()
+}
+
+// adopt gives the orphaned slots back, now that the store answers; those it cannot stay
+// orphans.
+func (b *Budget) adopt(ctx context.Context) {
+	b.mu.Lock()
+	orphans := b.orphans
+	b.orphans = nil
+	b.mu.Unlock()
+	for i, s := range orphans {
+		if s.Release(context.WithoutCancel(ctx)) != nil {
+			for _, o := range orphans[i:] {
+				b.orphan(o)
+			}
+			return
+		}
+	}
 }
 
 // slotLease is the lease of a slot taken for a request bounded by ctx.

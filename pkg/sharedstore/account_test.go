@@ -243,3 +243,28 @@ func TestBudgetStoreDown(t *testing.T) {
 	assert.Nil(t, release)
 	assert.True(t, IsUnavailable(err), "%v", err)
 }
+
+// TestBudgetGivesBackOrphans: a slot whose release fails (here skipped while the store
+// backs off after a pause) is given back once the store answers, not held until its lease
+// ends (here 31 s, the request's deadline + 1 s).
+func TestBudgetGivesBackOrphans(t *testing.T) {
+	srv := storetest.Start(t)
+	b := newBudget(t, openStore(t, srv.Addr, func(s *Settings) { s.Timeout = DefaultTimeout }), account, AccountLimits{QueryConcurrency: 1}, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	release, _, err := b.Take(ctx, promclient.ClassQuery, 1)
+	require.NoError(t, err)
+	require.NotNil(t, release)
+	srv.Pause()
+	_, _, err = b.Take(ctx, promclient.ClassQuery, 1)
+	require.True(t, IsUnavailable(err), "%v", err)
+	srv.Resume()
+	release() // not sent: the store backs off
+	require.NotNil(t, b.st.Unavailable(), "the release was skipped, not sent")
+	// After the store's backoff (its first step: 250 ms), far from 31 s.
+	release = nil
+	for deadline := time.Now().Add(5 * time.Second); release == nil && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		release, _, _ = b.Take(ctx, promclient.ClassQuery, 1)
+	}
+	assert.NotNil(t, release, "the orphaned slot was given back")
+}

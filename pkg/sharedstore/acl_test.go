@@ -34,6 +34,12 @@ func TestACLUser(t *testing.T) {
 	r, err := st.Once(ctx, "test:{acl}", testFill, func(context.Context) ([]byte, error) { return []byte("v"), nil })
 	require.NoError(t, err)
 	require.NoError(t, r.StoreErr)
+	for seed := range uint64(2) { // chunked, and replaced (its chunks retired)
+		require.NoError(t, st.PutExtent(ctx, "test:{acl3}", noisyExtent(seed, 200, 360), time.Minute))
+	}
+	_, ok, err := st.GetExtent(ctx, "test:{acl3}")
+	require.NoError(t, err)
+	assert.True(t, ok)
 	l, err := st.Acquire(ctx, "test:{acl2}", time.Minute)
 	require.NoError(t, err)
 	require.NoError(t, l.Release(ctx))

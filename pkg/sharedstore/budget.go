@@ -2,6 +2,7 @@ package sharedstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -109,26 +110,41 @@ return {1, 0}`)
 // AcquireSlot takes one of limit concurrent slots of the account's budget b for at most
 // lease: nil and the time until the first held slot's lease ends when all are taken.
 func (st *Store) AcquireSlot(ctx context.Context, b BudgetKey, limit int, lease time.Duration) (*Slot, time.Duration, error) {
+	s, taken, wait, err := st.acquireSlot(ctx, b, limit, lease)
+	if !taken {
+		return nil, wait, err
+	}
+	return s, 0, nil
+}
+
+// acquireSlot is AcquireSlot that, when the store failed after the script was sent, also
+// returns the slot it asked for: a paused or slow store may still run the script, and
+// only its token can give that slot back before its lease ends.
+func (st *Store) acquireSlot(ctx context.Context, b BudgetKey, limit int, lease time.Duration) (s *Slot, taken bool, wait time.Duration, err error) {
 	if limit < 1 || lease < time.Millisecond {
-		return nil, 0, fmt.Errorf("slot limit %d, lease %s: use a limit of at least 1 and a lease of at least 1ms", limit, lease)
+		return nil, false, 0, fmt.Errorf("slot limit %d, lease %s: use a limit of at least 1 and a lease of at least 1ms", limit, lease)
 	}
 	key, err := b.key(st.set.KeyPrefix, "slots")
 	if err != nil {
-		return nil, 0, err
+		return nil, false, 0, err
 	}
-	s := &Slot{st: st, key: key, token: newToken()}
+	s = &Slot{st: st, key: key, token: newToken()}
 	res, err := st.run(ctx, "slot", slotScript, []string{key}, s.token, limit, lease.Milliseconds())
 	if err != nil {
-		return nil, 0, err
+		var e *Error
+		if errors.As(err, &e) && e.RetryAt.IsZero() { // sent, not skipped by the backoff
+			return s, false, 0, err
+		}
+		return nil, false, 0, err
 	}
 	v, ok := ints(res, 2)
 	if !ok {
-		return nil, 0, st.set.classify("slot", st.addr(), fmt.Errorf("unexpected script reply %v", res))
+		return nil, false, 0, st.set.classify("slot", st.addr(), fmt.Errorf("unexpected script reply %v", res))
 	}
 	if v[0] != 1 {
-		return nil, time.Duration(v[1]) * time.Millisecond, nil
+		return nil, false, time.Duration(v[1]) * time.Millisecond, nil
 	}
-	return s, 0, nil
+	return s, true, 0, nil
 }
 
 // Release frees the slot.

@@ -81,10 +81,12 @@ func (l *Lease) Release(ctx context.Context) error {
 // Publish stores the entry's value (the lease's key without its suffix) for ttl and
 // releases the lease.
 func (l *Lease) Publish(ctx context.Context, val []byte, ttl time.Duration) error {
-	entry := l.key[:len(l.key)-len(":lease")]
-	_, err := l.st.run(ctx, "publish", publishScript, []string{entry, l.key}, l.token, val, ttl.Milliseconds())
+	_, err := l.st.run(ctx, "publish", publishScript, []string{l.entryKey(), l.key}, l.token, val, ttl.Milliseconds())
 	return err
 }
+
+// entryKey is the key of the entry the lease is on.
+func (l *Lease) entryKey() string { return l.key[:len(l.key)-len(":lease")] }
 
 // WaitOutcome says how Await ended.
 type WaitOutcome string

@@ -37,8 +37,8 @@ const (
 
 func (p *Peer) extentKey(name string) string { return p.ns.Key("extent", name) }
 
-// GetExtent reads the shared extent name; an entry that fails to decode is a miss (counted
-// in Store.Stats().Rejected).
+// GetExtent reads the shared extent name (Store.GetExtent); an entry that fails to decode,
+// or whose chunks are not all there, is a miss (counted in Store.Stats().Rejected).
 func (p *Peer) GetExtent(ctx context.Context, name string) (entry.Extent, bool, error) {
 	return p.st.GetExtent(ctx, p.extentKey(name))
 }
@@ -55,8 +55,9 @@ func (p *Peer) Claim(ctx context.Context, name string, lease time.Duration) (rca
 // extentClaim is a held lease on an extent.
 type extentClaim struct{ l *Lease }
 
-// Publish stores e for ttl and releases the lease in one step. An extent the codec
-// refuses is not stored, and the lease is released so that waiters fetch themselves.
+// Publish stores e for ttl (in chunks when it is large, see ChunkBytes) and releases the
+// lease in one step. An extent the codec refuses is not stored, and the lease is released
+// so that waiters fetch themselves.
 func (c extentClaim) Publish(ctx context.Context, e entry.Extent, ttl time.Duration) error {
 	b, err := entry.Encode(e)
 	if err == nil {
@@ -65,7 +66,7 @@ func (c extentClaim) Publish(ctx context.Context, e entry.Extent, ttl time.Durat
 	if err != nil {
 		return errors.Join(err, c.l.Release(ctx))
 	}
-	return c.l.Publish(ctx, b, ttl)
+	return c.l.st.putEncoded(ctx, c.l.entryKey(), b, ttl, c.l.token)
 }
 
 func (c extentClaim) Release(ctx context.Context) error { return c.l.Release(ctx) }

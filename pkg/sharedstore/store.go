@@ -28,13 +28,14 @@ type Store struct {
 type Stats struct {
 	Ops, Failures, Skipped int64 // operations run, failed, not tried while backing off
 	// Rejected counts the entries read but not trusted, by DecodeError reason (bad
-	// checksum, unknown version, malformed); each was served as a miss.
+	// checksum, unknown version, malformed) or MissingChunk; each was served as a miss.
 	Rejected map[string]int64
 }
 
 type counters struct {
 	ops, failures, skipped                 atomic.Int64
 	badChecksum, unknownVersion, malformed atomic.Int64
+	missingChunk                           atomic.Int64
 }
 
 func (c *counters) rejected(reason string) {
@@ -43,6 +44,8 @@ func (c *counters) rejected(reason string) {
 		c.badChecksum.Add(1)
 	case entry.UnknownVersion:
 		c.unknownVersion.Add(1)
+	case MissingChunk:
+		c.missingChunk.Add(1)
 	default:
 		c.malformed.Add(1)
 	}
@@ -120,6 +123,7 @@ func (st *Store) Stats() Stats {
 	c := &st.stats
 	return Stats{Ops: c.ops.Load(), Failures: c.failures.Load(), Skipped: c.skipped.Load(), Rejected: map[string]int64{
 		entry.BadChecksum: c.badChecksum.Load(), entry.UnknownVersion: c.unknownVersion.Load(), entry.Malformed: c.malformed.Load(),
+		MissingChunk: c.missingChunk.Load(),
 	}}
 }
 

@@ -182,7 +182,7 @@ func TestGetExtentRejectsAndCounts(t *testing.T) {
 		assert.NoError(t, err, k)
 		assert.False(t, ok, "%s must be served as a miss", k)
 	}
-	assert.Equal(t, map[string]int64{entry.BadChecksum: 1, entry.UnknownVersion: 1, entry.Malformed: 1}, st.Stats().Rejected)
+	assert.Equal(t, map[string]int64{entry.BadChecksum: 1, entry.UnknownVersion: 1, entry.Malformed: 1, MissingChunk: 0}, st.Stats().Rejected)
 }
 
 func TestOpenRefusesBadSettings(t *testing.T) {

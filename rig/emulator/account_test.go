@@ -170,15 +170,25 @@ func TestAccountRate(t *testing.T) {
 		{100 * time.Millisecond, q, 31, map[int]int{200: 30, 422: 1}}, // 30 tokens back
 		{0, d, 2, map[int]int{200: 1, 422: 1}},                        // and 1 discovery token
 	}
+	acct := accounts.Account("111122223333")
+	var afterFirst AccountCounts
 	for i, s := range steps {
 		clk.add(s.advance)
 		if got := statuses(s.path, s.n); fmt.Sprint(got) != fmt.Sprint(s.want) {
 			t.Fatalf("step %d: %d × %s over both regions answered %v, want %v", i, s.n, s.path, got, s.want)
 		}
+		if i == 0 {
+			afterFirst = acct.Counts()
+		}
 	}
 	want := AccountCounts{Query: ClassCounts{Admitted: 330, Throttled: 3}, Discovery: ClassCounts{Admitted: 11, Throttled: 3}}
-	if got := accounts.Account("111122223333").Counts(); got != want {
+	if got := acct.Counts(); got != want {
 		t.Errorf("account counted %+v, want %+v", got, want)
+	}
+	// A phase's counts: the steps after the first.
+	phase := AccountCounts{Query: ClassCounts{Admitted: 30, Throttled: 1}, Discovery: ClassCounts{Admitted: 11, Throttled: 3}}
+	if got := acct.Counts().Sub(afterFirst); got != phase {
+		t.Errorf("counted since the first step %+v, want %+v", got, phase)
 	}
 	// The other account has spent nothing.
 	if r := call(t, nil, other, "GET", d, nil); r.status != http.StatusOK {

@@ -153,6 +153,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(st.Discovery(time.UnixMilli(ms)))
 	})
+	mux.Handle("GET /emulator/account", accountCounts(st.Account()))
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		<-ctx.Done()

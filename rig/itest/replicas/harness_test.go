@@ -146,9 +146,9 @@ func (r *rig) replicas(tb testing.TB, n int, ds *backend.DataSourceInstanceSetti
 
 // fleetLoad is what the replicas open: the generated dashboards as Grafana sends them to a
 // data source whose timeInterval is the stack's step, without the CloudTrail panel.
-// CloudTrail allows 2 LookupEvents a second per account and each replica paces itself to
-// it alone, so four replicas opening it at once are throttled with or without a store
-// (its answers' sharing is not wired yet): it would measure that, not the store.
+// CloudTrail allows 2 LookupEvents a second per account and, without the store, each
+// replica paces itself to it alone: four replicas opening it at once while the store is
+// down are throttled, which would measure CloudTrail's limit, not the store.
 func fleetLoad(tb testing.TB, st *stack.Stack) []dashload.Dashboard {
 	dashes := dashload.Dashboards(tb)
 	for i := range dashes {

@@ -2,6 +2,7 @@ package replicas_test
 
 import (
 	"context"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -10,7 +11,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/inferscope/sagemaker-datasource/pkg/sharedstore/entry"
+	"github.com/inferscope/sagemaker-datasource/pkg/sharedstore"
 	"github.com/inferscope/sagemaker-datasource/rig/dashload"
 )
 
@@ -47,22 +48,33 @@ func measureHits(tb testing.TB, r *rig, ds *backend.DataSourceInstanceSettings, 
 }
 
 // storeMemory is what the store holds: its used memory, and the extents' keys (MEMORY
-// USAGE) against the samples in them (decoded with the entry codec).
+// USAGE of their heads and chunks) against the samples in them, read back as a replica
+// reads them (Store.GetExtent).
 type storeMemory struct {
-	used, extentBytes int64
-	keys, extents     int
-	samples           int64
+	used, extentBytes   int64
+	keys, extents, lost int // lost: extents that did not read back (expired, evicted)
+	samples             int64
 }
 
 func (m storeMemory) bytesPerSample() float64 {
 	return float64(m.extentBytes) / float64(max(m.samples, 1))
 }
 
+// extentKey is an extent's own key (its head when chunked): the namespace's
+// "…:extent:{hash}", without a chunk's ":g<generation>:<n>" or a lease's ":lease".
+var extentKey = regexp.MustCompile(`:extent:\{[0-9a-f]+\}$`)
+
 func readStoreMemory(tb testing.TB, addr string) storeMemory {
 	tb.Helper()
 	ctx := context.Background()
 	c := redis.NewClient(&redis.Options{Addr: addr, DisableIdentity: true})
 	defer c.Close()
+	// Reading back may take longer than a panel's 50 ms deadline: this is not a panel.
+	st, err := sharedstore.Open(sharedstore.Settings{Addresses: []string{addr}, KeyPrefix: sharedstore.DefaultKeyPrefix, Timeout: 2 * time.Second})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer st.Close()
 	var m storeMemory
 	info, err := c.Info(ctx, "memory").Result()
 	if err != nil {
@@ -80,18 +92,17 @@ func readStoreMemory(tb testing.TB, addr string) storeMemory {
 		if !strings.Contains(key, ":extent:") || strings.HasSuffix(key, ":lease") {
 			continue
 		}
-		raw, err := c.Get(ctx, key).Bytes()
-		if err != nil {
-			continue // expired since the scan
+		size, _ := c.MemoryUsage(ctx, key, 0).Result()
+		m.extentBytes += size
+		if !extentKey.MatchString(key) {
+			continue // a chunk: its head's extent counts its samples
 		}
-		e, err := entry.Decode(raw)
-		if err != nil {
-			tb.Errorf("extent %s does not decode: %v", key, err)
+		e, ok, err := st.GetExtent(ctx, key)
+		if !ok || err != nil {
+			m.lost++
 			continue
 		}
-		size, _ := c.MemoryUsage(ctx, key, 0).Result()
 		m.extents++
-		m.extentBytes += size
 		for _, s := range e.Series {
 			m.samples += int64(len(s.T))
 		}

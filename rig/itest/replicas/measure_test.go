@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -66,12 +67,17 @@ func failedSet(ps ...phase) map[string]bool {
 	return out
 }
 
+// perAnswer is what differs between answers of one error: the request id, and when a
+// kept answer was made.
+var perAnswer = regexp.MustCompile(` ?\[request id [^]]*\]| ?\(this is the answer of [^)]*\)?`)
+
 // errors are the phase's distinct errors (the first line, shortened) with their counts.
 func (p phase) errors() map[string]int {
 	out := map[string]int{}
 	for _, l := range p.loads {
 		for _, e := range l.Errors {
 			e, _, _ = strings.Cut(e, "\n")
+			e = perAnswer.ReplaceAllString(e, "")
 			if len(e) > 240 {
 				e = e[:240] + "…"
 			}

@@ -39,7 +39,8 @@ type options struct {
 	callTimeout    time.Duration
 	maxAnswerBytes int64
 	describeLimit  int        // concurrent Describe calls; describeLimit when 0
-	lookupRate     rate.Limit // LookupEvents calls a second; lookupRate when 0
+	lookupRate     rate.Limit // LookupEvents calls a second; LookupEventsTPS when 0
+	lookupPacer    Pacer      // paces LookupEvents instead of a limiter at lookupRate, when set
 }
 
 // client is the production API over the SDK's CloudWatch, SageMaker and Application Auto
@@ -90,6 +91,23 @@ func WithTransport(t *http.Transport) Option {
 // CloudTrail that allows more, such as the emulator with its limit off in the rig's sweeps.
 func WithLookupRate(r rate.Limit) Option {
 	return func(o *options) { o.lookupRate = r }
+}
+
+// Pacer paces calls: Wait returns when the next call may go, or why it may not (the
+// context's end, or a pace that leaves no call before its deadline).
+type Pacer interface {
+	Wait(ctx context.Context) error
+}
+
+// WithLookupPacer paces each LookupEvents attempt through p instead of the client's own
+// limiter: the plugin's pace shared by the account's replicas through the store. A nil p
+// changes nothing.
+func WithLookupPacer(p Pacer) Option {
+	return func(o *options) {
+		if p != nil {
+			o.lookupPacer = p
+		}
+	}
 }
 
 func optionsOf(opts []Option) options {

@@ -21,11 +21,11 @@ import (
 // ActionLookupEvents is the IAM action of CloudTrail's event history.
 const ActionLookupEvents = "cloudtrail:LookupEvents"
 
-// LookupEvents limits: CloudTrail allows 2 calls per second per account and region, and
-// at most 50 events a page.
+// LookupEvents limits: CloudTrail allows LookupEventsTPS calls per second per account and
+// region, and at most 50 events a page.
 const (
-	lookupRate     = 2
-	lookupPageSize = 50
+	LookupEventsTPS = 2
+	lookupPageSize  = 50
 )
 
 // ChangeLister reads the fleet's changes from CloudTrail's event history. Without the
@@ -54,27 +54,31 @@ type ChangeList struct {
 
 // NewChanges is the CloudTrail client of a data source's region on its shared credentials:
 // at awsauth.CloudTrailEndpoint(ep), the only host it signs for. Its calls are paced to
-// CloudTrail's rate, each attempt (retries too) waiting its turn.
+// CloudTrail's rate, each attempt (retries too) waiting its turn: on the client's own
+// limiter, or on WithLookupPacer's pacer.
 func NewChanges(creds aws.CredentialsProvider, ep awsauth.Endpoint, seen awsauth.SecretSink, opts ...Option) ChangeLister {
 	return newChanges(creds, ep, seen, optionsOf(opts))
 }
 
 func newChanges(creds aws.CredentialsProvider, ep awsauth.Endpoint, seen awsauth.SecretSink, o options) *client {
 	c, config := newBase(creds, ep, seen, o)
-	pace := o.lookupRate
-	if pace == 0 {
-		pace = lookupRate
+	pacer := o.lookupPacer
+	if pacer == nil {
+		pace := o.lookupRate
+		if pace == 0 {
+			pace = LookupEventsTPS
+		}
+		pacer = rate.NewLimiter(pace, 1)
 	}
-	limiter := rate.NewLimiter(pace, 1)
 	c.ct = cloudtrail.NewFromConfig(config(awsauth.CloudTrailEndpoint(ep)), func(co *cloudtrail.Options) {
-		co.APIOptions = append(co.APIOptions, paced(limiter))
+		co.APIOptions = append(co.APIOptions, paced(pacer))
 	})
 	return c
 }
 
-// paced makes every attempt of a call wait for the limiter: it sits after the retry
+// paced makes every attempt of a call wait for the pacer: it sits after the retry
 // middleware, so the SDK's retries of a throttled call are paced too.
-func paced(l *rate.Limiter) func(*middleware.Stack) error {
+func paced(l Pacer) func(*middleware.Stack) error {
 	return func(st *middleware.Stack) error {
 		return st.Finalize.Insert(middleware.FinalizeMiddlewareFunc("InferscopePace",
 			func(ctx context.Context, in middleware.FinalizeInput, next middleware.FinalizeHandler) (middleware.FinalizeOutput, middleware.Metadata, error) {

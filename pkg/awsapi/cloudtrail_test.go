@@ -269,3 +269,41 @@ func TestCachedChangesSharesTheMinute(t *testing.T) {
 		t.Errorf("a range from the whole minute keeps its change: %+v, %v", l, err)
 	}
 }
+
+// countingPacer counts its waits; after allow of them it refuses.
+type countingPacer struct {
+	mu           sync.Mutex
+	waits, allow int
+}
+
+func (p *countingPacer) Wait(context.Context) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.waits++
+	if p.waits > p.allow {
+		return errors.New("the shared pace leaves no call before the deadline")
+	}
+	return nil
+}
+
+// WithLookupPacer's pacer paces every attempt, retries too, in place of the client's own
+// limiter; its refusal fails the call without sending it.
+func TestChangesUseTheLookupPacer(t *testing.T) {
+	f := &fakeTrail{pagesPer: 1, throttle: 1}
+	p := &countingPacer{allow: 1 << 20}
+	// A local limiter of one call an hour would take the test's lifetime.
+	c := newTrailClient(t, f, options{lookupRate: rate.Every(time.Hour), lookupPacer: p})
+	if _, err := c.Changes(context.Background(), ChangeQuery{From: time.Unix(0, 0), To: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	if want := countEvents() + 1; p.waits != want || len(f.at) != want {
+		t.Fatalf("%d waits, %d attempts: want %d of each (one per event name and the retry)", p.waits, len(f.at), want)
+	}
+	f.at, p.waits, p.allow = nil, 0, 0
+	if err := c.ProbeChanges(context.Background()); err == nil || !strings.Contains(err.Error(), "shared pace") {
+		t.Errorf("a refusing pacer: %v, want its error", err)
+	}
+	if len(f.at) != 0 {
+		t.Errorf("%d calls sent past a refusing pacer", len(f.at))
+	}
+}

@@ -124,6 +124,13 @@ func CloudTrailEndpoint(ep Endpoint) Endpoint { return regionalService(ep, "clou
 // emulator serves STS too), as SageMakerEndpoint.
 func STSEndpoint(ep Endpoint) Endpoint { return regionalService(ep, "sts") }
 
+// IsAWSEndpoint says whether ep is CloudWatch's own regional host, so that STSEndpoint and
+// the other services' hosts for it are AWS's own too; false for a custom endpoint (an
+// emulator, a proxy, a VPC endpoint's name), which answers for itself.
+func IsAWSEndpoint(ep Endpoint) bool {
+	return ep.URL != nil && awsHost.MatchString(strings.ToLower(ep.URL.Hostname()))
+}
+
 // regionalService is the host of service (its DNS prefix) in ep's region and partition
 // when ep is CloudWatch's own regional host, else ep.
 func regionalService(ep Endpoint, service string) Endpoint {

@@ -45,6 +45,10 @@ type Settings struct {
 	// SharedStore is jsonData.sharedStore and its secrets: the store replicas share (results
 	// cache, the account's budget). The zero value, as by default, is no store.
 	SharedStore sharedstore.Settings `json:"sharedStore,omitzero"`
+	// SharedStoreErr is what is wrong with jsonData.sharedStore (naming the setting and the
+	// fix): the data source then runs without the store, as nothing a user sees may depend
+	// on it, and Save & test and each query's stats say why.
+	SharedStoreErr error `json:"-"`
 }
 
 // jsonData mirrors the stored jsonData. Numbers and durations arrive in whatever shape
@@ -139,9 +143,10 @@ func LoadSettings(s backend.DataSourceInstanceSettings) (*Settings, error) {
 	if out.PriceTable, err = loadPriceTable(jd.PriceTable); err != nil {
 		errs = append(errs, err)
 	}
-	// Its errors name the setting and the fix themselves.
+	// Its errors name the setting and the fix themselves; they turn the store off, not the
+	// data source.
 	if out.SharedStore, err = sharedstore.ParseSettings(s.JSONData, s.DecryptedSecureJSONData); err != nil {
-		errs = append(errs, err)
+		out.SharedStore, out.SharedStoreErr = sharedstore.Settings{}, err
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)

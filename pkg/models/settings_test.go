@@ -286,7 +286,8 @@ func TestLoadSettingsSharedStore(t *testing.T) {
 		json    string
 		secure  map[string]string
 		want    sharedstore.Settings
-		wantErr []string
+		wantErr []string // of LoadSettings
+		off     []string // of SharedStoreErr: the store is off, the data source loads
 	}{
 		{name: "absent: no store", json: `{}`},
 		{
@@ -297,15 +298,20 @@ func TestLoadSettingsSharedStore(t *testing.T) {
 				KeyPrefix: "team-a:", Timeout: 20 * time.Millisecond, AccountShare: 50},
 		},
 		{
-			name:    "bad address names the setting and the fix",
-			json:    `{"sharedStore":{"addresses":["redis.internal"]}}`,
-			wantErr: []string{sharedstore.SetAddresses, "host:port", "redis.internal:6379"},
+			name: "bad address names the setting and the fix",
+			json: `{"sharedStore":{"addresses":["redis.internal"]}}`,
+			off:  []string{sharedstore.SetAddresses, "host:port", "redis.internal:6379"},
 		},
 		{
-			name:    "bad timeout passes through beside other problems",
+			name:   "bad timeout: the store is off, the data source loads",
+			json:   `{"sharedStore":{"addresses":["r:6379"],"timeout":"soon"}}`,
+			secure: map[string]string{"sharedStorePassword": password},
+			off:    []string{sharedstore.SetTimeout, "50ms"},
+		},
+		{
+			name:    "other settings' problems still fail it",
 			json:    `{"httpMethod":"PUT","sharedStore":{"addresses":["r:6379"],"timeout":"soon"}}`,
-			secure:  map[string]string{"sharedStorePassword": password},
-			wantErr: []string{sharedstore.SetTimeout, "50ms", "jsonData.httpMethod"},
+			wantErr: []string{"jsonData.httpMethod"},
 		},
 	}
 	for _, tt := range tests {
@@ -319,6 +325,14 @@ func TestLoadSettingsSharedStore(t *testing.T) {
 			}
 			if err != nil {
 				t.Fatal(err)
+			}
+			if (s.SharedStoreErr != nil) != (tt.off != nil) {
+				t.Fatalf("SharedStoreErr = %v, want one naming %v", s.SharedStoreErr, tt.off)
+			}
+			for _, w := range tt.off {
+				if !strings.Contains(s.SharedStoreErr.Error(), w) {
+					t.Errorf("SharedStoreErr %q lacks %q", s.SharedStoreErr, w)
+				}
 			}
 			if !reflect.DeepEqual(s.SharedStore, tt.want) {
 				t.Fatalf("SharedStore = %+v, want %+v", s.SharedStore, tt.want)

@@ -79,7 +79,11 @@ func New(ctx context.Context, settings backend.DataSourceInstanceSettings, facto
 	}
 	d.settings = s
 	d.build.settings, d.build.uid = s, settings.UID
-	if s.SharedStore.Enabled() {
+	switch {
+	case s.SharedStoreErr != nil:
+		d.store = &sharedStore{off: s.SharedStoreErr}
+		logWarn("the shared store is off: its settings are wrong", "error", s.SharedStoreErr)
+	case s.SharedStore.Enabled():
 		d.store = openStore(ctx, settings.UID, s)
 		d.dispose = func() { d.closeRegions(); d.store.close() }
 	}
@@ -127,6 +131,7 @@ func New(ctx context.Context, settings backend.DataSourceInstanceSettings, facto
 // requests take the same path: nothing here depends on the frontend; they skip the
 // results cache.
 func (d *Datasource) QueryData(ctx context.Context, req *backend.QueryDataRequest) (*backend.QueryDataResponse, error) {
+	defer d.store.enter()()
 	resp := runQueries(withCachePolicy(ctx, req), req, concurrencyLimit(ctx), d.route)
 	d.redactQueryResponse(resp)
 	return resp, nil
@@ -169,7 +174,7 @@ func (d *Datasource) route(ctx context.Context, dq backend.DataQuery) backend.Da
 	}
 	ctx, use := withStoreUse(ctx)
 	resp := queryHandlers[qt](d, ctx, m)
-	d.store.annotate(&resp, use)
+	d.store.annotate(&resp, use, fromAlert(ctx))
 	return resp
 }
 

@@ -210,11 +210,13 @@ func WithChanges(f ChangesFactory) Option { return func(o *options) { o.changes 
 const changesCacheTTL = time.Minute
 
 // NewChanges is the production ChangesFactory: pkg/awsapi's LookupEvents client, paced to
-// CloudTrail's rate, each range's answer cached for changesCacheTTL.
+// CloudTrail's rate (with a store, the account's pace shared by its replicas), each
+// range's answer cached for changesCacheTTL (with a store, swept once across replicas).
 func NewChanges(_ *models.Settings, ep awsauth.Endpoint, sh Shared) (awsapi.ChangeLister, error) {
 	t, err := sh.transport()
 	if err != nil {
 		return nil, err
 	}
-	return awsapi.CachedChanges(awsapi.NewChanges(sh.Creds, ep, sh.Seen, awsapi.WithTransport(t)), changesCacheTTL, time.Now, sh.shareThrough(ep)), nil
+	c := awsapi.NewChanges(sh.Creds, ep, sh.Seen, awsapi.WithTransport(t), awsapi.WithLookupPacer(sh.Store.lookupPacer(ep.Region)))
+	return awsapi.CachedChanges(c, changesCacheTTL, time.Now, awsapi.ShareThrough(sh.Store.sweepPeer(), ep.Region)), nil
 }

@@ -37,6 +37,7 @@ var sageMakerProbes = []string{semconv.DCGMGPUUtil, semconv.VLLMRunning, semconv
 // a warning in the message, never a failure. A shared store is reported last, also only as
 // a warning.
 func (d *Datasource) CheckHealth(ctx context.Context, _ *backend.CheckHealthRequest) (*backend.CheckHealthResult, error) {
+	defer d.store.enter()()
 	// Save & test should answer while the user waits, even against an endpoint that never does.
 	ctx, cancel := context.WithTimeout(ctx, d.healthTimeout)
 	defer cancel()

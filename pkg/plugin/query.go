@@ -149,15 +149,28 @@ func (rg *regional) frames(refID string, opts frameOptions, a *promclient.Answer
 	return out
 }
 
-type noCacheKey struct{}
+type (
+	noCacheKey   struct{}
+	fromAlertKey struct{}
+)
 
 // withCachePolicy marks ctx to skip the results cache when the request asks for fresh
-// data: alert evaluations (FromAlert), and Grafana's X-Cache-Skip convention.
+// data: alert evaluations (FromAlert, also marked as unseen: fromAlert), and Grafana's
+// X-Cache-Skip convention.
 func withCachePolicy(ctx context.Context, req *backend.QueryDataRequest) context.Context {
+	if req.Headers["FromAlert"] == "true" {
+		ctx = context.WithValue(ctx, fromAlertKey{}, true)
+	}
 	if req.Headers["FromAlert"] == "true" || req.GetHTTPHeader("X-Cache-Skip") != "" {
 		return context.WithValue(ctx, noCacheKey{}, true)
 	}
 	return ctx
+}
+
+// fromAlert says whether the request is an alert evaluation, whose response no one reads.
+func fromAlert(ctx context.Context) bool {
+	alert, _ := ctx.Value(fromAlertKey{}).(bool)
+	return alert
 }
 
 func (rg *regional) cacheFor(ctx context.Context) *rcache.Cache {

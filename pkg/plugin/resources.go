@@ -29,6 +29,7 @@ import (
 // works on req.Path itself (rather than through an http.ServeMux) because label names in
 // the path may hold any UTF-8 character.
 func (d *Datasource) CallResource(ctx context.Context, req *backend.CallResourceRequest, sender backend.CallResourceResponseSender) error {
+	defer d.store.enter()()
 	var resp *backend.CallResourceResponse
 	func() {
 		defer panics.Recover(func(p *panics.Error) {

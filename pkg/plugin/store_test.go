@@ -25,6 +25,7 @@ import (
 	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
 	"github.com/inferscope/sagemaker-datasource/pkg/models"
 	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
+	"github.com/inferscope/sagemaker-datasource/pkg/sharedstore"
 	"github.com/inferscope/sagemaker-datasource/pkg/sharedstore/storetest"
 )
 
@@ -142,6 +143,46 @@ func TestStoreUnusableWithoutOrg(t *testing.T) {
 	}
 }
 
+// TestStoreInstallationIsolation: two Grafana installations (dev and prod, instance roles
+// of different accounts) sharing a store, with the default chain, the default prefix, org
+// 1 and the same provisioned uid, never read each other's entries: their app URLs differ.
+// Replicas of one installation (one root_url) do.
+func TestStoreInstallationIsolation(t *testing.T) {
+	srv := storetest.Start(t)
+	s := withStore(t, testSettings(`{"authType":"default","defaultRegion":"us-east-1"}`), map[string]any{"addresses": []string{srv.Addr}})
+	s.UID = "cloudwatch"
+	ms, err := models.LoadSettings(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := func(appURL string) *sharedStore {
+		ctx := backend.WithGrafanaConfig(inOrg(1), backend.NewGrafanaCfg(map[string]string{backend.AppURL: appURL}))
+		h := openStore(ctx, s.UID, ms)
+		if h.broken != nil {
+			t.Fatal(h.broken)
+		}
+		t.Cleanup(h.close)
+		return h
+	}
+	ctx := context.Background()
+	for _, tc := range []struct {
+		reader string
+		shared bool
+	}{
+		{reader: "https://grafana-prod.example.com/", shared: true},
+		{reader: "https://grafana-dev.example.com/"},
+	} {
+		name := "labels\x00instance\x00" + tc.reader
+		if _, _, storeErr, err := in("https://grafana-prod.example.com/").peer.Once(ctx, name, time.Minute, func(context.Context) ([]byte, error) { return []byte("prod's"), nil }); storeErr != nil || err != nil {
+			t.Fatal(storeErr, err)
+		}
+		val, shared, storeErr, err := in(tc.reader).peer.Once(ctx, name, time.Minute, func(context.Context) ([]byte, error) { return []byte("own"), nil })
+		if storeErr != nil || err != nil || shared != tc.shared || (string(val) == "prod's") != tc.shared {
+			t.Errorf("reader at %s: %q, shared %v (%v, %v); want shared %v", tc.reader, val, shared, storeErr, err, tc.shared)
+		}
+	}
+}
+
 // TestStoreOutageNotice: while the store is up, each response counts its hits and misses;
 // once it fails, every response is still answered and says the store is unavailable and
 // why, and only the first carries the notice; after it recovers and fails anew, the
@@ -157,7 +198,7 @@ func TestStoreOutageNotice(t *testing.T) {
 			t.Fatalf("lookup answered %q, %v", val, err)
 		}
 		resp := backend.DataResponse{Frames: data.Frames{data.NewFrame("")}}
-		h.annotate(&resp, use)
+		h.annotate(&resp, use, false)
 		return resp
 	}
 	stats := func(r backend.DataResponse) map[string]float64 {
@@ -234,6 +275,87 @@ func TestStoreOutageNotice(t *testing.T) {
 	outage("timeout")
 }
 
+// respondThrough is one query's response through h: a lookup through the store, then its
+// annotation (unseen: an alert evaluation's); its notices and the stat naming the store's
+// unavailability ("" when none).
+func respondThrough(t *testing.T, h *sharedStore, unseen bool) (notices []data.Notice, unavailable string) {
+	t.Helper()
+	ctx, use := withStoreUse(context.Background())
+	_, _, _ = h.peer.GetExtent(ctx, "range\x00up") // its outcome is what use recorded
+	resp := backend.DataResponse{Frames: data.Frames{data.NewFrame("")}}
+	h.annotate(&resp, use, unseen)
+	for _, s := range resp.Frames[0].Meta.Stats {
+		if strings.HasPrefix(s.DisplayName, storeStatPrefix+"unavailable: ") {
+			unavailable = s.DisplayName
+		}
+	}
+	return resp.Frames[0].Meta.Notices, unavailable
+}
+
+// TestStoreOutageNoticeSkipsAlerts: an alert evaluation's response, which no one reads,
+// says in its stats that the store is unavailable but does not take the outage's one
+// notice: the next panel's response carries it.
+func TestStoreOutageNoticeSkipsAlerts(t *testing.T) {
+	srv := storetest.Start(t)
+	h := openTestStore(t, 1, withStore(t, testSettings(""), map[string]any{"addresses": []string{srv.Addr}}))
+	srv.Stop()
+	for range 2 {
+		if notices, why := respondThrough(t, h, true); len(notices) != 0 || !strings.Contains(why, "refused") {
+			t.Errorf("alert's response: notices %v, stat %q: want no notice and the store refused", notices, why)
+		}
+	}
+	notices, why := respondThrough(t, h, false)
+	if len(notices) != 1 || !strings.Contains(notices[0].Text, "refused") || why == "" {
+		t.Errorf("the first panel's response after alerts: notices %v, stat %q: want the outage's notice", notices, why)
+	}
+	if notices, _ := respondThrough(t, h, false); len(notices) != 0 {
+		t.Errorf("a second notice: %v", notices)
+	}
+}
+
+// TestStoreDisposeWaitsForRequests: Grafana disposes a replaced instance while its
+// requests may still run: the store stays open until they end, so their slots go back to
+// the account's budget (the new instance gets them) and they report no outage; then it is
+// closed, and a late call meets ErrClosed, no outage either.
+func TestStoreDisposeWaitsForRequests(t *testing.T) {
+	srv := storetest.Start(t)
+	jd := `{"authType":"keys","defaultRegion":"us-east-1","endpoint":"http://127.0.0.1:9"}`
+	source := func() *sharedStore {
+		return openTestStore(t, 1, withStore(t, testSettings(jd), map[string]any{"addresses": []string{srv.Addr}, "accountShare": 4})) // one concurrent query
+	}
+	old := source()
+	leave := old.enter() // a request under way
+	release, _, err := old.budget("us-east-1").Take(context.Background(), promclient.ClassQuery, 1)
+	if err != nil || release == nil {
+		t.Fatalf("the request's slot: %v", err)
+	}
+	old.close() // Dispose
+	if notices, why := respondThrough(t, old, false); len(notices) != 0 || why != "" {
+		t.Errorf("a request of the disposed instance: notices %v, stat %q: want the store still in use", notices, why)
+	}
+	release()
+	leave()
+	nu := source()
+	// The slot is what is tested: a rate denial right after the old request's call (one
+	// call per 1/12 s at this share) is waited out once.
+	r, wait, err := nu.budget("us-east-1").Take(context.Background(), promclient.ClassQuery, 1)
+	if r == nil && err == nil && wait > 0 && wait < time.Second {
+		time.Sleep(wait)
+		r, _, err = nu.budget("us-east-1").Take(context.Background(), promclient.ClassQuery, 1)
+	}
+	if err != nil || r == nil {
+		t.Errorf("the new instance's take: %v: want the slot the old request gave back", err)
+	} else {
+		r()
+	}
+	if _, _, err := old.peer.GetExtent(context.Background(), "x"); !errors.Is(err, sharedstore.ErrClosed) {
+		t.Errorf("a call after the last request left: %v: want the store closed", err)
+	}
+	if notices, why := respondThrough(t, old, false); len(notices) != 0 || why != "" {
+		t.Errorf("after close: notices %v, stat %q: closing is no outage", notices, why)
+	}
+}
+
 // TestStoreHealth: Save & test reports the store (reachable, or the error and its fix) as
 // a warning that leaves the AWS checks' status alone, and never shows its password.
 func TestStoreHealth(t *testing.T) {
@@ -248,7 +370,7 @@ func TestStoreHealth(t *testing.T) {
 		want  []string
 	}{
 		{name: "reachable", store: map[string]any{"addresses": []string{srv.Addr}}, pass: storePassword,
-			want: []string{"Connected to CloudWatch", "shared store reachable: Redis", "round trip", "The account is unknown"}},
+			want: []string{"Connected to CloudWatch", "shared store reachable: Redis", "round trip", "shared per credential"}},
 		{name: "wrong password", store: map[string]any{"addresses": []string{srv.Addr}}, pass: "not-" + storePassword,
 			want: []string{"Connected to CloudWatch", "Warning: shared cache unavailable", "WRONGPASS", "secureJsonData.sharedStorePassword", "panels work without it"}},
 		{name: "down", store: map[string]any{"addresses": []string{down.Addr}}, pass: storePassword,
@@ -280,8 +402,34 @@ func TestStoreHealth(t *testing.T) {
 	}
 }
 
-// TestStoreHealthAccount: Save & test names the account STS reports for the credentials,
-// which the budget is kept for.
+// TestStoreHealthOwnDeadline: Save & test's store check has its own deadline, not what
+// the AWS checks left of Save & test's (here none), and does not wait for STS, which never
+// answers: it reports the store reachable and the account pending.
+func TestStoreHealthOwnDeadline(t *testing.T) {
+	srv := storetest.Start(t)
+	h := openTestStore(t, 1, withStore(t, testSettings(""), map[string]any{"addresses": []string{srv.Addr}}))
+	blocked := make(chan struct{})
+	t.Cleanup(func() { close(blocked) })
+	h.account.lookup = func(ctx context.Context) (string, error) {
+		select {
+		case <-ctx.Done():
+		case <-blocked:
+		}
+		return "", errors.New("sts unreachable")
+	}
+	spent, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	defer cancel()
+	msg := h.health(spent)
+	for _, w := range []string{"shared store reachable: Redis", "The account is pending"} {
+		if !strings.Contains(msg, w) {
+			t.Errorf("store check %q lacks %q", msg, w)
+		}
+	}
+}
+
+// TestStoreHealthAccount: at a custom endpoint that serves STS too, as the emulator does,
+// the account is never asked (its answer could claim any account): Save & test says the
+// limits are shared per credential.
 func TestStoreHealthAccount(t *testing.T) {
 	srv := storetest.Start(t)
 	f := (&fakeCloudWatch{region: "us-east-1"}).start(t)
@@ -310,17 +458,19 @@ func TestStoreHealthAccount(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := "CloudWatch's limits are shared for account 123456789012 (from sts:GetCallerIdentity)."; !strings.Contains(res.Message, want) {
+		if want := "The account is not looked up at a custom endpoint, whose answer proves nothing: CloudWatch's limits are shared per credential"; !strings.Contains(res.Message, want) {
 			t.Fatalf("message %q lacks %q", res.Message, want)
 		}
 	}
-	if n := asked.Load(); n != 1 {
-		t.Errorf("STS asked %d times, want once: the account is kept", n)
+	if n := asked.Load(); n != 0 {
+		t.Errorf("STS asked %d times at a custom endpoint, want never", n)
 	}
 }
 
-// TestStoreBadSettings: a sharedStore setting that is wrong is named, with its fix, by
-// Save & test and by every query, as the plugin's other settings are.
+// TestStoreBadSettings: a wrong sharedStore setting turns the store off, not the data
+// source: queries are answered, their stats say the store is off and why; Save & test's
+// AWS checks run as without a store, and its store line is an error naming the setting and
+// the fix.
 func TestStoreBadSettings(t *testing.T) {
 	f := (&fakeCloudWatch{region: "us-east-1"}).start(t)
 	s := withStore(t, f.settings("us-east-1", fakeAccessKey, fakeSecretKey), map[string]any{"addresses": []string{"redis.internal"}, "timeout": "soon"})
@@ -329,73 +479,165 @@ func TestStoreBadSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if res.Status != backend.HealthStatusOk || !strings.Contains(res.Message, "Connected to CloudWatch") || f.requests.Load() == 0 {
+		t.Errorf("Save & test: %v %q after %d requests: want the AWS checks run and passed", res.Status, res.Message, f.requests.Load())
+	}
 	resp, _ := d.QueryData(context.Background(), &backend.QueryDataRequest{Queries: []backend.DataQuery{{RefID: "A",
-		JSON: []byte(`{"expr":"up","range":true}`), TimeRange: backend.TimeRange{From: time.Unix(0, 0), To: time.Unix(3600, 0)}}}})
-	for what, msg := range map[string]string{"Save & test": res.Message, "query": resp.Responses["A"].Error.Error()} {
+		JSON: []byte(`{"expr":"up","instant":true}`), TimeRange: backend.TimeRange{From: time.Unix(0, 0), To: time.Unix(3600, 0)}}}})
+	a := resp.Responses["A"]
+	if a.Error != nil || len(a.Frames) == 0 {
+		t.Fatalf("query: %v, %d frames: want answered without the store", a.Error, len(a.Frames))
+	}
+	var off string
+	for _, st := range a.Frames[0].Meta.Stats {
+		if strings.HasPrefix(st.DisplayName, storeStatOff) {
+			off = st.DisplayName
+		}
+	}
+	storeLine := res.Message[strings.Index(res.Message, "Error: the shared store is off: ")+1:]
+	for what, msg := range map[string]string{"Save & test's store line": storeLine, "the query's stat": off} {
 		for _, w := range []string{"jsonData.sharedStore.addresses", "redis.internal:6379", "jsonData.sharedStore.timeout", "50ms"} {
 			if !strings.Contains(msg, w) {
-				t.Errorf("%s's message %q lacks %q", what, msg, w)
+				t.Errorf("%s %q lacks %q", what, msg, w)
 			}
 		}
 		if strings.Contains(msg, storePassword) {
-			t.Errorf("%s's message leaks the store's password", what)
+			t.Errorf("%s leaks the store's password", what)
 		}
 	}
-	if res.Status != backend.HealthStatusError || f.requests.Load() != 0 {
-		t.Errorf("status %v after %d requests: want an error before any request", res.Status, f.requests.Load())
+	if len(a.Frames[0].Meta.Notices) != 0 {
+		t.Errorf("notices %v: the setting's error is Save & test's and the stats', not every panel's", a.Frames[0].Meta.Notices)
 	}
 }
 
-// TestStoreAccount: the budget's account is STS's answer once it comes, the role ARN's
-// until then; a failed lookup is not repeated on every request, but is after accountRetry.
+// confirmAccount has h's lookup answer acc (as AWS's STS would) and waits until the
+// background lookup it starts has ended.
+func confirmAccount(t *testing.T, a *account, acc string, err error) {
+	t.Helper()
+	done := make(chan struct{}, 1)
+	a.mu.Lock()
+	a.lookup = func(context.Context) (string, error) { return acc, err }
+	a.asked = func() { done <- struct{}{} }
+	a.next = time.Time{}
+	a.mu.Unlock()
+	a.get()
+	select {
+	case <-done:
+	case <-time.After(accountLookupTimeout + time.Second):
+		t.Fatal("the account's lookup never ended")
+	}
+}
+
+// TestStoreAccount: the budget's account is STS's answer once it came; until then none
+// (the credential scope), and no caller waits for STS, even one that never answers; a
+// failed lookup is not repeated on every request, but is after accountRetry.
 func TestStoreAccount(t *testing.T) {
-	var calls int
-	answer := func() (string, error) { return "", errors.New("sts down") }
-	a := account{fallback: "123456789012", lookup: func(context.Context) (string, error) {
-		calls++
-		return answer()
+	var calls atomic.Int32
+	started, blocked := make(chan struct{}, 8), make(chan struct{})
+	t.Cleanup(func() { close(blocked) })
+	a := account{lookup: func(ctx context.Context) (string, error) {
+		calls.Add(1)
+		started <- struct{}{}
+		select { // STS black-holed: no answer before the lookup's own deadline
+		case <-ctx.Done():
+		case <-blocked:
+		}
+		return "", errors.New("sts down")
 	}}
-	ctx := context.Background()
+	if id := a.get(); id != "" {
+		t.Fatalf("account %q while STS has not answered: want none (the credential scope)", id)
+	}
+	<-started
 	for range 3 {
-		if id, from := a.get(ctx); id != "123456789012" || from != "the role ARN" {
-			t.Fatalf("account %q from %q while STS fails: want the role ARN's", id, from)
+		if id := a.get(); id != "" {
+			t.Fatalf("account %q while STS has not answered: want none (the credential scope)", id)
 		}
 	}
-	if calls != 1 {
-		t.Fatalf("%d lookups within accountRetry of a failure, want 1", calls)
+	if d := a.describe(); !strings.Contains(d, "pending") || !strings.Contains(d, "per credential") {
+		t.Errorf("describe while STS is asked = %q: want pending, per credential", d)
 	}
-	if d := a.describe(ctx); !strings.Contains(d, "123456789012 (from the role ARN)") || !strings.Contains(d, "sts down") {
-		t.Errorf("describe = %q: want the role's account and STS's failure", d)
+	if n := calls.Load(); n != 1 {
+		t.Errorf("%d lookups, want 1 under way", n)
 	}
-	a.next = time.Now() // accountRetry has passed
-	answer = func() (string, error) { return "210987654321", nil }
+
+	var b account
+	confirmAccount(t, &b, "", errors.New("sts down"))
 	for range 3 {
-		if id, from := a.get(ctx); id != "210987654321" || from != "sts:GetCallerIdentity" {
-			t.Fatalf("account %q from %q: want STS's", id, from)
+		if id := b.get(); id != "" {
+			t.Fatalf("account %q after STS failed: want none", id)
 		}
 	}
-	if calls != 2 {
-		t.Errorf("%d lookups, want 2: STS's answer is kept", calls)
+	if d := b.describe(); !strings.Contains(d, "unknown") || !strings.Contains(d, "sts down") || !strings.Contains(d, "per credential") {
+		t.Errorf("describe after a failure = %q: want STS's failure, per credential", d)
 	}
-	var unknown account
-	if d := unknown.describe(ctx); !strings.Contains(d, "unknown") || !strings.Contains(d, "per credential") {
-		t.Errorf("describe without an account = %q", d)
+	b.mu.Lock()
+	asking := b.asking
+	b.mu.Unlock()
+	if asking {
+		t.Error("asked again within accountRetry of a failure")
+	}
+	confirmAccount(t, &b, "210987654321", nil) // accountRetry has passed
+	if id := b.get(); id != "210987654321" {
+		t.Fatalf("account %q: want STS's", id)
+	}
+	if d := b.describe(); !strings.Contains(d, "210987654321 (confirmed by sts:GetCallerIdentity)") {
+		t.Errorf("describe = %q", d)
+	}
+	var odd account
+	confirmAccount(t, &odd, "not-an-account", nil)
+	if id := odd.get(); id != "" || !strings.Contains(odd.describe(), "not a 12-digit account id") {
+		t.Errorf("account %q (%s) from a malformed answer: want none and why", id, odd.describe())
+	}
+	var custom account
+	if d := custom.describe(); !strings.Contains(d, "custom endpoint") || !strings.Contains(d, "per credential") {
+		t.Errorf("describe without a lookup = %q", d)
 	}
 }
 
-// TestStoreBudgetPerAccount: two data sources (other uids, other credentials) of one
-// account draw on one budget in the store; another account's is its own.
+// TestStoreBudgetNeverWaitsForSTS: with STS black-holed (the lookup answers only at its
+// own deadline) and the store down, a query's budget answers within the query's deadline:
+// the store's failure, for the client's fallback, not a wait for STS.
+func TestStoreBudgetNeverWaitsForSTS(t *testing.T) {
+	s := withStore(t, testSettings(""), map[string]any{"addresses": []string{"127.0.0.1:1"}}) // nothing listens
+	h := openTestStore(t, 1, s)
+	blocked := make(chan struct{})
+	t.Cleanup(func() { close(blocked) })
+	h.account.lookup = func(ctx context.Context) (string, error) {
+		select {
+		case <-ctx.Done():
+		case <-blocked:
+		}
+		return "", errors.New("sts unreachable")
+	}
+	budget := h.budget("us-east-1")
+	for i := range 3 {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second) // under accountLookupTimeout
+		release, _, err := budget.Take(ctx, promclient.ClassQuery, 1)
+		if ctx.Err() != nil || release != nil || !sharedstore.IsUnavailable(err) {
+			t.Errorf("take %d: context %v, granted %v, %v: want the store's failure before the deadline", i, ctx.Err(), release != nil, err)
+		}
+		cancel()
+	}
+}
+
+// TestStoreBudgetPerAccount: data sources (other orgs, uids, credentials, key prefixes)
+// of one account STS confirmed draw on one budget in the store; another account's is its
+// own; and a data source whose account STS has not confirmed draws on its credentials'
+// budget, never on the account its role ARN names.
 func TestStoreBudgetPerAccount(t *testing.T) {
 	srv := storetest.Start(t)
-	source := func(uid, role string) *sharedStore {
+	source := func(org int64, uid, role, prefix, confirmed string, stsErr error) promclient.AccountBudget {
 		s := withStore(t, testSettings(`{"authType":"keys","defaultRegion":"us-east-1","endpoint":"http://127.0.0.1:9","assumeRoleArn":"`+role+`"}`),
-			map[string]any{"addresses": []string{srv.Addr}, "accountShare": 10})
+			map[string]any{"addresses": []string{srv.Addr}, "accountShare": 10, "keyPrefix": prefix})
 		s.UID = uid
-		return openTestStore(t, 1, s)
+		h := openTestStore(t, org, s)
+		confirmAccount(t, &h.account, confirmed, stsErr)
+		return h.budget("us-east-1")
 	}
-	a := source("a", "arn:aws:iam::111111111111:role/team-a").budget("us-east-1")
-	b := source("b", "arn:aws:iam::111111111111:role/team-b").budget("us-east-1")
-	other := source("c", "arn:aws:iam::222222222222:role/team-c").budget("us-east-1")
+	a := source(1, "a", "arn:aws:iam::111111111111:role/team-a", "inferscope:", "111111111111", nil)
+	b := source(2, "b", "arn:aws:iam::111111111111:role/team-b", "team-b:", "111111111111", nil)
+	other := source(1, "c", "arn:aws:iam::222222222222:role/team-c", "inferscope:", "222222222222", nil)
+	claims := source(3, "d", "arn:aws:iam::111111111111:role/does-not-exist", "inferscope:", "", errors.New("AccessDenied"))
 	ctx := context.Background()
 	// 10% of the account's 30 concurrent queries: 3 slots, whoever takes them.
 	for i := range 3 {
@@ -408,10 +650,12 @@ func TestStoreBudgetPerAccount(t *testing.T) {
 	if release, wait, err := a.Take(ctx, promclient.ClassQuery, 1); err != nil || release != nil || wait <= 0 {
 		t.Errorf("a fourth concurrent query of the account: release %v, wait %v, %v: want denied with a wait", release != nil, wait, err)
 	}
-	if release, _, err := other.Take(ctx, promclient.ClassQuery, 1); err != nil || release == nil {
-		t.Errorf("another account's query: %v: want granted from its own budget", err)
-	} else {
-		release()
+	for what, budget := range map[string]promclient.AccountBudget{"another account": other, "an unconfirmed role naming the account": claims} {
+		if release, _, err := budget.Take(ctx, promclient.ClassQuery, 1); err != nil || release == nil {
+			t.Errorf("%s's query: %v: want granted from its own budget", what, err)
+		} else {
+			release()
+		}
 	}
 }
 

@@ -53,6 +53,13 @@ func (o *outage) report(failed error, use *storeUse) (cause error, started, ende
 	return o.cause, started, ended
 }
 
+// current is the outage's cause, nil when there is none.
+func (o *outage) current() error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.cause
+}
+
 // storeUse is what one query's calls to the store found, for its stats.
 type storeUse struct {
 	mu           sync.Mutex
@@ -137,12 +144,15 @@ func (u *storeUse) recovered(cause error) bool {
 // Stat names in the query inspector.
 const (
 	storeStatPrefix   = "Shared store: "
+	storeStatOff      = "shared store off: "
 	storeNoticePrefix = "shared cache unavailable: "
 )
 
 // annotate adds the store's state to the response's first frame: hits and misses, or why
-// it is unavailable; and, on the first response of an outage, the notice.
-func (h *sharedStore) annotate(resp *backend.DataResponse, use *storeUse) {
+// it is unavailable; and, on the first response of an outage, the notice. An alert
+// evaluation's response (unseen) gets the stats only and leaves the outage's notice and log
+// to the next response someone sees.
+func (h *sharedStore) annotate(resp *backend.DataResponse, use *storeUse, unseen bool) {
 	if len(resp.Frames) == 0 {
 		return // nowhere to say it; the next response with frames will
 	}
@@ -150,7 +160,22 @@ func (h *sharedStore) annotate(resp *backend.DataResponse, use *storeUse) {
 	if f.Meta == nil {
 		f.Meta = &data.FrameMeta{}
 	}
-	cause, started, ended := h.outage.report(h.failure(use), use)
+	if h.off != nil {
+		f.Meta.Stats = append(f.Meta.Stats, data.QueryStat{FieldConfig: data.FieldConfig{DisplayName: storeStatOff + h.off.Error()}})
+		return
+	}
+	var (
+		cause          error
+		started, ended bool
+	)
+	if unseen {
+		cause = h.failure(use)
+		if cause == nil {
+			cause = h.outage.current()
+		}
+	} else {
+		cause, started, ended = h.outage.report(h.failure(use), use)
+	}
 	use.mu.Lock()
 	hits, misses, failures := use.hits, use.misses, use.failures
 	use.mu.Unlock()

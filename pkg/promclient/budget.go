@@ -26,7 +26,7 @@ type AccountBudget interface {
 }
 
 // share waits for the account budget to grant one call of cl. While the budget's store
-// fails, the fallback scheduler paces the call instead and StoreErr says why. A wait past
+// fails, the fallback scheduler paces the call instead. A wait past
 // ctx's deadline is refused at once with a *LimitError naming the shared budget.
 func (c *Client) share(ctx context.Context, cl class, cost int) (func(), error) {
 	arrived := time.Now()
@@ -36,10 +36,8 @@ func (c *Client) share(ctx context.Context, cl class, cost int) (func(), error) 
 			if ctx.Err() != nil {
 				return nil, c.budgetHeld(ctx.Err(), cl, arrived)
 			}
-			c.storeErr.Store(&err)
 			return c.fallback[cl].acquire(ctx, cost)
 		}
-		c.storeErr.Store(nil)
 		if release != nil {
 			return release, nil
 		}
@@ -60,14 +58,4 @@ func (c *Client) budgetHeld(err error, cl class, arrived time.Time) error {
 		return &LimitError{Shared: cl.shared(), Waited: time.Since(arrived)}
 	}
 	return err
-}
-
-// StoreErr is the failure of the budget's store while it lasts: the client paces itself
-// with its fallback limits, and the caller shows the error ("shared cache unavailable:
-// …") once. nil without a budget, and once the store answers again.
-func (c *Client) StoreErr() error {
-	if e := c.storeErr.Load(); e != nil {
-		return *e
-	}
-	return nil
 }

@@ -17,7 +17,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
@@ -99,7 +98,6 @@ type Client struct {
 	classes   [2]*scheduler // by class: each kind of traffic has its own account limits
 	budget    AccountBudget
 	fallback  [2]*scheduler // by class, with budget: used while its store fails
-	storeErr  atomic.Pointer[error]
 	retry     RetryPolicy
 	sleep     func(context.Context, time.Duration) error
 	jitter    func() float64

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
+	shared "github.com/inferscope/sagemaker-datasource/pkg/sharedstore/entry"
 )
 
 // Defaults of the cache; the first three are also the settings' defaults (pkg/models
@@ -200,7 +201,9 @@ func (c *Cache) QueryRange(ctx context.Context, k Key, start, end time.Time, fet
 	if len(parts) > 0 && c.opts.Peer != nil {
 		share = &sharing{peer: c.opts.Peer, name: ent.name}
 		defer c.endSharing(ctx, share)
-		share.consult(ctx, func() bool { return share.read(ctx, ent.adopt) }, func() bool { return len(c.parts(ent, s, e, now)) > 0 })
+		share.consult(ctx, func() bool {
+			return share.read(ctx, func(x shared.Extent) { ent.adopt(x, c.opts.Now(), c.opts.RefetchWindow) })
+		}, func() bool { return len(c.parts(ent, s, e, now)) > 0 })
 		if parts = c.parts(ent, s, e, now); len(parts) == 0 {
 			res.Outcome = SharedHit
 		}
@@ -246,8 +249,10 @@ func (c *Cache) QueryRange(ctx context.Context, k Key, start, end time.Time, fet
 	case len(parts) > 0:
 		res.Outcome = Partial
 	}
-	ent.trim(s, e)
+	// Published before the trim: the shared extent keeps the widest history (for the
+	// replicas that ask more of it), this one only what its requests need.
 	local := share != nil && share.claim != nil && res.Fetches > 0 && !share.publishExtent(ctx, ent)
+	ent.trim(s, e)
 	res.StoreErr = share.failure()
 	c.count(func(st *Stats) {
 		if local {

@@ -3,7 +3,6 @@ package rcache
 import (
 	"context"
 	"encoding/binary"
-	"slices"
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
@@ -20,15 +19,20 @@ import (
 // the others wait for it (bounded) and read it.
 
 const (
-	// claimLease bounds how long a replica may hold the right to fetch an extent (less when
-	// the request's deadline is nearer): a replica that dies holding it costs the others at
-	// most their wait, and the next refresh after the lease.
-	claimLease = 30 * time.Second
+	// A claim's lease is the request's remaining time, so it outlasts the fetch it guards
+	// (a lease that ended first would let the next holder fetch too; its publish would be
+	// refused). claimLease bounds it for a request without a deadline or with a far one: a
+	// replica that dies holding it costs the others at most their wait, and the next
+	// refresh after the lease.
+	claimLease = 2 * time.Minute
 	// claimWait bounds a replica's wait for the holder (and at most half the request's
 	// remaining time, leaving the other half to fetch itself). A range query on a large
-	// fleet takes seconds upstream: waiting for it is what saves the other replicas' calls,
-	// while a holder that fails releases at once and wakes the waiters.
-	claimWait = 5 * time.Second
+	// fleet takes seconds upstream, and tens of seconds when replicas load dashboards
+	// together: a waiter that gave up after a few seconds would fetch it again and make
+	// every fetch slower (the 4-replica bench made 3.7-5.5× one replica's calls with a 5 s
+	// bound). A holder that fails releases at once and wakes the waiters; one that dies
+	// costs them this wait.
+	claimWait = 30 * time.Second
 	// A published extent lives twice its span (the dashboard is likely reopened or
 	// refreshed within that), at least an hour and at most a day: a refresh publishes it
 	// again, so only an extent nobody uses expires; the cache's freshness rule, not this,
@@ -149,21 +153,40 @@ func (c *Cache) endSharing(ctx context.Context, sh *sharing) {
 // adopt loads x into the entry when x's tail was fetched later than the entry's and
 // reaches at least as far, merging it when the entry's untrusted part lies within x (the
 // entry then holds nothing older than x past x's settled time), else replacing the entry.
-// An extent on another grid (a hash collision, a hostile entry) is ignored.
-func (e *entry) adopt(x shared.Extent) {
+// An older x still lends the entry its settled history before the entry's start (another
+// replica's wider view, kept for those that ask it). Another replica's clock may run ahead
+// of ours: its fetch counts as no later than now, and nothing it fetched as settled before
+// the re-fetch window has passed here. An extent on another grid (a hash collision, a
+// hostile entry) is ignored.
+func (e *entry) adopt(x shared.Extent, now time.Time, window time.Duration) {
 	if x.Step != e.step || mod(x.Start-e.phase, e.step) != 0 || x.End < x.Start {
 		return
 	}
+	fetchedAt := min(x.FetchedAt, now.UnixMilli())
+	settled := min(x.Settled, x.End, now.Add(-window).UnixMilli())
 	empty := e.series == nil || e.end < e.start
-	if !empty && (x.FetchedAt <= e.fetchedAt.UnixMilli() || x.End < e.end) {
+	if !empty && (fetchedAt <= e.fetchedAt.UnixMilli() || x.End < e.end) {
+		e.prepend(x, settled, now)
 		return
 	}
 	if empty || x.Start > e.floor(min(e.trusted, e.end))+e.step {
 		e.reset()
 	}
-	e.merge(sharedAnswer(x), x.Start, x.End)
+	e.merge(sharedAnswer(x, x.Start, x.End), x.Start, x.End)
 	e.start, e.end = min(e.start, x.Start), x.End
-	e.trusted, e.fetchedAt = x.Settled, time.UnixMilli(x.FetchedAt)
+	e.trusted, e.fetchedAt = settled, time.UnixMilli(fetchedAt)
+}
+
+// prepend merges x's samples before the entry's start when x's settled part reaches it
+// (they are final, whenever x was fetched), from at most maxShareTTL ago: a shared extent
+// keeps no more history than that, however long it is refreshed.
+func (e *entry) prepend(x shared.Extent, settled int64, now time.Time) {
+	from, to := max(x.Start, e.floor(now.Add(-maxShareTTL).UnixMilli())), e.start-e.step
+	if from > to || settled < to {
+		return
+	}
+	e.merge(sharedAnswer(x, from, to), from, to)
+	e.start = from
 }
 
 // extent is the entry in the shared encoding's form; false when it cannot be shared:
@@ -203,15 +226,18 @@ func onGrid(ts []int64, start, end, step int64) bool {
 	return true
 }
 
-// sharedAnswer is a shared extent as the matrix answer merge takes.
-func sharedAnswer(x shared.Extent) *promclient.Answer {
-	a := &promclient.Answer{Type: "matrix", Series: make([]promclient.Series, len(x.Series))}
-	for i, s := range x.Series {
+// sharedAnswer is a shared extent's samples in [from, to] as the matrix answer merge
+// takes; series without samples there are left out.
+func sharedAnswer(x shared.Extent, from, to int64) *promclient.Answer {
+	a := &promclient.Answer{Type: "matrix", Series: make([]promclient.Series, 0, len(x.Series))}
+	for _, s := range x.Series {
 		ls := make(data.Labels, len(s.Labels))
 		for _, l := range s.Labels {
 			ls[l.Name] = l.Value
 		}
-		a.Series[i] = promclient.Series{Labels: ls, T: slices.Clip(s.T), V: slices.Clip(s.V)}
+		if in := within(promclient.Series{Labels: ls, T: s.T, V: s.V}, from, to); len(in.T) > 0 {
+			a.Series = append(a.Series, in)
+		}
 	}
 	return a
 }

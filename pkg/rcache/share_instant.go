@@ -100,7 +100,7 @@ func instantAnswer(x shared.Extent) (*promclient.Answer, time.Time, bool) {
 			return nil, time.Time{}, false
 		}
 	}
-	a := sharedAnswer(x)
+	a := sharedAnswer(x, x.Start, x.End)
 	a.Type = "vector"
 	return a, time.UnixMilli(x.Start), true
 }

@@ -421,3 +421,117 @@ func TestSharedExtentNarrowerThanLocal(t *testing.T) {
 		t.Errorf("replica 0: %s with %d calls, want the head it lacks fetched", res.Outcome, res.Fetches)
 	}
 }
+
+// TestReviewSkewedFetchedAt: a replica whose clock runs ahead publishes an extent; a
+// replica with the right clock adopts it and, 5 steps later, must fetch its tail and the
+// re-fetch window as of its own clock (the one-step rule), not trust the skewed times.
+func TestReviewSkewedFetchedAt(t *testing.T) {
+	for _, skew := range []time.Duration{0, 2 * time.Minute, 10 * time.Minute, 24 * time.Hour} {
+		t.Run(skew.String(), func(t *testing.T) {
+			srv := storetest.Start(t)
+			step := time.Minute
+			w := &world{now: base.Add(20 * time.Second), seed: 3, series: 2, maxDelay: 4 * time.Minute}
+			ahead := func() time.Time { return w.clock().Add(skew) }
+			c0, _ := replicas(t, srv, "ds1", 1, healthyTimeout, Options{Now: ahead, RefetchWindow: 10 * time.Minute})
+			c1, _ := replicas(t, srv, "ds1", 1, healthyTimeout, Options{Now: w.clock, RefetchWindow: 10 * time.Minute})
+			k := Key{DataSource: "a", Expr: "m", Step: step}
+			ask := func(what string, c *Cache) Result {
+				t.Helper()
+				end := align(w.clock(), step)
+				a, res, err := c.QueryRange(context.Background(), k, end.Add(-time.Hour), end, w.fetch("m", step))
+				if err != nil || res.StoreErr != nil {
+					t.Fatalf("%s: %v, store %v", what, err, res.StoreErr)
+				}
+				if res.AsOf.After(w.clock()) {
+					t.Errorf("%s: as of %s, after now %s", what, res.AsOf.Format(time.TimeOnly), w.clock().Format(time.TimeOnly))
+				}
+				sameAsUncached(t, w, what, a, res, end.Add(-time.Hour), end, step)
+				return res
+			}
+			end := align(w.clock(), step)
+			if _, res, err := c0[0].QueryRange(context.Background(), k, end.Add(-time.Hour), end, w.fetch("m", step)); err != nil || res.Outcome != Miss {
+				t.Fatalf("replica 0 (clock ahead): %s, %v; want a miss", res.Outcome, err)
+			}
+			if res := ask("replica 1", c1[0]); res.Outcome != SharedHit {
+				t.Fatalf("replica 1: %s, want a shared hit", res.Outcome)
+			}
+			w.advance(5 * time.Minute)
+			res := ask("replica 1, 5 steps later", c1[0])
+			if res.Fetches == 0 {
+				t.Errorf("served %s without a call 5 steps after the real fetch: the skewed FetchedAt was trusted", res.Outcome)
+			}
+		})
+	}
+}
+
+// TestReviewTrimmedPublishShrinksShared: a 24 h extent is shared; a replica refreshing
+// only the last hour publishes after it (having read the wide one, or holding a newer
+// narrow one of its own), and a cold replica then asking 24 h fetches at most the tail:
+// the shared extent kept the settled history.
+func TestReviewTrimmedPublishShrinksShared(t *testing.T) {
+	for _, narrowFirst := range []bool{false, true} {
+		t.Run(fmt.Sprint("narrow replica asked first: ", narrowFirst), func(t *testing.T) {
+			srv := storetest.Start(t)
+			step := time.Minute
+			w := &world{now: base.Add(20 * time.Second), seed: 5, series: 2, maxDelay: time.Minute}
+			cs, _ := replicas(t, srv, "ds1", 3, healthyTimeout, Options{Now: w.clock, RefetchWindow: 10 * time.Minute})
+			k := Key{DataSource: "a", Expr: "m", Step: step}
+			ask := func(what string, c *Cache, span time.Duration) Result {
+				t.Helper()
+				end := align(w.clock(), step)
+				a, res, err := c.QueryRange(context.Background(), k, end.Add(-span), end, w.fetch("m", step))
+				if err != nil || res.StoreErr != nil {
+					t.Fatalf("%s: %v, store %v", what, err, res.StoreErr)
+				}
+				sameAsUncached(t, w, what, a, res, end.Add(-span), end, step)
+				return res
+			}
+			if narrowFirst {
+				// Replica 1's own hour is then as new as the shared day it adopts nothing from.
+				ask("replica 1, 1 h", cs[1], time.Hour)
+			}
+			ask("replica 0, 24 h", cs[0], 24*time.Hour)
+			w.advance(5 * time.Minute)
+			ask("replica 1, 1 h, 5 steps later", cs[1], time.Hour)
+			w.calls = nil
+			res := ask("replica 2, 24 h, cold", cs[2], 24*time.Hour)
+			for _, c := range w.calls {
+				if c[1].Sub(c[0]) > time.Hour {
+					t.Errorf("the cold replica fetched %s of history the store had (%s, calls %v)", c[1].Sub(c[0]), res.Describe(), w.calls)
+				}
+			}
+		})
+	}
+}
+
+// TestSharedHistoryBounded: an older shared extent lends a replica's newer, narrower one its
+// settled history from at most a day ago (maxShareTTL), so an extent refreshed for ever
+// does not grow for ever: a cold replica asking two days then fetches the older day.
+func TestSharedHistoryBounded(t *testing.T) {
+	srv := storetest.Start(t)
+	step := time.Minute
+	w := &world{now: base.Add(20 * time.Second), seed: 7, series: 2, maxDelay: time.Minute}
+	cs, _ := replicas(t, srv, "ds1", 3, healthyTimeout, Options{Now: w.clock, RefetchWindow: 10 * time.Minute})
+	k := Key{DataSource: "a", Expr: "m", Step: step}
+	ask := func(c *Cache, span time.Duration) {
+		t.Helper()
+		end := align(w.clock(), step)
+		a, res, err := c.QueryRange(context.Background(), k, end.Add(-span), end, w.fetch("m", step))
+		if err != nil || res.StoreErr != nil {
+			t.Fatalf("%s: %v, store %v", span, err, res.StoreErr)
+		}
+		sameAsUncached(t, w, span.String(), a, res, end.Add(-span), end, step)
+	}
+	ask(cs[1], time.Hour)
+	ask(cs[0], 48*time.Hour)
+	w.advance(5 * time.Minute)
+	ask(cs[1], time.Hour) // adopts the older extent's settled history, and publishes it
+	w.calls = nil
+	ask(cs[2], 48*time.Hour)
+	if len(w.calls) != 1 {
+		t.Fatalf("the cold replica made calls %v, want one for the older day", w.calls)
+	}
+	if head := w.calls[0][1].Sub(w.calls[0][0]); head < 23*time.Hour || head > 25*time.Hour {
+		t.Errorf("the cold replica fetched %s: the shared extent should keep a day of history, not two, nor less", head)
+	}
+}

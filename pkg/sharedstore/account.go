@@ -76,6 +76,13 @@ func (f Fallback) Apply(o *promclient.Options) {
 	o.FallbackRPS, o.FallbackDiscoveryRPS, o.FallbackConcurrency = f.QueryRPS, f.DiscoveryRPS, f.Concurrency
 }
 
+// KindLookupEvents is the budget kind of CloudTrail's LookupEvents: its 2 calls a second
+// per account and region (LookupEventsTPS) are shared like CloudWatch's limits (Pace).
+const (
+	KindLookupEvents = "cloudtrail"
+	LookupEventsTPS  = 2
+)
+
 // Budget is a data source's share of its AWS account's limits in one region, kept in the
 // store so that every replica and every data source of the account draws on it together.
 // It is a promclient.AccountBudget.
@@ -135,16 +142,33 @@ func NewBudget(st *Store, id Identity, limits AccountLimits, share float64) (*Bu
 // window admits more than share of the account's TPS, and the concurrent slots.
 func (b *Budget) Limits(c promclient.Class) (Rate, int) {
 	tps, conc := b.limits.of(c)
-	return windowRate(int(part(b.share, tps, 1))), int(part(b.share, float64(conc), 1))
+	return ShareRate(b.share, tps), int(part(b.share, float64(conc), 1))
 }
 
-// windowRate lets at most n calls through in any one-second window, half of them at once.
-// GCRA with burst B at r per second admits B at once and then one per 1/r, so at most
-// B + r − 1 in one second: B + r = n + 1. Half of n as the burst lets a dashboard's first
-// panels go together (120 queries at the default 80% of 300) and still keeps any second,
-// the first included, within n, which CloudWatch's bucket of one second's tokens accepts.
+// ShareRate is share of an account's tps as a Rate that admits no more than the share,
+// rounded down (at least one call), in any one-second window.
+func ShareRate(share, tps float64) Rate { return windowRate(int(part(share, tps, 1))) }
+
+// Pace takes one call of another of the account's per-second limits, kind's (such as
+// KindLookupEvents, at tps calls a second for the whole account), at the budget's share
+// of it: 0 when granted, else when to ask again. It has no slots: such limits bound calls
+// a second only. An error is the store's (*Error) or a kind BudgetKey refuses.
+func (b *Budget) Pace(ctx context.Context, kind string, tps float64) (time.Duration, error) {
+	d, err := b.st.Allow(ctx, BudgetKey{Account: b.scope, Region: b.region, Kind: kind}, ShareRate(b.share, tps), 1)
+	if err != nil || d.Allowed {
+		return 0, err
+	}
+	return d.RetryAfter, nil // at least 1µs: the script rounds up
+}
+
+// windowRate lets at most n calls through in any one-second window and sustains nine
+// tenths of n. GCRA with burst B at r per second admits B at once and then one per 1/r, so
+// at most B + r − 1 in one second: B + r = n + 1. A tenth of n as the burst (24 queries at
+// the default 80% of 300) lets a dashboard's first panels go together; a larger burst
+// would buy a faster first second with a slower sustained rate (half of n at a burst of
+// half), and the store's budget must not be slower than the fallback it replaces.
 func windowRate(n int) Rate {
-	burst := max(1, n/2)
+	burst := max(1, n/10)
 	return Rate{PerSecond: float64(n + 1 - burst), Burst: burst}
 }
 

@@ -32,10 +32,10 @@ func TestBudgetLimits(t *testing.T) {
 		burst, perSec   int // window: burst + perSec − 1
 		wantConc, wantN int
 	}{
-		{0.8, promclient.ClassQuery, 120, 121, 24, 240},
-		{0.8, promclient.ClassDiscovery, 4, 5, 24, 8},
-		{0.57, promclient.ClassQuery, 85, 87, 17, 171},
-		{1, promclient.ClassDiscovery, 5, 6, 30, 10},
+		{0.8, promclient.ClassQuery, 24, 217, 24, 240},
+		{0.8, promclient.ClassDiscovery, 1, 8, 24, 8},
+		{0.57, promclient.ClassQuery, 17, 155, 17, 171},
+		{1, promclient.ClassDiscovery, 1, 10, 30, 10},
 		{0.01, promclient.ClassDiscovery, 1, 1, 1, 1}, // never below one call and one slot
 	} {
 		b := newBudget(t, &Store{}, account, AccountLimits{}, tc.share)
@@ -43,6 +43,9 @@ func TestBudgetLimits(t *testing.T) {
 		assert.Equal(t, Rate{PerSecond: float64(tc.perSec), Burst: tc.burst}, r, "%+v", tc)
 		assert.Equal(t, tc.wantConc, conc, "%+v", tc)
 		assert.Equal(t, tc.wantN, r.Burst+int(r.PerSecond)-1, "%+v: calls in one second", tc)
+		// Sustained, the budget must not be much slower than the share (nor than the
+		// fallback limits it replaces while the store is up).
+		assert.GreaterOrEqual(t, r.PerSecond, 0.9*float64(tc.wantN)-1, "%+v: sustained rate", tc)
 	}
 	// An account whose quota AWS raised.
 	b := newBudget(t, &Store{}, account, AccountLimits{QueryTPS: 1000, QueryConcurrency: 100}, 0.5)
@@ -267,4 +270,46 @@ func TestBudgetGivesBackOrphans(t *testing.T) {
 		release, _, _ = b.Take(ctx, promclient.ClassQuery, 1)
 	}
 	assert.NotNil(t, release, "the orphaned slot was given back")
+}
+
+// TestBudgetPace: CloudTrail's 2 calls a second at the data source's share, rounded down
+// (at least one), shared by the account's replicas and apart from its other limits.
+func TestBudgetPace(t *testing.T) {
+	for _, tc := range []struct {
+		share float64
+		want  Rate
+	}{
+		{1, Rate{PerSecond: 2, Burst: 1}},   // 2 in any one-second window
+		{0.8, Rate{PerSecond: 1, Burst: 1}}, // 1.6 rounds down to 1
+		{0.1, Rate{PerSecond: 1, Burst: 1}}, // never below one
+	} {
+		assert.Equal(t, tc.want, ShareRate(tc.share, LookupEventsTPS), "share %g", tc.share)
+	}
+
+	srv := storetest.Start(t)
+	ctx := context.Background()
+	a := newBudget(t, openStore(t, srv.Addr), account, AccountLimits{}, 1)
+	b := newBudget(t, openStore(t, srv.Addr), account, AccountLimits{}, 1) // another replica
+	wait, err := a.Pace(ctx, KindLookupEvents, LookupEventsTPS)
+	require.NoError(t, err)
+	assert.Zero(t, wait, "the first call goes")
+	wait, err = b.Pace(ctx, KindLookupEvents, LookupEventsTPS)
+	require.NoError(t, err)
+	assert.Greater(t, wait, time.Duration(0), "the other replica's call at once is denied")
+	assert.LessOrEqual(t, wait, 500*time.Millisecond, "and may go one interval (1/2 s) later")
+
+	release, _, err := b.Take(ctx, promclient.ClassDiscovery, 1)
+	require.NoError(t, err)
+	assert.NotNil(t, release, "CloudWatch's budget is apart from CloudTrail's pace")
+	release()
+	other := newBudget(t, openStore(t, srv.Addr), Identity{Account: "210987654321", Region: "us-east-1"}, AccountLimits{}, 1)
+	wait, err = other.Pace(ctx, KindLookupEvents, LookupEventsTPS)
+	require.NoError(t, err)
+	assert.Zero(t, wait, "another account's pace is its own")
+	_, err = a.Pace(ctx, "Cloud Trail", LookupEventsTPS)
+	assert.ErrorContains(t, err, "the kind lower-case letters")
+
+	srv.Stop()
+	_, err = a.Pace(ctx, KindLookupEvents, LookupEventsTPS)
+	assert.True(t, IsUnavailable(err), "a stopped store: %v", err)
 }

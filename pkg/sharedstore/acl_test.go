@@ -15,14 +15,15 @@ import (
 // aclRules are the permissions docs/high-availability.md and the NOPERM fix ask for.
 const aclRules = "+@read +@write +@scripting +ping +info +time"
 
-// TestACLUser: an ACL user with exactly the documented permissions on the key prefix can
-// do everything the store does; one without scripting is told which permissions to grant.
+// TestACLUser: an ACL user with exactly the documented permissions on the key prefix and
+// the budgets' prefix can do everything the store does; one without scripting is told
+// which permissions to grant.
 func TestACLUser(t *testing.T) {
 	srv := storetest.Start(t)
 	ctx := context.Background()
 	raw := rawClient(t, srv.Addr)
 	for user, rules := range map[string]string{"grafana": aclRules, "noscripts": strings.ReplaceAll(aclRules, "+@scripting ", "")} {
-		args := []any{"ACL", "SETUSER", user, "on", ">pw-" + user, "~test:*", "resetchannels", "-@all"}
+		args := []any{"ACL", "SETUSER", user, "on", ">pw-" + user, "~test:*", "~" + budgetPrefix + "*", "resetchannels", "-@all"}
 		for _, r := range strings.Fields(rules) {
 			args = append(args, r)
 		}

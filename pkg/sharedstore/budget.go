@@ -50,7 +50,7 @@ func (st *Store) Allow(ctx context.Context, b BudgetKey, r Rate, cost int) (Deci
 	if r.PerSecond <= 0 || r.Burst < 1 || cost < 1 || cost > r.Burst {
 		return Decision{}, fmt.Errorf("rate %g/s, burst %d, cost %d: the rate must be positive and the cost between 1 and the burst", r.PerSecond, r.Burst, cost)
 	}
-	key, err := b.key(st.set.KeyPrefix, "rate")
+	key, err := b.key("rate")
 	if err != nil {
 		return Decision{}, err
 	}
@@ -124,7 +124,7 @@ func (st *Store) acquireSlot(ctx context.Context, b BudgetKey, limit int, lease 
 	if limit < 1 || lease < time.Millisecond {
 		return nil, false, 0, fmt.Errorf("slot limit %d, lease %s: use a limit of at least 1 and a lease of at least 1ms", limit, lease)
 	}
-	key, err := b.key(st.set.KeyPrefix, "slots")
+	key, err := b.key("slots")
 	if err != nil {
 		return nil, false, 0, err
 	}

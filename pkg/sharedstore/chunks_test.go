@@ -208,7 +208,12 @@ func TestChunkedPublishFails(t *testing.T) {
 	require.NoError(t, raw.ConfigSet(ctx, "maxmemory", fmt.Sprint(usedMemory(t, used)+8*ChunkBytes)).Err())
 	err = c.Publish(ctx, noisyExtent(1, 1600, 360), time.Minute)
 	assert.Equal(t, Full, storeError(t, err).Kind, "%v", err)
-	assert.NotEmpty(t, chunkKeys(t, raw), "some chunks were written")
+	written := chunkKeys(t, raw)
+	assert.NotEmpty(t, written, "some chunks were written")
+	for _, k := range written {
+		ttl := raw.PTTL(ctx, k).Val()
+		assert.True(t, ttl > 0 && ttl <= chunkedOps*p.st.set.Timeout+chunkGrace, "the orphaned chunk %s lives %s, want at most until the swap could have run", k, ttl)
+	}
 	require.NoError(t, raw.ConfigSet(ctx, "maxmemory", "0").Err())
 	assert.Zero(t, raw.Exists(ctx, p.extentKey("x")).Val(), "no head for a partial generation")
 	again, err := p.Claim(ctx, "x", time.Minute)
@@ -374,4 +379,121 @@ func FuzzDecodeHead(f *testing.F) {
 			t.Fatalf("head %+v has %d chunks", h, n)
 		}
 	})
+}
+
+// TestReviewExpiredClaimClobbersNewer: replica A's lease runs out while it fetches; B
+// claims, fetches later data and publishes; A's late publish of its older fetch then
+// writes nothing (counted) and, chunked, leaves none of its chunks behind.
+func TestReviewExpiredClaimClobbersNewer(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		extent func() entry.Extent
+	}{
+		{"small", func() entry.Extent { return entrytest.Extent(1, 2, 30) }},
+		{"chunked", func() entry.Extent { return noisyExtent(1, 200, 360) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := storetest.Start(t)
+			raw := rawClient(t, srv.Addr)
+			sa := openStore(t, srv.Addr)
+			a, b := testPeer(t, sa, "ds1"), testPeer(t, openStore(t, srv.Addr), "ds1")
+			ctx := context.Background()
+			ca, err := a.Claim(ctx, "x", 50*time.Millisecond)
+			require.NoError(t, err)
+			require.NotNil(t, ca)
+			for raw.Exists(ctx, LeaseKey(a.extentKey("x"))).Val() == 1 { // A's fetch outlives its lease
+				time.Sleep(10 * time.Millisecond)
+			}
+			cb, err := b.Claim(ctx, "x", time.Minute)
+			require.NoError(t, err)
+			require.NotNil(t, cb)
+			older, newer := tc.extent(), tc.extent()
+			older.FetchedAt, newer.FetchedAt = 1000, 2000
+			require.NoError(t, cb.Publish(ctx, newer, time.Hour))
+			published := chunkKeys(t, raw)
+			require.NoError(t, ca.Publish(ctx, older, time.Hour), "a lost lease is not the store's failure")
+			got, ok, err := b.GetExtent(ctx, "x")
+			require.NoError(t, err)
+			require.True(t, ok)
+			assert.Equal(t, newer.FetchedAt, got.FetchedAt, "the expired holder's older fetch replaced the newer one")
+			assert.Equal(t, int64(1), sa.Stats().LostLeases)
+			assert.ElementsMatch(t, published, chunkKeys(t, raw), "only the published generation's chunks")
+		})
+	}
+}
+
+// TestReviewChunkedOps: a 24 h panel of a 200 × 8 GPU fleet at a 1-minute step (about
+// 12.5 MB) is written and read chunkBatch chunks to an operation, each way one operation
+// per batch plus the head's.
+func TestReviewChunkedOps(t *testing.T) {
+	srv := storetest.Start(t)
+	st := openStore(t, srv.Addr)
+	p := testPeer(t, st, "ds1")
+	ctx := context.Background()
+	e := entrytest.Extent(1, 200, 1440)
+	b := mustEncode(t, e)
+	batches := int64((len(b)/ChunkBytes + 1 + chunkBatch - 1) / chunkBatch)
+	c, err := p.Claim(ctx, "x", time.Minute)
+	require.NoError(t, err)
+	o0 := st.Stats().Ops
+	require.NoError(t, c.Publish(ctx, e, time.Hour))
+	o1 := st.Stats().Ops
+	_, ok, err := p.GetExtent(ctx, "x")
+	require.NoError(t, err)
+	require.True(t, ok)
+	t.Logf("extent %d bytes: publish %d operations, read %d", len(b), o1-o0, st.Stats().Ops-o1)
+	assert.Equal(t, batches+1, o1-o0, "publish: the chunk batches and the swap")
+	assert.Equal(t, batches+1, st.Stats().Ops-o1, "read: the head and the chunk batches")
+}
+
+// slowOps is a go-redis hook that delays every operation by d (once: go-redis may pass a
+// pipeline through the hook twice).
+type slowOps struct{ d time.Duration }
+
+type delayed struct{}
+
+func (h slowOps) delay(ctx context.Context) context.Context {
+	if ctx.Value(delayed{}) == nil {
+		time.Sleep(h.d)
+	}
+	return context.WithValue(ctx, delayed{}, true)
+}
+
+func (h slowOps) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h slowOps) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error { return next(h.delay(ctx), cmd) }
+}
+
+func (h slowOps) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error { return next(h.delay(ctx), cmds) }
+}
+
+// TestChunkedTotalDeadline: each operation of a chunked read and write within its own
+// deadline, but all of them together longer than chunkedOps deadlines: the request does
+// not wait for the rest, and it is the store's timeout.
+func TestChunkedTotalDeadline(t *testing.T) {
+	srv := storetest.Start(t)
+	// Each operation delayed by 3/5 of its deadline: the rest is slack for a loaded machine.
+	const timeout, delay = 400 * time.Millisecond, 240 * time.Millisecond
+	slow := func() *Store {
+		st := openStore(t, srv.Addr, func(s *Settings) { s.Timeout = timeout })
+		_, _, err := st.Get(context.Background(), "test:{x}:warm") // connected before the delay
+		require.NoError(t, err)
+		st.rdb.AddHook(slowOps{d: delay})
+		return st
+	}
+	ctx := context.Background()
+	const key = "test:{x}"
+	e := noisyExtent(1, 2000, 360)
+	chunks := (len(mustEncode(t, e)) + ChunkBytes - 1) / ChunkBytes
+	ops := 1 + (chunks+chunkBatch-1)/chunkBatch // each way: the batches and the head's
+	require.Greater(t, time.Duration(ops)*delay, chunkedOps*timeout, "more operations than chunkedOps deadlines hold, delayed")
+	require.NoError(t, openStore(t, srv.Addr).PutExtent(ctx, key, e, time.Hour))
+	_, _, err := slow().GetExtent(ctx, key)
+	assert.Equal(t, Timeout, storeError(t, err).Kind, "%v", err)
+	assert.ErrorIs(t, err, errChunkedDeadline)
+	err = slow().PutExtent(ctx, key, e, time.Hour)
+	assert.Equal(t, Timeout, storeError(t, err).Kind, "%v", err)
+	assert.ErrorIs(t, err, errChunkedDeadline)
 }

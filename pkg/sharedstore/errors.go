@@ -95,7 +95,7 @@ func (s Settings) classify(op, addr string, err error) *Error {
 		e.Kind = Auth
 		e.fix = fmt.Sprintf("set %s (and %s for an ACL user) to the store's credentials", SetPassword, SetUsername)
 		if redis.IsPermissionError(err) {
-			e.fix = "the store's ACL user lacks a permission the plugin needs: grant +@read +@write +@scripting +ping +info +time (and +cluster|slots +cluster|shards on a cluster) on ~" + s.KeyPrefix + "*"
+			e.fix = "the store's ACL user lacks a permission the plugin needs: grant +@read +@write +@scripting +ping +info +time (and +cluster|slots +cluster|shards on a cluster) on ~" + s.KeyPrefix + "* and ~" + budgetPrefix + "*"
 		}
 	case redis.IsOOMError(err):
 		e.Kind = Full

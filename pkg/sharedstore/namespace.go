@@ -69,7 +69,7 @@ type BudgetKey struct {
 	// Account is the 12-digit account id, or, when it is not known, "cred-" and a credential
 	// identity's hash (NewBudget): such a budget is per credential, not per account.
 	Account, Region string
-	Kind            string // "query" or "discovery"
+	Kind            string // "query", "discovery" (promclient.Class) or KindLookupEvents
 }
 
 // credentialScope prefixes the identity hash that stands for an unknown account.
@@ -82,10 +82,14 @@ var (
 	kindPattern    = regexp.MustCompile(`^[a-z]{1,16}$`)
 )
 
-func (b BudgetKey) key(prefix, what string) (string, error) {
+// budgetPrefix starts every budget key, whatever the data source's keyPrefix: an account's
+// limits are one budget however many prefixes its data sources use.
+const budgetPrefix = DefaultKeyPrefix + "budget:"
+
+func (b BudgetKey) key(what string) (string, error) {
 	if !scopePattern.MatchString(b.Account) || !regionPattern.MatchString(b.Region) || !kindPattern.MatchString(b.Kind) {
-		return "", fmt.Errorf("budget key %q/%q/%q: the account must be 12 digits (or a credential scope from NewBudget), the region an AWS region such as us-east-1, the kind query or discovery", b.Account, b.Region, b.Kind)
+		return "", fmt.Errorf("budget key %q/%q/%q: the account must be 12 digits (or a credential scope from NewBudget), the region an AWS region such as us-east-1, the kind lower-case letters such as query", b.Account, b.Region, b.Kind)
 	}
 	// One hash tag per account and region: its limits live on one node.
-	return prefix + "budget:{" + b.Account + ":" + b.Region + "}:" + b.Kind + ":" + what, nil
+	return budgetPrefix + "{" + b.Account + ":" + b.Region + "}:" + b.Kind + ":" + what, nil
 }

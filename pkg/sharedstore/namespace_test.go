@@ -1,12 +1,16 @@
 package sharedstore
 
 import (
+	"context"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/inferscope/sagemaker-datasource/pkg/promclient"
+	"github.com/inferscope/sagemaker-datasource/pkg/sharedstore/storetest"
 )
 
 // hashTag is the part of a key Redis Cluster hashes: the first {…} with something inside.
@@ -58,11 +62,33 @@ func TestNewNamespaceRefusesUID(t *testing.T) {
 }
 
 func TestBudgetKey(t *testing.T) {
-	k, err := BudgetKey{Account: "123456789012", Region: "us-east-1", Kind: "query"}.key("p:", "rate")
+	k, err := BudgetKey{Account: "123456789012", Region: "us-east-1", Kind: "query"}.key("rate")
 	require.NoError(t, err)
-	assert.Equal(t, "p:budget:{123456789012:us-east-1}:query:rate", k)
+	assert.Equal(t, "inferscope:budget:{123456789012:us-east-1}:query:rate", k)
 	for _, b := range []BudgetKey{{Account: "12345", Region: "us-east-1", Kind: "query"}, {Account: "123456789012", Region: "US East", Kind: "query"}, {Account: "123456789012", Region: "us-east-1", Kind: "q}{"}} {
-		_, err := b.key("p:", "rate")
+		_, err := b.key("rate")
 		assert.Error(t, err, "%+v", b)
 	}
+}
+
+// TestBudgetIgnoresKeyPrefix: data sources of one account whose keyPrefix differs draw on
+// one budget: a prefix of their own must not give each the account's whole share.
+func TestBudgetIgnoresKeyPrefix(t *testing.T) {
+	srv := storetest.Start(t)
+	var budgets []*Budget
+	for _, prefix := range []string{"team-a:", "team-b:"} {
+		st := openStore(t, srv.Addr, func(s *Settings) { s.KeyPrefix = prefix })
+		b, err := NewBudget(st, Identity{Account: "123456789012", Region: "us-east-1"}, AccountLimits{QueryConcurrency: 1}, 1)
+		require.NoError(t, err)
+		budgets = append(budgets, b)
+	}
+	ctx := context.Background()
+	release, _, err := budgets[0].Take(ctx, promclient.ClassQuery, 1)
+	require.NoError(t, err)
+	require.NotNil(t, release, "the account's one slot")
+	defer release()
+	again, wait, err := budgets[1].Take(ctx, promclient.ClassQuery, 1)
+	require.NoError(t, err)
+	assert.Nil(t, again, "another prefix took a second slot of an account limited to one")
+	assert.Positive(t, wait)
 }

@@ -14,12 +14,24 @@ import (
 // Peer is one data source's results cache's view of the store (rcache.Peer): its extents
 // and lookups live under its Namespace, so no other data source or credential reads them.
 type Peer struct {
-	st *Store
-	ns Namespace
+	st          *Store
+	ns          Namespace
+	lease, wait time.Duration // Once's; lookupLease and lookupWait unless WithFill
 }
 
 // NewPeer is the data source's peer for rcache.Options.Peer.
-func NewPeer(st *Store, ns Namespace) *Peer { return &Peer{st: st, ns: ns} }
+func NewPeer(st *Store, ns Namespace) *Peer {
+	return &Peer{st: st, ns: ns, lease: lookupLease, wait: lookupWait}
+}
+
+// WithFill is the peer with Once's lease and wait set for lookups slower than the lookup*
+// bounds allow (CloudTrail's changes take a paced sweep of seconds): the waiters then wait
+// for the holder instead of fetching themselves, each still no longer than its context.
+func (p *Peer) WithFill(lease, wait time.Duration) *Peer {
+	q := *p
+	q.lease, q.wait = lease, wait
+	return &q
+}
 
 // The lookups' fill bounds. The query timeout is not known here, so they bound what a
 // replica may cost the others: a lookup (labels, series, a variable's values) takes well
@@ -103,9 +115,17 @@ func (p *Peer) AwaitClaim(ctx context.Context, name string, maxWait time.Duratio
 	}
 }
 
-// Once serves the lookup name through Store.Once for ttl (see the lookup* bounds).
+// Once serves the lookup name through Store.Once for ttl (see the lookup* bounds and
+// WithFill). With a deadline, the wait is at most half the time left, so a replica whose
+// holder is slow still has the other half to fetch itself, and the lease at most the time
+// left: the holder's fetch cannot outlive its request.
 func (p *Peer) Once(ctx context.Context, name string, ttl time.Duration, fetch func(context.Context) ([]byte, error)) (val []byte, shared bool, storeErr, err error) {
-	r, err := p.st.Once(ctx, p.ns.Key("lookup", name), Fill{TTL: ttl, Lease: lookupLease, Wait: lookupWait, Poll: lookupPoll}, fetch)
+	f := Fill{TTL: ttl, Lease: p.lease, Wait: p.wait, Poll: lookupPoll}
+	if dl, ok := ctx.Deadline(); ok {
+		left := time.Until(dl)
+		f.Lease, f.Wait = min(f.Lease, max(left, time.Millisecond)), min(f.Wait, left/2)
+	}
+	r, err := p.st.Once(ctx, p.ns.Key("lookup", name), f, fetch)
 	return r.Value, r.Outcome == FromStore || r.Outcome == FromHolder, r.StoreErr, err
 }
 

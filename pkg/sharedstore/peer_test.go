@@ -3,6 +3,7 @@ package sharedstore
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -143,4 +144,78 @@ func TestPeerStoreDown(t *testing.T) {
 	assert.True(t, IsUnavailable(storeErr), "%v", storeErr)
 	assert.False(t, shared)
 	assert.Equal(t, "local", string(v))
+}
+
+// TestPeerWithFill: a lookup slower than the waiters' wait is fetched again by each of
+// them; WithFill's longer wait makes them read the holder's answer, and leaves the peer it
+// came from as it was.
+func TestPeerWithFill(t *testing.T) {
+	srv := storetest.Start(t)
+	base := testPeer(t, openStore(t, srv.Addr), "ds1")
+	short := base.WithFill(time.Minute, 50*time.Millisecond)
+	long := base.WithFill(time.Minute, 10*time.Second)
+	assert.Equal(t, lookupWait, base.wait, "WithFill changed the peer it came from")
+	for _, tc := range []struct {
+		name        string
+		p           *Peer
+		wantFetches int32
+	}{{"short wait", short, 2}, {"long wait", long, 1}} {
+		t.Run(tc.name, func(t *testing.T) {
+			var fetches atomic.Int32
+			holding := make(chan struct{})
+			fetch := func(context.Context) ([]byte, error) {
+				if fetches.Add(1) == 1 {
+					close(holding)
+					time.Sleep(400 * time.Millisecond) // a paced sweep, shortened
+				}
+				return []byte("answer"), nil
+			}
+			ctx := context.Background()
+			done := make(chan error, 1)
+			go func() {
+				_, _, storeErr, err := tc.p.Once(ctx, tc.name, time.Minute, fetch)
+				done <- errors.Join(storeErr, err)
+			}()
+			<-holding
+			v, _, storeErr, err := tc.p.Once(ctx, tc.name, time.Minute, fetch)
+			require.NoError(t, errors.Join(storeErr, err))
+			require.NoError(t, <-done)
+			assert.Equal(t, "answer", string(v))
+			assert.Equal(t, tc.wantFetches, fetches.Load())
+		})
+	}
+}
+
+// TestReviewLookupWaitPastDeadline: a lookup whose holder is slow (its call held by the
+// account budget, say), asked by a request with 1 s left: the waiter gives up at half its
+// time and fetches itself, instead of waiting into its deadline and failing; and a holder's
+// lease is no longer than its request's time.
+func TestReviewLookupWaitPastDeadline(t *testing.T) {
+	srv := storetest.Start(t)
+	a, b := testPeer(t, openStore(t, srv.Addr), "ds1"), testPeer(t, openStore(t, srv.Addr), "ds1")
+	hold, holding, done := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		defer cancel()
+		_, _, _, _ = a.Once(ctx, "labels", time.Minute, func(context.Context) ([]byte, error) {
+			close(holding)
+			<-hold
+			return []byte("holder"), nil
+		})
+	}()
+	<-holding
+	lease, err := a.st.rdb.PTTL(context.Background(), LeaseKey(a.ns.Key("lookup", "labels"))).Result()
+	require.NoError(t, err)
+	assert.True(t, lease > 0 && lease <= 3*time.Second, "the holder's lease %s, its request's time 3s", lease)
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	v, shared, storeErr, err := b.Once(ctx, "labels", time.Minute, func(context.Context) ([]byte, error) { return []byte("self"), nil })
+	close(hold)
+	<-done
+	require.NoError(t, err, "a self-fetch had time")
+	assert.NoError(t, storeErr)
+	assert.False(t, shared)
+	assert.Equal(t, "self", string(v))
 }

@@ -27,6 +27,9 @@ type Store struct {
 // Stats are the store's counters since it was opened.
 type Stats struct {
 	Ops, Failures, Skipped int64 // operations run, failed, not tried while backing off
+	// LostLeases counts the extents not published because their writer's lease had run out
+	// (another replica may have published a newer one since).
+	LostLeases int64
 	// Rejected counts the entries read but not trusted, by DecodeError reason (bad
 	// checksum, unknown version, malformed) or MissingChunk; each was served as a miss.
 	Rejected map[string]int64
@@ -35,7 +38,7 @@ type Stats struct {
 type counters struct {
 	ops, failures, skipped                 atomic.Int64
 	badChecksum, unknownVersion, malformed atomic.Int64
-	missingChunk                           atomic.Int64
+	missingChunk, lostLeases               atomic.Int64
 }
 
 func (c *counters) rejected(reason string) {
@@ -118,10 +121,14 @@ func dialer(timeout time.Duration, tc *tls.Config) func(ctx context.Context, net
 // Close ends the store's connections.
 func (st *Store) Close() error { return st.rdb.Close() }
 
+// ErrClosed is an operation's error after Close: not the store's failure (IsUnavailable is
+// false), so no outage is reported for it.
+var ErrClosed = errors.New("the shared store's client was closed: the data source's instance was replaced")
+
 // Stats returns the store's counters.
 func (st *Store) Stats() Stats {
 	c := &st.stats
-	return Stats{Ops: c.ops.Load(), Failures: c.failures.Load(), Skipped: c.skipped.Load(), Rejected: map[string]int64{
+	return Stats{Ops: c.ops.Load(), Failures: c.failures.Load(), Skipped: c.skipped.Load(), LostLeases: c.lostLeases.Load(), Rejected: map[string]int64{
 		entry.BadChecksum: c.badChecksum.Load(), entry.UnknownVersion: c.unknownVersion.Load(), entry.Malformed: c.malformed.Load(),
 		MissingChunk: c.missingChunk.Load(),
 	}}
@@ -138,7 +145,8 @@ func (st *Store) Unavailable() error {
 
 // do runs fn under the store's deadline and the gate. redis.Nil (a miss) passes through
 // as it is; any other failure is an *Error. A context the caller cancelled is returned as
-// its own error, without counting against the store.
+// its own error, without counting against the store; a chunked operation's total deadline
+// (chunked) is the store's timeout.
 func (st *Store) do(ctx context.Context, op string, fn func(ctx context.Context) error) error {
 	if err := st.gate.admit(op); err != nil {
 		st.stats.skipped.Add(1)
@@ -152,8 +160,17 @@ func (st *Store) do(ctx context.Context, op string, fn func(ctx context.Context)
 		st.gate.succeeded()
 		return err
 	}
-	if ctx.Err() != nil {
+	if dl, ok := ctx.Deadline(); ok && !time.Now().Before(dl) {
+		<-ctx.Done() // the operation saw ctx's deadline a moment before ctx's own timer did
+	}
+	switch {
+	case errors.Is(context.Cause(ctx), errChunkedDeadline):
+		err = fmt.Errorf("%w: %w", errChunkedDeadline, err)
+	case ctx.Err() != nil:
 		return ctx.Err()
+	}
+	if errors.Is(err, redis.ErrClosed) {
+		return ErrClosed // our own doing: no failure of the store
 	}
 	st.stats.failures.Add(1)
 	e := st.set.classify(op, st.addr(), err)

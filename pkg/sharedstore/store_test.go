@@ -202,3 +202,16 @@ func TestErrorText(t *testing.T) {
 	assert.True(t, IsUnavailable(fmt.Errorf("wrapped: %w", e)))
 	assert.False(t, IsUnavailable(errors.New("upstream 500")))
 }
+
+// TestClosedIsNotAnOutage: an operation after Close (a replaced instance's request still
+// running) is our own doing: ErrClosed, no failure of the store, no backoff to report.
+func TestClosedIsNotAnOutage(t *testing.T) {
+	srv := storetest.Start(t)
+	st := openStore(t, srv.Addr)
+	require.NoError(t, st.Close())
+	_, _, err := st.Get(context.Background(), "test:{closed}")
+	assert.ErrorIs(t, err, ErrClosed)
+	assert.False(t, IsUnavailable(err), "%v", err)
+	assert.NoError(t, st.Unavailable())
+	assert.Zero(t, st.Stats().Failures)
+}

@@ -4,11 +4,13 @@
 package entry
 
 import (
+	"cmp"
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
 	"math"
 	"math/bits"
+	"slices"
 )
 
 // Extent is a cached range answer in a form independent of pkg/rcache: float samples on
@@ -54,6 +56,22 @@ const (
 	MaxBytes = 64 << 20
 	// MaxSteps bounds an extent's grid: a year of 2 s steps.
 	MaxSteps = 1 << 24
+	// An entry decodes to at most memPerByte times its size plus memSlack in memory (each
+	// item charged its in-memory size before it is allocated): a sample (16 bytes decoded)
+	// takes at least 2 encoded, so every-step series of repeated values reach 8× (a panel
+	// of noisy values 2-3×; the margin is for short series with short labels), while a
+	// hostile entry of empty strings, labels or series would reach 16×, 16× or 36×. The
+	// slack covers a small entry's fixed costs.
+	memPerByte = 10
+	memSlack   = 64 << 10
+)
+
+// The in-memory sizes charged against the decoding bound.
+const (
+	stringMem = 16 // a string header (its bytes are charged as they are)
+	seriesMem = 72 // a Series: three slice headers
+	labelMem  = 32 // a Label: two string headers
+	sampleMem = 16 // a timestamp and a value
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -108,6 +126,9 @@ func Encode(e Extent) ([]byte, error) {
 			intern(l.Value)
 		}
 	}
+	if i, j, dup := sameLabels(e.Series); dup {
+		return nil, fmt.Errorf("series %d and %d have the same labels: an extent holds one series per label set", i, j)
+	}
 	b := []byte{magic0, magic1, Version}
 	b = binary.AppendVarint(b, e.Start)
 	b = binary.AppendUvarint(b, uint64(e.Step))
@@ -161,8 +182,9 @@ func appendXOR(b []byte, x uint64) []byte {
 }
 
 // Decode decodes an entry. It trusts nothing in it: the checksum and version are
-// checked first, and every count is checked against the bytes left before anything is
-// allocated for it, so a hostile entry costs at most a few times its own size.
+// checked first, and every count is checked against the bytes left and the memory bound
+// (memPerByte) before anything is allocated for it, so a hostile entry costs at most a few
+// times its own size. Two series of one label set are malformed (Encode refuses them too).
 func Decode(b []byte) (Extent, error) {
 	if len(b) < headerLen+crcLen || b[0] != magic0 || b[1] != magic1 {
 		return Extent{}, malformed("not an extent entry (%d bytes)", len(b))
@@ -177,7 +199,7 @@ func Decode(b []byte) (Extent, error) {
 	if got, want := crc32.Checksum(body, castagnoli), binary.LittleEndian.Uint32(b[len(b)-crcLen:]); got != want {
 		return Extent{}, &DecodeError{Reason: BadChecksum, Detail: fmt.Sprintf("CRC32C %08x, stored %08x", got, want)}
 	}
-	d := decoder{b: body[headerLen:]}
+	d := decoder{b: body[headerLen:], mem: memPerByte*len(b) + memSlack}
 	var e Extent
 	e.Start = d.varint()
 	step, steps := d.uvarint(), d.uvarint()
@@ -189,9 +211,9 @@ func Decode(b []byte) (Extent, error) {
 		return Extent{}, malformed("step %d × %d steps from %d", step, steps, e.Start)
 	}
 	e.Step, e.End = int64(step), e.Start+int64(step*steps) // #nosec G115 -- checked on the line above
-	table := make([]string, d.count(1))
+	table := make([]string, d.items(1, stringMem))
 	for i := range table {
-		table[i] = string(d.bytes(d.count(1)))
+		table[i] = string(d.bytes(d.items(1, 1)))
 	}
 	str := func() string {
 		i := d.uvarint()
@@ -201,17 +223,17 @@ func Decode(b []byte) (Extent, error) {
 		}
 		return table[i]
 	}
-	e.Series = make([]Series, d.count(2)) // a series is at least its two counts
+	e.Series = make([]Series, d.items(2, seriesMem)) // a series is at least its two counts
 	for i := range e.Series {
 		s := &e.Series[i]
-		s.Labels = make([]Label, d.count(2))
+		s.Labels = make([]Label, d.items(2, labelMem))
 		for j := range s.Labels {
 			s.Labels[j] = Label{Name: str(), Value: str()}
 			if j > 0 && s.Labels[j-1].Name >= s.Labels[j].Name {
 				d.fail("series %d: labels not sorted by unique name", i)
 			}
 		}
-		n := d.count(2) // a sample is at least a gap byte and a value byte
+		n := d.items(2, sampleMem) // a sample is at least a gap byte and a value byte
 		s.T, s.V = make([]int64, n), make([]float64, n)
 		k := uint64(0) // the next grid index a sample may have
 		for j := range s.T {
@@ -239,12 +261,40 @@ func Decode(b []byte) (Extent, error) {
 	if d.err != nil {
 		return Extent{}, d.err
 	}
+	// Merging two series of one label set would give it samples twice.
+	if d.charge(len(e.Series), 8); d.err != nil { // sameLabels' order of the series
+		return Extent{}, d.err
+	}
+	if i, j, dup := sameLabels(e.Series); dup {
+		return Extent{}, malformed("series %d and %d have the same labels", i, j)
+	}
 	return e, nil
 }
 
-// decoder reads varints; its first failure sticks and every later read yields zero.
+// sameLabels finds two series with the same label set (labels sorted by name).
+func sameLabels(series []Series) (int, int, bool) {
+	order := make([]int, len(series))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return compareLabels(series[a].Labels, series[b].Labels) })
+	for k := 1; k < len(order); k++ {
+		if compareLabels(series[order[k-1]].Labels, series[order[k]].Labels) == 0 {
+			return min(order[k-1], order[k]), max(order[k-1], order[k]), true
+		}
+	}
+	return 0, 0, false
+}
+
+func compareLabels(a, b []Label) int {
+	return slices.CompareFunc(a, b, func(x, y Label) int { return cmp.Or(cmp.Compare(x.Name, y.Name), cmp.Compare(x.Value, y.Value)) })
+}
+
+// decoder reads varints; its first failure sticks and every later read yields zero. mem is
+// what the decoded extent may still take in memory.
 type decoder struct {
 	b   []byte
+	mem int
 	err error
 }
 
@@ -284,6 +334,21 @@ func (d *decoder) count(min int) int {
 		return 0
 	}
 	return int(n) // #nosec G115 -- n ≤ len(d.b), checked above
+}
+
+// items reads a count of items each at least min bytes long and size bytes in memory,
+// charged before they are allocated: zero, and malformed, past the bound.
+func (d *decoder) items(min, size int) int { return d.charge(d.count(min), size) }
+
+// charge takes n items of size bytes from what the extent may still take in memory: n, or
+// zero (and malformed) past the bound.
+func (d *decoder) charge(n, size int) int {
+	if n > d.mem/size {
+		d.fail("%d items of %d bytes decoded: over the %d bytes an entry of its size may take in memory", n, size, d.mem)
+		return 0
+	}
+	d.mem -= n * size
+	return n
 }
 
 func (d *decoder) bytes(n int) []byte {

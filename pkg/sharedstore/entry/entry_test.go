@@ -2,8 +2,10 @@ package entry_test
 
 import (
 	"encoding/binary"
+	"fmt"
 	"hash/crc32"
 	"math"
+	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -49,6 +51,7 @@ func TestEncodeRefuses(t *testing.T) {
 		{"lengths differ", entry.Extent{Start: 0, End: 120, Step: 60, Series: []entry.Series{{T: []int64{0}, V: nil}}}, "1 timestamps and 0 values"},
 		{"labels unsorted", entry.Extent{Start: 0, End: 120, Step: 60, Series: []entry.Series{ok, {Labels: []entry.Label{{Name: "b", Value: "1"}, {Name: "a", Value: "2"}}}}}, "not sorted"},
 		{"labels repeated", entry.Extent{Start: 0, End: 120, Step: 60, Series: []entry.Series{{Labels: []entry.Label{{Name: "a", Value: "1"}, {Name: "a", Value: "2"}}}}}, "not sorted"},
+		{"label set repeated", entry.Extent{Start: 0, End: 120, Step: 60, Series: []entry.Series{ok, {Labels: []entry.Label{{Name: "b", Value: "1"}}}, ok}}, "series 0 and 2 have the same labels"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -107,6 +110,8 @@ func TestDecodeRejects(t *testing.T) {
 		{"a sample past the extent", base(0, 1, 0, 1, 11, 0x80), entry.Malformed, "past the extent"},
 		{"a gap that wraps around", base(0, 1, 0, 2, 3, math.MaxUint64-2, 0x80, 0x80), entry.Malformed, "past the extent"},
 		{"a value header over 8 bytes", base(0, 1, 0, 1, 0, 0x55), entry.Malformed, "value header"},
+		{"a label set twice", base(1, 1, 'a', 2, 1, 0, 0, 0, 1, 0, 0, 0), entry.Malformed, "series 0 and 1 have the same labels"},
+		{"no labels twice", base(0, 2, 0, 0, 0, 0), entry.Malformed, "series 0 and 1 have the same labels"},
 		{"an overlong varint", withCRC(append(header(), 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01)), entry.Malformed, "overlong"},
 	}
 	for _, tc := range tests {
@@ -164,8 +169,74 @@ func FuzzDecode(f *testing.F) {
 			again, err := entry.Encode(e)
 			require.NoError(t, err, "a decoded extent must encode")
 			e2, err := entry.Decode(again)
+			if err != nil && len(again) < len(b) {
+				// A padded input (unused strings, overlong varints) may encode smaller than
+				// it was, and so over the decoding bound for that size: only that is allowed.
+				require.ErrorContains(t, err, "may take in memory")
+				continue
+			}
 			require.NoError(t, err)
 			entrytest.Same(t, e, e2)
 		}
 	})
+}
+
+// TestReviewDecodeAmplification: checksummed entries of many tiny items (empty strings,
+// empty series, labels, samples) are rejected, or decoded, within a few times their size
+// in memory; an extent of the most compact legitimate kind (every step, one repeated
+// value) still decodes.
+func TestReviewDecodeAmplification(t *testing.T) {
+	const n = 1 << 20
+	many := func(count uint64, item ...uint64) []uint64 {
+		out := []uint64{count}
+		for range count {
+			out = append(out, item...)
+		}
+		return out
+	}
+	hostile := func(rest ...[]uint64) []byte {
+		var all []uint64
+		for _, r := range rest {
+			all = append(all, r...)
+		}
+		return withCRC(append(header(60, n, 0, 0), uvarints(all...)...))
+	}
+	dense := entry.Extent{Start: 0, End: 1439 * 60_000, Step: 60_000}
+	for i := range 200 {
+		s := entry.Series{Labels: []entry.Label{{Name: "i", Value: fmt.Sprint(i)}}}
+		for k := range 1440 {
+			s.T, s.V = append(s.T, int64(k)*60_000), append(s.V, 1)
+		}
+		dense.Series = append(dense.Series, s)
+	}
+	denseB, err := entry.Encode(dense)
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name   string
+		b      []byte
+		decode bool
+	}{
+		{"empty strings", hostile(many(n, 0), []uint64{0}), false},
+		{"empty series", hostile([]uint64{0}, many(n, 0, 0)), false},
+		{"labels", hostile([]uint64{1, 0, 1, n / 2}, many(n/2, 0, 0)[1:], []uint64{0}), false},
+		{"every step, one value", denseB, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var m0, m1 runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&m0)
+			_, err := entry.Decode(tc.b)
+			runtime.ReadMemStats(&m1)
+			alloc := m1.TotalAlloc - m0.TotalAlloc
+			t.Logf("entry %d bytes, decoded in %d bytes (%.1f×): %v", len(tc.b), alloc, float64(alloc)/float64(len(tc.b)), err)
+			if tc.decode {
+				require.NoError(t, err)
+			} else {
+				require.ErrorContains(t, err, "may take in memory")
+			}
+			// The bound, plus the allocator's size classes (at most 1/8 more) and 4 KiB of the
+			// runtime's own.
+			assert.LessOrEqual(t, alloc, uint64((10*len(tc.b)+64<<10)*9/8+4096), "decoded memory")
+		})
+	}
 }

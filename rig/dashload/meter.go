@@ -23,6 +23,7 @@ type Meter struct {
 // Call is one upstream call.
 type Call struct {
 	Query, Path, Kind     string
+	Target                string // an AWS JSON or CBOR API's operation (X-Amz-Target, or the path's)
 	Form                  url.Values
 	Start                 time.Time
 	Took                  time.Duration
@@ -41,7 +42,7 @@ func (m *Meter) Serve(next http.Handler) http.Handler {
 		r.Body = io.NopCloser(bytes.NewReader(raw))
 		form := FormOf(r.URL, raw)
 		rec := &recorder{ResponseWriter: w, status: http.StatusOK}
-		c := Call{Query: form.Get("query"), Path: r.URL.Path, Kind: CallKind(r.URL.Path), Form: form, Start: time.Now(), RangeQuery: form.Has("step")}
+		c := Call{Query: form.Get("query"), Path: r.URL.Path, Kind: CallKind(r.URL.Path), Target: operation(r), Form: form, Start: time.Now(), RangeQuery: form.Has("step")}
 		next.ServeHTTP(rec, r)
 		c.Took, c.Bytes, c.Status = time.Since(c.Start), rec.bytes, rec.status
 		c.Throttled = rec.status == http.StatusTooManyRequests || (rec.status == http.StatusUnprocessableEntity && throttleWords.Match(rec.head))
@@ -84,6 +85,19 @@ func (r *recorder) Write(p []byte) (int, error) {
 		r.head = append(r.head, p[:min(len(p), 512-len(r.head))]...)
 	}
 	return r.ResponseWriter.Write(p)
+}
+
+// operation is the AWS operation a call names: the X-Amz-Target header of the JSON
+// protocols (SageMaker, CloudTrail, Pricing), the path's last element for CloudWatch's CBOR
+// protocol, or "" (PromQL).
+func operation(r *http.Request) string {
+	if t := r.Header.Get("X-Amz-Target"); t != "" {
+		return t
+	}
+	if i := strings.LastIndex(r.URL.Path, "/operation/"); i >= 0 {
+		return r.URL.Path[i+len("/operation/"):]
+	}
+	return ""
 }
 
 // CallKind names what an upstream call was for, from its path.

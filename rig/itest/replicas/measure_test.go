@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"regexp"
 	"slices"
@@ -101,17 +102,22 @@ func (p phase) notices(text string) map[string]int {
 }
 
 // kinds counts the phase's calls by kind: range and instant queries, lookups (labels,
-// series, values) and the other AWS APIs (pricing, SageMaker, CloudWatch alarms).
+// series, values), and the other AWS APIs by operation.
 func (p phase) kinds() string {
-	n := map[string]int{}
+	n, aws := map[string]int{}, map[string]int{}
 	for _, c := range p.calls {
-		k := c.Kind
 		if !strings.HasPrefix(c.Path, "/api/v1/") {
-			k = "aws"
+			n["aws"]++
+			aws[c.Target]++
+			continue
 		}
-		n[k]++
+		n[c.Kind]++
 	}
-	return fmt.Sprintf("%d range, %d instant, %d lookup, %d aws", n["range"], n["instant"], n["lookup"], n["aws"])
+	ops := make([]string, 0, len(aws))
+	for _, op := range slices.Sorted(maps.Keys(aws)) {
+		ops = append(ops, fmt.Sprintf("%s %d", op, aws[op]))
+	}
+	return fmt.Sprintf("%d range, %d instant, %d lookup, %d aws (%s)", n["range"], n["instant"], n["lookup"], n["aws"], strings.Join(ops, ", "))
 }
 
 // upstreamTime is the p50 and p90 of the phase's PromQL calls' time at the emulator.

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -128,12 +127,11 @@ func BenchmarkReplicas(b *testing.B) {
 // slowStore is the store timeout of the bench's second shared run.
 const slowStore = "500ms"
 
-// promQL counts a phase's calls to CloudWatch's PromQL API (the rest are the AWS APIs
-// the cost and diagnosis panels call).
+// promQL counts a phase's calls to CloudWatch's PromQL API.
 func promQL(p phase) int {
 	n := 0
 	for _, c := range p.calls {
-		if strings.HasPrefix(c.Path, "/api/v1/") {
+		if isPromQL(c) {
 			n++
 		}
 	}

@@ -106,7 +106,7 @@ func (p phase) notices(text string) map[string]int {
 func (p phase) kinds() string {
 	n, aws := map[string]int{}, map[string]int{}
 	for _, c := range p.calls {
-		if !strings.HasPrefix(c.Path, "/api/v1/") {
+		if !isPromQL(c) {
 			n["aws"]++
 			aws[c.Target]++
 			continue
@@ -120,11 +120,15 @@ func (p phase) kinds() string {
 	return fmt.Sprintf("%d range, %d instant, %d lookup, %d aws (%s)", n["range"], n["instant"], n["lookup"], n["aws"], strings.Join(ops, ", "))
 }
 
+// isPromQL says whether a call is to CloudWatch's PromQL API (the rest are the AWS APIs
+// the cost, diagnosis and alarm panels call).
+func isPromQL(c dashload.Call) bool { return strings.HasPrefix(c.Path, "/api/v1/") }
+
 // upstreamTime is the p50 and p90 of the phase's PromQL calls' time at the emulator.
 func (p phase) upstreamTime() (p50, p90 time.Duration) {
 	var ds []time.Duration
 	for _, c := range p.calls {
-		if strings.HasPrefix(c.Path, "/api/v1/") {
+		if isPromQL(c) {
 			ds = append(ds, c.Took)
 		}
 	}

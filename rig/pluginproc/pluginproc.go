@@ -150,6 +150,33 @@ func (p *Process) CallResource(ctx context.Context, req *backend.CallResourceReq
 	return out, nil
 }
 
+// Bound is the process serving as one data source: every call carries pc, as Grafana's
+// calls carry the data source's context. It is a backend.QueryDataHandler and
+// backend.CallResourceHandler, so code written for an in-process data source drives it.
+type Bound struct {
+	p  *Process
+	pc backend.PluginContext
+}
+
+// For binds the process to the data source (and org, user) of pc.
+func (p *Process) For(pc backend.PluginContext) Bound { return Bound{p: p, pc: pc} }
+
+func (b Bound) QueryData(ctx context.Context, req *backend.QueryDataRequest) (*backend.QueryDataResponse, error) {
+	r := *req
+	r.PluginContext = b.pc
+	return b.p.QueryData(ctx, &r)
+}
+
+func (b Bound) CallResource(ctx context.Context, req *backend.CallResourceRequest, sender backend.CallResourceResponseSender) error {
+	r := *req
+	r.PluginContext = b.pc
+	resp, err := b.p.CallResource(ctx, &r)
+	if err != nil {
+		return err
+	}
+	return sender.Send(resp)
+}
+
 // syncBuffer collects the plugin's log lines (written from go-plugin's goroutines).
 type syncBuffer struct {
 	mu  sync.Mutex

@@ -19,6 +19,7 @@ import (
 	"github.com/inferscope/sagemaker-datasource/pkg/models"
 	"github.com/inferscope/sagemaker-datasource/pkg/plugin"
 	sc "github.com/inferscope/sagemaker-datasource/pkg/semconv"
+	"github.com/inferscope/sagemaker-datasource/rig/dashload"
 	"github.com/inferscope/sagemaker-datasource/rig/fleet"
 	"github.com/inferscope/sagemaker-datasource/rig/itest/dstest"
 	"github.com/inferscope/sagemaker-datasource/rig/stack"
@@ -180,18 +181,6 @@ func (f *fleetRun) query(t *testing.T, target map[string]any) result {
 	return out
 }
 
-// interpolateTarget interpolates every string field of a target.
-func interpolateTarget(tg map[string]any, vars map[string]string) map[string]any {
-	out := map[string]any{}
-	for k, v := range tg {
-		if s, ok := v.(string); ok {
-			v = interpolate(s, vars)
-		}
-		out[k] = v
-	}
-	return out
-}
-
 // dashTarget is one target of one panel with its dashboard's default variables.
 type dashTarget struct {
 	target map[string]any
@@ -201,14 +190,14 @@ type dashTarget struct {
 // allTargets indexes every target as "dashboard/panelID" → refId, except those of the issue
 // 11 query types: TestIssue11Panels runs them and reports what this tree lacks to answer them.
 func allTargets(t *testing.T) map[string]map[string]dashTarget {
-	return targetsWhere(t, func(tg map[string]any) bool { return !issue11Target(tg) })
+	return targetsWhere(t, func(tg map[string]any) bool { return !dashload.AWSTarget(tg) })
 }
 
 // targetsWhere indexes the targets that keep returns true for.
 func targetsWhere(t *testing.T, keep func(map[string]any) bool) map[string]map[string]dashTarget {
 	t.Helper()
 	out := map[string]map[string]dashTarget{}
-	for file, d := range decodeAll(t) {
+	for file, d := range dashload.Generated(t) {
 		for _, p := range d.Panels {
 			key := fmt.Sprintf("%s/%d", strings.TrimSuffix(file, ".json"), p.ID)
 			for _, tg := range p.Targets {
@@ -218,7 +207,7 @@ func targetsWhere(t *testing.T, keep func(map[string]any) bool) map[string]map[s
 				if out[key] == nil {
 					out[key] = map[string]dashTarget{}
 				}
-				out[key][tg["refId"].(string)] = dashTarget{target: tg, vars: defaultVars(d)}
+				out[key][tg["refId"].(string)] = dashTarget{target: tg, vars: dashload.DefaultVars(d)}
 			}
 		}
 	}
@@ -240,7 +229,7 @@ func (dt dashTarget) with(override map[string]string) map[string]any {
 	for k, v := range override {
 		vars[k] = v
 	}
-	return interpolateTarget(dt.target, vars)
+	return dashload.InterpolateTarget(dt.target, vars)
 }
 
 // fedBy names the scenario that feeds a panel whose healthy answer is "nothing happened".
@@ -588,7 +577,7 @@ func TestEveryFilterNarrowsEveryPanel(t *testing.T) {
 		dashref.VarModel:     "Qwen/Qwen2.5-7B-Instruct",
 	}
 	ignored := map[string]map[string]bool{}
-	for file, d := range decodeAll(t) {
+	for file, d := range dashload.Generated(t) {
 		for _, p := range d.Panels {
 			ignored[fmt.Sprintf("%s/%d", strings.TrimSuffix(file, ".json"), p.ID)] = builder.IgnoredFilters(p.Description)
 		}

@@ -14,6 +14,8 @@ import (
 	"testing"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
+
+	"github.com/inferscope/sagemaker-datasource/rig/dashload"
 )
 
 var updateFrames = flag.Bool("update", false, "rewrite "+panelFramesPath)
@@ -32,12 +34,12 @@ func TestPanelFrames(t *testing.T) {
 	}
 	runs := newFleets(t, nil)
 	out := map[string]*backend.QueryDataResponse{}
-	for file, d := range decodeAll(t) {
-		vars := defaultVars(d)
+	for file, d := range dashload.Generated(t) {
+		vars := dashload.DefaultVars(d)
 		for _, p := range d.Panels {
 			// The alarm tiles are one tile per row of the alarms frame: src/dashboards.test.ts
 			// checks them on the contract's frame, TestIssue11Panels on the emulator's.
-			if p.Type != "stat" && p.Type != "barchart" || slices.ContainsFunc(p.Targets, issue11Target) {
+			if p.Type != "stat" && p.Type != "barchart" || slices.ContainsFunc(p.Targets, dashload.AWSTarget) {
 				continue
 			}
 			key := fmt.Sprintf("%s/%d", strings.TrimSuffix(file, ".json"), p.ID)
@@ -45,7 +47,7 @@ func TestPanelFrames(t *testing.T) {
 			f := runs.get(scenario)
 			var qs []backend.DataQuery
 			for _, tg := range p.Targets {
-				raw, err := json.Marshal(interpolateTarget(tg, vars))
+				raw, err := json.Marshal(dashload.InterpolateTarget(tg, vars))
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -21,20 +21,13 @@ import (
 	"github.com/inferscope/sagemaker-datasource/pkg/awsauth"
 	"github.com/inferscope/sagemaker-datasource/pkg/dashref"
 	"github.com/inferscope/sagemaker-datasource/pkg/models"
+	"github.com/inferscope/sagemaker-datasource/rig/dashload"
 	"github.com/inferscope/sagemaker-datasource/rig/fleet"
 )
 
 // Issue 11's panels (alarm tiles and table, inventory table) and annotations (alarm
 // transitions, endpoint events) through the plugin against the emulator, and the control-plane
 // annotations (scaling, ICE, cold starts) that need no more than PromQL.
-
-// issue11Types are the query types that read CloudWatch alarms and the SageMaker inventory.
-var issue11Types = []string{"alarms", "alarmHistory", "inventory"}
-
-func issue11Target(tg map[string]any) bool {
-	qt, _ := tg["queryType"].(string)
-	return slices.Contains(issue11Types, qt)
-}
 
 // Frames of the issue 11 contract: name and field order per query type and format.
 var contractFields = map[string][]string{
@@ -68,7 +61,7 @@ var cborHeader = http.Header{"Smithy-Protocol": {"rpc-v2-cbor"}, "Content-Type":
 // besides 200 fails the test.
 func (f *fleetRun) skipUnlessIssue11Served(t *testing.T) {
 	t.Helper()
-	for _, qt := range issue11Types {
+	for _, qt := range dashload.AWSTypes {
 		if _, err := models.QueryTypeOf(backend.DataQuery{RefID: "A", QueryType: qt}); err != nil {
 			t.Skipf("MISSING issue 11 backend: the plugin on this tree does not route query type %s (pkg/models, pkg/plugin of the health branch): %v", qt, err)
 		}
@@ -103,7 +96,7 @@ func (f *fleetRun) skipUnlessIssue11Served(t *testing.T) {
 // table on Performance, the inventory table on Reliability, and the two annotations.
 func TestIssue11TargetsInDashboards(t *testing.T) {
 	var got []string
-	for k, refs := range targetsWhere(t, issue11Target) {
+	for k, refs := range targetsWhere(t, dashload.AWSTarget) {
 		for ref, dt := range refs {
 			got = append(got, fmt.Sprintf("%s/%s %s", k, ref, dt.target["queryType"]))
 		}
@@ -113,10 +106,10 @@ func TestIssue11TargetsInDashboards(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("issue 11 panel targets %v, want %v", got, want)
 	}
-	for file, d := range decodeAll(t) {
+	for file, d := range dashload.Generated(t) {
 		var types []string
 		for _, a := range d.Annotations.List {
-			if issue11Target(a.Target) {
+			if dashload.AWSTarget(a.Target) {
 				types = append(types, a.Target["queryType"].(string)+"/"+a.Target["format"].(string))
 			}
 		}
@@ -130,10 +123,10 @@ func TestIssue11TargetsInDashboards(t *testing.T) {
 // every dashboard), with the default variables.
 func issue11Annotation(t *testing.T, queryType string) dashTarget {
 	t.Helper()
-	d := decodeAll(t)["performance.json"]
+	d := dashload.Generated(t)["performance.json"]
 	for _, a := range d.Annotations.List {
 		if a.Target["queryType"] == queryType {
-			return dashTarget{target: a.Target, vars: defaultVars(d)}
+			return dashTarget{target: a.Target, vars: dashload.DefaultVars(d)}
 		}
 	}
 	t.Fatalf("no %s annotation", queryType)
@@ -191,7 +184,7 @@ func TestIssue11Panels(t *testing.T) {
 	}
 	f := startFleet(t, "healthy")
 	f.skipUnlessIssue11Served(t)
-	targets := targetsWhere(t, issue11Target)
+	targets := targetsWhere(t, dashload.AWSTarget)
 	for _, k := range []string{"performance/37", "performance/38", "reliability/26"} {
 		for ref, dt := range targets[k] {
 			all := f.table(t, dt, nil)
@@ -291,7 +284,7 @@ func TestIssue11KVSaturation(t *testing.T) {
 	}
 	f := startFleet(t, "kv-saturation")
 	f.skipUnlessIssue11Served(t)
-	tiles := f.table(t, targetsWhere(t, issue11Target)["performance/37"]["A"], nil)
+	tiles := f.table(t, targetsWhere(t, dashload.AWSTarget)["performance/37"]["A"], nil)
 	var red, redByThreshold []map[string]string
 	for _, r := range tiles.rows {
 		switch {
@@ -335,7 +328,7 @@ func TestControlPlaneAnnotations(t *testing.T) {
 	}
 	scenario := map[string]string{"Scale-out / scale-in": "healthy", "Insufficient capacity (ICE)": "ice-exhaustion", "Cold starts": "healthy"}
 	runs := newFleets(t, nil)
-	d := decodeAll(t)["reliability.json"]
+	d := dashload.Generated(t)["reliability.json"]
 	seen := 0
 	for _, a := range d.Annotations.List {
 		if _, promql := a.Target["expr"]; !promql {
@@ -347,7 +340,7 @@ func TestControlPlaneAnnotations(t *testing.T) {
 			t.Errorf("annotation %q has no scenario here", a.Name)
 			continue
 		}
-		r := runs.get(s).run(t, dashTarget{target: a.Target, vars: defaultVars(d)}, nil)
+		r := runs.get(s).run(t, dashTarget{target: a.Target, vars: dashload.DefaultVars(d)}, nil)
 		if len(r) == 0 {
 			t.Errorf("annotation %q: no series in %s", a.Name, s)
 		}

@@ -21,6 +21,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
 	"github.com/inferscope/sagemaker-datasource/pkg/plugin"
+	"github.com/inferscope/sagemaker-datasource/rig/dashload"
 	"github.com/inferscope/sagemaker-datasource/rig/fleet"
 	"github.com/inferscope/sagemaker-datasource/rig/itest/dstest"
 	"github.com/inferscope/sagemaker-datasource/rig/stack"
@@ -121,11 +122,11 @@ func startEmulator(b *testing.B) (string, map[string]string, map[string]string) 
 // startBenchStack starts the emulator behind a metering proxy, and returns the meter and a
 // constructor of plugin data sources pointed at the proxy (extra overrides the stack's
 // jsonData). Everything stops with the benchmark.
-func startBenchStack(b *testing.B) (*upstreamMeter, func(uid string, extra map[string]any) *plugin.Datasource) {
+func startBenchStack(b *testing.B) (*dashload.Meter, func(uid string, extra map[string]any) *plugin.Datasource) {
 	emulatorURL, jsonData, secure := startEmulator(b)
 	target, _ := url.Parse(emulatorURL)
-	meter := &upstreamMeter{}
-	front := httptest.NewServer(meter.serve(httputil.NewSingleHostReverseProxy(target)))
+	meter := &dashload.Meter{}
+	front := httptest.NewServer(meter.Serve(httputil.NewSingleHostReverseProxy(target)))
 	b.Cleanup(front.Close)
 	return meter, func(uid string, extra map[string]any) *plugin.Datasource {
 		jd := map[string]any{}
@@ -148,10 +149,10 @@ func startBenchStack(b *testing.B) (*upstreamMeter, func(uid string, extra map[s
 // benchDashboards is what a browser sends for each dashboard, narrowed by
 // BENCH_DASHBOARDS=reliability,... so a loaded machine can still keep the refresh schedule
 // for the dashboards that load in seconds.
-func benchDashboards(b *testing.B) []dashLoad {
-	dashes := dashboardLoads(b)
+func benchDashboards(b *testing.B) []dashload.Dashboard {
+	dashes := dashload.Dashboards(b)
 	if only := os.Getenv("BENCH_DASHBOARDS"); only != "" {
-		dashes = slices.DeleteFunc(dashes, func(d dashLoad) bool { return !slices.Contains(strings.Split(only, ","), d.name) })
+		dashes = slices.DeleteFunc(dashes, func(d dashload.Dashboard) bool { return !slices.Contains(strings.Split(only, ","), d.Name) })
 	}
 	return dashes
 }
@@ -187,18 +188,18 @@ func BenchmarkStatFirstPaint(b *testing.B) {
 			for _, mode := range benchModes {
 				for _, dl := range dashes {
 					ds := newDS(fmt.Sprintf("%s-%d", mode.name, i), mode.extra)
-					r := load(ds, meter, dl, time.Now())
-					for _, e := range r.errors {
-						fmt.Printf("%s %s: %s\n", mode.name, dl.name, e)
+					r := dashload.Load(ds, meter, dl, time.Now())
+					for _, e := range r.Errors {
+						fmt.Printf("%s %s: %s\n", mode.name, dl.Name, e)
 					}
 					all = append(all, statPaint(mode.name, dl, r)...)
 					// The same stat panels one at a time, with nothing else loading.
-					for _, p := range dl.panels {
-						if p.kind != "stat" {
+					for _, p := range dl.Panels {
+						if p.Kind != "stat" {
 							continue
 						}
-						solo := load(ds, meter, dashLoad{name: dl.name, panels: []panelLoad{p}}, time.Now())
-						alone = append(alone, statRatios(dashLoad{panels: []panelLoad{p}}, solo, nil)...)
+						solo := dashload.Load(ds, meter, dashload.Dashboard{Name: dl.Name, Panels: []dashload.Panel{p}}, time.Now())
+						alone = append(alone, statRatios(dashload.Dashboard{Panels: []dashload.Panel{p}}, solo, nil)...)
 					}
 					ds.Dispose()
 				}
@@ -230,14 +231,14 @@ func (s paintSplit) ratio() float64 { return float64(s.paint) / float64(s.upstre
 
 // statRatios times each stat panel of a load against its own request's upstream time (its
 // slowest query's when it has several) and reports the splits to each, if given.
-func statRatios(dl dashLoad, r loadResult, each func(paintSplit)) []float64 {
+func statRatios(dl dashload.Dashboard, r dashload.Result, each func(paintSplit)) []float64 {
 	var ratios []float64
-	for _, p := range dl.panels {
-		if p.kind != "stat" {
+	for _, p := range dl.Panels {
+		if p.Kind != "stat" {
 			continue
 		}
-		s := paintSplit{key: p.key, paint: r.panelTime[p.key], of: len(r.calls)}
-		for _, q := range p.queries {
+		s := paintSplit{key: p.Key, paint: r.PanelTime[p.Key], of: len(r.Calls)}
+		for _, q := range p.Queries {
 			var model struct {
 				Expr string `json:"expr"`
 			}
@@ -246,11 +247,11 @@ func statRatios(dl dashLoad, r loadResult, each func(paintSplit)) []float64 {
 			if err != nil {
 				continue
 			}
-			for i, c := range r.calls {
-				if re.MatchString(c.query) && c.took > s.upstream {
-					s.upstream, s.sentAs = c.took, i+1
-					s.queued = c.start.Sub(r.panelsAt)
-					s.after = s.paint - s.queued - c.took
+			for i, c := range r.Calls {
+				if re.MatchString(c.Query) && c.Took > s.upstream {
+					s.upstream, s.sentAs = c.Took, i+1
+					s.queued = c.Start.Sub(r.PanelsAt)
+					s.after = s.paint - s.queued - c.Took
 				}
 			}
 		}
@@ -267,7 +268,7 @@ func statRatios(dl dashLoad, r loadResult, each func(paintSplit)) []float64 {
 
 // statPaint prints each stat panel's first paint in a load against its own upstream time,
 // with the split, and a summary; it returns the ratios.
-func statPaint(mode string, dl dashLoad, r loadResult) []float64 {
+func statPaint(mode string, dl dashload.Dashboard, r dashload.Result) []float64 {
 	var queued, after time.Duration
 	ratios := statRatios(dl, r, func(s paintSplit) {
 		queued += s.queued
@@ -280,8 +281,8 @@ func statPaint(mode string, dl dashLoad, r loadResult) []float64 {
 	}
 	if len(ratios) > 0 {
 		fmt.Printf("%s %s stat panels: first paint / own upstream time: median %.2f×, max %.2f×, %d of %d within 1.5×; mean queued %.1f ms, mean after upstream %.1f ms; load %.1f s; load average %s\n",
-			mode, dl.name, median(ratios), slices.Max(ratios), within(ratios, 1.5), len(ratios),
-			ms(queued)/float64(len(ratios)), ms(after)/float64(len(ratios)), r.took.Seconds(), loadAverage())
+			mode, dl.Name, median(ratios), slices.Max(ratios), within(ratios, 1.5), len(ratios),
+			ms(queued)/float64(len(ratios)), ms(after)/float64(len(ratios)), r.Took.Seconds(), loadAverage())
 	}
 	return ratios
 }
@@ -316,16 +317,16 @@ func loadAverage() string {
 
 // printCalls lists a load's calls in the order they reached the proxy (BENCH_PAINT_CALLS=1),
 // to see what the stat panels waited behind.
-func printCalls(r loadResult) {
-	for i, c := range r.calls {
+func printCalls(r dashload.Result) {
+	for i, c := range r.Calls {
 		kind := "instant"
-		if c.rangeQuery {
+		if c.RangeQuery {
 			kind = "range"
 		}
-		q := c.query
+		q := c.Query
 		if len(q) > 70 {
 			q = q[:70]
 		}
-		fmt.Printf("  call %2d at %7.1f ms took %7.1f ms %-7s %s\n", i+1, ms(c.start.Sub(r.panelsAt)), ms(c.took), kind, q)
+		fmt.Printf("  call %2d at %7.1f ms took %7.1f ms %-7s %s\n", i+1, ms(c.Start.Sub(r.PanelsAt)), ms(c.Took), kind, q)
 	}
 }

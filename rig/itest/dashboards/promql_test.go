@@ -10,6 +10,7 @@ import (
 
 	"github.com/inferscope/sagemaker-datasource/dashboards/builder"
 	sc "github.com/inferscope/sagemaker-datasource/pkg/semconv"
+	"github.com/inferscope/sagemaker-datasource/rig/dashload"
 	"github.com/inferscope/sagemaker-datasource/rig/itest/cwcheck"
 )
 
@@ -17,8 +18,8 @@ import (
 var builtinSamples = map[string]string{"__rate_interval": "5m", "__range": "6h", "__interval": "1m"}
 
 // parseVars are a dashboard's default variable values plus the interval samples.
-func parseVars(d dashboard) map[string]string {
-	vars := defaultVars(d)
+func parseVars(d dashload.Board) map[string]string {
+	vars := dashload.DefaultVars(d)
 	for k, v := range builtinSamples {
 		vars[k] = v
 	}
@@ -30,24 +31,24 @@ func parseVars(d dashboard) map[string]string {
 func allExprs(t *testing.T) map[string]string {
 	t.Helper()
 	out := map[string]string{}
-	for file, d := range decodeAll(t) {
+	for file, d := range dashload.Generated(t) {
 		for _, p := range d.Panels {
 			for _, tg := range p.Targets {
 				if expr, ok := tg["expr"].(string); ok {
-					out[fmt.Sprintf("%s/%d %s/%v", file, p.ID, p.Title, tg["refId"])] = interpolate(expr, parseVars(d))
+					out[fmt.Sprintf("%s/%d %s/%v", file, p.ID, p.Title, tg["refId"])] = dashload.Interpolate(expr, parseVars(d))
 				}
 			}
 		}
 		for _, a := range d.Annotations.List {
 			if expr, ok := a.Target["expr"].(string); ok {
-				out[fmt.Sprintf("%s annotation %s", file, a.Name)] = interpolate(expr, parseVars(d))
+				out[fmt.Sprintf("%s annotation %s", file, a.Name)] = dashload.Interpolate(expr, parseVars(d))
 			}
 		}
 		for _, v := range d.Templates.List {
 			if q, _ := builder.VariableQuery(v.Query); v.Type == "query" {
 				// label_values(selector, "label"): the selector must obey the same rules.
-				if m := labelValuesForm.FindStringSubmatch(q); m != nil {
-					out[file+" variable "+v.Name] = interpolate(m[1], parseVars(d))
+				if m := dashload.LabelValuesForm.FindStringSubmatch(q); m != nil {
+					out[file+" variable "+v.Name] = dashload.Interpolate(m[1], parseVars(d))
 				}
 			}
 		}

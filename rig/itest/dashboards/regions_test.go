@@ -19,6 +19,7 @@ import (
 	"github.com/inferscope/sagemaker-datasource/pkg/dashref"
 	"github.com/inferscope/sagemaker-datasource/pkg/plugin"
 	sc "github.com/inferscope/sagemaker-datasource/pkg/semconv"
+	"github.com/inferscope/sagemaker-datasource/rig/dashload"
 	"github.com/inferscope/sagemaker-datasource/rig/fleet"
 	"github.com/inferscope/sagemaker-datasource/rig/stack"
 )
@@ -209,11 +210,11 @@ func TestVariableLookupsFollowRegionAndAccount(t *testing.T) {
 	}
 	f := startRegions(t)
 	f.skipUnlessRegionsServed(t, allTargets(t)["performance/2"]["A"])
-	d := decodeAll(t)["performance.json"]
+	d := dashload.Generated(t)["performance.json"]
 	lookups := map[string][2]string{} // variable → label, selector
 	for _, v := range d.Templates.List {
 		q, region := builder.VariableQuery(v.Query)
-		m := labelValuesForm.FindStringSubmatch(q)
+		m := dashload.LabelValuesForm.FindStringSubmatch(q)
 		if v.Type != "query" || m == nil {
 			continue
 		}
@@ -223,9 +224,9 @@ func TestVariableLookupsFollowRegionAndAccount(t *testing.T) {
 		lookups[v.Name] = [2]string{m[2], m[1]}
 	}
 	values := func(variable, region string, vars map[string]string) []string {
-		all := defaultVars(d)
+		all := dashload.DefaultVars(d)
 		maps.Copy(all, vars)
-		q := url.Values{"match[]": {interpolate(lookups[variable][1], all)}, "region": {region},
+		q := url.Values{"match[]": {dashload.Interpolate(lookups[variable][1], all)}, "region": {region},
 			"start": {fmt.Sprint(f.from.Unix())}, "end": {fmt.Sprint(f.to.Unix())}}
 		path := "api/v1/label/" + url.PathEscape(lookups[variable][0]) + "/values"
 		var out []string

@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/prometheus/promql/parser"
 
 	"github.com/inferscope/sagemaker-datasource/pkg/starters"
+	"github.com/inferscope/sagemaker-datasource/rig/dashload"
 	"github.com/inferscope/sagemaker-datasource/rig/itest/cwcheck"
 )
 
@@ -15,7 +16,7 @@ func TestStartersObeyCloudWatchRules(t *testing.T) {
 	p := parser.NewParser(parser.Options{})
 	for _, s := range starters.List() {
 		t.Run(s.Title, func(t *testing.T) {
-			ast, err := p.ParseExpr(interpolate(s.Expr, builtinSamples))
+			ast, err := p.ParseExpr(dashload.Interpolate(s.Expr, builtinSamples))
 			if err != nil {
 				t.Fatalf("parse: %v\n%s", err, s.Expr)
 			}

@@ -13,12 +13,12 @@ import (
 // rule as a local one; else one replica of those asking at once fetches and publishes it
 // (the claim and wait of share.go).
 //
-// An instant answer is shared in the range extents' encoding: Start
-// is the evaluation time asked, Step one millisecond (so every sample time after it is on
-// the grid), End the latest sample (Prometheus gives every sample of a vector the
-// evaluation time, so End is Start), Settled Start (nothing is re-fetched in part), each
-// series its one float sample. What that cannot carry stays local: scalars and strings,
-// native histograms, a sample before the evaluation time. Annotations travel with it.
+// An instant answer is shared in the range extents' encoding: Settled is the evaluation
+// time asked, Start and End the earliest and latest of it and the samples' times
+// (Prometheus gives every sample of a vector the evaluation time, so all three are one),
+// Step one millisecond (every sample time is then on the grid), each series its one float
+// sample, with the answer's annotations. What that cannot carry stays local: scalars and
+// strings, native histograms.
 
 // instantGrid is the shared instant entry's Step.
 const instantGrid = 1 // ms
@@ -72,20 +72,26 @@ func (c *Cache) instantTTL(step time.Duration) time.Duration {
 }
 
 // instantEntry is an answer evaluated at evalAt and fetched at fetchedAt in the shared
-// encoding's form; false when it cannot be shared.
+// encoding's form; false when it cannot be shared. The evaluation time is kept as Settled
+// and Start is the earliest of it and the samples' times: a server that reads the time
+// parameter a millisecond short stamps its samples before the time asked, and such an
+// answer is shared all the same.
 func instantEntry(a *promclient.Answer, evalAt, fetchedAt time.Time) (shared.Extent, bool) {
 	if a.Type != "vector" {
 		return shared.Extent{}, false
 	}
-	start := evalAt.UnixMilli()
-	x := shared.Extent{Start: start, End: start, Step: instantGrid, FetchedAt: fetchedAt.UnixMilli(), Settled: start,
+	at := evalAt.UnixMilli()
+	x := shared.Extent{Start: at, End: at, Step: instantGrid, FetchedAt: fetchedAt.UnixMilli(), Settled: at,
 		Warnings: a.Warnings, Infos: a.Infos}
 	for _, s := range a.Series {
-		if len(s.Histograms) > 0 || len(s.T) != 1 || len(s.V) != 1 || s.T[0] < start || s.T[0]-start > shared.MaxSteps*instantGrid {
+		if len(s.Histograms) > 0 || len(s.T) != 1 || len(s.V) != 1 {
 			return shared.Extent{}, false
 		}
-		x.End = max(x.End, s.T[0])
+		x.Start, x.End = min(x.Start, s.T[0]), max(x.End, s.T[0])
 		x.Series = append(x.Series, shared.Series{Labels: sharedLabels(labelPairs(s.Labels)), T: s.T, V: s.V})
+	}
+	if x.End-x.Start > shared.MaxSteps*instantGrid {
+		return shared.Extent{}, false
 	}
 	return x, true
 }
@@ -103,5 +109,5 @@ func instantAnswer(x shared.Extent) (*promclient.Answer, time.Time, bool) {
 	}
 	a := sharedAnswer(x, x.Start, x.End)
 	a.Type = "vector"
-	return a, time.UnixMilli(x.Start), true
+	return a, time.UnixMilli(x.Settled), true
 }

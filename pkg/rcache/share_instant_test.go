@@ -209,6 +209,9 @@ func TestUnsharedInstantsStayLocal(t *testing.T) {
 		}, false},
 		{"warnings", func() *promclient.Answer { a := vector(); a.Warnings = []string{"result truncated"}; return a }, true},
 		{"infos", func() *promclient.Answer { a := vector(); a.Infos = []string{"ignored histogram"}; return a }, true},
+		// A server that reads the time parameter a millisecond short (the float seconds
+		// 1790000000.123 truncated) stamps its samples before the time asked.
+		{"a sample a millisecond early", func() *promclient.Answer { a := vector(); a.Series[0].T[0]--; return a }, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cs, _ := replicas(t, srv, fmt.Sprint("ds", i), 2, healthyTimeout, Options{Now: func() time.Time { return now }})

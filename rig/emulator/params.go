@@ -30,8 +30,11 @@ func parseTime(r *http.Request, name string, def time.Time) (time.Time, *apiErro
 		if math.IsNaN(f) || math.IsInf(f, 0) || math.Abs(f) > 9e9 {
 			return time.Time{}, badData("invalid parameter %q: cannot parse %q to a valid timestamp", name, v)
 		}
+		// Rounded to the millisecond, as Prometheus' API reads it: 1790000000.123 is not
+		// exactly representable, and truncating its nanoseconds would evaluate (and stamp the
+		// samples) a millisecond before the time asked.
 		sec, frac := math.Modf(f)
-		return time.Unix(int64(sec), int64(math.Round(frac*1e9))).UTC(), nil
+		return time.Unix(int64(sec), int64(math.Round(frac*1e3))*int64(time.Millisecond)).UTC(), nil
 	}
 	if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
 		return t, nil

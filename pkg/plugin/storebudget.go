@@ -132,16 +132,16 @@ func (a *account) describe() string {
 	a.get()
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	const perCredential = "CloudWatch's limits are shared per credential: by the replicas and data sources with the same settings."
+	const perIdentity = "CloudWatch's limits are shared per credential: by the replicas and data sources with the same settings."
 	switch {
 	case a.id != "":
 		return fmt.Sprintf("CloudWatch's limits are shared for account %s (confirmed by sts:GetCallerIdentity).", a.id)
 	case a.lookup == nil:
-		return "The account is not looked up at a custom endpoint, whose answer proves nothing: " + perCredential
+		return "The account is not looked up at a custom endpoint, whose answer proves nothing: " + perIdentity
 	case a.err != nil:
-		return fmt.Sprintf("The account is unknown (sts:GetCallerIdentity failed: %v; asked again within %s): %s", a.err, accountRetry, perCredential)
+		return fmt.Sprintf("The account is unknown (sts:GetCallerIdentity failed: %v; asked again within %s): %s", a.err, accountRetry, perIdentity)
 	}
-	return "The account is pending (sts:GetCallerIdentity is asked in the background): until it answers, " + perCredential
+	return "The account is pending (sts:GetCallerIdentity is asked in the background): until it answers, " + perIdentity
 }
 
 // askAccount makes the budget's account STS's answer for the data source's credentials,

@@ -134,7 +134,8 @@ func Parse(event string) (Change, error) {
 		return Change{}, ErrNotAChange
 	}
 	at, err := time.Parse(time.RFC3339, r.EventTime)
-	if err != nil {
+	// Year 1 parses but is Go's zero time, which every reader takes for "no time".
+	if err != nil || at.IsZero() {
 		return Change{}, fmt.Errorf("%s: eventTime %q is not an RFC 3339 time", r.EventName, clean(r.EventTime))
 	}
 	c := Change{

@@ -417,16 +417,11 @@ func TestSharedLookups(t *testing.T) {
 	}
 }
 
-// TestSharedExtentNarrowerThanLocal: a replica's stale extent meets a newer shared one
-// that starts after its untrusted part (another replica zoomed in): the newer one replaces
-// it rather than vouching for samples it does not hold, and the answer is exact.
-func TestSharedExtentNarrowerThanLocal(t *testing.T) {
-	srv := storetest.Start(t)
-	step := time.Minute
-	w := &world{now: base.Add(20 * time.Second), seed: 11, series: 3, maxDelay: 8 * time.Minute}
-	cs, _ := replicas(t, srv, "ds1", 2, healthyTimeout, Options{Now: w.clock, RefetchWindow: 10 * time.Minute})
+// askExact asks a cache for the last span of "m" in w, at step, and checks the answer is
+// an uncached one as of its fetch and that the store did not fail.
+func askExact(t *testing.T, w *world, step time.Duration) func(what string, c *Cache, span time.Duration) Result {
 	k := Key{DataSource: "a", Expr: "m", Step: step}
-	ask := func(what string, c *Cache, span time.Duration) Result {
+	return func(what string, c *Cache, span time.Duration) Result {
 		t.Helper()
 		end := align(w.clock(), step)
 		a, res, err := c.QueryRange(context.Background(), k, end.Add(-span), end, w.fetch("m", step))
@@ -436,6 +431,17 @@ func TestSharedExtentNarrowerThanLocal(t *testing.T) {
 		sameAsUncached(t, w, what, a, res, end.Add(-span), end, step)
 		return res
 	}
+}
+
+// TestSharedExtentNarrowerThanLocal: a replica's stale extent meets a newer shared one
+// that starts after its untrusted part (another replica zoomed in): the newer one replaces
+// it rather than vouching for samples it does not hold, and the answer is exact.
+func TestSharedExtentNarrowerThanLocal(t *testing.T) {
+	srv := storetest.Start(t)
+	step := time.Minute
+	w := &world{now: base.Add(20 * time.Second), seed: 11, series: 3, maxDelay: 8 * time.Minute}
+	cs, _ := replicas(t, srv, "ds1", 2, healthyTimeout, Options{Now: w.clock, RefetchWindow: 10 * time.Minute})
+	ask := askExact(t, w, step)
 	ask("replica 0, cold", cs[0], time.Hour)
 	w.advance(30 * time.Minute)
 	ask("replica 1, the last 5 minutes", cs[1], 5*time.Minute)
@@ -497,17 +503,7 @@ func TestReviewTrimmedPublishShrinksShared(t *testing.T) {
 			step := time.Minute
 			w := &world{now: base.Add(20 * time.Second), seed: 5, series: 2, maxDelay: time.Minute}
 			cs, _ := replicas(t, srv, "ds1", 3, healthyTimeout, Options{Now: w.clock, RefetchWindow: 10 * time.Minute})
-			k := Key{DataSource: "a", Expr: "m", Step: step}
-			ask := func(what string, c *Cache, span time.Duration) Result {
-				t.Helper()
-				end := align(w.clock(), step)
-				a, res, err := c.QueryRange(context.Background(), k, end.Add(-span), end, w.fetch("m", step))
-				if err != nil || res.StoreErr != nil {
-					t.Fatalf("%s: %v, store %v", what, err, res.StoreErr)
-				}
-				sameAsUncached(t, w, what, a, res, end.Add(-span), end, step)
-				return res
-			}
+			ask := askExact(t, w, step)
 			if narrowFirst {
 				// Replica 1's own hour is then as new as the shared day it adopts nothing from.
 				ask("replica 1, 1 h", cs[1], time.Hour)

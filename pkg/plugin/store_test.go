@@ -697,20 +697,8 @@ func TestStoreOutageQueries(t *testing.T) {
 				n++
 				q := dataQuery("A", fmt.Sprintf(tc.model, n))
 				q.TimeRange = backend.TimeRange{From: time.Now().Add(-time.Hour), To: time.Now()}
-				resp, err := d.QueryData(context.Background(), &backend.QueryDataRequest{Queries: []backend.DataQuery{q}})
-				if err != nil {
-					t.Fatal(err)
-				}
-				dr := resp.Responses["A"]
-				if dr.Error != nil || len(dr.Frames) == 0 {
-					t.Fatalf("query %d not answered: %v", n, dr.Error)
-				}
-				for _, s := range dr.Frames[0].Meta.Stats {
-					if strings.HasPrefix(s.DisplayName, storeStatPrefix) {
-						state += s.DisplayName + ";"
-					}
-				}
-				for _, no := range dr.Frames[0].Meta.Notices {
+				state, ns := storeState(t, context.Background(), d, q)
+				for _, no := range ns {
 					notices = append(notices, no.Text)
 				}
 				return state, notices
@@ -926,20 +914,8 @@ func TestStoreFullNoticeOnce(t *testing.T) {
 		t.Helper()
 		q := dataQuery("A", `{"expr":"`+expr+`","range":true}`)
 		q.TimeRange = backend.TimeRange{From: now.Add(-time.Hour), To: now}
-		resp, err := d.QueryData(ctx, &backend.QueryDataRequest{Queries: []backend.DataQuery{q}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		dr := resp.Responses["A"]
-		if dr.Error != nil || len(dr.Frames) == 0 {
-			t.Fatalf("%s not answered: %v", expr, dr.Error)
-		}
-		for _, s := range dr.Frames[0].Meta.Stats {
-			if strings.HasPrefix(s.DisplayName, storeStatPrefix) {
-				state += s.DisplayName + ";"
-			}
-		}
-		return state, len(dr.Frames[0].Meta.Notices)
+		state, ns := storeState(t, ctx, d, q)
+		return state, len(ns)
 	}
 	full := func(d *Datasource, exprs ...string) {
 		t.Helper()
@@ -1052,4 +1028,24 @@ func generatedAt(points *int) func(c call) (*fakeResponse, error) {
 		return okJSON(fmt.Sprintf(`{"status":"success","data":{"resultType":"vector","result":[{"metric":{"expr":%q},"value":[%.3f,"1"]}]}}`,
 			c.expr, float64(c.t.UnixMilli())/1000)), nil
 	}
+}
+
+// storeState runs query A on d and returns its first frame's shared-store stats (their
+// names, each followed by ';') and its notices; a query not answered fails the test.
+func storeState(t *testing.T, ctx context.Context, d *Datasource, q backend.DataQuery) (state string, notices []data.Notice) {
+	t.Helper()
+	resp, err := d.QueryData(ctx, &backend.QueryDataRequest{Queries: []backend.DataQuery{q}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dr := resp.Responses["A"]
+	if dr.Error != nil || len(dr.Frames) == 0 {
+		t.Fatalf("%s not answered: %v", q.JSON, dr.Error)
+	}
+	for _, s := range dr.Frames[0].Meta.Stats {
+		if strings.HasPrefix(s.DisplayName, storeStatPrefix) {
+			state += s.DisplayName + ";"
+		}
+	}
+	return state, dr.Frames[0].Meta.Notices
 }

@@ -128,44 +128,41 @@ func TestAgainstEmulator(t *testing.T) {
 // not fire" a few minutes after the overload began; without the permission it cannot yet
 // (the inferred limit needs 30 minutes) and says why.
 func TestScalingNamedFromThePolicy(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts the emulator stack")
-	}
-	bin := gobuild.Build(t, "github.com/inferscope/sagemaker-datasource/cmd/diagnose", t.TempDir(), "diagnose")
-	for _, tc := range []struct {
-		name string
-		deny []string
-		want []string // in stdout
-		not  string
-	}{
+	runDiagnose(t, "scaling-not-firing", 5*time.Minute, []diagnoseCase{
 		{"with the policy", nil, []string{" 1. CRITICAL Autoscaling did not fire", "scaling policy (Application Auto Scaling): target 16", "max 4"}, "warning: autoscaling policies"},
 		{"policies denied", []string{"application-autoscaling:DescribeScalableTargets"}, []string{"warning: autoscaling policies could not be read", "application-autoscaling:DescribeScalableTargets"}, "Autoscaling did not fire"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			diagnoseAfter(t, bin, "scaling-not-firing", tc.deny, 5*time.Minute, tc.want, tc.not)
-		})
-	}
+	})
 }
 
 // TestChangeLeads: on bad-deploy the command leads with the image update that preceded the
 // ITL rise, naming who made it and what it changed; without cloudtrail:LookupEvents it says
 // why no change is named and the symptom leads instead.
 func TestChangeLeads(t *testing.T) {
+	runDiagnose(t, "bad-deploy", 10*time.Minute, []diagnoseCase{
+		{"with CloudTrail", nil, []string{" 1. CRITICAL Regression after a change (UpdateInferenceComponent)", "on chat-llama-8b rose", "assumed-role/deployer/", "0.6.3 → 0.6.4"}, "warning: changes"},
+		{"LookupEvents denied", []string{"cloudtrail:LookupEvents"}, []string{"warning: changes could not be read from CloudTrail", "cloudtrail:LookupEvents"}, "Regression after a change"},
+	})
+}
+
+// diagnoseCase is one run of the command on a scenario: the IAM actions denied, what its
+// output must say and what it must not.
+type diagnoseCase struct {
+	name string
+	deny []string
+	want []string // in stdout
+	not  string
+}
+
+// runDiagnose runs each case on its own stack of scenario, the command asked after the
+// given time, and checks that no secret of the stack reaches the output.
+func runDiagnose(t *testing.T, scenario string, after time.Duration, cases []diagnoseCase) {
 	if testing.Short() {
 		t.Skip("starts the emulator stack")
 	}
 	bin := gobuild.Build(t, "github.com/inferscope/sagemaker-datasource/cmd/diagnose", t.TempDir(), "diagnose")
-	for _, tc := range []struct {
-		name string
-		deny []string
-		want []string // in stdout
-		not  string
-	}{
-		{"with CloudTrail", nil, []string{" 1. CRITICAL Regression after a change (UpdateInferenceComponent)", "on chat-llama-8b rose", "assumed-role/deployer/", "0.6.3 → 0.6.4"}, "warning: changes"},
-		{"LookupEvents denied", []string{"cloudtrail:LookupEvents"}, []string{"warning: changes could not be read from CloudTrail", "cloudtrail:LookupEvents"}, "Regression after a change"},
-	} {
+	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			out, errOut, st := diagnoseAfter(t, bin, "bad-deploy", tc.deny, 10*time.Minute, tc.want, tc.not)
+			out, errOut, st := diagnoseAfter(t, bin, scenario, tc.deny, after, tc.want, tc.not)
 			if strings.Contains(out+errOut, st.SecretKey) || strings.Contains(out, "hf_simulatedSecret") {
 				t.Fatal("a secret leaked into the output")
 			}
